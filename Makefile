@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: GPL-2.0
+# rkfd top-level Makefile.
+#
+#   make            build rkfd.ko against KDIR (default: the cached test kernel)
+#   make KDIR=/lib/modules/$(uname -r)/build   build for a real CONFIG_RUST=y host
+#   make demo       set up, build, boot the test kernel, load rkfd and show it
+#   make check      host tests + ABI check + module build + guest tests (KUnit, user space)
+#   make setup      install the toolchain and kernel source (idempotent)
+#   make kernel     build (or reuse) the cached test kernel
+
+SHELL := /bin/bash
+ROOT := $(CURDIR)
+KRUSTC ?= /usr/bin/rustc
+KRUST_LIB_SRC ?= /usr/lib/rustlib/src/rust/library
+KBINDGEN ?= $(or $(RKFD_CACHE),/var/cache/rkfd)/tools/bin/bindgen
+KDIR ?= $(shell $(ROOT)/scripts/kdir)
+
+.PHONY: all modules clean setup kernel demo check host-test abi-check guest-tools
+
+all: modules
+
+modules:
+	@test -n "$(KDIR)" || { echo "no test kernel: run 'make kernel' or pass KDIR=" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(ROOT) RUSTC=$(KRUSTC) BINDGEN=$(KBINDGEN) RUST_LIB_SRC=$(KRUST_LIB_SRC) modules
+
+clean:
+	-test -z "$(KDIR)" || $(MAKE) -C $(KDIR) M=$(ROOT) RUSTC=$(KRUSTC) clean
+	cd rust && cargo clean
+
+setup:
+	scripts/setup
+
+kernel: setup
+	scripts/build-kernel >/dev/null
+
+demo:
+	scripts/demo
+
+check:
+	scripts/check

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rkfd C shim: /dev/kfd as a character device of class "kfd", so that the
+ * device lives at /sys/devices/virtual/kfd/kfd exactly as upstream amdkfd's
+ * (kfd_chardev.c); ROCm's libhsakmt hard-codes that path for its topology.
+ * A misc device would appear under /sys/devices/virtual/misc instead.
+ *
+ * The file operations are thin trampolines into Rust (rkfd_rs_*).
+ */
+#include <linux/compat.h>
+#include <linux/device.h>
+#include <linux/fs.h>
+#include <linux/kdev_t.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+
+#include "rkfd_shim.h"
+
+static const char rkfd_dev_name[] = "kfd";
+static int rkfd_major = -1;
+static struct device *rkfd_device;
+
+static const struct class rkfd_class = {
+	.name = rkfd_dev_name,
+};
+
+static int rkfd_fop_open(struct inode *inode, struct file *filp)
+{
+	if (iminor(inode) != 0)
+		return -ENODEV;
+	/* As upstream: 32-bit processes are not supported. */
+	if (in_compat_syscall()) {
+		dev_warn(rkfd_device, "Process %d (32-bit) failed to open /dev/kfd\n",
+			 current->pid);
+		return -EPERM;
+	}
+	return rkfd_rs_open(&filp->private_data);
+}
+
+static int rkfd_fop_release(struct inode *inode, struct file *filp)
+{
+	if (filp->private_data)
+		rkfd_rs_release(filp->private_data);
+	filp->private_data = NULL;
+	return 0;
+}
+
+static long rkfd_fop_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	return rkfd_rs_ioctl(filp->private_data, cmd, arg);
+}
+
+static int rkfd_fop_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	return rkfd_rs_mmap(filp->private_data, vma->vm_start, vma->vm_end, vma->vm_pgoff);
+}
+
+static const struct file_operations rkfd_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = rkfd_fop_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.open = rkfd_fop_open,
+	.release = rkfd_fop_release,
+	.mmap = rkfd_fop_mmap,
+};
+
+int rkfd_shim_chrdev_register(void)
+{
+	int err;
+
+	rkfd_major = register_chrdev(0, rkfd_dev_name, &rkfd_fops);
+	if (rkfd_major < 0)
+		return rkfd_major;
+
+	err = class_register(&rkfd_class);
+	if (err)
+		goto err_class;
+
+	rkfd_device = device_create(&rkfd_class, NULL, MKDEV(rkfd_major, 0), NULL,
+				    rkfd_dev_name);
+	if (IS_ERR(rkfd_device)) {
+		err = PTR_ERR(rkfd_device);
+		rkfd_device = NULL;
+		goto err_device;
+	}
+	return 0;
+
+err_device:
+	class_unregister(&rkfd_class);
+err_class:
+	unregister_chrdev(rkfd_major, rkfd_dev_name);
+	rkfd_major = -1;
+	return err;
+}
+
+void rkfd_shim_chrdev_unregister(void)
+{
+	if (rkfd_major < 0)
+		return;
+	device_destroy(&rkfd_class, MKDEV(rkfd_major, 0));
+	class_unregister(&rkfd_class);
+	unregister_chrdev(rkfd_major, rkfd_dev_name);
+	rkfd_device = NULL;
+	rkfd_major = -1;
+}
+
+int rkfd_shim_chrdev_major(void)
+{
+	return rkfd_major;
+}

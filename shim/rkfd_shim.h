@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The contract between rkfd's C shim and its Rust crate.
+ *
+ * C owns what Rust for Linux 7.3 has no abstraction for (character device +
+ * class registration, raw file_operations); Rust owns all driver state.
+ * Rust objects are opaque to C (void *).  Functions named rkfd_shim_* are C
+ * called from Rust; rkfd_rs_* are Rust called from C.
+ */
+#ifndef RKFD_SHIM_H
+#define RKFD_SHIM_H
+
+#include <linux/types.h>
+
+struct file;
+
+/* C side, called from Rust (src/kabi.rs). */
+int rkfd_shim_chrdev_register(void);
+void rkfd_shim_chrdev_unregister(void);
+int rkfd_shim_chrdev_major(void);
+
+/* Rust side, called from the file operations of /dev/kfd. */
+int rkfd_rs_open(void **private_data);
+void rkfd_rs_release(void *private_data);
+long rkfd_rs_ioctl(void *private_data, unsigned int cmd, unsigned long arg);
+int rkfd_rs_mmap(void *private_data, unsigned long vm_start, unsigned long vm_end,
+		 unsigned long vm_pgoff);
+
+#endif /* RKFD_SHIM_H */

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rkfd: AMD's amdkfd compute driver (`/dev/kfd`) in Rust.
+//!
+//! The crate root is a table of contents; each subsystem lives in its own
+//! module.  Only [`kabi`] touches raw `bindings::` or the C shim.
+
+#![crate_name = "rkfd"]
+
+use kernel::prelude::*;
+
+mod chardev;
+mod ioctl;
+mod kabi;
+mod process;
+mod uapi;
+
+module! {
+    type: Rkfd,
+    name: "rkfd",
+    authors: ["The rkfd authors"],
+    description: "AMD GPU compute driver (amdkfd) in Rust",
+    license: "GPL",
+}
+
+/// The loaded module: owns the `/dev/kfd` registration.
+struct Rkfd {
+    /// `/dev/kfd`, class `kfd`: unregistered on drop.
+    _chardev: kabi::Chardev,
+}
+
+impl kernel::Module for Rkfd {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let chardev = kabi::Chardev::register()
+            .inspect_err(|e| pr_err!("failed to register /dev/kfd: {:?}\n", e))?;
+        pr_info!(
+            "Initialized module, interface {}.{}, /dev/kfd major {}\n",
+            uapi::KFD_IOCTL_MAJOR_VERSION,
+            uapi::KFD_IOCTL_MINOR_VERSION,
+            chardev.major()
+        );
+        Ok(Rkfd { _chardev: chardev })
+    }
+}
+
+impl Drop for Rkfd {
+    fn drop(&mut self) {
+        pr_info!("Unloading module\n");
+    }
+}
