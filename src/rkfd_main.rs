@@ -10,6 +10,8 @@
 use kernel::prelude::*;
 
 mod chardev;
+#[expect(dead_code, reason = "the ioctl table and the process wire it in")]
+mod event;
 mod ioctl;
 mod kabi;
 mod process;

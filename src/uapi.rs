@@ -40,7 +40,14 @@ macro_rules! ioctl_args {
     };
 }
 
-ioctl_args!(kfd_ioctl_get_version_args);
+ioctl_args!(
+    kfd_ioctl_get_version_args,
+    kfd_ioctl_create_event_args,
+    kfd_ioctl_destroy_event_args,
+    kfd_ioctl_set_event_args,
+    kfd_ioctl_reset_event_args,
+    kfd_ioctl_wait_events_args,
+);
 
 /// Views the start of an ioctl argument buffer as `T`.
 ///

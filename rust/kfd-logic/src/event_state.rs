@@ -481,16 +481,17 @@ pub fn user_timeout_to_jiffies(timeout_ms: u32, msecs_to_jiffies: impl FnOnce(u3
 /// `jiffies_to_msecs`, all three of its compile-time variants; the result is
 /// saturated instead of truncated to 32 bits).
 pub fn jiffies_to_msecs(jiffies: u64, hz: u64) -> u32 {
+    // No 128-bit arithmetic: the kernel has no `__udivti3`.  A saturated
+    // product still saturates the 32-bit result.
     const MSEC_PER_SEC: u64 = 1000;
     let ms = if hz == 0 {
         0
-    } else if hz <= MSEC_PER_SEC && MSEC_PER_SEC % hz == 0 {
-        u128::from(MSEC_PER_SEC / hz) * u128::from(jiffies)
-    } else if hz > MSEC_PER_SEC && hz % MSEC_PER_SEC == 0 {
-        let per_ms = hz / MSEC_PER_SEC;
-        u128::from(jiffies.div_ceil(per_ms))
+    } else if hz <= MSEC_PER_SEC && MSEC_PER_SEC.is_multiple_of(hz) {
+        (MSEC_PER_SEC / hz).saturating_mul(jiffies)
+    } else if hz > MSEC_PER_SEC && hz.is_multiple_of(MSEC_PER_SEC) {
+        jiffies.div_ceil(hz / MSEC_PER_SEC)
     } else {
-        (u128::from(jiffies) * u128::from(MSEC_PER_SEC)).div_ceil(u128::from(hz))
+        jiffies.saturating_mul(MSEC_PER_SEC).div_ceil(hz)
     };
     u32::try_from(ms).unwrap_or(u32::MAX)
 }
