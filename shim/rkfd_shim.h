@@ -45,4 +45,10 @@ int rkfd_rs_kgd2kfd_device_init(struct kfd_dev *kfd);
 void rkfd_rs_kgd2kfd_device_exit(struct kfd_dev *kfd);
 void rkfd_rs_kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry);
 
+/* Process address-space lifetime (shim/rkfd_mm.c). */
+struct mm_struct;
+void *rkfd_shim_mm_notifier_register(struct mm_struct *mm, void *cookie);
+void rkfd_shim_mm_notifier_unregister(void *handle, struct mm_struct *mm);
+void rkfd_rs_mm_release(void *cookie);
+
 #endif /* RKFD_SHIM_H */
