@@ -10,10 +10,12 @@
 use kernel::prelude::*;
 
 mod chardev;
+mod device;
 #[expect(dead_code, reason = "the ioctl table and the process wire it in")]
 mod event;
 mod ioctl;
 mod kabi;
+mod memory;
 mod process;
 mod uapi;
 
@@ -33,6 +35,8 @@ struct Rkfd {
 
 impl kernel::Module for Rkfd {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        device::init_module_state();
+        process::init_module_state();
         let chardev = kabi::Chardev::register()
             .inspect_err(|e| pr_err!("failed to register /dev/kfd: {:?}\n", e))?;
         pr_info!(
@@ -47,6 +51,8 @@ impl kernel::Module for Rkfd {
 
 impl Drop for Rkfd {
     fn drop(&mut self) {
+        process::exit_module_state();
+        device::exit_module_state();
         pr_info!("Unloading module\n");
     }
 }
