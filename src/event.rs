@@ -372,7 +372,7 @@ impl WaitEntry {
 ///
 /// Dropping it frees every event and the signal page.  A thread in
 /// [`Events::wait`] borrows it, so it cannot be dropped under a waiter; to
-/// fail waiters early, see [`Events::destroy_all`].
+/// fail waiters and release the page early, see [`Events::teardown`].
 #[pin_data]
 pub(crate) struct Events {
     /// Events, signal page and counters.
@@ -511,15 +511,22 @@ impl Events {
         Ok(())
     }
 
-    /// Destroys every event (C: `destroy_events` at process teardown), failing
-    /// any waiter.  The signal page stays registered.
-    pub(crate) fn destroy_all(&self) {
+    /// Process teardown (C: `kfd_process_kunmap_signal_bo` +
+    /// `kfd_event_free_process`): destroys every event, failing any waiter,
+    /// and unregisters the signal page, which is dropped before this returns.
+    /// Call it before freeing the page's memory object.  The events are then
+    /// as new: a later `CREATE_EVENT` may register a page again.
+    pub(crate) fn teardown(&self) {
         let mut inner = self.inner.lock();
         let events = core::mem::replace(&mut inner.events, RBTree::new());
+        let page = inner.page.take();
+        inner.signal_handle = 0;
         inner.signal_event_count = 1;
+        inner.signal_event_limit_reached = false;
         drop(inner);
         self.wait.notify_all();
         drop(events);
+        drop(page);
     }
 
     /// Applies `f` to event `id` under the lock, waking waiters if `f` says so.
@@ -840,6 +847,7 @@ impl Events {
 mod tests {
     use super::*;
     use crate::uapi;
+    use core::ptr::NonNull;
     use kernel::{
         sync::{
             atomic::{Atomic, Relaxed},
@@ -1031,8 +1039,11 @@ mod tests {
         events.destroy(1234)?;
         assert_eq!(signal(&events, false)?, 1234);
         assert_eq!(signal(&events, false), Err(ENOSPC));
-        events.destroy_all();
-        assert_eq!(signal(&events, false)?, 1);
+        // Teardown frees the events and the page; a page may come again.
+        events.teardown();
+        assert_eq!(events.signal_page_handle(), None);
+        assert_eq!(signal(&events, false), Err(ENOMEM));
+        assert_eq!(create_with_page(&events, false)?.event_id, 1);
         Ok(())
     }
 
@@ -1299,6 +1310,59 @@ mod tests {
         assert!(was_queued);
         assert_eq!(a.result.load(Relaxed), FAIL);
         assert_eq!(a.errno.load(Relaxed), EIO.to_errno());
+        Ok(())
+    }
+
+    #[test]
+    fn teardown_fails_waiters_and_drops_the_page() -> Result {
+        let events = new_events()?;
+        let id = create_with_page(&events, false)?.event_id;
+        let other = create(&events, uapi::KFD_IOC_EVENT_MEMORY, false)?.event_id;
+        let a = spawn_waiter(&events, id, WAITER_TIMEOUT_MS)?;
+        let b = spawn_waiter(&events, other, WAITER_TIMEOUT_MS)?;
+        let were_queued = wait_queued(&events, id, 1) && wait_queued(&events, other, 1);
+        events.teardown();
+        a.done.wait_for_completion();
+        b.done.wait_for_completion();
+        assert!(were_queued);
+        for out in [&a, &b] {
+            assert_eq!(out.result.load(Relaxed), FAIL);
+            assert_eq!(out.errno.load(Relaxed), EIO.to_errno());
+        }
+        assert!(events.inner.lock().page.is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn mapped_page_from_raw_pointer() -> Result {
+        // Declared first, dropped last: outlives every page made from it.
+        let mut buf = KVVec::from_elem(0u64, PAGE_SIZE / 8 + 1, GFP_KERNEL)?;
+        let base = NonNull::new(buf.as_mut_ptr().cast::<u8>()).ok_or(ENOMEM)?;
+        let events = new_events()?;
+
+        let odd = NonNull::new(base.as_ptr().wrapping_add(4)).ok_or(ENOMEM)?;
+        // SAFETY: `buf` is valid for `PAGE_SIZE + 8` bytes and outlives the
+        // page; nothing else accesses it while the page exists.
+        let r = unsafe { SignalPage::new(odd, PAGE_SIZE, None) };
+        assert!(r.is_err());
+
+        let mut args = kfd_ioctl_create_event_args {
+            event_page_offset: PAGE_HANDLE,
+            event_type: uapi::KFD_IOC_EVENT_SIGNAL,
+            ..Default::default()
+        };
+        events.create(&mut args, |_| {
+            // SAFETY: As above: `buf` outlives `events`, which owns the page.
+            unsafe { SignalPage::new(base, PAGE_SIZE + 8, None) }
+        })?;
+        assert_eq!(slot(&events, 4095), Some(state::UNSIGNALED_EVENT_SLOT));
+        // As upstream, only KFD_SIGNAL_EVENT_LIMIT slots are cleared; a slot
+        // past them is cleared when its id (size / 8 = 4097 ids) is taken.
+        assert_eq!(slot(&events, 4096), Some(0));
+        events.set(args.event_id)?;
+        events.teardown();
+        drop(events);
+        assert_eq!(buf[1], state::UNSIGNALED_EVENT_SLOT);
         Ok(())
     }
 

@@ -55,35 +55,40 @@ unsafe impl Send for SignalPage {}
 unsafe impl Sync for SignalPage {}
 
 impl SignalPage {
-    /// Wraps a kernel mapping of `size` bytes at `ptr`.
+    /// Wraps a kernel mapping of `size` bytes at `ptr`; `-EINVAL` if `ptr`
+    /// is not 8-byte aligned.
     ///
     /// `owner`, if any, is dropped when the page is dropped (after the last
     /// access): pass the object whose drop unmaps the buffer, or `None` if
     /// the mapping is kept alive elsewhere.  The page is dropped when the
-    /// owning [`super::Events`] is dropped, or at once if the registration
-    /// it was made for fails.
+    /// registration it was made for fails, by [`super::Events::teardown`], or
+    /// with the owning [`super::Events`].
     ///
     /// # Safety
     ///
-    /// - `ptr` is 8-byte aligned and valid for reads and writes of `size`
-    ///   bytes until the returned value is dropped (in particular, `owner`
-    ///   or whoever keeps the mapping must not unmap it before);
+    /// - `ptr` is valid for reads and writes of `size` bytes until the
+    ///   returned value is dropped (whoever keeps the mapping, `owner` or the
+    ///   caller, must not unmap or free it before);
     /// - for that time no other kernel code accesses the memory except with
-    ///   atomic or volatile accesses (user space and the GPU may write it
-    ///   at any time; that is expected).
+    ///   atomic or volatile accesses (user space and the GPU may write it at
+    ///   any time; that is expected).
     pub(crate) unsafe fn new(
-        ptr: NonNull<u64>,
+        ptr: NonNull<u8>,
         size: usize,
         owner: Option<KBox<dyn Send + Sync>>,
-    ) -> Self {
-        // INVARIANT: `Atomic<u64>` has the layout of `u64`; validity, alignment
-        // and exclusive atomic access are the caller's guarantees.
-        Self {
+    ) -> Result<Self> {
+        if !ptr.cast::<Atomic<u64>>().as_ptr().is_aligned() {
+            return Err(EINVAL);
+        }
+        // INVARIANT: `Atomic<u64>` has the layout of `u64`; the pointer is
+        // aligned (checked); validity and exclusive atomic access are the
+        // caller's guarantees.
+        Ok(Self {
             slots: ptr.cast(),
             len: size / 8,
             size,
             _owner: owner,
-        }
+        })
     }
 
     /// Allocates a kernel-owned page of `size` bytes, all slots zero.
