@@ -84,7 +84,11 @@ pub(crate) use page::SignalPage;
 
 /// The pure event state machine, shared with the host crate `kfd-logic`.
 #[path = "../rust/kfd-logic/src/event_state.rs"]
-#[allow(unreachable_pub, reason = "`pub` items of a file shared with a host crate")]
+#[allow(
+    unreachable_pub,
+    dead_code,
+    reason = "a file shared with a host crate: `pub` items, accessors for its tests"
+)]
 mod state;
 
 use state::{CopyOut, EventState, EventTable, HasState, Kind, WaitResult, Waiter};
@@ -226,6 +230,7 @@ impl Inner {
 /// A GPU VM fault, as the interrupt handler decodes it (C:
 /// `struct kfd_vm_fault_info`).
 #[derive(Clone, Copy, Debug, Default)]
+#[cfg_attr(not(CONFIG_KUNIT), allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit"))]
 pub(crate) struct VmFault {
     /// Faulting page number.
     pub(crate) page_addr: u64,
@@ -240,6 +245,7 @@ pub(crate) struct VmFault {
 /// Builds the memory exception data of a GPU VM fault (C: the `!data` branch
 /// of `kfd_signal_vm_fault_event`; SOC15 interrupt handlers pass their own
 /// data instead).
+#[cfg_attr(not(CONFIG_KUNIT), allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit"))]
 pub(crate) fn vm_fault_data(user_gpu_id: u32, fault: Option<&VmFault>) -> kfd_hsa_memory_exception_data {
     let mut data = kfd_hsa_memory_exception_data {
         gpu_id: user_gpu_id,
@@ -362,6 +368,7 @@ impl WaitEntry {
     }
 
     /// What a completed wait copies back into this entry.
+    #[cfg_attr(not(CONFIG_KUNIT), allow(dead_code, reason = "used by the KUnit tests"))]
     pub(crate) fn output(&self) -> Option<Output> {
         self.output
     }
@@ -573,6 +580,7 @@ impl Events {
     /// slot-backed event is acknowledged and set.  `mailbox_updated`: the
     /// firmware updates the slot before the interrupt, so an unsignalled slot
     /// means no signal.  Nothing happens without a signal page.
+    #[cfg_attr(not(CONFIG_KUNIT), allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit"))]
     pub(crate) fn signal_from_interrupt(&self, partial_id: u32, valid_id_bits: u32, mailbox_updated: bool) {
         let mut guard = self.inner.lock();
         let Inner { events, page, .. } = &mut *guard;
@@ -629,6 +637,7 @@ impl Events {
     /// part of `kfd_signal_vm_fault_event`; build `data` with
     /// [`vm_fault_data`] when the interrupt gives none).  Returns how many
     /// events were set.
+    #[cfg_attr(not(CONFIG_KUNIT), allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit"))]
     pub(crate) fn signal_memory_exception(&self, data: &kfd_hsa_memory_exception_data) -> usize {
         let (count, wake) = self.inner.lock().set_all(Kind::Memory, |ev| ev.memory = *data);
         if wake {
@@ -641,6 +650,7 @@ impl Events {
     /// of `kfd_signal_hw_exception_event`).  Returns how many were set; with
     /// none, upstream sends SIGTERM (`send_sigterm`) or logs "Process pid %d
     /// got unhandled exception" — the caller's job.
+    #[cfg_attr(not(CONFIG_KUNIT), allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit"))]
     pub(crate) fn signal_hw_exception(&self) -> usize {
         let (count, wake) = self.inner.lock().set_all(Kind::HwException, |_| {});
         if wake {
@@ -653,6 +663,7 @@ impl Events {
     /// event with `memory` (C: the per-process part of
     /// `kfd_signal_reset_event`, `memory` only for an SRAM ECC reset; and of
     /// `kfd_signal_poison_consumed_event`, which always passes it).
+    #[cfg_attr(not(CONFIG_KUNIT), allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit"))]
     pub(crate) fn signal_reset(
         &self,
         hw: &kfd_hsa_hw_exception_data,
@@ -671,6 +682,7 @@ impl Events {
 
     /// Sets every SIGNAL event (C: the event part of
     /// `kfd_signal_process_terminate_event`; the caller sends SIGBUS).
+    #[cfg_attr(not(CONFIG_KUNIT), allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit"))]
     pub(crate) fn signal_process_terminate(&self) {
         let (_, wake) = self.inner.lock().set_all(Kind::Signal, |_| {});
         if wake {

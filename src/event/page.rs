@@ -94,6 +94,7 @@ impl SignalPage {
     /// Allocates a kernel-owned page of `size` bytes, all slots zero.
     ///
     /// For tests, and for a device whose signal page the kernel provides.
+    #[cfg_attr(not(CONFIG_KUNIT), allow(dead_code, reason = "used by the KUnit tests"))]
     pub(crate) fn alloc_zeroed(size: usize) -> Result<Self> {
         let len = size / 8;
         let mut buf = KVVec::with_capacity(len, GFP_KERNEL)?;
