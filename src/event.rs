@@ -178,7 +178,9 @@ impl Inner {
     /// Takes a free signal slot and id (C: `create_signal_event` and
     /// `allocate_event_notification_slot`).
     fn alloc_signal_id(&mut self) -> Result<u32> {
-        let slots = self.page.as_ref().map_or(0, |p| state::signal_slots(p.size() as u64));
+        let slots = self.page.as_ref().map_or(0, |p| {
+            state::signal_slots(u64::try_from(p.size()).unwrap_or(u64::MAX))
+        });
         if slots != 0 && self.signal_event_count >= slots {
             if !self.signal_event_limit_reached {
                 pr_debug!("Signal event wasn't created because limit was reached\n");
@@ -194,7 +196,8 @@ impl Inner {
             )
             .ok_or(ENOSPC)
         });
-        let id = id.inspect_err(|_| pr_warn!("Failed to create signal event notification slot\n"))?;
+        let id =
+            id.inspect_err(|_| pr_warn!("Failed to create signal event notification slot\n"))?;
         if let Some(page) = &self.page {
             page.write(id, state::UNSIGNALED_EVENT_SLOT);
         }
@@ -230,7 +233,10 @@ impl Inner {
 /// A GPU VM fault, as the interrupt handler decodes it (C:
 /// `struct kfd_vm_fault_info`).
 #[derive(Clone, Copy, Debug, Default)]
-#[cfg_attr(not(CONFIG_KUNIT), allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit"))]
+#[cfg_attr(
+    not(CONFIG_KUNIT),
+    allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit")
+)]
 pub(crate) struct VmFault {
     /// Faulting page number.
     pub(crate) page_addr: u64,
@@ -245,8 +251,14 @@ pub(crate) struct VmFault {
 /// Builds the memory exception data of a GPU VM fault (C: the `!data` branch
 /// of `kfd_signal_vm_fault_event`; SOC15 interrupt handlers pass their own
 /// data instead).
-#[cfg_attr(not(CONFIG_KUNIT), allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit"))]
-pub(crate) fn vm_fault_data(user_gpu_id: u32, fault: Option<&VmFault>) -> kfd_hsa_memory_exception_data {
+#[cfg_attr(
+    not(CONFIG_KUNIT),
+    allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit")
+)]
+pub(crate) fn vm_fault_data(
+    user_gpu_id: u32,
+    fault: Option<&VmFault>,
+) -> kfd_hsa_memory_exception_data {
     let mut data = kfd_hsa_memory_exception_data {
         gpu_id: user_gpu_id,
         ..Default::default()
@@ -359,7 +371,10 @@ impl WaitEntry {
 
     /// Parses one user `kfd_event_data` (`EVENT_DATA_SIZE` bytes).
     fn parse(bytes: &[u8]) -> Result<Self> {
-        let age = bytes.get(0..8).and_then(|b| b.try_into().ok()).ok_or(EINVAL)?;
+        let age = bytes
+            .get(0..8)
+            .and_then(|b| b.try_into().ok())
+            .ok_or(EINVAL)?;
         let id = bytes
             .get(EVENT_ID_OFFSET..EVENT_ID_OFFSET + 4)
             .and_then(|b| b.try_into().ok())
@@ -368,7 +383,10 @@ impl WaitEntry {
     }
 
     /// What a completed wait copies back into this entry.
-    #[cfg_attr(not(CONFIG_KUNIT), allow(dead_code, reason = "used by the KUnit tests"))]
+    #[cfg_attr(
+        not(CONFIG_KUNIT),
+        allow(dead_code, reason = "used by the KUnit tests")
+    )]
     pub(crate) fn output(&self) -> Option<Output> {
         self.output
     }
@@ -469,7 +487,11 @@ impl Events {
     }
 
     /// Registers the signal page (C: `kfd_kmap_event_page`, `kfd_event_page_set`).
-    fn register_page(&self, handle: u64, map_page: impl FnOnce(u64) -> Result<SignalPage>) -> Result {
+    fn register_page(
+        &self,
+        handle: u64,
+        map_page: impl FnOnce(u64) -> Result<SignalPage>,
+    ) -> Result {
         if self.inner.lock().page.is_some() {
             pr_err!("Event page is already set\n");
             return Err(EINVAL);
@@ -477,7 +499,11 @@ impl Events {
         let page = map_page(handle)?;
         let min = state::SIGNAL_EVENT_LIMIT as usize * 8;
         if page.size() < min {
-            pr_err!("Event page size {} is too small, need at least {} bytes\n", page.size(), min);
+            pr_err!(
+                "Event page size {} is too small, need at least {} bytes\n",
+                page.size(),
+                min
+            );
             pr_err!("Failed to set event page\n");
             return Err(EINVAL);
         }
@@ -580,8 +606,16 @@ impl Events {
     /// slot-backed event is acknowledged and set.  `mailbox_updated`: the
     /// firmware updates the slot before the interrupt, so an unsignalled slot
     /// means no signal.  Nothing happens without a signal page.
-    #[cfg_attr(not(CONFIG_KUNIT), allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit"))]
-    pub(crate) fn signal_from_interrupt(&self, partial_id: u32, valid_id_bits: u32, mailbox_updated: bool) {
+    #[cfg_attr(
+        not(CONFIG_KUNIT),
+        allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit")
+    )]
+    pub(crate) fn signal_from_interrupt(
+        &self,
+        partial_id: u32,
+        valid_id_bits: u32,
+        mailbox_updated: bool,
+    ) {
         let mut guard = self.inner.lock();
         let Inner { events, page, .. } = &mut *guard;
         let Some(page) = page.as_ref() else {
@@ -615,7 +649,11 @@ impl Events {
                 // Partial ID lookup failed: assume the ID in the interrupt
                 // payload was invalid and scan all signalled events.
                 if valid_id_bits != 0 {
-                    pr_debug!("Partial ID invalid: {} ({} valid bits)\n", partial_id, valid_id_bits);
+                    pr_debug!(
+                        "Partial ID invalid: {} ({} valid bits)\n",
+                        partial_id,
+                        valid_id_bits
+                    );
                 }
                 for (&id, ev) in events.iter_mut() {
                     if id >= state::SIGNAL_EVENT_LIMIT {
@@ -637,9 +675,15 @@ impl Events {
     /// part of `kfd_signal_vm_fault_event`; build `data` with
     /// [`vm_fault_data`] when the interrupt gives none).  Returns how many
     /// events were set.
-    #[cfg_attr(not(CONFIG_KUNIT), allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit"))]
+    #[cfg_attr(
+        not(CONFIG_KUNIT),
+        allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit")
+    )]
     pub(crate) fn signal_memory_exception(&self, data: &kfd_hsa_memory_exception_data) -> usize {
-        let (count, wake) = self.inner.lock().set_all(Kind::Memory, |ev| ev.memory = *data);
+        let (count, wake) = self
+            .inner
+            .lock()
+            .set_all(Kind::Memory, |ev| ev.memory = *data);
         if wake {
             self.wait.notify_all();
         }
@@ -650,7 +694,10 @@ impl Events {
     /// of `kfd_signal_hw_exception_event`).  Returns how many were set; with
     /// none, upstream sends SIGTERM (`send_sigterm`) or logs "Process pid %d
     /// got unhandled exception" — the caller's job.
-    #[cfg_attr(not(CONFIG_KUNIT), allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit"))]
+    #[cfg_attr(
+        not(CONFIG_KUNIT),
+        allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit")
+    )]
     pub(crate) fn signal_hw_exception(&self) -> usize {
         let (count, wake) = self.inner.lock().set_all(Kind::HwException, |_| {});
         if wake {
@@ -663,7 +710,10 @@ impl Events {
     /// event with `memory` (C: the per-process part of
     /// `kfd_signal_reset_event`, `memory` only for an SRAM ECC reset; and of
     /// `kfd_signal_poison_consumed_event`, which always passes it).
-    #[cfg_attr(not(CONFIG_KUNIT), allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit"))]
+    #[cfg_attr(
+        not(CONFIG_KUNIT),
+        allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit")
+    )]
     pub(crate) fn signal_reset(
         &self,
         hw: &kfd_hsa_hw_exception_data,
@@ -682,7 +732,10 @@ impl Events {
 
     /// Sets every SIGNAL event (C: the event part of
     /// `kfd_signal_process_terminate_event`; the caller sends SIGBUS).
-    #[cfg_attr(not(CONFIG_KUNIT), allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit"))]
+    #[cfg_attr(
+        not(CONFIG_KUNIT),
+        allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit")
+    )]
     pub(crate) fn signal_process_terminate(&self) {
         let (_, wake) = self.inner.lock().set_all(Kind::Signal, |_| {});
         if wake {
@@ -812,7 +865,9 @@ impl Events {
             loop {
                 if current!().signal_pending() {
                     ret = Err(ERESTARTSYS);
-                    if *timeout_ms != state::TIMEOUT_IMMEDIATE && *timeout_ms != state::TIMEOUT_INFINITE {
+                    if *timeout_ms != state::TIMEOUT_IMMEDIATE
+                        && *timeout_ms != state::TIMEOUT_INFINITE
+                    {
                         *timeout_ms = state::remaining_timeout_ms(timeout, hz);
                     }
                     break;
@@ -824,7 +879,8 @@ impl Events {
                 let jiffies = Jiffies::try_from(timeout).unwrap_or(Jiffies::MAX);
                 timeout = match self.wait.wait_interruptible_timeout(&mut guard, jiffies) {
                     CondVarTimeoutResult::Timeout => 0,
-                    CondVarTimeoutResult::Woken { jiffies } | CondVarTimeoutResult::Signal { jiffies } => {
+                    CondVarTimeoutResult::Woken { jiffies }
+                    | CondVarTimeoutResult::Signal { jiffies } => {
                         u64::try_from(jiffies).unwrap_or(u64::MAX)
                     }
                 };
@@ -883,7 +939,11 @@ mod tests {
         Err(EFAULT)
     }
 
-    fn create(events: &Events, event_type: u32, auto_reset: bool) -> Result<kfd_ioctl_create_event_args> {
+    fn create(
+        events: &Events,
+        event_type: u32,
+        auto_reset: bool,
+    ) -> Result<kfd_ioctl_create_event_args> {
         let mut args = kfd_ioctl_create_event_args {
             event_type,
             auto_reset: u32::from(auto_reset),
@@ -929,11 +989,21 @@ mod tests {
     }
 
     fn queued(events: &Events, id: u32) -> u32 {
-        events.inner.lock().events.get(&id).map_or(0, |ev| ev.state.queued())
+        events
+            .inner
+            .lock()
+            .events
+            .get(&id)
+            .map_or(0, |ev| ev.state.queued())
     }
 
     fn signaled(events: &Events, id: u32) -> bool {
-        events.inner.lock().events.get(&id).is_some_and(|ev| ev.state.signaled())
+        events
+            .inner
+            .lock()
+            .events
+            .get(&id)
+            .is_some_and(|ev| ev.state.signaled())
     }
 
     fn slot(events: &Events, id: u32) -> Option<u64> {
@@ -941,7 +1011,12 @@ mod tests {
     }
 
     fn gpu_write_slot(events: &Events, id: u32, value: u64) -> bool {
-        events.inner.lock().page.as_ref().is_some_and(|p| p.write(id, value))
+        events
+            .inner
+            .lock()
+            .page
+            .as_ref()
+            .is_some_and(|p| p.write(id, value))
     }
 
     #[test]
@@ -1045,7 +1120,10 @@ mod tests {
             assert_eq!(signal(&events, false)?, expected);
         }
         assert_eq!(signal(&events, false), Err(ENOSPC));
-        assert_eq!(create(&events, uapi::KFD_IOC_EVENT_DEBUG_EVENT, false).err(), Some(ENOSPC));
+        assert_eq!(
+            create(&events, uapi::KFD_IOC_EVENT_DEBUG_EVENT, false).err(),
+            Some(ENOSPC)
+        );
         // Other events are not limited by slots.
         create(&events, uapi::KFD_IOC_EVENT_MEMORY, false)?;
         events.destroy(1234)?;
@@ -1150,8 +1228,18 @@ mod tests {
             prot_exec: false,
         };
         let data = vm_fault_data(7, Some(&fault));
-        assert_eq!((data.va, data.gpu_id, data.failure.NotPresent), (0x123_4000, 7, 1));
-        assert_eq!((data.failure.ReadOnly, data.failure.NoExecute, data.failure.imprecise), (1, 0, 0));
+        assert_eq!(
+            (data.va, data.gpu_id, data.failure.NotPresent),
+            (0x123_4000, 7, 1)
+        );
+        assert_eq!(
+            (
+                data.failure.ReadOnly,
+                data.failure.NoExecute,
+                data.failure.imprecise
+            ),
+            (1, 0, 0)
+        );
         assert_eq!(vm_fault_data(7, None).failure.imprecise, 1);
 
         assert_eq!(events.signal_memory_exception(&data), 1);
@@ -1161,7 +1249,10 @@ mod tests {
         let Some(Output::Memory(out)) = entries[1].output() else {
             return Err(EINVAL);
         };
-        assert_eq!((out.va, out.gpu_id, out.failure.ReadOnly), (0x123_4000, 7, 1));
+        assert_eq!(
+            (out.va, out.gpu_id, out.failure.ReadOnly),
+            (0x123_4000, 7, 1)
+        );
         let mut buf = [0u8; 32];
         let bytes = Output::Memory(out).encode(&mut buf);
         assert_eq!(bytes.len(), 32);
@@ -1255,7 +1346,8 @@ mod tests {
             let mut result = u32::MAX;
             let ret = ev.wait_on(&mut entries, false, &mut timeout, &mut result);
             out.result.store(result, Relaxed);
-            out.errno.store(ret.err().map_or(0, |e| e.to_errno()), Relaxed);
+            out.errno
+                .store(ret.err().map_or(0, |e| e.to_errno()), Relaxed);
             out.done.complete_all();
         })?;
         Ok(outcome)
@@ -1401,7 +1493,10 @@ mod tests {
         raw[0..8].copy_from_slice(&0x1122_3344_5566_7788u64.to_ne_bytes());
         raw[EVENT_ID_OFFSET..EVENT_ID_OFFSET + 4].copy_from_slice(&0x4000_0003u32.to_ne_bytes());
         let entry = WaitEntry::parse(&raw)?;
-        assert_eq!((entry.event_id, entry.last_event_age), (0x4000_0003, 0x1122_3344_5566_7788));
+        assert_eq!(
+            (entry.event_id, entry.last_event_age),
+            (0x4000_0003, 0x1122_3344_5566_7788)
+        );
         assert!(WaitEntry::parse(&raw[..40]).is_err());
         Ok(())
     }

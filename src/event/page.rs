@@ -94,7 +94,10 @@ impl SignalPage {
     /// Allocates a kernel-owned page of `size` bytes, all slots zero.
     ///
     /// For tests, and for a device whose signal page the kernel provides.
-    #[cfg_attr(not(CONFIG_KUNIT), allow(dead_code, reason = "used by the KUnit tests"))]
+    #[cfg_attr(
+        not(CONFIG_KUNIT),
+        allow(dead_code, reason = "used by the KUnit tests")
+    )]
     pub(crate) fn alloc_zeroed(size: usize) -> Result<Self> {
         let len = size / 8;
         let mut buf = KVVec::with_capacity(len, GFP_KERNEL)?;
@@ -137,7 +140,10 @@ impl SignalPage {
     /// Writes slot `index` (C: `WRITE_ONCE(slots[index], value)`); returns
     /// `false` past the end.
     pub(crate) fn write(&self, index: u32, value: u64) -> bool {
-        let Some(slot) = usize::try_from(index).ok().and_then(|i| self.slots().get(i)) else {
+        let Some(slot) = usize::try_from(index)
+            .ok()
+            .and_then(|i| self.slots().get(i))
+        else {
             return false;
         };
         slot.store(value, Relaxed);

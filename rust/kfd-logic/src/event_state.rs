@@ -312,12 +312,16 @@ impl Waiter {
 
     /// The event waited for, unless it has been destroyed.
     pub fn event<'a, T: EventTable>(&self, table: &'a T) -> Option<&'a T::Event> {
-        table.get(self.id).filter(|ev| ev.state().serial == self.serial)
+        table
+            .get(self.id)
+            .filter(|ev| ev.state().serial == self.serial)
     }
 
     /// The event waited for, mutably, unless it has been destroyed.
     pub fn event_mut<'a, T: EventTable>(&self, table: &'a mut T) -> Option<&'a mut T::Event> {
-        table.get_mut(self.id).filter(|ev| ev.state().serial == self.serial)
+        table
+            .get_mut(self.id)
+            .filter(|ev| ev.state().serial == self.serial)
     }
 
     /// Whether the waiter is activated, given its event's current state

@@ -37,7 +37,8 @@ impl Table {
         };
         let id = lowest_free_id(self.events.keys().copied(), start, last).expect("id space");
         self.next_serial += 1;
-        self.events.insert(id, EventState::new(kind, auto_reset, self.next_serial));
+        self.events
+            .insert(id, EventState::new(kind, auto_reset, self.next_serial));
         id
     }
 
@@ -75,8 +76,12 @@ fn kinds() {
     for other in [1, 2, 4, 6, 7, 9, 1000, u32::MAX] {
         assert_eq!(Kind::from_type(other), Kind::Other);
     }
-    assert!(Kind::Signal.can_cpu_signal() && Kind::Signal.can_gpu_signal() && Kind::Signal.has_slot());
-    assert!(!Kind::Debug.can_cpu_signal() && Kind::Debug.can_gpu_signal() && Kind::Debug.has_slot());
+    assert!(
+        Kind::Signal.can_cpu_signal() && Kind::Signal.can_gpu_signal() && Kind::Signal.has_slot()
+    );
+    assert!(
+        !Kind::Debug.can_cpu_signal() && Kind::Debug.can_gpu_signal() && Kind::Debug.has_slot()
+    );
     for k in [Kind::HwException, Kind::Memory, Kind::Other] {
         assert!(!k.can_cpu_signal() && !k.can_gpu_signal() && !k.has_slot());
     }
@@ -107,7 +112,10 @@ fn set_activates_every_waiter_of_auto_reset_event() {
     assert_eq!(test_condition(false, &b, &t), WaitResult::Timeout);
 
     assert!(t.set(e), "waiters were queued: sleepers must be woken");
-    assert!(!t.state(e).signaled(), "auto-reset with waiters does not latch");
+    assert!(
+        !t.state(e).signaled(),
+        "auto-reset with waiters does not latch"
+    );
     assert_eq!(test_condition(false, &a, &t), WaitResult::Complete);
     assert_eq!(test_condition(false, &b, &t), WaitResult::Complete);
 
@@ -141,7 +149,10 @@ fn manual_reset_stays_signalled_until_reset() {
     let e = t.create(Kind::Signal, false);
     let a = t.begin(&[(e, 0)]).unwrap();
     assert!(t.set(e));
-    assert!(t.state(e).signaled(), "manual reset latches even with waiters");
+    assert!(
+        t.state(e).signaled(),
+        "manual reset latches even with waiters"
+    );
     assert_eq!(test_condition(false, &a, &t), WaitResult::Complete);
     release(&a, &mut t, false);
     for _ in 0..3 {
@@ -218,10 +229,19 @@ fn copy_out_by_kind() {
     for id in [s, m, h, o, d] {
         t.set(id);
     }
-    let mut w = t.begin(&[(s, 0), (m, 0), (h, 0), (o, 0), (d, 0), (s, 9)]).unwrap();
+    let mut w = t
+        .begin(&[(s, 0), (m, 0), (h, 0), (o, 0), (d, 0), (s, 9)])
+        .unwrap();
     let mut out = Vec::new();
     copy_out(&mut w, &t, |w, _, what| out.push((w.id(), what))).unwrap();
-    assert_eq!(out, [(m, CopyOut::Memory), (h, CopyOut::HwException), (s, CopyOut::Age(2))]);
+    assert_eq!(
+        out,
+        [
+            (m, CopyOut::Memory),
+            (h, CopyOut::HwException),
+            (s, CopyOut::Age(2))
+        ]
+    );
 }
 
 #[test]
@@ -317,7 +337,10 @@ fn age_never_wraps_to_reserved_values() {
 fn timeouts() {
     let hz1000 = |ms: u32| u64::from(ms);
     assert_eq!(user_timeout_to_jiffies(0, hz1000), 0);
-    assert_eq!(user_timeout_to_jiffies(u32::MAX, hz1000), MAX_SCHEDULE_TIMEOUT);
+    assert_eq!(
+        user_timeout_to_jiffies(u32::MAX, hz1000),
+        MAX_SCHEDULE_TIMEOUT
+    );
     assert_eq!(user_timeout_to_jiffies(1, hz1000), 2);
     assert_eq!(user_timeout_to_jiffies(1000, hz1000), 1001);
     // ROCr's "almost infinite" 0xfffffffe stays finite, clamped to 2^31-1 ms.
@@ -345,9 +368,22 @@ fn id_allocation() {
     assert_eq!(lowest_free_id([1, 3], 1, 4095), Some(2));
     assert_eq!(lowest_free_id([0, 5, 6], 5, 7), Some(7));
     assert_eq!(lowest_free_id([5, 6, 7], 5, 7), None);
-    assert_eq!(lowest_free_id([1, 2, FIRST_NONSIGNAL_EVENT_ID], FIRST_NONSIGNAL_EVENT_ID, LAST_NONSIGNAL_EVENT_ID),
-               Some(FIRST_NONSIGNAL_EVENT_ID + 1));
-    assert_eq!(lowest_free_id([LAST_NONSIGNAL_EVENT_ID], LAST_NONSIGNAL_EVENT_ID, LAST_NONSIGNAL_EVENT_ID), None);
+    assert_eq!(
+        lowest_free_id(
+            [1, 2, FIRST_NONSIGNAL_EVENT_ID],
+            FIRST_NONSIGNAL_EVENT_ID,
+            LAST_NONSIGNAL_EVENT_ID
+        ),
+        Some(FIRST_NONSIGNAL_EVENT_ID + 1)
+    );
+    assert_eq!(
+        lowest_free_id(
+            [LAST_NONSIGNAL_EVENT_ID],
+            LAST_NONSIGNAL_EVENT_ID,
+            LAST_NONSIGNAL_EVENT_ID
+        ),
+        None
+    );
     assert_eq!(lowest_free_id([], 3, 2), None);
 
     assert_eq!(signal_slots(0), 0);
@@ -364,19 +400,45 @@ fn partial_id_lookup() {
     let ev = |id: u32| exists.contains(&id);
 
     // Exact ids (>= 12 valid bits).
-    assert_eq!(lookup_signaled_by_partial_id(5, 32, false, slot, ev), Some(5));
-    assert_eq!(lookup_signaled_by_partial_id(5, 12, true, slot, ev), None, "mailbox says not signalled");
-    assert_eq!(lookup_signaled_by_partial_id(13, 12, true, slot, ev), Some(13));
-    assert_eq!(lookup_signaled_by_partial_id(6, 32, false, slot, ev), None, "no such event");
-    assert_eq!(lookup_signaled_by_partial_id(4096, 32, false, slot, ev), None);
+    assert_eq!(
+        lookup_signaled_by_partial_id(5, 32, false, slot, ev),
+        Some(5)
+    );
+    assert_eq!(
+        lookup_signaled_by_partial_id(5, 12, true, slot, ev),
+        None,
+        "mailbox says not signalled"
+    );
+    assert_eq!(
+        lookup_signaled_by_partial_id(13, 12, true, slot, ev),
+        Some(13)
+    );
+    assert_eq!(
+        lookup_signaled_by_partial_id(6, 32, false, slot, ev),
+        None,
+        "no such event"
+    );
+    assert_eq!(
+        lookup_signaled_by_partial_id(4096, 32, false, slot, ev),
+        None
+    );
     // 3 valid bits: candidates 5, 13, 21, ...: 13 is the first signalled one.
-    assert_eq!(lookup_signaled_by_partial_id(5, 3, false, slot, ev), Some(13));
+    assert_eq!(
+        lookup_signaled_by_partial_id(5, 3, false, slot, ev),
+        Some(13)
+    );
     // 4 valid bits: candidates 5, 21, 37, ...
-    assert_eq!(lookup_signaled_by_partial_id(5, 4, false, slot, ev), Some(21));
+    assert_eq!(
+        lookup_signaled_by_partial_id(5, 4, false, slot, ev),
+        Some(21)
+    );
     // Signalled slot without an event is skipped (4000 = 0 + 125 * 32).
     assert_eq!(lookup_signaled_by_partial_id(0, 5, false, slot, ev), None);
     // 0 valid bits: every id from partial_id on.
-    assert_eq!(lookup_signaled_by_partial_id(14, 0, false, slot, ev), Some(21));
+    assert_eq!(
+        lookup_signaled_by_partial_id(14, 0, false, slot, ev),
+        Some(21)
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -417,7 +479,16 @@ mod c_model {
 
     impl Process {
         pub fn create(&mut self, id: u32, kind: Kind, auto_reset: bool) {
-            self.events.insert(id, Event { kind, auto_reset, signaled: false, age: 1, wq: Vec::new() });
+            self.events.insert(
+                id,
+                Event {
+                    kind,
+                    auto_reset,
+                    signaled: false,
+                    age: 1,
+                    wq: Vec::new(),
+                },
+            );
         }
 
         pub fn destroy(&mut self, id: u32) {
@@ -449,7 +520,11 @@ mod c_model {
         pub fn init_event_waiter(&mut self, id: u32, last_event_age: u64) -> Option<usize> {
             let idx = self.waiters.len();
             let ev = self.events.get_mut(&id)?;
-            let mut w = Waiter { event: Some(id), activated: ev.signaled, age_enabled: false };
+            let mut w = Waiter {
+                event: Some(id),
+                activated: ev.signaled,
+                age_enabled: false,
+            };
             ev.signaled = ev.signaled && !ev.auto_reset;
             if ev.kind == Kind::Signal && last_event_age != 0 {
                 w.age_enabled = true;
@@ -478,12 +553,18 @@ mod c_model {
                     n += 1;
                 }
             }
-            if n == ws.len() { 0 } else { 1 }
+            if n == ws.len() {
+                0
+            } else {
+                1
+            }
         }
 
         pub fn free_waiters(&mut self, ws: &[usize], undo: bool) {
             for &i in ws {
-                let Some(id) = self.waiters[i].event else { continue };
+                let Some(id) = self.waiters[i].event else {
+                    continue;
+                };
                 let ev = self.events.get_mut(&id).unwrap();
                 ev.wq.retain(|&x| x != i);
                 if undo && self.waiters[i].activated && ev.auto_reset {
@@ -493,11 +574,16 @@ mod c_model {
         }
 
         /// copy_signaled_event_data: (index, what) or Err at a destroyed event.
-        pub fn copy_signaled_event_data(&self, ws: &[usize]) -> (Vec<(usize, super::CopyOut)>, bool) {
+        pub fn copy_signaled_event_data(
+            &self,
+            ws: &[usize],
+        ) -> (Vec<(usize, super::CopyOut)>, bool) {
             let mut out = Vec::new();
             for (k, &i) in ws.iter().enumerate() {
                 let w = &self.waiters[i];
-                let Some(id) = w.event else { return (out, false) };
+                let Some(id) = w.event else {
+                    return (out, false);
+                };
                 let ev = &self.events[&id];
                 if w.activated {
                     match ev.kind {
@@ -553,7 +639,15 @@ fn random_run(seed: u64, steps: usize) {
     let mut t = Table::default();
     let mut c = c_model::Process::default();
     let mut sessions: Vec<Session> = Vec::new();
-    let kinds = [Kind::Signal, Kind::Signal, Kind::Signal, Kind::Debug, Kind::Memory, Kind::HwException, Kind::Other];
+    let kinds = [
+        Kind::Signal,
+        Kind::Signal,
+        Kind::Signal,
+        Kind::Debug,
+        Kind::Memory,
+        Kind::HwException,
+        Kind::Other,
+    ];
 
     for _ in 0..steps {
         let ids: Vec<u32> = t.events.keys().copied().collect();
@@ -583,7 +677,11 @@ fn random_run(seed: u64, steps: usize) {
                 let id = pick(&mut rng);
                 let gpu = rng.chance(30);
                 if let Some(st) = t.events.get_mut(&id) {
-                    let ok = if gpu { st.kind().can_gpu_signal() } else { st.kind().can_cpu_signal() };
+                    let ok = if gpu {
+                        st.kind().can_gpu_signal()
+                    } else {
+                        st.kind().can_cpu_signal()
+                    };
                     if ok {
                         st.set();
                         c.set_event(id);
@@ -608,7 +706,10 @@ fn random_run(seed: u64, steps: usize) {
                         let age = match rng.below(4) {
                             0 => 0,
                             1 => 1,
-                            _ => t.events.get(&id).map_or(3, |s| s.age() - rng.below(2) as u64),
+                            _ => t
+                                .events
+                                .get(&id)
+                                .map_or(3, |s| s.age() - rng.below(2) as u64),
                         };
                         (id, age)
                     })
@@ -631,14 +732,20 @@ fn random_run(seed: u64, steps: usize) {
                 }
                 assert_eq!(ours.is_err(), failed);
                 if let Ok(ours) = ours {
-                    assert_eq!(test_condition(all, &ours, &t).to_raw(), c.test_event_condition(all, &theirs));
+                    assert_eq!(
+                        test_condition(all, &ours, &t).to_raw(),
+                        c.test_event_condition(all, &theirs)
+                    );
                     sessions.push(Session { all, ours, theirs });
                 }
             }
             75..=84 if !sessions.is_empty() => {
                 // Re-test a sleeping waiter (a wake-up).
                 let s = &sessions[rng.below(sessions.len())];
-                assert_eq!(test_condition(s.all, &s.ours, &t).to_raw(), c.test_event_condition(s.all, &s.theirs));
+                assert_eq!(
+                    test_condition(s.all, &s.ours, &t).to_raw(),
+                    c.test_event_condition(s.all, &s.theirs)
+                );
             }
             85..=99 if !sessions.is_empty() => {
                 // End a wait: copy out if complete, then free (undo = interrupted).
@@ -649,7 +756,8 @@ fn random_run(seed: u64, steps: usize) {
                     let mut ours_out = Vec::new();
                     let base = s.ours.as_ptr() as usize;
                     let res = copy_out(&mut s.ours, &t, |w, _, what| {
-                        let k = (w as *const Waiter as usize - base) / std::mem::size_of::<Waiter>();
+                        let k =
+                            (w as *const Waiter as usize - base) / std::mem::size_of::<Waiter>();
                         ours_out.push((k, what));
                     });
                     let (theirs_out, ok) = c.copy_signaled_event_data(&s.theirs);
