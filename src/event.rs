@@ -46,6 +46,23 @@
 //! closure with no events lock held.  `wait`/`wait_on` sleep: call them with
 //! no lock held.
 //!
+//! In the process, `Process::inner` (upstream `p->mutex`) comes before
+//! `Events::inner`: `CREATE_EVENT` holds the process mutex across the signal
+//! page registration (as upstream around `kfd_kmap_event_page`),
+//! `FREE_MEMORY_OF_GPU` reads [`Events::signal_page_handle`] under it, and
+//! process teardown calls [`Events::teardown`] under it before it frees the
+//! memory objects.
+//!
+//! # Costs
+//!
+//! - A set that finds queued waiters wakes every sleeping waiter of the
+//!   process, and each re-tests its own events (a tree lookup per event it
+//!   waits on).  That is cheap for ROCr's waits on one or two events; a wait
+//!   on thousands of events costs more per wake-up than upstream's
+//!   per-waiter flags.
+//! - Taking a signal id walks the ids in use from 1 to the first gap, under
+//!   the spinlock (at most 4095 of them; upstream's IDR is logarithmic).
+//!
 //! # Deviations from the C code (all on error or racy paths)
 //!
 //! - A user-space fault while reading the `WAIT_EVENTS` array fails the
