@@ -697,14 +697,7 @@ impl Events {
         allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit")
     )]
     pub(crate) fn signal_memory_exception(&self, data: &kfd_hsa_memory_exception_data) -> usize {
-        let (count, wake) = self
-            .inner
-            .lock()
-            .set_all(Kind::Memory, |ev| ev.memory = *data);
-        if wake {
-            self.wait.notify_all();
-        }
-        count
+        self.set_all(Kind::Memory, |ev| ev.memory = *data)
     }
 
     /// Sets every HW_EXCEPTION event, keeping their data (C: the event part
@@ -716,11 +709,7 @@ impl Events {
         allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit")
     )]
     pub(crate) fn signal_hw_exception(&self) -> usize {
-        let (count, wake) = self.inner.lock().set_all(Kind::HwException, |_| {});
-        if wake {
-            self.wait.notify_all();
-        }
-        count
+        self.set_all(Kind::HwException, |_| {})
     }
 
     /// Sets every HW_EXCEPTION event with `hw` and, if given, every MEMORY
@@ -754,10 +743,17 @@ impl Events {
         allow(dead_code, reason = "for the GPU interrupt handlers; tested by KUnit")
     )]
     pub(crate) fn signal_process_terminate(&self) {
-        let (_, wake) = self.inner.lock().set_all(Kind::Signal, |_| {});
+        self.set_all(Kind::Signal, |_| {});
+    }
+
+    /// Sets every event of `kind` after `update` stored its data, waking
+    /// waiters; returns how many were set.
+    fn set_all(&self, kind: Kind, update: impl FnMut(&mut Event)) -> usize {
+        let (count, wake) = self.inner.lock().set_all(kind, update);
         if wake {
             self.wait.notify_all();
         }
+        count
     }
 
     /// WAIT_EVENTS (C: `kfd_ioctl_wait_events`, `kfd_wait_on_events`).
