@@ -10,6 +10,7 @@
 use kernel::{ffi::c_int, prelude::*};
 
 mod chrdev;
+pub(crate) mod sysfs;
 
 pub(crate) use chrdev::Chardev;
 
