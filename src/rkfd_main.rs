@@ -7,12 +7,15 @@
 
 #![crate_name = "rkfd"]
 
-use kernel::prelude::*;
+use kernel::{prelude::*, sync::Arc};
 
 mod chardev;
 mod ioctl;
 mod kabi;
+#[path = "../rust/kgd-kfd/src/interface.rs"]
+mod kgd;
 mod process;
+mod topology;
 mod uapi;
 
 module! {
@@ -25,6 +28,9 @@ module! {
 
 /// The loaded module: owns the `/dev/kfd` registration.
 struct Rkfd {
+    /// The KFD topology in sysfs, under the kfd device: declared before
+    /// `_chardev` so it is dropped first.
+    _topology: Arc<topology::Topology>,
     /// `/dev/kfd`, class `kfd`: unregistered on drop.
     _chardev: kabi::Chardev,
 }
@@ -39,7 +45,12 @@ impl kernel::Module for Rkfd {
             uapi::KFD_IOCTL_MINOR_VERSION,
             chardev.major()
         );
-        Ok(Rkfd { _chardev: chardev })
+        let topology = topology::Topology::new()
+            .inspect_err(|e| pr_err!("failed to create the topology: {:?}\n", e))?;
+        Ok(Rkfd {
+            _topology: topology,
+            _chardev: chardev,
+        })
     }
 }
 
