@@ -35,8 +35,9 @@
 //! `show` runs in the reader's context holding a kernfs active reference of
 //! its file, and dropping a [`Dir`] waits for those references.  So never drop
 //! a [`Dir`] while holding a lock that one of its `show` methods takes
-//! (lockdep reports it; it would deadlock).  [`Dir`] itself takes no rkfd
-//! lock.  Creation and removal sleep.
+//! (lockdep reports it; it would deadlock), and never drop a [`Dir`] from
+//! one of its own `show` calls.  [`Dir`] itself takes no rkfd lock.
+//! Creation and removal sleep.
 
 use core::{fmt, ptr::NonNull};
 
@@ -118,7 +119,7 @@ impl<'a> ShowBuffer<'a> {
     /// The bytes written so far.
     #[allow(dead_code)] // Used by tests.
     pub(crate) fn as_bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
+        self.buf.get(..self.len).unwrap_or(&[])
     }
 
     /// Number of bytes written so far.
@@ -138,7 +139,8 @@ impl fmt::Write for ShowBuffer<'_> {
         if end >= self.buf.len() {
             return Err(fmt::Error);
         }
-        self.buf[self.len..end].copy_from_slice(s.as_bytes());
+        let dst = self.buf.get_mut(self.len..end).ok_or(fmt::Error)?;
+        dst.copy_from_slice(s.as_bytes());
         self.len = end;
         Ok(())
     }
@@ -150,8 +152,8 @@ pub(crate) enum Parent<'a> {
     KfdDevice,
     /// Inside another directory.
     Dir(&'a Arc<Dir>),
-    /// `/sys/kernel`, for KUnit tests: module tests run before module init,
-    /// when the kfd device does not exist yet.
+    /// `/sys/kernel`, for KUnit tests: their trees must neither clash with
+    /// nor depend on the module's own ones under the kfd device.
     #[cfg(CONFIG_KUNIT = "y")]
     KernelForTests,
 }

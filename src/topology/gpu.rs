@@ -24,7 +24,7 @@ use super::props::{
     HSA_IOLINK_TYPE_PCIEXPRESS, HSA_MEM_HEAP_TYPE_FB_PRIVATE, HSA_MEM_HEAP_TYPE_FB_PUBLIC,
     SIBLING_MAP_SIZE,
 };
-use crate::kgd::{kgd_gpu_info, KGD_MAX_CACHES};
+use crate::kgd::{kgd_cache_info, kgd_gpu_info, KGD_MAX_CACHES};
 
 /// First GPU processor id (C: `gpu_processor_id_low`); CPU APIC ids stay below.
 pub(crate) const FIRST_PROCESSOR_ID: u32 = 0x8000_1000;
@@ -147,10 +147,10 @@ impl Geometry {
         {
             return reject("CU count");
         }
-        if info.num_caches as usize > KGD_MAX_CACHES as usize {
+        if info.num_caches > KGD_MAX_CACHES {
             return reject("num_caches");
         }
-        for c in &info.caches[..info.num_caches as usize] {
+        for c in reported_caches(info) {
             if c.level == 0 || c.cus_per_cache == 0 || c.cus_per_cache > MAX_CU_PER_SH {
                 return reject("cache (level 0, or cus_per_cache not 1..=32)");
             }
@@ -261,7 +261,10 @@ impl Gpu {
         let g = &self.geometry;
         NodeProps {
             // `Geometry::of` checked that these products do not overflow.
-            simd_count: i.simd_per_cu * g.cus().unwrap_or(0),
+            simd_count: g
+                .cus()
+                .and_then(|c| c.checked_mul(i.simd_per_cu))
+                .unwrap_or(0),
             simd_id_base: self.simd_id_base,
             max_waves_per_simd: i.max_waves_per_simd,
             lds_size_in_kb: i.lds_size_in_kb,
@@ -334,7 +337,7 @@ impl Gpu {
 /// for other levels one entry for the whole GPU.
 fn caches(info: &kgd_gpu_info, g: &Geometry, simd_id_base: u32) -> Result<KVec<Arc<Cache>>> {
     let mut out = KVec::new();
-    for c in &info.caches[..info.num_caches as usize] {
+    for c in reported_caches(info) {
         let shared = (1u64 << c.cus_per_cache) - 1;
         let entry = |processor_id_low: u32| Cache {
             processor_id_low,
@@ -387,6 +390,12 @@ fn caches(info: &kgd_gpu_info, g: &Geometry, simd_id_base: u32) -> Result<KVec<A
         }
     }
     Ok(out)
+}
+
+/// The caches the device reports (at most `KGD_MAX_CACHES`).
+fn reported_caches(info: &kgd_gpu_info) -> &[kgd_cache_info] {
+    let n = (info.num_caches as usize).min(info.caches.len());
+    info.caches.get(..n).unwrap_or(&[])
 }
 
 /// Stores `mask` little-endian at byte `at` of the sibling map (in bounds:

@@ -148,8 +148,9 @@ impl Name {
     /// ASCII become `?`.
     pub(crate) fn new(raw: &[u8]) -> Self {
         let mut name = Name::default();
-        for &b in raw.iter().take_while(|&&b| b != 0).take(name.bytes.len()) {
-            name.bytes[name.len] = if b.is_ascii_graphic() || b == b' ' {
+        let chars = raw.iter().take_while(|&&b| b != 0);
+        for (dst, &b) in name.bytes.iter_mut().zip(chars) {
+            *dst = if b.is_ascii_graphic() || b == b' ' {
                 b.to_ascii_lowercase()
             } else {
                 b'?'
@@ -162,7 +163,8 @@ impl Name {
     /// The name as text.
     pub(crate) fn as_str(&self) -> &str {
         // Only ASCII is stored, so this cannot fail.
-        core::str::from_utf8(&self.bytes[..self.len]).unwrap_or("")
+        let bytes = self.bytes.get(..self.len).unwrap_or(&[]);
+        core::str::from_utf8(bytes).unwrap_or("")
     }
 }
 
