@@ -155,7 +155,6 @@ fn arg_sizes(user_cmd: u32, kernel_cmd: u32) -> ArgSizes {
 pub(crate) fn dispatch(process: &Process, cmd: u32, arg: usize) -> Result<isize> {
     let def = lookup(cmd)?;
     if !process.is_caller_opener() {
-        pr_debug!("Using KFD FD in wrong process\n");
         return Err(EBADF);
     }
 

@@ -11,7 +11,7 @@ use kernel::{
     current,
     prelude::*,
     sync::{aref::ARef, Arc},
-    task::{Pid, Task}, //
+    task::Task, //
 };
 
 /// A KFD process.
@@ -31,10 +31,5 @@ impl Process {
     /// the file (a forked child or a process that received the fd does not).
     pub(crate) fn is_caller_opener(&self) -> bool {
         *current!().group_leader() == *self.lead_thread
-    }
-
-    /// The thread group id of the opener.
-    pub(crate) fn pid(&self) -> Pid {
-        self.lead_thread.pid()
     }
 }
