@@ -11,12 +11,12 @@ use crate::{ioctl, process::Process};
 
 /// Opens `/dev/kfd` for the current thread group.
 pub(crate) fn open() -> Result<Arc<Process>> {
-    Process::new_for_current()
+    Process::open_current()
 }
 
 /// Releases a file's reference to its process.
 pub(crate) fn release(process: Arc<Process>) {
-    drop(process);
+    process.release_file();
 }
 
 /// Dispatches an ioctl; see [`ioctl::dispatch`].

@@ -10,7 +10,9 @@
 use kernel::{ffi::c_int, prelude::*};
 
 mod chrdev;
+pub(crate) mod kgd;
 pub(crate) mod sysfs;
+pub(crate) mod time;
 
 pub(crate) use chrdev::Chardev;
 

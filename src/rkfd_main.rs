@@ -10,10 +10,10 @@
 use kernel::{prelude::*, sync::Arc};
 
 mod chardev;
+mod device;
 mod ioctl;
 mod kabi;
-#[path = "../rust/kgd-kfd/src/interface.rs"]
-mod kgd;
+mod memory;
 mod process;
 mod topology;
 mod uapi;
@@ -37,6 +37,8 @@ struct Rkfd {
 
 impl kernel::Module for Rkfd {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        device::init_module_state();
+        process::init_module_state();
         let chardev = kabi::Chardev::register()
             .inspect_err(|e| pr_err!("failed to register /dev/kfd: {:?}\n", e))?;
         pr_info!(

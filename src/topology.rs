@@ -51,8 +51,8 @@ use kernel::{
 };
 
 use crate::{
+    kabi::kgd::GpuInfo,
     kabi::sysfs::{host, Dir, Parent, Show, ShowBuffer},
-    kgd::kgd_gpu_info,
 };
 
 mod gpu;
@@ -261,7 +261,7 @@ impl Topology {
     /// and the same for the same device after a reload.  `EINVAL` for
     /// inconsistent `info`.
     #[allow(dead_code)] // Until the device layer (kgd2kfd_*) calls it.
-    pub(crate) fn add_gpu(&self, info: &kgd_gpu_info) -> Result<u32> {
+    pub(crate) fn add_gpu(&self, info: &GpuInfo) -> Result<u32> {
         let mut inner = self.inner.lock();
         let gpu_id = gpu::unique_gpu_id(gpu::gpu_id_hash(info), |id| {
             inner.gpus.iter().any(|g| g.gpu_id == id)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! A GPU in the topology: what its node prints, derived from the
-//! [`kgd_gpu_info`] the GPU driver reports at probe, as upstream derives it
+//! [`GpuInfo`] the GPU driver reports at probe, as upstream derives it
 //! from amdgpu's device data.
 //!
 //! C: `drivers/gpu/drm/amd/amdkfd/kfd_crat.c` (`kfd_create_vcrat_image_gpu`,
@@ -12,7 +12,7 @@
 //! `fill_in_l2_l3_pcache`, `kfd_fill_iolink_non_crat_info`),
 //! `amdgpu_amdkfd.c` (`amdgpu_amdkfd_get_pcie_bandwidth_mbytes`).
 //!
-//! Assumptions where `kgd_gpu_info` carries less than amdgpu knows:
+//! Assumptions where `GpuInfo` carries less than amdgpu knows:
 //! every CU is active (no harvest mask), the device sits on NUMA node 0, it
 //! has PCIe atomics, no PCI subsystem ids (0 in the `gpu_id` hash) and no
 //! PCIe link data (bandwidth as for links x1..x16, Gen1..Gen5), no GWS.
@@ -24,7 +24,7 @@ use super::props::{
     HSA_IOLINK_TYPE_PCIEXPRESS, HSA_MEM_HEAP_TYPE_FB_PRIVATE, HSA_MEM_HEAP_TYPE_FB_PUBLIC,
     SIBLING_MAP_SIZE,
 };
-use crate::kgd::{kgd_cache_info, kgd_gpu_info, KGD_MAX_CACHES};
+use crate::kabi::kgd::GpuInfo;
 
 /// First GPU processor id (C: `gpu_processor_id_low`); CPU APIC ids stay below.
 pub(crate) const FIRST_PROCESSOR_ID: u32 = 0x8000_1000;
@@ -62,7 +62,7 @@ pub(crate) fn crc16(mut crc: u16, data: &[u8]) -> u16 {
 
 /// The 16-bit hash of a device's identity (`kfd_generate_gpu_id`), before
 /// making it non-zero and unique.  Stable for the same device across reloads.
-pub(crate) fn gpu_id_hash(info: &kgd_gpu_info) -> u32 {
+pub(crate) fn gpu_id_hash(info: &GpuInfo) -> u32 {
     let buf: [u32; 8] = [
         info.location_id & 0xff, // devfn
         0,                       // subsystem vendor | subsystem device << 16: not reported
@@ -97,7 +97,7 @@ pub(crate) fn unique_gpu_id(hash: u32, taken: impl Fn(u32) -> bool) -> Result<u3
     Err(ENOSPC)
 }
 
-/// The shader geometry of a validated `kgd_gpu_info`.
+/// The shader geometry of a validated `GpuInfo`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Geometry {
     /// XCCs.
@@ -113,7 +113,7 @@ pub(crate) struct Geometry {
 impl Geometry {
     /// Checks what the properties are computed from; `EINVAL` (with a
     /// message) for a GPU whose node would be inconsistent or overflow.
-    pub(crate) fn of(info: &kgd_gpu_info) -> Result<Self> {
+    pub(crate) fn of(info: &GpuInfo) -> Result<Self> {
         let g = Geometry {
             xcc: info.num_xcc,
             se: info.num_shader_engines,
@@ -147,10 +147,10 @@ impl Geometry {
         {
             return reject("CU count");
         }
-        if info.num_caches > KGD_MAX_CACHES {
+        if info.num_caches as usize > info.caches.len() {
             return reject("num_caches");
         }
-        for c in reported_caches(info) {
+        for c in reported(&info.caches, info.num_caches) {
             if c.level == 0 || c.cus_per_cache == 0 || c.cus_per_cache > MAX_CU_PER_SH {
                 return reject("cache (level 0, or cus_per_cache not 1..=32)");
             }
@@ -189,7 +189,7 @@ pub(crate) struct Gpu {
     /// Its `gpu_id`.
     pub(crate) gpu_id: u32,
     /// What the device reported.
-    info: kgd_gpu_info,
+    info: GpuInfo,
     /// Its `name`.
     name: Name,
     /// Derived shader geometry.
@@ -208,7 +208,7 @@ pub(crate) struct Gpu {
 
 impl Gpu {
     /// A GPU with id `gpu_id` whose CUs start at processor id `simd_id_base`.
-    pub(crate) fn new(info: &kgd_gpu_info, gpu_id: u32, simd_id_base: u32) -> Result<Self> {
+    pub(crate) fn new(info: &GpuInfo, gpu_id: u32, simd_id_base: u32) -> Result<Self> {
         let geometry = Geometry::of(info)?;
         let raw_name = info.name.map(|c| c as u8);
         let mem_bank = Arc::new(
@@ -335,9 +335,9 @@ impl Gpu {
 /// The cache entries of a GPU (`kfd_fill_cache_non_crat_info`): for a level 1
 /// cache one entry per group of `cus_per_cache` CUs of every shader array,
 /// for other levels one entry for the whole GPU.
-fn caches(info: &kgd_gpu_info, g: &Geometry, simd_id_base: u32) -> Result<KVec<Arc<Cache>>> {
+fn caches(info: &GpuInfo, g: &Geometry, simd_id_base: u32) -> Result<KVec<Arc<Cache>>> {
     let mut out = KVec::new();
-    for c in reported_caches(info) {
+    for c in reported(&info.caches, info.num_caches) {
         let shared = (1u64 << c.cus_per_cache) - 1;
         let entry = |processor_id_low: u32| Cache {
             processor_id_low,
@@ -392,10 +392,10 @@ fn caches(info: &kgd_gpu_info, g: &Geometry, simd_id_base: u32) -> Result<KVec<A
     Ok(out)
 }
 
-/// The caches the device reports (at most `KGD_MAX_CACHES`).
-fn reported_caches(info: &kgd_gpu_info) -> &[kgd_cache_info] {
-    let n = (info.num_caches as usize).min(info.caches.len());
-    info.caches.get(..n).unwrap_or(&[])
+/// The first `num` of a device's caches (`info.caches`, `info.num_caches`).
+fn reported<C>(caches: &[C], num: u32) -> &[C] {
+    let n = (num as usize).min(caches.len());
+    caches.get(..n).unwrap_or(&[])
 }
 
 /// Stores `mask` little-endian at byte `at` of the sibling map (in bounds:

@@ -12,8 +12,10 @@ mod suite {
     use kernel::{page::PAGE_SIZE, str::CString, sync::Arc};
 
     use crate::{
-        kabi::sysfs::{self, host, Parent, Show, ShowBuffer},
-        kgd::{kgd_cache_info, kgd_gpu_info},
+        kabi::{
+            kgd::GpuInfo,
+            sysfs::{self, host, Parent, Show, ShowBuffer},
+        },
         topology::{
             gpu::{self, Gpu},
             nodes::{self, CpuEntry, HostLinks},
@@ -56,8 +58,8 @@ mod suite {
     ];
 
     /// A small gfx1030-like GPU: 1 XCC, 1 SE, 2 SH, 4 CUs per SH.
-    fn sample_gpu(location_id: u32) -> kgd_gpu_info {
-        let mut info = kgd_gpu_info {
+    fn sample_gpu(location_id: u32) -> GpuInfo {
+        let mut info = GpuInfo {
             gfx_target_version: 100300,
             vendor_id: 0x1002,
             device_id: 0x73bf,
@@ -88,22 +90,18 @@ mod suite {
         for (i, b) in b"Virtual GFX1030".iter().enumerate() {
             info.name[i] = *b as _;
         }
-        info.caches[0] = kgd_cache_info {
-            level: 1,
-            size_kib: 16,
-            cache_line_size: 64,
-            type_: 9,
-            cus_per_cache: 2,
-            ..Default::default()
-        };
-        info.caches[1] = kgd_cache_info {
-            level: 2,
-            size_kib: 4096,
-            cache_line_size: 128,
-            type_: 9,
-            cus_per_cache: 8,
-            ..Default::default()
-        };
+        // L1: 16 KiB per 2 CUs; L2: 4 MiB for up to 8 CUs; both HSACU|DATA.
+        for (c, (level, size_kib, line, cus)) in info
+            .caches
+            .iter_mut()
+            .zip([(1, 16, 64, 2), (2, 4096, 128, 8)])
+        {
+            c.level = level;
+            c.size_kib = size_kib;
+            c.cache_line_size = line;
+            c.type_ = 9;
+            c.cus_per_cache = cus;
+        }
         info
     }
 
@@ -330,7 +328,7 @@ mod suite {
 
     #[test]
     fn inconsistent_gpu_info_is_einval() {
-        let bad: [fn(&mut kgd_gpu_info); 6] = [
+        let bad: [fn(&mut GpuInfo); 6] = [
             |i| i.num_xcc = 0,
             |i| i.simd_per_cu = 0,
             |i| i.cu_per_sh = 33,
