@@ -22,9 +22,11 @@
 //!
 //! The module struct creates the [`Topology`] once, after `/dev/kfd`
 //! (its directory lives under the kfd device), and drops it before the
-//! device.  GPUs are added with [`Topology::add_gpu`] when the GPU driver
-//! probes and removed with [`Topology::remove_gpu`]; lookups are
-//! [`Topology::gpu`] and [`Topology::gpus`].
+//! device.  A GPU is added with [`Topology::add_gpu`] when its device is
+//! published (upstream: `kgd2kfd_device_init`), which returns its `gpu_id`,
+//! and removed with [`Topology::remove_gpu`] at `kgd2kfd_device_exit`;
+//! lookups are [`Topology::gpu`] and [`Topology::gpus`].  rkfd's own
+//! capability bits go in with [`Topology::update_capability`].
 //!
 //! Every change rebuilds the whole `nodes/` tree, as upstream does, so node
 //! directories are always numbered `0..N-1` and the links renumbered; then
@@ -50,9 +52,9 @@ use kernel::{
     }, //
 };
 
-use crate::{
-    kabi::kgd::GpuInfo,
-    kabi::sysfs::{host, Dir, Parent, Show, ShowBuffer},
+use crate::kabi::{
+    kgd::GpuInfo,
+    sysfs::{host, Dir, Parent, Show, ShowBuffer},
 };
 
 mod gpu;
