@@ -43,6 +43,13 @@ pub(crate) fn init_module_state() {
     unsafe { DEVICES.init() };
 }
 
+/// Frees the device list's storage at module exit (statics are never
+/// dropped).  GPU drivers depend on rkfd's symbols, so none is loaded then.
+pub(crate) fn exit_module_state() {
+    let old = core::mem::replace(&mut DEVICES.lock().devices, KVec::new());
+    drop(old);
+}
+
 /// Checks what a GPU reports before rkfd relies on it (user space divides
 /// by some of these and asserts on others).
 fn validate(info: &GpuInfo) -> Result {

@@ -157,6 +157,13 @@ pub(crate) fn init_module_state() {
     unsafe { PROCESSES.init() };
 }
 
+/// Frees the process table's storage at module exit (statics are never
+/// dropped).  No process can exist then: open files pin the module.
+pub(crate) fn exit_module_state() {
+    let old = core::mem::replace(&mut PROCESSES.lock().entries, KVec::new());
+    drop(old);
+}
+
 impl Process {
     /// Finds or creates the process of the current address space and counts
     /// one more open file for it (upstream `kfd_create_process`).

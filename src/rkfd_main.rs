@@ -58,6 +58,8 @@ impl kernel::Module for Rkfd {
 
 impl Drop for Rkfd {
     fn drop(&mut self) {
+        process::exit_module_state();
+        device::exit_module_state();
         pr_info!("Unloading module\n");
     }
 }
