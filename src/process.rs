@@ -108,12 +108,12 @@ pub(crate) struct ProcessInner {
 impl ProcessInner {
     /// The pdd of `gpu_id` (upstream `kfd_process_device_data_by_id`).
     pub(crate) fn pdd(&mut self, gpu_id: u32) -> Result<&mut ProcessDevice> {
-        self.pdds.iter_mut().find(|p| p.dev.gpu_id == gpu_id).ok_or(EINVAL)
+        self.pdds.iter_mut().find(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL)
     }
 
     /// Index of the pdd of `gpu_id`.
     pub(crate) fn pdd_index(&self, gpu_id: u32) -> Result<usize> {
-        self.pdds.iter().position(|p| p.dev.gpu_id == gpu_id).ok_or(EINVAL)
+        self.pdds.iter().position(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL)
     }
 }
 
