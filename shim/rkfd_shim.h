@@ -13,11 +13,14 @@
 #include <linux/types.h>
 
 struct file;
+struct kobject;
 
 /* C side, called from Rust (src/kabi.rs). */
 int rkfd_shim_chrdev_register(void);
 void rkfd_shim_chrdev_unregister(void);
 int rkfd_shim_chrdev_major(void);
+/* The kobject of /sys/devices/virtual/kfd/kfd; NULL while not registered. */
+struct kobject *rkfd_shim_kfd_kobject(void);
 
 /* Rust side, called from the file operations of /dev/kfd. */
 int rkfd_rs_open(void **private_data);
