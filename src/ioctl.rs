@@ -17,13 +17,12 @@
 use kernel::{
     alloc::KVVec,
     prelude::*,
-    transmute::AsBytes,
     uaccess::UserSlice, //
 };
 
 use crate::{
     process::Process,
-    uapi::{self, IoctlArgs},
+    uapi,
 };
 
 /// An ioctl handler: the caller's process and the argument buffer.
@@ -178,7 +177,7 @@ pub(crate) fn dispatch(process: &Process, cmd: u32, arg: usize) -> Result<isize>
         heap = KVVec::from_elem(0u64, words, GFP_KERNEL)?;
         &mut heap[..]
     };
-    let bytes = &mut buf.as_bytes_mut()[..sizes.alloc];
+    let bytes = &mut buf.as_mut_bytes()[..sizes.alloc];
 
     let (mut reader, mut writer) = UserSlice::new(UserPtr::from_addr(arg), sizes.user).reader_writer();
     if copy_in {
@@ -235,7 +234,7 @@ mod tests {
     #[test]
     fn get_version_reports_interface() -> Result {
         let mut buf = [0u64; 1];
-        let bytes = buf.as_bytes_mut();
+        let bytes = buf.as_mut_bytes();
         let p = Process::new_for_current()?;
         (lookup(uapi::AMDKFD_IOC_GET_VERSION)?.handler)(&p, bytes)?;
         let args: &mut uapi::kfd_ioctl_get_version_args = uapi::args_mut(bytes)?;
