@@ -97,7 +97,7 @@ mod tests {
                     let (ap, frame0, w) = random_pte(&mut rng);
                     let busy = (0..npages).any(|i| model.contains_key(&((va >> PAGE_SHIFT) + i)));
                     let live = pt.live_tables();
-                    match pt.map(va, npages, |i| pte(ap, frame0 + i, w)) {
+                    match pt.map(va, npages, |i| Ok(pte(ap, frame0 + i, w))) {
                         Ok(()) => {
                             assert!(!busy, "step {step}: map over a mapping succeeded");
                             for i in 0..npages {
@@ -156,7 +156,7 @@ mod tests {
     #[test]
     fn table_counts_per_level() {
         let mut pt = PageTable::new().unwrap();
-        let p = |i| pte(Aperture::System, i, true);
+        let p = |i| Ok(pte(Aperture::System, i, true));
         assert_eq!(pt.live_tables(), 1);
         pt.map(0x10000, 1, p).unwrap();
         assert_eq!(pt.live_tables(), 4, "root + PDB1 + PDB0 + PTB");
@@ -179,18 +179,18 @@ mod tests {
         let mut pt = PageTable::new().unwrap();
         for round in 0..50 {
             let va = 0x7000_0000_0000 + round * 0x4000_0000;
-            pt.map(va, 1000, |i| pte(Aperture::Vram, i, false)).unwrap();
+            pt.map(va, 1000, |i| Ok(pte(Aperture::Vram, i, false))).unwrap();
             assert_eq!(pt.unmap(va, 1000), Ok(1000));
         }
         // 1000 pages from a 1 GiB-aligned address: root, PDB1, PDB0, 2 PTBs.
-        pt.map(0x7000_0000_0000, 1000, |i| pte(Aperture::Vram, i, false)).unwrap();
+        pt.map(0x7000_0000_0000, 1000, |i| Ok(pte(Aperture::Vram, i, false))).unwrap();
         assert_eq!(pt.live_tables(), 5);
     }
 
     #[test]
     fn arguments_are_checked() {
         let mut pt = PageTable::new().unwrap();
-        let p = |i| pte(Aperture::Vram, i, true);
+        let p = |i| Ok(pte(Aperture::Vram, i, true));
         assert_eq!(pt.map(0x1001, 1, p), Err(Error::Invalid));
         assert_eq!(pt.map(0x1000, 0, p), Err(Error::Invalid));
         assert_eq!(pt.map(VA_END, 1, p), Err(Error::OutOfRange));
@@ -202,6 +202,25 @@ mod tests {
         assert_eq!(pt.lookup(VA_END), None);
         assert_eq!(pt.map(VA_END - 2 * PAGE_SIZE, 2, p), Err(Error::Busy));
         assert_eq!(pt.live_tables(), 4, "a failed map allocated nothing");
+    }
+
+    #[test]
+    fn failing_pte_source_changes_nothing() {
+        let mut pt = PageTable::new().unwrap();
+        pt.map(0x20_0000, 1, |_| Ok(pte(Aperture::Vram, 1, true))).unwrap();
+        let live = pt.live_tables();
+        // Fails on the 700th page, after crossing into a new PTB and PDB0.
+        let r = pt.map((1 << 30) - 600 * PAGE_SIZE, 1000, |i| {
+            if i == 700 {
+                Err(Error::BadFrame)
+            } else {
+                Ok(pte(Aperture::System, i, false))
+            }
+        });
+        assert_eq!(r, Err(Error::BadFrame));
+        assert_eq!(pt.live_tables(), live);
+        assert_eq!(pt.mapped_pages(), 1);
+        assert_eq!(pt.lookup((1 << 30) - 600 * PAGE_SIZE), None);
     }
 
     #[test]
@@ -217,7 +236,7 @@ mod tests {
         for (i, &(ap, frame, w, x)) in cases.iter().enumerate() {
             let want = Pte::new(ap, frame, w, x).unwrap();
             let va = 0x1_0000_0000 + i as u64 * PAGE_SIZE;
-            pt.map(va, 1, |_| want).unwrap();
+            pt.map(va, 1, |_| Ok(want)).unwrap();
             let got = pt.lookup(va).unwrap();
             assert_eq!(got, want);
             assert_eq!((got.aperture(), got.frame(), got.writable(), got.executable()), (ap, frame, w, x));

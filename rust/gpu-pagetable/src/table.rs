@@ -344,20 +344,22 @@ impl PageTable {
     /// Maps `npages` pages at `va`, page `i` to `pte(i)`.
     ///
     /// All or nothing: fails with [`Error::Busy`] if any page of the range
-    /// is already mapped, and changes nothing on any error.
+    /// is already mapped, with the error of `pte` if it fails, and changes
+    /// nothing on any error.
     pub fn map(
         &mut self,
         va: u64,
         npages: u64,
-        mut pte: impl FnMut(u64) -> Pte,
+        mut pte: impl FnMut(u64) -> Result<Pte, Error>,
     ) -> Result<(), Error> {
         let end = range_end(va, npages)?;
         // Pass 1: check that the range is free and count the missing tables.
         let need = self.scan(Some(0), LEVELS - 1, va, end)?;
         // Allocate them, so that pass 2 cannot fail.
         self.reserve(need)?;
-        // Pass 2: write.  A failure here would be a bug in the reservation;
-        // the range was free, so unmapping it restores the previous state.
+        // Pass 2: write.  Only `pte` can fail here (running out of reserved
+        // tables would be a bug); the range was free, so unmapping it
+        // restores the previous state.
         if let Err(e) = self.fill(0, LEVELS - 1, va, end, va, &mut pte) {
             self.clear(0, LEVELS - 1, va, end);
             return Err(e);
@@ -452,14 +454,14 @@ impl PageTable {
         start: u64,
         end: u64,
         va0: u64,
-        pte: &mut impl FnMut(u64) -> Pte,
+        pte: &mut impl FnMut(u64) -> Result<Pte, Error>,
     ) -> Result<(), Error> {
         let mut cs = start;
         while cs < end {
             let ce = chunk_end(cs, end, level);
             let slot = table * ENTRIES + entry_index(cs, level);
             if level == 0 {
-                self.words[slot] = pte((cs - va0) >> PAGE_SHIFT).encode();
+                self.words[slot] = pte((cs - va0) >> PAGE_SHIFT)?.encode();
                 self.mapped += 1;
             } else {
                 let child = match self.child(table, entry_index(cs, level)) {
