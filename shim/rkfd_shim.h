@@ -26,4 +26,23 @@ long rkfd_rs_ioctl(void *private_data, unsigned int cmd, unsigned long arg);
 int rkfd_rs_mmap(void *private_data, unsigned long vm_start, unsigned long vm_end,
 		 unsigned long vm_pgoff);
 
+/* Device interface (shim/rkfd_kgd.c, include/rkfd/kgd_kfd_interface.h). */
+struct kgd_dev;
+struct kfd_dev;
+struct kfd2kgd_calls;
+struct kgd_gpu_info;
+struct module;
+
+void *rkfd_shim_fget(int fd);
+void rkfd_shim_fput(void *file);
+bool rkfd_shim_try_module_get(void *owner);
+void rkfd_shim_module_put(void *owner);
+
+struct kfd_dev *rkfd_rs_kgd2kfd_probe(struct kgd_dev *kgd, struct module *owner,
+				      const struct kfd2kgd_calls *calls,
+				      const struct kgd_gpu_info *info);
+int rkfd_rs_kgd2kfd_device_init(struct kfd_dev *kfd);
+void rkfd_rs_kgd2kfd_device_exit(struct kfd_dev *kfd);
+void rkfd_rs_kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry);
+
 #endif /* RKFD_SHIM_H */

@@ -11,15 +11,12 @@ use crate::{ioctl, process::Process};
 
 /// Opens `/dev/kfd` for the current thread group.
 pub(crate) fn open() -> Result<Arc<Process>> {
-    let process = Process::new_for_current()?;
-    pr_debug!("process pid {} opened kfd node\n", process.pid());
-    Ok(process)
+    Process::open_current()
 }
 
 /// Releases a file's reference to its process.
 pub(crate) fn release(process: Arc<Process>) {
-    pr_debug!("process pid {} closed kfd node\n", process.pid());
-    drop(process);
+    process.release_file();
 }
 
 /// Dispatches an ioctl; see [`ioctl::dispatch`].

@@ -21,7 +21,10 @@ use kernel::{
 };
 
 use crate::{
-    process::Process,
+    device,
+    kabi::{self, kgd::DrmFile},
+    memory::{self, Direction},
+    process::{Apertures, Process},
     uapi,
 };
 
@@ -64,9 +67,202 @@ fn deprecated(_process: &Process, _buf: &mut [u8]) -> Result {
 
 /// IOCTL: GET_VERSION: the KFD interface version this driver implements.
 fn get_version(_process: &Process, args: &mut uapi::kfd_ioctl_get_version_args) -> Result {
+    fill_version(args);
+    Ok(())
+}
+
+fn fill_version(args: &mut uapi::kfd_ioctl_get_version_args) {
     args.major_version = uapi::KFD_IOCTL_MAJOR_VERSION;
     args.minor_version = uapi::KFD_IOCTL_MINOR_VERSION;
+}
+
+/// IOCTL: GET_CLOCK_COUNTERS: GPU counter (0 for a gpu_id without GPU, as
+/// the CPU node's 0), raw monotonic and boot time in ns at 1 GHz.
+fn get_clock_counters(process: &Process, args: &mut uapi::kfd_ioctl_get_clock_counters_args) -> Result {
+    let dev = process.inner.lock().pdd(args.gpu_id).ok().map(|p| p.dev.clone());
+    args.gpu_clock_counter = dev.map_or(0, |d| d.kgd.gpu_clock_counter());
+    args.cpu_clock_counter = kabi::time::raw_ns();
+    args.system_clock_counter = kabi::time::boottime_ns();
+    args.system_clock_freq = 1_000_000_000;
     Ok(())
+}
+
+/// Fills one aperture record for a pdd.
+fn aperture_of(gpu_id: u32) -> uapi::kfd_process_device_apertures {
+    let a = &Apertures::V9;
+    uapi::kfd_process_device_apertures {
+        lds_base: a.lds_base,
+        lds_limit: a.lds_limit,
+        scratch_base: a.scratch_base,
+        scratch_limit: a.scratch_limit,
+        gpuvm_base: a.gpuvm_base,
+        gpuvm_limit: a.gpuvm_limit,
+        gpu_id,
+        pad: 0,
+    }
+}
+
+/// IOCTL: GET_PROCESS_APERTURES (deprecated): up to 7 records inline.
+fn get_process_apertures(process: &Process, args: &mut uapi::kfd_ioctl_get_process_apertures_args) -> Result {
+    let inner = process.inner.lock();
+    let mut n = 0;
+    for (slot, pdd) in args.process_apertures.iter_mut().zip(inner.pdds.iter()) {
+        *slot = aperture_of(pdd.dev.gpu_id);
+        n += 1;
+    }
+    args.num_of_nodes = n;
+    Ok(())
+}
+
+/// IOCTL: GET_PROCESS_APERTURES_NEW: count with `num_of_nodes == 0`, else
+/// fill the user array with at most `num_of_nodes` records.
+fn get_process_apertures_new(
+    process: &Process,
+    args: &mut uapi::kfd_ioctl_get_process_apertures_new_args,
+) -> Result {
+    let records = {
+        let inner = process.inner.lock();
+        if args.num_of_nodes == 0 {
+            args.num_of_nodes = inner.pdds.len() as u32;
+            return Ok(());
+        }
+        if args.num_of_nodes as usize > device::all()?.len() {
+            return Err(EINVAL);
+        }
+        let mut records = KVec::new();
+        for pdd in inner.pdds.iter().take(args.num_of_nodes as usize) {
+            records.push(aperture_of(pdd.dev.gpu_id), GFP_KERNEL)?;
+        }
+        records
+    };
+    args.num_of_nodes = records.len() as u32;
+    let mut w = UserSlice::new(
+        UserPtr::from_addr(args.kfd_process_device_apertures_ptr as usize),
+        records.len() * size_of::<uapi::kfd_process_device_apertures>(),
+    )
+    .writer();
+    for r in records.iter() {
+        w.write_slice(uapi::as_bytes(r))?;
+    }
+    Ok(())
+}
+
+/// IOCTL: ACQUIRE_VM: binds the process to the GPU VM of a render-node
+/// file of that GPU.  The same file again is a no-op, another one `-EBUSY`.
+fn acquire_vm(process: &Process, args: &mut uapi::kfd_ioctl_acquire_vm_args) -> Result {
+    let file = DrmFile::get(args.drm_fd)?;
+    let mut inner = process.inner.lock();
+    let pdd = inner.pdd(args.gpu_id)?;
+    if let Some(vm) = pdd.vm.as_ref() {
+        return if pdd.dev.kgd.vm_file(vm).same_file(&file) { Ok(()) } else { Err(EBUSY) };
+    }
+    pdd.vm = Some(pdd.dev.kgd.acquire_vm(file)?);
+    Ok(())
+}
+
+/// IOCTL: SET_MEMORY_POLICY: cache policies (COHERENT or NONCOHERENT).
+fn set_memory_policy(process: &Process, args: &mut uapi::kfd_ioctl_set_memory_policy_args) -> Result {
+    let valid = |p: u32| p == uapi::KFD_IOC_CACHE_POLICY_COHERENT || p == uapi::KFD_IOC_CACHE_POLICY_NONCOHERENT;
+    if !valid(args.default_policy) || !valid(args.alternate_policy) {
+        return Err(EINVAL);
+    }
+    let mut inner = process.inner.lock();
+    let pdd = inner.pdd(args.gpu_id)?;
+    pdd.bound_vm().map_err(|_| ESRCH)?;
+    pdd.memory_policy = (
+        args.default_policy,
+        args.alternate_policy,
+        args.alternate_aperture_base,
+        args.alternate_aperture_size,
+    );
+    Ok(())
+}
+
+/// IOCTL: SET_SCRATCH_BACKING_VA: remembered for the queues of the device.
+fn set_scratch_backing_va(process: &Process, args: &mut uapi::kfd_ioctl_set_scratch_backing_va_args) -> Result {
+    let mut inner = process.inner.lock();
+    let pdd = inner.pdd(args.gpu_id)?;
+    pdd.bound_vm()?;
+    pdd.scratch_backing_va = args.va_addr;
+    Ok(())
+}
+
+/// IOCTL: SET_TRAP_HANDLER: remembered for the queues of the device.
+fn set_trap_handler(process: &Process, args: &mut uapi::kfd_ioctl_set_trap_handler_args) -> Result {
+    let mut inner = process.inner.lock();
+    let pdd = inner.pdd(args.gpu_id)?;
+    pdd.bound_vm().map_err(|_| ESRCH)?;
+    pdd.trap_handler = (args.tba_addr, args.tma_addr);
+    Ok(())
+}
+
+/// IOCTL: SET_XNACK_MODE: `< 0` queries; `>= 0` sets, allowed only if every
+/// GPU of the process supports per-process XNACK (`-EPERM` otherwise).
+fn set_xnack_mode(process: &Process, args: &mut uapi::kfd_ioctl_set_xnack_mode_args) -> Result {
+    let mut inner = process.inner.lock();
+    if args.xnack_enabled < 0 {
+        args.xnack_enabled = i32::from(inner.xnack_enabled);
+        return Ok(());
+    }
+    let enable = args.xnack_enabled != 0;
+    if enable == inner.xnack_enabled {
+        return Ok(());
+    }
+    if enable && !inner.pdds.iter().all(|p| p.dev.supports_xnack_per_process()) {
+        return Err(EPERM);
+    }
+    inner.xnack_enabled = enable;
+    Ok(())
+}
+
+/// IOCTL: AVAILABLE_MEMORY: unallocated VRAM, 2 MiB aligned down.
+fn available_memory(process: &Process, args: &mut uapi::kfd_ioctl_get_available_memory_args) -> Result {
+    let dev = process.inner.lock().pdd(args.gpu_id)?.dev.clone();
+    args.available = dev.kgd.available_vram() & !((1u64 << 21) - 1);
+    Ok(())
+}
+
+/// IOCTL: ALLOC_MEMORY_OF_GPU.
+fn alloc_memory_of_gpu(process: &Process, args: &mut uapi::kfd_ioctl_alloc_memory_of_gpu_args) -> Result {
+    memory::alloc(&mut process.inner.lock(), args)
+}
+
+/// IOCTL: FREE_MEMORY_OF_GPU.
+fn free_memory_of_gpu(process: &Process, args: &mut uapi::kfd_ioctl_free_memory_of_gpu_args) -> Result {
+    let mut inner = process.inner.lock();
+    let signal_page = inner.signal_page_handle;
+    memory::free(&mut inner, args.handle, signal_page)
+}
+
+/// Most device ids a MAP/UNMAP call may name (bigger arrays cannot be
+/// allocated upstream either: `-ENOMEM`).
+const MAX_MAP_DEVICES: u32 = 1 << 16;
+
+/// Reads the `n_devices` gpu_ids of a MAP/UNMAP call.
+fn read_device_ids(ptr: u64, n_devices: u32, n_success: u32) -> Result<KVVec<u32>> {
+    if n_devices == 0 || n_success > n_devices {
+        return Err(EINVAL);
+    }
+    if n_devices > MAX_MAP_DEVICES {
+        return Err(ENOMEM);
+    }
+    let n = n_devices as usize;
+    let mut ids = KVVec::from_elem(0u32, n, GFP_KERNEL)?;
+    let mut r = UserSlice::new(UserPtr::from_addr(ptr as usize), n * size_of::<u32>()).reader();
+    r.read_slice(ids.as_mut_bytes())?;
+    Ok(ids)
+}
+
+/// IOCTL: MAP_MEMORY_TO_GPU.
+fn map_memory_to_gpu(process: &Process, args: &mut uapi::kfd_ioctl_map_memory_to_gpu_args) -> Result {
+    let ids = read_device_ids(args.device_ids_array_ptr, args.n_devices, args.n_success)?;
+    memory::map_or_unmap(&mut process.inner.lock(), args.handle, &ids, &mut args.n_success, Direction::Map)
+}
+
+/// IOCTL: UNMAP_MEMORY_FROM_GPU.
+fn unmap_memory_from_gpu(process: &Process, args: &mut uapi::kfd_ioctl_unmap_memory_from_gpu_args) -> Result {
+    let ids = read_device_ids(args.device_ids_array_ptr, args.n_devices, args.n_success)?;
+    memory::map_or_unmap(&mut process.inner.lock(), args.handle, &ids, &mut args.n_success, Direction::Unmap)
 }
 
 /// The dispatch table, indexed by `_IOC_NR(cmd) - AMDKFD_COMMAND_START`.
@@ -74,9 +270,9 @@ const IOCTLS: [IoctlDef; uapi::IOCTLS.len()] = [
     def!(AMDKFD_IOC_GET_VERSION, typed!(get_version)),
     def!(AMDKFD_IOC_CREATE_QUEUE, not_supported),
     def!(AMDKFD_IOC_DESTROY_QUEUE, not_supported),
-    def!(AMDKFD_IOC_SET_MEMORY_POLICY, not_supported),
-    def!(AMDKFD_IOC_GET_CLOCK_COUNTERS, not_supported),
-    def!(AMDKFD_IOC_GET_PROCESS_APERTURES, not_supported),
+    def!(AMDKFD_IOC_SET_MEMORY_POLICY, typed!(set_memory_policy)),
+    def!(AMDKFD_IOC_GET_CLOCK_COUNTERS, typed!(get_clock_counters)),
+    def!(AMDKFD_IOC_GET_PROCESS_APERTURES, typed!(get_process_apertures)),
     def!(AMDKFD_IOC_UPDATE_QUEUE, not_supported),
     def!(AMDKFD_IOC_CREATE_EVENT, not_supported),
     def!(AMDKFD_IOC_DESTROY_EVENT, not_supported),
@@ -87,15 +283,15 @@ const IOCTLS: [IoctlDef; uapi::IOCTLS.len()] = [
     def!(AMDKFD_IOC_DBG_UNREGISTER_DEPRECATED, deprecated),
     def!(AMDKFD_IOC_DBG_ADDRESS_WATCH_DEPRECATED, deprecated),
     def!(AMDKFD_IOC_DBG_WAVE_CONTROL_DEPRECATED, deprecated),
-    def!(AMDKFD_IOC_SET_SCRATCH_BACKING_VA, not_supported),
+    def!(AMDKFD_IOC_SET_SCRATCH_BACKING_VA, typed!(set_scratch_backing_va)),
     def!(AMDKFD_IOC_GET_TILE_CONFIG, not_supported),
-    def!(AMDKFD_IOC_SET_TRAP_HANDLER, not_supported),
-    def!(AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, not_supported),
-    def!(AMDKFD_IOC_ACQUIRE_VM, not_supported),
-    def!(AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, not_supported),
-    def!(AMDKFD_IOC_FREE_MEMORY_OF_GPU, not_supported),
-    def!(AMDKFD_IOC_MAP_MEMORY_TO_GPU, not_supported),
-    def!(AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, not_supported),
+    def!(AMDKFD_IOC_SET_TRAP_HANDLER, typed!(set_trap_handler)),
+    def!(AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, typed!(get_process_apertures_new)),
+    def!(AMDKFD_IOC_ACQUIRE_VM, typed!(acquire_vm)),
+    def!(AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, typed!(alloc_memory_of_gpu)),
+    def!(AMDKFD_IOC_FREE_MEMORY_OF_GPU, typed!(free_memory_of_gpu)),
+    def!(AMDKFD_IOC_MAP_MEMORY_TO_GPU, typed!(map_memory_to_gpu)),
+    def!(AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, typed!(unmap_memory_from_gpu)),
     def!(AMDKFD_IOC_SET_CU_MASK, not_supported),
     def!(AMDKFD_IOC_GET_QUEUE_WAVE_STATE, not_supported),
     def!(AMDKFD_IOC_GET_DMABUF_INFO, not_supported),
@@ -103,9 +299,9 @@ const IOCTLS: [IoctlDef; uapi::IOCTLS.len()] = [
     def!(AMDKFD_IOC_ALLOC_QUEUE_GWS, not_supported),
     def!(AMDKFD_IOC_SMI_EVENTS, not_supported),
     def!(AMDKFD_IOC_SVM, not_supported),
-    def!(AMDKFD_IOC_SET_XNACK_MODE, not_supported),
+    def!(AMDKFD_IOC_SET_XNACK_MODE, typed!(set_xnack_mode)),
     def!(AMDKFD_IOC_CRIU_OP, not_supported),
-    def!(AMDKFD_IOC_AVAILABLE_MEMORY, not_supported),
+    def!(AMDKFD_IOC_AVAILABLE_MEMORY, typed!(available_memory)),
     def!(AMDKFD_IOC_EXPORT_DMABUF, not_supported),
     def!(AMDKFD_IOC_RUNTIME_ENABLE, not_supported),
     def!(AMDKFD_IOC_DBG_TRAP, not_supported),
@@ -155,7 +351,6 @@ fn arg_sizes(user_cmd: u32, kernel_cmd: u32) -> ArgSizes {
 pub(crate) fn dispatch(process: &Process, cmd: u32, arg: usize) -> Result<isize> {
     let def = lookup(cmd)?;
     if !process.is_caller_opener() {
-        pr_debug!("Using KFD FD in wrong process\n");
         return Err(EBADF);
     }
 
@@ -235,9 +430,8 @@ mod tests {
     fn get_version_reports_interface() -> Result {
         let mut buf = [0u64; 1];
         let bytes = buf.as_mut_bytes();
-        let p = Process::new_for_current()?;
-        (lookup(uapi::AMDKFD_IOC_GET_VERSION)?.handler)(&p, bytes)?;
         let args: &mut uapi::kfd_ioctl_get_version_args = uapi::args_mut(bytes)?;
+        fill_version(args);
         assert_eq!(args.major_version, 1);
         assert_eq!(args.minor_version, uapi::KFD_IOCTL_MINOR_VERSION);
         Ok(())

@@ -10,6 +10,8 @@
 use kernel::{ffi::c_int, prelude::*};
 
 mod chrdev;
+pub(crate) mod kgd;
+pub(crate) mod time;
 
 pub(crate) use chrdev::Chardev;
 

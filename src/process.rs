@@ -2,39 +2,239 @@
 
 //! KFD processes: the driver's per-process context.
 //!
-//! C: `struct kfd_process` (`drivers/gpu/drm/amd/amdkfd/kfd_process.c`).
-//! For now a process is created per open of `/dev/kfd` and remembers the
-//! thread group that opened it; only that thread group may use the file
-//! (upstream's `lead_thread` rule).
+//! C: `struct kfd_process` and `struct kfd_process_device` (pdd),
+//! `kfd_process.c`.  One process exists per `mm`: every open of `/dev/kfd`
+//! by the same address space shares it, and it is torn down when the last
+//! such file is released, giving back every GPU VM, memory object and event.
+//! Only the thread group that created it may use it (upstream's
+//! `lead_thread` rule, checked by the ioctl dispatcher).
+//!
+//! Lock order (outermost first):
+//!
+//!  1. [`PROCESSES`] (the process table; only held to find/insert/remove)
+//!  2. `Process::inner` (upstream `p->mutex`; kfd2kgd calls are made under
+//!     it, they may sleep but never call back into rkfd)
+//!  3. [`crate::device::DEVICES`] (leaf)
 
 use kernel::{
     current,
+    mm::Mm,
+    new_mutex,
     prelude::*,
-    sync::{aref::ARef, Arc},
+    sync::{aref::ARef, Arc, Mutex},
     task::{Pid, Task}, //
 };
 
+use crate::{
+    device::{self, Device},
+    kabi::kgd::KgdVm,
+    memory::MemoryObjects,
+};
+
+/// Per-process data of one device (C: `struct kfd_process_device`, pdd).
+pub(crate) struct ProcessDevice {
+    /// The device.
+    pub(crate) dev: Arc<Device>,
+    /// The GPU VM, once `ACQUIRE_VM` bound one (upstream `drm_priv`).
+    pub(crate) vm: Option<KgdVm>,
+    /// Memory objects allocated on this device, by IDR handle.
+    pub(crate) mem: MemoryObjects,
+    /// `SET_SCRATCH_BACKING_VA` (upstream `qpd.sh_hidden_private_base`).
+    pub(crate) scratch_backing_va: u64,
+    /// `SET_TRAP_HANDLER`: trap base and trap memory addresses.
+    pub(crate) trap_handler: (u64, u64),
+    /// `SET_MEMORY_POLICY`: default and alternate policy, aperture base/size.
+    pub(crate) memory_policy: (u32, u32, u64, u64),
+    /// Bytes of VRAM this process allocated here (sysfs `vram_<gpu_id>`).
+    pub(crate) vram_usage: u64,
+}
+
+/// GPU virtual address apertures of a GFX9+ device
+/// (upstream `kfd_init_apertures_v9`).
+pub(crate) struct Apertures {
+    pub(crate) lds_base: u64,
+    pub(crate) lds_limit: u64,
+    pub(crate) scratch_base: u64,
+    pub(crate) scratch_limit: u64,
+    pub(crate) gpuvm_base: u64,
+    pub(crate) gpuvm_limit: u64,
+}
+
+impl Apertures {
+    /// The apertures every GFX9+ process sees: LDS at 1 << 48, scratch at
+    /// 2 << 48 (4 GiB each), GPU VM from 64 KiB (`AMDGPU_VA_RESERVED_BOTTOM`)
+    /// to the 47-bit VA limit.
+    pub(crate) const V9: Apertures = Apertures {
+        lds_base: 1 << 48,
+        lds_limit: (1 << 48) | 0xffff_ffff,
+        scratch_base: 2 << 48,
+        scratch_limit: (2 << 48) | 0xffff_ffff,
+        gpuvm_base: 1 << 16,
+        gpuvm_limit: (1 << 47) - 1,
+    };
+}
+
+impl ProcessDevice {
+    fn new(dev: Arc<Device>) -> Self {
+        ProcessDevice {
+            dev,
+            vm: None,
+            mem: MemoryObjects::new(),
+            scratch_backing_va: 0,
+            trap_handler: (0, 0),
+            memory_policy: (0, 0, 0, 0),
+            vram_usage: 0,
+        }
+    }
+
+    /// The GPU VM, or `-ENODEV` before `ACQUIRE_VM` (upstream
+    /// `kfd_bind_process_to_device`).
+    pub(crate) fn bound_vm(&self) -> Result<&KgdVm> {
+        self.vm.as_ref().ok_or(ENODEV)
+    }
+}
+
+/// The mutable state of a process (upstream fields under `p->mutex`).
+pub(crate) struct ProcessInner {
+    /// One entry per device that existed when the process was created.
+    pub(crate) pdds: KVec<ProcessDevice>,
+    /// XNACK (GPU retry faults) enabled for this process.
+    pub(crate) xnack_enabled: bool,
+    /// Handle of the memory object registered as the event signal page; it
+    /// cannot be freed by user space (upstream `p->signal_handle`).
+    pub(crate) signal_page_handle: Option<u64>,
+}
+
+impl ProcessInner {
+    /// The pdd of `gpu_id` (upstream `kfd_process_device_data_by_id`).
+    pub(crate) fn pdd(&mut self, gpu_id: u32) -> Result<&mut ProcessDevice> {
+        self.pdds.iter_mut().find(|p| p.dev.gpu_id == gpu_id).ok_or(EINVAL)
+    }
+
+    /// Index of the pdd of `gpu_id`.
+    pub(crate) fn pdd_index(&self, gpu_id: u32) -> Result<usize> {
+        self.pdds.iter().position(|p| p.dev.gpu_id == gpu_id).ok_or(EINVAL)
+    }
+}
+
 /// A KFD process.
+#[pin_data]
 pub(crate) struct Process {
-    /// The group leader of the thread group that opened `/dev/kfd`.
+    /// The group leader of the thread group that created it.
     lead_thread: ARef<Task>,
+    /// The address space it belongs to (a `mmgrab` reference: identity only).
+    mm: ARef<Mm>,
+    /// Thread group id of the creator, for messages and sysfs.
+    pid: Pid,
+    /// Everything that changes (upstream `p->mutex`).
+    #[pin]
+    pub(crate) inner: Mutex<ProcessInner>,
+}
+
+/// An entry of the process table.
+struct ProcessEntry {
+    process: Arc<Process>,
+    /// Open `/dev/kfd` files that refer to it.
+    files: usize,
+}
+
+/// All KFD processes, one per `mm` (upstream `kfd_processes_table`).
+pub(crate) struct ProcessTable {
+    entries: KVec<ProcessEntry>,
+}
+
+kernel::sync::global_lock! {
+    // SAFETY: Initialised in module init (`init_module_state`) before
+    // `/dev/kfd` is registered.
+    pub(crate) unsafe(uninit) static PROCESSES: Mutex<ProcessTable> = ProcessTable {
+        entries: KVec::new(),
+    };
+}
+
+/// Initialises the module-global process table.  Called once from module init.
+pub(crate) fn init_module_state() {
+    // SAFETY: Called exactly once, from module init, before any other use.
+    unsafe { PROCESSES.init() };
 }
 
 impl Process {
-    /// Creates the process context for the current thread group.
-    pub(crate) fn new_for_current() -> Result<Arc<Self>> {
-        let lead_thread: ARef<Task> = current!().group_leader().into();
-        Ok(Arc::new(Process { lead_thread }, GFP_KERNEL)?)
+    /// Finds or creates the process of the current address space and counts
+    /// one more open file for it (upstream `kfd_create_process`).
+    pub(crate) fn open_current() -> Result<Arc<Self>> {
+        let task = current!();
+        let mm = task.mm().ok_or(EINVAL)?;
+        let mut table = PROCESSES.lock();
+        if let Some(e) = table.entries.iter_mut().find(|e| core::ptr::eq(&*e.process.mm, &**mm)) {
+            e.files += 1;
+            return Ok(e.process.clone());
+        }
+
+        let mut pdds = KVec::new();
+        for dev in device::all()? {
+            pdds.push(ProcessDevice::new(dev), GFP_KERNEL)?;
+        }
+        let leader = task.group_leader();
+        let process = Arc::pin_init(
+            try_pin_init!(Process {
+                lead_thread: leader.into(),
+                mm: ARef::from(&**mm),
+                pid: leader.pid(),
+                inner <- new_mutex!(
+                    ProcessInner { pdds, xnack_enabled: false, signal_page_handle: None },
+                    "Process::inner"
+                ),
+            }),
+            GFP_KERNEL,
+        )?;
+        table.entries.push(ProcessEntry { process: process.clone(), files: 1 }, GFP_KERNEL)?;
+        Ok(process)
     }
 
-    /// Whether the calling thread belongs to the thread group that opened
-    /// the file (a forked child or a process that received the fd does not).
+    /// A file referring to `self` is released; the last one tears the
+    /// process down (upstream `kfd_process_notifier_release` + wq release).
+    pub(crate) fn release_file(self: Arc<Self>) {
+        let last = {
+            let mut table = PROCESSES.lock();
+            match table.entries.iter().position(|e| Arc::ptr_eq(&e.process, &self)) {
+                Some(i) => {
+                    table.entries[i].files -= 1;
+                    if table.entries[i].files == 0 {
+                        let _ = table.entries.remove(i);
+                        true
+                    } else {
+                        false
+                    }
+                }
+                None => false,
+            }
+        };
+        if last {
+            self.teardown();
+        }
+    }
+
+    /// Gives back everything the process holds on every device: memory
+    /// objects (unmapped first), then VMs.
+    fn teardown(&self) {
+        let mut inner = self.inner.lock();
+        crate::memory::release_all(&mut inner);
+        for pdd in inner.pdds.iter_mut() {
+            if let Some(vm) = pdd.vm.take() {
+                pdd.dev.kgd.release_vm(vm);
+            }
+        }
+        inner.pdds.clear();
+    }
+
+    /// Whether the calling thread belongs to the thread group that created
+    /// the process (a forked child or a process that received the fd does not).
     pub(crate) fn is_caller_opener(&self) -> bool {
         *current!().group_leader() == *self.lead_thread
     }
 
-    /// The thread group id of the opener.
+    /// Thread group id of the creator.
+    #[allow(dead_code)] // Used by per-process sysfs once it lands.
     pub(crate) fn pid(&self) -> Pid {
-        self.lead_thread.pid()
+        self.pid
     }
 }

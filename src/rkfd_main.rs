@@ -10,8 +10,10 @@
 use kernel::prelude::*;
 
 mod chardev;
+mod device;
 mod ioctl;
 mod kabi;
+mod memory;
 mod process;
 mod uapi;
 
@@ -31,6 +33,8 @@ struct Rkfd {
 
 impl kernel::Module for Rkfd {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        device::init_module_state();
+        process::init_module_state();
         let chardev = kabi::Chardev::register()
             .inspect_err(|e| pr_err!("failed to register /dev/kfd: {:?}\n", e))?;
         pr_info!(

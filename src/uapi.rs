@@ -40,7 +40,43 @@ macro_rules! ioctl_args {
     };
 }
 
-ioctl_args!(kfd_ioctl_get_version_args);
+ioctl_args!(
+    kfd_ioctl_get_version_args,
+    kfd_ioctl_get_clock_counters_args,
+    kfd_ioctl_get_process_apertures_args,
+    kfd_ioctl_get_process_apertures_new_args,
+    kfd_ioctl_acquire_vm_args,
+    kfd_ioctl_set_memory_policy_args,
+    kfd_ioctl_set_scratch_backing_va_args,
+    kfd_ioctl_set_trap_handler_args,
+    kfd_ioctl_set_xnack_mode_args,
+    kfd_ioctl_get_available_memory_args,
+    kfd_ioctl_alloc_memory_of_gpu_args,
+    kfd_ioctl_free_memory_of_gpu_args,
+    kfd_ioctl_map_memory_to_gpu_args,
+    kfd_ioctl_unmap_memory_from_gpu_args,
+    kfd_process_device_apertures,
+);
+
+/// A UAPI struct without padding bytes, so all of its bytes may be copied
+/// to user space.
+///
+/// # Safety
+///
+/// Implementors are `IoctlArgs` whose C layout has no padding (checked for
+/// each type by a `const` size assertion at the implementation).
+pub(crate) unsafe trait NoPadding: IoctlArgs {}
+
+// SAFETY: 6 × u64 + 2 × u32 = 56 bytes, its size: no padding.
+unsafe impl NoPadding for kfd_process_device_apertures {}
+const _: () = assert!(core::mem::size_of::<kfd_process_device_apertures>() == 6 * 8 + 2 * 4);
+
+/// The bytes of a padding-free UAPI struct.
+pub(crate) fn as_bytes<T: NoPadding>(v: &T) -> &[u8] {
+    // SAFETY: `v` is a valid `T` with every byte initialised (`NoPadding`);
+    // the slice borrows `v`.
+    unsafe { core::slice::from_raw_parts(core::ptr::from_ref(v).cast::<u8>(), core::mem::size_of::<T>()) }
+}
 
 /// Views the start of an ioctl argument buffer as `T`.
 ///

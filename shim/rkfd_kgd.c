@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rkfd C shim: the kgd2kfd entry points GPU drivers call (exported, as
+ * upstream amdkfd exports them to amdgpu), forwarding to Rust, plus the
+ * struct file and module reference helpers the device interface needs.
+ */
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+
+#include <rkfd/kgd_kfd_interface.h>
+
+#include "rkfd_shim.h"
+
+struct kfd_dev *kgd2kfd_probe(struct kgd_dev *kgd, struct module *owner,
+			      const struct kfd2kgd_calls *calls,
+			      const struct kgd_gpu_info *info)
+{
+	if (!kgd || !calls || !info)
+		return NULL;
+	return rkfd_rs_kgd2kfd_probe(kgd, owner, calls, info);
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_probe);
+
+int kgd2kfd_device_init(struct kfd_dev *kfd)
+{
+	return kfd ? rkfd_rs_kgd2kfd_device_init(kfd) : -EINVAL;
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_device_init);
+
+void kgd2kfd_device_exit(struct kfd_dev *kfd)
+{
+	if (kfd)
+		rkfd_rs_kgd2kfd_device_exit(kfd);
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_device_exit);
+
+void kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry)
+{
+	if (kfd && ih_ring_entry)
+		rkfd_rs_kgd2kfd_interrupt(kfd, ih_ring_entry);
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_interrupt);
+
+void *rkfd_shim_fget(int fd)
+{
+	return fget(fd);
+}
+
+void rkfd_shim_fput(void *file)
+{
+	fput(file);
+}
+
+bool rkfd_shim_try_module_get(void *owner)
+{
+	return try_module_get(owner);
+}
+
+void rkfd_shim_module_put(void *owner)
+{
+	module_put(owner);
+}

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Memory objects: `ALLOC_MEMORY_OF_GPU`, `FREE_MEMORY_OF_GPU`,
+//! `MAP_MEMORY_TO_GPU`, `UNMAP_MEMORY_FROM_GPU`.
+//!
+//! C: the memory ioctls of `kfd_chardev.c` and the pdd's `alloc_idr`.  The
+//! GPU driver owns the backing store and the GPU page tables; rkfd owns the
+//! handles user space sees (`gpu_id << 32 | idr`, upstream `MAKE_HANDLE`),
+//! which GPUs each object is mapped on, and the VRAM accounting.
+//!
+//! Locking: every function here runs under `Process::inner`.
+
+use kernel::{
+    prelude::*,
+    rbtree::{RBTree, RBTreeNodeReservation}, //
+};
+
+use crate::{
+    kabi::kgd::{KernelMapping, KgdMem, MemAlloc},
+    process::ProcessInner,
+    uapi,
+};
+
+/// One memory object of a process on a device (C: `struct kgd_mem`).
+pub(crate) struct MemObject {
+    /// The GPU driver's object; `None` only transiently while freeing.
+    mem: Option<KgdMem>,
+    /// Size in bytes.
+    size: u64,
+    /// `KFD_IOC_ALLOC_MEM_FLAGS_*`.
+    flags: u32,
+    /// gpu_ids of the devices whose VM maps it.
+    mapped_on: KVec<u32>,
+}
+
+/// The memory objects of one pdd, by IDR handle (lowest free id first, as
+/// upstream's `idr_alloc(.., 0, 0, ..)`).
+pub(crate) struct MemoryObjects {
+    objects: RBTree<u32, MemObject>,
+}
+
+impl MemoryObjects {
+    /// An empty table.
+    pub(crate) fn new() -> Self {
+        MemoryObjects { objects: RBTree::new() }
+    }
+
+    /// The lowest id not in use.
+    fn free_id(&self) -> Result<u32> {
+        let mut want = 0u32;
+        for &k in self.objects.keys() {
+            if k != want {
+                break;
+            }
+            want = want.checked_add(1).ok_or(ENOSPC)?;
+        }
+        // IDR handles are positive ints.
+        if want > i32::MAX as u32 {
+            return Err(ENOSPC);
+        }
+        Ok(want)
+    }
+}
+
+/// `gpu_id << 32 | idr` (upstream `MAKE_HANDLE`).
+pub(crate) fn make_handle(gpu_id: u32, idr: u32) -> u64 {
+    (u64::from(gpu_id) << 32) | u64::from(idr)
+}
+
+/// Splits a handle into (gpu_id, idr) (upstream `GET_GPU_ID`, `GET_IDR_HANDLE`).
+pub(crate) fn split_handle(handle: u64) -> (u32, u32) {
+    ((handle >> 32) as u32, handle as u32)
+}
+
+/// Exactly one memory domain must be requested.
+fn check_flags(flags: u32) -> Result {
+    let domains = flags
+        & (uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM
+            | uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT
+            | uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR
+            | uapi::KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL
+            | uapi::KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP);
+    if domains.count_ones() != 1 {
+        return Err(EINVAL);
+    }
+    Ok(())
+}
+
+/// IOCTL: ALLOC_MEMORY_OF_GPU.
+pub(crate) fn alloc(inner: &mut ProcessInner, args: &mut uapi::kfd_ioctl_alloc_memory_of_gpu_args) -> Result {
+    let flags = args.flags;
+    if args.size == 0 || args.size & (kernel::page::PAGE_SIZE as u64 - 1) != 0 {
+        return Err(EINVAL);
+    }
+    check_flags(flags)?;
+    let pdd = inner.pdd(args.gpu_id)?;
+    let vram = flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0;
+    if vram && flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC != 0 && pdd.dev.info.vram_is_public == 0 {
+        // Host-visible VRAM on a small BAR, as upstream.
+        return Err(EINVAL);
+    }
+    if flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP != 0 && args.size != kernel::page::PAGE_SIZE as u64 {
+        return Err(EINVAL);
+    }
+    let vm = pdd.bound_vm()?;
+    let id = pdd.mem.free_id()?;
+    // Allocate the table node first: after the driver allocated, nothing may fail.
+    let node = RBTreeNodeReservation::new(GFP_KERNEL)?;
+    let mut mapped_on = KVec::new();
+    mapped_on.reserve(1, GFP_KERNEL)?;
+    let request = MemAlloc {
+        va: args.va_addr,
+        size: args.size,
+        user_addr: if flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR != 0 { args.mmap_offset } else { 0 },
+        flags,
+        pad: 0,
+    };
+    let (mem, offset) = pdd.dev.kgd.alloc_memory(vm, &request)?;
+    let obj = MemObject { mem: Some(mem), size: args.size, flags, mapped_on };
+    // `id` is free, so nothing is replaced.
+    pdd.mem.objects.insert(node.into_node(id, obj));
+    if vram {
+        let mut size = args.size;
+        if flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM != 0 {
+            size >>= 1;
+        }
+        pdd.vram_usage += size;
+    }
+    args.handle = make_handle(args.gpu_id, id);
+    args.mmap_offset = offset;
+    Ok(())
+}
+
+/// IOCTL: FREE_MEMORY_OF_GPU.  An object still mapped on a GPU is `-EBUSY`
+/// (as amdgpu); the signal page cannot be freed (`-EPERM`).
+pub(crate) fn free(inner: &mut ProcessInner, handle: u64, signal_page_handle: Option<u64>) -> Result {
+    if signal_page_handle == Some(handle) {
+        return Err(EPERM);
+    }
+    let (gpu_id, id) = split_handle(handle);
+    let pdd = inner.pdd(gpu_id)?;
+    let obj = pdd.mem.objects.get(&id).ok_or(EINVAL)?;
+    if !obj.mapped_on.is_empty() {
+        return Err(EBUSY);
+    }
+    pdd.bound_vm()?;
+    let mut obj = pdd.mem.objects.remove(&id).ok_or(EINVAL)?;
+    if let (Some(mem), Some(vm)) = (obj.mem.take(), pdd.vm.as_ref()) {
+        pdd.dev.kgd.free_memory(vm, mem);
+    }
+    if obj.flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0 {
+        let mut size = obj.size;
+        if obj.flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM != 0 {
+            size >>= 1;
+        }
+        pdd.vram_usage = pdd.vram_usage.saturating_sub(size);
+    }
+    Ok(())
+}
+
+/// Which way [`map_or_unmap`] goes.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Direction {
+    Map,
+    Unmap,
+}
+
+/// IOCTL: MAP_MEMORY_TO_GPU / UNMAP_MEMORY_FROM_GPU for the devices in
+/// `gpu_ids[n_success..]`; `n_success` advances with each device done, so
+/// user space can restart after an error.
+pub(crate) fn map_or_unmap(
+    inner: &mut ProcessInner,
+    handle: u64,
+    gpu_ids: &[u32],
+    n_success: &mut u32,
+    dir: Direction,
+) -> Result {
+    let (gpu_id, id) = split_handle(handle);
+    let owner = inner.pdd_index(gpu_id)?;
+    if dir == Direction::Map {
+        inner.pdds[owner].bound_vm()?;
+    }
+    if inner.pdds[owner].mem.objects.get(&id).is_none() {
+        // Upstream answers -ENOMEM for an unknown handle here.
+        return Err(ENOMEM);
+    }
+    let start = *n_success as usize;
+    for (i, &peer_id) in gpu_ids.iter().enumerate().skip(start) {
+        let peer = inner.pdd_index(peer_id)?;
+        let mapped = {
+            let pdds = &inner.pdds;
+            let obj = pdds[owner].mem.objects.get(&id).ok_or(EINVAL)?;
+            let mem = obj.mem.as_ref().ok_or(EINVAL)?;
+            let peer_pdd = &pdds[peer];
+            let vm = peer_pdd.bound_vm()?;
+            if !peer_pdd.dev.kgd.same_driver(&pdds[owner].dev.kgd) {
+                return Err(EINVAL);
+            }
+            let is_mapped = obj.mapped_on.iter().any(|&g| g == peer_id);
+            match (dir, is_mapped) {
+                (Direction::Map, true) => true,
+                (Direction::Map, false) => {
+                    peer_pdd.dev.kgd.map_memory(vm, mem)?;
+                    true
+                }
+                (Direction::Unmap, false) => return Err(EINVAL),
+                (Direction::Unmap, true) => {
+                    peer_pdd.dev.kgd.unmap_memory(vm, mem)?;
+                    false
+                }
+            }
+        };
+        let obj = inner.pdds[owner].mem.objects.get_mut(&id).ok_or(EINVAL)?;
+        let was = obj.mapped_on.iter().position(|&g| g == peer_id);
+        match (mapped, was) {
+            (true, None) => {
+                if let Err(e) = obj.mapped_on.push(peer_id, GFP_KERNEL) {
+                    // Keep the books right: undo the mapping we cannot record.
+                    let pdds = &inner.pdds;
+                    if let (Some(o), Ok(vm)) = (pdds[owner].mem.objects.get(&id), pdds[peer].bound_vm()) {
+                        if let Some(mem) = o.mem.as_ref() {
+                            let _ = pdds[peer].dev.kgd.unmap_memory(vm, mem);
+                        }
+                    }
+                    return Err(e.into());
+                }
+            }
+            (false, Some(pos)) => {
+                let _ = obj.mapped_on.remove(pos);
+            }
+            _ => {}
+        }
+        *n_success = (i + 1) as u32;
+    }
+    Ok(())
+}
+
+/// Unmaps and frees every memory object of the process (teardown).
+pub(crate) fn release_all(inner: &mut ProcessInner) {
+    for owner in 0..inner.pdds.len() {
+        loop {
+            let Some(&id) = inner.pdds[owner].mem.objects.keys().next() else {
+                break;
+            };
+            let Some(mut obj) = inner.pdds[owner].mem.objects.remove(&id) else {
+                break;
+            };
+            let Some(mem) = obj.mem.take() else {
+                continue;
+            };
+            for &g in obj.mapped_on.iter() {
+                if let Some(peer) = inner.pdds.iter().find(|p| p.dev.gpu_id == g) {
+                    if let Ok(vm) = peer.bound_vm() {
+                        let _ = peer.dev.kgd.unmap_memory(vm, &mem);
+                    }
+                }
+            }
+            let pdd = &inner.pdds[owner];
+            match pdd.bound_vm() {
+                Ok(vm) => pdd.dev.kgd.free_memory(vm, mem),
+                // Objects are only created in a bound VM, which is released
+                // after this; keep the handle leak visible rather than silent.
+                Err(_) => pr_err!("memory object {} of gpu {} has no VM\n", id, pdd.dev.gpu_id),
+            }
+        }
+        inner.pdds[owner].vram_usage = 0;
+    }
+}
+
+/// A kernel mapping of the GTT object `handle` (the event page).
+#[allow(dead_code)] // Used by the events subsystem once it lands.
+pub(crate) fn map_to_kernel(inner: &mut ProcessInner, handle: u64) -> Result<KernelMapping> {
+    let (gpu_id, id) = split_handle(handle);
+    let pdd = inner.pdd(gpu_id)?;
+    pdd.bound_vm()?;
+    let obj = pdd.mem.objects.get(&id).ok_or(EINVAL)?;
+    if obj.flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT == 0 {
+        return Err(EINVAL);
+    }
+    pdd.dev.kgd.map_gtt_to_kernel(obj.mem.as_ref().ok_or(EINVAL)?)
+}
