@@ -192,6 +192,11 @@ impl OffsetSlot {
     pub(crate) fn offset(&self) -> u64 {
         (self.id as u64 + 1) << OFFSET_SLOT_SHIFT
     }
+
+    /// Whether the slot is in `gpu`'s offset space.
+    pub(crate) fn is_on(&self, gpu: &Core) -> bool {
+        core::ptr::eq(&*self.core, gpu)
+    }
 }
 
 impl Drop for OffsetSlot {

@@ -213,11 +213,25 @@ impl Mem {
         self.slot.pgoff()
     }
 
-    /// The PTE for page `index` of the object.
-    pub(crate) fn pte(&self, index: u64) -> core::result::Result<Pte, pt::Error> {
+    /// Whether the object is memory of the GPU `gpu`.
+    pub(crate) fn is_on(&self, gpu: &Core) -> bool {
+        self.slot.is_on(gpu)
+    }
+
+    /// The PTE for page `index` of the object in a page table of this GPU
+    /// (`local`) or of another one.  Another GPU reaches this GPU's VRAM
+    /// through the PCI BAR, i.e. as system memory: with VRAM backed by host
+    /// pages, the host page behind the frame.
+    pub(crate) fn pte(&self, index: u64, local: bool) -> core::result::Result<Pte, pt::Error> {
         let i = usize::try_from(index).map_err(|_| pt::Error::OutOfRange)?;
         let (aperture, frame) = match &self.backing {
-            Backing::Vram(alloc) => (Aperture::Vram, alloc.frame(i).ok_or(pt::Error::OutOfRange)?),
+            Backing::Vram(alloc) if local => {
+                (Aperture::Vram, alloc.frame(i).ok_or(pt::Error::OutOfRange)?)
+            }
+            Backing::Vram(alloc) => (
+                Aperture::System,
+                kabi::page_pfn(alloc.page(i).ok_or(pt::Error::OutOfRange)?),
+            ),
             Backing::Gtt { pages, .. } => (
                 Aperture::System,
                 kabi::page_pfn(pages.get(i).ok_or(pt::Error::OutOfRange)?),

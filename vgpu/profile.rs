@@ -143,7 +143,8 @@ pub(crate) struct Profile {
     pub(crate) vram_width: u32,
     /// Default VRAM size of the virtual part, MiB.
     pub(crate) default_vram_mib: u32,
-    /// Whole VRAM host-visible (an APU's carve-out).
+    /// Whole VRAM host-visible: an APU's carve-out, or a dGPU's large
+    /// (resizable) BAR, as hosts configure these boards today.
     pub(crate) vram_is_public: bool,
     /// MEC firmware version.
     pub(crate) fw_version: u32,
@@ -199,7 +200,7 @@ pub(crate) static PROFILES: [Profile; 4] = [
         mem_clk_max_mhz: 1600,
         vram_width: 4096,
         default_vram_mib: 512,
-        vram_is_public: false,
+        vram_is_public: true,
         fw_version: 63,
         sdma_fw_version: 0,
         xnack_capable: true,
@@ -240,7 +241,7 @@ pub(crate) static PROFILES: [Profile; 4] = [
         mem_clk_max_mhz: 1000,
         vram_width: 256,
         default_vram_mib: 512,
-        vram_is_public: false,
+        vram_is_public: true,
         fw_version: 93,
         sdma_fw_version: 0,
         xnack_capable: false,
@@ -284,7 +285,7 @@ pub(crate) static PROFILES: [Profile; 4] = [
         mem_clk_max_mhz: 1124,
         vram_width: 384,
         default_vram_mib: 512,
-        vram_is_public: false,
+        vram_is_public: true,
         fw_version: 509,
         sdma_fw_version: 0,
         xnack_capable: false,

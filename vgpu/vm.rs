@@ -61,21 +61,22 @@ pub(crate) struct Vm {
 ///
 /// # Invariants
 ///
-/// The page table maps exactly the pages of the objects whose `mapped` is
-/// set, each at its own virtual address.
+/// The page table maps exactly the pages of the objects in `mappings`, each
+/// at its own virtual address.
 struct VmInner {
-    /// The objects, by mmap page offset.
-    objects: RBTree<u64, Object>,
+    /// The objects allocated in this VM, by mmap page offset.
+    objects: RBTree<u64, Arc<Mem>>,
+    /// The objects mapped into this VM's page table, by address: objects of
+    /// this VM or of another VM of any GPU of this driver (multi-GPU
+    /// mappings, which rkfd makes for `MAP_MEMORY_TO_GPU` with several GPUs).
+    mappings: RBTree<usize, Arc<Mem>>,
     /// The GPU page table.
     pt: PageTable,
 }
 
-/// An object of a VM.
-struct Object {
-    /// The object.
-    mem: Arc<Mem>,
-    /// Mapped into the page table.
-    mapped: bool,
+/// The key of `mem` in [`VmInner::mappings`].
+fn mapping_key(mem: &Mem) -> usize {
+    core::ptr::from_ref(mem) as usize
 }
 
 /// The errno for a page-table error: a conflicting mapping is `EINVAL`, as
@@ -97,7 +98,10 @@ impl Vm {
             try_pin_init!(Vm {
                 core,
                 // INVARIANT: Nothing is mapped.
-                inner <- new_mutex!(VmInner { objects: RBTree::new(), pt }, "Vm::inner"),
+                inner <- new_mutex!(
+                    VmInner { objects: RBTree::new(), mappings: RBTree::new(), pt },
+                    "Vm::inner"
+                ),
             }),
             GFP_KERNEL,
         )
@@ -111,14 +115,7 @@ impl Vm {
     /// Allocates a memory object in this VM (`alloc_memory_of_gpu`).
     pub(crate) fn alloc(&self, req: &AllocRequest) -> Result<Arc<Mem>> {
         let mem = Mem::new(&self.core, req)?;
-        let node = RBTreeNode::new(
-            mem.mmap_pgoff(),
-            Object {
-                mem: mem.clone(),
-                mapped: false,
-            },
-            GFP_KERNEL,
-        )?;
+        let node = RBTreeNode::new(mem.mmap_pgoff(), mem.clone(), GFP_KERNEL)?;
         // Offsets are unique on the GPU, so nothing is replaced.
         let old = self.inner.lock().objects.insert(node);
         drop(old);
@@ -126,64 +123,66 @@ impl Vm {
     }
 
     /// Removes an object from this VM, and from its page table if it is
-    /// mapped (`free_memory_of_gpu`).  Its memory is released when the
-    /// last CPU mapping of it goes away.
+    /// mapped there (`free_memory_of_gpu`).  Its memory is released when
+    /// the last reference goes: other VMs it is still mapped into, CPU
+    /// mappings.
     pub(crate) fn free(&self, mem: Arc<Mem>) {
         let removed = {
-            let mut inner = self.inner.lock();
+            let mut guard = self.inner.lock();
+            let inner = &mut *guard;
             let key = mem.mmap_pgoff();
-            match inner.objects.get(&key) {
-                Some(obj) if Arc::ptr_eq(&obj.mem, &mem) => {}
-                _ => {
-                    pr_warn!("free of a memory object that is not in this VM\n");
-                    return;
-                }
+            if !inner.objects.get(&key).is_some_and(|m| Arc::ptr_eq(m, &mem)) {
+                pr_warn!("free of a memory object that is not in this VM\n");
+                return;
             }
-            let obj = inner.objects.remove(&key);
-            if obj.as_ref().is_some_and(|o| o.mapped) {
+            let object = inner.objects.remove(&key);
+            let mapping = inner.mappings.remove(&mapping_key(&mem));
+            if mapping.is_some() {
                 // INVARIANT: The object's pages leave the page table with it.
                 // This cannot fail: `Mem::new` checked the range.
                 let _ = inner.pt.unmap(mem.va(), mem.npages());
             }
-            obj
+            (object, mapping)
         };
         // Dropped here, outside `inner` (see the lock order).
         drop(removed);
     }
 
-    /// Maps an object of this VM into its page table (`map_memory_to_gpu`).
-    /// Mapping a mapped object again does nothing, as in amdgpu.
-    pub(crate) fn map(&self, mem: &Mem) -> Result {
+    /// Maps a memory object into this VM's page table
+    /// (`map_memory_to_gpu`).  The object may belong to any VM of any GPU
+    /// of this driver.  Mapping a mapped object again does nothing, as in
+    /// amdgpu; `EINVAL` if its range overlaps another mapping.
+    pub(crate) fn map(&self, mem: &Arc<Mem>) -> Result {
+        let node = RBTreeNode::new(mapping_key(mem), mem.clone(), GFP_KERNEL)?;
+        let local = mem.is_on(&self.core);
         let mut guard = self.inner.lock();
         let inner = &mut *guard;
-        let obj = inner.objects.get_mut(&mem.mmap_pgoff()).ok_or(EINVAL)?;
-        if !core::ptr::eq(&*obj.mem, mem) {
-            return Err(EINVAL);
-        }
-        if obj.mapped {
+        if inner.mappings.get(&mapping_key(mem)).is_some() {
             return Ok(());
         }
         inner
             .pt
-            .map(mem.va(), mem.npages(), |i| mem.pte(i))
+            .map(mem.va(), mem.npages(), |i| mem.pte(i, local))
             .map_err(pt_errno)?;
         // INVARIANT: Its pages were just mapped.
-        obj.mapped = true;
+        inner.mappings.insert(node);
         Ok(())
     }
 
-    /// Removes an object of this VM from its page table
-    /// (`unmap_memory_from_gpu`).  `EINVAL` if it is not mapped.
+    /// Removes a memory object from this VM's page table
+    /// (`unmap_memory_from_gpu`).  `EINVAL` if it is not mapped here.
     pub(crate) fn unmap(&self, mem: &Mem) -> Result {
-        let mut guard = self.inner.lock();
-        let inner = &mut *guard;
-        let obj = inner.objects.get_mut(&mem.mmap_pgoff()).ok_or(EINVAL)?;
-        if !core::ptr::eq(&*obj.mem, mem) || !obj.mapped {
-            return Err(EINVAL);
-        }
-        inner.pt.unmap(mem.va(), mem.npages()).map_err(pt_errno)?;
-        // INVARIANT: Its pages were just unmapped.
-        obj.mapped = false;
+        let removed = {
+            let mut guard = self.inner.lock();
+            let inner = &mut *guard;
+            let removed = inner.mappings.remove(&mapping_key(mem)).ok_or(EINVAL)?;
+            // INVARIANT: Its pages leave with it.  This cannot fail: the
+            // range was mapped, so it is valid.
+            let _ = inner.pt.unmap(mem.va(), mem.npages());
+            removed
+        };
+        // The last reference may go here, outside `inner`.
+        drop(removed);
         Ok(())
     }
 
@@ -192,9 +191,9 @@ impl Vm {
     /// this VM, as GEM's `drm_vma_offset_exact_lookup_locked` requires.
     pub(crate) fn mmap_lookup(&self, pgoff: u64, npages: u64) -> Result<Arc<Mem>> {
         let inner = self.inner.lock();
-        let obj = inner.objects.get(&pgoff).ok_or(EINVAL)?;
-        obj.mem.check_cpu_map(npages)?;
-        Ok(obj.mem.clone())
+        let mem = inner.objects.get(&pgoff).ok_or(EINVAL)?;
+        mem.check_cpu_map(npages)?;
+        Ok(mem.clone())
     }
 
     /// What the GPU would access at `va`.
@@ -317,8 +316,8 @@ mod tests {
         let vm = vm_with_vram(16)?;
         let other = Vm::new(vm.core().clone())?;
         let m = vm.alloc(&req(0x10000, 1, GTT))?;
-        assert!(matches!(other.map(&m), Err(e) if e == EINVAL));
         assert!(matches!(other.mmap_lookup(m.mmap_pgoff(), 1), Err(e) if e == EINVAL));
+        assert!(matches!(other.unmap(&m), Err(e) if e == EINVAL));
         other.free(m.clone());
         // Still in its own VM.
         assert!(vm.mmap_lookup(m.mmap_pgoff(), 1).is_ok());
@@ -328,6 +327,35 @@ mod tests {
         assert!(matches!(vm.mmap_lookup(u.mmap_pgoff(), 1), Err(e) if e == EPERM));
         vm.free(u);
         vm.free(m);
+        Ok(())
+    }
+
+    #[test]
+    fn objects_map_into_other_gpus_vms() -> Result {
+        let vm = vm_with_vram(16)?;
+        let peer = vm_with_vram(16)?;
+        let same_gpu = Vm::new(vm.core().clone())?;
+        let v = vm.alloc(&req(0x10000, 2, VRAM))?;
+        vm.map(&v)?;
+        same_gpu.map(&v)?;
+        peer.map(&v)?;
+        // Local VRAM by frame, a peer's VRAM through the host page behind it.
+        let local = vm.translate(0x10000).ok_or(EINVAL)?;
+        assert!(local.aperture() == Aperture::Vram);
+        assert!(same_gpu.translate(0x10000) == Some(local));
+        let remote = peer.translate(0x10000).ok_or(EINVAL)?;
+        assert!(remote.aperture() == Aperture::System && remote.writable());
+        // Freed in its own VM while the peer still maps it: the VRAM stays
+        // allocated until the peer unmaps it.
+        let core = vm.core().clone();
+        same_gpu.unmap(&v)?;
+        vm.free(v.clone());
+        let v_ref = v;
+        assert_eq!(core.vram().used(), 2 * PAGE);
+        peer.unmap(&v_ref)?;
+        drop(v_ref);
+        assert_eq!(core.vram().used(), 0);
+        assert_eq!(peer.mapped_pages() + vm.mapped_pages() + same_gpu.mapped_pages(), 0);
         Ok(())
     }
 

@@ -270,7 +270,7 @@ unsafe extern "C" fn free_memory_of_gpu(
     vm.free(mem);
 }
 
-/// `map_memory_to_gpu`.
+/// `map_memory_to_gpu`: `mem` may come from any VM of any of our GPUs.
 unsafe extern "C" fn map_memory_to_gpu(
     _kgd: *mut kgd::kgd_dev,
     vm: *mut c_void,
@@ -278,6 +278,8 @@ unsafe extern "C" fn map_memory_to_gpu(
 ) -> c_int {
     // SAFETY: Live handles from rkfd.
     let (vm, mem) = unsafe { (vm_from_raw(vm), mem_from_raw(mem)) };
+    // The VM keeps its own reference while the object is mapped.
+    let mem: Arc<Mem> = mem.into();
     match vm.map(&mem) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
