@@ -75,7 +75,10 @@ impl kernel::Module for Amdgpu {
     fn init(module: &'static ThisModule) -> Result<Self> {
         let name = kabi::profile_param();
         let Some(profile) = profile::Profile::find(name.to_bytes()) else {
-            pr_err!("unknown profile {:?}; known: gfx90a, gfx1030, gfx1100, gfx1103\n", name);
+            pr_err!(
+                "unknown profile {:?}; known: gfx90a, gfx1030, gfx1100, gfx1103\n",
+                name
+            );
             return Err(EINVAL);
         };
         let count = module_parameters::num_gpus.value();

@@ -289,7 +289,9 @@ mod tests {
         for _ in 0..200 {
             many.push(core.alloc_offset()?, GFP_KERNEL)?;
         }
-        assert!(many.iter().all(|s| s.offset() != b.offset() && s.offset() != c.offset()));
+        assert!(many
+            .iter()
+            .all(|s| s.offset() != b.offset() && s.offset() != c.offset()));
         Ok(())
     }
 
@@ -343,7 +345,10 @@ mod render_tests {
     }
 
     fn open_render(devs: &kabi::Devices) -> Result<TestFile> {
-        TestFile::open(&CString::try_from_fmt(fmt!("dri/renderD{}", devs.render_minor()))?)
+        TestFile::open(&CString::try_from_fmt(fmt!(
+            "dri/renderD{}",
+            devs.render_minor()
+        ))?)
     }
 
     fn is(r: Result<impl Sized>, errno: Error) -> bool {
@@ -414,7 +419,10 @@ mod render_tests {
         // are refused; MAP_SHARED read-write works.
         let none = f.mmap(vram.mmap_offset(), 4 * PAGE_SIZE, false, false)?;
         assert!(is(none.read(0, &mut buf), EFAULT));
-        assert!(is(f.mmap(vram.mmap_offset(), 4 * PAGE_SIZE, true, false), EINVAL));
+        assert!(is(
+            f.mmap(vram.mmap_offset(), 4 * PAGE_SIZE, true, false),
+            EINVAL
+        ));
         let rw = f.mmap(vram.mmap_offset(), 4 * PAGE_SIZE, true, true)?;
         rw.write(3 * PAGE_SIZE, b"vram-rw!")?;
         rw.read(3 * PAGE_SIZE, &mut buf)?;
@@ -427,12 +435,21 @@ mod render_tests {
 
         // Offsets that are no object's start, too long, user pointers.
         assert!(is(f.mmap(0, PAGE_SIZE, true, true), EINVAL));
-        assert!(is(f.mmap(vram.mmap_offset() + PAGE, PAGE_SIZE, true, true), EINVAL));
-        assert!(is(f.mmap(vram.mmap_offset(), 5 * PAGE_SIZE, true, true), EINVAL));
+        assert!(is(
+            f.mmap(vram.mmap_offset() + PAGE, PAGE_SIZE, true, true),
+            EINVAL
+        ));
+        assert!(is(
+            f.mmap(vram.mmap_offset(), 5 * PAGE_SIZE, true, true),
+            EINVAL
+        ));
         assert!(is(f.mmap(user.mmap_offset(), PAGE_SIZE, true, true), EPERM));
         // Another file of the node has its own VM: not its objects.
         let g = open_render(&devs)?;
-        assert!(is(g.mmap(vram.mmap_offset(), PAGE_SIZE, true, true), EINVAL));
+        assert!(is(
+            g.mmap(vram.mmap_offset(), PAGE_SIZE, true, true),
+            EINVAL
+        ));
 
         // A freed object cannot be mapped again; its mappings keep working.
         let gtt_offset = gtt.mmap_offset();

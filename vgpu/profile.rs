@@ -527,7 +527,10 @@ mod tests {
         assert!(mi210.xnack_capable && mi210.sram_ecc);
         assert!(mi210.capability() & hsa::CAP_SRAM_EDC != 0);
         let w6800 = Profile::find(b"gfx1030").ok_or(EINVAL)?;
-        assert_eq!((w6800.device_id, w6800.wave_front_size, w6800.simd_per_cu), (0x73a3, 32, 2));
+        assert_eq!(
+            (w6800.device_id, w6800.wave_front_size, w6800.simd_per_cu),
+            (0x73a3, 32, 2)
+        );
         assert_eq!(w6800.capability() & hsa::CAP_SRAM_EDC, 0);
         let w7900 = Profile::find(b"gfx1100").ok_or(EINVAL)?;
         assert_eq!(w7900.device_id, 0x7448);
@@ -546,22 +549,34 @@ mod tests {
         // gfx90a: 160 waves * 8 B + 48 -> 1 page; 4 * (0x80000 + 0x15000).
         assert_eq!(
             area(b"gfx90a")?,
-            SaveArea { cwsr_size: 0x255000, ctl_stack_size: 0x1000 }
+            SaveArea {
+                cwsr_size: 0x255000,
+                ctl_stack_size: 0x1000
+            }
         );
         // gfx1030: 128 waves * 12 B + 48 -> 1 page; 4 * (0x40000 + 0x15000).
         assert_eq!(
             area(b"gfx1030")?,
-            SaveArea { cwsr_size: 0x155000, ctl_stack_size: 0x1000 }
+            SaveArea {
+                cwsr_size: 0x155000,
+                ctl_stack_size: 0x1000
+            }
         );
         // gfx1100: 4 * (0x60000 + 0x15000).
         assert_eq!(
             area(b"gfx1100")?,
-            SaveArea { cwsr_size: 0x1d5000, ctl_stack_size: 0x1000 }
+            SaveArea {
+                cwsr_size: 0x1d5000,
+                ctl_stack_size: 0x1000
+            }
         );
         // gfx1103: the default VGPR file.
         assert_eq!(
             area(b"gfx1103")?,
-            SaveArea { cwsr_size: 0x155000, ctl_stack_size: 0x1000 }
+            SaveArea {
+                cwsr_size: 0x155000,
+                ctl_stack_size: 0x1000
+            }
         );
         Ok(())
     }

@@ -131,7 +131,11 @@ impl Vm {
             let mut guard = self.inner.lock();
             let inner = &mut *guard;
             let key = mem.mmap_pgoff();
-            if !inner.objects.get(&key).is_some_and(|m| Arc::ptr_eq(m, &mem)) {
+            if !inner
+                .objects
+                .get(&key)
+                .is_some_and(|m| Arc::ptr_eq(m, &mem))
+            {
                 pr_warn!("free of a memory object that is not in this VM\n");
                 return;
             }
@@ -226,7 +230,11 @@ mod tests {
         AllocRequest {
             va,
             size: pages * PAGE,
-            user_addr: if flags & USERPTR != 0 { 0x7f00_0000_0000 } else { 0 },
+            user_addr: if flags & USERPTR != 0 {
+                0x7f00_0000_0000
+            } else {
+                0
+            },
             flags,
         }
     }
@@ -240,15 +248,32 @@ mod tests {
         let vm = vm_with_vram(16)?;
         let einval = |r: Result<Arc<Mem>>| matches!(r, Err(e) if e == EINVAL);
         assert!(einval(vm.alloc(&req(0x10000, 0, GTT))));
-        assert!(einval(vm.alloc(&AllocRequest { size: 100, ..req(0x10000, 1, GTT) })));
+        assert!(einval(vm.alloc(&AllocRequest {
+            size: 100,
+            ..req(0x10000, 1, GTT)
+        })));
         assert!(einval(vm.alloc(&req(0x10001, 1, GTT))));
         assert!(einval(vm.alloc(&req(pt::VA_END - PAGE, 2, GTT))));
         assert!(einval(vm.alloc(&req(0x10000, 1, 0))));
         assert!(einval(vm.alloc(&req(0x10000, 1, VRAM | GTT))));
-        assert!(einval(vm.alloc(&req(0x10000, 1, uapi::KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL))));
-        assert!(einval(vm.alloc(&req(0x10000, 1, uapi::KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP))));
-        assert!(einval(vm.alloc(&AllocRequest { user_addr: 0, ..req(0x10000, 1, USERPTR) })));
-        assert!(einval(vm.alloc(&AllocRequest { user_addr: 0x1001, ..req(0x10000, 1, USERPTR) })));
+        assert!(einval(vm.alloc(&req(
+            0x10000,
+            1,
+            uapi::KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL
+        ))));
+        assert!(einval(vm.alloc(&req(
+            0x10000,
+            1,
+            uapi::KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP
+        ))));
+        assert!(einval(vm.alloc(&AllocRequest {
+            user_addr: 0,
+            ..req(0x10000, 1, USERPTR)
+        })));
+        assert!(einval(vm.alloc(&AllocRequest {
+            user_addr: 0x1001,
+            ..req(0x10000, 1, USERPTR)
+        })));
         assert!(matches!(vm.alloc(&req(0x10000, 17, VRAM)), Err(e) if e == ENOMEM));
         Ok(())
     }
@@ -355,7 +380,10 @@ mod tests {
         peer.unmap(&v_ref)?;
         drop(v_ref);
         assert_eq!(core.vram().used(), 0);
-        assert_eq!(peer.mapped_pages() + vm.mapped_pages() + same_gpu.mapped_pages(), 0);
+        assert_eq!(
+            peer.mapped_pages() + vm.mapped_pages() + same_gpu.mapped_pages(),
+            0
+        );
         Ok(())
     }
 

@@ -131,7 +131,10 @@ impl Pool {
         let mut at = inner.cursor;
         while frames.len() - start < npages {
             // `free >= npages` guarantees a clear bit somewhere: wrap once.
-            let Some(frame) = inner.used.next_zero_bit(at).or_else(|| inner.used.next_zero_bit(0))
+            let Some(frame) = inner
+                .used
+                .next_zero_bit(at)
+                .or_else(|| inner.used.next_zero_bit(0))
             else {
                 break;
             };
@@ -142,7 +145,11 @@ impl Pool {
                 break;
             }
             inner.used.set_bit(frame);
-            at = if frame + 1 < self.frames { frame + 1 } else { 0 };
+            at = if frame + 1 < self.frames {
+                frame + 1
+            } else {
+                0
+            };
         }
         if frames.len() - start < npages {
             // Cannot happen (see above); undo rather than trust it.

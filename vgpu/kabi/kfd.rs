@@ -201,6 +201,12 @@ unsafe fn mem_from_raw<'a>(mem: *mut c_void) -> kernel::sync::ArcBorrow<'a, Mem>
 }
 
 /// `acquire_vm`: the VM of one of this GPU's open render-node files.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
 unsafe extern "C" fn acquire_vm(
     kgd: *mut kgd::kgd_dev,
     drm_file: *mut c_void,
@@ -221,12 +227,24 @@ unsafe extern "C" fn acquire_vm(
 }
 
 /// `release_vm`: drops rkfd's reference.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
 unsafe extern "C" fn release_vm(_kgd: *mut kgd::kgd_dev, vm: *mut c_void) {
     // SAFETY: `vm` came from `acquire_vm`; rkfd releases it once.
     drop(unsafe { <Arc<Vm> as ForeignOwnable>::from_foreign(vm) });
 }
 
 /// `alloc_memory_of_gpu`.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
 unsafe extern "C" fn alloc_memory_of_gpu(
     _kgd: *mut kgd::kgd_dev,
     vm: *mut c_void,
@@ -258,6 +276,12 @@ unsafe extern "C" fn alloc_memory_of_gpu(
 }
 
 /// `free_memory_of_gpu`: takes rkfd's reference back.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
 unsafe extern "C" fn free_memory_of_gpu(
     _kgd: *mut kgd::kgd_dev,
     vm: *mut c_void,
@@ -271,6 +295,12 @@ unsafe extern "C" fn free_memory_of_gpu(
 }
 
 /// `map_memory_to_gpu`: `mem` may come from any VM of any of our GPUs.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
 unsafe extern "C" fn map_memory_to_gpu(
     _kgd: *mut kgd::kgd_dev,
     vm: *mut c_void,
@@ -287,6 +317,12 @@ unsafe extern "C" fn map_memory_to_gpu(
 }
 
 /// `unmap_memory_from_gpu`.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
 unsafe extern "C" fn unmap_memory_from_gpu(
     _kgd: *mut kgd::kgd_dev,
     vm: *mut c_void,
@@ -301,6 +337,12 @@ unsafe extern "C" fn unmap_memory_from_gpu(
 }
 
 /// `map_gtt_to_kernel`: a kernel mapping valid until the object is freed.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
 unsafe extern "C" fn map_gtt_to_kernel(
     _kgd: *mut kgd::kgd_dev,
     mem: *mut c_void,
@@ -321,6 +363,12 @@ unsafe extern "C" fn map_gtt_to_kernel(
 }
 
 /// `available_vram`.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
 unsafe extern "C" fn available_vram(kgd: *mut kgd::kgd_dev) -> u64 {
     // SAFETY: rkfd calls with its registered handle.
     let kgd = unsafe { kgd_from_raw(kgd) };
@@ -328,6 +376,12 @@ unsafe extern "C" fn available_vram(kgd: *mut kgd::kgd_dev) -> u64 {
 }
 
 /// `get_gpu_clock_counter`.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
 unsafe extern "C" fn get_gpu_clock_counter(kgd: *mut kgd::kgd_dev) -> u64 {
     // SAFETY: rkfd calls with its registered handle.
     let kgd = unsafe { kgd_from_raw(kgd) };

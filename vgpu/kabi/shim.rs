@@ -111,9 +111,15 @@ pub(super) mod test {
             addr: *mut c_ulong,
         ) -> c_int;
         pub(crate) fn vgpu_shim_test_munmap(addr: c_ulong, len: c_ulong) -> c_int;
-        pub(crate) fn vgpu_shim_test_write_user(addr: c_ulong, src: *const c_void, len: c_ulong)
-            -> c_int;
-        pub(crate) fn vgpu_shim_test_read_user(dst: *mut c_void, addr: c_ulong, len: c_ulong)
-            -> c_int;
+        pub(crate) fn vgpu_shim_test_write_user(
+            addr: c_ulong,
+            src: *const c_void,
+            len: c_ulong,
+        ) -> c_int;
+        pub(crate) fn vgpu_shim_test_read_user(
+            dst: *mut c_void,
+            addr: c_ulong,
+            len: c_ulong,
+        ) -> c_int;
     }
 }

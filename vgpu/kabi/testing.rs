@@ -57,7 +57,14 @@ impl TestFile {
         let mut addr: c_ulong = 0;
         // SAFETY: The file is open (type invariant); `addr` is valid for writes.
         to_result(unsafe {
-            shim::vgpu_shim_test_mmap(self.file.as_ptr(), offset, len as c_ulong, rw, shared, &mut addr)
+            shim::vgpu_shim_test_mmap(
+                self.file.as_ptr(),
+                offset,
+                len as c_ulong,
+                rw,
+                shared,
+                &mut addr,
+            )
         })?;
         Ok(UserMap { addr, len })
     }
@@ -117,7 +124,9 @@ impl UserMap {
             return Err(EINVAL);
         }
         // SAFETY: Unmapping part of a range of the test's own mm.
-        to_result(unsafe { shim::vgpu_shim_test_munmap(self.addr + off as c_ulong, len as c_ulong) })
+        to_result(unsafe {
+            shim::vgpu_shim_test_munmap(self.addr + off as c_ulong, len as c_ulong)
+        })
     }
 }
 
