@@ -249,7 +249,7 @@ pub(crate) fn release_all(inner: &mut ProcessInner) {
                 continue;
             };
             for &g in obj.mapped_on.iter() {
-                if let Some(peer) = inner.pdds.iter().find(|p| p.dev.gpu_id == g) {
+                if let Some(peer) = inner.pdds.iter().find(|p| p.dev.gpu_id() == g) {
                     if let Ok(vm) = peer.bound_vm() {
                         let _ = peer.dev.kgd.unmap_memory(vm, &mem);
                     }
@@ -260,7 +260,7 @@ pub(crate) fn release_all(inner: &mut ProcessInner) {
                 Ok(vm) => pdd.dev.kgd.free_memory(vm, mem),
                 // Objects are only created in a bound VM, which is released
                 // after this; keep the handle leak visible rather than silent.
-                Err(_) => pr_err!("memory object {} of gpu {} has no VM\n", id, pdd.dev.gpu_id),
+                Err(_) => pr_err!("memory object {} of gpu {} has no VM\n", id, pdd.dev.gpu_id()),
             }
         }
         inner.pdds[owner].vram_usage = 0;

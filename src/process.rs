@@ -27,7 +27,7 @@ use kernel::{
 
 use crate::{
     device::{self, Device},
-    kabi::kgd::KgdVm,
+    kabi::{kgd::KgdVm, mm::MmNotifier},
     memory::MemoryObjects,
 };
 
@@ -108,12 +108,12 @@ pub(crate) struct ProcessInner {
 impl ProcessInner {
     /// The pdd of `gpu_id` (upstream `kfd_process_device_data_by_id`).
     pub(crate) fn pdd(&mut self, gpu_id: u32) -> Result<&mut ProcessDevice> {
-        self.pdds.iter_mut().find(|p| p.dev.gpu_id == gpu_id).ok_or(EINVAL)
+        self.pdds.iter_mut().find(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL)
     }
 
     /// Index of the pdd of `gpu_id`.
     pub(crate) fn pdd_index(&self, gpu_id: u32) -> Result<usize> {
-        self.pdds.iter().position(|p| p.dev.gpu_id == gpu_id).ok_or(EINVAL)
+        self.pdds.iter().position(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL)
     }
 }
 
@@ -129,6 +129,10 @@ pub(crate) struct Process {
     /// Everything that changes (upstream `p->mutex`).
     #[pin]
     pub(crate) inner: Mutex<ProcessInner>,
+    /// The notifier that reports the end of `mm`.  Not under `inner`: its
+    /// callback takes `inner`, and unregistering waits for the callback.
+    #[pin]
+    mm_notifier: Mutex<Option<MmNotifier>>,
 }
 
 /// An entry of the process table.
@@ -157,6 +161,13 @@ pub(crate) fn init_module_state() {
     unsafe { PROCESSES.init() };
 }
 
+/// Frees the process table's storage at module exit (statics are never
+/// dropped).  No process can exist then: open files pin the module.
+pub(crate) fn exit_module_state() {
+    let old = core::mem::replace(&mut PROCESSES.lock().entries, KVec::new());
+    drop(old);
+}
+
 impl Process {
     /// Finds or creates the process of the current address space and counts
     /// one more open file for it (upstream `kfd_create_process`).
@@ -183,9 +194,14 @@ impl Process {
                     ProcessInner { pdds, xnack_enabled: false, signal_page_handle: None },
                     "Process::inner"
                 ),
+                mm_notifier <- new_mutex!(None, "Process::mm_notifier"),
             }),
             GFP_KERNEL,
         )?;
+        // SAFETY: The notifier is unregistered in `release_file` (or when the
+        // process drops), while `process` is still alive.
+        let notifier = unsafe { MmNotifier::register(mm, Arc::as_ptr(&process))? };
+        *process.mm_notifier.lock() = Some(notifier);
         table.entries.push(ProcessEntry { process: process.clone(), files: 1 }, GFP_KERNEL)?;
         Ok(process)
     }
@@ -209,12 +225,21 @@ impl Process {
             }
         };
         if last {
+            // Unregistering runs `mm_released` if the mm is still alive.
+            let notifier = self.mm_notifier.lock().take();
+            drop(notifier);
             self.teardown();
         }
     }
 
+    /// The address space is going away (notifier `release`): the GPU state
+    /// goes with it, even if a file outlives the mm.
+    pub(crate) fn mm_released(&self) {
+        self.teardown();
+    }
+
     /// Gives back everything the process holds on every device: memory
-    /// objects (unmapped first), then VMs.
+    /// objects (unmapped first), then VMs.  Idempotent.
     fn teardown(&self) {
         let mut inner = self.inner.lock();
         crate::memory::release_all(&mut inner);

@@ -7,7 +7,7 @@
 
 #![crate_name = "rkfd"]
 
-use kernel::prelude::*;
+use kernel::{prelude::*, sync::Arc};
 
 mod chardev;
 mod device;
@@ -15,6 +15,7 @@ mod ioctl;
 mod kabi;
 mod memory;
 mod process;
+mod topology;
 mod uapi;
 
 module! {
@@ -27,6 +28,9 @@ module! {
 
 /// The loaded module: owns the `/dev/kfd` registration.
 struct Rkfd {
+    /// The KFD topology in sysfs, under the kfd device: declared before
+    /// `_chardev` so it is dropped first.
+    _topology: Arc<topology::Topology>,
     /// `/dev/kfd`, class `kfd`: unregistered on drop.
     _chardev: kabi::Chardev,
 }
@@ -43,12 +47,20 @@ impl kernel::Module for Rkfd {
             uapi::KFD_IOCTL_MINOR_VERSION,
             chardev.major()
         );
-        Ok(Rkfd { _chardev: chardev })
+        let topology = topology::Topology::new()
+            .inspect_err(|e| pr_err!("failed to create the topology: {:?}\n", e))?;
+        device::set_topology(topology.clone());
+        Ok(Rkfd {
+            _topology: topology,
+            _chardev: chardev,
+        })
     }
 }
 
 impl Drop for Rkfd {
     fn drop(&mut self) {
+        process::exit_module_state();
+        device::exit_module_state();
         pr_info!("Unloading module\n");
     }
 }

@@ -30,7 +30,8 @@ import sys
 import tempfile
 
 RKFD_CACHE = os.environ.get("RKFD_CACHE", "/var/cache/rkfd")
-VENV_SITE = os.path.join(RKFD_CACHE, "venv/lib/python3.11/site-packages")
+VENV_SITE = (sorted(__import__("glob").glob(os.path.join(RKFD_CACHE, "venv/lib/python3*/site-packages")))
+             or [os.path.join(RKFD_CACHE, "venv/lib/python3/site-packages")])[0]
 LIBCLANG = os.path.join(os.environ.get("LIBCLANG_PATH") or os.path.join(VENV_SITE, "clang/native"),
                         "libclang.so")
 ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))

@@ -226,6 +226,45 @@ fn fd_passed_over_unix_socket_gets_ebadf() -> Check {
     ensure_eq(libc::WEXITSTATUS(status), 0, "receiver exit (0 = EBADF)")
 }
 
+fn fd_outliving_its_process_is_released() -> Check {
+    // A child opens /dev/kfd, hands the fd to us and exits: its mm goes away
+    // (the driver's mm notifier releases the GPU state) while the file lives
+    // on here; our close then releases the file.
+    let mut sv = [0i32; 2];
+    // SAFETY: plain socketpair.
+    ensure(unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, sv.as_mut_ptr()) } == 0, "socketpair")?;
+    // SAFETY: the child opens, sends and exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let code = match Kfd::open() {
+            Ok(k) => {
+                let c = if send_fd(sv[0], k.fd).is_ok() { 0 } else { 2 };
+                std::mem::forget(k);
+                c
+            }
+            Err(_) => 3,
+        };
+        // SAFETY: leave without running destructors.
+        unsafe { libc::_exit(code) };
+    }
+    let fd = recv_fd(sv[1]);
+    let mut status = 0;
+    // SAFETY: waiting for our child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    // SAFETY: closing our socket ends.
+    unsafe {
+        libc::close(sv[0]);
+        libc::close(sv[1]);
+    }
+    ensure_eq(libc::WEXITSTATUS(status), 0, "child exit")?;
+    let fd = fd.ok_or("no fd received")?;
+    let mut args = uapi::kfd_ioctl_get_version_args::default();
+    let r = ioctl_fd(fd, uapi::AMDKFD_IOC_GET_VERSION, &mut args as *mut _ as usize);
+    // SAFETY: closing the received fd.
+    unsafe { libc::close(fd) };
+    expect_errno(r, libc::EBADF, "ioctl on a file whose process exited")
+}
+
 fn send_fd(sock: i32, fd: i32) -> Check {
     let mut byte = [0u8; 1];
     let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
@@ -296,6 +335,7 @@ fn main() {
     h.run("isolation: forked child gets EBADF", forked_child_gets_ebadf);
     h.run("isolation: another thread of the opener may use the fd", thread_of_opener_may_use_fd);
     h.run("isolation: fd received over a Unix socket gets EBADF", fd_passed_over_unix_socket_gets_ebadf);
+    h.run("process: a file outliving its process is released", fd_outliving_its_process_is_released);
     h.run("module: rmmod refused while /dev/kfd is open", rmmod_refused_while_open);
     std::process::exit(h.finish("guest"));
 }
