@@ -453,14 +453,14 @@ mod render_tests {
 
         // A freed object cannot be mapped again; its mappings keep working.
         let gtt_offset = gtt.mmap_offset();
-        vm.free(gtt);
+        vm.free(gtt)?;
         assert!(is(f.mmap(gtt_offset, PAGE_SIZE, true, true), EINVAL));
         m1.read(PAGE_SIZE + 8, &mut buf)?;
         assert!(&buf == b"vgpu-gtt");
 
         // VRAM stays allocated until its last mapping goes away.
-        vm.free(vram);
-        vm.free(user);
+        vm.free(vram)?;
+        vm.free(user)?;
         assert_eq!(core.vram().used(), 4 * PAGE);
         drop((none, rw));
         assert_eq!(core.vram().used(), 0);

@@ -125,8 +125,9 @@ impl Vm {
     /// Removes an object from this VM, and from its page table if it is
     /// mapped there (`free_memory_of_gpu`).  Its memory is released when
     /// the last reference goes: other VMs it is still mapped into, CPU
-    /// mappings.
-    pub(crate) fn free(&self, mem: Arc<Mem>) {
+    /// mappings.  `EINVAL` if it is not an object of this VM; the caller's
+    /// reference is dropped either way.
+    pub(crate) fn free(&self, mem: Arc<Mem>) -> Result {
         let removed = {
             let mut guard = self.inner.lock();
             let inner = &mut *guard;
@@ -136,8 +137,7 @@ impl Vm {
                 .get(&key)
                 .is_some_and(|m| Arc::ptr_eq(m, &mem))
             {
-                pr_warn!("free of a memory object that is not in this VM\n");
-                return;
+                return Err(EINVAL);
             }
             let object = inner.objects.remove(&key);
             let mapping = inner.mappings.remove(&mapping_key(&mem));
@@ -150,6 +150,7 @@ impl Vm {
         };
         // Dropped here, outside `inner` (see the lock order).
         drop(removed);
+        Ok(())
     }
 
     /// Maps a memory object into this VM's page table
@@ -289,11 +290,11 @@ mod tests {
         assert_eq!(core.vram().available(), 0);
         // A CPU mapping keeps the object alive after it is freed.
         let cpu = vm.mmap_lookup(a.mmap_pgoff(), 10)?;
-        vm.free(a);
+        vm.free(a)?;
         assert_eq!(core.vram().used(), 16 * PAGE);
         drop(cpu);
         assert_eq!(core.vram().used(), 6 * PAGE);
-        vm.free(b);
+        vm.free(b)?;
         assert_eq!(core.vram().used(), 0);
         Ok(())
     }
@@ -327,12 +328,12 @@ mod tests {
         assert!(vm.translate(0x10000).is_none());
         vm.map(&clash)?;
         // Freeing a mapped object unmaps it.
-        vm.free(clash);
-        vm.free(g);
+        vm.free(clash)?;
+        vm.free(g)?;
         assert_eq!(vm.mapped_pages(), 3);
-        vm.free(u);
+        vm.free(u)?;
         assert_eq!(vm.mapped_pages(), 0);
-        vm.free(v);
+        vm.free(v)?;
         Ok(())
     }
 
@@ -343,15 +344,15 @@ mod tests {
         let m = vm.alloc(&req(0x10000, 1, GTT))?;
         assert!(matches!(other.mmap_lookup(m.mmap_pgoff(), 1), Err(e) if e == EINVAL));
         assert!(matches!(other.unmap(&m), Err(e) if e == EINVAL));
-        other.free(m.clone());
+        assert!(matches!(other.free(m.clone()), Err(e) if e == EINVAL));
         // Still in its own VM.
         assert!(vm.mmap_lookup(m.mmap_pgoff(), 1).is_ok());
         assert!(matches!(vm.mmap_lookup(m.mmap_pgoff(), 2), Err(e) if e == EINVAL));
         assert!(matches!(vm.mmap_lookup(m.mmap_pgoff() + 1, 1), Err(e) if e == EINVAL));
         let u = vm.alloc(&req(0x20000, 1, USERPTR))?;
         assert!(matches!(vm.mmap_lookup(u.mmap_pgoff(), 1), Err(e) if e == EPERM));
-        vm.free(u);
-        vm.free(m);
+        vm.free(u)?;
+        vm.free(m)?;
         Ok(())
     }
 
@@ -374,7 +375,7 @@ mod tests {
         // allocated until the peer unmaps it.
         let core = vm.core().clone();
         same_gpu.unmap(&v)?;
-        vm.free(v.clone());
+        vm.free(v.clone())?;
         let v_ref = v;
         assert_eq!(core.vram().used(), 2 * PAGE);
         peer.unmap(&v_ref)?;
@@ -396,8 +397,8 @@ mod tests {
         assert_eq!(g.kernel_map()?, a);
         let v = vm.alloc(&req(0x100000, 1, VRAM))?;
         assert!(matches!(v.kernel_map(), Err(e) if e == EINVAL));
-        vm.free(v);
-        vm.free(g);
+        vm.free(v)?;
+        vm.free(g)?;
         Ok(())
     }
 }

@@ -291,7 +291,9 @@ unsafe extern "C" fn free_memory_of_gpu(
     let vm = unsafe { vm_from_raw(vm) };
     // SAFETY: `mem` came from `alloc_memory_of_gpu`; rkfd frees it once.
     let mem = unsafe { <Arc<Mem> as ForeignOwnable>::from_foreign(mem) };
-    vm.free(mem);
+    if vm.free(mem).is_err() {
+        pr_warn!("free_memory_of_gpu: the object is not in this VM\n");
+    }
 }
 
 /// `map_memory_to_gpu`: `mem` may come from any VM of any of our GPUs.
