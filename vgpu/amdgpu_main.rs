@@ -24,6 +24,7 @@ mod gpu;
 mod kabi;
 mod mem;
 mod profile;
+mod sysmem;
 mod vm;
 mod vram;
 
@@ -94,11 +95,12 @@ impl kernel::Module for Amdgpu {
             }
             mb => mb,
         };
+        let sysmem = sysmem::SystemMemory::new()?;
         let mut gpus = KVec::with_capacity(count as usize, GFP_KERNEL)?;
         for index in 0..count {
             // On failure the GPUs made so far are removed as `gpus` drops.
             gpus.push(
-                gpu::Gpu::new(profile, index, u64::from(mb) << 20, module)?,
+                gpu::Gpu::new(profile, index, u64::from(mb) << 20, &sysmem, module)?,
                 GFP_KERNEL,
             )?;
         }

@@ -14,10 +14,6 @@ use kernel::{
     prelude::*,
     str::CString,
     sync::{
-        atomic::{
-            Atomic,
-            Relaxed, //
-        },
         Arc,
         Mutex, //
     },
@@ -30,6 +26,7 @@ use kernel::{
 use crate::{
     kabi,
     profile::Profile,
+    sysmem::SystemMemory,
     vram, //
 };
 
@@ -50,10 +47,8 @@ pub(crate) struct Core {
     index: u32,
     /// Device memory.
     vram: Arc<vram::Pool>,
-    /// Bytes of system memory held by GTT objects.
-    gtt_used: Atomic<u64>,
-    /// The most GTT memory the GPU may hold.
-    gtt_limit: u64,
+    /// The module's system memory accounts (GTT and user pointers).
+    sysmem: Arc<SystemMemory>,
     /// Mmap offset slots in use.
     #[pin]
     offsets: Mutex<IdPool>,
@@ -62,18 +57,21 @@ pub(crate) struct Core {
 }
 
 impl Core {
-    /// A GPU of `profile` with `vram_size` bytes of VRAM.
-    pub(crate) fn new(profile: &'static Profile, index: u32, vram_size: u64) -> Result<Arc<Self>> {
+    /// A GPU of `profile` with `vram_size` bytes of VRAM, whose GTT and
+    /// user-pointer objects are accounted to `sysmem`.
+    pub(crate) fn new(
+        profile: &'static Profile,
+        index: u32,
+        vram_size: u64,
+        sysmem: &Arc<SystemMemory>,
+    ) -> Result<Arc<Self>> {
         let vram = vram::Pool::new(vram_size)?;
-        // As amdgpu's default GTT size: three quarters of system memory.
-        let gtt_limit = kabi::total_ram() / 4 * 3;
         Arc::pin_init(
             try_pin_init!(Core {
                 profile,
                 index,
                 vram,
-                gtt_used: Atomic::new(0),
-                gtt_limit,
+                sysmem: sysmem.clone(),
                 offsets <- new_mutex!(IdPool::new(), "Core::offsets"),
                 clock_base: Instant::now(),
             }),
@@ -114,29 +112,9 @@ impl Core {
         u64::try_from(ns).unwrap_or(0) / 10
     }
 
-    /// Bytes of system memory held by GTT objects.
-    pub(crate) fn gtt_used(&self) -> u64 {
-        self.gtt_used.load(Relaxed)
-    }
-
-    /// Accounts `bytes` of GTT memory, or fails with `ENOMEM` over the limit.
-    pub(crate) fn reserve_gtt(self: &Arc<Self>, bytes: u64) -> Result<GttReservation> {
-        let mut cur = self.gtt_used.load(Relaxed);
-        loop {
-            let new = cur
-                .checked_add(bytes)
-                .filter(|&n| n <= self.gtt_limit)
-                .ok_or(ENOMEM)?;
-            match self.gtt_used.cmpxchg(cur, new, Relaxed) {
-                Ok(_) => {
-                    return Ok(GttReservation {
-                        core: self.clone(),
-                        bytes,
-                    })
-                }
-                Err(actual) => cur = actual,
-            }
-        }
+    /// The system memory accounts.
+    pub(crate) fn sysmem(&self) -> &Arc<SystemMemory> {
+        &self.sysmem
     }
 
     /// Takes a free mmap offset slot.
@@ -157,20 +135,6 @@ impl Core {
             let resizer = ids.grow_request().ok_or(ENOSPC)?.realloc(GFP_KERNEL)?;
             ids.grow(resizer);
         }
-    }
-}
-
-/// GTT memory accounted to a GPU; unaccounted on drop.
-pub(crate) struct GttReservation {
-    /// The GPU it is accounted to.
-    core: Arc<Core>,
-    /// How much.
-    bytes: u64,
-}
-
-impl Drop for GttReservation {
-    fn drop(&mut self) {
-        self.core.gtt_used.fetch_sub(self.bytes, Relaxed);
     }
 }
 
@@ -242,9 +206,10 @@ impl Gpu {
         profile: &'static Profile,
         index: u32,
         vram_size: u64,
+        sysmem: &Arc<SystemMemory>,
         module: &'static ThisModule,
     ) -> Result<Self> {
-        let core = Core::new(profile, index, vram_size)?;
+        let core = Core::new(profile, index, vram_size, sysmem)?;
         let devices = kabi::Devices::create(&core)?;
         let kgd = KBox::new(Kgd { devices, core }, GFP_KERNEL)?;
         // SAFETY: `kgd` is boxed, never moved out of or changed, and is
@@ -274,7 +239,7 @@ mod tests {
 
     #[test]
     fn offsets_are_unique_and_reused() -> Result {
-        let core = Core::new(&PROFILES[0], 7, 1 << 20)?;
+        let core = Core::new(&PROFILES[0], 7, 1 << 20, &SystemMemory::new()?)?;
         let a = core.alloc_offset()?;
         let b = core.alloc_offset()?;
         assert!(a.offset() != b.offset());
@@ -296,19 +261,8 @@ mod tests {
     }
 
     #[test]
-    fn gtt_accounting() -> Result {
-        let core = Core::new(&PROFILES[0], 7, 1 << 20)?;
-        let r = core.reserve_gtt(1 << 20)?;
-        assert_eq!(core.gtt_used(), 1 << 20);
-        assert!(core.reserve_gtt(u64::MAX).is_err());
-        drop(r);
-        assert_eq!(core.gtt_used(), 0);
-        Ok(())
-    }
-
-    #[test]
     fn clock_counter_is_monotonic() -> Result {
-        let core = Core::new(&PROFILES[0], 7, 1 << 20)?;
+        let core = Core::new(&PROFILES[0], 7, 1 << 20, &SystemMemory::new()?)?;
         let a = core.clock_counter();
         kernel::time::delay::fsleep(kernel::time::Delta::from_micros(100));
         let b = core.clock_counter();
@@ -339,7 +293,12 @@ mod render_tests {
     /// A GPU with devices but no rkfd registration.  Indices from 0x30 up
     /// keep the test devices' names (0000:f1:00.0, ...) clear of real GPUs'.
     fn gpu(index: u32, vram_pages: u64) -> Result<(Arc<Core>, kabi::Devices)> {
-        let core = Core::new(&PROFILES[0], index, vram_pages * PAGE)?;
+        let core = Core::new(
+            &PROFILES[0],
+            index,
+            vram_pages * PAGE,
+            &SystemMemory::new()?,
+        )?;
         let devs = kabi::Devices::create(&core)?;
         Ok((core, devs))
     }
@@ -465,7 +424,7 @@ mod render_tests {
         drop((none, rw));
         assert_eq!(core.vram().used(), 0);
         drop((m1, m2));
-        assert_eq!(core.gtt_used(), 0);
+        assert_eq!(core.sysmem().gtt_used(), 0);
         Ok(())
     }
 }

@@ -29,7 +29,6 @@ use kernel::{
 use crate::{
     gpu::{
         Core,
-        GttReservation,
         OffsetSlot,
         OFFSET_SLOT_SHIFT, //
     },
@@ -39,6 +38,7 @@ use crate::{
         Aperture,
         Pte, //
     },
+    sysmem::Reservation,
     uapi,
     vram, //
 };
@@ -97,10 +97,14 @@ enum Backing {
         /// One per page of the object.
         pages: KVVec<Page>,
         /// The accounting, released with the pages.
-        _account: GttReservation,
+        _account: Reservation,
     },
-    /// A user address range; its pages are not pinned (yet).
-    User,
+    /// A user address range; its pages are not pinned (yet), but they are
+    /// accounted as upstream accounts them.
+    User {
+        /// The accounting.
+        _account: Reservation,
+    },
 }
 
 /// A memory object.
@@ -155,7 +159,7 @@ impl Mem {
         let backing = match domain {
             Domain::Vram => Backing::Vram(core.vram().alloc(count)?),
             Domain::Gtt => {
-                let account = core.reserve_gtt(req.size)?;
+                let account = core.sysmem().reserve(req.size, true)?;
                 let mut pages = KVVec::with_capacity(count, GFP_KERNEL)?;
                 for _ in 0..count {
                     pages.push(
@@ -168,7 +172,9 @@ impl Mem {
                     _account: account,
                 }
             }
-            Domain::Userptr => Backing::User,
+            Domain::Userptr => Backing::User {
+                _account: core.sysmem().reserve(req.size, false)?,
+            },
         };
         let slot = core.alloc_offset()?;
         Arc::pin_init(
@@ -236,7 +242,7 @@ impl Mem {
                 Aperture::System,
                 kabi::page_pfn(pages.get(i).ok_or(pt::Error::OutOfRange)?),
             ),
-            Backing::User => (Aperture::UserVa, (self.user_addr >> PAGE_SHIFT) + index),
+            Backing::User { .. } => (Aperture::UserVa, (self.user_addr >> PAGE_SHIFT) + index),
         };
         Pte::new(aperture, frame, self.writable, self.executable)
     }
@@ -264,7 +270,7 @@ impl Mem {
         match &self.backing {
             Backing::Vram(alloc) => alloc.page(index),
             Backing::Gtt { pages, .. } => pages.get(index),
-            Backing::User => None,
+            Backing::User { .. } => None,
         }
     }
 

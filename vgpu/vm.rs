@@ -218,6 +218,7 @@ mod tests {
     use crate::{
         pagetable::Aperture,
         profile::PROFILES,
+        sysmem::SystemMemory,
         uapi, //
     };
     use kernel::page::PAGE_SIZE;
@@ -241,7 +242,12 @@ mod tests {
     }
 
     fn vm_with_vram(pages: u64) -> Result<Arc<Vm>> {
-        Vm::new(Core::new(&PROFILES[0], 9, pages * PAGE)?)
+        Vm::new(Core::new(
+            &PROFILES[0],
+            9,
+            pages * PAGE,
+            &SystemMemory::new()?,
+        )?)
     }
 
     #[test]
@@ -276,6 +282,8 @@ mod tests {
             ..req(0x10000, 1, USERPTR)
         })));
         assert!(matches!(vm.alloc(&req(0x10000, 17, VRAM)), Err(e) if e == ENOMEM));
+        // 512 GiB of user pointer: more than the system memory limit.
+        assert!(matches!(vm.alloc(&req(0x10000, 1 << 27, USERPTR)), Err(e) if e == ENOMEM));
         Ok(())
     }
 

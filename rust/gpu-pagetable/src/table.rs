@@ -54,11 +54,12 @@ const APERTURE_MASK: u64 = 0b11 << APERTURE_SHIFT;
 // Both builds must agree on the geometry.
 const _: () = assert!(PAGE_SHIFT + LEVELS * TABLE_SHIFT == VA_BITS);
 
-/// Where table memory comes from in the kernel: `KVVec` with `GFP_KERNEL`.
+/// Where table memory comes from in the kernel: `KVVec`, charged to the
+/// memory cgroup of the process that makes the mapping.
 #[cfg(CONFIG_RUST)]
 mod store {
     use kernel::alloc::{
-        flags::GFP_KERNEL,
+        flags::GFP_KERNEL_ACCOUNT,
         KVVec, //
     };
 
@@ -73,7 +74,7 @@ mod store {
     /// Appends `n` zero words, or fails leaving `words` unchanged.
     pub(super) fn grow(words: &mut Words, n: usize) -> Result<(), super::Error> {
         words
-            .extend_with(n, 0, GFP_KERNEL)
+            .extend_with(n, 0, GFP_KERNEL_ACCOUNT)
             .map_err(|_| super::Error::NoMemory)
     }
 }
