@@ -15,6 +15,7 @@ mod ioctl;
 mod kabi;
 mod memory;
 mod process;
+mod procfs;
 mod topology;
 mod uapi;
 
@@ -50,6 +51,8 @@ impl kernel::Module for Rkfd {
         let topology = topology::Topology::new()
             .inspect_err(|e| pr_err!("failed to create the topology: {:?}\n", e))?;
         device::set_topology(topology.clone());
+        process::create_sysfs_root()
+            .inspect_err(|e| pr_err!("failed to create the proc directory: {:?}\n", e))?;
         Ok(Rkfd {
             _topology: topology,
             _chardev: chardev,

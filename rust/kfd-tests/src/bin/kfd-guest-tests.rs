@@ -265,6 +265,28 @@ fn fd_outliving_its_process_is_released() -> Check {
     expect_errno(r, libc::EBADF, "ioctl on a file whose process exited")
 }
 
+fn proc_sysfs_follows_the_process() -> Check {
+    let dir = format!("/sys/class/kfd/kfd/proc/{}", std::process::id());
+    ensure(!std::path::Path::new(&dir).exists(), format!("{dir} exists before open"))?;
+    let k = Kfd::open().map_err(|e| e.to_string())?;
+    let pasid = std::fs::read_to_string(format!("{dir}/pasid")).map_err(|e| format!("{dir}/pasid: {e}"))?;
+    ensure_eq(pasid.as_str(), "0\n", "pasid")?;
+    ensure(std::path::Path::new(&format!("{dir}/queues")).is_dir(), "queues/ missing")?;
+    // One vram_<gpu_id> per GPU node of the topology, showing a number.
+    for entry in std::fs::read_dir(&dir).map_err(|e| e.to_string())? {
+        let name = entry.map_err(|e| e.to_string())?.file_name().into_string().unwrap_or_default();
+        if name.starts_with("vram_") {
+            let v = std::fs::read_to_string(format!("{dir}/{name}")).map_err(|e| e.to_string())?;
+            v.trim().parse::<u64>().map_err(|_| format!("{name}: {v:?}"))?;
+        }
+    }
+    let second = Kfd::open().map_err(|e| e.to_string())?;
+    drop(k);
+    ensure(std::path::Path::new(&dir).exists(), "removed while a file is still open")?;
+    drop(second);
+    ensure(!std::path::Path::new(&dir).exists(), format!("{dir} still exists after the last close"))
+}
+
 fn send_fd(sock: i32, fd: i32) -> Check {
     let mut byte = [0u8; 1];
     let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
@@ -336,6 +358,7 @@ fn main() {
     h.run("isolation: another thread of the opener may use the fd", thread_of_opener_may_use_fd);
     h.run("isolation: fd received over a Unix socket gets EBADF", fd_passed_over_unix_socket_gets_ebadf);
     h.run("process: a file outliving its process is released", fd_outliving_its_process_is_released);
+    h.run("process: proc/<pid> exists while the process has kfd open", proc_sysfs_follows_the_process);
     h.run("module: rmmod refused while /dev/kfd is open", rmmod_refused_while_open);
     std::process::exit(h.finish("guest"));
 }
