@@ -96,13 +96,20 @@ impl kernel::Module for Amdgpu {
             mb => mb,
         };
         let sysmem = sysmem::SystemMemory::new()?;
-        let mut gpus = KVec::with_capacity(count as usize, GFP_KERNEL)?;
+        // Every GPU's state and devices first, so that a failure leaves
+        // nothing registered with rkfd, where processes could start using it.
+        let mut kgds = KVec::with_capacity(count as usize, GFP_KERNEL)?;
         for index in 0..count {
-            // On failure the GPUs made so far are removed as `gpus` drops.
-            gpus.push(
-                gpu::Gpu::new(profile, index, u64::from(mb) << 20, &sysmem, module)?,
+            kgds.push(
+                gpu::Kgd::new(profile, index, u64::from(mb) << 20, &sysmem)?,
                 GFP_KERNEL,
             )?;
+        }
+        let mut gpus = KVec::with_capacity(kgds.len(), GFP_KERNEL)?;
+        for kgd in kgds {
+            // On failure the GPUs registered so far are removed as `gpus`
+            // drops, and the rest as the iterator drops.
+            gpus.push(gpu::Gpu::register(kgd, module)?, GFP_KERNEL)?;
         }
         Ok(Amdgpu { _gpus: gpus })
     }

@@ -200,28 +200,36 @@ pub(crate) struct Gpu {
     _kgd: KBox<Kgd>,
 }
 
-impl Gpu {
-    /// Creates GPU `index` of `profile`: its devices, then its rkfd device.
+impl Kgd {
+    /// Creates GPU `index` of `profile`: its state and its devices, not yet
+    /// known to rkfd.
     pub(crate) fn new(
         profile: &'static Profile,
         index: u32,
         vram_size: u64,
         sysmem: &Arc<SystemMemory>,
-        module: &'static ThisModule,
-    ) -> Result<Self> {
+    ) -> Result<KBox<Self>> {
         let core = Core::new(profile, index, vram_size, sysmem)?;
         let devices = kabi::Devices::create(&core)?;
-        let kgd = KBox::new(Kgd { devices, core }, GFP_KERNEL)?;
+        Ok(KBox::new(Kgd { devices, core }, GFP_KERNEL)?)
+    }
+}
+
+impl Gpu {
+    /// Registers a GPU with rkfd (probe, then init).
+    pub(crate) fn register(kgd: KBox<Kgd>, module: &'static ThisModule) -> Result<Self> {
+        let core = &kgd.core;
         // SAFETY: `kgd` is boxed, never moved out of or changed, and is
         // dropped only after the returned device (field order of `Gpu`).
         let kfd = unsafe { kabi::KfdDevice::register(&kgd, module) }
-            .inspect_err(|e| pr_err!("GPU {}: rkfd refused the device: {:?}\n", index, e))?;
+            .inspect_err(|e| pr_err!("GPU {}: rkfd refused the device: {:?}\n", core.index(), e))?;
+        let profile = core.profile();
         let msg = CString::try_from_fmt(fmt!(
             "virtual {} ({}), {} CUs, {} MiB VRAM, renderD{}",
             profile.name,
             profile.product,
             profile.cu_count(),
-            vram_size >> 20,
+            core.vram().size() >> 20,
             kgd.devices.render_minor()
         ))?;
         kgd.devices.log(&msg);
