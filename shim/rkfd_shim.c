@@ -113,3 +113,23 @@ struct kobject *rkfd_shim_kfd_kobject(void)
 {
 	return rkfd_device ? &rkfd_device->kobj : NULL;
 }
+
+/*
+ * rkfd extension: how much rkfd itself prints (0 off, 1 errors, 2 warnings,
+ * 3 info).  Writable at run time; a C parameter because Rust module
+ * parameters are read-only in 7.3.
+ */
+static int log_level = 3;
+module_param(log_level, int, 0644);
+MODULE_PARM_DESC(log_level, "rkfd's own dmesg output: 0 off, 1 errors, 2 warnings, 3 info (default)");
+
+int rkfd_shim_log_level(void)
+{
+	return READ_ONCE(log_level);
+}
+
+void rkfd_shim_kfd_dev_info(const char *msg)
+{
+	if (rkfd_device)
+		dev_info(rkfd_device, "%s\n", msg);
+}

@@ -29,6 +29,9 @@ long rkfd_rs_ioctl(void *private_data, unsigned int cmd, unsigned long arg);
 int rkfd_rs_mmap(void *private_data, unsigned long vm_start, unsigned long vm_end,
 		 unsigned long vm_pgoff);
 
+int rkfd_shim_log_level(void);
+void rkfd_shim_kfd_dev_info(const char *msg);
+
 /* Device interface (shim/rkfd_kgd.c, include/rkfd/kgd_kfd_interface.h). */
 struct kgd_dev;
 struct kfd_dev;

@@ -10,6 +10,7 @@
 //!
 //! Lock order: [`DEVICES`] is a leaf lock; nothing else is taken under it.
 
+use crate::kabi::log::{kfd_dev_info, kfd_info};
 use kernel::{
     prelude::*,
     sync::{
@@ -108,15 +109,13 @@ pub(crate) fn init(dev: Arc<Device>) -> Result {
         let _ = topology.remove_gpu(gpu_id);
         return Err(e.into());
     }
-    pr_info!(
-        "added device {:04x}:{:02x}:{:02x}.{} gfx_target_version {} gpu_id {}\n",
-        dev.info.domain,
-        dev.info.location_id >> 8,
-        (dev.info.location_id >> 3) & 0x1f,
-        dev.info.location_id & 0x7,
+    kfd_dev_info(fmt!(
+        "added device {:x}:{:x} (gfx_target_version {}, gpu_id {})",
+        dev.info.vendor_id,
+        dev.info.device_id,
         dev.info.gfx_target_version,
         gpu_id
-    );
+    ));
     Ok(())
 }
 
@@ -133,7 +132,7 @@ pub(crate) fn exit(dev: Arc<Device>) {
         if let Some(t) = topology {
             let _ = t.remove_gpu(gpu_id);
         }
-        pr_info!("removed device gpu_id {}\n", gpu_id);
+        kfd_info!("removed device gpu_id {}\n", gpu_id);
     }
 }
 

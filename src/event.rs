@@ -75,6 +75,7 @@
 //! - Signal ids are capped below `KFD_FIRST_NONSIGNAL_EVENT_ID` however big
 //!   the signal page (C would need an 8 GiB page to get there).
 
+use crate::kabi::log::{kfd_err, kfd_warn};
 use kernel::{
     alloc::KVVec,
     current,
@@ -214,7 +215,7 @@ impl Inner {
             .ok_or(ENOSPC)
         });
         let id =
-            id.inspect_err(|_| pr_warn!("Failed to create signal event notification slot\n"))?;
+            id.inspect_err(|_| kfd_warn!("Failed to create signal event notification slot\n"))?;
         if let Some(page) = &self.page {
             page.write(id, state::UNSIGNALED_EVENT_SLOT);
         }
@@ -510,18 +511,18 @@ impl Events {
         map_page: impl FnOnce(u64) -> Result<SignalPage>,
     ) -> Result {
         if self.inner.lock().page.is_some() {
-            pr_err!("Event page is already set\n");
+            kfd_err!("Event page is already set\n");
             return Err(EINVAL);
         }
         let page = map_page(handle)?;
         let min = state::SIGNAL_EVENT_LIMIT as usize * 8;
         if page.size() < min {
-            pr_err!(
+            kfd_err!(
                 "Event page size {} is too small, need at least {} bytes\n",
                 page.size(),
                 min
             );
-            pr_err!("Failed to set event page\n");
+            kfd_err!("Failed to set event page\n");
             return Err(EINVAL);
         }
 
@@ -529,7 +530,7 @@ impl Events {
         if inner.page.is_some() {
             // Lost a race with another CREATE_EVENT; `page` is unmapped on drop.
             drop(inner);
-            pr_err!("Event page is already set\n");
+            kfd_err!("Event page is already set\n");
             return Err(EINVAL);
         }
         // Initialise all events to unsignalled.

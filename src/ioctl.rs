@@ -223,6 +223,19 @@ fn available_memory(process: &Process, args: &mut uapi::kfd_ioctl_get_available_
     Ok(())
 }
 
+/// IOCTL: GET_TILE_CONFIG: the GPU's tiling tables.  GFX9+ GPUs address
+/// memory without legacy tile modes; a virtual GPU has none, so both tables
+/// are empty (the counts are clamped to 0) and nothing is copied.
+fn get_tile_config(process: &Process, args: &mut uapi::kfd_ioctl_get_tile_config_args) -> Result {
+    process.inner.lock().pdd(args.gpu_id)?;
+    args.num_tile_configs = 0;
+    args.num_macro_tile_configs = 0;
+    args.gb_addr_config = 0;
+    args.num_banks = 0;
+    args.num_ranks = 0;
+    Ok(())
+}
+
 /// IOCTL: ALLOC_MEMORY_OF_GPU.
 fn alloc_memory_of_gpu(process: &Process, args: &mut uapi::kfd_ioctl_alloc_memory_of_gpu_args) -> Result {
     memory::alloc(&mut process.inner.lock(), args)
@@ -327,7 +340,7 @@ const IOCTLS: [IoctlDef; uapi::IOCTLS.len()] = [
     def!(AMDKFD_IOC_DBG_ADDRESS_WATCH_DEPRECATED, deprecated),
     def!(AMDKFD_IOC_DBG_WAVE_CONTROL_DEPRECATED, deprecated),
     def!(AMDKFD_IOC_SET_SCRATCH_BACKING_VA, typed!(set_scratch_backing_va)),
-    def!(AMDKFD_IOC_GET_TILE_CONFIG, not_supported),
+    def!(AMDKFD_IOC_GET_TILE_CONFIG, typed!(get_tile_config)),
     def!(AMDKFD_IOC_SET_TRAP_HANDLER, typed!(set_trap_handler)),
     def!(AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, typed!(get_process_apertures_new)),
     def!(AMDKFD_IOC_ACQUIRE_VM, typed!(acquire_vm)),

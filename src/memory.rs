@@ -10,15 +10,17 @@
 //!
 //! Locking: every function here runs under `Process::inner`.
 
+use crate::kabi::log::kfd_err;
 use kernel::{
     prelude::*,
     rbtree::{RBTree, RBTreeNodeReservation},
-    sync::atomic::Relaxed, //
+    sync::atomic::{Atomic, Relaxed}, //
 };
 
 use crate::{
     kabi::kgd::{KernelMapping, KgdMem, MemAlloc},
     process::ProcessInner,
+    procfs::ProcCounters,
     uapi,
 };
 
@@ -120,16 +122,27 @@ pub(crate) fn alloc(inner: &mut ProcessInner, args: &mut uapi::kfd_ioctl_alloc_m
     let obj = MemObject { mem: Some(mem), size: args.size, flags, mapped_on };
     // `id` is free, so nothing is replaced.
     pdd.mem.objects.insert(node.into_node(id, obj));
-    if vram {
-        let mut size = args.size;
-        if flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM != 0 {
-            size >>= 1;
-        }
-        pdd.counters.vram.fetch_add(size, Relaxed);
+    if let Some((counter, size)) = accounted(&pdd.counters, flags, args.size) {
+        counter.fetch_add(size, Relaxed);
     }
     args.handle = make_handle(args.gpu_id, id);
     args.mmap_offset = offset;
     Ok(())
+}
+
+/// The sysfs counter an object of `flags` and `size` counts against, and how
+/// much: VRAM (AQL queue memory counts half, as upstream), GTT or USERPTR.
+fn accounted(c: &ProcCounters, flags: u32, size: u64) -> Option<(&Atomic<u64>, u64)> {
+    if flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0 {
+        let aql = flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM != 0;
+        Some((&c.vram, if aql { size >> 1 } else { size }))
+    } else if flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT != 0 {
+        Some((&c.gtt, size))
+    } else if flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR != 0 {
+        Some((&c.userptr, size))
+    } else {
+        None
+    }
 }
 
 /// IOCTL: FREE_MEMORY_OF_GPU.  An object still mapped on a GPU is `-EBUSY`
@@ -149,12 +162,8 @@ pub(crate) fn free(inner: &mut ProcessInner, handle: u64, signal_page_handle: Op
     if let (Some(mem), Some(vm)) = (obj.mem.take(), pdd.vm.as_ref()) {
         pdd.dev.kgd.free_memory(vm, mem);
     }
-    if obj.flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0 {
-        let mut size = obj.size;
-        if obj.flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM != 0 {
-            size >>= 1;
-        }
-        pdd.counters.vram.fetch_sub(size, Relaxed);
+    if let Some((counter, size)) = accounted(&pdd.counters, obj.flags, obj.size) {
+        counter.fetch_sub(size, Relaxed);
     }
     Ok(())
 }
@@ -261,10 +270,13 @@ pub(crate) fn release_all(inner: &mut ProcessInner) {
                 Ok(vm) => pdd.dev.kgd.free_memory(vm, mem),
                 // Objects are only created in a bound VM, which is released
                 // after this; keep the handle leak visible rather than silent.
-                Err(_) => pr_err!("memory object {} of gpu {} has no VM\n", id, pdd.dev.gpu_id()),
+                Err(_) => kfd_err!("memory object {} of gpu {} has no VM\n", id, pdd.dev.gpu_id()),
             }
         }
-        inner.pdds[owner].counters.vram.store(0, Relaxed);
+        let c = &inner.pdds[owner].counters;
+        for counter in [&c.vram, &c.gtt, &c.userptr] {
+            counter.store(0, Relaxed);
+        }
     }
 }
 

@@ -16,6 +16,7 @@
 //!     it, they may sleep but never call back into rkfd)
 //!  3. [`crate::device::DEVICES`] (leaf)
 
+use crate::kabi::log::kfd_warn;
 use kernel::{
     current,
     mm::Mm,
@@ -234,7 +235,7 @@ impl Process {
         if let Some(root) = table.sysfs_root.as_ref() {
             match ProcSysfs::new(root, process.pid, &counters) {
                 Ok(sysfs) => *process.sysfs.lock() = Some(sysfs),
-                Err(e) => pr_warn!("Creating procfs pid directory failed: {:?}\n", e),
+                Err(e) => kfd_warn!("Creating procfs pid directory failed: {:?}\n", e),
             }
         }
         table.entries.push(ProcessEntry { process: process.clone(), files: 1 }, GFP_KERNEL)?;

@@ -28,6 +28,12 @@ pub(crate) struct ProcCounters {
     pub(crate) vram: Atomic<u64>,
     /// SDMA activity (µs/100); no SDMA engine runs yet.
     pub(crate) sdma: Atomic<u64>,
+    /// Bytes of GTT memory objects (rkfd extension, `mem_info`).
+    pub(crate) gtt: Atomic<u64>,
+    /// Bytes of user-pointer memory objects (rkfd extension, `mem_info`).
+    pub(crate) userptr: Atomic<u64>,
+    /// Bytes of SVM ranges resident on this GPU (rkfd extension, `mem_info`).
+    pub(crate) svm: Atomic<u64>,
     /// Milliseconds the process's queues spent evicted.
     pub(crate) evicted_ms: Atomic<u64>,
 }
@@ -40,6 +46,9 @@ impl ProcCounters {
                 gpu_id,
                 vram: Atomic::new(0),
                 sdma: Atomic::new(0),
+                gtt: Atomic::new(0),
+                userptr: Atomic::new(0),
+                svm: Atomic::new(0),
                 evicted_ms: Atomic::new(0),
             },
             GFP_KERNEL,
@@ -47,18 +56,37 @@ impl ProcCounters {
     }
 }
 
-/// Files of `proc/<pid>/`: `pasid`, then `vram_<id>`, `sdma_<id>` per device.
+/// Files of `proc/<pid>/`: `pasid`, `mem_info` (rkfd extension), then
+/// `vram_<id>`, `sdma_<id>` per device.
 struct PidFiles {
     devices: KVec<Arc<ProcCounters>>,
 }
 
+/// Index of the first per-device file.
+const FIRST_DEVICE_FILE: usize = 2;
+
+impl PidFiles {
+    /// `mem_info`: the process's memory across all GPUs, in KiB, one
+    /// `name value` line each (for leak hunts by diffing sysfs).
+    fn mem_info(&self, out: &mut ShowBuffer<'_>) -> Result {
+        let sum = |f: fn(&ProcCounters) -> u64| self.devices.iter().map(|d| f(d)).sum::<u64>() >> 10;
+        out.emit(fmt!("vram_used {}\n", sum(|d| d.vram.load(Relaxed))))?;
+        out.emit(fmt!("gtt_allocated {}\n", sum(|d| d.gtt.load(Relaxed))))?;
+        out.emit(fmt!("userptr_allocated {}\n", sum(|d| d.userptr.load(Relaxed))))?;
+        out.emit(fmt!("svm_allocated {}\n", sum(|d| d.svm.load(Relaxed))))
+    }
+}
+
 impl Show for PidFiles {
     fn show(&self, file: usize, out: &mut ShowBuffer<'_>) -> Result {
-        if file == 0 {
-            return out.emit(fmt!("{}\n", 0));
+        match file {
+            0 => return out.emit(fmt!("{}\n", 0)),
+            1 => return self.mem_info(out),
+            _ => {}
         }
-        let dev = self.devices.get((file - 1) / 2).ok_or(EINVAL)?;
-        let value = if (file - 1) % 2 == 0 {
+        let i = file - FIRST_DEVICE_FILE;
+        let dev = self.devices.get(i / 2).ok_or(EINVAL)?;
+        let value = if i % 2 == 0 {
             dev.vram.load(Relaxed)
         } else {
             dev.sdma.load(Relaxed)
@@ -92,6 +120,7 @@ impl ProcSysfs {
     pub(crate) fn new(root: &Arc<Dir>, pid: i32, devices: &[Arc<ProcCounters>]) -> Result<Self> {
         let mut names = KVec::new();
         names.push(CString::try_from_fmt(fmt!("pasid"))?, GFP_KERNEL)?;
+        names.push(CString::try_from_fmt(fmt!("mem_info"))?, GFP_KERNEL)?;
         for d in devices {
             names.push(CString::try_from_fmt(fmt!("vram_{}", d.gpu_id))?, GFP_KERNEL)?;
             names.push(CString::try_from_fmt(fmt!("sdma_{}", d.gpu_id))?, GFP_KERNEL)?;

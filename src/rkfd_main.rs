@@ -7,6 +7,7 @@
 
 #![crate_name = "rkfd"]
 
+use crate::kabi::log::{kfd_err, kfd_info};
 use kernel::{prelude::*, sync::Arc};
 
 mod chardev;
@@ -42,18 +43,18 @@ impl kernel::Module for Rkfd {
         device::init_module_state();
         process::init_module_state();
         let chardev = kabi::Chardev::register()
-            .inspect_err(|e| pr_err!("failed to register /dev/kfd: {:?}\n", e))?;
-        pr_info!(
+            .inspect_err(|e| kfd_err!("failed to register /dev/kfd: {:?}\n", e))?;
+        kfd_info!(
             "Initialized module, interface {}.{}, /dev/kfd major {}\n",
             uapi::KFD_IOCTL_MAJOR_VERSION,
             uapi::KFD_IOCTL_MINOR_VERSION,
             chardev.major()
         );
         let topology = topology::Topology::new()
-            .inspect_err(|e| pr_err!("failed to create the topology: {:?}\n", e))?;
+            .inspect_err(|e| kfd_err!("failed to create the topology: {:?}\n", e))?;
         device::set_topology(topology.clone());
         process::create_sysfs_root()
-            .inspect_err(|e| pr_err!("failed to create the proc directory: {:?}\n", e))?;
+            .inspect_err(|e| kfd_err!("failed to create the proc directory: {:?}\n", e))?;
         Ok(Rkfd {
             _topology: topology,
             _chardev: chardev,
@@ -65,6 +66,6 @@ impl Drop for Rkfd {
     fn drop(&mut self) {
         process::exit_module_state();
         device::exit_module_state();
-        pr_info!("Unloading module\n");
+        kfd_info!("Unloading module\n");
     }
 }

@@ -42,6 +42,7 @@
 //! is no inversion.  Callers may hold their own locks when calling in, as
 //! long as no topology file's `show` could need them (none does).
 
+use crate::kabi::log::{kfd_err, kfd_info};
 use kernel::{
     new_mutex,
     prelude::*,
@@ -247,7 +248,7 @@ impl Topology {
         inner.rebuild()?;
         sys.generation.fetch_add(1, Release);
         if !inner.cpus.is_empty() {
-            pr_info!("Topology: Add CPU node\n");
+            kfd_info!("Topology: Add CPU node\n");
         }
         Arc::pin_init(
             pin_init!(Topology {
@@ -273,12 +274,12 @@ impl Topology {
         inner.gpus.push(gpu, GFP_KERNEL)?;
         let res = inner.rebuild();
         if let Err(e) = res {
-            pr_err!("Failed to update GPU to sysfs topology: {:?}\n", e);
+            kfd_err!("Failed to update GPU to sysfs topology: {:?}\n", e);
             inner.gpus.pop();
             let _ = inner.rebuild();
         } else {
             inner.next_processor_id = next;
-            pr_info!(
+            kfd_info!(
                 "Topology: Add GPU node [{:#x}:{:#x}]\n",
                 info.vendor_id,
                 info.device_id
@@ -301,7 +302,7 @@ impl Topology {
         let res = inner.rebuild();
         if let Err(e) = res {
             // As upstream: better no node tree than a wrong one.
-            pr_err!("Failed to update sysfs topology: {:?}\n", e);
+            kfd_err!("Failed to update sysfs topology: {:?}\n", e);
             inner.tree.clear();
         }
         self.sys.generation.fetch_add(1, Release);

@@ -43,6 +43,7 @@ macro_rules! ioctl_args {
 ioctl_args!(
     kfd_ioctl_get_version_args,
     kfd_ioctl_get_clock_counters_args,
+    kfd_ioctl_get_tile_config_args,
     kfd_ioctl_get_process_apertures_args,
     kfd_ioctl_get_process_apertures_new_args,
     kfd_ioctl_acquire_vm_args,

@@ -10,6 +10,7 @@
 //! must be given back to the driver; rkfd above this layer never sees a raw
 //! pointer.
 
+use crate::kabi::log::kfd_err;
 use core::ptr::NonNull;
 
 use kernel::{
@@ -282,7 +283,7 @@ unsafe extern "C" fn rkfd_rs_kgd2kfd_probe(
     match device::probe(kgd, info) {
         Ok(dev) => Arc::into_raw(dev).cast_mut().cast(),
         Err(e) => {
-            pr_err!("kgd2kfd_probe failed: {:?}\n", e);
+            kfd_err!("kgd2kfd_probe failed: {:?}\n", e);
             core::ptr::null_mut()
         }
     }

@@ -17,6 +17,7 @@
 //! has PCIe atomics, no PCI subsystem ids (0 in the `gpu_id` hash) and no
 //! PCIe link data (bandwidth as for links x1..x16, Gen1..Gen5), no GWS.
 
+use crate::kabi::log::kfd_err;
 use kernel::{prelude::*, sync::Arc};
 
 use super::props::{
@@ -121,7 +122,7 @@ impl Geometry {
             cu_per_sh: info.cu_per_sh,
         };
         let reject = |what: &str| {
-            pr_err!("topology: GPU {:#x}: invalid {}\n", info.device_id, what);
+            kfd_err!("topology: GPU {:#x}: invalid {}\n", info.device_id, what);
             Err(EINVAL)
         };
         if g.xcc == 0 || g.se == 0 || g.sh == 0 {
