@@ -272,6 +272,10 @@ fn proc_sysfs_follows_the_process() -> Check {
     let pasid = std::fs::read_to_string(format!("{dir}/pasid")).map_err(|e| format!("{dir}/pasid: {e}"))?;
     ensure_eq(pasid.as_str(), "0\n", "pasid")?;
     ensure(std::path::Path::new(&format!("{dir}/queues")).is_dir(), "queues/ missing")?;
+    // rkfd extension: mem_info, four "name KiB" lines.
+    let mem_info = std::fs::read_to_string(format!("{dir}/mem_info")).map_err(|e| format!("mem_info: {e}"))?;
+    let keys: Vec<&str> = mem_info.lines().filter_map(|l| l.split(' ').next()).collect();
+    ensure_eq(keys, vec!["vram_used", "gtt_allocated", "userptr_allocated", "svm_allocated"], "mem_info keys")?;
     // One vram_<gpu_id> per GPU node of the topology, showing a number.
     for entry in std::fs::read_dir(&dir).map_err(|e| e.to_string())? {
         let name = entry.map_err(|e| e.to_string())?.file_name().into_string().unwrap_or_default();
@@ -341,6 +345,15 @@ fn rmmod_refused_while_open() -> Check {
     get_version(&k).map(|_| ())
 }
 
+fn log_level_is_a_writable_parameter() -> Check {
+    let p = "/sys/module/rkfd/parameters/log_level";
+    let old = std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"))?;
+    std::fs::write(p, "1").map_err(|e| format!("write {p}: {e}"))?;
+    let now = std::fs::read_to_string(p).map_err(|e| e.to_string())?;
+    std::fs::write(p, old.trim()).map_err(|e| e.to_string())?;
+    ensure_eq(now.trim(), "1", "log_level after writing 1")
+}
+
 fn main() {
     let mut h = Harness::new();
     h.run("chardev: /dev/kfd is a character device, minor 0", dev_kfd_is_chardev);
@@ -359,6 +372,7 @@ fn main() {
     h.run("isolation: fd received over a Unix socket gets EBADF", fd_passed_over_unix_socket_gets_ebadf);
     h.run("process: a file outliving its process is released", fd_outliving_its_process_is_released);
     h.run("process: proc/<pid> exists while the process has kfd open", proc_sysfs_follows_the_process);
+    h.run("module: log_level is a writable parameter", log_level_is_a_writable_parameter);
     h.run("module: rmmod refused while /dev/kfd is open", rmmod_refused_while_open);
     std::process::exit(h.finish("guest"));
 }
