@@ -20,7 +20,7 @@ KRUSTC=/usr/bin/rustc
 KRUST_LIB_SRC=/usr/lib/rustlib/src/rust/library
 KBINDGEN=$RKFD_CACHE/tools/bin/bindgen
 RKFD_VENV=$RKFD_CACHE/venv
-LIBCLANG_PATH=$(ls -d "$RKFD_VENV"/lib/python3*/site-packages/clang/native 2>/dev/null | head -n 1)
+LIBCLANG_PATH=$( (ls -d "$RKFD_VENV"/lib/python3*/site-packages/clang/native 2>/dev/null || true) | head -n 1)
 [ -n "$LIBCLANG_PATH" ] || LIBCLANG_PATH=$RKFD_VENV/lib/python3/site-packages/clang/native
 export LIBCLANG_PATH
 
