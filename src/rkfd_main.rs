@@ -11,6 +11,7 @@ use kernel::{prelude::*, sync::Arc};
 
 mod chardev;
 mod device;
+mod event;
 mod ioctl;
 mod kabi;
 mod memory;
