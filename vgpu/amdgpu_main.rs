@@ -14,7 +14,21 @@
 //! Named `amdgpu` because ROCm user space looks for a module of that name
 //! (`lsmod | grep amdgpu`, `/sys/module/amdgpu/initstate`).
 //!
-//! The crate root is a table of contents; only [`kabi`] touches C.
+//! Parameters: `profile=gfx90a|gfx1030|gfx1100|gfx1103` (default gfx90a,
+//! read only, in `/sys/module/amdgpu/parameters/profile`), `num_gpus=1..4`,
+//! `vram_mb=` (0: the profile's default).  Built by the top-level `make`
+//! after rkfd; `scripts/vm-run --gpu PROFILE -- CMD` loads both.
+//!
+//! Tests: KUnit suites `amdgpu_vgpu_*` run when the module loads (the
+//! render-node suite maps memory objects into the test thread's own mm);
+//! `cargo test -p gpu-pagetable` tests the page table on the host;
+//! `rust/kfd-tests/src/bin/vgpu-render.rs` tests from user space.
+//!
+//! Module map: [`profile`] (what the GPU is), [`gpu`] (one GPU's state and
+//! life cycle), [`vram`] (device memory), [`sysmem`] (GTT and user-pointer
+//! limits), [`mem`] (memory objects), [`vm`] (GPU address spaces),
+//! [`pagetable`] (their page tables), [`kabi`] (the only code that touches
+//! C: shim, rkfd's interface, callbacks).
 
 #![crate_name = "amdgpu"]
 
