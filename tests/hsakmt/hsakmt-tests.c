@@ -436,6 +436,17 @@ static bool maps_find(const void *addr, char perms[8], char *path, size_t pathle
 	return found;
 }
 
+/* Returns the index of the first non-zero word, or -1. */
+static long first_nonzero(const void *p, size_t n)
+{
+	const volatile uint64_t *q = p;
+
+	for (size_t i = 0; i < n / 8; i++)
+		if (q[i])
+			return (long)i;
+	return -1;
+}
+
 /* Writes a pattern of 64-bit words derived from `seed`. */
 static void fill(void *p, size_t n, uint64_t seed)
 {
@@ -497,8 +508,8 @@ static void test_system(void)
 	char want[256] = "", *env = getenv("RKFD_GPU");
 
 	set_scope("common");
-	check(scan_topology(), "sysfs topology readable (%d nodes: %d CPU, %d GPU)", nnodes,
-	      ncpu_nodes, ngpus);
+	bool scanned = scan_topology();
+	check(scanned, "sysfs topology readable (%d nodes: %d CPU, %d GPU)", nnodes, ncpu_nodes, ngpus);
 	if (!EXPECT_OK(hsaKmtAcquireSystemProperties(&sys), "hsaKmtAcquireSystemProperties"))
 		return;
 	check(sys.NumNodes == (HSAuint32)nnodes && nnodes == ncpu_nodes + ngpus,
@@ -845,8 +856,13 @@ static void test_clocks(uint32_t node, const char *what)
 		      b.SystemClockCounter - a.SystemClockCounter >= 20000000ull,
 	      "counters advance with time (+%" PRIu64 " ns over a 20 ms sleep)",
 	      (uint64_t)(b.CPUClockCounter - a.CPUClockCounter));
-	check(b.GPUClockCounter >= a.GPUClockCounter, "GPU counter does not go back (%" PRIu64
-	      " -> %" PRIu64 ")", (uint64_t)a.GPUClockCounter, (uint64_t)b.GPUClockCounter);
+	if (node == 0)
+		/* The CPU node has no GPU counter (upstream: 0 without a device). */
+		check(a.GPUClockCounter == 0 && b.GPUClockCounter == 0, "no GPU counter on the CPU node (%"
+		      PRIu64 ")", (uint64_t)a.GPUClockCounter);
+	else
+		check(b.GPUClockCounter > a.GPUClockCounter, "GPU counter advances (%" PRIu64 " -> %" PRIu64 ")",
+		      (uint64_t)a.GPUClockCounter, (uint64_t)b.GPUClockCounter);
 }
 
 /* ------------------------------------------------------------------------
@@ -913,8 +929,8 @@ static void test_vram(const struct gpu *g, bool host_access)
 	if (host_access) {
 		long bad;
 
-		bad = verify(p, size, 0);
-		check(bad == -1, "new VRAM reads as zero (first bad word %ld)", bad);
+		bad = first_nonzero(p, size);
+		check(bad == -1, "new VRAM reads as zero (first non-zero word %ld)", bad);
 		fill(p, size, 0x5aa5f00d00000000ull | g->gpu_id);
 		bad = verify(p, size, 0x5aa5f00d00000000ull | g->gpu_id);
 		check(bad == -1, "CPU pattern written and read back through the mapping (bad word %ld)", bad);
@@ -925,6 +941,25 @@ static void test_vram(const struct gpu *g, bool host_access)
 	if (host_access)
 		check(verify(p, size, 0x5aa5f00d00000000ull | g->gpu_id) == -1,
 		      "pattern intact while mapped to the GPU");
+	if (ngpus > 1) {
+		/* Only on another GPU: a peer mapping of this GPU's VRAM. */
+		const struct gpu *peer = &gpus[(g - gpus + 1) % ngpus];
+
+		EXPECT_OK(map_to_node(p, size, peer->node),
+			  "hsaKmtMapMemoryToGPUNodes(%s, peer node %u %s only)", kind, peer->node,
+			  peer->name);
+	}
+	if (host_access) {
+		/* Still mapped: amdgpu refuses to free (EBUSY), libhsakmt keeps the buffer. */
+		s = hsaKmtFreeMemory(p, size);
+		check(s != HSAKMT_STATUS_SUCCESS, "hsaKmtFreeMemory while mapped to a GPU refused: %s",
+		      status_name(s));
+		if (s == HSAKMT_STATUS_SUCCESS)
+			return;
+		check(verify(p, size, 0x5aa5f00d00000000ull | g->gpu_id) == -1 &&
+			      vram_is(base, g - gpus, size, msg, sizeof(msg)),
+		      "the buffer is still there, pattern intact%s", msg);
+	}
 	EXPECT_OK(hsaKmtUnmapMemoryToGPU(p), "hsaKmtUnmapMemoryToGPU(%s) again", kind);
 	EXPECT_OK(hsaKmtFreeMemory(p, size), "hsaKmtFreeMemory(%s)", kind);
 	check(vram_is(base, g - gpus, 0, msg, sizeof(msg)), "vram_%u back to %lld after free%s",
@@ -1097,11 +1132,12 @@ static void test_vram_limit(const struct gpu *g)
 	if (used0 >= 0)
 		check(gpu_vram_used(g) == used0, "the GPU's mem_info_vram_used back to %lld (%lld)",
 		      used0, gpu_vram_used(g));
-	/* The memory really came back: half of it in one piece. */
+	/* The pieces really came back (the 9th now fits). */
 	p = NULL;
-	s = hsaKmtAllocMemory(g->node, g->vram_size / 2, vram_flags(false), &p);
-	if (check(s == HSAKMT_STATUS_SUCCESS, "then half the VRAM in one piece: %s", status_name(s)))
-		EXPECT_OK(hsaKmtFreeMemory(p, g->vram_size / 2), "and free it");
+	s = hsaKmtAllocMemory(g->node, chunk, vram_flags(false), &p);
+	if (check(s == HSAKMT_STATUS_SUCCESS, "then a %" PRIu64 " MiB piece fits again: %s", chunk / MiB,
+		  status_name(s)))
+		EXPECT_OK(hsaKmtFreeMemory(p, chunk), "and free it");
 }
 
 /* ------------------------------------------------------------------------
@@ -1258,6 +1294,228 @@ static void test_events(void)
 		if (many[i])
 			destroyed += hsaKmtDestroyEvent(many[i]) == HSAKMT_STATUS_SUCCESS;
 	check(destroyed == made, "destroyed them (%d)", destroyed);
+}
+
+/* System memory beyond what the driver may hand out fails cleanly. */
+static void test_system_limits(void)
+{
+	unsigned long long ram_kib = 0;
+	struct kvfile mi;
+	long long gtt0 = proc_mem_info(getpid(), "gtt_allocated");
+	long long user0 = proc_mem_info(getpid(), "userptr_allocated");
+	HSAKMT_STATUS s;
+	uint64_t size;
+	void *p = NULL;
+
+	set_scope("common");
+	bool have_ram = kv_read(&mi, "/proc/meminfo") && kv_get(&mi, "MemTotal:", &ram_kib) && ram_kib;
+	if (!check(have_ram, "MemTotal %llu KiB", ram_kib))
+		return;
+	/* More than all RAM: past the GTT limit (3/4 of RAM) and the system limit. */
+	size = (ram_kib * KiB + 4 * MiB) & ~(2 * MiB - 1);
+	s = hsaKmtAllocMemory(0, size, system_flags(true), &p);
+	check(s != HSAKMT_STATUS_SUCCESS, "GTT allocation of %" PRIu64 " MiB (> RAM) fails: %s",
+	      size / MiB, status_name(s));
+	if (s == HSAKMT_STATUS_SUCCESS)
+		hsaKmtFreeMemory(p, size);
+	check(proc_mem_info(getpid(), "gtt_allocated") == gtt0, "gtt_allocated still %lld KiB", gtt0);
+
+	/* Registering twice the RAM (address space only, never touched). */
+	size = 2 * ram_kib * KiB & ~(2 * MiB - 1);
+	p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!check(p != MAP_FAILED, "reserve %" PRIu64 " MiB of address space", size / MiB))
+		return;
+	s = hsaKmtRegisterMemory(p, size);
+	check(s != HSAKMT_STATUS_SUCCESS, "hsaKmtRegisterMemory of %" PRIu64 " MiB (2x RAM) fails: %s",
+	      size / MiB, status_name(s));
+	if (s == HSAKMT_STATUS_SUCCESS)
+		hsaKmtDeregisterMemory(p);
+	check(proc_mem_info(getpid(), "userptr_allocated") == user0, "userptr_allocated still %lld KiB",
+	      user0);
+	munmap(p, size);
+}
+
+/* Threads allocating, mapping and freeing on every GPU at once. */
+struct worker {
+	pthread_t thread;
+	const struct gpu *g;
+	int iters, errors;
+	char first_error[96];
+};
+
+static void worker_error(struct worker *w, const char *what, HSAKMT_STATUS s)
+{
+	if (!w->errors++)
+		snprintf(w->first_error, sizeof(w->first_error), "%s: %s", what, status_name(s));
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	const uint64_t size = 64 * KiB;
+	HSAKMT_STATUS s;
+
+	for (int i = 0; i < w->iters; i++) {
+		void *v = NULL, *m = NULL;
+
+		s = hsaKmtAllocMemory(w->g->node, size, vram_flags(w->g->vram_public), &v);
+		if (s) {
+			worker_error(w, "alloc VRAM", s);
+			continue;
+		}
+		if (w->g->vram_public) {
+			fill(v, size, i);
+			if (verify(v, size, i) != -1)
+				worker_error(w, "VRAM pattern", HSAKMT_STATUS_ERROR);
+		}
+		if ((s = map_to_node(v, size, w->g->node)))
+			worker_error(w, "map VRAM", s);
+		else if ((s = hsaKmtUnmapMemoryToGPU(v)))
+			worker_error(w, "unmap VRAM", s);
+		if ((s = hsaKmtFreeMemory(v, size)))
+			worker_error(w, "free VRAM", s);
+
+		s = hsaKmtAllocMemory(w->g->node, size, system_flags(i & 1), &m);
+		if (s) {
+			worker_error(w, "alloc system memory", s);
+			continue;
+		}
+		fill(m, size, i);
+		if ((s = map_to_node(m, size, w->g->node)))
+			worker_error(w, "map system memory", s);
+		else if ((s = hsaKmtUnmapMemoryToGPU(m)))
+			worker_error(w, "unmap system memory", s);
+		if (verify(m, size, i) != -1)
+			worker_error(w, "system memory pattern", HSAKMT_STATUS_ERROR);
+		if ((s = hsaKmtFreeMemory(m, size)))
+			worker_error(w, "free system memory", s);
+
+		if (i % 4 == 0) {
+			HsaEvent *ev = new_event(false, false);
+
+			if (!ev) {
+				worker_error(w, "create event", HSAKMT_STATUS_ERROR);
+				continue;
+			}
+			if ((s = hsaKmtSetEvent(ev)) || (s = hsaKmtWaitOnEvent(ev, 1000)))
+				worker_error(w, "set/wait event", s);
+			if ((s = hsaKmtDestroyEvent(ev)))
+				worker_error(w, "destroy event", s);
+		}
+	}
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	const int per_gpu = 2, iters = 16;
+	struct worker w[2 * MAX_NODES];
+	long long base[MAX_NODES];
+	char msg[512];
+	int n = 0, errors = 0;
+	double t0 = now_s(CLOCK_MONOTONIC);
+
+	set_scope("common");
+	snapshot_vram(base);
+	long long gtt0 = proc_mem_info(getpid(), "gtt_allocated");
+	long long user0 = proc_mem_info(getpid(), "userptr_allocated");
+	for (int i = 0; i < ngpus; i++) {
+		for (int k = 0; k < per_gpu; k++, n++) {
+			memset(&w[n], 0, sizeof(w[n]));
+			w[n].g = &gpus[i];
+			w[n].iters = iters;
+			pthread_create(&w[n].thread, NULL, worker_main, &w[n]);
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		pthread_join(w[i].thread, NULL);
+		if (w[i].errors)
+			note("thread %d (%s): %d errors, first %s", i, w[i].g->name, w[i].errors,
+			     w[i].first_error);
+		errors += w[i].errors;
+	}
+	check(errors == 0, "%d threads x %d rounds of alloc/map/unmap/free and events on every GPU "
+	      "at once: %d errors (%.1f s)", n, iters, errors, now_s(CLOCK_MONOTONIC) - t0);
+	check(vram_is(base, -1, 0, msg, sizeof(msg)), "every vram_<gpu_id> back where it was%s", msg);
+	check(proc_mem_info(getpid(), "gtt_allocated") == gtt0 &&
+		      proc_mem_info(getpid(), "userptr_allocated") == user0,
+	      "mem_info gtt/userptr back to %lld/%lld KiB", gtt0, user0);
+}
+
+/*
+ * fork(): the child must open /dev/kfd and the render nodes anew (libhsakmt
+ * does that after a fork) and gets a process of its own; the parent's
+ * memory is unaffected.
+ */
+static void test_fork(void)
+{
+	const uint64_t size = 1 * MiB;
+	const struct gpu *g = &gpus[0];
+	long long base[MAX_NODES];
+	char msg[512];
+	void *keep = NULL;
+	int status = 0;
+
+	set_scope("common");
+	snapshot_vram(base);
+	if (!EXPECT_OK(hsaKmtAllocMemory(g->node, size, vram_flags(g->vram_public), &keep),
+		       "parent: alloc VRAM before fork"))
+		return;
+	if (g->vram_public)
+		fill(keep, size, 0xf0f0);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		HsaSystemProperties sys;
+		HsaVersionInfo v;
+		int rc = 0;
+
+		if (hsaKmtGetVersion(&v) != HSAKMT_STATUS_KERNEL_IO_CHANNEL_NOT_OPENED)
+			rc |= 1;
+		if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS)
+			_exit(rc | 2);
+		if (hsaKmtAcquireSystemProperties(&sys) != HSAKMT_STATUS_SUCCESS)
+			_exit(rc | 4);
+		for (int i = 0; i < ngpus; i++) {
+			void *p = NULL;
+
+			if (hsaKmtAllocMemory(gpus[i].node, size, vram_flags(gpus[i].vram_public), &p)) {
+				rc |= 8;
+				continue;
+			}
+			if (gpus[i].vram_public) {
+				fill(p, size, i);
+				if (verify(p, size, i) != -1)
+					rc |= 16;
+			}
+			if (proc_vram(getpid(), gpus[i].gpu_id) != (long long)size)
+				rc |= 32;
+			if (map_to_node(p, size, gpus[i].node) || hsaKmtUnmapMemoryToGPU(p) ||
+			    hsaKmtFreeMemory(p, size))
+				rc |= 64;
+		}
+		HsaEvent *ev = new_event(false, false);
+		if (!ev || hsaKmtSetEvent(ev) || hsaKmtWaitOnEvent(ev, 1000) || hsaKmtDestroyEvent(ev))
+			rc |= 128;
+		if (hsaKmtCloseKFD() != HSAKMT_STATUS_SUCCESS)
+			rc |= 64;
+		_exit(rc & 0xff);
+	}
+	if (!check(pid > 0, "fork"))
+		return;
+	waitpid(pid, &status, 0);
+	check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "forked child: not open until it opens; opens, allocates, maps, frees on every GPU, "
+	      "events work (status %#x: 1 open before open, 2 open, 4 topology, 8 alloc, 16 pattern, "
+	      "32 vram_<id>, 64 map/free/close, 128 events)",
+	      status);
+	if (g->vram_public)
+		check(verify(keep, size, 0xf0f0) == -1, "parent's VRAM intact after the child");
+	check(vram_is(base, 0, size, msg, sizeof(msg)), "parent's vram_<gpu_id> unchanged by the child%s",
+	      msg);
+	EXPECT_OK(map_to_node(keep, size, g->node), "parent: map after the child exited");
+	EXPECT_OK(hsaKmtUnmapMemoryToGPU(keep), "parent: unmap");
+	EXPECT_OK(hsaKmtFreeMemory(keep, size), "parent: free");
 }
 
 /* ------------------------------------------------------------------------
@@ -1508,6 +1766,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < ngpus; i++) {
 		const struct gpu *g = &gpus[i];
 
+		double t0 = now_s(CLOCK_MONOTONIC);
+
 		set_scope(g->name);
 		note("GPU node %u: %s, gpu_id %u, renderD%d, %" PRIu64 " MiB VRAM%s", g->node, g->name,
 		     g->gpu_id, g->render_minor, g->vram_size / MiB, g->vram_public ? " (all host-visible)" : "");
@@ -1522,17 +1782,24 @@ int main(int argc, char **argv)
 		test_system_memory(g, false);
 		test_registered(g);
 		test_vram_limit(g);
+		note("%s took %.1f s", g->name, now_s(CLOCK_MONOTONIC) - t0);
 	}
 	set_scope("common");
 	if (ngpus) {
+		double t0 = now_s(CLOCK_MONOTONIC);
+
 		test_clocks(0, "CPU");
 		test_gtt_all();
 		test_registered_all();
+		test_system_limits();
 		test_events();
+		test_threads();
 		test_xnack();
+		test_fork();
 		test_reopen();
 		test_child(self, "exit");
 		test_child(self, "kill");
+		note("common tests took %.1f s", now_s(CLOCK_MONOTONIC) - t0);
 	}
 	EXPECT_OK(hsaKmtCloseKFD(), "hsaKmtCloseKFD");
 	summary();
