@@ -109,10 +109,16 @@ enum Backing {
 
 /// A memory object.
 ///
+/// An AQL queue object (`AQL_QUEUE_MEM`) has half the pages it spans in the
+/// GPU VA: amdgpu allocates half of the requested size and maps that twice,
+/// back to back, so that a ring wrapping around its end continues at its
+/// start (the "AQL queue wraparound" workaround of
+/// `amdgpu_amdkfd_gpuvm_alloc_memory_of_gpu`).  The CPU maps only the pages.
+///
 /// # Invariants
 ///
-/// `npages > 0`, `va + npages * PAGE_SIZE <= pagetable::VA_END`, and the
-/// backing has `npages` pages (unless it is `User`).
+/// `0 < pages <= npages`, `va + npages * PAGE_SIZE <= pagetable::VA_END`,
+/// and the backing has `pages` pages (unless it is `User`).
 #[pin_data]
 pub(crate) struct Mem {
     /// A kernel mapping of a GTT object: dropped before `backing` (field order).
@@ -126,8 +132,10 @@ pub(crate) struct Mem {
     domain: Domain,
     /// GPU virtual address.
     va: u64,
-    /// Size in pages.
+    /// Size in pages of the GPU VA range.
     npages: u64,
+    /// Pages of memory: `npages`, or half of it (rounded up) for AQL queues.
+    pages: u64,
     /// `USERPTR`: the user address.
     user_addr: u64,
     /// The GPU may write it.
@@ -155,11 +163,17 @@ impl Mem {
             return Err(EINVAL);
         }
         let npages = req.size / page;
-        let count = usize::try_from(npages).map_err(|_| EINVAL)?;
+        let pages = if req.flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM != 0 {
+            npages.div_ceil(2)
+        } else {
+            npages
+        };
+        let count = usize::try_from(pages).map_err(|_| EINVAL)?;
+        let bytes = pages * page;
         let backing = match domain {
             Domain::Vram => Backing::Vram(core.vram().alloc(count)?),
             Domain::Gtt => {
-                let account = core.sysmem().reserve(req.size, true)?;
+                let account = core.sysmem().reserve(bytes, true)?;
                 let mut pages = KVVec::with_capacity(count, GFP_KERNEL)?;
                 for _ in 0..count {
                     pages.push(
@@ -173,7 +187,7 @@ impl Mem {
                 }
             }
             Domain::Userptr => Backing::User {
-                _account: core.sysmem().reserve(req.size, false)?,
+                _account: core.sysmem().reserve(bytes, false)?,
             },
         };
         let slot = core.alloc_offset()?;
@@ -186,6 +200,7 @@ impl Mem {
                 domain,
                 va: req.va,
                 npages,
+                pages,
                 user_addr: req.user_addr,
                 writable: req.flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE != 0,
                 executable: req.flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE != 0,
@@ -199,14 +214,14 @@ impl Mem {
         self.va
     }
 
-    /// The size in pages.
+    /// The size in pages of its GPU VA range.
     pub(crate) fn npages(&self) -> u64 {
         self.npages
     }
 
-    /// The size in bytes.
+    /// The size in bytes of its memory (half the VA range for AQL queues).
     pub(crate) fn size(&self) -> u64 {
-        self.npages << PAGE_SHIFT
+        self.pages << PAGE_SHIFT
     }
 
     /// The byte offset to `mmap()` the render node at.
@@ -227,8 +242,13 @@ impl Mem {
     /// The PTE for page `index` of the object in a page table of this GPU
     /// (`local`) or of another one.  Another GPU reaches this GPU's VRAM
     /// through the PCI BAR, i.e. as system memory: with VRAM backed by host
-    /// pages, the host page behind the frame.
+    /// pages, the host page behind the frame.  An AQL queue's second half
+    /// maps its pages again.
     pub(crate) fn pte(&self, index: u64, local: bool) -> core::result::Result<Pte, pt::Error> {
+        if index >= self.npages {
+            return Err(pt::Error::OutOfRange);
+        }
+        let index = index % self.pages;
         let i = usize::try_from(index).map_err(|_| pt::Error::OutOfRange)?;
         let (aperture, frame) = match &self.backing {
             Backing::Vram(alloc) if local => {
@@ -254,7 +274,7 @@ impl Mem {
         if self.domain == Domain::Userptr {
             return Err(EPERM);
         }
-        if npages == 0 || npages > self.npages {
+        if npages == 0 || npages > self.pages {
             return Err(EINVAL);
         }
         Ok(())
@@ -263,7 +283,7 @@ impl Mem {
     /// The page at render-node page offset `pgoff`, for a CPU page fault.
     pub(crate) fn page_at(&self, pgoff: u64) -> Option<&Page> {
         let index = pgoff.checked_sub(self.mmap_pgoff())?;
-        if index >= self.npages {
+        if index >= self.pages {
             return None;
         }
         let index = usize::try_from(index).ok()?;

@@ -396,6 +396,42 @@ mod tests {
         Ok(())
     }
 
+    /// `AQL_QUEUE_MEM`: libhsakmt asks for twice the queue's size; the
+    /// memory is half of it, mapped twice in the GPU VA (amdgpu's AQL
+    /// queue wraparound workaround) and once by the CPU.
+    #[test]
+    fn aql_queue_memory_is_half_mapped_twice() -> Result {
+        const AQL: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM;
+        let vm = vm_with_vram(16)?;
+        let core = vm.core().clone();
+        let q = vm.alloc(&req(0x10000, 8, VRAM | AQL))?;
+        assert_eq!(core.vram().used(), 4 * PAGE);
+        assert_eq!(q.size(), 4 * PAGE);
+        vm.map(&q)?;
+        assert_eq!(vm.mapped_pages(), 8);
+        for i in 0..4 {
+            let first = vm.translate(0x10000 + i * PAGE).ok_or(EINVAL)?;
+            assert!(vm.translate(0x10000 + (i + 4) * PAGE) == Some(first));
+        }
+        let (p0, p1) = (vm.translate(0x10000), vm.translate(0x10000 + PAGE));
+        assert!(p0.is_some() && p0 != p1);
+        // The CPU maps the queue's pages, not its VA range.
+        assert!(vm.mmap_lookup(q.mmap_pgoff(), 4).is_ok());
+        assert!(matches!(vm.mmap_lookup(q.mmap_pgoff(), 5), Err(e) if e == EINVAL));
+        assert!(q.page_at(q.mmap_pgoff() + 3).is_some());
+        assert!(q.page_at(q.mmap_pgoff() + 4).is_none());
+        // GTT queues likewise, and only their pages count against GTT.
+        let g = vm.alloc(&req(0x100000, 2, GTT | AQL))?;
+        assert_eq!(core.sysmem().gtt_used(), PAGE);
+        vm.map(&g)?;
+        assert!(vm.translate(0x100000).is_some());
+        assert!(vm.translate(0x100000) == vm.translate(0x100000 + PAGE));
+        vm.free(g)?;
+        vm.free(q)?;
+        assert_eq!((core.vram().used(), core.sysmem().gtt_used()), (0, 0));
+        Ok(())
+    }
+
     #[test]
     fn kernel_map_of_gtt_only() -> Result {
         let vm = vm_with_vram(16)?;
