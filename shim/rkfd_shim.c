@@ -108,3 +108,8 @@ int rkfd_shim_chrdev_major(void)
 {
 	return rkfd_major;
 }
+
+struct kobject *rkfd_shim_kfd_kobject(void)
+{
+	return rkfd_device ? &rkfd_device->kobj : NULL;
+}

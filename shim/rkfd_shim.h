@@ -13,11 +13,14 @@
 #include <linux/types.h>
 
 struct file;
+struct kobject;
 
 /* C side, called from Rust (src/kabi.rs). */
 int rkfd_shim_chrdev_register(void);
 void rkfd_shim_chrdev_unregister(void);
 int rkfd_shim_chrdev_major(void);
+/* The kobject of /sys/devices/virtual/kfd/kfd; NULL while not registered. */
+struct kobject *rkfd_shim_kfd_kobject(void);
 
 /* Rust side, called from the file operations of /dev/kfd. */
 int rkfd_rs_open(void **private_data);
@@ -44,5 +47,11 @@ struct kfd_dev *rkfd_rs_kgd2kfd_probe(struct kgd_dev *kgd, struct module *owner,
 int rkfd_rs_kgd2kfd_device_init(struct kfd_dev *kfd);
 void rkfd_rs_kgd2kfd_device_exit(struct kfd_dev *kfd);
 void rkfd_rs_kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry);
+
+/* Process address-space lifetime (shim/rkfd_mm.c). */
+struct mm_struct;
+void *rkfd_shim_mm_notifier_register(struct mm_struct *mm, void *cookie);
+void rkfd_shim_mm_notifier_unregister(void *handle, struct mm_struct *mm);
+void rkfd_rs_mm_release(void *cookie);
 
 #endif /* RKFD_SHIM_H */

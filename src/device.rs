@@ -10,9 +10,18 @@
 //!
 //! Lock order: [`DEVICES`] is a leaf lock; nothing else is taken under it.
 
-use kernel::{prelude::*, sync::Arc};
+use kernel::{
+    prelude::*,
+    sync::{
+        atomic::{Atomic, Relaxed},
+        Arc,
+    }, //
+};
 
-use crate::kabi::kgd::{GpuInfo, KgdDevice};
+use crate::{
+    kabi::kgd::{GpuInfo, KgdDevice},
+    topology::Topology,
+};
 
 /// A KFD device (one GPU node).
 pub(crate) struct Device {
@@ -20,13 +29,16 @@ pub(crate) struct Device {
     pub(crate) kgd: KgdDevice,
     /// What the GPU reported about itself at probe.
     pub(crate) info: GpuInfo,
-    /// The id user space names this GPU by (topology `gpu_id`).
-    pub(crate) gpu_id: u32,
+    /// The id user space names this GPU by (topology `gpu_id`); assigned
+    /// by the topology when the device is published, 0 before.
+    gpu_id: Atomic<u32>,
 }
 
 /// The published devices, in topology order.
 pub(crate) struct DeviceList {
     devices: KVec<Arc<Device>>,
+    /// The topology devices are added to (set while the module is live).
+    topology: Option<Arc<Topology>>,
 }
 
 kernel::sync::global_lock! {
@@ -34,6 +46,7 @@ kernel::sync::global_lock! {
     // device can be probed or any file opened.
     pub(crate) unsafe(uninit) static DEVICES: Mutex<DeviceList> = DeviceList {
         devices: KVec::new(),
+        topology: None,
     };
 }
 
@@ -43,11 +56,20 @@ pub(crate) fn init_module_state() {
     unsafe { DEVICES.init() };
 }
 
+/// Sets the topology that published devices appear in.
+pub(crate) fn set_topology(topology: Arc<Topology>) {
+    DEVICES.lock().topology = Some(topology);
+}
+
 /// Frees the device list's storage at module exit (statics are never
 /// dropped).  GPU drivers depend on rkfd's symbols, so none is loaded then.
 pub(crate) fn exit_module_state() {
-    let old = core::mem::replace(&mut DEVICES.lock().devices, KVec::new());
+    let (old, topology) = {
+        let mut list = DEVICES.lock();
+        (core::mem::replace(&mut list.devices, KVec::new()), list.topology.take())
+    };
     drop(old);
+    drop(topology);
 }
 
 /// Checks what a GPU reports before rkfd relies on it (user space divides
@@ -66,47 +88,25 @@ fn validate(info: &GpuInfo) -> Result {
     Ok(())
 }
 
-/// A stable, non-zero 16-bit id derived from the device's identity, as
-/// upstream's `kfd_generate_gpu_id` (a hash of device properties) is.
-fn generate_gpu_id(info: &GpuInfo, taken: &[Arc<Device>]) -> u32 {
-    let words = [
-        info.domain,
-        info.location_id,
-        info.device_id,
-        info.vendor_id,
-        info.gfx_target_version,
-        info.num_shader_engines * info.sh_per_se * info.cu_per_sh,
-        info.unique_id as u32,
-        (info.unique_id >> 32) as u32,
-    ];
-    // FNV-1a over the identity, folded to 16 bits.
-    let mut hash: u32 = 0x811c_9dc5;
-    for w in words {
-        for b in w.to_le_bytes() {
-            hash ^= u32::from(b);
-            hash = hash.wrapping_mul(0x0100_0193);
-        }
-    }
-    let mut id = (hash ^ (hash >> 16)) & 0xffff;
-    // Never 0 (CPU nodes) and never a duplicate.
-    while id == 0 || taken.iter().any(|d| d.gpu_id == id) {
-        id = (id + 1) & 0xffff;
-    }
-    id
-}
-
 /// `kgd2kfd_probe`: builds the device (not yet visible).
 pub(crate) fn probe(kgd: KgdDevice, info: GpuInfo) -> Result<Arc<Device>> {
     validate(&info)?;
-    let gpu_id = generate_gpu_id(&info, &DEVICES.lock().devices);
-    Ok(Arc::new(Device { kgd, info, gpu_id }, GFP_KERNEL)?)
+    Ok(Arc::new(Device { kgd, info, gpu_id: Atomic::new(0) }, GFP_KERNEL)?)
 }
 
 /// `kgd2kfd_device_init`: publishes the device.
 pub(crate) fn init(dev: Arc<Device>) -> Result {
-    let mut list = DEVICES.lock();
-    if list.devices.iter().any(|d| d.gpu_id == dev.gpu_id) {
+    if dev.gpu_id() != 0 {
         return Err(EEXIST);
+    }
+    let topology = DEVICES.lock().topology.clone().ok_or(ENODEV)?;
+    let gpu_id = topology.add_gpu(&dev.info)?;
+    dev.gpu_id.store(gpu_id, Relaxed);
+    let mut list = DEVICES.lock();
+    if let Err(e) = list.devices.push(dev.clone(), GFP_KERNEL) {
+        drop(list);
+        let _ = topology.remove_gpu(gpu_id);
+        return Err(e.into());
     }
     pr_info!(
         "added device {:04x}:{:02x}:{:02x}.{} gfx_target_version {} gpu_id {}\n",
@@ -115,17 +115,26 @@ pub(crate) fn init(dev: Arc<Device>) -> Result {
         (dev.info.location_id >> 3) & 0x1f,
         dev.info.location_id & 0x7,
         dev.info.gfx_target_version,
-        dev.gpu_id
+        gpu_id
     );
-    list.devices.push(dev, GFP_KERNEL)?;
     Ok(())
 }
 
 /// `kgd2kfd_device_exit`: withdraws the device.  Processes that use it hold
 /// a module reference on its driver, so this only runs once none does.
 pub(crate) fn exit(dev: Arc<Device>) {
-    DEVICES.lock().devices.retain(|d| !Arc::ptr_eq(d, &dev));
-    pr_info!("removed device gpu_id {}\n", dev.gpu_id);
+    let topology = {
+        let mut list = DEVICES.lock();
+        list.devices.retain(|d| !Arc::ptr_eq(d, &dev));
+        list.topology.clone()
+    };
+    let gpu_id = dev.gpu_id();
+    if gpu_id != 0 {
+        if let Some(t) = topology {
+            let _ = t.remove_gpu(gpu_id);
+        }
+        pr_info!("removed device gpu_id {}\n", gpu_id);
+    }
 }
 
 /// A snapshot of the published devices.
@@ -139,6 +148,11 @@ pub(crate) fn all() -> Result<KVec<Arc<Device>>> {
 }
 
 impl Device {
+    /// The device's `gpu_id` (0 until published).
+    pub(crate) fn gpu_id(&self) -> u32 {
+        self.gpu_id.load(Relaxed)
+    }
+
     /// An interrupt from the GPU.  Nothing raises interrupts yet (events
     /// and faults arrive with later issues).
     pub(crate) fn interrupt(&self) {}

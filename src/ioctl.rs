@@ -107,7 +107,7 @@ fn get_process_apertures(process: &Process, args: &mut uapi::kfd_ioctl_get_proce
     let inner = process.inner.lock();
     let mut n = 0;
     for (slot, pdd) in args.process_apertures.iter_mut().zip(inner.pdds.iter()) {
-        *slot = aperture_of(pdd.dev.gpu_id);
+        *slot = aperture_of(pdd.dev.gpu_id());
         n += 1;
     }
     args.num_of_nodes = n;
@@ -131,7 +131,7 @@ fn get_process_apertures_new(
         }
         let mut records = KVec::new();
         for pdd in inner.pdds.iter().take(args.num_of_nodes as usize) {
-            records.push(aperture_of(pdd.dev.gpu_id), GFP_KERNEL)?;
+            records.push(aperture_of(pdd.dev.gpu_id()), GFP_KERNEL)?;
         }
         records
     };

@@ -11,6 +11,8 @@ use kernel::{ffi::c_int, prelude::*};
 
 mod chrdev;
 pub(crate) mod kgd;
+pub(crate) mod mm;
+pub(crate) mod sysfs;
 pub(crate) mod time;
 
 pub(crate) use chrdev::Chardev;

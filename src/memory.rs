@@ -12,7 +12,8 @@
 
 use kernel::{
     prelude::*,
-    rbtree::{RBTree, RBTreeNodeReservation}, //
+    rbtree::{RBTree, RBTreeNodeReservation},
+    sync::atomic::Relaxed, //
 };
 
 use crate::{
@@ -124,7 +125,7 @@ pub(crate) fn alloc(inner: &mut ProcessInner, args: &mut uapi::kfd_ioctl_alloc_m
         if flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM != 0 {
             size >>= 1;
         }
-        pdd.vram_usage += size;
+        pdd.counters.vram.fetch_add(size, Relaxed);
     }
     args.handle = make_handle(args.gpu_id, id);
     args.mmap_offset = offset;
@@ -153,7 +154,7 @@ pub(crate) fn free(inner: &mut ProcessInner, handle: u64, signal_page_handle: Op
         if obj.flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM != 0 {
             size >>= 1;
         }
-        pdd.vram_usage = pdd.vram_usage.saturating_sub(size);
+        pdd.counters.vram.fetch_sub(size, Relaxed);
     }
     Ok(())
 }
@@ -249,7 +250,7 @@ pub(crate) fn release_all(inner: &mut ProcessInner) {
                 continue;
             };
             for &g in obj.mapped_on.iter() {
-                if let Some(peer) = inner.pdds.iter().find(|p| p.dev.gpu_id == g) {
+                if let Some(peer) = inner.pdds.iter().find(|p| p.dev.gpu_id() == g) {
                     if let Ok(vm) = peer.bound_vm() {
                         let _ = peer.dev.kgd.unmap_memory(vm, &mem);
                     }
@@ -260,10 +261,10 @@ pub(crate) fn release_all(inner: &mut ProcessInner) {
                 Ok(vm) => pdd.dev.kgd.free_memory(vm, mem),
                 // Objects are only created in a bound VM, which is released
                 // after this; keep the handle leak visible rather than silent.
-                Err(_) => pr_err!("memory object {} of gpu {} has no VM\n", id, pdd.dev.gpu_id),
+                Err(_) => pr_err!("memory object {} of gpu {} has no VM\n", id, pdd.dev.gpu_id()),
             }
         }
-        inner.pdds[owner].vram_usage = 0;
+        inner.pdds[owner].counters.vram.store(0, Relaxed);
     }
 }
 

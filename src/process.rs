@@ -27,8 +27,9 @@ use kernel::{
 
 use crate::{
     device::{self, Device},
-    kabi::kgd::KgdVm,
+    kabi::{kgd::KgdVm, mm::MmNotifier, sysfs::Dir},
     memory::MemoryObjects,
+    procfs::{self, ProcCounters, ProcSysfs},
 };
 
 /// Per-process data of one device (C: `struct kfd_process_device`, pdd).
@@ -45,8 +46,8 @@ pub(crate) struct ProcessDevice {
     pub(crate) trap_handler: (u64, u64),
     /// `SET_MEMORY_POLICY`: default and alternate policy, aperture base/size.
     pub(crate) memory_policy: (u32, u32, u64, u64),
-    /// Bytes of VRAM this process allocated here (sysfs `vram_<gpu_id>`).
-    pub(crate) vram_usage: u64,
+    /// What `proc/<pid>/` shows for this device (VRAM usage, ...).
+    pub(crate) counters: Arc<ProcCounters>,
 }
 
 /// GPU virtual address apertures of a GFX9+ device
@@ -75,16 +76,17 @@ impl Apertures {
 }
 
 impl ProcessDevice {
-    fn new(dev: Arc<Device>) -> Self {
-        ProcessDevice {
+    fn new(dev: Arc<Device>) -> Result<Self> {
+        let counters = ProcCounters::new(dev.gpu_id())?;
+        Ok(ProcessDevice {
             dev,
             vm: None,
             mem: MemoryObjects::new(),
             scratch_backing_va: 0,
             trap_handler: (0, 0),
             memory_policy: (0, 0, 0, 0),
-            vram_usage: 0,
-        }
+            counters,
+        })
     }
 
     /// The GPU VM, or `-ENODEV` before `ACQUIRE_VM` (upstream
@@ -108,12 +110,12 @@ pub(crate) struct ProcessInner {
 impl ProcessInner {
     /// The pdd of `gpu_id` (upstream `kfd_process_device_data_by_id`).
     pub(crate) fn pdd(&mut self, gpu_id: u32) -> Result<&mut ProcessDevice> {
-        self.pdds.iter_mut().find(|p| p.dev.gpu_id == gpu_id).ok_or(EINVAL)
+        self.pdds.iter_mut().find(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL)
     }
 
     /// Index of the pdd of `gpu_id`.
     pub(crate) fn pdd_index(&self, gpu_id: u32) -> Result<usize> {
-        self.pdds.iter().position(|p| p.dev.gpu_id == gpu_id).ok_or(EINVAL)
+        self.pdds.iter().position(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL)
     }
 }
 
@@ -129,6 +131,13 @@ pub(crate) struct Process {
     /// Everything that changes (upstream `p->mutex`).
     #[pin]
     pub(crate) inner: Mutex<ProcessInner>,
+    /// The notifier that reports the end of `mm`.  Not under `inner`: its
+    /// callback takes `inner`, and unregistering waits for the callback.
+    #[pin]
+    mm_notifier: Mutex<Option<MmNotifier>>,
+    /// `proc/<pid>/` in sysfs (its files take no lock).
+    #[pin]
+    sysfs: Mutex<Option<ProcSysfs>>,
 }
 
 /// An entry of the process table.
@@ -141,6 +150,8 @@ struct ProcessEntry {
 /// All KFD processes, one per `mm` (upstream `kfd_processes_table`).
 pub(crate) struct ProcessTable {
     entries: KVec<ProcessEntry>,
+    /// `/sys/class/kfd/kfd/proc` (set while the module is live).
+    sysfs_root: Option<Arc<Dir>>,
 }
 
 kernel::sync::global_lock! {
@@ -148,6 +159,7 @@ kernel::sync::global_lock! {
     // `/dev/kfd` is registered.
     pub(crate) unsafe(uninit) static PROCESSES: Mutex<ProcessTable> = ProcessTable {
         entries: KVec::new(),
+        sysfs_root: None,
     };
 }
 
@@ -160,8 +172,20 @@ pub(crate) fn init_module_state() {
 /// Frees the process table's storage at module exit (statics are never
 /// dropped).  No process can exist then: open files pin the module.
 pub(crate) fn exit_module_state() {
-    let old = core::mem::replace(&mut PROCESSES.lock().entries, KVec::new());
+    let (old, root) = {
+        let mut table = PROCESSES.lock();
+        (core::mem::replace(&mut table.entries, KVec::new()), table.sysfs_root.take())
+    };
     drop(old);
+    drop(root);
+}
+
+/// Creates `/sys/class/kfd/kfd/proc`.  Called from module init, after the
+/// kfd device exists.
+pub(crate) fn create_sysfs_root() -> Result {
+    let root = procfs::create_root()?;
+    PROCESSES.lock().sysfs_root = Some(root);
+    Ok(())
 }
 
 impl Process {
@@ -177,8 +201,11 @@ impl Process {
         }
 
         let mut pdds = KVec::new();
+        let mut counters = KVec::new();
         for dev in device::all()? {
-            pdds.push(ProcessDevice::new(dev), GFP_KERNEL)?;
+            let pdd = ProcessDevice::new(dev)?;
+            counters.push(pdd.counters.clone(), GFP_KERNEL)?;
+            pdds.push(pdd, GFP_KERNEL)?;
         }
         let leader = task.group_leader();
         let process = Arc::pin_init(
@@ -190,9 +217,23 @@ impl Process {
                     ProcessInner { pdds, xnack_enabled: false, signal_page_handle: None },
                     "Process::inner"
                 ),
+                mm_notifier <- new_mutex!(None, "Process::mm_notifier"),
+                sysfs <- new_mutex!(None, "Process::sysfs"),
             }),
             GFP_KERNEL,
         )?;
+        // SAFETY: The notifier is unregistered in `release_file` (or when the
+        // process drops), while `process` is still alive.
+        let notifier = unsafe { MmNotifier::register(mm, Arc::as_ptr(&process))? };
+        *process.mm_notifier.lock() = Some(notifier);
+        // A missing sysfs directory (e.g. a recycled pid whose old process
+        // still has a file open elsewhere) does not fail the open.
+        if let Some(root) = table.sysfs_root.as_ref() {
+            match ProcSysfs::new(root, process.pid, &counters) {
+                Ok(sysfs) => *process.sysfs.lock() = Some(sysfs),
+                Err(e) => pr_warn!("Creating procfs pid directory failed: {:?}\n", e),
+            }
+        }
         table.entries.push(ProcessEntry { process: process.clone(), files: 1 }, GFP_KERNEL)?;
         Ok(process)
     }
@@ -216,12 +257,23 @@ impl Process {
             }
         };
         if last {
+            // Unregistering runs `mm_released` if the mm is still alive.
+            let notifier = self.mm_notifier.lock().take();
+            drop(notifier);
             self.teardown();
+            let sysfs = self.sysfs.lock().take();
+            drop(sysfs);
         }
     }
 
+    /// The address space is going away (notifier `release`): the GPU state
+    /// goes with it, even if a file outlives the mm.
+    pub(crate) fn mm_released(&self) {
+        self.teardown();
+    }
+
     /// Gives back everything the process holds on every device: memory
-    /// objects (unmapped first), then VMs.
+    /// objects (unmapped first), then VMs.  Idempotent.
     fn teardown(&self) {
         let mut inner = self.inner.lock();
         crate::memory::release_all(&mut inner);
@@ -240,7 +292,7 @@ impl Process {
     }
 
     /// Thread group id of the creator.
-    #[allow(dead_code)] // Used by per-process sysfs once it lands.
+    #[allow(dead_code)] // For messages of later subsystems.
     pub(crate) fn pid(&self) -> Pid {
         self.pid
     }

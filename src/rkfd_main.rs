@@ -7,14 +7,18 @@
 
 #![crate_name = "rkfd"]
 
-use kernel::prelude::*;
+use kernel::{prelude::*, sync::Arc};
 
 mod chardev;
 mod device;
+#[expect(dead_code, reason = "the ioctl table and the process wire it in")]
+mod event;
 mod ioctl;
 mod kabi;
 mod memory;
 mod process;
+mod procfs;
+mod topology;
 mod uapi;
 
 module! {
@@ -27,6 +31,9 @@ module! {
 
 /// The loaded module: owns the `/dev/kfd` registration.
 struct Rkfd {
+    /// The KFD topology in sysfs, under the kfd device: declared before
+    /// `_chardev` so it is dropped first.
+    _topology: Arc<topology::Topology>,
     /// `/dev/kfd`, class `kfd`: unregistered on drop.
     _chardev: kabi::Chardev,
 }
@@ -43,7 +50,15 @@ impl kernel::Module for Rkfd {
             uapi::KFD_IOCTL_MINOR_VERSION,
             chardev.major()
         );
-        Ok(Rkfd { _chardev: chardev })
+        let topology = topology::Topology::new()
+            .inspect_err(|e| pr_err!("failed to create the topology: {:?}\n", e))?;
+        device::set_topology(topology.clone());
+        process::create_sysfs_root()
+            .inspect_err(|e| pr_err!("failed to create the proc directory: {:?}\n", e))?;
+        Ok(Rkfd {
+            _topology: topology,
+            _chardev: chardev,
+        })
     }
 }
 

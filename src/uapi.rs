@@ -56,6 +56,11 @@ ioctl_args!(
     kfd_ioctl_map_memory_to_gpu_args,
     kfd_ioctl_unmap_memory_from_gpu_args,
     kfd_process_device_apertures,
+    kfd_ioctl_create_event_args,
+    kfd_ioctl_destroy_event_args,
+    kfd_ioctl_set_event_args,
+    kfd_ioctl_reset_event_args,
+    kfd_ioctl_wait_events_args,
 );
 
 /// A UAPI struct without padding bytes, so all of its bytes may be copied

@@ -226,6 +226,67 @@ fn fd_passed_over_unix_socket_gets_ebadf() -> Check {
     ensure_eq(libc::WEXITSTATUS(status), 0, "receiver exit (0 = EBADF)")
 }
 
+fn fd_outliving_its_process_is_released() -> Check {
+    // A child opens /dev/kfd, hands the fd to us and exits: its mm goes away
+    // (the driver's mm notifier releases the GPU state) while the file lives
+    // on here; our close then releases the file.
+    let mut sv = [0i32; 2];
+    // SAFETY: plain socketpair.
+    ensure(unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, sv.as_mut_ptr()) } == 0, "socketpair")?;
+    // SAFETY: the child opens, sends and exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let code = match Kfd::open() {
+            Ok(k) => {
+                let c = if send_fd(sv[0], k.fd).is_ok() { 0 } else { 2 };
+                std::mem::forget(k);
+                c
+            }
+            Err(_) => 3,
+        };
+        // SAFETY: leave without running destructors.
+        unsafe { libc::_exit(code) };
+    }
+    let fd = recv_fd(sv[1]);
+    let mut status = 0;
+    // SAFETY: waiting for our child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    // SAFETY: closing our socket ends.
+    unsafe {
+        libc::close(sv[0]);
+        libc::close(sv[1]);
+    }
+    ensure_eq(libc::WEXITSTATUS(status), 0, "child exit")?;
+    let fd = fd.ok_or("no fd received")?;
+    let mut args = uapi::kfd_ioctl_get_version_args::default();
+    let r = ioctl_fd(fd, uapi::AMDKFD_IOC_GET_VERSION, &mut args as *mut _ as usize);
+    // SAFETY: closing the received fd.
+    unsafe { libc::close(fd) };
+    expect_errno(r, libc::EBADF, "ioctl on a file whose process exited")
+}
+
+fn proc_sysfs_follows_the_process() -> Check {
+    let dir = format!("/sys/class/kfd/kfd/proc/{}", std::process::id());
+    ensure(!std::path::Path::new(&dir).exists(), format!("{dir} exists before open"))?;
+    let k = Kfd::open().map_err(|e| e.to_string())?;
+    let pasid = std::fs::read_to_string(format!("{dir}/pasid")).map_err(|e| format!("{dir}/pasid: {e}"))?;
+    ensure_eq(pasid.as_str(), "0\n", "pasid")?;
+    ensure(std::path::Path::new(&format!("{dir}/queues")).is_dir(), "queues/ missing")?;
+    // One vram_<gpu_id> per GPU node of the topology, showing a number.
+    for entry in std::fs::read_dir(&dir).map_err(|e| e.to_string())? {
+        let name = entry.map_err(|e| e.to_string())?.file_name().into_string().unwrap_or_default();
+        if name.starts_with("vram_") {
+            let v = std::fs::read_to_string(format!("{dir}/{name}")).map_err(|e| e.to_string())?;
+            v.trim().parse::<u64>().map_err(|_| format!("{name}: {v:?}"))?;
+        }
+    }
+    let second = Kfd::open().map_err(|e| e.to_string())?;
+    drop(k);
+    ensure(std::path::Path::new(&dir).exists(), "removed while a file is still open")?;
+    drop(second);
+    ensure(!std::path::Path::new(&dir).exists(), format!("{dir} still exists after the last close"))
+}
+
 fn send_fd(sock: i32, fd: i32) -> Check {
     let mut byte = [0u8; 1];
     let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
@@ -296,6 +357,8 @@ fn main() {
     h.run("isolation: forked child gets EBADF", forked_child_gets_ebadf);
     h.run("isolation: another thread of the opener may use the fd", thread_of_opener_may_use_fd);
     h.run("isolation: fd received over a Unix socket gets EBADF", fd_passed_over_unix_socket_gets_ebadf);
+    h.run("process: a file outliving its process is released", fd_outliving_its_process_is_released);
+    h.run("process: proc/<pid> exists while the process has kfd open", proc_sysfs_follows_the_process);
     h.run("module: rmmod refused while /dev/kfd is open", rmmod_refused_while_open);
     std::process::exit(h.finish("guest"));
 }

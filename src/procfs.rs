@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Per-process sysfs: `/sys/class/kfd/kfd/proc/<pid>/`.
+//!
+//! C: `kfd_procfs_*` in `kfd_process.c`.  Layout as upstream: `pasid`
+//! (always "0"), then per device `vram_<gpu_id>` and `sdma_<gpu_id>`, the
+//! directories `stats_<gpu_id>/` (`evicted_ms`) and `queues/`.  Values
+//! are atomics in [`ProcCounters`], shared by the driver code that updates
+//! them and the files that show them, so showing a file takes no lock and a
+//! directory can be removed while any rkfd lock is held.
+
+use kernel::{
+    prelude::*,
+    str::CString,
+    sync::{
+        atomic::{Atomic, Relaxed},
+        Arc,
+    }, //
+};
+
+use crate::kabi::sysfs::{Dir, Parent, Show, ShowBuffer};
+
+/// What the per-process files of one device show.
+pub(crate) struct ProcCounters {
+    /// The device.
+    pub(crate) gpu_id: u32,
+    /// Bytes of VRAM allocated through `ALLOC_MEMORY_OF_GPU`.
+    pub(crate) vram: Atomic<u64>,
+    /// SDMA activity (µs/100); no SDMA engine runs yet.
+    pub(crate) sdma: Atomic<u64>,
+    /// Milliseconds the process's queues spent evicted.
+    pub(crate) evicted_ms: Atomic<u64>,
+}
+
+impl ProcCounters {
+    /// Zeroed counters of device `gpu_id`.
+    pub(crate) fn new(gpu_id: u32) -> Result<Arc<Self>> {
+        Ok(Arc::new(
+            ProcCounters {
+                gpu_id,
+                vram: Atomic::new(0),
+                sdma: Atomic::new(0),
+                evicted_ms: Atomic::new(0),
+            },
+            GFP_KERNEL,
+        )?)
+    }
+}
+
+/// Files of `proc/<pid>/`: `pasid`, then `vram_<id>`, `sdma_<id>` per device.
+struct PidFiles {
+    devices: KVec<Arc<ProcCounters>>,
+}
+
+impl Show for PidFiles {
+    fn show(&self, file: usize, out: &mut ShowBuffer<'_>) -> Result {
+        if file == 0 {
+            return out.emit(fmt!("{}\n", 0));
+        }
+        let dev = self.devices.get((file - 1) / 2).ok_or(EINVAL)?;
+        let value = if (file - 1) % 2 == 0 {
+            dev.vram.load(Relaxed)
+        } else {
+            dev.sdma.load(Relaxed)
+        };
+        out.emit(fmt!("{}\n", value))
+    }
+}
+
+/// Files of `stats_<id>/`: `evicted_ms`.
+struct StatsFiles(Arc<ProcCounters>);
+
+impl Show for StatsFiles {
+    fn show(&self, _file: usize, out: &mut ShowBuffer<'_>) -> Result {
+        out.emit(fmt!("{}\n", self.0.evicted_ms.load(Relaxed)))
+    }
+}
+
+/// The `proc/` directory under the kfd device.
+pub(crate) fn create_root() -> Result<Arc<Dir>> {
+    Dir::new_empty(Parent::KfdDevice, c"proc")
+}
+
+/// A process's sysfs directory; removed when dropped.
+pub(crate) struct ProcSysfs {
+    /// Children hold their parent, so dropping this removes the whole tree.
+    _dirs: KVec<Arc<Dir>>,
+}
+
+impl ProcSysfs {
+    /// Creates `proc/<pid>/` for a process using `devices`.
+    pub(crate) fn new(root: &Arc<Dir>, pid: i32, devices: &[Arc<ProcCounters>]) -> Result<Self> {
+        let mut names = KVec::new();
+        names.push(CString::try_from_fmt(fmt!("pasid"))?, GFP_KERNEL)?;
+        for d in devices {
+            names.push(CString::try_from_fmt(fmt!("vram_{}", d.gpu_id))?, GFP_KERNEL)?;
+            names.push(CString::try_from_fmt(fmt!("sdma_{}", d.gpu_id))?, GFP_KERNEL)?;
+        }
+        let mut refs = KVec::new();
+        for n in names.iter() {
+            refs.push(&**n, GFP_KERNEL)?;
+        }
+        let mut counters = KVec::new();
+        for d in devices {
+            counters.push(d.clone(), GFP_KERNEL)?;
+        }
+        let files = Arc::new(PidFiles { devices: counters }, GFP_KERNEL)?;
+        let pid_name = CString::try_from_fmt(fmt!("{}", pid))?;
+        let pid_dir = Dir::new(Parent::Dir(root), &pid_name, &refs, files)?;
+
+        let mut dirs = KVec::new();
+        for d in devices {
+            let name = CString::try_from_fmt(fmt!("stats_{}", d.gpu_id))?;
+            let stats = Arc::new(StatsFiles(d.clone()), GFP_KERNEL)?;
+            dirs.push(Dir::new(Parent::Dir(&pid_dir), &name, &[c"evicted_ms"], stats)?, GFP_KERNEL)?;
+        }
+        dirs.push(Dir::new_empty(Parent::Dir(&pid_dir), c"queues")?, GFP_KERNEL)?;
+        dirs.push(pid_dir, GFP_KERNEL)?;
+        Ok(ProcSysfs { _dirs: dirs })
+    }
+}
