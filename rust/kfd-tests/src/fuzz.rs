@@ -764,6 +764,26 @@ impl Args {
     }
 }
 
+/// Kernel stacks of every thread of `pid` (root only), for hang reports.
+pub fn kernel_stacks(pid: i32) -> String {
+    let mut out = String::new();
+    let Ok(rd) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for t in rd.filter_map(|e| e.ok()) {
+        let tid = t.file_name().to_string_lossy().to_string();
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        let wchan = std::fs::read_to_string(t.path().join("wchan")).unwrap_or_default();
+        out += &format!("  task {tid} ({}) wchan {wchan}\n", comm.trim());
+        if let Ok(st) = std::fs::read_to_string(t.path().join("stack")) {
+            for l in st.lines() {
+                out += &format!("    {l}\n");
+            }
+        }
+    }
+    out
+}
+
 /// Flushes stdout (the console log is all a crashed guest leaves).
 pub fn flush() {
     let _ = std::io::stdout().flush();

@@ -3,7 +3,10 @@
 //! test VM.
 //!
 //!   kfd-fuzz [--seed S] [--calls N] [--time SECS] [--trace] [--trace-from I]
-//!            [--only NR[,NR...]] [--kmsg-every N] [--quiet]
+//!            [--only NR[,NR...]] [--kmsg-every N] [--watchdog SECS] [--quiet]
+//!
+//! Defaults: a random seed (printed first), 100000 calls, at most 600 s,
+//! kernel log checked every 256 calls, 60 s watchdog per call.
 //!
 //! Every call is one ioctl, made in one of three ways:
 //!
@@ -40,7 +43,42 @@ use fuzz::{PtrKind, Rng, ARG, SUB};
 use kfd_tests::kfd::{ioctl_fd, Kfd};
 use kfd_uapi as uapi;
 use std::mem::{offset_of, size_of};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
+
+/// Mirrors of the counters for the watchdog thread.
+static CALLS: AtomicU64 = AtomicU64::new(0);
+static PASSED: AtomicU64 = AtomicU64::new(0);
+static FAILED: AtomicU64 = AtomicU64::new(0);
+
+/// Ends the run if one call does not return within `secs` (a deadlock or a
+/// wait that ignores its timeout): prints the seed, the call and the kernel
+/// stacks of our threads, and the closing line.
+fn watchdog(seed: u64, secs: u64) {
+    std::thread::spawn(move || {
+        let mut last = u64::MAX;
+        let mut since = Instant::now();
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+            let now = CALLS.load(Relaxed);
+            if now != last {
+                last = now;
+                since = Instant::now();
+                continue;
+            }
+            if since.elapsed() >= Duration::from_secs(secs) {
+                let idx = now.saturating_sub(1);
+                println!("fuzz: FAIL seed={seed:#x} call={idx}: no return for {secs} s (hung ioctl?)");
+                println!("fuzz:   rerun: kfd-fuzz --seed {seed:#x} --calls {} --trace-from {}", idx + 1, idx.saturating_sub(50));
+                print!("{}", fuzz::kernel_stacks(std::process::id() as i32));
+                println!("fuzz: {} passed, {} failed", PASSED.load(Relaxed), FAILED.load(Relaxed) + 1);
+                fuzz::flush();
+                // SAFETY: ending the process; the stuck thread cannot be joined.
+                unsafe { libc::_exit(1) };
+            }
+        }
+    });
+}
 
 const K: u32 = uapi::AMDKFD_IOCTL_BASE;
 const NR_WAIT_EVENTS: u32 = 0x0c;
@@ -167,6 +205,7 @@ impl Fuzzer {
 
     fn fail(&mut self, idx: u64, why: String) {
         self.failed += 1;
+        FAILED.store(self.failed, Relaxed);
         if self.failed <= MAX_FAILURE_DETAILS {
             println!("fuzz: FAIL seed={:#x} call={idx}: {why}", self.seed);
             println!(
@@ -239,6 +278,7 @@ impl Fuzzer {
             println!("# call {idx}: fd={} {} bytes[{}]={}", c.fd, c.describe(), c.content.len(), hex(&c.content[..c.content.len().min(64)]));
             fuzz::flush();
         }
+        CALLS.store(self.calls, Relaxed);
         let r = ioctl_fd(c.fd, c.cmd, c.arg as usize);
         let nr = c.nr() as usize;
         let st = &mut self.stats[nr];
@@ -269,6 +309,7 @@ impl Fuzzer {
             Ok((1, _)) => {
                 if ok {
                     self.passed += 1;
+                    PASSED.store(self.passed, Relaxed);
                 }
             }
             other => {
@@ -1065,6 +1106,7 @@ impl Fuzzer {
             let idx = self.calls.saturating_sub(1);
             self.fail(idx, format!("chain: {what}"));
             self.passed = self.passed.saturating_sub(1);
+            PASSED.store(self.passed, Relaxed);
         }
     }
 
@@ -1459,13 +1501,14 @@ fn push_bounded<T: PartialEq>(v: &mut Vec<T>, x: T) {
 fn main() {
     let args = fuzz::Args::from_env();
     if args.flag("-h") || args.flag("--help") {
-        println!("usage: kfd-fuzz [--seed S] [--calls N] [--time SECS] [--trace] [--trace-from I] [--only NR,..] [--kmsg-every N] [--quiet]");
+        println!("usage: kfd-fuzz [--seed S] [--calls N] [--time SECS] [--trace] [--trace-from I] [--only NR,..] [--kmsg-every N] [--watchdog SECS] [--quiet]");
         return;
     }
     let seed = args.u64("--seed", fuzz::random_seed());
     let max_calls = args.u64("--calls", 100_000);
-    let time = args.u64("--time", 0);
+    let time = args.u64("--time", 600);
     let kmsg_every = args.u64("--kmsg-every", 256).max(1);
+    let watchdog_secs = args.u64("--watchdog", 60);
     let trace_from = if args.flag("--trace") { Some(0) } else { args.value("--trace-from").and_then(fuzz::parse_u64) };
     let only = args.value("--only").map(|s| s.split(',').filter_map(fuzz::parse_u64).map(|x| x as u32).collect::<Vec<_>>());
 
@@ -1473,8 +1516,11 @@ fn main() {
     println!("fuzz: seed={seed:#x} calls={max_calls} time={time}s");
     fuzz::flush();
     let mut kmsg = fuzz::KmsgWatch::open();
-    kmsg.mark(&format!("kfd-fuzz: seed={seed:#x} calls={max_calls} start\n"));
+    kmsg.mark(&format!("<7>kfd-fuzz: seed={seed:#x} calls={max_calls} start\n"));
 
+    if watchdog_secs > 0 {
+        watchdog(seed, watchdog_secs);
+    }
     if let Err(e) = fuzz::map_zone() {
         println!("fuzz: cannot map the fuzz zone: {e}");
         println!("fuzz: 0 passed, 1 failed");
@@ -1568,7 +1614,7 @@ fn main() {
         f.reopens,
         f.gpus.len()
     );
-    f.kmsg.mark(&format!("kfd-fuzz: seed={seed:#x} done after {} calls, {} failed\n", f.calls, f.failed));
+    f.kmsg.mark(&format!("<7>kfd-fuzz: seed={seed:#x} done after {} calls, {} failed\n", f.calls, f.failed));
     println!("fuzz: {} passed, {} failed", f.passed, f.failed);
     std::process::exit(if f.failed == 0 && f.passed > 0 { 0 } else { 1 });
 }

@@ -3,6 +3,9 @@
 //!
 //!   kfd-storm [--seed S] [--lifecycles N] [--parallel P] [--time SECS] [--verbose]
 //!
+//! Defaults: a random seed (printed first), 200 lifecycles, 4 at a time,
+//! at most 600 s.
+//!
 //! N child processes (P at a time) each open /dev/kfd, do the work a ROCm
 //! process does (apertures, ACQUIRE_VM with a render node, alloc, map,
 //! CPU-map GTT memory through the render node, events), sometimes from two
@@ -409,6 +412,7 @@ struct Running {
     steps: u32,
     started: Instant,
     killed: bool,
+    killed_at: Option<Instant>,
 }
 
 fn plan_for(rng: &mut Rng, index: u64, seed: u64) -> Plan {
@@ -496,12 +500,12 @@ fn main() {
     let seed = args.u64("--seed", fuzz::random_seed());
     let lifecycles = args.u64("--lifecycles", 200);
     let parallel = args.u64("--parallel", 4).max(1) as usize;
-    let time = args.u64("--time", 0);
+    let time = args.u64("--time", 600);
     let verbose = args.flag("--verbose");
     println!("storm: seed={seed:#x} lifecycles={lifecycles} parallel={parallel} time={time}s");
     fuzz::flush();
     let mut kmsg = fuzz::KmsgWatch::open();
-    kmsg.mark(&format!("kfd-storm: seed={seed:#x} lifecycles={lifecycles} start\n"));
+    kmsg.mark(&format!("<7>kfd-storm: seed={seed:#x} lifecycles={lifecycles} start\n"));
     let mut t = Tally { passed: 0, failed: 0, seed };
 
     // SAFETY: become the reaper of orphaned grandchildren.
@@ -571,7 +575,7 @@ fn main() {
                 Fate::KillAtStep(_) => 2,
                 Fate::KillAfter(_) => 3,
             }] += 1;
-            running.insert(pid, Running { index: next, plan, progress: fds[0], steps: 0, started: Instant::now(), killed: false });
+            running.insert(pid, Running { index: next, plan, progress: fds[0], steps: 0, started: Instant::now(), killed: false, killed_at: None });
             next += 1;
         }
         if running.is_empty() {
@@ -604,12 +608,28 @@ fn main() {
                 // SAFETY: killing our own child.
                 unsafe { libc::kill(*pid, libc::SIGKILL) };
                 r.killed = true;
+                r.killed_at = Some(Instant::now());
                 if hung {
                     println!("storm: lifecycle {} (child seed {:#x}) still running after {:?}: killed", r.index, r.plan.seed, CHILD_TIMEOUT);
+                    print!("{}", fuzz::kernel_stacks(*pid));
                     r.plan.fate = Fate::Clean; // judged as a failure below
                     r.steps = u32::MAX;
                 }
             }
+        }
+
+        // A child that SIGKILL cannot end is stuck in the kernel: give up on it.
+        let stuck: Vec<i32> = running
+            .iter()
+            .filter(|(_, r)| r.killed_at.is_some_and(|t| t.elapsed() > Duration::from_secs(20)))
+            .map(|(p, _)| *p)
+            .collect();
+        for pid in stuck {
+            let r = running.remove(&pid).unwrap();
+            print!("{}", fuzz::kernel_stacks(pid));
+            t.fail(format!("lifecycle {} (child seed {:#x}): still alive 20 s after SIGKILL (stuck in the kernel)", r.index, r.plan.seed));
+            fuzz::close(r.progress);
+            done += 1;
         }
 
         // Reap.
@@ -739,7 +759,7 @@ fn main() {
         fates[3],
         gpus.ids.len()
     );
-    kmsg.mark(&format!("kfd-storm: seed={seed:#x} done after {done} lifecycles, {} failed\n", t.failed));
+    kmsg.mark(&format!("<7>kfd-storm: seed={seed:#x} done after {done} lifecycles, {} failed\n", t.failed));
     println!("storm: {} passed, {} failed", t.passed, t.failed);
     std::process::exit(if t.failed == 0 && t.passed > 0 { 0 } else { 1 });
 }
