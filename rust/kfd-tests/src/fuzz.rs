@@ -617,6 +617,73 @@ pub fn place_addr_only(rng: &mut Rng, kind: PtrKind) -> u64 {
 }
 
 // ---------------------------------------------------------------------------
+// CPU mappings of memory objects (through the render node, as libhsakmt).
+
+/// A shared RW mapping of `len` bytes of `fd` at `offset`; unmapped on drop.
+pub struct CpuMap {
+    pub addr: usize,
+    pub len: usize,
+}
+
+impl CpuMap {
+    pub fn new(fd: i32, offset: u64, len: usize) -> Result<CpuMap, i32> {
+        // SAFETY: a fresh shared mapping chosen by the kernel; nothing else
+        // of ours lives there.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                offset as libc::off_t,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
+        }
+        Ok(CpuMap { addr: p as usize, len })
+    }
+
+    pub fn bytes(&self) -> &mut [u8] {
+        // SAFETY: our mapping of `len` bytes, alive until drop.
+        unsafe { std::slice::from_raw_parts_mut(self.addr as *mut u8, self.len) }
+    }
+
+    /// Writes a pattern derived from `tag` (one u64 per 8 bytes).
+    pub fn fill(&self, tag: u64) {
+        for (i, w) in self.bytes().chunks_mut(8).enumerate() {
+            w.copy_from_slice(&pattern(tag, i).to_ne_bytes()[..w.len()]);
+        }
+    }
+
+    /// Index of the first u64 that differs from the pattern of `tag`.
+    pub fn check(&self, tag: u64) -> Option<usize> {
+        self.bytes().chunks(8).enumerate().position(|(i, w)| w != &pattern(tag, i).to_ne_bytes()[..w.len()])
+    }
+
+    /// Offset of the first non-zero byte.
+    pub fn first_nonzero(&self) -> Option<usize> {
+        self.bytes().iter().position(|&b| b != 0)
+    }
+}
+
+fn pattern(tag: u64, i: usize) -> u64 {
+    let mut x = tag ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    splitmix64(&mut x) | 1
+}
+
+impl Drop for CpuMap {
+    fn drop(&mut self) {
+        if self.len == 0 {
+            return;
+        }
+        // SAFETY: unmapping our own mapping.
+        unsafe { libc::munmap(self.addr as *mut libc::c_void, self.len) };
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Kernel log watcher.
 
 /// Lines of the kernel log that fail a run (scripts/dmesg-check's list).

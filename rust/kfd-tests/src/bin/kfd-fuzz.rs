@@ -20,7 +20,9 @@
 //!   straddling into an unmapped page;
 //! - chains of valid calls (acquire VM with a render node → alloc → map →
 //!   free while mapped → unmap → free → use after free; events create →
-//!   set → wait → reset → destroy → use after destroy; dma-buf export →
+//!   set → wait → reset → destroy → use after destroy; CPU-map an object
+//!   through the render node → free → new objects read zero and the old
+//!   mapping keeps its contents; dma-buf export →
 //!   info → import; apertures count → fill; SVM set → get; close and
 //!   reopen /dev/kfd with everything live).
 //!
@@ -1350,6 +1352,79 @@ impl Fuzzer {
         }
     }
 
+    /// CPU mappings: alloc → mmap through the render node → write → free →
+    /// new objects must read as zero (nothing of the old contents leaks) and
+    /// the old mapping keeps its contents (its pages were not freed under
+    /// it).
+    fn chain_cpu_map(&mut self) {
+        use uapi::*;
+        if self.gpus.is_empty() {
+            return;
+        }
+        let gpu = *self.rng.pick(&self.gpus.clone());
+        if !self.acquire(gpu) || !self.budget() {
+            return;
+        }
+        let Some(&(_, ri)) = self.pairing.iter().find(|(g, _)| *g == gpu) else { return };
+        let rfd = self.renders[ri];
+        let domain = if self.rng.chance(1, 2) { KFD_IOC_ALLOC_MEM_FLAGS_GTT } else { KFD_IOC_ALLOC_MEM_FLAGS_VRAM };
+        let flags = domain | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC;
+        let pages = *self.rng.pick(&[1u64, 2, 4, 16]);
+        let size = pages * 4096;
+        let alloc = |f: &mut Fuzzer| {
+            let a = kfd_ioctl_alloc_memory_of_gpu_args { va_addr: f.va(size), size, gpu_id: gpu, flags, ..Default::default() };
+            let (r, out) = f.call_good("chain", AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a);
+            r.ok().map(|_| (out.handle, out.mmap_offset))
+        };
+        let Some((h, off)) = alloc(self) else { return };
+        let Ok(old) = fuzz::CpuMap::new(rfd, off, size as usize) else {
+            let _ = self.free_call(h);
+            return;
+        };
+        let idx = self.calls.saturating_sub(1);
+        if let Some(at) = old.first_nonzero() {
+            self.fail(idx, format!("chain: new {size}-byte object {h:#x} reads non-zero at byte {at} (old contents leak)"));
+        }
+        let tag = self.rng.next();
+        old.fill(tag);
+        if self.rng.chance(1, 2) && self.budget() {
+            let _ = self.map_call(true, h, &[gpu]);
+            let _ = self.map_call(false, h, &[gpu]);
+        }
+        if !self.budget() || self.free_call(h).is_err() {
+            return;
+        }
+        // New objects, of the size the old one had: the likeliest reuse.
+        let mut fresh = Vec::new();
+        for _ in 0..self.rng.range(1, 3) {
+            if !self.budget() {
+                break;
+            }
+            let Some((h2, off2)) = alloc(self) else { break };
+            let idx = self.calls.saturating_sub(1);
+            if let Ok(m) = fuzz::CpuMap::new(rfd, off2, size as usize) {
+                if let Some(at) = m.first_nonzero() {
+                    self.fail(idx, format!("chain: object {h2:#x} allocated after freeing {h:#x} reads non-zero at byte {at} (old contents leak)"));
+                }
+                m.fill(!tag);
+                fresh.push((h2, m));
+            } else {
+                fresh.push((h2, old_dummy()));
+            }
+        }
+        if let Some(i) = old.check(tag) {
+            let idx = self.calls.saturating_sub(1);
+            self.fail(idx, format!("chain: CPU mapping of freed object {h:#x} changed at byte {} (pages freed under a live mapping?)", i * 8));
+        }
+        drop(old);
+        for (h2, m) in fresh {
+            drop(m);
+            if self.budget() {
+                let _ = self.free_call(h2);
+            }
+        }
+    }
+
     /// apertures: count, then fill exactly, then a short buffer.
     fn chain_apertures(&mut self) {
         use uapi::*;
@@ -1448,7 +1523,8 @@ impl Fuzzer {
     }
 
     fn chain(&mut self) {
-        match self.rng.weighted(&[40, 25, 10, 8, 10, 2, 5]) {
+        match self.rng.weighted(&[40, 25, 10, 8, 10, 2, 5, 6]) {
+            7 => self.chain_cpu_map(),
             0 => self.chain_memory(),
             1 => self.chain_events(),
             2 => self.chain_dmabuf(),
@@ -1487,6 +1563,11 @@ impl Fuzzer {
             }
         }
     }
+}
+
+/// A placeholder for an object we could not map.
+fn old_dummy() -> fuzz::CpuMap {
+    fuzz::CpuMap { addr: 0, len: 0 }
 }
 
 fn push_bounded<T: PartialEq>(v: &mut Vec<T>, x: T) {

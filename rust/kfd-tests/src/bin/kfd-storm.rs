@@ -18,6 +18,11 @@
 //! - killed after a delay: the parent SIGKILLs it t µs after the fork,
 //!   wherever it is (often inside an ioctl).
 //!
+//! Along the way a child checks that every object it CPU-maps reads as
+//! zero (earlier children filled theirs with 0x5a: cross-process leaks),
+//! and sometimes races a grandchild with its own /dev/kfd to ACQUIRE_VM
+//! the same render-node file (at most one may win).
+//!
 //! A lifecycle passes when every ioctl of the child answered success or a
 //! clear errno (fuzz.rs), the isolation checks held (a forked child and the
 //! grandchild get EBADF on the opener's fd), and the child ended the way
@@ -59,6 +64,9 @@ struct Plan {
     thread: bool,
     grandchild: bool,
     use_parent_fd: bool,
+    /// A grandchild with its own /dev/kfd races us to ACQUIRE_VM the same
+    /// render-node file.
+    vm_race: bool,
     objects: u32,
     events: u32,
     linger_ms: u64,
@@ -148,7 +156,7 @@ impl Child {
             for path in &gpus.render_nodes {
                 let Some(fd) = fuzz::open_rw(path) else { continue };
                 renders.push(fd);
-                let r = fuzz::acquire_vm(self.kfd, fd, gpu);
+                let r = if self.plan.vm_race { self.acquire_racing(fd, gpu) } else { fuzz::acquire_vm(self.kfd, fd, gpu) };
                 if self.check(r, "ACQUIRE_VM") {
                     bound = true;
                     break;
@@ -200,8 +208,17 @@ impl Child {
                         )
                     };
                     if p != libc::MAP_FAILED {
+                        // New memory reads as zero: nothing of what earlier
+                        // processes wrote (0x5a, below) may show through.
                         // SAFETY: p is a fresh RW mapping of len bytes.
-                        unsafe { std::ptr::write_bytes(p as *mut u8, 0x5a, len.min(8192)) };
+                        let bytes = unsafe { std::slice::from_raw_parts_mut(p as *mut u8, len) };
+                        if let Some(at) = bytes.iter().position(|&b| b != 0) {
+                            self.errors.push(format!(
+                                "new {len}-byte GTT object {:#x} reads {:#04x} at byte {at} (another object's contents leak)",
+                                a.handle, bytes[at]
+                            ));
+                        }
+                        bytes[..len.min(8192)].fill(0x5a);
                         maps.push((p as usize, len));
                     }
                 }
@@ -357,11 +374,97 @@ impl Child {
         errors_code(self)
     }
 
+    /// ACQUIRE_VM of `drm_fd` while a forked grandchild, with its own
+    /// /dev/kfd, acquires the same render-node file (upstream's "fix
+    /// use-after-free race in VM acquire").  A VM belongs to one process:
+    /// at most one of the two may succeed.
+    fn acquire_racing(&mut self, drm_fd: i32, gpu: u32) -> Result<i32, i32> {
+        let mut go = [0i32; 2];
+        let mut res = [0i32; 2];
+        // SAFETY: plain pipes.
+        if unsafe { libc::pipe2(go.as_mut_ptr(), libc::O_CLOEXEC) } != 0
+            || unsafe { libc::pipe2(res.as_mut_ptr(), libc::O_CLOEXEC) } != 0
+        {
+            return fuzz::acquire_vm(self.kfd, drm_fd, gpu);
+        }
+        // SAFETY: the grandchild opens /dev/kfd, waits for the start byte,
+        // issues one ioctl, reports and exits.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // Only the child may hold the write end: EOF when it dies.
+            fuzz::close(go[1]);
+            fuzz::close(res[0]);
+            let code = match Kfd::open() {
+                Ok(k) => {
+                    if !wait_readable(go[0], 5000) {
+                        // SAFETY: leave without destructors.
+                        unsafe { libc::_exit(0) };
+                    }
+                    let mut b = [0u8; 1];
+                    // SAFETY: reading our pipe (a byte, or EOF if the child died).
+                    unsafe { libc::read(go[0], b.as_mut_ptr().cast(), 1) };
+                    let r = fuzz::acquire_vm(k.fd, drm_fd, gpu);
+                    let byte = [match r {
+                        Ok(_) => 1u8,
+                        Err(e) if fuzz::is_clear_errno(e) => 0,
+                        Err(_) => 2,
+                    }];
+                    // SAFETY: writing our result.
+                    unsafe { libc::write(res[1], byte.as_ptr().cast(), 1) };
+                    0
+                }
+                Err(_) => 3,
+            };
+            // SAFETY: leave without destructors.
+            unsafe { libc::_exit(code) };
+        }
+        fuzz::close(go[0]);
+        fuzz::close(res[1]);
+        let b = [0u8; 1];
+        // SAFETY: start the race.
+        unsafe { libc::write(go[1], b.as_ptr().cast(), 1) };
+        let mine = fuzz::acquire_vm(self.kfd, drm_fd, gpu);
+        let mut theirs = [9u8; 1];
+        let n = if wait_readable(res[0], 5000) {
+            // SAFETY: reading the grandchild's result (or EOF if it died).
+            unsafe { libc::read(res[0], theirs.as_mut_ptr().cast(), 1) }
+        } else {
+            0
+        };
+        fuzz::close(go[1]);
+        fuzz::close(res[0]);
+        if n == 1 && theirs[0] == 1 && mine.is_ok() {
+            self.errors.push(format!("ACQUIRE_VM of one render-node file (fd {drm_fd}, gpu {gpu}) succeeded in two processes"));
+        }
+        if n == 1 && theirs[0] == 2 {
+            self.errors.push("racing ACQUIRE_VM in the grandchild: unexpected errno".into());
+        }
+        self.report();
+        mine
+    }
+
     fn print_errors(&self) {
         for e in self.errors.iter().take(5) {
             eprintln!("storm: child seed {:#x}: {e}", self.plan.seed);
         }
     }
+}
+
+/// Waits up to `ms` for `fd` to be readable (data or EOF).
+fn wait_readable(fd: i32, ms: i32) -> bool {
+    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    // SAFETY: polling one fd of ours.
+    unsafe { libc::poll(&mut p, 1, ms) > 0 }
+}
+
+/// Our remaining children (and orphans we reap), from /proc.
+fn children() -> Vec<i32> {
+    let me = std::process::id();
+    std::fs::read_to_string(format!("/proc/{me}/task/{me}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
 }
 
 /// The second thread of a child: small alloc/free and version cycles on the
@@ -432,6 +535,7 @@ fn plan_for(rng: &mut Rng, index: u64, seed: u64) -> Plan {
         thread: rng.chance(1, 3),
         grandchild: rng.chance(1, 6),
         use_parent_fd: rng.chance(1, 4),
+        vm_race: rng.chance(1, 5),
         objects: rng.range(0, 8) as u32,
         events: rng.range(0, 4) as u32,
         linger_ms: if killing { rng.range(5, 60) } else { rng.range(0, 5) },
@@ -700,7 +804,13 @@ fn main() {
             continue;
         }
         if Instant::now() > wait_until {
-            t.fail("grandchildren still running 10 s after the storm".into());
+            let left = children();
+            t.fail(format!("processes {left:?} still running 10 s after the storm"));
+            for pid in left {
+                print!("{}", fuzz::kernel_stacks(pid));
+                // SAFETY: ending what we started.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
             break;
         }
         std::thread::sleep(Duration::from_millis(5));
