@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # rkfd top-level Makefile.
 #
-#   make            build rkfd.ko against KDIR (default: the cached test kernel)
+#   make            build rkfd.ko, then the virtual GPU vgpu/amdgpu.ko, against
+#                   KDIR (default: the cached test kernel)
 #   make KDIR=/lib/modules/$(uname -r)/build   build for a real CONFIG_RUST=y host
 #   make demo       set up, build, boot the test kernel, load rkfd and show it
 #   make check      host tests + ABI check + module build + guest tests (KUnit, user space)
@@ -20,12 +21,16 @@ KDIR ?= $(shell $(ROOT)/scripts/kdir)
 
 all: modules
 
+# The virtual GPU (vgpu/, module "amdgpu") calls rkfd's kgd2kfd_* exports:
+# it is built after rkfd, against rkfd's Module.symvers.
 modules:
 	@test -n "$(KDIR)" || { echo "no test kernel: run 'make kernel' or pass KDIR=" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(ROOT) RUSTC=$(KRUSTC) BINDGEN=$(KBINDGEN) RUST_LIB_SRC=$(KRUST_LIB_SRC) modules
+	$(MAKE) -C $(KDIR) M=$(ROOT)/vgpu KBUILD_EXTRA_SYMBOLS=$(ROOT)/Module.symvers RUSTC=$(KRUSTC) BINDGEN=$(KBINDGEN) RUST_LIB_SRC=$(KRUST_LIB_SRC) modules
 
 clean:
 	-test -z "$(KDIR)" || $(MAKE) -C $(KDIR) M=$(ROOT) RUSTC=$(KRUSTC) clean
+	-test -z "$(KDIR)" || $(MAKE) -C $(KDIR) M=$(ROOT)/vgpu RUSTC=$(KRUSTC) clean
 	cd rust && cargo clean
 
 setup:

@@ -22,6 +22,7 @@ use kernel::{
 
 use crate::{
     device,
+    event::SignalPage,
     kabi::{self, kgd::DrmFile},
     memory::{self, Direction},
     process::{Apertures, Process},
@@ -230,7 +231,7 @@ fn alloc_memory_of_gpu(process: &Process, args: &mut uapi::kfd_ioctl_alloc_memor
 /// IOCTL: FREE_MEMORY_OF_GPU.
 fn free_memory_of_gpu(process: &Process, args: &mut uapi::kfd_ioctl_free_memory_of_gpu_args) -> Result {
     let mut inner = process.inner.lock();
-    let signal_page = inner.signal_page_handle;
+    let signal_page = process.events.signal_page_handle();
     memory::free(&mut inner, args.handle, signal_page)
 }
 
@@ -265,6 +266,48 @@ fn unmap_memory_from_gpu(process: &Process, args: &mut uapi::kfd_ioctl_unmap_mem
     memory::map_or_unmap(&mut process.inner.lock(), args.handle, &ids, &mut args.n_success, Direction::Unmap)
 }
 
+/// IOCTL: CREATE_EVENT: creates an event; the first call with a non-zero
+/// `event_page_offset` also registers the signal page (the handle of a GTT
+/// memory object, C: `kfd_kmap_event_page`).
+fn create_event(process: &Process, args: &mut uapi::kfd_ioctl_create_event_args) -> Result {
+    // Held across the registration (upstream `p->mutex`): FREE_MEMORY_OF_GPU
+    // checks the signal page handle under it, and teardown frees memory
+    // objects under it only after `events.teardown()`.
+    let mut inner = process.inner.lock();
+    process.events.create(args, |handle| {
+        let mapping = memory::map_to_kernel(&mut inner, handle)?;
+        // SAFETY: A GTT object's kernel mapping stays valid until the object
+        // is freed.  This object becomes the signal page: FREE_MEMORY_OF_GPU
+        // refuses it (`-EPERM`) once registered, and `Process::teardown`
+        // calls `events.teardown()`, which drops the page, before
+        // `memory::release_all` frees it; if the registration fails the page
+        // is dropped at once, and the object may be freed as any other.
+        // The kernel accesses the mapping only through the page.
+        unsafe { SignalPage::new(mapping.ptr, mapping.size, None) }
+    })
+}
+
+/// IOCTL: DESTROY_EVENT.
+fn destroy_event(process: &Process, args: &mut uapi::kfd_ioctl_destroy_event_args) -> Result {
+    process.events.destroy(args.event_id)
+}
+
+/// IOCTL: SET_EVENT: sets a signal event, waking every waiter.
+fn set_event(process: &Process, args: &mut uapi::kfd_ioctl_set_event_args) -> Result {
+    process.events.set(args.event_id)
+}
+
+/// IOCTL: RESET_EVENT.
+fn reset_event(process: &Process, args: &mut uapi::kfd_ioctl_reset_event_args) -> Result {
+    process.events.reset(args.event_id)
+}
+
+/// IOCTL: WAIT_EVENTS: blocks until events are signalled (or the timeout,
+/// a signal, or a destroyed event).
+fn wait_events(process: &Process, args: &mut uapi::kfd_ioctl_wait_events_args) -> Result {
+    process.events.wait(args)
+}
+
 /// The dispatch table, indexed by `_IOC_NR(cmd) - AMDKFD_COMMAND_START`.
 const IOCTLS: [IoctlDef; uapi::IOCTLS.len()] = [
     def!(AMDKFD_IOC_GET_VERSION, typed!(get_version)),
@@ -274,11 +317,11 @@ const IOCTLS: [IoctlDef; uapi::IOCTLS.len()] = [
     def!(AMDKFD_IOC_GET_CLOCK_COUNTERS, typed!(get_clock_counters)),
     def!(AMDKFD_IOC_GET_PROCESS_APERTURES, typed!(get_process_apertures)),
     def!(AMDKFD_IOC_UPDATE_QUEUE, not_supported),
-    def!(AMDKFD_IOC_CREATE_EVENT, not_supported),
-    def!(AMDKFD_IOC_DESTROY_EVENT, not_supported),
-    def!(AMDKFD_IOC_SET_EVENT, not_supported),
-    def!(AMDKFD_IOC_RESET_EVENT, not_supported),
-    def!(AMDKFD_IOC_WAIT_EVENTS, not_supported),
+    def!(AMDKFD_IOC_CREATE_EVENT, typed!(create_event)),
+    def!(AMDKFD_IOC_DESTROY_EVENT, typed!(destroy_event)),
+    def!(AMDKFD_IOC_SET_EVENT, typed!(set_event)),
+    def!(AMDKFD_IOC_RESET_EVENT, typed!(reset_event)),
+    def!(AMDKFD_IOC_WAIT_EVENTS, typed!(wait_events)),
     def!(AMDKFD_IOC_DBG_REGISTER_DEPRECATED, deprecated),
     def!(AMDKFD_IOC_DBG_UNREGISTER_DEPRECATED, deprecated),
     def!(AMDKFD_IOC_DBG_ADDRESS_WATCH_DEPRECATED, deprecated),

@@ -269,7 +269,6 @@ pub(crate) fn release_all(inner: &mut ProcessInner) {
 }
 
 /// A kernel mapping of the GTT object `handle` (the event page).
-#[allow(dead_code)] // Used by the events subsystem once it lands.
 pub(crate) fn map_to_kernel(inner: &mut ProcessInner, handle: u64) -> Result<KernelMapping> {
     let (gpu_id, id) = split_handle(handle);
     let pdd = inner.pdd(gpu_id)?;

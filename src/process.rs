@@ -27,6 +27,7 @@ use kernel::{
 
 use crate::{
     device::{self, Device},
+    event::Events,
     kabi::{kgd::KgdVm, mm::MmNotifier, sysfs::Dir},
     memory::MemoryObjects,
     procfs::{self, ProcCounters, ProcSysfs},
@@ -102,9 +103,6 @@ pub(crate) struct ProcessInner {
     pub(crate) pdds: KVec<ProcessDevice>,
     /// XNACK (GPU retry faults) enabled for this process.
     pub(crate) xnack_enabled: bool,
-    /// Handle of the memory object registered as the event signal page; it
-    /// cannot be freed by user space (upstream `p->signal_handle`).
-    pub(crate) signal_page_handle: Option<u64>,
 }
 
 impl ProcessInner {
@@ -138,6 +136,10 @@ pub(crate) struct Process {
     /// `proc/<pid>/` in sysfs (its files take no lock).
     #[pin]
     sysfs: Mutex<Option<ProcSysfs>>,
+    /// Events and the signal page (C: `p->event_*`, `p->signal_*`).  Its
+    /// lock is a leaf, taken inside `inner`.
+    #[pin]
+    pub(crate) events: Events,
 }
 
 /// An entry of the process table.
@@ -214,11 +216,12 @@ impl Process {
                 mm: ARef::from(&**mm),
                 pid: leader.pid(),
                 inner <- new_mutex!(
-                    ProcessInner { pdds, xnack_enabled: false, signal_page_handle: None },
+                    ProcessInner { pdds, xnack_enabled: false },
                     "Process::inner"
                 ),
                 mm_notifier <- new_mutex!(None, "Process::mm_notifier"),
                 sysfs <- new_mutex!(None, "Process::sysfs"),
+                events <- Events::new(),
             }),
             GFP_KERNEL,
         )?;
@@ -276,6 +279,8 @@ impl Process {
     /// objects (unmapped first), then VMs.  Idempotent.
     fn teardown(&self) {
         let mut inner = self.inner.lock();
+        // The signal page is a memory object freed below: stop using it first.
+        self.events.teardown();
         crate::memory::release_all(&mut inner);
         for pdd in inner.pdds.iter_mut() {
             if let Some(vm) = pdd.vm.take() {

@@ -11,7 +11,6 @@ use kernel::{prelude::*, sync::Arc};
 
 mod chardev;
 mod device;
-#[expect(dead_code, reason = "the ioctl table and the process wire it in")]
 mod event;
 mod ioctl;
 mod kabi;

@@ -32,7 +32,7 @@ gfx90a|gfx1030)
 	if [ -n "$gpu_node" ]; then
 		cus=$(( $(prop simd_count) / $(prop simd_per_cu) ))
 		check "GPU agent has $cus compute units" \
-			bash -c "sed -n '/Name: *$profile/,/ISA Info/p' '$out' | grep -q 'Compute Unit: *$cus\$'"
+			bash -c "sed -n '/Name: *$profile/,/ISA Info/p' '$out' | grep -qE 'Compute Unit: +$cus( |\$)'"
 	fi
 	check "GPU agent has a GLOBAL coarse-grained pool" \
 		bash -c "sed -n '/Name: *$profile/,\$p' '$out' | grep -q 'COARSE GRAINED'"
@@ -48,6 +48,7 @@ if [ $fail != 0 ]; then sed 's/^/  rocminfo: /' "$out" | head -n 80; fi
 rm -f /dev/shm/rocm_smi_card*
 smi=$(mktemp)
 timeout 60 rocm-smi >"$smi" 2>&1
+echo "rocm-smi exit status $?" >>"$smi"
 check "rocm-smi prints a row for GPU 0" grep -qE '^0 +[0-9.]+c' "$smi"
 if [ $fail != 0 ]; then sed 's/^/  rocm-smi: /' "$smi" | head -n 30; fi
 rm -f "$out" "$smi"

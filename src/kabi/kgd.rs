@@ -83,7 +83,6 @@ unsafe impl Send for KgdMem {}
 unsafe impl Sync for KgdMem {}
 
 /// A kernel mapping of a GTT memory object (the event page).
-#[allow(dead_code)] // Read by the events subsystem once it lands.
 pub(crate) struct KernelMapping {
     /// The first byte.
     pub(crate) ptr: NonNull<u8>,

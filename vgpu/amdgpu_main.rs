@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! amdgpu: a virtual AMD GPU for rkfd.
+//!
+//! Plays the part the real amdgpu driver plays on a ROCm host, for GPUs
+//! that do not exist: for each of `num_gpus` GPUs of one `profile` it
+//! creates a parent device named like a PCI function (`0000:c1:00.0`), a
+//! DRM render node, amdgpu's sysfs files and a hwmon, and registers the GPU
+//! with rkfd through the C-ABI device interface
+//! (`include/rkfd/kgd_kfd_interface.h`), implementing `kfd2kgd`: VMs bound to
+//! render-node files, VRAM/GTT/user-pointer memory objects, a software GPU
+//! page table, kernel mappings and a clock counter.
+//!
+//! Named `amdgpu` because ROCm user space looks for a module of that name
+//! (`lsmod | grep amdgpu`, `/sys/module/amdgpu/initstate`).
+//!
+//! The crate root is a table of contents; only [`kabi`] touches C.
+
+#![crate_name = "amdgpu"]
+
+use kernel::prelude::*;
+
+mod gpu;
+mod kabi;
+mod mem;
+mod profile;
+mod sysmem;
+mod vm;
+mod vram;
+
+#[path = "../rust/gpu-pagetable/src/table.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod pagetable;
+
+#[path = "../rust/kfd-uapi/src/abi.rs"]
+#[allow(
+    dead_code,
+    non_camel_case_types,
+    non_upper_case_globals,
+    non_snake_case,
+    unreachable_pub,
+    clippy::all
+)]
+mod uapi;
+
+module! {
+    type: Amdgpu,
+    name: "amdgpu",
+    authors: ["The rkfd authors"],
+    description: "Virtual AMD GPU for rkfd (amdkfd in Rust)",
+    license: "GPL",
+    params: {
+        num_gpus: u32 {
+            default: 1,
+            description: "Number of virtual GPUs (1-4)",
+        },
+        vram_mb: u32 {
+            default: 0,
+            description: "VRAM per GPU in MiB (0: the profile's default; at most 65536)",
+        },
+    },
+}
+
+/// The most virtual GPUs.
+const MAX_GPUS: u32 = 4;
+/// The most VRAM per GPU, MiB.
+const MAX_VRAM_MB: u32 = 65536;
+
+/// The loaded module: its GPUs, removed when it unloads.
+struct Amdgpu {
+    /// The GPUs, in order.
+    _gpus: KVec<gpu::Gpu>,
+}
+
+impl kernel::Module for Amdgpu {
+    fn init(module: &'static ThisModule) -> Result<Self> {
+        let name = kabi::profile_param();
+        let Some(profile) = profile::Profile::find(name.to_bytes()) else {
+            pr_err!(
+                "unknown profile {:?}; known: gfx90a, gfx1030, gfx1100, gfx1103\n",
+                name
+            );
+            return Err(EINVAL);
+        };
+        let count = module_parameters::num_gpus.value();
+        if count == 0 || count > MAX_GPUS {
+            pr_err!("num_gpus={} is not in 1..={}\n", count, MAX_GPUS);
+            return Err(EINVAL);
+        }
+        let mb = match module_parameters::vram_mb.value() {
+            0 => profile.default_vram_mib,
+            mb if mb > MAX_VRAM_MB => {
+                pr_err!("vram_mb={} is more than {}\n", mb, MAX_VRAM_MB);
+                return Err(EINVAL);
+            }
+            mb => mb,
+        };
+        let sysmem = sysmem::SystemMemory::new()?;
+        // Every GPU's state and devices first, so that a failure leaves
+        // nothing registered with rkfd, where processes could start using it.
+        let mut kgds = KVec::with_capacity(count as usize, GFP_KERNEL)?;
+        for index in 0..count {
+            kgds.push(
+                gpu::Kgd::new(profile, index, u64::from(mb) << 20, &sysmem)?,
+                GFP_KERNEL,
+            )?;
+        }
+        let mut gpus = KVec::with_capacity(kgds.len(), GFP_KERNEL)?;
+        for kgd in kgds {
+            // On failure the GPUs registered so far are removed as `gpus`
+            // drops, and the rest as the iterator drops.
+            gpus.push(gpu::Gpu::register(kgd, module)?, GFP_KERNEL)?;
+        }
+        Ok(Amdgpu { _gpus: gpus })
+    }
+}

@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One virtual GPU: the state shared by everything that uses it ([`Core`])
+//! and its life cycle ([`Gpu`]): devices, registration with rkfd, removal.
+//!
+//! C: `struct amdgpu_device` and `amdgpu_amdkfd_device_probe/init/fini`
+//! (`drivers/gpu/drm/amd/amdgpu/amdgpu_amdkfd.c`).
+
+// Lock order: `Core::offsets` is a leaf lock.
+
+use kernel::{
+    id_pool::IdPool,
+    new_mutex,
+    prelude::*,
+    str::CString,
+    sync::{
+        Arc,
+        Mutex, //
+    },
+    time::{
+        Instant,
+        Monotonic, //
+    },
+};
+
+use crate::{
+    kabi,
+    profile::Profile,
+    sysmem::SystemMemory,
+    vram, //
+};
+
+/// Render-node mmap offsets: object `id` owns the byte range starting at
+/// `(id + 1) << OFFSET_SLOT_SHIFT`, so an object is at most 1 TiB and offset
+/// 0 (and everything below 1 TiB) is never valid, as with GEM's fake offsets.
+pub(crate) const OFFSET_SLOT_SHIFT: u32 = 40;
+/// The most memory objects one GPU may have at a time.
+const MAX_OBJECTS: usize = 1 << 22;
+
+/// The state of one virtual GPU that outlives its registration for as long
+/// as a VM or memory object refers to it.
+#[pin_data]
+pub(crate) struct Core {
+    /// What the GPU is.
+    profile: &'static Profile,
+    /// Which GPU of the module it is (0-based).
+    index: u32,
+    /// Device memory.
+    vram: Arc<vram::Pool>,
+    /// The module's system memory accounts (GTT and user pointers).
+    sysmem: Arc<SystemMemory>,
+    /// Mmap offset slots in use.
+    #[pin]
+    offsets: Mutex<IdPool>,
+    /// When the GPU came up: its clock counter starts at 0 here.
+    clock_base: Instant<Monotonic>,
+}
+
+impl Core {
+    /// A GPU of `profile` with `vram_size` bytes of VRAM, whose GTT and
+    /// user-pointer objects are accounted to `sysmem`.
+    pub(crate) fn new(
+        profile: &'static Profile,
+        index: u32,
+        vram_size: u64,
+        sysmem: &Arc<SystemMemory>,
+    ) -> Result<Arc<Self>> {
+        let vram = vram::Pool::new(vram_size)?;
+        Arc::pin_init(
+            try_pin_init!(Core {
+                profile,
+                index,
+                vram,
+                sysmem: sysmem.clone(),
+                offsets <- new_mutex!(IdPool::new(), "Core::offsets"),
+                clock_base: Instant::now(),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// What the GPU is.
+    pub(crate) fn profile(&self) -> &'static Profile {
+        self.profile
+    }
+
+    /// Which GPU of the module it is.
+    pub(crate) fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// The PCI-style name of its parent device: bus `c1` for GPU 0, `c2`
+    /// for GPU 1, ...
+    pub(crate) fn bus(&self) -> u32 {
+        0xc1 + self.index
+    }
+
+    /// `location_id` in the KFD topology: `bus << 8 | devfn`, devfn 0.
+    pub(crate) fn location_id(&self) -> u32 {
+        self.bus() << 8
+    }
+
+    /// The device memory.
+    pub(crate) fn vram(&self) -> &Arc<vram::Pool> {
+        &self.vram
+    }
+
+    /// The GPU's free-running 100 MHz clock counter (amdgpu's RLC
+    /// reference clock ticks at 100 MHz on these parts).
+    pub(crate) fn clock_counter(&self) -> u64 {
+        let ns = self.clock_base.elapsed().as_nanos();
+        u64::try_from(ns).unwrap_or(0) / 10
+    }
+
+    /// The system memory accounts.
+    pub(crate) fn sysmem(&self) -> &Arc<SystemMemory> {
+        &self.sysmem
+    }
+
+    /// Takes a free mmap offset slot.
+    pub(crate) fn alloc_offset(self: &Arc<Self>) -> Result<OffsetSlot> {
+        let mut ids = self.offsets.lock();
+        loop {
+            if let Some(unused) = ids.find_unused_id(0) {
+                if unused.as_usize() >= MAX_OBJECTS {
+                    return Err(ENOSPC);
+                }
+                let id = unused.acquire();
+                return Ok(OffsetSlot {
+                    core: self.clone(),
+                    id,
+                });
+            }
+            // Sleeping allocation under a mutex is fine; it is a leaf lock.
+            let resizer = ids.grow_request().ok_or(ENOSPC)?.realloc(GFP_KERNEL)?;
+            ids.grow(resizer);
+        }
+    }
+}
+
+/// A memory object's render-node mmap offset slot; freed on drop.
+pub(crate) struct OffsetSlot {
+    /// The GPU whose offset space it is in.
+    core: Arc<Core>,
+    /// The slot.
+    id: usize,
+}
+
+impl OffsetSlot {
+    /// The first page offset (`vm_pgoff`) of the slot.
+    pub(crate) fn pgoff(&self) -> u64 {
+        (self.id as u64 + 1) << (OFFSET_SLOT_SHIFT - kernel::page::PAGE_SHIFT as u32)
+    }
+
+    /// The first byte offset of the slot, what `mmap()` is called with.
+    pub(crate) fn offset(&self) -> u64 {
+        (self.id as u64 + 1) << OFFSET_SLOT_SHIFT
+    }
+
+    /// Whether the slot is in `gpu`'s offset space.
+    pub(crate) fn is_on(&self, gpu: &Core) -> bool {
+        core::ptr::eq(&*self.core, gpu)
+    }
+}
+
+impl Drop for OffsetSlot {
+    fn drop(&mut self) {
+        self.core.offsets.lock().release_id(self.id);
+    }
+}
+
+/// What rkfd's `struct kgd_dev *` handle and the devices' callbacks point
+/// at.  Never moves and never changes once rkfd knows it.
+pub(crate) struct Kgd {
+    /// The devices: destroyed before `core` is released (field order).
+    devices: kabi::Devices,
+    /// The GPU.
+    core: Arc<Core>,
+}
+
+impl Kgd {
+    /// The devices.
+    pub(crate) fn devices(&self) -> &kabi::Devices {
+        &self.devices
+    }
+
+    /// The GPU.
+    pub(crate) fn core(&self) -> &Arc<Core> {
+        &self.core
+    }
+}
+
+/// A registered virtual GPU.  Dropping it removes it from rkfd, then
+/// destroys its devices.
+pub(crate) struct Gpu {
+    /// rkfd's device: removed first (field order), after which rkfd makes
+    /// no further call with the `kgd` handle.
+    _kfd: kabi::KfdDevice,
+    /// The handle rkfd holds; boxed so that its address is stable.
+    _kgd: KBox<Kgd>,
+}
+
+impl Kgd {
+    /// Creates GPU `index` of `profile`: its state and its devices, not yet
+    /// known to rkfd.
+    pub(crate) fn new(
+        profile: &'static Profile,
+        index: u32,
+        vram_size: u64,
+        sysmem: &Arc<SystemMemory>,
+    ) -> Result<KBox<Self>> {
+        let core = Core::new(profile, index, vram_size, sysmem)?;
+        let devices = kabi::Devices::create(&core)?;
+        Ok(KBox::new(Kgd { devices, core }, GFP_KERNEL)?)
+    }
+}
+
+impl Gpu {
+    /// Registers a GPU with rkfd (probe, then init).
+    pub(crate) fn register(kgd: KBox<Kgd>, module: &'static ThisModule) -> Result<Self> {
+        let core = &kgd.core;
+        // SAFETY: `kgd` is boxed, never moved out of or changed, and is
+        // dropped only after the returned device (field order of `Gpu`).
+        let kfd = unsafe { kabi::KfdDevice::register(&kgd, module) }
+            .inspect_err(|e| pr_err!("GPU {}: rkfd refused the device: {:?}\n", core.index(), e))?;
+        let profile = core.profile();
+        let msg = CString::try_from_fmt(fmt!(
+            "virtual {} ({}), {} CUs, {} MiB VRAM, renderD{}",
+            profile.name,
+            profile.product,
+            profile.cu_count(),
+            core.vram().size() >> 20,
+            kgd.devices.render_minor()
+        ))?;
+        kgd.devices.log(&msg);
+        Ok(Gpu {
+            _kfd: kfd,
+            _kgd: kgd,
+        })
+    }
+}
+
+#[kunit_tests(amdgpu_vgpu_core)]
+mod tests {
+    use super::*;
+    use crate::profile::PROFILES;
+
+    #[test]
+    fn offsets_are_unique_and_reused() -> Result {
+        let core = Core::new(&PROFILES[0], 7, 1 << 20, &SystemMemory::new()?)?;
+        let a = core.alloc_offset()?;
+        let b = core.alloc_offset()?;
+        assert!(a.offset() != b.offset());
+        assert!(a.offset() >= 1 << OFFSET_SLOT_SHIFT);
+        assert_eq!(a.offset() >> kernel::page::PAGE_SHIFT, a.pgoff());
+        let a_off = a.offset();
+        drop(a);
+        let c = core.alloc_offset()?;
+        assert_eq!(c.offset(), a_off);
+        // More than the inline bitmap holds: the pool grows.
+        let mut many = KVec::new();
+        for _ in 0..200 {
+            many.push(core.alloc_offset()?, GFP_KERNEL)?;
+        }
+        assert!(many
+            .iter()
+            .all(|s| s.offset() != b.offset() && s.offset() != c.offset()));
+        Ok(())
+    }
+
+    #[test]
+    fn clock_counter_is_monotonic() -> Result {
+        let core = Core::new(&PROFILES[0], 7, 1 << 20, &SystemMemory::new()?)?;
+        let a = core.clock_counter();
+        kernel::time::delay::fsleep(kernel::time::Delta::from_micros(100));
+        let b = core.clock_counter();
+        // 100 µs at 100 MHz is 10000 ticks.
+        assert!(b >= a + 10_000);
+        assert_eq!(core.location_id(), 0xc800);
+        Ok(())
+    }
+}
+
+#[kunit_tests(amdgpu_vgpu_render)]
+mod render_tests {
+    use super::*;
+    use crate::{
+        kabi::testing::TestFile,
+        mem::AllocRequest,
+        profile::PROFILES,
+        uapi, //
+    };
+    use kernel::page::PAGE_SIZE;
+
+    const PAGE: u64 = PAGE_SIZE as u64;
+    const W: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
+    const GTT: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT | W;
+    const VRAM: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM | W;
+    const USERPTR: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR | W;
+
+    /// A GPU with devices but no rkfd registration.  Indices from 0x30 up
+    /// keep the test devices' names (0000:f1:00.0, ...) clear of real GPUs'.
+    fn gpu(index: u32, vram_pages: u64) -> Result<(Arc<Core>, kabi::Devices)> {
+        let core = Core::new(
+            &PROFILES[0],
+            index,
+            vram_pages * PAGE,
+            &SystemMemory::new()?,
+        )?;
+        let devs = kabi::Devices::create(&core)?;
+        Ok((core, devs))
+    }
+
+    fn open_render(devs: &kabi::Devices) -> Result<TestFile> {
+        TestFile::open(&CString::try_from_fmt(fmt!(
+            "dri/renderD{}",
+            devs.render_minor()
+        ))?)
+    }
+
+    fn is(r: Result<impl Sized>, errno: Error) -> bool {
+        matches!(r, Err(e) if e == errno)
+    }
+
+    #[test]
+    fn acquire_vm_takes_only_our_render_node() -> Result {
+        let (_core, devs) = gpu(0x30, 16)?;
+        let (_core2, devs2) = gpu(0x31, 16)?;
+        let f = open_render(&devs)?;
+        let vm = f.vm_of(&devs)?;
+        // The same file again: the same VM.
+        assert!(Arc::ptr_eq(&vm, &f.vm_of(&devs)?));
+        // Another open file of the node: its own VM.
+        let g = open_render(&devs)?;
+        assert!(!Arc::ptr_eq(&vm, &g.vm_of(&devs)?));
+        // Another GPU's render node, our primary node, a non-DRM file.
+        assert!(is(f.vm_of(&devs2), EINVAL));
+        let card = TestFile::open(&CString::try_from_fmt(fmt!(
+            "dri/card{}",
+            devs.primary_minor()
+        ))?)?;
+        assert!(is(card.vm_of(&devs), EINVAL));
+        let null = TestFile::open(c"null")?;
+        assert!(is(null.vm_of(&devs), EINVAL));
+        // renderD128 is vgem (built in) or the module's first GPU: not ours.
+        assert!(devs.render_minor() != 128);
+        let other = TestFile::open(c"dri/renderD128")?;
+        assert!(is(other.vm_of(&devs), EINVAL));
+        Ok(())
+    }
+
+    #[test]
+    fn render_node_maps_objects() -> Result {
+        let (core, devs) = gpu(0x32, 16)?;
+        let f = open_render(&devs)?;
+        let vm = f.vm_of(&devs)?;
+        let req = |va, pages, flags| AllocRequest {
+            va,
+            size: pages * PAGE,
+            user_addr: 0x7f00_0000_0000,
+            flags,
+        };
+        let gtt = vm.alloc(&req(0x10000, 2, GTT))?;
+        let vram = vm.alloc(&req(0x100000, 4, VRAM))?;
+        let user = vm.alloc(&req(0x200000, 1, USERPTR))?;
+        let mut buf = [0u8; 8];
+
+        // GTT, MAP_SHARED read-write: the kernel mapping (the event page)
+        // sees what user space writes.
+        let m1 = f.mmap(gtt.mmap_offset(), 2 * PAGE_SIZE, true, true)?;
+        m1.write(PAGE_SIZE + 8, b"vgpu-gtt")?;
+        let k = gtt.kernel_map()?.cast::<u8>();
+        // SAFETY: `k` maps the object's 2 pages while `gtt` is alive.
+        let seen = unsafe { core::slice::from_raw_parts(k.add(PAGE_SIZE + 8), 8) };
+        assert!(seen == b"vgpu-gtt");
+        // Two mappings of one offset share the pages.
+        let m2 = f.mmap(gtt.mmap_offset(), 2 * PAGE_SIZE, true, true)?;
+        m2.read(PAGE_SIZE + 8, &mut buf)?;
+        assert!(&buf == b"vgpu-gtt");
+        m2.write(0, b"second!!")?;
+        m1.read(0, &mut buf)?;
+        assert!(&buf == b"second!!");
+
+        // VRAM: PROT_NONE + MAP_PRIVATE, as libhsakmt maps VRAM the host
+        // cannot see, works and stays inaccessible; other private mappings
+        // are refused; MAP_SHARED read-write works.
+        let none = f.mmap(vram.mmap_offset(), 4 * PAGE_SIZE, false, false)?;
+        assert!(is(none.read(0, &mut buf), EFAULT));
+        assert!(is(
+            f.mmap(vram.mmap_offset(), 4 * PAGE_SIZE, true, false),
+            EINVAL
+        ));
+        let rw = f.mmap(vram.mmap_offset(), 4 * PAGE_SIZE, true, true)?;
+        rw.write(3 * PAGE_SIZE, b"vram-rw!")?;
+        rw.read(3 * PAGE_SIZE, &mut buf)?;
+        assert!(&buf == b"vram-rw!");
+        // Splitting the mapping: the rest still works.
+        rw.punch(PAGE_SIZE, PAGE_SIZE)?;
+        rw.read(3 * PAGE_SIZE, &mut buf)?;
+        assert!(&buf == b"vram-rw!");
+        assert!(is(rw.read(PAGE_SIZE, &mut buf), EFAULT));
+
+        // Offsets that are no object's start, too long, user pointers.
+        assert!(is(f.mmap(0, PAGE_SIZE, true, true), EINVAL));
+        assert!(is(
+            f.mmap(vram.mmap_offset() + PAGE, PAGE_SIZE, true, true),
+            EINVAL
+        ));
+        assert!(is(
+            f.mmap(vram.mmap_offset(), 5 * PAGE_SIZE, true, true),
+            EINVAL
+        ));
+        assert!(is(f.mmap(user.mmap_offset(), PAGE_SIZE, true, true), EPERM));
+        // Another file of the node has its own VM: not its objects.
+        let g = open_render(&devs)?;
+        assert!(is(
+            g.mmap(vram.mmap_offset(), PAGE_SIZE, true, true),
+            EINVAL
+        ));
+
+        // A freed object cannot be mapped again; its mappings keep working.
+        let gtt_offset = gtt.mmap_offset();
+        vm.free(gtt)?;
+        assert!(is(f.mmap(gtt_offset, PAGE_SIZE, true, true), EINVAL));
+        m1.read(PAGE_SIZE + 8, &mut buf)?;
+        assert!(&buf == b"vgpu-gtt");
+
+        // VRAM stays allocated until its last mapping goes away.
+        vm.free(vram)?;
+        vm.free(user)?;
+        assert_eq!(core.vram().used(), 4 * PAGE);
+        drop((none, rw));
+        assert_eq!(core.vram().used(), 0);
+        drop((m1, m2));
+        assert_eq!(core.sysmem().gtt_used(), 0);
+        Ok(())
+    }
+}

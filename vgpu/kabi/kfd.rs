@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The device interface with rkfd: registration through rkfd's exported
+//! `kgd2kfd_*` functions and the `kfd2kgd` callbacks rkfd makes.
+//!
+//! C header: `include/rkfd/kgd_kfd_interface.h` (the contract); its bindgen
+//! output is `rust/kgd-kfd/src/interface.rs`.
+//!
+//! Handles given to rkfd: the `kgd` is a [`Kgd`]; a VM is an `Arc<Vm>` and a
+//! memory object an `Arc<Mem>`, each turned into a foreign pointer that owns
+//! one reference until rkfd hands it back (`release_vm`, `free_memory_of_gpu`).
+
+use core::ptr::NonNull;
+
+use kernel::{
+    ffi::{
+        c_int,
+        c_void, //
+    },
+    prelude::*,
+    sync::Arc,
+    types::ForeignOwnable, //
+};
+
+use super::to_result;
+use crate::{
+    gpu::Kgd,
+    mem::{
+        AllocRequest,
+        Mem, //
+    },
+    profile::Profile,
+    vm::Vm, //
+};
+
+#[path = "../../rust/kgd-kfd/src/interface.rs"]
+mod kgd;
+
+/// A GPU registered with rkfd; removed (`kgd2kfd_device_exit`) on drop.
+///
+/// # Invariants
+///
+/// `kfd` was returned by `kgd2kfd_probe` for a `Kgd` that outlives this
+/// value, and `info` is what it was probed with.
+pub(crate) struct KfdDevice {
+    /// rkfd's device.
+    kfd: NonNull<kgd::kfd_dev>,
+    /// The properties rkfd was given; kept for as long as rkfd has the device.
+    _info: KBox<kgd::kgd_gpu_info>,
+}
+
+// SAFETY: rkfd's device handle may be used from any thread.
+unsafe impl Send for KfdDevice {}
+// SAFETY: `&KfdDevice` allows nothing.
+unsafe impl Sync for KfdDevice {}
+
+impl KfdDevice {
+    /// Probes and initialises `kgd` in rkfd (`kgd2kfd_probe` +
+    /// `kgd2kfd_device_init`).
+    ///
+    /// # Safety
+    ///
+    /// `kgd` does not move and is not dropped or changed until the returned
+    /// value is dropped: rkfd calls back with its address until then.
+    pub(crate) unsafe fn register(kgd: &Kgd, module: &'static ThisModule) -> Result<Self> {
+        let info = KBox::new(gpu_info(kgd)?, GFP_KERNEL)?;
+        // SAFETY: `CALLS` and `info` outlive the device (static; kept in
+        // `Self`); the `kgd` pointer stays valid as the caller promises;
+        // `module` is this module, which rkfd pins while processes use the GPU.
+        let kfd = unsafe {
+            kgd::kgd2kfd_probe(
+                core::ptr::from_ref(kgd).cast_mut().cast(),
+                module.as_ptr().cast(),
+                &CALLS,
+                &*info,
+            )
+        };
+        let kfd = NonNull::new(kfd).ok_or(ENODEV)?;
+        // INVARIANT: Probed above.  From here on `drop` calls
+        // `kgd2kfd_device_exit`, which upstream also calls after a failed
+        // `kgd2kfd_device_init` (`amdgpu_amdkfd_device_fini_sw`).
+        let dev = KfdDevice { kfd, _info: info };
+        // SAFETY: `kfd` is live by the type invariant.
+        to_result(unsafe { kgd::kgd2kfd_device_init(dev.kfd.as_ptr()) })?;
+        Ok(dev)
+    }
+}
+
+impl Drop for KfdDevice {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant `kfd` is live; this is its last use.
+        // After it returns rkfd makes no further call with the `kgd`.
+        unsafe { kgd::kgd2kfd_device_exit(self.kfd.as_ptr()) };
+    }
+}
+
+/// The properties topology shows for `kgd`'s GPU.
+fn gpu_info(kgd: &Kgd) -> Result<kgd::kgd_gpu_info> {
+    let core = kgd.core();
+    let p: &Profile = core.profile();
+    let save = p.save_area();
+    let mut info = kgd::kgd_gpu_info {
+        gfx_target_version: p.gfx_target_version,
+        vendor_id: 0x1002,
+        device_id: p.device_id,
+        domain: 0,
+        location_id: core.location_id(),
+        drm_render_minor: kgd.devices().render_minor(),
+        unique_id: p.unique_id(core.index()),
+        num_shader_engines: p.num_shader_engines,
+        sh_per_se: p.sh_per_se,
+        cu_per_sh: p.cu_per_sh,
+        simd_per_cu: p.simd_per_cu,
+        max_waves_per_simd: p.max_waves_per_simd,
+        wave_front_size: p.wave_front_size,
+        lds_size_in_kb: p.lds_size_kib,
+        max_slots_scratch_cu: p.max_slots_scratch_cu,
+        num_sdma_engines: p.num_sdma_engines,
+        num_sdma_xgmi_engines: p.num_sdma_xgmi_engines,
+        num_sdma_queues_per_engine: p.num_sdma_queues_per_engine,
+        num_cp_queues: p.num_cp_queues,
+        num_xcc: 1,
+        max_engine_clk_fcompute: p.max_engine_clk_mhz,
+        fw_version: p.fw_version,
+        sdma_fw_version: p.sdma_fw_version,
+        capability: p.capability(),
+        capability2: 0,
+        debug_prop: 0,
+        cwsr_size: save.cwsr_size,
+        ctl_stack_size: save.ctl_stack_size,
+        vram_size: core.vram().size(),
+        vram_width: p.vram_width,
+        mem_clk_max: p.mem_clk_max_mhz,
+        vram_is_public: u32::from(p.vram_is_public),
+        ..Default::default()
+    };
+    let name = p.asic_name.as_bytes();
+    if name.len() >= info.name.len() || p.caches.len() > info.caches.len() {
+        return Err(EINVAL);
+    }
+    for (dst, &src) in info.name.iter_mut().zip(name) {
+        *dst = core::ffi::c_char::from_ne_bytes([src]);
+    }
+    for (dst, c) in info.caches.iter_mut().zip(p.caches) {
+        *dst = kgd::kgd_cache_info {
+            level: c.level,
+            size_kib: c.size_kib,
+            cache_line_size: c.line_size,
+            type_: c.cache_type,
+            cus_per_cache: p.cus_sharing(c),
+            ..Default::default()
+        };
+    }
+    info.num_caches = u32::try_from(p.caches.len())?;
+    Ok(info)
+}
+
+/// What rkfd calls.
+static CALLS: kgd::kfd2kgd_calls = kgd::kfd2kgd_calls {
+    acquire_vm: Some(acquire_vm),
+    release_vm: Some(release_vm),
+    alloc_memory_of_gpu: Some(alloc_memory_of_gpu),
+    free_memory_of_gpu: Some(free_memory_of_gpu),
+    map_memory_to_gpu: Some(map_memory_to_gpu),
+    unmap_memory_from_gpu: Some(unmap_memory_from_gpu),
+    map_gtt_to_kernel: Some(map_gtt_to_kernel),
+    available_vram: Some(available_vram),
+    get_gpu_clock_counter: Some(get_gpu_clock_counter),
+};
+
+/// Borrows the [`Kgd`] behind rkfd's handle.
+///
+/// # Safety
+///
+/// `kgd` is the handle of a registered [`KfdDevice`] (rkfd only calls
+/// between probe and device exit).
+unsafe fn kgd_from_raw<'a>(kgd: *mut kgd::kgd_dev) -> &'a Kgd {
+    // SAFETY: `register` passed the address of a `Kgd` that is neither moved
+    // nor dropped while the device is registered.
+    unsafe { &*kgd.cast::<Kgd>().cast_const() }
+}
+
+/// Borrows a VM handle.
+///
+/// # Safety
+///
+/// `vm` came from `acquire_vm` and was not released yet.
+unsafe fn vm_from_raw<'a>(vm: *mut c_void) -> kernel::sync::ArcBorrow<'a, Vm> {
+    // SAFETY: The handle owns a reference until `release_vm`.
+    unsafe { <Arc<Vm> as ForeignOwnable>::borrow(vm) }
+}
+
+/// Borrows a memory handle.
+///
+/// # Safety
+///
+/// `mem` came from `alloc_memory_of_gpu` and was not freed yet.
+unsafe fn mem_from_raw<'a>(mem: *mut c_void) -> kernel::sync::ArcBorrow<'a, Mem> {
+    // SAFETY: The handle owns a reference until `free_memory_of_gpu`.
+    unsafe { <Arc<Mem> as ForeignOwnable>::borrow(mem) }
+}
+
+/// `acquire_vm`: the VM of one of this GPU's open render-node files.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
+unsafe extern "C" fn acquire_vm(
+    kgd: *mut kgd::kgd_dev,
+    drm_file: *mut c_void,
+    vm: *mut *mut c_void,
+) -> c_int {
+    // SAFETY: rkfd calls with its registered handle.
+    let kgd = unsafe { kgd_from_raw(kgd) };
+    // SAFETY: The contract: `drm_file` is a `struct file *` rkfd holds a
+    // reference on (it got it with `fget`).
+    match unsafe { kgd.devices().file_vm(drm_file) } {
+        Ok(found) => {
+            // SAFETY: `vm` is valid for writes (the contract).
+            unsafe { *vm = found.into_foreign() };
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `release_vm`: drops rkfd's reference.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
+unsafe extern "C" fn release_vm(_kgd: *mut kgd::kgd_dev, vm: *mut c_void) {
+    // SAFETY: `vm` came from `acquire_vm`; rkfd releases it once.
+    drop(unsafe { <Arc<Vm> as ForeignOwnable>::from_foreign(vm) });
+}
+
+/// `alloc_memory_of_gpu`.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
+unsafe extern "C" fn alloc_memory_of_gpu(
+    _kgd: *mut kgd::kgd_dev,
+    vm: *mut c_void,
+    alloc: *const kgd::kgd_mem_alloc,
+    mem: *mut *mut c_void,
+    mmap_offset: *mut u64,
+) -> c_int {
+    // SAFETY: rkfd passes a VM it acquired.
+    let vm = unsafe { vm_from_raw(vm) };
+    // SAFETY: `alloc` is valid for reads (the contract).
+    let a = unsafe { &*alloc };
+    let req = AllocRequest {
+        va: a.va,
+        size: a.size,
+        user_addr: a.user_addr,
+        flags: a.flags,
+    };
+    match vm.alloc(&req) {
+        Ok(m) => {
+            // SAFETY: `mmap_offset` and `mem` are valid for writes (the contract).
+            unsafe {
+                *mmap_offset = m.mmap_offset();
+                *mem = m.into_foreign();
+            }
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `free_memory_of_gpu`: takes rkfd's reference back.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
+unsafe extern "C" fn free_memory_of_gpu(
+    _kgd: *mut kgd::kgd_dev,
+    vm: *mut c_void,
+    mem: *mut c_void,
+) {
+    // SAFETY: rkfd passes a VM it acquired.
+    let vm = unsafe { vm_from_raw(vm) };
+    // SAFETY: `mem` came from `alloc_memory_of_gpu`; rkfd frees it once.
+    let mem = unsafe { <Arc<Mem> as ForeignOwnable>::from_foreign(mem) };
+    if vm.free(mem).is_err() {
+        pr_warn!("free_memory_of_gpu: the object is not in this VM\n");
+    }
+}
+
+/// `map_memory_to_gpu`: `mem` may come from any VM of any of our GPUs.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
+unsafe extern "C" fn map_memory_to_gpu(
+    _kgd: *mut kgd::kgd_dev,
+    vm: *mut c_void,
+    mem: *mut c_void,
+) -> c_int {
+    // SAFETY: Live handles from rkfd.
+    let (vm, mem) = unsafe { (vm_from_raw(vm), mem_from_raw(mem)) };
+    // The VM keeps its own reference while the object is mapped.
+    let mem: Arc<Mem> = mem.into();
+    match vm.map(&mem) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `unmap_memory_from_gpu`.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
+unsafe extern "C" fn unmap_memory_from_gpu(
+    _kgd: *mut kgd::kgd_dev,
+    vm: *mut c_void,
+    mem: *mut c_void,
+) -> c_int {
+    // SAFETY: Live handles from rkfd.
+    let (vm, mem) = unsafe { (vm_from_raw(vm), mem_from_raw(mem)) };
+    match vm.unmap(&mem) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `map_gtt_to_kernel`: a kernel mapping valid until the object is freed.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
+unsafe extern "C" fn map_gtt_to_kernel(
+    _kgd: *mut kgd::kgd_dev,
+    mem: *mut c_void,
+    size: *mut u64,
+) -> *mut c_void {
+    // SAFETY: A live handle from rkfd.
+    let mem = unsafe { mem_from_raw(mem) };
+    match mem.kernel_map() {
+        Ok(addr) => {
+            if !size.is_null() {
+                // SAFETY: `size` is valid for writes when not null (the contract).
+                unsafe { *size = mem.size() };
+            }
+            addr
+        }
+        Err(_) => core::ptr::null_mut(),
+    }
+}
+
+/// `available_vram`.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
+unsafe extern "C" fn available_vram(kgd: *mut kgd::kgd_dev) -> u64 {
+    // SAFETY: rkfd calls with its registered handle.
+    let kgd = unsafe { kgd_from_raw(kgd) };
+    kgd.core().vram().available()
+}
+
+/// `get_gpu_clock_counter`.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
+unsafe extern "C" fn get_gpu_clock_counter(kgd: *mut kgd::kgd_dev) -> u64 {
+    // SAFETY: rkfd calls with its registered handle.
+    let kgd = unsafe { kgd_from_raw(kgd) };
+    kgd.core().clock_counter()
+}

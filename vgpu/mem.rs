@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Memory objects ("BOs") that rkfd allocates with `alloc_memory_of_gpu`.
+//!
+//! An object has a domain, a GPU virtual address range, pages behind it
+//! (VRAM frames, system pages, or a user address range) and a render-node
+//! mmap offset.  It is reference counted: the VM that owns it, rkfd's handle
+//! and every CPU mapping of it each hold a reference, so its pages stay
+//! valid while any of them exists, as a GEM object's do.
+//!
+//! C: `struct kgd_mem` (`amdgpu_amdkfd_gpuvm.c`), `struct amdgpu_bo`.
+
+// Lock order: `Mem::kmap` is a leaf lock.
+
+use kernel::{
+    new_mutex,
+    page::{
+        Page,
+        PAGE_SHIFT,
+        PAGE_SIZE, //
+    },
+    prelude::*,
+    sync::{
+        Arc,
+        Mutex, //
+    },
+};
+
+use crate::{
+    gpu::{
+        Core,
+        OffsetSlot,
+        OFFSET_SLOT_SHIFT, //
+    },
+    kabi,
+    pagetable::{
+        self as pt,
+        Aperture,
+        Pte, //
+    },
+    sysmem::Reservation,
+    uapi,
+    vram, //
+};
+
+/// `ALLOC_MEMORY_OF_GPU` as the GPU driver sees it.
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) struct AllocRequest {
+    /// GPU virtual address, page aligned.
+    pub(crate) va: u64,
+    /// Bytes, page aligned, non-zero.
+    pub(crate) size: u64,
+    /// `USERPTR`: the CPU address of the memory, page aligned.
+    pub(crate) user_addr: u64,
+    /// `KFD_IOC_ALLOC_MEM_FLAGS_*`.
+    pub(crate) flags: u32,
+}
+
+/// Where an object's memory is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Domain {
+    /// Device memory.
+    Vram,
+    /// System memory the driver allocates (GTT).
+    Gtt,
+    /// System memory of a user process, by address.
+    Userptr,
+}
+
+impl Domain {
+    /// The domain selected by the `KFD_IOC_ALLOC_MEM_FLAGS_*` of a request.
+    ///
+    /// `DOORBELL` and `MMIO_REMAP` pages are mapped through `/dev/kfd`, not
+    /// the render node; rkfd will provide them itself (a later issue), so
+    /// the GPU driver refuses them with `EINVAL` for now.
+    pub(crate) fn from_flags(flags: u32) -> Result<Self> {
+        const DOMAINS: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM
+            | uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT
+            | uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR
+            | uapi::KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL
+            | uapi::KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP;
+        match flags & DOMAINS {
+            uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM => Ok(Domain::Vram),
+            uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT => Ok(Domain::Gtt),
+            uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR => Ok(Domain::Userptr),
+            _ => Err(EINVAL),
+        }
+    }
+}
+
+/// The memory behind an object.
+enum Backing {
+    /// VRAM frames (and their host pages).
+    Vram(vram::Allocation),
+    /// Zeroed system pages, accounted to the GPU's GTT.
+    Gtt {
+        /// One per page of the object.
+        pages: KVVec<Page>,
+        /// The accounting, released with the pages.
+        _account: Reservation,
+    },
+    /// A user address range; its pages are not pinned (yet), but they are
+    /// accounted as upstream accounts them.
+    User {
+        /// The accounting.
+        _account: Reservation,
+    },
+}
+
+/// A memory object.
+///
+/// # Invariants
+///
+/// `npages > 0`, `va + npages * PAGE_SIZE <= pagetable::VA_END`, and the
+/// backing has `npages` pages (unless it is `User`).
+#[pin_data]
+pub(crate) struct Mem {
+    /// A kernel mapping of a GTT object: dropped before `backing` (field order).
+    #[pin]
+    kmap: Mutex<Option<kabi::KernelMap>>,
+    /// The pages.
+    backing: Backing,
+    /// The render-node mmap offset slot.
+    slot: OffsetSlot,
+    /// The domain.
+    domain: Domain,
+    /// GPU virtual address.
+    va: u64,
+    /// Size in pages.
+    npages: u64,
+    /// `USERPTR`: the user address.
+    user_addr: u64,
+    /// The GPU may write it.
+    writable: bool,
+    /// The GPU may execute it.
+    executable: bool,
+}
+
+impl Mem {
+    /// Allocates an object for `req` on `core`.
+    pub(crate) fn new(core: &Arc<Core>, req: &AllocRequest) -> Result<Arc<Self>> {
+        let domain = Domain::from_flags(req.flags)?;
+        let page = PAGE_SIZE as u64;
+        if req.size == 0 || req.size % page != 0 || req.va % page != 0 {
+            return Err(EINVAL);
+        }
+        if req.size >= 1 << OFFSET_SLOT_SHIFT {
+            return Err(EINVAL);
+        }
+        match req.va.checked_add(req.size) {
+            Some(end) if end <= pt::VA_END => {}
+            _ => return Err(EINVAL),
+        }
+        if domain == Domain::Userptr && (req.user_addr == 0 || req.user_addr % page != 0) {
+            return Err(EINVAL);
+        }
+        let npages = req.size / page;
+        let count = usize::try_from(npages).map_err(|_| EINVAL)?;
+        let backing = match domain {
+            Domain::Vram => Backing::Vram(core.vram().alloc(count)?),
+            Domain::Gtt => {
+                let account = core.sysmem().reserve(req.size, true)?;
+                let mut pages = KVVec::with_capacity(count, GFP_KERNEL)?;
+                for _ in 0..count {
+                    pages.push(
+                        Page::alloc_page(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN)?,
+                        GFP_KERNEL,
+                    )?;
+                }
+                Backing::Gtt {
+                    pages,
+                    _account: account,
+                }
+            }
+            Domain::Userptr => Backing::User {
+                _account: core.sysmem().reserve(req.size, false)?,
+            },
+        };
+        let slot = core.alloc_offset()?;
+        Arc::pin_init(
+            // INVARIANT: Checked above; the backing has `count` pages.
+            try_pin_init!(Mem {
+                kmap <- new_mutex!(None, "Mem::kmap"),
+                backing,
+                slot,
+                domain,
+                va: req.va,
+                npages,
+                user_addr: req.user_addr,
+                writable: req.flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE != 0,
+                executable: req.flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE != 0,
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The GPU virtual address.
+    pub(crate) fn va(&self) -> u64 {
+        self.va
+    }
+
+    /// The size in pages.
+    pub(crate) fn npages(&self) -> u64 {
+        self.npages
+    }
+
+    /// The size in bytes.
+    pub(crate) fn size(&self) -> u64 {
+        self.npages << PAGE_SHIFT
+    }
+
+    /// The byte offset to `mmap()` the render node at.
+    pub(crate) fn mmap_offset(&self) -> u64 {
+        self.slot.offset()
+    }
+
+    /// The page offset (`vm_pgoff`) of the first page.
+    pub(crate) fn mmap_pgoff(&self) -> u64 {
+        self.slot.pgoff()
+    }
+
+    /// Whether the object is memory of the GPU `gpu`.
+    pub(crate) fn is_on(&self, gpu: &Core) -> bool {
+        self.slot.is_on(gpu)
+    }
+
+    /// The PTE for page `index` of the object in a page table of this GPU
+    /// (`local`) or of another one.  Another GPU reaches this GPU's VRAM
+    /// through the PCI BAR, i.e. as system memory: with VRAM backed by host
+    /// pages, the host page behind the frame.
+    pub(crate) fn pte(&self, index: u64, local: bool) -> core::result::Result<Pte, pt::Error> {
+        let i = usize::try_from(index).map_err(|_| pt::Error::OutOfRange)?;
+        let (aperture, frame) = match &self.backing {
+            Backing::Vram(alloc) if local => {
+                (Aperture::Vram, alloc.frame(i).ok_or(pt::Error::OutOfRange)?)
+            }
+            Backing::Vram(alloc) => (
+                Aperture::System,
+                kabi::page_pfn(alloc.page(i).ok_or(pt::Error::OutOfRange)?),
+            ),
+            Backing::Gtt { pages, .. } => (
+                Aperture::System,
+                kabi::page_pfn(pages.get(i).ok_or(pt::Error::OutOfRange)?),
+            ),
+            Backing::User { .. } => (Aperture::UserVa, (self.user_addr >> PAGE_SHIFT) + index),
+        };
+        Pte::new(aperture, frame, self.writable, self.executable)
+    }
+
+    /// Checks that the CPU may map `npages` pages of the object through the
+    /// render node.  Like amdgpu: `EPERM` for user pointers, `EINVAL` for a
+    /// mapping larger than the object.
+    pub(crate) fn check_cpu_map(&self, npages: u64) -> Result {
+        if self.domain == Domain::Userptr {
+            return Err(EPERM);
+        }
+        if npages == 0 || npages > self.npages {
+            return Err(EINVAL);
+        }
+        Ok(())
+    }
+
+    /// The page at render-node page offset `pgoff`, for a CPU page fault.
+    pub(crate) fn page_at(&self, pgoff: u64) -> Option<&Page> {
+        let index = pgoff.checked_sub(self.mmap_pgoff())?;
+        if index >= self.npages {
+            return None;
+        }
+        let index = usize::try_from(index).ok()?;
+        match &self.backing {
+            Backing::Vram(alloc) => alloc.page(index),
+            Backing::Gtt { pages, .. } => pages.get(index),
+            Backing::User { .. } => None,
+        }
+    }
+
+    /// A kernel mapping of a GTT object (the event page), made on first
+    /// use and kept until the object is released.  `EINVAL` for other
+    /// domains, as `amdgpu_amdkfd_gpuvm_map_gtt_bo_to_kernel`.
+    pub(crate) fn kernel_map(&self) -> Result<*mut c_void> {
+        let Backing::Gtt { pages, .. } = &self.backing else {
+            return Err(EINVAL);
+        };
+        let mut kmap = self.kmap.lock();
+        if let Some(map) = kmap.as_ref() {
+            return Ok(map.addr());
+        }
+        // SAFETY: `pages` are freed only after `kmap` is dropped (field
+        // order of `Mem`), and never while the object exists.
+        let map = unsafe { kabi::KernelMap::new(pages)? };
+        let addr = map.addr();
+        *kmap = Some(map);
+        Ok(addr)
+    }
+}

@@ -1,0 +1,583 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The real parts the virtual GPU can present itself as.
+//!
+//! Every value is a property of the named part as upstream amdgpu/amdkfd
+//! report it (`drivers/gpu/drm/amd/amdkfd/kfd_crat.c` cache tables,
+//! `kfd_device.c` SDMA queue counts, `kfd_topology.c` capabilities), with
+//! two deliberate exceptions, both scaled down because the virtual GPU is
+//! backed by the host's RAM:
+//!
+//! - **Compute units:** every profile has 1 shader engine × 1 shader array
+//!   × 4 CUs.  The per-queue context save area (and ROCr's scratch) grows
+//!   with the CU count: 104 CUs of a real MI210 would make every user queue
+//!   allocate ~60 MiB.  Caches shared by "the whole GPU" or "a shader array"
+//!   are therefore shared by these 4 CUs.
+//! - **VRAM:** a few hundred MiB instead of 16–64 GiB (module parameter
+//!   `vram_mb` overrides it).
+//!
+//! The virtual GPU runs no firmware.  The MEC firmware version is the
+//! lowest one that passes every upstream feature check for the part
+//! (`kfd_topology.c`, `kfd_packet_manager_v9.c`, `kfd_device.c`), since rkfd
+//! may gate features on it; the SDMA version is only displayed, so it is 0.
+
+use kernel::prelude::*;
+
+/// `HSA_CAP_*` and `HSA_CACHE_TYPE_*` bits from `include/uapi/linux/kfd_sysfs.h`.
+pub(crate) mod hsa {
+    /// `HSA_CAP_DOORBELL_TYPE_TOTALBITS_SHIFT`.
+    pub(crate) const CAP_DOORBELL_TYPE_SHIFT: u32 = 12;
+    /// `HSA_CAP_DOORBELL_TYPE_2_0`: 64-bit doorbells (SOC15, gfx9 and later).
+    pub(crate) const CAP_DOORBELL_TYPE_2_0: u32 = 2;
+    /// `HSA_CAP_MEM_EDCSUPPORTED`: ECC on device memory.
+    pub(crate) const CAP_MEM_EDC: u32 = 0x0010_0000;
+    /// `HSA_CAP_SRAM_EDCSUPPORTED`: ECC on on-chip SRAM (`:sramecc+` targets).
+    pub(crate) const CAP_SRAM_EDC: u32 = 0x0400_0000;
+    /// `HSA_CAP_SVMAPI_SUPPORTED`: never set here, rkfd's SVM is not ours to claim.
+    pub(crate) const CAP_SVMAPI: u32 = 0x0800_0000;
+    /// `HSA_CAP_TRAP_DEBUG_FIRMWARE_SUPPORTED`: never set, there is no firmware.
+    pub(crate) const CAP_TRAP_DEBUG_FIRMWARE: u32 = 0x2000_0000;
+    /// `HSA_CACHE_TYPE_DATA`.
+    pub(crate) const CACHE_DATA: u32 = 0x1;
+    /// `HSA_CACHE_TYPE_INSTRUCTION`.
+    pub(crate) const CACHE_INSTRUCTION: u32 = 0x2;
+    /// `HSA_CACHE_TYPE_HSACU`: a cache of the compute units.
+    pub(crate) const CACHE_HSACU: u32 = 0x8;
+}
+
+/// The doorbell capability of every SOC15 part.
+const DOORBELL_2_0: u32 = hsa::CAP_DOORBELL_TYPE_2_0 << hsa::CAP_DOORBELL_TYPE_SHIFT;
+
+/// Which compute units share one instance of a cache.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Sharing {
+    /// A fixed number of CUs (1: per CU; 2: per SQC / WGP).
+    Cus(u32),
+    /// The CUs of one shader array (GL1).
+    ShaderArray,
+    /// Every CU of the GPU (L2, MALL).
+    Gpu,
+}
+
+/// One cache level, as a CRAT cache entry (`struct kfd_gpu_cache_info`).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Cache {
+    /// Cache level, 1..3.
+    pub(crate) level: u32,
+    /// Size of one instance in KiB.
+    pub(crate) size_kib: u32,
+    /// Line size in bytes.
+    pub(crate) line_size: u32,
+    /// `HSA_CACHE_TYPE_*` bits.
+    pub(crate) cache_type: u32,
+    /// The CUs sharing an instance.
+    pub(crate) sharing: Sharing,
+}
+
+/// A data cache of the compute units.
+const fn data(level: u32, size_kib: u32, line_size: u32, sharing: Sharing) -> Cache {
+    Cache {
+        level,
+        size_kib,
+        line_size,
+        cache_type: hsa::CACHE_DATA | hsa::CACHE_HSACU,
+        sharing,
+    }
+}
+
+/// An instruction cache of the compute units.
+const fn instruction(size_kib: u32, line_size: u32, sharing: Sharing) -> Cache {
+    Cache {
+        level: 1,
+        size_kib,
+        line_size,
+        cache_type: hsa::CACHE_INSTRUCTION | hsa::CACHE_HSACU,
+        sharing,
+    }
+}
+
+/// A GPU the virtual amdgpu can be.
+#[derive(Debug)]
+pub(crate) struct Profile {
+    /// The `profile=` module parameter value, the gfx target name.
+    pub(crate) name: &'static str,
+    /// What it is, for log messages.
+    pub(crate) product: &'static str,
+    /// Topology `nodes/N/name`: upstream's lower-case ASIC name.
+    pub(crate) asic_name: &'static str,
+    /// `major * 10000 + minor * 100 + stepping`.
+    pub(crate) gfx_target_version: u32,
+    /// PCI device ID.
+    pub(crate) device_id: u32,
+    /// An APU: VRAM is a carve-out of system memory.
+    pub(crate) apu: bool,
+    /// Shader engines.
+    pub(crate) num_shader_engines: u32,
+    /// Shader arrays per engine.
+    pub(crate) sh_per_se: u32,
+    /// CUs per shader array.
+    pub(crate) cu_per_sh: u32,
+    /// SIMDs per CU.
+    pub(crate) simd_per_cu: u32,
+    /// Wave slots per SIMD.
+    pub(crate) max_waves_per_simd: u32,
+    /// Wavefront size: 64 (GCN/CDNA) or 32 (RDNA).
+    pub(crate) wave_front_size: u32,
+    /// LDS per work-group in KiB.
+    pub(crate) lds_size_kib: u32,
+    /// Scratch wave slots per CU.
+    pub(crate) max_slots_scratch_cu: u32,
+    /// SDMA engines for PCIe traffic.
+    pub(crate) num_sdma_engines: u32,
+    /// SDMA engines reserved for XGMI.
+    pub(crate) num_sdma_xgmi_engines: u32,
+    /// SDMA queues per engine available to KFD.
+    pub(crate) num_sdma_queues_per_engine: u32,
+    /// Compute queues of MEC1 left to KFD.
+    pub(crate) num_cp_queues: u32,
+    /// Peak engine clock, MHz.
+    pub(crate) max_engine_clk_mhz: u32,
+    /// Peak memory clock, MHz, as `pp_dpm_mclk` reports it.
+    pub(crate) mem_clk_max_mhz: u32,
+    /// Memory bus width, bits.
+    pub(crate) vram_width: u32,
+    /// Default VRAM size of the virtual part, MiB.
+    pub(crate) default_vram_mib: u32,
+    /// Whole VRAM host-visible: an APU's carve-out, or a dGPU's large
+    /// (resizable) BAR, as hosts configure these boards today.
+    pub(crate) vram_is_public: bool,
+    /// MEC firmware version.
+    pub(crate) fw_version: u32,
+    /// SDMA firmware version.
+    pub(crate) sdma_fw_version: u32,
+    /// Supports XNACK (retry on page fault); not in `kgd_gpu_info` yet.
+    pub(crate) xnack_capable: bool,
+    /// SRAM ECC (`:sramecc+`).
+    pub(crate) sram_ecc: bool,
+    /// Device memory ECC.
+    pub(crate) mem_ecc: bool,
+    /// The cache hierarchy.
+    pub(crate) caches: &'static [Cache],
+    /// hwmon in0 (vddgfx) at idle, mV.
+    pub(crate) vddgfx_mv: u32,
+    /// hwmon power1_average at idle, W.
+    pub(crate) idle_power_w: u32,
+    /// hwmon power1_cap: board power limit, W.
+    pub(crate) power_cap_w: u32,
+}
+
+/// The CU layout of every virtual part (see the module documentation).
+const SE: u32 = 1;
+/// Shader arrays per engine.
+const SH: u32 = 1;
+/// CUs per shader array.
+const CU: u32 = 4;
+
+/// Every profile, the default first.
+pub(crate) static PROFILES: [Profile; 4] = [
+    // AMD Instinct MI210 (Aldebaran, GC 9.4.2).
+    Profile {
+        name: "gfx90a",
+        product: "AMD Instinct MI210",
+        asic_name: "aldebaran",
+        gfx_target_version: 90010,
+        device_id: 0x740f,
+        apu: false,
+        num_shader_engines: SE,
+        sh_per_se: SH,
+        cu_per_sh: CU,
+        simd_per_cu: 4,
+        max_waves_per_simd: 8,
+        wave_front_size: 64,
+        lds_size_kib: 64,
+        max_slots_scratch_cu: 32,
+        // 5 SDMA instances; with XGMI, 2 serve PCIe and 3 XGMI.
+        num_sdma_engines: 2,
+        num_sdma_xgmi_engines: 3,
+        num_sdma_queues_per_engine: 8,
+        num_cp_queues: 24,
+        max_engine_clk_mhz: 1700,
+        mem_clk_max_mhz: 1600,
+        vram_width: 4096,
+        default_vram_mib: 512,
+        vram_is_public: true,
+        fw_version: 63,
+        sdma_fw_version: 0,
+        xnack_capable: true,
+        sram_ecc: true,
+        mem_ecc: true,
+        // kfd_crat.c: aldebaran_cache_info.
+        caches: &[
+            data(1, 16, 64, Sharing::Cus(1)),
+            instruction(32, 64, Sharing::Cus(2)),
+            data(1, 16, 64, Sharing::Cus(2)),
+            data(2, 8192, 128, Sharing::Gpu),
+        ],
+        vddgfx_mv: 800,
+        idle_power_w: 43,
+        power_cap_w: 300,
+    },
+    // AMD Radeon PRO W6800 (Navi 21, GC 10.3.0).
+    Profile {
+        name: "gfx1030",
+        product: "AMD Radeon PRO W6800",
+        asic_name: "sienna_cichlid",
+        gfx_target_version: 100300,
+        device_id: 0x73a3,
+        apu: false,
+        num_shader_engines: SE,
+        sh_per_se: SH,
+        cu_per_sh: CU,
+        simd_per_cu: 2,
+        max_waves_per_simd: 16,
+        wave_front_size: 32,
+        lds_size_kib: 64,
+        max_slots_scratch_cu: 32,
+        num_sdma_engines: 4,
+        num_sdma_xgmi_engines: 0,
+        num_sdma_queues_per_engine: 8,
+        num_cp_queues: 24,
+        max_engine_clk_mhz: 2320,
+        mem_clk_max_mhz: 1000,
+        vram_width: 256,
+        default_vram_mib: 512,
+        vram_is_public: true,
+        fw_version: 93,
+        sdma_fw_version: 0,
+        xnack_capable: false,
+        sram_ecc: false,
+        mem_ecc: false,
+        // kfd_crat.c: sienna_cichlid_cache_info (L3 = 128 MiB Infinity Cache).
+        caches: &[
+            data(1, 16, 128, Sharing::Cus(1)),
+            instruction(32, 64, Sharing::Cus(2)),
+            data(1, 16, 64, Sharing::Cus(2)),
+            data(1, 128, 128, Sharing::ShaderArray),
+            data(2, 4096, 128, Sharing::Gpu),
+            data(3, 128 * 1024, 64, Sharing::Gpu),
+        ],
+        vddgfx_mv: 750,
+        idle_power_w: 18,
+        power_cap_w: 250,
+    },
+    // AMD Radeon PRO W7900 (Navi 31, GC 11.0.0).  ROCm 5.2.3 does not know gfx1100.
+    Profile {
+        name: "gfx1100",
+        product: "AMD Radeon PRO W7900",
+        asic_name: "ip discovery",
+        gfx_target_version: 110000,
+        device_id: 0x7448,
+        apu: false,
+        num_shader_engines: SE,
+        sh_per_se: SH,
+        cu_per_sh: CU,
+        simd_per_cu: 2,
+        max_waves_per_simd: 16,
+        wave_front_size: 32,
+        lds_size_kib: 64,
+        max_slots_scratch_cu: 32,
+        // SDMA 6.0: 2 instances, 2 of 8 queues each reserved (paging, gfx).
+        num_sdma_engines: 2,
+        num_sdma_xgmi_engines: 0,
+        num_sdma_queues_per_engine: 6,
+        num_cp_queues: 24,
+        max_engine_clk_mhz: 2495,
+        mem_clk_max_mhz: 1124,
+        vram_width: 384,
+        default_vram_mib: 512,
+        vram_is_public: true,
+        fw_version: 509,
+        sdma_fw_version: 0,
+        xnack_capable: false,
+        sram_ecc: false,
+        mem_ecc: false,
+        // From IP discovery (kfd_fill_gpu_cache_info_from_gfx_config with the
+        // gc11 line-size defaults): 32 KiB L0, 64 KiB I$ and 16 KiB K$ per
+        // WGP, 256 KiB GL1, 6 MiB L2, 96 MiB Infinity Cache.
+        caches: &[
+            data(1, 32, 128, Sharing::Cus(1)),
+            instruction(64, 128, Sharing::Cus(2)),
+            data(1, 16, 64, Sharing::Cus(2)),
+            data(1, 256, 128, Sharing::ShaderArray),
+            data(2, 6144, 128, Sharing::Gpu),
+            data(3, 96 * 1024, 64, Sharing::Gpu),
+        ],
+        vddgfx_mv: 750,
+        idle_power_w: 25,
+        power_cap_w: 295,
+    },
+    // AMD Radeon 780M (Phoenix APU, GC 11.0.1).  ROCm 5.2.3 does not know gfx1103.
+    Profile {
+        name: "gfx1103",
+        product: "AMD Radeon 780M",
+        asic_name: "ip discovery",
+        gfx_target_version: 110003,
+        device_id: 0x15bf,
+        apu: true,
+        num_shader_engines: SE,
+        sh_per_se: SH,
+        cu_per_sh: CU,
+        simd_per_cu: 2,
+        max_waves_per_simd: 16,
+        wave_front_size: 32,
+        lds_size_kib: 64,
+        max_slots_scratch_cu: 32,
+        // SDMA 6.0.1: one instance.
+        num_sdma_engines: 1,
+        num_sdma_xgmi_engines: 0,
+        num_sdma_queues_per_engine: 6,
+        num_cp_queues: 24,
+        max_engine_clk_mhz: 2700,
+        // DDR5-5600 system memory, dual channel.
+        mem_clk_max_mhz: 2800,
+        vram_width: 128,
+        // The BIOS "UMA frame buffer" carve-out.
+        default_vram_mib: 256,
+        vram_is_public: true,
+        fw_version: 509,
+        sdma_fw_version: 0,
+        xnack_capable: false,
+        sram_ecc: false,
+        mem_ecc: false,
+        // From IP discovery: as gfx1100 but a 2 MiB L2 and no Infinity Cache.
+        caches: &[
+            data(1, 32, 128, Sharing::Cus(1)),
+            instruction(64, 128, Sharing::Cus(2)),
+            data(1, 16, 64, Sharing::Cus(2)),
+            data(1, 256, 128, Sharing::ShaderArray),
+            data(2, 2048, 128, Sharing::Gpu),
+        ],
+        vddgfx_mv: 700,
+        idle_power_w: 6,
+        power_cap_w: 54,
+    },
+];
+
+/// Control-stack and context-save sizes of a user queue.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct SaveArea {
+    /// `cwsr_size`: the whole per-queue save area, bytes.
+    pub(crate) cwsr_size: u32,
+    /// `ctl_stack_size`: its control stack, bytes.
+    pub(crate) ctl_stack_size: u32,
+}
+
+/// `AMDGPU_GPU_PAGE_SIZE`, the alignment of the save areas.
+const GPU_PAGE: u32 = 4096;
+
+/// Rounds `v` up to a multiple of `GPU_PAGE`.
+const fn page_align(v: u32) -> u32 {
+    v.div_ceil(GPU_PAGE) * GPU_PAGE
+}
+
+impl Profile {
+    /// Looks a profile up by its `profile=` name.
+    pub(crate) fn find(name: &[u8]) -> Option<&'static Profile> {
+        PROFILES.iter().find(|p| p.name.as_bytes() == name)
+    }
+
+    /// The number of compute units.
+    pub(crate) const fn cu_count(&self) -> u32 {
+        self.num_shader_engines * self.sh_per_se * self.cu_per_sh
+    }
+
+    /// The SIMDs of the whole GPU (topology `simd_count`).
+    pub(crate) const fn simd_count(&self) -> u32 {
+        self.cu_count() * self.simd_per_cu
+    }
+
+    /// The CUs sharing one instance of `cache`.
+    pub(crate) const fn cus_sharing(&self, cache: &Cache) -> u32 {
+        match cache.sharing {
+            Sharing::Cus(n) => {
+                if n < self.cu_count() {
+                    n
+                } else {
+                    self.cu_count()
+                }
+            }
+            Sharing::ShaderArray => self.cu_per_sh,
+            Sharing::Gpu => self.cu_count(),
+        }
+    }
+
+    /// The `HSA_CAP_*` bits of the device itself.  Debugger and SVM bits
+    /// describe what rkfd implements, not the GPU, so none are set here.
+    pub(crate) const fn capability(&self) -> u32 {
+        let mut cap = DOORBELL_2_0;
+        if self.sram_ecc {
+            cap |= hsa::CAP_SRAM_EDC;
+        }
+        if self.mem_ecc {
+            cap |= hsa::CAP_MEM_EDC;
+        }
+        cap
+    }
+
+    /// The per-queue save area, as upstream `kfd_queue.c:
+    /// kfd_queue_ctx_save_restore_size()` computes it for this part (one XCC).
+    pub(crate) const fn save_area(&self) -> SaveArea {
+        let gfxv = self.gfx_target_version;
+        let cu_num = self.cu_count();
+        // get_num_waves(): array_count / simd_arrays_per_engine = shader engines.
+        let wave_num = if gfxv < 100100 {
+            let by_se = self.num_shader_engines * 512;
+            if cu_num * 40 < by_se {
+                cu_num * 40
+            } else {
+                by_se
+            }
+        } else {
+            cu_num * 32
+        };
+        // kfd_get_vgpr_size_per_cu() (gfx12.5 aside, which no profile is).
+        let vgpr = match gfxv {
+            90402 | 90010 | 90008 | 90500 => 0x80000,
+            110000 | 110001 | 110501 | 120000 | 120001 => 0x60000,
+            _ => 0x40000,
+        };
+        let sgpr = 0x4000;
+        let lds = 0x10000;
+        let hwreg = 0x1000;
+        let wg_data_size = page_align(cu_num * (vgpr + sgpr + lds + hwreg));
+        let ctl_bytes_per_wave = if gfxv >= 100100 { 12 } else { 8 };
+        // SIZEOF_HSA_USER_CONTEXT_SAVE_AREA_HEADER = 40.
+        let mut ctl_stack_size = page_align(40 + wave_num * ctl_bytes_per_wave + 8);
+        if gfxv / 10000 == 10 && ctl_stack_size > 0x7000 {
+            ctl_stack_size = 0x7000;
+        }
+        SaveArea {
+            cwsr_size: page_align(ctl_stack_size + wg_data_size),
+            ctl_stack_size,
+        }
+    }
+
+    /// A stable, non-zero unique ID for GPU `index` of this profile
+    /// (FNV-1a of the profile name and the index).
+    pub(crate) fn unique_id(&self, index: u32) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for &b in Iterator::chain(self.name.as_bytes().iter(), index.to_le_bytes().iter()) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        if h == 0 {
+            1
+        } else {
+            h
+        }
+    }
+}
+
+#[kunit_tests(amdgpu_vgpu_profile)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profiles_are_sane() -> Result {
+        for p in PROFILES.iter() {
+            assert!(p.simd_count() > 0);
+            assert!(p.simd_per_cu > 0);
+            assert!(p.cu_count() == 4);
+            assert!(p.wave_front_size == 32 || p.wave_front_size == 64);
+            assert!(p.lds_size_kib == 64);
+            assert!(p.max_waves_per_simd > 0);
+            assert!(p.max_engine_clk_mhz > 0);
+            assert!(p.default_vram_mib > 0);
+            assert!(!p.caches.is_empty() && p.caches.len() <= 8);
+            // ROCr needs a data cache of the CUs for HSA_AGENT_INFO_CACHE_SIZE.
+            assert!(p
+                .caches
+                .iter()
+                .any(|c| c.cache_type == hsa::CACHE_DATA | hsa::CACHE_HSACU));
+            for c in p.caches.iter() {
+                assert!((1..=3).contains(&c.level));
+                assert!(c.size_kib > 0 && c.line_size.is_power_of_two());
+                let shared = p.cus_sharing(c);
+                assert!(shared >= 1 && shared <= p.cu_count());
+            }
+            // SOC15 doorbells, never the SVM or debug-firmware bits.
+            let cap = p.capability();
+            assert_eq!(cap & 0x3000, 0x2000);
+            assert_eq!(cap & (hsa::CAP_SVMAPI | hsa::CAP_TRAP_DEBUG_FIRMWARE), 0);
+            assert!(p.name.len() < 16 && p.asic_name.len() < 32);
+            assert!(p.unique_id(0) != p.unique_id(1));
+            assert_eq!(p.unique_id(3), p.unique_id(3));
+        }
+        let names: KVec<&str> = {
+            let mut v = KVec::new();
+            for p in PROFILES.iter() {
+                v.push(p.name, GFP_KERNEL)?;
+            }
+            v
+        };
+        for (i, a) in names.iter().enumerate() {
+            for b in names.iter().skip(i + 1) {
+                assert!(a != b);
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn per_part_facts() -> Result {
+        let mi210 = Profile::find(b"gfx90a").ok_or(EINVAL)?;
+        assert_eq!(mi210.device_id, 0x740f);
+        assert_eq!(mi210.gfx_target_version, 90010);
+        assert_eq!(mi210.wave_front_size, 64);
+        assert!(mi210.xnack_capable && mi210.sram_ecc);
+        assert!(mi210.capability() & hsa::CAP_SRAM_EDC != 0);
+        let w6800 = Profile::find(b"gfx1030").ok_or(EINVAL)?;
+        assert_eq!(
+            (w6800.device_id, w6800.wave_front_size, w6800.simd_per_cu),
+            (0x73a3, 32, 2)
+        );
+        assert_eq!(w6800.capability() & hsa::CAP_SRAM_EDC, 0);
+        let w7900 = Profile::find(b"gfx1100").ok_or(EINVAL)?;
+        assert_eq!(w7900.device_id, 0x7448);
+        let m780 = Profile::find(b"gfx1103").ok_or(EINVAL)?;
+        assert_eq!(m780.device_id, 0x15bf);
+        assert!(m780.apu && m780.vram_is_public);
+        assert!(Profile::find(b"gfx900").is_none());
+        assert!(Profile::find(b"").is_none());
+        Ok(())
+    }
+
+    /// The save-area sizes, worked out by hand from kfd_queue.c for 4 CUs.
+    #[test]
+    fn save_area_matches_upstream() -> Result {
+        let area = |n: &[u8]| Profile::find(n).map(|p| p.save_area()).ok_or(EINVAL);
+        // gfx90a: 160 waves * 8 B + 48 -> 1 page; 4 * (0x80000 + 0x15000).
+        assert_eq!(
+            area(b"gfx90a")?,
+            SaveArea {
+                cwsr_size: 0x255000,
+                ctl_stack_size: 0x1000
+            }
+        );
+        // gfx1030: 128 waves * 12 B + 48 -> 1 page; 4 * (0x40000 + 0x15000).
+        assert_eq!(
+            area(b"gfx1030")?,
+            SaveArea {
+                cwsr_size: 0x155000,
+                ctl_stack_size: 0x1000
+            }
+        );
+        // gfx1100: 4 * (0x60000 + 0x15000).
+        assert_eq!(
+            area(b"gfx1100")?,
+            SaveArea {
+                cwsr_size: 0x1d5000,
+                ctl_stack_size: 0x1000
+            }
+        );
+        // gfx1103: the default VGPR file.
+        assert_eq!(
+            area(b"gfx1103")?,
+            SaveArea {
+                cwsr_size: 0x155000,
+                ctl_stack_size: 0x1000
+            }
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Limits on the system memory that memory objects hold, shared by every
+//! GPU of the module.
+//!
+//! As upstream's `amdgpu_amdkfd_reserve_mem_limit()`: GTT and user-pointer
+//! objects both count against a system limit (all RAM but 1/64), because
+//! both are (or will be, once pinned) the host's pages; GTT objects, whose
+//! pages the driver allocates itself, also count against the GTT limit
+//! (three quarters of RAM, amdgpu's default GTT size).  This also bounds the
+//! page tables a user can make the driver build for user pointers.
+//!
+//! C: `drivers/gpu/drm/amd/amdgpu/amdgpu_amdkfd_gpuvm.c` (`kfd_mem_limit`).
+
+use kernel::{
+    prelude::*,
+    sync::{
+        atomic::{
+            Atomic,
+            Relaxed, //
+        },
+        Arc,
+    },
+};
+
+use crate::kabi;
+
+/// The system memory accounts of the module's GPUs.
+pub(crate) struct SystemMemory {
+    /// Bytes held by GTT and user-pointer objects.
+    used: Atomic<u64>,
+    /// The most `used` may reach.
+    limit: u64,
+    /// Bytes held by GTT objects.
+    gtt_used: Atomic<u64>,
+    /// The most `gtt_used` may reach.
+    gtt_limit: u64,
+}
+
+/// Adds `bytes` to `counter` unless that would pass `limit` (`ENOMEM`).
+fn add_limited(counter: &Atomic<u64>, bytes: u64, limit: u64) -> Result {
+    let mut cur = counter.load(Relaxed);
+    loop {
+        let new = cur
+            .checked_add(bytes)
+            .filter(|&n| n <= limit)
+            .ok_or(ENOMEM)?;
+        match counter.cmpxchg(cur, new, Relaxed) {
+            Ok(_) => return Ok(()),
+            Err(actual) => cur = actual,
+        }
+    }
+}
+
+impl SystemMemory {
+    /// The accounts, with upstream's limits for this machine's RAM.
+    pub(crate) fn new() -> Result<Arc<Self>> {
+        let ram = kabi::total_ram();
+        Self::with_limits(ram - (ram >> 6), ram / 4 * 3)
+    }
+
+    /// The accounts, with the given limits.
+    pub(crate) fn with_limits(limit: u64, gtt_limit: u64) -> Result<Arc<Self>> {
+        Ok(Arc::new(
+            SystemMemory {
+                used: Atomic::new(0),
+                limit,
+                gtt_used: Atomic::new(0),
+                gtt_limit,
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    /// Accounts `bytes` of a GTT (`gtt`) or user-pointer object; `ENOMEM`
+    /// over a limit.
+    pub(crate) fn reserve(self: &Arc<Self>, bytes: u64, gtt: bool) -> Result<Reservation> {
+        add_limited(&self.used, bytes, self.limit)?;
+        if gtt {
+            if let Err(e) = add_limited(&self.gtt_used, bytes, self.gtt_limit) {
+                self.used.fetch_sub(bytes, Relaxed);
+                return Err(e);
+            }
+        }
+        Ok(Reservation {
+            account: self.clone(),
+            bytes,
+            gtt,
+        })
+    }
+
+    /// Bytes held by GTT and user-pointer objects.
+    pub(crate) fn used(&self) -> u64 {
+        self.used.load(Relaxed)
+    }
+
+    /// Bytes held by GTT objects.
+    pub(crate) fn gtt_used(&self) -> u64 {
+        self.gtt_used.load(Relaxed)
+    }
+}
+
+/// Memory accounted to [`SystemMemory`]; unaccounted on drop.
+pub(crate) struct Reservation {
+    /// The accounts.
+    account: Arc<SystemMemory>,
+    /// How much.
+    bytes: u64,
+    /// Also on the GTT account.
+    gtt: bool,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if self.gtt {
+            self.account.gtt_used.fetch_sub(self.bytes, Relaxed);
+        }
+        self.account.used.fetch_sub(self.bytes, Relaxed);
+    }
+}
+
+#[kunit_tests(amdgpu_vgpu_sysmem)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits() -> Result {
+        let m = SystemMemory::with_limits(100, 60)?;
+        let user = m.reserve(50, false)?;
+        assert_eq!((m.used(), m.gtt_used()), (50, 0));
+        // Within the GTT limit but not within the system limit.
+        assert!(matches!(m.reserve(55, true), Err(e) if e == ENOMEM));
+        assert_eq!((m.used(), m.gtt_used()), (50, 0));
+        let gtt = m.reserve(40, true)?;
+        assert_eq!((m.used(), m.gtt_used()), (90, 40));
+        drop(user);
+        // Within the system limit but not within the GTT limit.
+        assert!(matches!(m.reserve(30, true), Err(e) if e == ENOMEM));
+        assert_eq!((m.used(), m.gtt_used()), (40, 40));
+        assert!(matches!(m.reserve(u64::MAX, false), Err(e) if e == ENOMEM));
+        drop(gtt);
+        assert_eq!((m.used(), m.gtt_used()), (0, 0));
+        let ram = SystemMemory::new()?;
+        assert!(ram.limit > ram.gtt_limit && ram.gtt_limit > 0);
+        Ok(())
+    }
+}

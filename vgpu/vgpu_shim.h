@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The contract between the virtual amdgpu's C shim and its Rust crate.
+ *
+ * C owns what Rust for Linux 7.3 has no abstraction for: the per-GPU
+ * devices (a faux parent device named like a PCI function, a DRM driver
+ * with its own mmap, sysfs attributes, a hwmon), the charp module
+ * parameter and vmap().  Rust owns all GPU state; Rust objects are opaque
+ * to C (void *).  vgpu_shim_* functions are C called from Rust,
+ * vgpu_rs_* functions are Rust called from C.
+ */
+#ifndef VGPU_SHIM_H
+#define VGPU_SHIM_H
+
+#include <linux/types.h>
+
+struct file;
+struct page;
+struct vgpu_shim_dev;
+
+/* Bytes of the strings in struct vgpu_shim_dev_info, NUL included. */
+#define VGPU_SHIM_NAME_LEN 16
+#define VGPU_SHIM_VBIOS_LEN 32
+
+/* What the per-GPU devices show: fixed properties of the virtual part. */
+struct vgpu_shim_dev_info {
+	char name[VGPU_SHIM_NAME_LEN];		/* parent device, "0000:c1:00.0" */
+	char vbios_version[VGPU_SHIM_VBIOS_LEN];
+	u32 vendor_id;
+	u32 device_id;
+	u64 unique_id;
+	u64 vram_total;				/* bytes */
+	u32 sclk_mhz;				/* the one engine clock level */
+	u32 mclk_mhz;				/* the one memory clock level */
+	u32 temp_mdeg;				/* hwmon temp1 (edge), m°C */
+	u32 vddgfx_mv;				/* hwmon in0 (vddgfx), mV */
+	u32 power_avg_uw;			/* hwmon power1_average, µW */
+	u32 power_cap_uw;			/* hwmon power1_cap, µW */
+};
+
+/* C side, called from Rust (vgpu/kabi/). */
+int vgpu_shim_dev_create(const struct vgpu_shim_dev_info *info, void *gpu,
+			 struct vgpu_shim_dev **out);
+void vgpu_shim_dev_destroy(struct vgpu_shim_dev *dev);
+u32 vgpu_shim_dev_render_minor(const struct vgpu_shim_dev *dev);
+u32 vgpu_shim_dev_primary_minor(const struct vgpu_shim_dev *dev);
+void vgpu_shim_dev_log(const struct vgpu_shim_dev *dev, const char *msg);
+int vgpu_shim_file_vm(const struct vgpu_shim_dev *dev, struct file *file, void **vm);
+const char *vgpu_shim_profile(void);
+void *vgpu_shim_vmap(struct page **pages, unsigned int count);
+void vgpu_shim_vunmap(void *addr);
+unsigned long vgpu_shim_page_pfn(struct page *page);
+u64 vgpu_shim_total_ram(void);
+
+/*
+ * Test-only helpers for the KUnit suites (CONFIG_KUNIT=y): open a render
+ * node and map it into the test thread's own mm, as user space would.
+ */
+int vgpu_shim_test_open(const char *devtmpfs_path, struct file **out);
+void vgpu_shim_test_close(struct file *file);
+int vgpu_shim_test_mmap(struct file *file, u64 offset, unsigned long len, bool rw,
+			bool shared, unsigned long *addr);
+int vgpu_shim_test_munmap(unsigned long addr, unsigned long len);
+int vgpu_shim_test_write_user(unsigned long addr, const void *src, unsigned long len);
+int vgpu_shim_test_read_user(void *dst, unsigned long addr, unsigned long len);
+
+/* Rust side, called from the DRM file operations and sysfs. */
+int vgpu_rs_file_open(void *gpu, void **vm);
+void vgpu_rs_file_close(void *vm);
+int vgpu_rs_mmap(void *vm, unsigned long pgoff, unsigned long npages, void **mem);
+struct page *vgpu_rs_mem_page(void *mem, unsigned long pgoff);
+void vgpu_rs_mem_get(void *mem);
+void vgpu_rs_mem_put(void *mem);
+u64 vgpu_rs_vram_used(void *gpu);
+
+#endif /* VGPU_SHIM_H */

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! GPU virtual address spaces: one per open DRM file, as amdgpu creates one
+//! per file in `amdgpu_driver_open_kms`.
+//!
+//! rkfd binds a process to the VM of the render-node file it passes to
+//! `ACQUIRE_VM`, allocates memory objects in it, maps them into the VM's
+//! page table and has them CPU-mapped through that same file.
+//!
+//! C: `struct amdgpu_vm` (`amdgpu_vm.c`), the KFD side in
+//! `amdgpu_amdkfd_gpuvm.c`.
+
+// Lock order:
+//
+//   mmap_lock (CPU mmap of the render node)
+//     Vm::inner
+//
+// `Vm::inner` is taken with nothing else of ours held and calls nothing that
+// takes another lock of ours, except `Mem::pte`, which takes none.  Objects
+// leaving the VM are dropped after `Vm::inner` is released, because dropping
+// one takes `vram::Pool::inner`, `Core::offsets` and `Mem::kmap`.  A later
+// user-pointer implementation must not take mmap_lock under `Vm::inner`.
+
+use kernel::{
+    new_mutex,
+    prelude::*,
+    rbtree::{
+        RBTree,
+        RBTreeNode, //
+    },
+    sync::{
+        Arc,
+        Mutex, //
+    },
+};
+
+use crate::{
+    gpu::Core,
+    mem::{
+        AllocRequest,
+        Mem, //
+    },
+    pagetable::{
+        self as pt,
+        PageTable,
+        Pte, //
+    },
+};
+
+/// A GPU virtual address space.
+#[pin_data]
+pub(crate) struct Vm {
+    /// The GPU.
+    core: Arc<Core>,
+    /// The objects and the page table.
+    #[pin]
+    inner: Mutex<VmInner>,
+}
+
+/// The mutable state of a [`Vm`].
+///
+/// # Invariants
+///
+/// The page table maps exactly the pages of the objects in `mappings`, each
+/// at its own virtual address.
+struct VmInner {
+    /// The objects allocated in this VM, by mmap page offset.
+    objects: RBTree<u64, Arc<Mem>>,
+    /// The objects mapped into this VM's page table, by address: objects of
+    /// this VM or of another VM of any GPU of this driver (multi-GPU
+    /// mappings, which rkfd makes for `MAP_MEMORY_TO_GPU` with several GPUs).
+    mappings: RBTree<usize, Arc<Mem>>,
+    /// The GPU page table.
+    pt: PageTable,
+}
+
+/// The key of `mem` in [`VmInner::mappings`].
+fn mapping_key(mem: &Mem) -> usize {
+    core::ptr::from_ref(mem) as usize
+}
+
+/// The errno for a page-table error: a conflicting mapping is `EINVAL`, as
+/// in `amdgpu_vm_bo_map`.
+fn pt_errno(e: pt::Error) -> Error {
+    match e {
+        pt::Error::NoMemory => ENOMEM,
+        pt::Error::Invalid | pt::Error::OutOfRange | pt::Error::Busy | pt::Error::BadFrame => {
+            EINVAL
+        }
+    }
+}
+
+impl Vm {
+    /// An empty VM on `core`.
+    pub(crate) fn new(core: Arc<Core>) -> Result<Arc<Self>> {
+        let pt = PageTable::new().map_err(pt_errno)?;
+        Arc::pin_init(
+            try_pin_init!(Vm {
+                core,
+                // INVARIANT: Nothing is mapped.
+                inner <- new_mutex!(
+                    VmInner { objects: RBTree::new(), mappings: RBTree::new(), pt },
+                    "Vm::inner"
+                ),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The GPU.
+    pub(crate) fn core(&self) -> &Arc<Core> {
+        &self.core
+    }
+
+    /// Allocates a memory object in this VM (`alloc_memory_of_gpu`).
+    pub(crate) fn alloc(&self, req: &AllocRequest) -> Result<Arc<Mem>> {
+        let mem = Mem::new(&self.core, req)?;
+        let node = RBTreeNode::new(mem.mmap_pgoff(), mem.clone(), GFP_KERNEL)?;
+        // Offsets are unique on the GPU, so nothing is replaced.
+        let old = self.inner.lock().objects.insert(node);
+        drop(old);
+        Ok(mem)
+    }
+
+    /// Removes an object from this VM, and from its page table if it is
+    /// mapped there (`free_memory_of_gpu`).  Its memory is released when
+    /// the last reference goes: other VMs it is still mapped into, CPU
+    /// mappings.  `EINVAL` if it is not an object of this VM; the caller's
+    /// reference is dropped either way.
+    pub(crate) fn free(&self, mem: Arc<Mem>) -> Result {
+        let removed = {
+            let mut guard = self.inner.lock();
+            let inner = &mut *guard;
+            let key = mem.mmap_pgoff();
+            if !inner
+                .objects
+                .get(&key)
+                .is_some_and(|m| Arc::ptr_eq(m, &mem))
+            {
+                return Err(EINVAL);
+            }
+            let object = inner.objects.remove(&key);
+            let mapping = inner.mappings.remove(&mapping_key(&mem));
+            if mapping.is_some() {
+                // INVARIANT: The object's pages leave the page table with it.
+                // This cannot fail: `Mem::new` checked the range.
+                let _ = inner.pt.unmap(mem.va(), mem.npages());
+            }
+            (object, mapping)
+        };
+        // Dropped here, outside `inner` (see the lock order).
+        drop(removed);
+        Ok(())
+    }
+
+    /// Maps a memory object into this VM's page table
+    /// (`map_memory_to_gpu`).  The object may belong to any VM of any GPU
+    /// of this driver.  Mapping a mapped object again does nothing, as in
+    /// amdgpu; `EINVAL` if its range overlaps another mapping.
+    pub(crate) fn map(&self, mem: &Arc<Mem>) -> Result {
+        let node = RBTreeNode::new(mapping_key(mem), mem.clone(), GFP_KERNEL)?;
+        let local = mem.is_on(&self.core);
+        let mut guard = self.inner.lock();
+        let inner = &mut *guard;
+        if inner.mappings.get(&mapping_key(mem)).is_some() {
+            return Ok(());
+        }
+        inner
+            .pt
+            .map(mem.va(), mem.npages(), |i| mem.pte(i, local))
+            .map_err(pt_errno)?;
+        // INVARIANT: Its pages were just mapped.
+        inner.mappings.insert(node);
+        Ok(())
+    }
+
+    /// Removes a memory object from this VM's page table
+    /// (`unmap_memory_from_gpu`).  `EINVAL` if it is not mapped here.
+    pub(crate) fn unmap(&self, mem: &Mem) -> Result {
+        let removed = {
+            let mut guard = self.inner.lock();
+            let inner = &mut *guard;
+            let removed = inner.mappings.remove(&mapping_key(mem)).ok_or(EINVAL)?;
+            // INVARIANT: Its pages leave with it.  This cannot fail: the
+            // range was mapped, so it is valid.
+            let _ = inner.pt.unmap(mem.va(), mem.npages());
+            removed
+        };
+        // The last reference may go here, outside `inner`.
+        drop(removed);
+        Ok(())
+    }
+
+    /// The object a CPU mapping of `npages` pages at render-node page
+    /// offset `pgoff` maps.  The offset must be the start of an object of
+    /// this VM, as GEM's `drm_vma_offset_exact_lookup_locked` requires.
+    pub(crate) fn mmap_lookup(&self, pgoff: u64, npages: u64) -> Result<Arc<Mem>> {
+        let inner = self.inner.lock();
+        let mem = inner.objects.get(&pgoff).ok_or(EINVAL)?;
+        mem.check_cpu_map(npages)?;
+        Ok(mem.clone())
+    }
+
+    /// What the GPU would access at `va`.
+    pub(crate) fn translate(&self, va: u64) -> Option<Pte> {
+        self.inner.lock().pt.lookup(va)
+    }
+
+    /// The number of valid PTEs.
+    pub(crate) fn mapped_pages(&self) -> u64 {
+        self.inner.lock().pt.mapped_pages()
+    }
+}
+
+#[kunit_tests(amdgpu_vgpu_vm)]
+mod tests {
+    use super::*;
+    use crate::{
+        pagetable::Aperture,
+        profile::PROFILES,
+        sysmem::SystemMemory,
+        uapi, //
+    };
+    use kernel::page::PAGE_SIZE;
+
+    const PAGE: u64 = PAGE_SIZE as u64;
+    const VRAM: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
+    const GTT: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT | uapi::KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE;
+    const USERPTR: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR;
+
+    fn req(va: u64, pages: u64, flags: u32) -> AllocRequest {
+        AllocRequest {
+            va,
+            size: pages * PAGE,
+            user_addr: if flags & USERPTR != 0 {
+                0x7f00_0000_0000
+            } else {
+                0
+            },
+            flags,
+        }
+    }
+
+    fn vm_with_vram(pages: u64) -> Result<Arc<Vm>> {
+        Vm::new(Core::new(
+            &PROFILES[0],
+            9,
+            pages * PAGE,
+            &SystemMemory::new()?,
+        )?)
+    }
+
+    #[test]
+    fn alloc_checks_requests() -> Result {
+        let vm = vm_with_vram(16)?;
+        let einval = |r: Result<Arc<Mem>>| matches!(r, Err(e) if e == EINVAL);
+        assert!(einval(vm.alloc(&req(0x10000, 0, GTT))));
+        assert!(einval(vm.alloc(&AllocRequest {
+            size: 100,
+            ..req(0x10000, 1, GTT)
+        })));
+        assert!(einval(vm.alloc(&req(0x10001, 1, GTT))));
+        assert!(einval(vm.alloc(&req(pt::VA_END - PAGE, 2, GTT))));
+        assert!(einval(vm.alloc(&req(0x10000, 1, 0))));
+        assert!(einval(vm.alloc(&req(0x10000, 1, VRAM | GTT))));
+        assert!(einval(vm.alloc(&req(
+            0x10000,
+            1,
+            uapi::KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL
+        ))));
+        assert!(einval(vm.alloc(&req(
+            0x10000,
+            1,
+            uapi::KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP
+        ))));
+        assert!(einval(vm.alloc(&AllocRequest {
+            user_addr: 0,
+            ..req(0x10000, 1, USERPTR)
+        })));
+        assert!(einval(vm.alloc(&AllocRequest {
+            user_addr: 0x1001,
+            ..req(0x10000, 1, USERPTR)
+        })));
+        assert!(matches!(vm.alloc(&req(0x10000, 17, VRAM)), Err(e) if e == ENOMEM));
+        // 512 GiB of user pointer: more than the system memory limit.
+        assert!(matches!(vm.alloc(&req(0x10000, 1 << 27, USERPTR)), Err(e) if e == ENOMEM));
+        Ok(())
+    }
+
+    #[test]
+    fn vram_is_accounted_until_the_last_reference() -> Result {
+        let vm = vm_with_vram(16)?;
+        let core = vm.core().clone();
+        let a = vm.alloc(&req(0x10000, 10, VRAM))?;
+        assert_eq!(core.vram().used(), 10 * PAGE);
+        assert!(matches!(vm.alloc(&req(0x100000, 7, VRAM)), Err(e) if e == ENOMEM));
+        let b = vm.alloc(&req(0x100000, 6, VRAM))?;
+        assert_eq!(core.vram().available(), 0);
+        // A CPU mapping keeps the object alive after it is freed.
+        let cpu = vm.mmap_lookup(a.mmap_pgoff(), 10)?;
+        vm.free(a)?;
+        assert_eq!(core.vram().used(), 16 * PAGE);
+        drop(cpu);
+        assert_eq!(core.vram().used(), 6 * PAGE);
+        vm.free(b)?;
+        assert_eq!(core.vram().used(), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn map_fills_the_page_table() -> Result {
+        let vm = vm_with_vram(16)?;
+        let v = vm.alloc(&req(0x10000, 4, VRAM))?;
+        let g = vm.alloc(&req(0x20_0000 - PAGE, 2, GTT))?;
+        let u = vm.alloc(&req(0x40_0000, 3, USERPTR))?;
+        for m in [&v, &g, &u] {
+            vm.map(m)?;
+            // Mapping twice is a no-op.
+            vm.map(m)?;
+        }
+        assert_eq!(vm.mapped_pages(), 9);
+        let p = vm.translate(0x10000 + PAGE + 5).ok_or(EINVAL)?;
+        assert!(p.aperture() == Aperture::Vram && p.writable() && !p.executable());
+        assert!(p.frame() < 16);
+        let p = vm.translate(0x20_0000).ok_or(EINVAL)?;
+        assert!(p.aperture() == Aperture::System && !p.writable() && p.executable());
+        let p = vm.translate(0x40_0000 + 2 * PAGE).ok_or(EINVAL)?;
+        assert!(p.aperture() == Aperture::UserVa);
+        assert_eq!(p.frame(), (0x7f00_0000_0000 >> 12) + 2);
+        assert!(vm.translate(0x40_0000 + 3 * PAGE).is_none());
+        // A second object over a mapped range cannot be mapped.
+        let clash = vm.alloc(&req(0x10000 + 3 * PAGE, 2, GTT))?;
+        assert!(matches!(vm.map(&clash), Err(e) if e == EINVAL));
+        vm.unmap(&v)?;
+        assert!(matches!(vm.unmap(&v), Err(e) if e == EINVAL));
+        assert!(vm.translate(0x10000).is_none());
+        vm.map(&clash)?;
+        // Freeing a mapped object unmaps it.
+        vm.free(clash)?;
+        vm.free(g)?;
+        assert_eq!(vm.mapped_pages(), 3);
+        vm.free(u)?;
+        assert_eq!(vm.mapped_pages(), 0);
+        vm.free(v)?;
+        Ok(())
+    }
+
+    #[test]
+    fn objects_belong_to_their_vm() -> Result {
+        let vm = vm_with_vram(16)?;
+        let other = Vm::new(vm.core().clone())?;
+        let m = vm.alloc(&req(0x10000, 1, GTT))?;
+        assert!(matches!(other.mmap_lookup(m.mmap_pgoff(), 1), Err(e) if e == EINVAL));
+        assert!(matches!(other.unmap(&m), Err(e) if e == EINVAL));
+        assert!(matches!(other.free(m.clone()), Err(e) if e == EINVAL));
+        // Still in its own VM.
+        assert!(vm.mmap_lookup(m.mmap_pgoff(), 1).is_ok());
+        assert!(matches!(vm.mmap_lookup(m.mmap_pgoff(), 2), Err(e) if e == EINVAL));
+        assert!(matches!(vm.mmap_lookup(m.mmap_pgoff() + 1, 1), Err(e) if e == EINVAL));
+        let u = vm.alloc(&req(0x20000, 1, USERPTR))?;
+        assert!(matches!(vm.mmap_lookup(u.mmap_pgoff(), 1), Err(e) if e == EPERM));
+        vm.free(u)?;
+        vm.free(m)?;
+        Ok(())
+    }
+
+    #[test]
+    fn objects_map_into_other_gpus_vms() -> Result {
+        let vm = vm_with_vram(16)?;
+        let peer = vm_with_vram(16)?;
+        let same_gpu = Vm::new(vm.core().clone())?;
+        let v = vm.alloc(&req(0x10000, 2, VRAM))?;
+        vm.map(&v)?;
+        same_gpu.map(&v)?;
+        peer.map(&v)?;
+        // Local VRAM by frame, a peer's VRAM through the host page behind it.
+        let local = vm.translate(0x10000).ok_or(EINVAL)?;
+        assert!(local.aperture() == Aperture::Vram);
+        assert!(same_gpu.translate(0x10000) == Some(local));
+        let remote = peer.translate(0x10000).ok_or(EINVAL)?;
+        assert!(remote.aperture() == Aperture::System && remote.writable());
+        // Freed in its own VM while the peer still maps it: the VRAM stays
+        // allocated until the peer unmaps it.
+        let core = vm.core().clone();
+        same_gpu.unmap(&v)?;
+        vm.free(v.clone())?;
+        let v_ref = v;
+        assert_eq!(core.vram().used(), 2 * PAGE);
+        peer.unmap(&v_ref)?;
+        drop(v_ref);
+        assert_eq!(core.vram().used(), 0);
+        assert_eq!(
+            peer.mapped_pages() + vm.mapped_pages() + same_gpu.mapped_pages(),
+            0
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn kernel_map_of_gtt_only() -> Result {
+        let vm = vm_with_vram(16)?;
+        let g = vm.alloc(&req(0x10000, 8, GTT))?;
+        let a = g.kernel_map()?;
+        assert!(!a.is_null());
+        assert_eq!(g.kernel_map()?, a);
+        let v = vm.alloc(&req(0x100000, 1, VRAM))?;
+        assert!(matches!(v.kernel_map(), Err(e) if e == EINVAL));
+        vm.free(v)?;
+        vm.free(g)?;
+        Ok(())
+    }
+}
