@@ -173,6 +173,15 @@ pub fn is_clear_errno(e: i32) -> bool {
     CLEAR_ERRNOS.contains(&e)
 }
 
+/// [`is_clear_errno`] for command number `nr`: WAIT_EVENTS may also answer
+/// EIO (`KFD_IOC_WAIT_RESULT_FAIL`: an event was destroyed during the wait).
+pub fn is_clear_errno_for(nr: u32, e: i32) -> bool {
+    is_clear_errno(e) || (nr == 0x0c && e == libc::EIO)
+}
+
+/// Smallest signal page: KFD_SIGNAL_EVENT_LIMIT slots of 8 bytes.
+pub const SIGNAL_PAGE_SIZE: u64 = 4096 * 8;
+
 /// errno name, more of them than `kfd::errno_name`.
 pub fn errno_str(e: i32) -> String {
     let n = match e {

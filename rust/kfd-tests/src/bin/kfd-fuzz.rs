@@ -181,6 +181,8 @@ struct Fuzzer {
     freed_events: Vec<u32>,
     queues: Vec<u32>,
     dmabufs: Vec<i32>,
+    /// Handle of the registered event signal page, if any.
+    signal_page: Option<u64>,
     next_va: u64,
 
     calls: u64,
@@ -293,7 +295,7 @@ impl Fuzzer {
                     Some(p) => p.1 += 1,
                     None => st.errnos.push((e, 1)),
                 }
-                if !fuzz::is_clear_errno(e) {
+                if !fuzz::is_clear_errno_for(c.nr(), e) {
                     ok = false;
                     let head = hex(&c.content[..c.content.len().min(64)]);
                     self.fail(idx, format!("{}: unexpected errno {} ({e})\n  bytes: {head}", c.describe(), fuzz::errno_str(e)));
@@ -630,6 +632,7 @@ impl Fuzzer {
     }
 
     fn forget_all(&mut self) {
+        self.signal_page = None;
         let hs = std::mem::take(&mut self.handles);
         for h in hs {
             push_bounded(&mut self.freed_handles, h);
@@ -1262,13 +1265,75 @@ impl Fuzzer {
         self.call_good("chain", cmd, &uapi::kfd_ioctl_set_event_args { event_id: id, pad: 0 }).0
     }
 
+    /// The signal page for signal events: a GTT object of at least
+    /// `SIGNAL_PAGE_SIZE` registered by the first CREATE_EVENT that names it
+    /// (sometimes one too small first, which must be refused).  Returns the
+    /// `event_page_offset` to pass: the handle, or 0 once registered.
+    fn signal_page_offset(&mut self) -> u64 {
+        use uapi::*;
+        if self.signal_page.is_some() || self.gpus.is_empty() {
+            return 0;
+        }
+        let gpu = *self.rng.pick(&self.gpus.clone());
+        if !self.acquire(gpu) || !self.budget() {
+            return 0;
+        }
+        let small = self.rng.chance(1, 4);
+        let size = if small { fuzz::SIGNAL_PAGE_SIZE / 2 } else { fuzz::SIGNAL_PAGE_SIZE };
+        let a = kfd_ioctl_alloc_memory_of_gpu_args {
+            va_addr: self.va(size),
+            size,
+            gpu_id: gpu,
+            flags: KFD_IOC_ALLOC_MEM_FLAGS_GTT | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE,
+            ..Default::default()
+        };
+        let (r, out) = self.call_good("chain", AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &a);
+        if r.is_err() || !self.budget() {
+            return 0;
+        }
+        if small {
+            let e = kfd_ioctl_create_event_args { event_page_offset: out.handle, event_type: KFD_IOC_EVENT_SIGNAL, ..Default::default() };
+            let (r, _) = self.call_good("chain", AMDKFD_IOC_CREATE_EVENT, &e);
+            self.expect(r.is_err(), format!("CREATE_EVENT registered a {size}-byte signal page (below {})", fuzz::SIGNAL_PAGE_SIZE));
+            return 0;
+        }
+        out.handle
+    }
+
     /// events create → set → wait → reset → wait → destroy → use after destroy.
     fn chain_events(&mut self) {
         use uapi::*;
         let auto = self.rng.chance(1, 2);
-        let a = kfd_ioctl_create_event_args { event_type: KFD_IOC_EVENT_SIGNAL, auto_reset: auto as u32, ..Default::default() };
+        let signal = self.rng.chance(4, 5);
+        let page = if signal { self.signal_page_offset() } else { 0 };
+        if !self.budget() {
+            return;
+        }
+        let ty = if signal { KFD_IOC_EVENT_SIGNAL } else { *self.rng.pick(&[KFD_IOC_EVENT_NODECHANGE, KFD_IOC_EVENT_HW_EXCEPTION, KFD_IOC_EVENT_MEMORY]) };
+        let a = kfd_ioctl_create_event_args { event_page_offset: page, event_type: ty, auto_reset: auto as u32, ..Default::default() };
         let (r, out) = self.call_good("chain", AMDKFD_IOC_CREATE_EVENT, &a);
+        if r.is_ok() && page != 0 {
+            self.signal_page = Some(page);
+            if self.budget() && self.rng.chance(1, 2) {
+                let r = self.free_call(page);
+                self.expect(r == Err(libc::EPERM), format!("FREE of the registered signal page {page:#x}: {r:?}, want EPERM"));
+            }
+        }
         if r.is_err() || !self.budget() {
+            return;
+        }
+        if !signal {
+            let (r, res) = self.wait_call(&[out.event_id], false, 0);
+            if r.is_ok() {
+                self.expect(res == KFD_IOC_WAIT_RESULT_TIMEOUT, format!("WAIT(0) on a fresh type-{ty} event gave wait_result {res}, want TIMEOUT"));
+            }
+            if self.budget() {
+                let r = self.event_call(AMDKFD_IOC_SET_EVENT, out.event_id);
+                self.expect(r.is_err(), format!("SET_EVENT of a type-{ty} (non-signal) event succeeded"));
+            }
+            if self.budget() && self.rng.chance(3, 4) {
+                let _ = self.event_call(AMDKFD_IOC_DESTROY_EVENT, out.event_id);
+            }
             return;
         }
         let id = out.event_id;
@@ -1650,6 +1715,7 @@ fn main() {
         freed_events: Vec::new(),
         queues: Vec::new(),
         dmabufs: Vec::new(),
+        signal_page: None,
         next_va: 0x1_0000_0000,
         calls: 0,
         passed: 0,

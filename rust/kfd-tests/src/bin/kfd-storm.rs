@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! kfd-storm: process storms against /dev/kfd, run inside the test VM.
 //!
-//!   kfd-storm [--seed S] [--lifecycles N] [--parallel P] [--time SECS] [--verbose]
+//!   kfd-storm [--seed S] [--lifecycles N] [--parallel P] [--time SECS] [--strict] [--verbose]
 //!
 //! Defaults: a random seed (printed first), 200 lifecycles, 4 at a time,
 //! at most 600 s.
@@ -47,6 +47,23 @@ use std::time::{Duration, Instant};
 
 const CHILD_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Driver bugs this harness found that are reported but not yet fixed: each
+/// occurrence is printed as "storm: KNOWN BUG <name>: ..." and counted apart
+/// from the failures (unless --strict).  A run in which a known bug had its
+/// chance and did not show says so: then remove it from this list.
+///
+/// - vm-share: the virtual amdgpu gives the VM of one render-node file to
+///   any number of KFD processes (ACQUIRE_VM succeeds in a second process);
+///   upstream amdgpu refuses a VM that is already a compute VM
+///   (`amdgpu_amdkfd_gpuvm_acquire_process_vm`: `if (avm->process_info)
+///   return -EINVAL`, made atomic by "Fix use-after-free race in VM
+///   acquire").  Reproduce: open renderD129, fork; child and parent each
+///   open /dev/kfd and ACQUIRE_VM the inherited render fd: both succeed.
+const KNOWN_BUGS: &[&str] = &["vm-share"];
+
+/// Child exit code: only known bugs were seen.
+const EXIT_KNOWN: i32 = 5;
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Fate {
     Clean,
@@ -81,11 +98,22 @@ struct Child {
     progress: i32,
     step: u32,
     errors: Vec<String>,
+    /// Known bugs seen (see KNOWN_BUGS).
+    known: Vec<String>,
     kfd: i32,
     kfd2: Option<i32>,
 }
 
 impl Child {
+    /// Records an occurrence of a bug: known ones apart from the others.
+    fn bug(&mut self, name: &str, what: String) {
+        if KNOWN_BUGS.contains(&name) {
+            self.known.push(format!("{name}: {what}"));
+        } else {
+            self.errors.push(what);
+        }
+    }
+
     fn report(&mut self) {
         self.step += 1;
         let b = [0u8; 1];
@@ -94,9 +122,10 @@ impl Child {
     }
 
     fn check(&mut self, r: Result<i32, i32>, what: &str) -> bool {
+        let wait = what.starts_with("WAIT_EVENTS");
         match r {
             Ok(_) => true,
-            Err(e) if fuzz::is_clear_errno(e) => false,
+            Err(e) if fuzz::is_clear_errno_for(if wait { 0x0c } else { 0 }, e) => false,
             Err(e) => {
                 self.errors.push(format!("step {}: {what}: unexpected errno {} ({e})", self.step, fuzz::errno_str(e)));
                 false
@@ -151,6 +180,7 @@ impl Child {
         let mut maps: Vec<(usize, usize)> = Vec::new();
         let mut va = 0x10_0000_0000u64 + (self.rng.below(256) << 32);
         let want: Vec<u32> = if ids.is_empty() { gpus.ids.clone() } else { ids };
+        let mut first_bound = None;
         for &gpu in &want {
             let mut bound = false;
             for path in &gpus.render_nodes {
@@ -166,6 +196,7 @@ impl Child {
             if !bound {
                 continue;
             }
+            first_bound.get_or_insert(gpu);
             let rfd = *renders.last().unwrap();
             for _ in 0..self.plan.objects {
                 let vram = self.rng.chance(1, 2);
@@ -227,11 +258,29 @@ impl Child {
             }
         }
 
-        // Events.
+        // Events, with a signal page when a GPU is bound (else only
+        // non-signal events can be created).
         let mut events = Vec::new();
+        let mut page = 0u64;
+        if self.plan.events > 0 {
+            if let Some(gpu) = first_bound {
+                let mut a = kfd_ioctl_alloc_memory_of_gpu_args {
+                    va_addr: va,
+                    size: fuzz::SIGNAL_PAGE_SIZE,
+                    gpu_id: gpu,
+                    flags: KFD_IOC_ALLOC_MEM_FLAGS_GTT | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE,
+                    ..Default::default()
+                };
+                va += 1 << 24;
+                if self.ioctl(AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a, "ALLOC (signal page)") {
+                    page = a.handle;
+                }
+            }
+        }
         for _ in 0..self.plan.events {
             let mut e = kfd_ioctl_create_event_args {
-                event_type: KFD_IOC_EVENT_SIGNAL,
+                event_page_offset: std::mem::take(&mut page),
+                event_type: if self.rng.chance(4, 5) { KFD_IOC_EVENT_SIGNAL } else { KFD_IOC_EVENT_NODECHANGE },
                 auto_reset: self.rng.below(2) as u32,
                 ..Default::default()
             };
@@ -313,7 +362,11 @@ impl Child {
             self.report();
         }
 
-        let errors_code = |c: &Child| if c.errors.is_empty() { 0 } else { 2 };
+        let errors_code = |c: &Child| match (c.errors.is_empty(), c.known.is_empty()) {
+            (false, _) => 2,
+            (true, false) => EXIT_KNOWN,
+            (true, true) => 0,
+        };
         if self.plan.fate == Fate::Abandon {
             self.print_errors();
             // Everything stays live: the worker thread, mappings, objects.
@@ -434,7 +487,7 @@ impl Child {
         fuzz::close(go[1]);
         fuzz::close(res[0]);
         if n == 1 && theirs[0] == 1 && mine.is_ok() {
-            self.errors.push(format!("ACQUIRE_VM of one render-node file (fd {drm_fd}, gpu {gpu}) succeeded in two processes"));
+            self.bug("vm-share", format!("ACQUIRE_VM of one render-node file (fd {drm_fd}, gpu {gpu}) succeeded in two processes"));
         }
         if n == 1 && theirs[0] == 2 {
             self.errors.push("racing ACQUIRE_VM in the grandchild: unexpected errno".into());
@@ -446,6 +499,9 @@ impl Child {
     fn print_errors(&self) {
         for e in self.errors.iter().take(5) {
             eprintln!("storm: child seed {:#x}: {e}", self.plan.seed);
+        }
+        for k in self.known.iter().take(1) {
+            eprintln!("storm: KNOWN BUG {k} (child seed {:#x})", self.plan.seed);
         }
     }
 }
@@ -598,7 +654,7 @@ impl Tally {
 fn main() {
     let args = fuzz::Args::from_env();
     if args.flag("-h") || args.flag("--help") {
-        println!("usage: kfd-storm [--seed S] [--lifecycles N] [--parallel P] [--time SECS] [--verbose]");
+        println!("usage: kfd-storm [--seed S] [--lifecycles N] [--parallel P] [--time SECS] [--strict] [--verbose]");
         return;
     }
     let seed = args.u64("--seed", fuzz::random_seed());
@@ -606,6 +662,7 @@ fn main() {
     let parallel = args.u64("--parallel", 4).max(1) as usize;
     let time = args.u64("--time", 600);
     let verbose = args.flag("--verbose");
+    let strict = args.flag("--strict");
     println!("storm: seed={seed:#x} lifecycles={lifecycles} parallel={parallel} time={time}s");
     fuzz::flush();
     let mut kmsg = fuzz::KmsgWatch::open();
@@ -636,6 +693,9 @@ fn main() {
     let mut done: u64 = 0;
     let mut fates = [0u64; 4];
     let mut killed_early = 0u64;
+    // Lifecycles that showed only known bugs, and that could have shown them.
+    let mut known_seen = 0u64;
+    let mut known_chances = 0u64;
 
     loop {
         let out_of_time = deadline.is_some_and(|d| Instant::now() >= d);
@@ -659,6 +719,7 @@ fn main() {
                     progress: fds[1],
                     step: 0,
                     errors: Vec::new(),
+                    known: Vec::new(),
                     kfd: -1,
                     kfd2: None,
                 };
@@ -753,7 +814,14 @@ fn main() {
             };
             fuzz::close(r.progress);
             done += 1;
-            let exited0 = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+            let known_only = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == EXIT_KNOWN;
+            if known_only {
+                known_seen += 1;
+            }
+            if r.plan.vm_race {
+                known_chances += 1;
+            }
+            let exited0 = libc::WIFEXITED(status) && (libc::WEXITSTATUS(status) == 0 || (known_only && !strict));
             let sigkilled = libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGKILL;
             let ok = match r.plan.fate {
                 Fate::Clean | Fate::Abandon => exited0 && r.steps != u32::MAX,
@@ -774,7 +842,7 @@ fn main() {
                     format!("signal {}", libc::WTERMSIG(status))
                 };
                 t.fail(format!(
-                    "lifecycle {} (child seed {:#x}, {:?}, {} steps): {how} (2 = unclear errno, see stderr; 3 = open failed)",
+                    "lifecycle {} (child seed {:#x}, {:?}, {} steps): {how} (2 = unclear errno or broken check, see above; 3 = open failed; 5 = known bug, --strict)",
                     r.index, r.plan.seed, r.plan, r.steps
                 ));
             }
@@ -860,6 +928,14 @@ fn main() {
 
     if done < lifecycles {
         println!("storm: time limit reached after {done} of {lifecycles} lifecycles");
+    }
+    if known_seen > 0 {
+        println!(
+            "storm: known bugs {KNOWN_BUGS:?} showed in {known_seen} of {known_chances} lifecycles that tried{}",
+            if strict { " (failures: --strict)" } else { " (not counted as failures; --strict counts them)" }
+        );
+    } else if known_chances >= 10 {
+        println!("storm: known bugs {KNOWN_BUGS:?} did not show in {known_chances} lifecycles that tried: fixed? remove them from KNOWN_BUGS");
     }
     println!(
         "storm: seed={seed:#x} {done} lifecycles in {secs:.1} s (clean {}, abandon {}, kill-at-step {}, kill-after-delay {}; {killed_early} finished before the kill), gpus {}",
