@@ -74,32 +74,37 @@ struct Amdgpu {
 
 impl kernel::Module for Amdgpu {
     fn init(module: &'static ThisModule) -> Result<Self> {
-        let name = kabi::profile_param();
-        let Some(profile) = profile::Profile::find(name.to_bytes()) else {
-            pr_err!(
-                "unknown profile {:?}; known: gfx90a, gfx1030, gfx1100, gfx1103\n",
-                name
-            );
-            return Err(EINVAL);
-        };
-        let count = module_parameters::num_gpus.value();
+        // `profile` is one name or a comma-separated list: GPU i gets
+        // entry i % len, and a list of n names means at least n GPUs.
+        let names = kabi::profile_param();
+        let mut profiles = KVec::new();
+        for name in names.to_bytes().split(|&b| b == b',') {
+            let Some(profile) = profile::Profile::find(name) else {
+                pr_err!(
+                    "unknown profile {:?}; known: gfx90a, gfx1030, gfx1100, gfx1103\n",
+                    names
+                );
+                return Err(EINVAL);
+            };
+            profiles.push(profile, GFP_KERNEL)?;
+        }
+        let count = module_parameters::num_gpus.value().max(profiles.len() as u32);
         if count == 0 || count > MAX_GPUS {
             pr_err!("num_gpus={} is not in 1..={}\n", count, MAX_GPUS);
             return Err(EINVAL);
         }
-        let mb = match module_parameters::vram_mb.value() {
-            0 => profile.default_vram_mib,
-            mb if mb > MAX_VRAM_MB => {
-                pr_err!("vram_mb={} is more than {}\n", mb, MAX_VRAM_MB);
-                return Err(EINVAL);
-            }
-            mb => mb,
-        };
+        let vram_mb = module_parameters::vram_mb.value();
+        if vram_mb > MAX_VRAM_MB {
+            pr_err!("vram_mb={} is more than {}\n", vram_mb, MAX_VRAM_MB);
+            return Err(EINVAL);
+        }
         let sysmem = sysmem::SystemMemory::new()?;
         // Every GPU's state and devices first, so that a failure leaves
         // nothing registered with rkfd, where processes could start using it.
         let mut kgds = KVec::with_capacity(count as usize, GFP_KERNEL)?;
         for index in 0..count {
+            let profile = profiles[index as usize % profiles.len()];
+            let mb = if vram_mb == 0 { profile.default_vram_mib } else { vram_mb };
             kgds.push(
                 gpu::Kgd::new(profile, index, u64::from(mb) << 20, &sysmem)?,
                 GFP_KERNEL,

@@ -50,7 +50,7 @@
 
 static char *profile = "gfx90a";
 module_param(profile, charp, 0444);
-MODULE_PARM_DESC(profile, "GPU profile: gfx90a (default, MI210), gfx1030 (W6800), gfx1100 (W7900), gfx1103 (780M)");
+MODULE_PARM_DESC(profile, "GPU profile, or comma-separated list (GPU i gets entry i mod n): gfx90a (default, MI210), gfx1030 (W6800), gfx1100 (W7900), gfx1103 (780M)");
 
 /* rocm-smi shows it as "Driver version"; the in-tree amdgpu has none. */
 MODULE_VERSION("0.1.0-vgpu");
