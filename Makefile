@@ -6,6 +6,7 @@
 #   make KDIR=/lib/modules/$(uname -r)/build   build for a real CONFIG_RUST=y host
 #   make demo       set up, build, boot the test kernel, load rkfd and show it
 #   make check      host tests + ABI check + module build + guest tests (KUnit, user space)
+#   make soak       the guest fuzzer and process storm at 10x make check's counts
 #   make setup      install the toolchain and kernel source (idempotent)
 #   make kernel     build (or reuse) the cached test kernel
 
@@ -16,7 +17,7 @@ KRUST_LIB_SRC ?= /usr/lib/rustlib/src/rust/library
 KBINDGEN ?= $(or $(RKFD_CACHE),/var/cache/rkfd)/tools/bin/bindgen
 KDIR ?= $(shell $(ROOT)/scripts/kdir)
 
-.PHONY: all modules clean setup kernel demo check host-test abi-check guest-tools
+.PHONY: all modules clean setup kernel demo check host-test abi-check guest-tools soak
 
 all: modules
 
@@ -43,3 +44,6 @@ demo:
 
 check:
 	scripts/check
+
+soak:
+	scripts/soak

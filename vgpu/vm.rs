@@ -29,6 +29,7 @@ use kernel::{
         RBTreeNode, //
     },
     sync::{
+        atomic::{Atomic, Full, Release},
         Arc,
         Mutex, //
     },
@@ -52,6 +53,10 @@ use crate::{
 pub(crate) struct Vm {
     /// The GPU.
     core: Arc<Core>,
+    /// Whether a KFD process has acquired this VM.  As amdgpu (its
+    /// `avm->process_info`), one VM serves one KFD process: a render-node
+    /// file inherited by a forked child cannot be acquired by it too.
+    acquired: Atomic<bool>,
     /// The objects and the page table.
     #[pin]
     inner: Mutex<VmInner>,
@@ -91,12 +96,23 @@ fn pt_errno(e: pt::Error) -> Error {
 }
 
 impl Vm {
+    /// Marks the VM acquired by a KFD process; `EINVAL` if one already has it.
+    pub(crate) fn acquire(&self) -> Result {
+        self.acquired.cmpxchg(false, true, Full).map(|_| ()).map_err(|_| EINVAL)
+    }
+
+    /// Gives the VM back (`release_vm`).
+    pub(crate) fn release(&self) {
+        self.acquired.store(false, Release);
+    }
+
     /// An empty VM on `core`.
     pub(crate) fn new(core: Arc<Core>) -> Result<Arc<Self>> {
         let pt = PageTable::new().map_err(pt_errno)?;
         Arc::pin_init(
             try_pin_init!(Vm {
                 core,
+                acquired: Atomic::new(false),
                 // INVARIANT: Nothing is mapped.
                 inner <- new_mutex!(
                     VmInner { objects: RBTree::new(), mappings: RBTree::new(), pt },

@@ -216,7 +216,7 @@ unsafe extern "C" fn acquire_vm(
     let kgd = unsafe { kgd_from_raw(kgd) };
     // SAFETY: The contract: `drm_file` is a `struct file *` rkfd holds a
     // reference on (it got it with `fget`).
-    match unsafe { kgd.devices().file_vm(drm_file) } {
+    match unsafe { kgd.devices().file_vm(drm_file) }.and_then(|found| found.acquire().map(|()| found)) {
         Ok(found) => {
             // SAFETY: `vm` is valid for writes (the contract).
             unsafe { *vm = found.into_foreign() };
@@ -235,7 +235,8 @@ unsafe extern "C" fn acquire_vm(
 /// gave out and has not had back, and valid pointers.
 unsafe extern "C" fn release_vm(_kgd: *mut kgd::kgd_dev, vm: *mut c_void) {
     // SAFETY: `vm` came from `acquire_vm`; rkfd releases it once.
-    drop(unsafe { <Arc<Vm> as ForeignOwnable>::from_foreign(vm) });
+    let vm = unsafe { <Arc<Vm> as ForeignOwnable>::from_foreign(vm) };
+    vm.release();
 }
 
 /// `alloc_memory_of_gpu`.
