@@ -13,13 +13,17 @@
  *                VRAM without host access (PROT_NONE private mapping),
  *                GTT (non-paged system memory), paged system memory
  *                (USERPTR), malloc'ed memory registered with
- *                hsaKmtRegisterMemory*; alloc/map/unmap/free, CPU patterns
- *                through the mappings, the per-process VRAM accounting in
+ *                hsaKmtRegisterMemory*, AQL queue memory; alloc/map/unmap/
+ *                free, peer mappings, CPU patterns through the mappings, the
+ *                per-process VRAM accounting in
  *                /sys/class/kfd/kfd/proc/<pid>/vram_<gpu_id> and mem_info,
- *                and allocations beyond the VRAM failing cleanly
+ *                the GPU's mem_info_vram_used, allocations beyond the VRAM
+ *                and beyond the system-memory limits failing cleanly
  *   events       create/set/reset/wait, cross-thread wake-up, timeouts,
  *                auto- vs manual-reset, multiple events
+ *   threads      concurrent alloc/map/free and events on every GPU
  *   xnack        hsaKmtGetXNACKMode / hsaKmtSetXNACKMode
+ *   fork         a forked child opens its own KFD process
  *   reopen       CloseKFD + OpenKFD in one process, memory works again
  *   children     a child that allocates on every GPU and exits without
  *                freeing, one killed while blocked in hsaKmtWaitOnEvent:
@@ -33,7 +37,6 @@
  *   hsakmt-tests --child MODE  internal: the child processes (exit, kill)
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <hsakmt.h>
 #include <inttypes.h>
