@@ -1275,7 +1275,8 @@ static void test_events(void)
 	t0 = now_s(CLOCK_MONOTONIC);
 	EXPECT(hsaKmtWaitOnEvent(ev, 20), HSAKMT_STATUS_WAIT_TIMEOUT, "WaitOnEvent(unsignalled, 20 ms)");
 	dt = now_s(CLOCK_MONOTONIC) - t0;
-	check(dt >= 0.015 && dt < 10, "the 20 ms wait took %.0f ms", dt * 1e3);
+	/* Not much below 20 ms (an ignored timeout returns at once); TCG clocks are coarse. */
+	check(dt >= 0.010 && dt < 10, "the 20 ms wait took %.0f ms", dt * 1e3);
 	EXPECT(hsaKmtWaitOnEvent(ev, 0), HSAKMT_STATUS_WAIT_TIMEOUT, "WaitOnEvent(unsignalled, 0 ms)");
 
 	/* A waiter blocked with a long timeout, woken by SetEvent from here. */
