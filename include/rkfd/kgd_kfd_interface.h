@@ -86,6 +86,7 @@ struct kgd_gpu_info {
 	__u32 vram_width;		/* bits */
 	__u32 mem_clk_max;		/* MHz */
 	__u32 vram_is_public;		/* whole VRAM host-visible (large BAR / APU) */
+	__u32 doorbell_process_size;	/* bytes of doorbells per process (8192 on gfx9+) */
 	__u32 num_caches;
 	struct kgd_cache_info caches[KGD_MAX_CACHES];
 };
@@ -99,6 +100,66 @@ struct kgd_mem_alloc {
 	__u32 pad;
 };
 
+/*
+ * A user-mode queue as rkfd hands it to the GPU driver after validating
+ * CREATE_QUEUE (upstream: the MQD the KFD builds and the HWS maps).  All
+ * addresses are GPU virtual addresses in the queue's VM.
+ */
+struct kgd_queue_desc {
+	__u32 type;		/* KFD_IOC_QUEUE_TYPE_* */
+	__u32 queue_id;		/* rkfd's per-process queue id (IH entries, debugfs) */
+	__u32 doorbell_offset;	/* byte offset of the queue's 64-bit doorbell in the VM's doorbell slice */
+	__u32 priority;		/* 0..15 */
+	__u32 percentage;	/* 0..100 */
+	__u32 sdma_engine;	/* SDMA queues: engine index */
+	__u64 ring_base;	/* ring buffer */
+	__u64 ring_size;	/* bytes, power of two */
+	__u64 rptr_va;		/* where the engine publishes the read pointer */
+	__u64 wptr_va;		/* where user space publishes the write pointer */
+	__u64 eop_va;
+	__u64 eop_size;
+	__u64 ctx_save_va;
+	__u64 ctx_save_size;
+	__u32 ctl_stack_size;
+	__u32 pad;
+};
+
+/* What the GPU driver reports about a loaded queue (debugfs mqds/hqds). */
+struct kgd_hqd_state {
+	__u64 rptr;		/* in ring units the engine uses (AQL: packets; PM4/SDMA: bytes) */
+	__u64 wptr;
+	__u64 doorbell;		/* last doorbell value seen */
+	__u64 packets;		/* packets consumed since load */
+	__u32 active;		/* the scheduler serves it */
+	__u32 error;		/* 0, or the KGD_QUEUE_ERROR_* that stopped it */
+};
+
+/* Why an engine stopped a queue (kgd_ih_entry.data for KGD_IH_QUEUE_ERROR). */
+#define KGD_QUEUE_ERROR_INVALID_PACKET	1
+#define KGD_QUEUE_ERROR_UNSUPPORTED	2	/* e.g. a kernel dispatch: no ISA on a virtual GPU */
+#define KGD_QUEUE_ERROR_VM_FAULT	3
+#define KGD_QUEUE_ERROR_RESET		4
+
+/*
+ * An interrupt-handler ring entry, decoded (upstream: the IH ring entry
+ * the SOC15 interrupt handlers decode).  Passed to kgd2kfd_interrupt().
+ */
+#define KGD_IH_SIGNAL		1	/* EOP / RELEASE_MEM / SDMA trap: context_id = event id (0: unknown) */
+#define KGD_IH_QUEUE_ERROR	2	/* context_id = queue_id, data = KGD_QUEUE_ERROR_* */
+#define KGD_IH_VM_FAULT		3	/* addr = faulting VA, data = KGD_VM_FAULT_* bits */
+
+#define KGD_VM_FAULT_WRITE	(1u << 0)
+#define KGD_VM_FAULT_EXEC	(1u << 1)
+#define KGD_VM_FAULT_NO_RETRY	(1u << 2)	/* fatal: XNACK off or no VMA */
+
+struct kgd_ih_entry {
+	__u32 source;		/* KGD_IH_* */
+	__u32 pasid;		/* the VM's pasid (set_vm_pasid) */
+	__u32 context_id;
+	__u32 data;
+	__u64 addr;
+};
+
 /* kfd2kgd: what rkfd asks of the GPU driver.  0 or -errno unless noted. */
 struct kfd2kgd_calls {
 	/*
@@ -109,6 +170,8 @@ struct kfd2kgd_calls {
 	 */
 	int (*acquire_vm)(struct kgd_dev *kgd, void *drm_file, void **vm);
 	void (*release_vm)(struct kgd_dev *kgd, void *vm);
+	/* The process's PASID, which the GPU driver puts in IH entries. */
+	void (*set_vm_pasid)(struct kgd_dev *kgd, void *vm, __u32 pasid);
 
 	/* Memory objects of a VM.  *@mmap_offset: render-node mmap offset. */
 	int (*alloc_memory_of_gpu)(struct kgd_dev *kgd, void *vm,
@@ -124,6 +187,33 @@ struct kfd2kgd_calls {
 	__u64 (*available_vram)(struct kgd_dev *kgd);
 	/* The GPU's free-running clock counter. */
 	__u64 (*get_gpu_clock_counter)(struct kgd_dev *kgd);
+
+	/*
+	 * mmap through /dev/kfd: @vma is a struct vm_area_struct * whose size
+	 * rkfd has checked (doorbell_process_size / one page).  The VM's own
+	 * doorbell slice only; the device's MMIO remap (HDP flush) page.
+	 */
+	int (*mmap_doorbells)(struct kgd_dev *kgd, void *vm, void *vma);
+	int (*mmap_mmio_remap)(struct kgd_dev *kgd, void *vma);
+
+	/*
+	 * Hardware queues.  hqd_load: the scheduler starts serving the queue
+	 * (its engine watches the doorbell and the write pointer).
+	 * hqd_destroy: preempts and frees it; on return the engine no longer
+	 * touches the queue's memory.  -ETIME if the scheduler did not answer
+	 * (hung): the queue is freed all the same and rkfd must reset.
+	 */
+	int (*hqd_load)(struct kgd_dev *kgd, void *vm,
+			const struct kgd_queue_desc *q, void **hqd);
+	int (*hqd_destroy)(struct kgd_dev *kgd, void *hqd);
+	int (*hqd_update)(struct kgd_dev *kgd, void *hqd, __u64 ring_base,
+			  __u64 ring_size, __u32 priority, __u32 percentage);
+	void (*hqd_get_state)(struct kgd_dev *kgd, void *hqd,
+			      struct kgd_hqd_state *state);
+	/* debugfs hang_hws: make the scheduler stop answering, as hung firmware does. */
+	int (*hws_hang)(struct kgd_dev *kgd);
+	/* Reset the GPU: every queue stops with KGD_QUEUE_ERROR_RESET, the scheduler answers again. */
+	int (*gpu_reset)(struct kgd_dev *kgd);
 };
 
 /* kgd2kfd: what the GPU driver calls in rkfd (exported by rkfd.ko). */
@@ -132,7 +222,7 @@ struct kfd_dev *kgd2kfd_probe(struct kgd_dev *kgd, struct module *owner,
 			      const struct kgd_gpu_info *info);
 int kgd2kfd_device_init(struct kfd_dev *kfd);
 void kgd2kfd_device_exit(struct kfd_dev *kfd);
-/* An interrupt-handler ring entry from the GPU (events, faults). */
+/* An interrupt from the GPU (a struct kgd_ih_entry); any non-atomic context. */
 void kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry);
 
 #endif /* RKFD_KGD_KFD_INTERFACE_H */

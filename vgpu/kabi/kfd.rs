@@ -166,6 +166,16 @@ static CALLS: kgd::kfd2kgd_calls = kgd::kfd2kgd_calls {
     map_gtt_to_kernel: Some(map_gtt_to_kernel),
     available_vram: Some(available_vram),
     get_gpu_clock_counter: Some(get_gpu_clock_counter),
+    // Not served yet: rkfd answers -EOPNOTSUPP for what needs them.
+    set_vm_pasid: None,
+    mmap_doorbells: None,
+    mmap_mmio_remap: None,
+    hqd_load: None,
+    hqd_destroy: None,
+    hqd_update: None,
+    hqd_get_state: None,
+    hws_hang: None,
+    gpu_reset: None,
 };
 
 /// Borrows the [`Kgd`] behind rkfd's handle.

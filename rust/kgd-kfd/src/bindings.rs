@@ -5,6 +5,16 @@
 
 pub const KGD_MAX_CACHES: u32 = 8;
 pub const KGD_NAME_LEN: u32 = 32;
+pub const KGD_QUEUE_ERROR_INVALID_PACKET: u32 = 1;
+pub const KGD_QUEUE_ERROR_UNSUPPORTED: u32 = 2;
+pub const KGD_QUEUE_ERROR_VM_FAULT: u32 = 3;
+pub const KGD_QUEUE_ERROR_RESET: u32 = 4;
+pub const KGD_IH_SIGNAL: u32 = 1;
+pub const KGD_IH_QUEUE_ERROR: u32 = 2;
+pub const KGD_IH_VM_FAULT: u32 = 3;
+pub const KGD_VM_FAULT_WRITE: u32 = 1;
+pub const KGD_VM_FAULT_EXEC: u32 = 2;
+pub const KGD_VM_FAULT_NO_RETRY: u32 = 4;
 pub type __u32 = core::ffi::c_uint;
 pub type __u64 = core::ffi::c_ulonglong;
 #[repr(C)]
@@ -70,6 +80,7 @@ pub struct kgd_gpu_info {
     pub vram_width: __u32,
     pub mem_clk_max: __u32,
     pub vram_is_public: __u32,
+    pub doorbell_process_size: __u32,
     pub num_caches: __u32,
     pub caches: [kgd_cache_info; 8usize],
 }
@@ -84,6 +95,45 @@ pub struct kgd_mem_alloc {
 }
 #[repr(C)]
 #[derive(Default, Copy, Clone)]
+pub struct kgd_queue_desc {
+    pub type_: __u32,
+    pub queue_id: __u32,
+    pub doorbell_offset: __u32,
+    pub priority: __u32,
+    pub percentage: __u32,
+    pub sdma_engine: __u32,
+    pub ring_base: __u64,
+    pub ring_size: __u64,
+    pub rptr_va: __u64,
+    pub wptr_va: __u64,
+    pub eop_va: __u64,
+    pub eop_size: __u64,
+    pub ctx_save_va: __u64,
+    pub ctx_save_size: __u64,
+    pub ctl_stack_size: __u32,
+    pub pad: __u32,
+}
+#[repr(C)]
+#[derive(Default, Copy, Clone)]
+pub struct kgd_hqd_state {
+    pub rptr: __u64,
+    pub wptr: __u64,
+    pub doorbell: __u64,
+    pub packets: __u64,
+    pub active: __u32,
+    pub error: __u32,
+}
+#[repr(C)]
+#[derive(Default, Copy, Clone)]
+pub struct kgd_ih_entry {
+    pub source: __u32,
+    pub pasid: __u32,
+    pub context_id: __u32,
+    pub data: __u32,
+    pub addr: __u64,
+}
+#[repr(C)]
+#[derive(Default, Copy, Clone)]
 pub struct kfd2kgd_calls {
     pub acquire_vm: ::core::option::Option<
         unsafe extern "C" fn(
@@ -94,6 +144,9 @@ pub struct kfd2kgd_calls {
     >,
     pub release_vm: ::core::option::Option<
         unsafe extern "C" fn(kgd: *mut kgd_dev, vm: *mut core::ffi::c_void),
+    >,
+    pub set_vm_pasid: ::core::option::Option<
+        unsafe extern "C" fn(kgd: *mut kgd_dev, vm: *mut core::ffi::c_void, pasid: __u32),
     >,
     pub alloc_memory_of_gpu: ::core::option::Option<
         unsafe extern "C" fn(
@@ -137,6 +190,56 @@ pub struct kfd2kgd_calls {
     >,
     pub get_gpu_clock_counter: ::core::option::Option<
         unsafe extern "C" fn(kgd: *mut kgd_dev) -> __u64,
+    >,
+    pub mmap_doorbells: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            vm: *mut core::ffi::c_void,
+            vma: *mut core::ffi::c_void,
+        ) -> core::ffi::c_int,
+    >,
+    pub mmap_mmio_remap: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            vma: *mut core::ffi::c_void,
+        ) -> core::ffi::c_int,
+    >,
+    pub hqd_load: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            vm: *mut core::ffi::c_void,
+            q: *const kgd_queue_desc,
+            hqd: *mut *mut core::ffi::c_void,
+        ) -> core::ffi::c_int,
+    >,
+    pub hqd_destroy: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            hqd: *mut core::ffi::c_void,
+        ) -> core::ffi::c_int,
+    >,
+    pub hqd_update: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            hqd: *mut core::ffi::c_void,
+            ring_base: __u64,
+            ring_size: __u64,
+            priority: __u32,
+            percentage: __u32,
+        ) -> core::ffi::c_int,
+    >,
+    pub hqd_get_state: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            hqd: *mut core::ffi::c_void,
+            state: *mut kgd_hqd_state,
+        ),
+    >,
+    pub hws_hang: ::core::option::Option<
+        unsafe extern "C" fn(kgd: *mut kgd_dev) -> core::ffi::c_int,
+    >,
+    pub gpu_reset: ::core::option::Option<
+        unsafe extern "C" fn(kgd: *mut kgd_dev) -> core::ffi::c_int,
     >,
 }
 unsafe extern "C" {
