@@ -14,7 +14,9 @@
 //!  1. [`PROCESSES`] (the process table; only held to find/insert/remove)
 //!  2. `Process::inner` (upstream `p->mutex`; kfd2kgd calls are made under
 //!     it, they may sleep but never call back into rkfd)
-//!  3. [`crate::device::DEVICES`] (leaf)
+//!  3. `Process::svm` (upstream `svms->lock`): taken inside `inner` or
+//!     inside the mmap lock, never around either (see [`crate::svm`])
+//!  4. [`crate::device::DEVICES`] (leaf)
 
 use crate::kabi::log::kfd_warn;
 use kernel::{
@@ -32,6 +34,7 @@ use crate::{
     kabi::{kgd::KgdVm, mm::MmNotifier, sysfs::Dir},
     memory::MemoryObjects,
     procfs::{self, ProcCounters, ProcSysfs},
+    svm::SvmState,
 };
 
 /// Per-process data of one device (C: `struct kfd_process_device`, pdd).
@@ -141,6 +144,9 @@ pub(crate) struct Process {
     /// lock is a leaf, taken inside `inner`.
     #[pin]
     pub(crate) events: Events,
+    /// SVM ranges (C: `p->svms`), see [`crate::svm`].
+    #[pin]
+    pub(crate) svm: Mutex<SvmState>,
 }
 
 /// An entry of the process table.
@@ -210,6 +216,7 @@ impl Process {
             counters.push(pdd.counters.clone(), GFP_KERNEL)?;
             pdds.push(pdd, GFP_KERNEL)?;
         }
+        let svm = SvmState::new(pdds.iter().map(|p| &*p.dev));
         let leader = task.group_leader();
         let process = Arc::pin_init(
             try_pin_init!(Process {
@@ -223,6 +230,7 @@ impl Process {
                 mm_notifier <- new_mutex!(None, "Process::mm_notifier"),
                 sysfs <- new_mutex!(None, "Process::sysfs"),
                 events <- Events::new(),
+                svm <- new_mutex!(svm, "Process::svm"),
             }),
             GFP_KERNEL,
         )?;
@@ -279,6 +287,8 @@ impl Process {
     /// Gives back everything the process holds on every device: memory
     /// objects (unmapped first), then VMs.  Idempotent.
     fn teardown(&self) {
+        // SVM ranges first, outside `inner` (upstream `svm_range_list_fini`).
+        self.svm.lock().clear();
         let mut inner = self.inner.lock();
         // The signal page is a memory object freed below: stop using it first.
         self.events.teardown();

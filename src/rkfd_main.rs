@@ -18,6 +18,7 @@ mod kabi;
 mod memory;
 mod process;
 mod procfs;
+mod svm;
 mod topology;
 mod uapi;
 
