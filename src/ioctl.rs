@@ -211,6 +211,14 @@ fn set_trap_handler(process: &Process, args: &mut uapi::kfd_ioctl_set_trap_handl
 
 /// IOCTL: SET_XNACK_MODE: `< 0` queries; `>= 0` sets, allowed only if every
 /// GPU of the process supports per-process XNACK (`-EPERM` otherwise).
+///
+/// Upstream (`kfd_ioctl_set_xnack_mode`) also refuses any change while the
+/// process has user queues (`-EBUSY`, checked first); rkfd has no queues yet,
+/// so the check belongs to the queue work.  Upstream then moves the SVM
+/// ranges' system-memory reservation (`svm_range_switch_xnack_reserve_mem`);
+/// rkfd does not reserve memory for SVM ranges yet, so there is nothing to
+/// move.  New ranges read the mode when they are created (their default
+/// access is every GPU with XNACK on, none with it off).
 fn set_xnack_mode(process: &Process, args: &mut uapi::kfd_ioctl_set_xnack_mode_args) -> Result {
     let mut inner = process.inner.lock();
     if args.xnack_enabled < 0 {

@@ -382,6 +382,24 @@ mod tests {
     }
 
     #[test]
+    fn state_overlap_in_bytes() -> Result {
+        let mut st = SvmState::new(core::iter::empty());
+        // No GPU: upstream's smallest block, 2 MiB.
+        assert_eq!(st.ranges.params().max_pages, 512);
+        st.ranges.set_attr(Span::new(0x10, 0x1f), &[], &gpus(), false).map_err(err)?;
+        assert!(st.overlaps_bytes(0x1f000, 1));
+        assert!(st.overlaps_bytes(0xf000, 0x1001));
+        assert!(!st.overlaps_bytes(0xf000, 0x1000));
+        assert!(!st.overlaps_bytes(0x20000, 0x1000));
+        assert!(!st.overlaps_bytes(0x10000, 0));
+        // A size that runs past the address space saturates instead of wrapping.
+        assert!(st.overlaps_bytes(0x1000, u64::MAX));
+        st.clear();
+        assert!(st.ranges.is_empty() && !st.overlaps_bytes(0, u64::MAX));
+        Ok(())
+    }
+
+    #[test]
     fn errnos_map() {
         assert_eq!(err(SvmError::AddrInUse), EADDRINUSE);
         assert_eq!(err(SvmError::Overflow), EOVERFLOW);
