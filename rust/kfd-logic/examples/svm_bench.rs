@@ -24,10 +24,60 @@ use std::time::Instant;
 use btree_store::BTreeStore;
 use kfd_logic::svm::{
     attr::{Attr, Gpus, ATTR_GRANULARITY, ATTR_SET_FLAGS, DEFAULT_GRANULARITY},
-    ranges::{Params, RangeSet, Span},
+    ranges::{Params, Range, RangeSet, Span, Store},
+    SvmError,
 };
 
-type Set = RangeSet<(), BTreeStore<()>>;
+/// The host store, counting the tree operations the logic asks for (each
+/// O(log n)): a figure that does not depend on the machine's load.
+struct Counting {
+    inner: BTreeStore<()>,
+    ops: u64,
+}
+
+impl Store<()> for Counting {
+    fn reserve(&mut self, n: usize) -> Result<(), SvmError> {
+        self.inner.reserve(n)
+    }
+    fn insert_reserved(&mut self, range: Range<()>) {
+        self.ops += 1;
+        self.inner.insert_reserved(range)
+    }
+    fn remove(&mut self, last: u64) -> Option<Range<()>> {
+        self.ops += 1;
+        self.inner.remove(last)
+    }
+    fn lower_bound(&self, page: u64) -> Option<&Range<()>> {
+        // `&self` here: counted in a thread-local.
+        LOOKUPS.with(|c| c.set(c.get() + 1));
+        self.inner.lower_bound(page)
+    }
+    fn get_mut(&mut self, last: u64) -> Option<&mut Range<()>> {
+        self.ops += 1;
+        self.inner.get_mut(last)
+    }
+    fn pop_first(&mut self) -> Option<Range<()>> {
+        self.inner.pop_first()
+    }
+    fn len(&self) -> usize {
+        self.inner.len()
+    }
+}
+
+thread_local! {
+    static LOOKUPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+type Set = RangeSet<(), Counting>;
+
+/// Tree operations per call of `op`, averaged over `iters` calls.
+fn tree_ops(set: &mut Set, iters: u64, mut op: impl FnMut(&mut Set, u64)) -> f64 {
+    let before = set.store().ops + LOOKUPS.with(|c| c.get());
+    for i in 0..iters {
+        op(set, i);
+    }
+    (set.store().ops + LOOKUPS.with(|c| c.get()) - before) as f64 / iters as f64
+}
 
 struct Rng(u64);
 
@@ -41,9 +91,25 @@ impl Rng {
 }
 
 fn build(n: u64, gpus: &Gpus<'_>) -> Set {
-    let mut set = RangeSet::new(BTreeStore::new(), Params { max_pages: 1 << 18, default_granularity: DEFAULT_GRANULARITY });
+    let store = Counting {
+        inner: BTreeStore::new(),
+        ops: 0,
+    };
+    let mut set = RangeSet::new(
+        store,
+        Params {
+            max_pages: 1 << 18,
+            default_granularity: DEFAULT_GRANULARITY,
+        },
+    );
     for i in 0..n {
-        set.set_attr(Span::new(2 * i, 2 * i), &[Attr::new(ATTR_GRANULARITY, 3)], gpus, false).unwrap();
+        set.set_attr(
+            Span::new(2 * i, 2 * i),
+            &[Attr::new(ATTR_GRANULARITY, 3)],
+            gpus,
+            false,
+        )
+        .unwrap();
     }
     assert_eq!(set.len() as u64, n);
     set
@@ -77,26 +143,87 @@ fn baseline(n: u64) -> f64 {
     })
 }
 
+/// Tree operations per call for the three measured operations.
+fn count_ops(n: u64, gpus: &Gpus<'_>) -> [f64; 3] {
+    let mut set = build(n, gpus);
+    let mut rng = Rng(0x5555 ^ n);
+    let a = tree_ops(&mut set, 1000, |s, i| {
+        let p = 2 * rng.below(n);
+        s.set_attr(
+            Span::new(p, p),
+            &[Attr::new(ATTR_SET_FLAGS, 1 << (i % 8))],
+            gpus,
+            false,
+        )
+        .unwrap();
+    });
+    let b = tree_ops(&mut set, 1000, |s, _| {
+        let p = 2 * rng.below(n - 1) + 1;
+        s.set_attr(
+            Span::new(p, p),
+            &[Attr::new(ATTR_GRANULARITY, 1)],
+            gpus,
+            false,
+        )
+        .unwrap();
+        s.remove(Span::new(p, p), |_| {}).unwrap();
+    });
+    let c = tree_ops(&mut set, 100, |s, i| {
+        let p = 2 * rng.below(n - 16);
+        s.set_attr(
+            Span::new(p, p + 30),
+            &[Attr::new(ATTR_GRANULARITY, (i % 5) as u32)],
+            gpus,
+            false,
+        )
+        .unwrap();
+        for k in 0..15 {
+            s.remove(Span::new(p + 2 * k + 1, p + 2 * k + 1), |_| {})
+                .unwrap();
+        }
+    });
+    [a, b, c]
+}
+
 fn measure(n: u64, gpus: &Gpus<'_>) -> [f64; 4] {
     let mut set = build(n, gpus);
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ n);
     let iters = 200_000;
     let update = time(iters, |i| {
         let p = 2 * rng.below(n);
-        set.set_attr(Span::new(p, p), &[Attr::new(ATTR_SET_FLAGS, 1 << (i % 8))], gpus, false).unwrap();
+        set.set_attr(
+            Span::new(p, p),
+            &[Attr::new(ATTR_SET_FLAGS, 1 << (i % 8))],
+            gpus,
+            false,
+        )
+        .unwrap();
     });
     let insert_remove = time(iters, |_| {
         let p = 2 * rng.below(n - 1) + 1;
-        set.set_attr(Span::new(p, p), &[Attr::new(ATTR_GRANULARITY, 1)], gpus, false).unwrap();
+        set.set_attr(
+            Span::new(p, p),
+            &[Attr::new(ATTR_GRANULARITY, 1)],
+            gpus,
+            false,
+        )
+        .unwrap();
         set.remove(Span::new(p, p), |_| {}).unwrap();
     });
     assert_eq!(set.len() as u64, n);
     let wide = time(iters / 10, |i| {
         let p = 2 * rng.below(n - 16);
-        set.set_attr(Span::new(p, p + 30), &[Attr::new(ATTR_GRANULARITY, (i % 5) as u32)], gpus, false).unwrap();
+        set.set_attr(
+            Span::new(p, p + 30),
+            &[Attr::new(ATTR_GRANULARITY, (i % 5) as u32)],
+            gpus,
+            false,
+        )
+        .unwrap();
         // Take the gap pages out again so the set keeps its shape.
         for k in 0..15 {
-            set.remove(Span::new(p + 2 * k + 1, p + 2 * k + 1), |_| {}).unwrap();
+            set.remove(Span::new(p + 2 * k + 1, p + 2 * k + 1), |_| {})
+                .unwrap();
         }
     });
     assert_eq!(set.len() as u64, n);
@@ -105,11 +232,17 @@ fn measure(n: u64, gpus: &Gpus<'_>) -> [f64; 4] {
 
 fn main() {
     let ids = [0x1001u32, 0x2002];
-    let gpus = Gpus { ids: &ids, supported: 0b11 };
+    let gpus = Gpus {
+        ids: &ids,
+        supported: 0b11,
+    };
     let small = measure(1_000, &gpus);
     let big = measure(100_000, &gpus);
     println!("svm-bench: SET_ATTR cost, host, BTreeMap store (ns per call, best of 5)");
-    println!("{:<46} {:>10} {:>10} {:>8}", "operation", "1k ranges", "100k", "ratio");
+    println!(
+        "{:<46} {:>10} {:>10} {:>8}",
+        "operation", "1k ranges", "100k", "ratio"
+    );
     let names = [
         "set_attr on one existing range",
         "set_attr on a gap page + remove it",
@@ -117,6 +250,23 @@ fn main() {
         "baseline: BTreeMap insert + remove",
     ];
     for (i, name) in names.iter().enumerate() {
-        println!("{:<46} {:>10.0} {:>10.0} {:>8.2}", name, small[i], big[i], big[i] / small[i]);
+        println!(
+            "{:<46} {:>10.0} {:>10.0} {:>8.2}",
+            name,
+            small[i],
+            big[i],
+            big[i] / small[i]
+        );
+    }
+    let (s, b) = (count_ops(1_000, &gpus), count_ops(100_000, &gpus));
+    println!("svm-bench: tree operations (each O(log n)) per call");
+    for i in 0..3 {
+        println!(
+            "{:<46} {:>10.1} {:>10.1} {:>8.2}",
+            names[i],
+            s[i],
+            b[i],
+            b[i] / s[i]
+        );
     }
 }
