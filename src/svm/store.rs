@@ -100,6 +100,15 @@ impl<T> Store<T> for RbStore<T> {
         self.tree.get_mut(&last)
     }
 
+    fn last_before(&self, page: u64) -> Option<&Range<T>> {
+        // The node before the first key >= page, or the last node.
+        let key = match self.tree.cursor_lower_bound(&page) {
+            Some(c) => *c.peek_prev()?.0,
+            None => *self.tree.cursor_back()?.current().0,
+        };
+        self.tree.get(&key)
+    }
+
     fn pop_first(&mut self) -> Option<Range<T>> {
         let key = *self.tree.cursor_front()?.current().0;
         self.remove(key)

@@ -56,6 +56,10 @@ impl Store<()> for Counting {
         self.ops += 1;
         self.inner.get_mut(last)
     }
+    fn last_before(&self, page: u64) -> Option<&Range<()>> {
+        LOOKUPS.with(|c| c.set(c.get() + 1));
+        self.inner.last_before(page)
+    }
     fn pop_first(&mut self) -> Option<Range<()>> {
         self.inner.pop_first()
     }

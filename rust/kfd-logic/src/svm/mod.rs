@@ -85,7 +85,10 @@
 //! the range set's lock is dropped.  After `SET_ATTR` the ranges to
 //! migrate/map (upstream's `update_list`) are
 //! `iter_overlapping(start, last)`; [`ranges::SetAttrOutcome`] says whether
-//! a mapping update or a huge-page remap is due.
+//! a mapping update or a huge-page remap is due.  For the retry-fault path,
+//! [`ranges::RangeSet::find`] finds the range of a faulting page and
+//! [`ranges::RangeSet::unregistered_bounds`] + [`ranges::RangeSet::insert_new`]
+//! create one where none exists (`svm_range_create_unregistered_range`).
 
 pub mod attr;
 pub mod ranges;

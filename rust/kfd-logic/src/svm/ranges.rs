@@ -122,6 +122,9 @@ pub trait Store<T> {
     /// `attrs` and `payload`, never its `last`.
     fn get_mut(&mut self, last: u64) -> Option<&mut Range<T>>;
 
+    /// The range with the largest `last < page` (the last one before `page`).
+    fn last_before(&self, page: u64) -> Option<&Range<T>>;
+
     /// Removes the first range (teardown).
     fn pop_first(&mut self) -> Option<Range<T>>;
 
@@ -178,8 +181,11 @@ pub struct SetAttrOutcome {
 /// The store's ranges are sorted, pairwise disjoint, `start <= last`, and
 /// each lies inside one `max_pages`-aligned block of pages (gaps are filled
 /// block by block and ranges are only ever split, never merged, as
-/// upstream).  Every range boundary is therefore either a block boundary or
-/// the start or end of some earlier `SET_ATTR`/unmap interval.
+/// upstream; a range created on a fault lies inside its granularity window,
+/// inside a block as long as the window is not bigger than a block, as with
+/// upstream's defaults).  Every range boundary is therefore either a block
+/// boundary or the start or end of some earlier `SET_ATTR`/unmap/fault
+/// interval.
 pub struct RangeSet<T, S: Store<T>> {
     store: S,
     params: Params,
@@ -555,6 +561,65 @@ impl<T: Payload, S: Store<T>> RangeSet<T, S> {
             pos = rlast + 1;
         }
         Ok(count)
+    }
+
+    /// The interval a range created on a GPU fault at `page` covers (C:
+    /// `svm_range_get_range_boundaries`): the `2^granularity`-page window
+    /// around `page` (upstream uses the default granularity), clipped to the
+    /// VMA `vma` (in pages, inclusive) and to the neighbouring ranges.
+    /// `-EINVAL` if a range already contains `page` or `page` is outside
+    /// `vma` (upstream: the caller found no range; no VMA is `-EFAULT` there).
+    pub fn unregistered_bounds(
+        &self,
+        page: u64,
+        vma: Span,
+        granularity: u8,
+    ) -> Result<Span, SvmError> {
+        if self.find(page).is_some() || page < vma.start || page > vma.last || granularity > 63 {
+            return Err(SvmError::Inval);
+        }
+        let window = 1u64 << granularity;
+        let mut start = vma.start.max(page & !(window - 1));
+        // Exclusive end, as upstream (`vm_end >> PAGE_SHIFT`).
+        let mut end = vma
+            .last
+            .saturating_add(1)
+            .min((page | (window - 1)).saturating_add(1));
+        if let Some(next) = self.store.lower_bound(page) {
+            end = end.min(next.start);
+        }
+        if let Some(prev) = self.store.last_before(page) {
+            start = start.max(prev.last + 1);
+        }
+        Ok(Span::new(start, end - 1))
+    }
+
+    /// Inserts one range over `span`, which no range may meet, with `attrs`
+    /// (C: `svm_range_create_unregistered_range` after the boundaries:
+    /// `svm_range_new` + `svm_range_add_to_svms`).  Not cut at `max_pages`
+    /// blocks, as upstream's fault path.  On error nothing changed.
+    pub fn insert_new(&mut self, span: Span, attrs: Attrs) -> Result<&mut Range<T>, SvmError> {
+        if span.start > span.last || span.last == u64::MAX || self.overlaps(span.start, span.last) {
+            return Err(SvmError::Inval);
+        }
+        self.store.reserve(1)?;
+        let payload = T::new(span);
+        self.store.insert_reserved(Range {
+            start: span.start,
+            last: span.last,
+            attrs,
+            payload,
+        });
+        self.store.get_mut(span.last).ok_or(SvmError::NoMem)
+    }
+
+    /// The attributes of a range created now (the process's defaults).
+    pub fn new_range_attrs(&self, gpus: &Gpus<'_>, xnack_enabled: bool) -> Attrs {
+        Attrs::defaults(
+            self.params.default_granularity,
+            xnack_enabled,
+            gpus.supported_mask(),
+        )
     }
 
     /// Removes every range (process teardown, C: `svm_range_list_fini`),

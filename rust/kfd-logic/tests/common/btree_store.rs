@@ -59,6 +59,10 @@ impl<T> Store<T> for BTreeStore<T> {
         self.map.get_mut(&last)
     }
 
+    fn last_before(&self, page: u64) -> Option<&Range<T>> {
+        self.map.range(..page).next_back().map(|(_, r)| r)
+    }
+
     fn pop_first(&mut self) -> Option<Range<T>> {
         self.map.pop_first().map(|(_, r)| r)
     }
