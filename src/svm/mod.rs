@@ -327,9 +327,22 @@ mod tests {
         assert_eq!(removed, 12);
         assert_eq!(&spans(&r)[..], &[(5, 9), (22, 25), (26, 31), (32, 40)]);
         assert_eq!(r.store().spare(), 0);
+        // Fault-path bounds: clipped by the neighbours (the RBTree's
+        // predecessor and successor lookups), the VMA and the window.
+        let vma = Span::new(0, 100);
+        assert_eq!(r.unregistered_bounds(15, vma, 9), Ok(Span::new(10, 21)));
+        assert_eq!(r.unregistered_bounds(50, vma, 9), Ok(Span::new(41, 100)));
+        assert_eq!(r.unregistered_bounds(2, vma, 9), Ok(Span::new(0, 4)));
+        assert_eq!(r.unregistered_bounds(50, vma, 3), Ok(Span::new(48, 55)));
+        assert_eq!(r.unregistered_bounds(7, vma, 9), Err(SvmError::Inval));
+        let a = r.new_range_attrs(&g, true);
+        r.insert_new(Span::new(10, 21), a).map_err(err)?;
+        assert_eq!(r.find(15).map(|x| (x.start, x.last, x.attrs.access)), Some((10, 21, 0b11)));
+        assert!(r.insert_new(Span::new(21, 21), a).is_err());
+        assert_eq!(r.store().spare(), 0);
         let mut n = 0;
         r.clear(|_| n += 1);
-        assert_eq!((n, r.len()), (4, 0));
+        assert_eq!((n, r.len()), (5, 0));
         Ok(())
     }
 
