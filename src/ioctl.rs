@@ -151,14 +151,7 @@ fn get_process_apertures_new(
 /// IOCTL: ACQUIRE_VM: binds the process to the GPU VM of a render-node
 /// file of that GPU.  The same file again is a no-op, another one `-EBUSY`.
 fn acquire_vm(process: &Process, args: &mut uapi::kfd_ioctl_acquire_vm_args) -> Result {
-    let file = DrmFile::get(args.drm_fd)?;
-    let mut inner = process.inner.lock();
-    let pdd = inner.pdd(args.gpu_id)?;
-    if let Some(vm) = pdd.vm.as_ref() {
-        return if pdd.dev.kgd.vm_file(vm).same_file(&file) { Ok(()) } else { Err(EBUSY) };
-    }
-    pdd.vm = Some(pdd.dev.kgd.acquire_vm(file)?);
-    Ok(())
+    process.acquire_vm(args.gpu_id, DrmFile::get(args.drm_fd)?)
 }
 
 /// IOCTL: SET_MEMORY_POLICY: cache policies (COHERENT or NONCOHERENT).

@@ -29,7 +29,7 @@ use kernel::{
         RBTreeNode, //
     },
     sync::{
-        atomic::{Atomic, Full, Release},
+        atomic::{Acquire, Atomic, Full, Release},
         Arc,
         Mutex, //
     },
@@ -57,6 +57,9 @@ pub(crate) struct Vm {
     /// `avm->process_info`), one VM serves one KFD process: a render-node
     /// file inherited by a forked child cannot be acquired by it too.
     acquired: Atomic<bool>,
+    /// The PASID of the KFD process using it (0: none), which the engines
+    /// put in the interrupt entries they raise (`kgd_ih_entry.pasid`).
+    pasid: Atomic<u32>,
     /// The objects and the page table.
     #[pin]
     inner: Mutex<VmInner>,
@@ -103,7 +106,19 @@ impl Vm {
 
     /// Gives the VM back (`release_vm`).
     pub(crate) fn release(&self) {
+        self.pasid.store(0, Release);
         self.acquired.store(false, Release);
+    }
+
+    /// Sets the PASID (`set_vm_pasid`).
+    pub(crate) fn set_pasid(&self, pasid: u32) {
+        self.pasid.store(pasid, Release);
+    }
+
+    /// The PASID of the process using the VM, 0 if none.
+    #[allow(dead_code)] // For the engines' interrupt entries.
+    pub(crate) fn pasid(&self) -> u32 {
+        self.pasid.load(Acquire)
     }
 
     /// An empty VM on `core`.
@@ -113,6 +128,7 @@ impl Vm {
             try_pin_init!(Vm {
                 core,
                 acquired: Atomic::new(false),
+                pasid: Atomic::new(0),
                 // INVARIANT: Nothing is mapped.
                 inner <- new_mutex!(
                     VmInner { objects: RBTree::new(), mappings: RBTree::new(), pt },

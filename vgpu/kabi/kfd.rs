@@ -166,8 +166,9 @@ static CALLS: kgd::kfd2kgd_calls = kgd::kfd2kgd_calls {
     map_gtt_to_kernel: Some(map_gtt_to_kernel),
     available_vram: Some(available_vram),
     get_gpu_clock_counter: Some(get_gpu_clock_counter),
-    // Not served yet: rkfd answers -EOPNOTSUPP for what needs them.
-    set_vm_pasid: None,
+    set_vm_pasid: Some(set_vm_pasid),
+    get_mem_limits: Some(get_mem_limits),
+    // Not served yet: rkfd answers an errno for what needs them.
     mmap_doorbells: None,
     mmap_mmio_remap: None,
     hqd_load: None,
@@ -386,6 +387,41 @@ unsafe extern "C" fn available_vram(kgd: *mut kgd::kgd_dev) -> u64 {
     // SAFETY: rkfd calls with its registered handle.
     let kgd = unsafe { kgd_from_raw(kgd) };
     kgd.core().vram().available()
+}
+
+/// `set_vm_pasid`: the PASID the VM's interrupt entries carry.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
+unsafe extern "C" fn set_vm_pasid(_kgd: *mut kgd::kgd_dev, vm: *mut c_void, pasid: u32) {
+    // SAFETY: rkfd passes a VM it acquired.
+    let vm = unsafe { vm_from_raw(vm) };
+    vm.set_pasid(pasid);
+}
+
+/// `get_mem_limits`: the module's system-memory accounts (amdgpu's
+/// `kfd_mem_limit`: system = GTT + user pointers, TTM = GTT).
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
+unsafe extern "C" fn get_mem_limits(kgd: *mut kgd::kgd_dev, out: *mut kgd::kgd_mem_limits) {
+    // SAFETY: rkfd calls with its registered handle.
+    let kgd = unsafe { kgd_from_raw(kgd) };
+    let m = kgd.core().sysmem();
+    let limits = kgd::kgd_mem_limits {
+        system_used: m.used(),
+        system_limit: m.limit(),
+        ttm_used: m.gtt_used(),
+        ttm_limit: m.gtt_limit(),
+    };
+    // SAFETY: `out` is valid for writes (the contract).
+    unsafe { out.write(limits) };
 }
 
 /// `get_gpu_clock_counter`.

@@ -134,6 +134,14 @@ pub struct kgd_ih_entry {
 }
 #[repr(C)]
 #[derive(Default, Copy, Clone)]
+pub struct kgd_mem_limits {
+    pub system_used: __u64,
+    pub system_limit: __u64,
+    pub ttm_used: __u64,
+    pub ttm_limit: __u64,
+}
+#[repr(C)]
+#[derive(Default, Copy, Clone)]
 pub struct kfd2kgd_calls {
     pub acquire_vm: ::core::option::Option<
         unsafe extern "C" fn(
@@ -240,6 +248,9 @@ pub struct kfd2kgd_calls {
     >,
     pub gpu_reset: ::core::option::Option<
         unsafe extern "C" fn(kgd: *mut kgd_dev) -> core::ffi::c_int,
+    >,
+    pub get_mem_limits: ::core::option::Option<
+        unsafe extern "C" fn(kgd: *mut kgd_dev, out: *mut kgd_mem_limits),
     >,
 }
 unsafe extern "C" {
