@@ -26,7 +26,8 @@ pub(crate) use kfd::KfdDevice;
 pub(crate) use mm::{
     page_pfn,
     total_ram,
-    KernelMap, //
+    KernelMap,
+    SharedPages, //
 };
 
 /// Converts a C return value (0 or `-errno`) into a [`Result`].

@@ -38,6 +38,7 @@ use crate::{
         Aperture,
         Pte, //
     },
+    kabi::SharedPages,
     sysmem::Reservation,
     uapi,
     vram, //
@@ -65,14 +66,19 @@ pub(crate) enum Domain {
     Gtt,
     /// System memory of a user process, by address.
     Userptr,
+    /// The VM's doorbell pages (`DOORBELL`).
+    Doorbell,
+    /// The GPU's MMIO remap page (`MMIO_REMAP`).
+    MmioRemap,
 }
 
 impl Domain {
     /// The domain selected by the `KFD_IOC_ALLOC_MEM_FLAGS_*` of a request.
     ///
-    /// `DOORBELL` and `MMIO_REMAP` pages are mapped through `/dev/kfd`, not
-    /// the render node; rkfd will provide them itself (a later issue), so
-    /// the GPU driver refuses them with `EINVAL` for now.
+    /// `DOORBELL` and `MMIO_REMAP` objects put the VM's doorbell pages and
+    /// the GPU's MMIO remap page into the GPU VA space (amdgpu makes them
+    /// SG BOs over the doorbell BAR and the remap page); the CPU maps the
+    /// same pages through `/dev/kfd`.
     pub(crate) fn from_flags(flags: u32) -> Result<Self> {
         const DOMAINS: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM
             | uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT
@@ -83,6 +89,8 @@ impl Domain {
             uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM => Ok(Domain::Vram),
             uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT => Ok(Domain::Gtt),
             uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR => Ok(Domain::Userptr),
+            uapi::KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL => Ok(Domain::Doorbell),
+            uapi::KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP => Ok(Domain::MmioRemap),
             _ => Err(EINVAL),
         }
     }
@@ -105,6 +113,9 @@ enum Backing {
         /// The accounting.
         _account: Reservation,
     },
+    /// Pages owned elsewhere (doorbells, MMIO remap); not accounted, as
+    /// upstream does not account them.
+    Shared(Arc<SharedPages>),
 }
 
 /// A memory object.
@@ -146,7 +157,11 @@ pub(crate) struct Mem {
 
 impl Mem {
     /// Allocates an object for `req` on `core`.
-    pub(crate) fn new(core: &Arc<Core>, req: &AllocRequest) -> Result<Arc<Self>> {
+    pub(crate) fn new(
+        core: &Arc<Core>,
+        req: &AllocRequest,
+        doorbells: &Arc<SharedPages>,
+    ) -> Result<Arc<Self>> {
         let domain = Domain::from_flags(req.flags)?;
         let page = PAGE_SIZE as u64;
         if req.size == 0 || req.size % page != 0 || req.va % page != 0 {
@@ -189,6 +204,19 @@ impl Mem {
             Domain::Userptr => Backing::User {
                 _account: core.sysmem().reserve(bytes, false)?,
             },
+            Domain::Doorbell | Domain::MmioRemap => {
+                let shared = if domain == Domain::Doorbell {
+                    doorbells
+                } else {
+                    core.mmio_remap()
+                };
+                // The whole slice / page, as rkfd checks (upstream:
+                // `kfd_doorbell_process_slice`, `PAGE_SIZE`).
+                if bytes != shared.len() as u64 || pages != npages {
+                    return Err(EINVAL);
+                }
+                Backing::Shared(shared.clone())
+            }
         };
         let slot = core.alloc_offset()?;
         Arc::pin_init(
@@ -263,6 +291,10 @@ impl Mem {
                 kabi::page_pfn(pages.get(i).ok_or(pt::Error::OutOfRange)?),
             ),
             Backing::User { .. } => (Aperture::UserVa, (self.user_addr >> PAGE_SHIFT) + index),
+            Backing::Shared(shared) => (
+                Aperture::System,
+                kabi::page_pfn(shared.pages().get(i).ok_or(pt::Error::OutOfRange)?),
+            ),
         };
         Pte::new(aperture, frame, self.writable, self.executable)
     }
@@ -291,6 +323,7 @@ impl Mem {
             Backing::Vram(alloc) => alloc.page(index),
             Backing::Gtt { pages, .. } => pages.get(index),
             Backing::User { .. } => None,
+            Backing::Shared(shared) => shared.pages().get(index),
         }
     }
 

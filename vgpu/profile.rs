@@ -414,6 +414,13 @@ impl Profile {
         cap
     }
 
+    /// Bytes of doorbells each process gets (`kfd_doorbell_process_slice`
+    /// without MES: `KFD_MAX_NUM_OF_QUEUES_PER_PROCESS` (1024) doorbells of
+    /// 8 bytes (SOC15, gfx9+), page aligned).  rkfd maps exactly this much.
+    pub(crate) const fn doorbell_process_size(&self) -> u32 {
+        1024 * 8
+    }
+
     /// The per-queue save area, as upstream `kfd_queue.c:
     /// kfd_queue_ctx_save_restore_size()` computes it for this part (one XCC).
     pub(crate) const fn save_area(&self) -> SaveArea {

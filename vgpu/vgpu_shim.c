@@ -477,6 +477,30 @@ unsigned long vgpu_shim_page_pfn(struct page *page)
 	return page_to_pfn(page);
 }
 
+/*
+ * Maps @count pages, all of @vma, for /dev/kfd (doorbells, the MMIO remap
+ * page).  Upstream maps doorbell BAR pages with io_remap_pfn_range() and
+ * VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_NORESERVE | VM_DONTDUMP |
+ * VM_PFNMAP, uncached.  Ours are ordinary RAM pages: inserted as refcounted
+ * pages (vm_insert_pages(), so VM_MIXEDMAP instead of VM_PFNMAP: a page
+ * outlives its owner while user space maps it), write-back (an uncached
+ * alias of the kernel's write-back direct map would be wrong on x86), with
+ * the other flags as upstream.
+ */
+int vgpu_shim_mmap_pages(struct vm_area_struct *vma, struct page **pages, unsigned long count)
+{
+	unsigned long num = count;
+	int ret;
+
+	if (vma->vm_end - vma->vm_start != count << PAGE_SHIFT)
+		return -EINVAL;
+	vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_NORESERVE | VM_DONTDUMP);
+	ret = vm_insert_pages(vma, vma->vm_start, pages, &num);
+	if (!ret && num)
+		ret = -ENOMEM;
+	return ret;
+}
+
 u64 vgpu_shim_total_ram(void)
 {
 	return (u64)totalram_pages() << PAGE_SHIFT;

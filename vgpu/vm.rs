@@ -35,8 +35,11 @@ use kernel::{
     },
 };
 
+use kernel::page::PAGE_SIZE;
+
 use crate::{
     gpu::Core,
+    kabi::SharedPages,
     mem::{
         AllocRequest,
         Mem, //
@@ -60,6 +63,11 @@ pub(crate) struct Vm {
     /// The PASID of the KFD process using it (0: none), which the engines
     /// put in the interrupt entries they raise (`kgd_ih_entry.pasid`).
     pasid: Atomic<u32>,
+    /// The process's doorbells on this GPU (`doorbell_process_size`
+    /// bytes, zeroed at creation), mapped through `/dev/kfd`: one 64-bit
+    /// doorbell per queue at the byte offset rkfd gives the queue
+    /// (`kgd_queue_desc.doorbell_offset`).  The engines read them here.
+    doorbells: Arc<SharedPages>,
     /// The objects and the page table.
     #[pin]
     inner: Mutex<VmInner>,
@@ -124,9 +132,12 @@ impl Vm {
     /// An empty VM on `core`.
     pub(crate) fn new(core: Arc<Core>) -> Result<Arc<Self>> {
         let pt = PageTable::new().map_err(pt_errno)?;
+        let doorbell_bytes = core.profile().doorbell_process_size() as usize;
+        let doorbells = Arc::new(SharedPages::new(doorbell_bytes.div_ceil(PAGE_SIZE))?, GFP_KERNEL)?;
         Arc::pin_init(
             try_pin_init!(Vm {
                 core,
+                doorbells,
                 acquired: Atomic::new(false),
                 pasid: Atomic::new(0),
                 // INVARIANT: Nothing is mapped.
@@ -144,9 +155,21 @@ impl Vm {
         &self.core
     }
 
+    /// The process's doorbell pages on this GPU.
+    pub(crate) fn doorbell_pages(&self) -> &Arc<SharedPages> {
+        &self.doorbells
+    }
+
+    /// The 64-bit doorbell at byte `offset` of the doorbell slice (what
+    /// user space last wrote there); `None` if unaligned or out of range.
+    #[allow(dead_code)] // For the engines.
+    pub(crate) fn doorbell(&self, offset: usize) -> Option<u64> {
+        self.doorbells.read_u64(offset)
+    }
+
     /// Allocates a memory object in this VM (`alloc_memory_of_gpu`).
     pub(crate) fn alloc(&self, req: &AllocRequest) -> Result<Arc<Mem>> {
-        let mem = Mem::new(&self.core, req)?;
+        let mem = Mem::new(&self.core, req, &self.doorbells)?;
         let node = RBTreeNode::new(mem.mmap_pgoff(), mem.clone(), GFP_KERNEL)?;
         // Offsets are unique on the GPU, so nothing is replaced.
         let old = self.inner.lock().objects.insert(node);

@@ -132,6 +132,7 @@ fn gpu_info(kgd: &Kgd) -> Result<kgd::kgd_gpu_info> {
         vram_width: p.vram_width,
         mem_clk_max: p.mem_clk_max_mhz,
         vram_is_public: u32::from(p.vram_is_public),
+        doorbell_process_size: p.doorbell_process_size(),
         ..Default::default()
     };
     let name = p.asic_name.as_bytes();
@@ -168,9 +169,9 @@ static CALLS: kgd::kfd2kgd_calls = kgd::kfd2kgd_calls {
     get_gpu_clock_counter: Some(get_gpu_clock_counter),
     set_vm_pasid: Some(set_vm_pasid),
     get_mem_limits: Some(get_mem_limits),
+    mmap_doorbells: Some(mmap_doorbells),
+    mmap_mmio_remap: Some(mmap_mmio_remap),
     // Not served yet: rkfd answers an errno for what needs them.
-    mmap_doorbells: None,
-    mmap_mmio_remap: None,
     hqd_load: None,
     hqd_destroy: None,
     hqd_update: None,
@@ -400,6 +401,39 @@ unsafe extern "C" fn set_vm_pasid(_kgd: *mut kgd::kgd_dev, vm: *mut c_void, pasi
     // SAFETY: rkfd passes a VM it acquired.
     let vm = unsafe { vm_from_raw(vm) };
     vm.set_pasid(pasid);
+}
+
+/// `mmap_doorbells`: the VM's doorbell pages into a `/dev/kfd` VMA.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers; `vma` is the VMA of
+/// an `mmap` in progress.
+unsafe extern "C" fn mmap_doorbells(_kgd: *mut kgd::kgd_dev, vm: *mut c_void, vma: *mut c_void) -> c_int {
+    // SAFETY: rkfd passes a VM it acquired.
+    let vm = unsafe { vm_from_raw(vm) };
+    // SAFETY: `vma` is the VMA of the mmap in progress (the contract).
+    match unsafe { vm.doorbell_pages().mmap(vma) } {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `mmap_mmio_remap`: the GPU's MMIO remap page into a `/dev/kfd` VMA.
+///
+/// # Safety
+///
+/// As for [`mmap_doorbells`].
+unsafe extern "C" fn mmap_mmio_remap(kgd: *mut kgd::kgd_dev, vma: *mut c_void) -> c_int {
+    // SAFETY: rkfd calls with its registered handle.
+    let kgd = unsafe { kgd_from_raw(kgd) };
+    // SAFETY: `vma` is the VMA of the mmap in progress (the contract).
+    match unsafe { kgd.core().mmio_remap().mmap(vma) } {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
 }
 
 /// `get_mem_limits`: the module's system-memory accounts (amdgpu's

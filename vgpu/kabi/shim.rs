@@ -87,6 +87,11 @@ extern "C" {
     pub(super) fn vgpu_shim_vunmap(addr: *mut c_void);
     pub(super) fn vgpu_shim_page_pfn(page: *mut bindings::page) -> c_ulong;
     pub(super) fn vgpu_shim_total_ram() -> u64;
+    pub(super) fn vgpu_shim_mmap_pages(
+        vma: *mut c_void,
+        pages: *mut *mut bindings::page,
+        count: c_ulong,
+    ) -> c_int;
 }
 
 /// The KUnit-only helpers (`CONFIG_KUNIT=y`).
