@@ -27,6 +27,7 @@ pub(crate) use mm::{
     page_pfn,
     total_ram,
     KernelMap,
+    PinnedPages,
     SharedPages, //
 };
 

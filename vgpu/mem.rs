@@ -107,9 +107,11 @@ enum Backing {
         /// The accounting, released with the pages.
         _account: Reservation,
     },
-    /// A user address range; its pages are not pinned (yet), but they are
-    /// accounted as upstream accounts them.
+    /// A user address range of the allocating process, its pages pinned
+    /// for the object's lifetime and accounted as upstream accounts them.
     User {
+        /// The pages (unpinned on drop, before the accounting goes).
+        pinned: kabi::PinnedPages,
         /// The accounting.
         _account: Reservation,
     },
@@ -201,9 +203,14 @@ impl Mem {
                     _account: account,
                 }
             }
-            Domain::Userptr => Backing::User {
-                _account: core.sysmem().reserve(bytes, false)?,
-            },
+            Domain::Userptr => {
+                // Accounted first: the limit also bounds what may be pinned.
+                let account = core.sysmem().reserve(bytes, false)?;
+                Backing::User {
+                    pinned: kabi::PinnedPages::pin(req.user_addr, count)?,
+                    _account: account,
+                }
+            }
             Domain::Doorbell | Domain::MmioRemap => {
                 let shared = if domain == Domain::Doorbell {
                     doorbells
@@ -290,7 +297,11 @@ impl Mem {
                 Aperture::System,
                 kabi::page_pfn(pages.get(i).ok_or(pt::Error::OutOfRange)?),
             ),
-            Backing::User { .. } => (Aperture::UserVa, (self.user_addr >> PAGE_SHIFT) + index),
+            // The pinned pages: the engines access the memory the CPU sees.
+            Backing::User { pinned, .. } => (
+                Aperture::System,
+                pinned.pfn(i).ok_or(pt::Error::OutOfRange)?,
+            ),
             Backing::Shared(shared) => (
                 Aperture::System,
                 kabi::page_pfn(shared.pages().get(i).ok_or(pt::Error::OutOfRange)?),

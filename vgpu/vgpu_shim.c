@@ -501,6 +501,42 @@ int vgpu_shim_mmap_pages(struct vm_area_struct *vma, struct page **pages, unsign
 	return ret;
 }
 
+/*
+ * Pins @nr pages of the current process from @start for a USERPTR object
+ * (FOLL_WRITE | FOLL_LONGTERM: the GPU writes them for as long as the
+ * object lives; amdgpu gets the same pages through hmm_range_fault() with
+ * write access).  All or nothing: a range with a hole or a read-only part
+ * is -EFAULT and leaves nothing pinned.
+ */
+int vgpu_shim_pin_user(unsigned long start, unsigned long nr, struct page **pages)
+{
+	unsigned long done = 0;
+
+	if (!current->mm)
+		return -EFAULT;
+	while (done < nr) {
+		int chunk = min_t(unsigned long, nr - done, INT_MAX / 2);
+		int got = pin_user_pages_fast(start + (done << PAGE_SHIFT), chunk,
+					      FOLL_WRITE | FOLL_LONGTERM, pages + done);
+
+		if (got <= 0) {
+			unpin_user_pages(pages, done);
+			/* A hole or a read-only page: -EFAULT, as amdgpu's hmm path. */
+			if (got == -ENOMEM || got == -EINTR || got == -ERESTARTSYS)
+				return got;
+			return -EFAULT;
+		}
+		done += got;
+	}
+	return 0;
+}
+
+/* Unpins what vgpu_shim_pin_user() pinned; the GPU may have written them. */
+void vgpu_shim_unpin_user(struct page **pages, unsigned long nr)
+{
+	unpin_user_pages_dirty_lock(pages, nr, true);
+}
+
 u64 vgpu_shim_total_ram(void)
 {
 	return (u64)totalram_pages() << PAGE_SHIFT;
@@ -567,6 +603,22 @@ int vgpu_shim_test_mmap(struct file *file, u64 offset, unsigned long len, bool r
 		return ret;
 	a = vm_mmap(file, 0, len, rw ? PROT_READ | PROT_WRITE : PROT_NONE,
 		    shared ? MAP_SHARED : MAP_PRIVATE, offset);
+	if (IS_ERR_VALUE(a))
+		return (int)a;
+	*addr = a;
+	return 0;
+}
+
+int vgpu_shim_test_mmap_anon(unsigned long len, bool rw, unsigned long *addr)
+{
+	unsigned long a;
+	int ret;
+
+	ret = kunit_attach_mm();
+	if (ret)
+		return ret;
+	a = vm_mmap(NULL, 0, len, rw ? PROT_READ | PROT_WRITE : PROT_READ,
+		    MAP_PRIVATE | MAP_ANONYMOUS, 0);
 	if (IS_ERR_VALUE(a))
 		return (int)a;
 	*addr = a;

@@ -89,6 +89,13 @@ struct kgd_gpu_info {
 	__u32 doorbell_process_size;	/* bytes of doorbells per process (8192 on gfx9+) */
 	__u32 num_caches;
 	struct kgd_cache_info caches[KGD_MAX_CACHES];
+	/*
+	 * GET_TILE_CONFIG (amdgpu_amdkfd_get_tile_config): the GB_ADDR_CONFIG
+	 * register as amdgpu reads it.  GFX9+ have no legacy tile or macro-tile
+	 * modes (the tables are all zero) and report num_banks = num_ranks = 0.
+	 */
+	__u32 gb_addr_config;
+	__u32 pad;
 };
 
 /* ALLOC_MEMORY_OF_GPU as the GPU driver sees it. */

@@ -133,6 +133,7 @@ fn gpu_info(kgd: &Kgd) -> Result<kgd::kgd_gpu_info> {
         mem_clk_max: p.mem_clk_max_mhz,
         vram_is_public: u32::from(p.vram_is_public),
         doorbell_process_size: p.doorbell_process_size(),
+        gb_addr_config: p.gb_addr_config(),
         ..Default::default()
     };
     let name = p.asic_name.as_bytes();

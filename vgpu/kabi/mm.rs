@@ -164,3 +164,54 @@ impl SharedPages {
         })
     }
 }
+
+/// Pages of the current process pinned for a USERPTR object
+/// (`pin_user_pages_fast(FOLL_WRITE | FOLL_LONGTERM)`); unpinned (and
+/// marked dirty: the GPU may have written them) when dropped.
+///
+/// # Invariants
+///
+/// Every entry of `pages` is a page pinned once by `vgpu_shim_pin_user`
+/// and not yet unpinned.
+pub(crate) struct PinnedPages {
+    pages: KVVec<*mut kernel::bindings::page>,
+}
+
+// SAFETY: Pinned pages may be used and unpinned from any thread.
+unsafe impl Send for PinnedPages {}
+// SAFETY: `&PinnedPages` only reads page frame numbers.
+unsafe impl Sync for PinnedPages {}
+
+impl PinnedPages {
+    /// Pins `count` pages of the current process's memory from `user_addr`
+    /// (page aligned).  `EFAULT` if any of them is not mapped writable;
+    /// then nothing stays pinned.
+    pub(crate) fn pin(user_addr: u64, count: usize) -> Result<Self> {
+        let start = kernel::ffi::c_ulong::try_from(user_addr).map_err(|_| EFAULT)?;
+        let mut pages = KVVec::from_elem(core::ptr::null_mut(), count, GFP_KERNEL)?;
+        // SAFETY: `pages` has room for `count` pointers; the shim pins in the
+        // current mm (or fails without one) and leaves nothing pinned on error.
+        super::to_result(unsafe {
+            shim::vgpu_shim_pin_user(start, count as kernel::ffi::c_ulong, pages.as_mut_ptr())
+        })?;
+        // INVARIANT: all `count` pages were pinned.
+        Ok(PinnedPages { pages })
+    }
+
+    /// The page frame number of page `index`.
+    pub(crate) fn pfn(&self, index: usize) -> Option<u64> {
+        let page = *self.pages.get(index)?;
+        // SAFETY: A pinned page (type invariant) stays valid.
+        Some(unsafe { shim::vgpu_shim_page_pfn(page) } as u64)
+    }
+}
+
+impl Drop for PinnedPages {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant each page is pinned once; this is
+        // the one unpin.
+        unsafe {
+            shim::vgpu_shim_unpin_user(self.pages.as_mut_ptr(), self.pages.len() as kernel::ffi::c_ulong)
+        };
+    }
+}

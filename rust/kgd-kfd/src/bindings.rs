@@ -83,6 +83,8 @@ pub struct kgd_gpu_info {
     pub doorbell_process_size: __u32,
     pub num_caches: __u32,
     pub caches: [kgd_cache_info; 8usize],
+    pub gb_addr_config: __u32,
+    pub pad: __u32,
 }
 #[repr(C)]
 #[derive(Default, Copy, Clone)]
