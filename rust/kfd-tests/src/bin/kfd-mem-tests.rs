@@ -521,7 +521,9 @@ fn userptr_pins(gpus: &[Gpu]) -> Check {
         let _r = acquire(&k, g)?;
         let va = 0x20_0000_0000u64;
         let rw = libc::PROT_READ | libc::PROT_WRITE;
-        let mem = Map::anon(8 * PAGE, rw)?;
+        // Nine pages, the last unmapped again: a known hole after eight.
+        let mem = Map::anon(9 * PAGE, rw)?;
+        mem.punch(8 * PAGE, PAGE)?;
         let base = mem.addr as u64;
         mem.write_u64(0, 0xfeed);
         // (The returned mmap_offset is the GPU driver's, as upstream's
