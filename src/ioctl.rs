@@ -158,6 +158,14 @@ fn acquire_vm(process: &Process, args: &mut uapi::kfd_ioctl_acquire_vm_args) -> 
         return if pdd.dev.kgd.vm_file(vm).same_file(&file) { Ok(()) } else { Err(EBUSY) };
     }
     pdd.vm = Some(pdd.dev.kgd.acquire_vm(file)?);
+    crate::smi::event_process(&pdd.dev, process, true);
+    Ok(())
+}
+
+/// IOCTL: SMI_EVENTS: opens an SMI event file for a GPU of the process.
+fn smi_events(process: &Process, args: &mut uapi::kfd_ioctl_smi_events_args) -> Result {
+    let dev = process.inner.lock().pdd(args.gpuid)?.dev.clone();
+    args.anon_fd = crate::smi::open(&dev)?;
     Ok(())
 }
 
@@ -353,7 +361,7 @@ const IOCTLS: [IoctlDef; uapi::IOCTLS.len()] = [
     def!(AMDKFD_IOC_GET_DMABUF_INFO, not_supported),
     def!(AMDKFD_IOC_IMPORT_DMABUF, not_supported),
     def!(AMDKFD_IOC_ALLOC_QUEUE_GWS, not_supported),
-    def!(AMDKFD_IOC_SMI_EVENTS, not_supported),
+    def!(AMDKFD_IOC_SMI_EVENTS, typed!(smi_events)),
     def!(AMDKFD_IOC_SVM, not_supported),
     def!(AMDKFD_IOC_SET_XNACK_MODE, typed!(set_xnack_mode)),
     def!(AMDKFD_IOC_CRIU_OP, not_supported),

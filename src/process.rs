@@ -29,7 +29,7 @@ use kernel::{
 use crate::{
     device::{self, Device},
     event::Events,
-    kabi::{kgd::KgdVm, mm::MmNotifier, sysfs::Dir},
+    kabi::{devcgroup, kgd::KgdVm, mm::MmNotifier, sysfs::Dir},
     memory::MemoryObjects,
     procfs::{self, ProcCounters, ProcSysfs},
 };
@@ -205,10 +205,20 @@ impl Process {
 
         let mut pdds = KVec::new();
         let mut counters = KVec::new();
+        // Only the GPUs the opener's device cgroup lets it use get a pdd
+        // (upstream `kfd_init_apertures`): a denied GPU is unknown to every
+        // ioctl of the process.  No usable GPU at all: `-EINVAL`, as
+        // upstream's `kfd_gpu_node_num() <= 0` check in `kfd_create_process`.
         for dev in device::all()? {
+            if devcgroup::check_render_node(dev.info.drm_render_minor).is_err() {
+                continue;
+            }
             let pdd = ProcessDevice::new(dev)?;
             counters.push(pdd.counters.clone(), GFP_KERNEL)?;
             pdds.push(pdd, GFP_KERNEL)?;
+        }
+        if pdds.is_empty() {
+            return Err(EINVAL);
         }
         let leader = task.group_leader();
         let process = Arc::pin_init(
@@ -285,6 +295,7 @@ impl Process {
         crate::memory::release_all(&mut inner);
         for pdd in inner.pdds.iter_mut() {
             if let Some(vm) = pdd.vm.take() {
+                crate::smi::event_process(&pdd.dev, self, false);
                 pdd.dev.kgd.release_vm(vm);
             }
         }
@@ -295,6 +306,11 @@ impl Process {
     /// the process (a forked child or a process that received the fd does not).
     pub(crate) fn is_caller_opener(&self) -> bool {
         *current!().group_leader() == *self.lead_thread
+    }
+
+    /// The group leader of the creating thread group (for SMI events).
+    pub(crate) fn lead_thread(&self) -> &Task {
+        &self.lead_thread
     }
 
     /// Thread group id of the creator.

@@ -18,6 +18,7 @@ mod kabi;
 mod memory;
 mod process;
 mod procfs;
+mod smi;
 mod topology;
 mod uapi;
 
@@ -42,6 +43,7 @@ impl kernel::Module for Rkfd {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         device::init_module_state();
         process::init_module_state();
+        smi::init_module_state();
         let chardev = kabi::Chardev::register()
             .inspect_err(|e| kfd_err!("failed to register /dev/kfd: {:?}\n", e))?;
         kfd_info!(
@@ -65,6 +67,7 @@ impl kernel::Module for Rkfd {
 impl Drop for Rkfd {
     fn drop(&mut self) {
         process::exit_module_state();
+        smi::exit_module_state();
         device::exit_module_state();
         kfd_info!("Unloading module\n");
     }

@@ -5,7 +5,9 @@
 //! include the same file with `#[path]`:
 //!
 //! - [`event_state`]: the KFD event state machine (`src/event.rs`).
+//! - [`smi`]: SMI event fifo, visibility rule and line formats (`src/smi.rs`).
 
 #![no_std]
 
 pub mod event_state;
+pub mod smi;
