@@ -20,7 +20,9 @@
 //!   `EPOLLIN | EPOLLRDNORM` while data is queued.
 //! - A client opened without `CAP_SYS_ADMIN` receives only events of its
 //!   own thread group (and events of no process, the GPU resets and thermal
-//!   events); with it, everyone's.  Decided at open (`capable()` then).
+//!   events); with it, everyone's.  Decided at open (`capable()` then).  The
+//!   `KFD_SMI_EVENT_ALL_PROCESS` mask bit changes nothing (as in 7.3's
+//!   `kfd_smi_ev_enabled`).
 //! - Each client has an 8 KiB fifo; an event that does not fit is dropped
 //!   for that client.
 //! - The file holds a reference on the rkfd module (`rmmod rkfd` is refused
