@@ -154,6 +154,13 @@ fn acquire_vm(process: &Process, args: &mut uapi::kfd_ioctl_acquire_vm_args) -> 
     process.acquire_vm(args.gpu_id, DrmFile::get(args.drm_fd)?)
 }
 
+/// IOCTL: SMI_EVENTS: opens an SMI event file for a GPU of the process.
+fn smi_events(process: &Process, args: &mut uapi::kfd_ioctl_smi_events_args) -> Result {
+    let dev = process.inner.lock().pdd(args.gpuid)?.dev.clone();
+    args.anon_fd = crate::smi::open(&dev)?;
+    Ok(())
+}
+
 /// IOCTL: SET_MEMORY_POLICY: cache policies (COHERENT or NONCOHERENT).
 fn set_memory_policy(process: &Process, args: &mut uapi::kfd_ioctl_set_memory_policy_args) -> Result {
     let valid = |p: u32| p == uapi::KFD_IOC_CACHE_POLICY_COHERENT || p == uapi::KFD_IOC_CACHE_POLICY_NONCOHERENT;
@@ -364,7 +371,7 @@ const IOCTLS: [IoctlDef; uapi::IOCTLS.len()] = [
     def!(AMDKFD_IOC_GET_DMABUF_INFO, not_supported),
     def!(AMDKFD_IOC_IMPORT_DMABUF, not_supported),
     def!(AMDKFD_IOC_ALLOC_QUEUE_GWS, not_supported),
-    def!(AMDKFD_IOC_SMI_EVENTS, not_supported),
+    def!(AMDKFD_IOC_SMI_EVENTS, typed!(smi_events)),
     def!(AMDKFD_IOC_SVM, not_supported),
     def!(AMDKFD_IOC_SET_XNACK_MODE, typed!(set_xnack_mode)),
     def!(AMDKFD_IOC_CRIU_OP, not_supported),

@@ -43,6 +43,7 @@ use crate::{
     device::{self, Device},
     event::Events,
     kabi::{
+        devcgroup,
         kgd::{DrmFile, KgdVm},
         mm::MmNotifier,
         sysfs::Dir,
@@ -298,11 +299,21 @@ impl Process {
         let mut pdds = KVec::new();
         let mut counters = KVec::new();
         let mut targets = KVec::new();
+        // Only the GPUs the opener's device cgroup lets it use get a pdd
+        // (upstream `kfd_init_apertures`): a denied GPU is unknown to every
+        // ioctl of the process.  No usable GPU at all: `-EINVAL`, as
+        // upstream's `kfd_gpu_node_num() <= 0` check in `kfd_create_process`.
         for dev in device::all()? {
+            if devcgroup::check_render_node(dev.info.drm_render_minor).is_err() {
+                continue;
+            }
             targets.push(MmapTarget { gpu_id: dev.gpu_id(), dev: dev.clone(), vm: None }, GFP_KERNEL)?;
             let pdd = ProcessDevice::new(dev)?;
             counters.push(pdd.counters.clone(), GFP_KERNEL)?;
             pdds.push(pdd, GFP_KERNEL)?;
+        }
+        if pdds.is_empty() {
+            return Err(EINVAL);
         }
         let pasid = Pasid::alloc()?;
         let pasid_value = pasid.0;
@@ -403,6 +414,7 @@ impl Process {
         drop(targets);
         pdd.counters.pasid.store(self.pasid.0, kernel::sync::atomic::Relaxed);
         pdd.vm = Some(vm);
+        crate::smi::event_process(&pdd.dev, self, true);
         Ok(())
     }
 
@@ -439,6 +451,7 @@ impl Process {
         drop(targets);
         for pdd in inner.pdds.iter_mut() {
             if let Some(vm) = pdd.vm.take() {
+                crate::smi::event_process(&pdd.dev, self, false);
                 pdd.dev.kgd.set_vm_pasid(&vm, 0);
                 pdd.counters.pasid.store(0, kernel::sync::atomic::Relaxed);
                 drop(vm);
@@ -451,6 +464,11 @@ impl Process {
     /// the process (a forked child or a process that received the fd does not).
     pub(crate) fn is_caller_opener(&self) -> bool {
         *current!().group_leader() == *self.lead_thread
+    }
+
+    /// The group leader of the creating thread group (for SMI events).
+    pub(crate) fn lead_thread(&self) -> &Task {
+        &self.lead_thread
     }
 
     /// Thread group id of the creator.

@@ -6,10 +6,12 @@
 //!
 //! - [`event_state`]: the KFD event state machine (`src/event.rs`);
 //! - [`pasid`]: the PASID allocator (`src/process.rs`);
-//! - [`mmap_offset`]: `/dev/kfd` mmap offsets (`src/chardev.rs`).
+//! - [`mmap_offset`]: `/dev/kfd` mmap offsets (`src/chardev.rs`);
+//! - [`smi`]: SMI event fifo, visibility rule and line formats (`src/smi.rs`).
 
 #![no_std]
 
 pub mod event_state;
 pub mod mmap_offset;
 pub mod pasid;
+pub mod smi;
