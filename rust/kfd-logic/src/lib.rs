@@ -4,10 +4,14 @@
 //! Each module is one file that uses `core` only, so the kernel module can
 //! include the same file with `#[path]`:
 //!
-//! - [`event_state`]: the KFD event state machine (`src/event.rs`).
+//! - [`event_state`]: the KFD event state machine (`src/event.rs`);
+//! - [`pasid`]: the PASID allocator (`src/process.rs`);
+//! - [`mmap_offset`]: `/dev/kfd` mmap offsets (`src/chardev.rs`);
 //! - [`smi`]: SMI event fifo, visibility rule and line formats (`src/smi.rs`).
 
 #![no_std]
 
 pub mod event_state;
+pub mod mmap_offset;
+pub mod pasid;
 pub mod smi;
