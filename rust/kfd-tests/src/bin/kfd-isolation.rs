@@ -10,8 +10,8 @@
 //!   every GPU denied open(/dev/kfd) is EINVAL (kfd_gpu_node_num() == 0);
 //! - SMI events: errnos of the file, the event lines, CAP_SYS_ADMIN
 //!   isolation, module pinning;
-//! - memory handles, render-node mmap offsets, proc/<pid> sysfs of other
-//!   processes, and a render fd received over a Unix socket.
+//! - memory handles, render-node mmap offsets, doorbell pages, proc/<pid>
+//!   sysfs of other processes, and a render fd received over a Unix socket.
 //!
 //! Needs root (cgroups, bpf(2), setuid).  Prints
 //! `kfd-isolation: N passed, N failed`.
@@ -667,6 +667,82 @@ fn render_fd_over_socket_acquire_vm(gpus: &[TopoGpu]) -> Check {
     free(k.fd, h).map(|_| ()).map_err(errno_name)
 }
 
+/// `/dev/kfd` doorbell offsets name a GPU, never a process (upstream
+/// `kfd_doorbell_mmap` maps the caller's own slice).
+const TYPE_DOORBELL: u64 = 0x3 << 62;
+const GPU_ID_SHIFT: u32 = 46;
+const DOORBELL_SLICE: usize = 8192;
+
+fn map_doorbells(kfd: i32, gpu_id: u32) -> Result<*mut u64, i32> {
+    let off = TYPE_DOORBELL | (u64::from(gpu_id) << GPU_ID_SHIFT);
+    // SAFETY: a shared mapping of the kernel's choosing; only used while mapped.
+    let p = unsafe {
+        libc::mmap(std::ptr::null_mut(), DOORBELL_SLICE, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, kfd, off as i64)
+    };
+    if p == libc::MAP_FAILED {
+        Err(errno())
+    } else {
+        Ok(p.cast())
+    }
+}
+
+fn doorbells_of_live_processes_are_separate(gpus: &[TopoGpu]) -> Check {
+    // Process A maps its doorbells, rings one and sends us its /dev/kfd fd;
+    // a received fd cannot map anything (EBADF), and process B, live at the
+    // same time, maps the same offset and gets its own, untouched page.
+    let gpu = gpus[0].clone();
+    let (a, b) = socketpair();
+    let g = gpu.clone();
+    // SAFETY: the child runs the closure and exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        close(a);
+        let ok = (|| -> Option<()> {
+            let k = Kfd::open().ok()?;
+            let _r = bind(&k, &g).ok()?;
+            let db = map_doorbells(k.fd, g.gpu_id).ok()?;
+            // SAFETY: inside our doorbell mapping.
+            unsafe { db.add(2).write_volatile(0xa5a5) };
+            send_fd(b, k.fd).ok()?;
+            recv_u64(b)?;
+            // SAFETY: as above.
+            let v = unsafe { db.add(2).read_volatile() };
+            send_u64(b, v);
+            recv_u64(b);
+            Some(())
+        })();
+        // SAFETY: exit without destructors.
+        unsafe { libc::_exit(if ok.is_some() { 0 } else { 1 }) };
+    }
+    close(b);
+    let r = (|| -> Check {
+        let afd = recv_fd(a).ok_or("process A failed to map its doorbells")?;
+        let got = map_doorbells(afd, gpu.gpu_id);
+        close(afd);
+        expect_err(got, libc::EBADF, "doorbell mmap through a received /dev/kfd fd")?;
+        let g = gpu.clone();
+        in_child(CHILD_SECS, move || {
+            let k = Kfd::open().map_err(|e| e.to_string())?;
+            let _r = bind(&k, &g)?;
+            let db = map_doorbells(k.fd, g.gpu_id).map_err(|e| format!("B's doorbell mmap: {}", errno_name(e)))?;
+            // SAFETY: inside B's doorbell mapping.
+            let v = unsafe { db.add(2).read_volatile() };
+            ensure_eq(v, 0, "B's doorbell (A wrote 0xa5a5 to its own)")?;
+            // SAFETY: as above.
+            unsafe { db.add(2).write_volatile(0x5a5a) };
+            Ok(())
+        })?;
+        send_u64(a, 1);
+        let v = recv_u64(a).ok_or("process A died")?;
+        ensure_eq(v, 0xa5a5, "A's doorbell after B wrote its own")
+    })();
+    send_u64(a, 1);
+    close(a);
+    let st = wait_child(pid, CHILD_SECS);
+    r?;
+    ensure(st.is_some_and(|s| libc::WIFEXITED(s) && libc::WEXITSTATUS(s) == 0), "process A failed")
+}
+
 fn smi_via_forked_child_is_ebadf(gpus: &[TopoGpu]) -> Check {
     // The SMI ioctl follows the /dev/kfd rule: only the opener may use it.
     let k = Kfd::open().map_err(|e| e.to_string())?;
@@ -712,6 +788,9 @@ fn main() {
     });
     h.run("isolation: render fd over a Unix socket: ACQUIRE_VM by the file's state", || {
         render_fd_over_socket_acquire_vm(&gpus)
+    });
+    h.run("isolation: doorbells of two live processes are separate; a received fd cannot map them", || {
+        doorbells_of_live_processes_are_separate(&gpus)
     });
     std::process::exit(h.finish("kfd-isolation"));
 }
