@@ -684,12 +684,11 @@ fn mmap_offsets_fuzz(gpus: &[Gpu]) -> Check {
                 Ok(m) => {
                     mapped += 1;
                     // (A 1-byte request maps a page; touch only what was asked.)
-                    if len < 8 {
-                    } else if prot & libc::PROT_WRITE != 0 {
+                    if len >= 8 && prot & libc::PROT_WRITE != 0 {
                         let v = r();
                         m.write_u64(0, v);
                         ensure_eq(m.read_u64(0), v, &format!("round {round}: write through {off:#x}"))?;
-                    } else if prot & libc::PROT_READ != 0 {
+                    } else if len >= 8 && prot & libc::PROT_READ != 0 {
                         let _ = m.read_u64(0);
                     }
                 }
