@@ -323,7 +323,6 @@ impl Process {
             return Err(EINVAL);
         }
         let pasid = Pasid::alloc()?;
-        let pasid_value = pasid.0;
         let svm = SvmState::new(pdds.iter().map(|p| &*p.dev));
         let leader = task.group_leader();
         let process = Arc::pin_init(
@@ -352,7 +351,7 @@ impl Process {
         // A missing sysfs directory (e.g. a recycled pid whose old process
         // still has a file open elsewhere) does not fail the open.
         if let Some(root) = table.sysfs_root.as_ref() {
-            match ProcSysfs::new(root, process.pid, pasid_value, &counters) {
+            match ProcSysfs::new(root, process.pid, &counters) {
                 Ok(sysfs) => *process.sysfs.lock() = Some(sysfs),
                 Err(e) => kfd_warn!("Creating procfs pid directory failed: {:?}\n", e),
             }
