@@ -226,6 +226,90 @@ impl Vm {
     pub(crate) fn mapped_pages(&self) -> u64 {
         self.inner.lock().pt.mapped_pages()
     }
+
+    /// Runs `f` with a view of what the GPU's engines reach through this
+    /// VM, while no mapping can change (`Vm::inner` is held, so every page
+    /// it returns stays allocated: the mapped objects hold them).  For the
+    /// engines (`crate::engine`); `f` must not take `Vm::inner` or any lock
+    /// before it in the lock order.
+    pub(crate) fn with_gpu_pages<R>(&self, f: impl FnOnce(&GpuPages<'_>) -> R) -> R {
+        let inner = self.inner.lock();
+        f(&GpuPages {
+            inner: &inner,
+            core: &self.core,
+        })
+    }
+}
+
+/// The GPU's view of a [`Vm`] while its mappings are held stable
+/// ([`Vm::with_gpu_pages`]).
+pub(crate) struct GpuPages<'a> {
+    /// The locked VM state.
+    inner: &'a VmInner,
+    /// The VM's GPU.
+    core: &'a Core,
+}
+
+impl<'a> GpuPages<'a> {
+    /// What the GPU reaches at `va`; `None`: unmapped.
+    pub(crate) fn get(&self, va: u64) -> Option<GpuPage<'a>> {
+        let pte = self.inner.pt.lookup(va)?;
+        let writable = pte.writable();
+        let target = match pte.aperture() {
+            pt::Aperture::System => GpuTarget::Pfn(pte.frame()),
+            pt::Aperture::UserVa => GpuTarget::User(pte.frame() << kernel::page::PAGE_SHIFT),
+            pt::Aperture::Vram => {
+                // The frame's host page: the local VRAM object mapped here.
+                let page = kernel::page::PAGE_SIZE as u64;
+                let core = self.core;
+                let inner: &'a VmInner = self.inner;
+                GpuTarget::Page(inner.mappings.values().find_map(|m| {
+                    let off = va.checked_sub(m.va())?;
+                    if off >= m.npages() * page || !m.is_on(core) {
+                        return None;
+                    }
+                    let index = (off / page) % (m.size() / page).max(1);
+                    m.page_at(m.mmap_pgoff() + index)
+                })?)
+            }
+        };
+        Some(GpuPage { target, writable })
+    }
+}
+
+/// What an engine reaches through one PTE ([`GpuPages::get`]).
+///
+/// # Invariants
+///
+/// Made only by [`GpuPages::get`]: the page stays allocated for `'a`.
+pub(crate) struct GpuPage<'a> {
+    /// The memory.
+    target: GpuTarget<'a>,
+    /// The GPU may write it.
+    writable: bool,
+}
+
+impl<'a> GpuPage<'a> {
+    /// The memory.
+    pub(crate) fn target(&self) -> &GpuTarget<'a> {
+        &self.target
+    }
+
+    /// Whether the GPU may write it.
+    pub(crate) fn writable(&self) -> bool {
+        self.writable
+    }
+}
+
+/// The memory behind a PTE.
+pub(crate) enum GpuTarget<'a> {
+    /// A system page (GTT, or another GPU's VRAM through its BAR), by frame.
+    Pfn(u64),
+    /// A page of this GPU's VRAM.
+    Page(&'a kernel::page::Page),
+    /// A user-pointer page, by user address (not reachable by the engines
+    /// yet: they have no reference on the process's mm).
+    User(#[allow(dead_code)] u64),
 }
 
 #[kunit_tests(amdgpu_vgpu_vm)]
