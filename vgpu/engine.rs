@@ -78,7 +78,10 @@ use crate::{
         PageMap, //
     },
     uapi,
-    vm::Vm, //
+    vm::{
+        GpuPages,
+        Vm, //
+    },
 };
 
 #[path = "../rust/gpu-engines/src/aql.rs"]
@@ -373,25 +376,50 @@ impl Events for RunEvents<'_> {
     }
 }
 
-/// Bytes accessed per hold of `Vm::inner`.
+/// Bytes accessed per hold of `Vm::inner` (a small access counts at least
+/// a cache line, so that a run of small accesses releases it too).
 const ACCESS_CHUNK: usize = 64 * 1024;
 /// `PAGE_SIZE` as a GPU address quantity.
 const PAGE: u64 = PAGE_SIZE as u64;
 
-/// A queue's VM as its engine sees it.
+/// A queue's VM as its engine sees it.  Holds the VM's mappings (its
+/// lock) across accesses, for at most [`ACCESS_CHUNK`] bytes at a time;
+/// released when dropped (the end of a run).
 pub(crate) struct VmMem<'a> {
     /// The VM.
     vm: &'a Vm,
+    /// The mappings, while held.
+    held: Option<GpuPages<'a>>,
+    /// Bytes accessed since they were taken.
+    traffic: usize,
 }
 
 impl<'a> VmMem<'a> {
     /// Engine accesses through `vm`.
     pub(crate) fn new(vm: &'a Vm) -> Self {
-        VmMem { vm }
+        VmMem {
+            vm,
+            held: None,
+            traffic: 0,
+        }
+    }
+
+    /// The mappings, for an access of `bytes` more bytes: released and
+    /// taken again every [`ACCESS_CHUNK`] bytes, so that map and unmap
+    /// calls wait for one chunk at most.
+    fn pages(&mut self, bytes: usize) -> &GpuPages<'a> {
+        let bytes = bytes.max(64);
+        self.traffic += bytes;
+        if self.traffic > ACCESS_CHUNK {
+            self.held = None;
+            self.traffic = bytes;
+        }
+        let vm = self.vm;
+        self.held.get_or_insert_with(|| vm.gpu_pages())
     }
 
     /// Runs `f(page map, offset in page, bytes, done)` over `[va, va +
-    /// len)` page by page, holding the VM's mappings per chunk.
+    /// len)` page by page.
     fn each_page(
         &mut self,
         va: u64,
@@ -401,23 +429,18 @@ impl<'a> VmMem<'a> {
     ) -> core::result::Result<(), Fault> {
         let mut done = 0usize;
         while done < len {
-            let end = (done + ACCESS_CHUNK).min(len);
-            self.vm.with_gpu_pages(|pages| {
-                while done < end {
-                    let a = va.wrapping_add(done as u64);
-                    let off = (a % PAGE) as usize;
-                    let n = (PAGE_SIZE - off).min(end - done);
-                    let fault = Fault { va: a, write };
-                    let page = pages.get(a).ok_or(fault)?;
-                    if write && !page.writable() {
-                        return Err(fault);
-                    }
-                    let map = PageMap::of(&page).ok_or(fault)?;
-                    f(&map, off, n, done);
-                    done += n;
-                }
-                Ok(())
-            })?;
+            let a = va.wrapping_add(done as u64);
+            let off = (a % PAGE) as usize;
+            let n = (PAGE_SIZE - off).min(len - done);
+            let fault = Fault { va: a, write };
+            let pages = self.pages(n);
+            let page = pages.get(a).ok_or(fault)?;
+            if write && !page.writable() {
+                return Err(fault);
+            }
+            let map = PageMap::of(&page).ok_or(fault)?;
+            f(&map, off, n, done);
+            done += n;
         }
         Ok(())
     }
@@ -439,39 +462,33 @@ impl GpuMemory for VmMem<'_> {
 
     fn atomic_add_u64(&mut self, va: u64, v: u64) -> core::result::Result<u64, Fault> {
         let fault = Fault { va, write: true };
-        self.vm.with_gpu_pages(|pages| {
-            let page = pages.get(va).filter(|p| p.writable()).ok_or(fault)?;
-            let map = PageMap::of(&page).ok_or(fault)?;
-            map.atomic_add_u64((va % PAGE) as usize, v).ok_or(fault)
-        })
+        let pages = self.pages(8);
+        let page = pages.get(va).filter(|p| p.writable()).ok_or(fault)?;
+        let map = PageMap::of(&page).ok_or(fault)?;
+        map.atomic_add_u64((va % PAGE) as usize, v).ok_or(fault)
     }
 
     fn copy(&mut self, dst: u64, src: u64, len: u64) -> core::result::Result<(), Fault> {
         let mut done = 0u64;
         while done < len {
-            let end = (done + ACCESS_CHUNK as u64).min(len);
-            self.vm.with_gpu_pages(|pages| {
-                while done < end {
-                    let (s, d) = (src.wrapping_add(done), dst.wrapping_add(done));
-                    let (so, dof) = (s % PAGE, d % PAGE);
-                    let n = (PAGE - so).min(PAGE - dof).min(end - done);
-                    let rf = Fault { va: s, write: false };
-                    let wf = Fault { va: d, write: true };
-                    let sp = pages.get(s).ok_or(rf)?;
-                    let dp = pages.get(d).ok_or(wf)?;
-                    if !dp.writable() {
-                        return Err(wf);
-                    }
-                    // Unmapped in reverse order: `dm` drops first.
-                    let sm = PageMap::of(&sp).ok_or(rf)?;
-                    let dm = PageMap::of(&dp).ok_or(wf)?;
-                    dm.copy_from(dof as usize, &sm, so as usize, n as usize);
-                    drop(dm);
-                    drop(sm);
-                    done += n;
-                }
-                Ok(())
-            })?;
+            let (s, d) = (src.wrapping_add(done), dst.wrapping_add(done));
+            let (so, dof) = (s % PAGE, d % PAGE);
+            let n = (PAGE - so).min(PAGE - dof).min(len - done);
+            let rf = Fault { va: s, write: false };
+            let wf = Fault { va: d, write: true };
+            let pages = self.pages(n as usize);
+            let sp = pages.get(s).ok_or(rf)?;
+            let dp = pages.get(d).ok_or(wf)?;
+            if !dp.writable() {
+                return Err(wf);
+            }
+            // Unmapped in reverse order: `dm` drops first.
+            let sm = PageMap::of(&sp).ok_or(rf)?;
+            let dm = PageMap::of(&dp).ok_or(wf)?;
+            dm.copy_from(dof as usize, &sm, so as usize, n as usize);
+            drop(dm);
+            drop(sm);
+            done += n;
         }
         Ok(())
     }

@@ -227,32 +227,31 @@ impl Vm {
         self.inner.lock().pt.mapped_pages()
     }
 
-    /// Runs `f` with a view of what the GPU's engines reach through this
-    /// VM, while no mapping can change (`Vm::inner` is held, so every page
-    /// it returns stays allocated: the mapped objects hold them).  For the
-    /// engines (`crate::engine`); `f` must not take `Vm::inner` or any lock
-    /// before it in the lock order.
-    pub(crate) fn with_gpu_pages<R>(&self, f: impl FnOnce(&GpuPages<'_>) -> R) -> R {
-        let inner = self.inner.lock();
-        f(&GpuPages {
-            inner: &inner,
+    /// A view of what the GPU's engines reach through this VM.  While it
+    /// exists no mapping can change (it holds `Vm::inner`), so every page
+    /// it returns stays allocated: the mapped objects hold them.  For the
+    /// engines (`crate::engine`), which hold it for a bounded run of
+    /// accesses and never wait for anything while holding it.
+    pub(crate) fn gpu_pages(&self) -> GpuPages<'_> {
+        GpuPages {
+            inner: self.inner.lock(),
             core: &self.core,
-        })
+        }
     }
 }
 
 /// The GPU's view of a [`Vm`] while its mappings are held stable
-/// ([`Vm::with_gpu_pages`]).
+/// ([`Vm::gpu_pages`]).
 pub(crate) struct GpuPages<'a> {
     /// The locked VM state.
-    inner: &'a VmInner,
+    inner: kernel::sync::MutexGuard<'a, VmInner>,
     /// The VM's GPU.
     core: &'a Core,
 }
 
-impl<'a> GpuPages<'a> {
+impl GpuPages<'_> {
     /// What the GPU reaches at `va`; `None`: unmapped.
-    pub(crate) fn get(&self, va: u64) -> Option<GpuPage<'a>> {
+    pub(crate) fn get(&self, va: u64) -> Option<GpuPage<'_>> {
         let pte = self.inner.pt.lookup(va)?;
         let writable = pte.writable();
         let target = match pte.aperture() {
@@ -262,8 +261,7 @@ impl<'a> GpuPages<'a> {
                 // The frame's host page: the local VRAM object mapped here.
                 let page = kernel::page::PAGE_SIZE as u64;
                 let core = self.core;
-                let inner: &'a VmInner = self.inner;
-                GpuTarget::Page(inner.mappings.values().find_map(|m| {
+                GpuTarget::Page(self.inner.mappings.values().find_map(|m| {
                     let off = va.checked_sub(m.va())?;
                     if off >= m.npages() * page || !m.is_on(core) {
                         return None;
@@ -273,6 +271,7 @@ impl<'a> GpuPages<'a> {
                 })?)
             }
         };
+        // INVARIANT: The page stays allocated while `self` is borrowed.
         Some(GpuPage { target, writable })
     }
 }
@@ -281,7 +280,8 @@ impl<'a> GpuPages<'a> {
 ///
 /// # Invariants
 ///
-/// Made only by [`GpuPages::get`]: the page stays allocated for `'a`.
+/// Made only by [`GpuPages::get`]: the page stays allocated for `'a`
+/// (the mappings are held for as long as the `GpuPages` is borrowed).
 pub(crate) struct GpuPage<'a> {
     /// The memory.
     target: GpuTarget<'a>,

@@ -192,9 +192,14 @@ impl<'a> PageMap<'a> {
     pub(crate) fn copy_from(&self, dst_off: usize, src: &PageMap<'_>, src_off: usize, len: usize) {
         if Self::check(dst_off, len) && Self::check(src_off, len) {
             // SAFETY: Both ranges are in bounds of mapped pages (checked).
-            unsafe {
-                core::ptr::copy(src.addr.as_ptr().add(src_off), self.addr.as_ptr().add(dst_off), len)
-            };
+            let (s, d) = unsafe { (src.addr.as_ptr().add(src_off), self.addr.as_ptr().add(dst_off)) };
+            if (s as usize).abs_diff(d as usize) >= len {
+                // SAFETY: As above, and the ranges do not overlap.
+                unsafe { core::ptr::copy_nonoverlapping(s, d, len) };
+            } else {
+                // SAFETY: As above (`memmove` for one page onto itself).
+                unsafe { core::ptr::copy(s, d, len) };
+            }
         }
     }
 
