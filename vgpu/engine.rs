@@ -134,7 +134,7 @@ pub(crate) const POLL_MIN_US: i64 = 20;
 /// The longest short poll interval, µs.
 pub(crate) const POLL_MAX_US: i64 = 1000;
 /// The poll interval after [`SLOW_AFTER`] idle polls, ms.
-pub(crate) const SLOW_POLL_MS: u32 = 4;
+pub(crate) const SLOW_POLL_MS: u32 = 2;
 /// Idle polls before the slow poll (about 0.2 s at the longest short interval).
 const SLOW_AFTER: u32 = 200;
 /// The most queues one GPU serves.
@@ -162,9 +162,7 @@ pub(crate) struct QueueDesc {
     pub(crate) ty: u32,
     /// rkfd's queue id.
     pub(crate) queue_id: u32,
-    /// Byte offset of the doorbell in the VM's doorbell slice (for
-    /// watching doorbells once VMs have doorbell pages).
-    #[allow(dead_code)]
+    /// Byte offset of the doorbell in the VM's doorbell slice.
     pub(crate) doorbell_offset: u32,
     /// 0..15.
     pub(crate) priority: u32,
@@ -190,7 +188,8 @@ pub(crate) struct HqdState {
     pub(crate) rptr: u64,
     /// Write pointer, same units (read from memory now; 0 if unreadable).
     pub(crate) wptr: u64,
-    /// Last doorbell value seen (0: doorbell pages are not watched yet).
+    /// The queue's doorbell as user space last wrote it (0 if the offset
+    /// is outside the VM's doorbell slice).
     pub(crate) doorbell: u64,
     /// Packets completed since load.
     pub(crate) packets: u64,
@@ -248,8 +247,6 @@ pub(crate) struct Hqd {
     vm: Arc<Vm>,
     /// What rkfd asked for.
     desc: QueueDesc,
-    /// The pasid IH entries carry.
-    pasid: u32,
     /// The engine state.
     #[pin]
     state: Mutex<HqdInner>,
@@ -508,11 +505,6 @@ fn resolve_retry_fault(_vm: &Vm, _fault: Fault) -> bool {
     false
 }
 
-/// The pasid of `vm` for IH entries.  Adapt to the VM's pasid accessor
-/// (`set_vm_pasid`, the `mem3` work) when it lands; 0 until then.
-fn vm_pasid(_vm: &Vm) -> u32 {
-    0
-}
 
 /// The next poll interval after `idle` consecutive idle polls, µs.
 pub(crate) fn poll_interval_us(idle: u32) -> i64 {
@@ -565,12 +557,10 @@ impl Engine {
             return Err(EINVAL);
         }
         let proc = Proc::new(desc)?;
-        let pasid = vm_pasid(&vm);
         let hqd = Arc::pin_init(
             try_pin_init!(Hqd {
                 vm,
                 desc: *desc,
-                pasid,
                 state <- new_mutex!(
                     HqdInner {
                         proc,
@@ -670,7 +660,10 @@ impl Engine {
         HqdState {
             rptr: st.proc.rptr(),
             wptr: wptr.wrapping_mul(st.proc.unit()),
-            doorbell: 0,
+            doorbell: usize::try_from(hqd.desc.doorbell_offset)
+                .ok()
+                .and_then(|o| hqd.vm.doorbell(o))
+                .unwrap_or(0),
             packets: st.packets,
             active: served && st.error == 0 && !st.removed,
             error: st.error,
@@ -729,7 +722,7 @@ impl Engine {
         let mut m = VmMem::new(&hqd.vm);
         let mut ev = RunEvents {
             out: irqs,
-            pasid: hqd.pasid,
+            pasid: hqd.vm.pasid(),
             core: &self.core,
         };
         let run = match &mut st.proc {
@@ -741,7 +734,7 @@ impl Engine {
         let queue_error = |ev: &mut RunEvents<'_>, code| {
             ev.push(IhEntry {
                 source: IH_QUEUE_ERROR,
-                pasid: hqd.pasid,
+                pasid: ev.pasid,
                 context_id: hqd.desc.queue_id,
                 data: code,
                 addr: 0,
@@ -758,7 +751,7 @@ impl Engine {
                 st.error = QUEUE_ERROR_VM_FAULT;
                 ev.push(IhEntry {
                     source: IH_VM_FAULT,
-                    pasid: hqd.pasid,
+                    pasid: ev.pasid,
                     context_id: 0,
                     data: VM_FAULT_NO_RETRY | if f.write { VM_FAULT_WRITE } else { 0 },
                     addr: f.va,
@@ -1082,11 +1075,18 @@ mod tests {
         h.record_irqs();
         let _mem = aql_queue_memory(&vm)?;
         let sig = signal(&vm, 0, 1, 5)?;
-        let hqd = h.engine().load(vm, &aql_desc(3, RING, PAGE, RPTR, WPTR))?;
+        vm.set_pasid(0x1234);
+        let desc = QueueDesc {
+            doorbell_offset: 8 * 3,
+            ..aql_desc(3, RING, PAGE, RPTR, WPTR)
+        };
+        let hqd = h.engine().load(vm, &desc)?;
         assert_eq!(hqd.desc().queue_id, 3);
         // The queue holds the VM: the test's reference is gone.
         let vm = &hqd.vm;
         submit(vm, RING, 64, WPTR, 0, aql::TYPE_BARRIER_AND, sig)?;
+        // The doorbell, as ROCr rings it (the packet's index).
+        vm.doorbell_pages().write_u64(8 * 3, 0)?;
         assert!(wait_for(|| r64(vm, sig + aql::SIGNAL_VALUE) == 0));
         let mut irqs = KVec::new();
         assert!(wait_for(|| collect(&h, &mut irqs).is_ok() && !irqs.is_empty()));
@@ -1097,12 +1097,15 @@ mod tests {
             irqs[0],
             IhEntry {
                 source: IH_SIGNAL,
+                pasid: 0x1234,
                 context_id: 5,
                 ..Default::default()
             }
         );
+        vm.doorbell_pages().write_u64(8 * 3, 0x77)?;
         let st = h.engine().state(&hqd);
         assert_eq!((st.rptr, st.wptr, st.packets, st.active, st.error), (1, 1, 1, true, 0));
+        assert_eq!(st.doorbell, 0x77);
 
         // Wake-up latency: a packet written after the engine idled for a
         // while (it polls with back-off); printed, not asserted.
@@ -1315,6 +1318,57 @@ mod tests {
         assert!(wait_for(|| r64(&vm, sig + aql::SIGNAL_VALUE) == 0));
         h.engine().destroy(q2)?;
         h.engine().destroy(q3)?;
+        Ok(())
+    }
+
+    #[test]
+    fn destroy_preempts_a_running_queue() -> Result {
+        let (core, vm) = gpu(0x47)?;
+        let h = EngineHandle::start(&core)?;
+        const MB: u64 = 1 << 20;
+        let (ring, src, dst) = (0x10_0000u64, 0x100_0000u64, 0x200_0000u64);
+        let _r = map(&vm, ring, 2, GTT)?;
+        let _s = map(&vm, src, MB / PAGE, GTT)?;
+        let _d = map(&vm, dst, MB / PAGE, GTT)?;
+        let (rptr, wptr) = (ring + PAGE, ring + PAGE + 8);
+        // 64 copies of 1 MiB (far more than one quantum), then a poll
+        // that never passes: the queue is busy, then blocked, never done.
+        for i in 0..64u64 {
+            let p = [sdma::header(sdma::OP_COPY, 0), (MB - 1) as u32, 0, src as u32, 0, dst as u32, 0];
+            for (j, d) in p.iter().enumerate() {
+                w32(&vm, ring + i * 28 + 4 * j as u64, *d)?;
+            }
+        }
+        let poll = [
+            sdma::header(sdma::OP_POLL_REGMEM, 0) | (3 << 28) | (1 << 31),
+            (ring + PAGE + 64) as u32,
+            0,
+            1,
+            u32::MAX,
+            10,
+        ];
+        for (j, d) in poll.iter().enumerate() {
+            w32(&vm, ring + 64 * 28 + 4 * j as u64, *d)?;
+        }
+        const END: u64 = 64 * 28 + 24;
+        let desc = QueueDesc {
+            ty: uapi::KFD_IOC_QUEUE_TYPE_SDMA,
+            percentage: 100,
+            ring_base: ring,
+            ring_size: PAGE,
+            rptr_va: rptr,
+            wptr_va: wptr,
+            ..Default::default()
+        };
+        let q = h.engine().load(vm.clone(), &desc)?;
+        w64(&vm, wptr, END)?;
+        assert!(wait_for(|| r64(&vm, rptr) > 0));
+        h.engine().destroy(q)?;
+        let stopped_at = r64(&vm, rptr);
+        assert!(stopped_at < END);
+        // After hqd_destroy the engine no longer touches the queue.
+        fsleep(Delta::from_micros(20_000));
+        assert_eq!(r64(&vm, rptr), stopped_at);
         Ok(())
     }
 

@@ -50,6 +50,10 @@ const char *vgpu_shim_profile(void);
 void *vgpu_shim_vmap(struct page **pages, unsigned int count);
 void vgpu_shim_vunmap(void *addr);
 unsigned long vgpu_shim_page_pfn(struct page *page);
+struct vm_area_struct;
+int vgpu_shim_pin_user(unsigned long start, unsigned long nr, struct page **pages);
+void vgpu_shim_unpin_user(struct page **pages, unsigned long nr);
+int vgpu_shim_mmap_pages(struct vm_area_struct *vma, struct page **pages, unsigned long count);
 u64 vgpu_shim_total_ram(void);
 
 /*
@@ -61,6 +65,7 @@ void vgpu_shim_test_close(struct file *file);
 int vgpu_shim_test_mmap(struct file *file, u64 offset, unsigned long len, bool rw,
 			bool shared, unsigned long *addr);
 int vgpu_shim_test_munmap(unsigned long addr, unsigned long len);
+int vgpu_shim_test_mmap_anon(unsigned long len, bool rw, unsigned long *addr);
 int vgpu_shim_test_write_user(unsigned long addr, const void *src, unsigned long len);
 int vgpu_shim_test_read_user(void *dst, unsigned long addr, unsigned long len);
 

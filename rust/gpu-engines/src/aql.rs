@@ -118,7 +118,7 @@ impl AqlQueue {
     /// A queue over a ring of `size` bytes (a power of two, at least one
     /// packet) at `base` (64-byte aligned); `None` otherwise.
     pub fn new(base: u64, size: u64, rptr_va: u64, wptr_va: u64) -> Option<Self> {
-        if !size.is_power_of_two() || size < PACKET_SIZE || base % PACKET_SIZE != 0 {
+        if !size.is_power_of_two() || size < PACKET_SIZE || !base.is_multiple_of(PACKET_SIZE) {
             return None;
         }
         Some(AqlQueue {

@@ -4,8 +4,12 @@
 //! Each module is one file that uses `core` only, so the kernel module can
 //! include the same file with `#[path]`:
 //!
-//! - [`event_state`]: the KFD event state machine (`src/event.rs`).
+//! - [`event_state`]: the KFD event state machine (`src/event.rs`);
+//! - [`pasid`]: the PASID allocator (`src/process.rs`);
+//! - [`mmap_offset`]: `/dev/kfd` mmap offsets (`src/chardev.rs`).
 
 #![no_std]
 
 pub mod event_state;
+pub mod mmap_offset;
+pub mod pasid;
