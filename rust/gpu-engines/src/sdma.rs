@@ -86,6 +86,12 @@ pub const ATOMIC_ADD64: u32 = 47;
 /// The count fields' width.
 const COUNT_MASK: u32 = 0x3fff_ffff;
 
+/// The most bytes one run copies or fills: a longer COPY_LINEAR or
+/// CONST_FILL (up to 1 GiB) is executed in slices across runs, so that
+/// the scheduler can switch queues and preempt between slices, as SDMA
+/// firmware preempts within long transfers.
+pub const RUN_BYTES: u64 = 4 << 20;
+
 /// A header dword.
 pub const fn header(op: u32, sub_op: u32) -> u32 {
     op | (sub_op << 8)
@@ -106,6 +112,9 @@ pub struct SdmaQueue {
     rptr: u64,
     /// Bytes copied or filled since load (statistics).
     bytes: u64,
+    /// Bytes of the COPY_LINEAR / CONST_FILL at the read pointer done by
+    /// earlier runs.
+    partial: u64,
 }
 
 /// What executing one packet did.
@@ -130,6 +139,7 @@ impl SdmaQueue {
             rptr_va,
             rptr: 0,
             bytes: 0,
+            partial: 0,
         })
     }
 
@@ -146,6 +156,7 @@ impl SdmaQueue {
     /// Runs the queue for at most `budget` packets.
     pub fn run<M: GpuMemory, E: Events>(&mut self, m: &mut M, ev: &mut E, budget: u32) -> Run {
         let mut packets = 0;
+        let mut room = RUN_BYTES;
         let stop = loop {
             let wptr = match m.read_u64(self.wptr_va) {
                 Ok(w) => w,
@@ -158,7 +169,7 @@ impl SdmaQueue {
             if packets == budget {
                 break Stop::Budget;
             }
-            match self.exec(m, ev, avail / 4) {
+            match self.exec(m, ev, avail / 4, &mut room) {
                 Ok(Step::Done(n)) => {
                     packets += 1;
                     self.rptr = self.rptr.wrapping_add(n * 4);
@@ -173,6 +184,29 @@ impl SdmaQueue {
         Run { packets, stop }
     }
 
+    /// The part of a `count`-byte transfer to do now: `(offset, bytes)`;
+    /// `Budget` if the run has no room left.
+    fn slice(&self, count: u64, room: &u64) -> Result<(u64, u64), Stop> {
+        if *room == 0 {
+            return Err(Stop::Budget);
+        }
+        let start = self.partial.min(count);
+        Ok((start, (count - start).min(*room)))
+    }
+
+    /// Accounts `n` bytes of a `count`-byte transfer done: `Budget` if it
+    /// is not finished (the packet stays at the read pointer).
+    fn sliced(&mut self, count: u64, n: u64, room: &mut u64) -> Result<(), Stop> {
+        self.bytes += n;
+        *room -= n;
+        self.partial += n;
+        if self.partial < count {
+            return Err(Stop::Budget);
+        }
+        self.partial = 0;
+        Ok(())
+    }
+
     /// The address of dword `i` of the packet at the read pointer.
     fn addr(&self, i: u64) -> u64 {
         self.base + (self.rptr.wrapping_add(i * 4) & (self.size - 1))
@@ -185,6 +219,7 @@ impl SdmaQueue {
         m: &mut M,
         ev: &mut E,
         avail: u64,
+        room: &mut u64,
     ) -> Result<Step, Stop> {
         let h = fault(m.read_u32(self.addr(0)))?;
         let op = h & 0xff;
@@ -233,8 +268,9 @@ impl SdmaQueue {
                 let count = u64::from(dw(m, 1)? & COUNT_MASK) + 1;
                 let src = addr(m, 3)?;
                 let dst = addr(m, 5)?;
-                fault(m.copy(dst, src, count))?;
-                self.bytes += count;
+                let (start, n) = self.slice(count, room)?;
+                fault(m.copy(dst.wrapping_add(start), src.wrapping_add(start), n))?;
+                self.sliced(count, n, room)?;
             }
             OP_WRITE => {
                 let dst = addr(m, 1)?;
@@ -307,8 +343,10 @@ impl SdmaQueue {
                 if fillsize == 2 && (dst & 3 != 0 || count & 3 != 0) {
                     return Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET));
                 }
-                fault(m.fill(dst, pattern, count))?;
-                self.bytes += count;
+                let (start, n) = self.slice(count, room)?;
+                // Slices are multiples of 4 bytes: the pattern stays in phase.
+                fault(m.fill(dst.wrapping_add(start), pattern, n))?;
+                self.sliced(count, n, room)?;
             }
             OP_TIMESTAMP => match sub_op {
                 SUBOP_TIMESTAMP_SET => {}

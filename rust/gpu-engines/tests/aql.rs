@@ -48,7 +48,7 @@ fn plain_signal(g: &mut TestGpu, i: u64, value: i64) {
     g.poke64(signal(i) + SIGNAL_MAILBOX, 0);
 }
 
-fn value(g: &TestGpu, i: u64) -> i64 {
+fn value(g: &mut TestGpu, i: u64) -> i64 {
     g.peek64(signal(i) + SIGNAL_VALUE) as i64
 }
 
@@ -79,7 +79,7 @@ fn barrier_and_completes_and_interrupts() {
     submit(&mut g, 16, 0, h, &b);
     let r = q.run(&mut g, &mut ev, 64);
     assert_eq!(r, Run { packets: 1, stop: Stop::Idle });
-    assert_eq!(value(&g, 0), 0);
+    assert_eq!(value(&mut g, 0), 0);
     assert_eq!(g.peek64(EVENTS + 8 * 42), 42);
     assert_eq!(ev.irqs, vec![42]);
     assert_eq!(g.peek64(RPTR), 1);
@@ -99,11 +99,11 @@ fn barrier_and_waits_for_every_dependency() {
     let (h, b) = barrier(TYPE_BARRIER_AND, &[signal(1), 0, signal(2)], signal(0));
     submit(&mut g, 16, 0, h, &b);
     assert_eq!(q.run(&mut g, &mut ev, 64).stop, Stop::Blocked);
-    assert_eq!(value(&g, 0), 5);
+    assert_eq!(value(&mut g, 0), 5);
     assert_eq!(g.peek64(RPTR), 0);
     g.poke64(signal(2) + SIGNAL_VALUE, 0);
     assert_eq!(q.run(&mut g, &mut ev, 64), Run { packets: 1, stop: Stop::Idle });
-    assert_eq!(value(&g, 0), 4);
+    assert_eq!(value(&mut g, 0), 4);
     // No mailbox: no interrupt.
     assert!(ev.irqs.is_empty());
 }
@@ -119,11 +119,11 @@ fn barrier_or_needs_one_dependency_or_none() {
     assert_eq!(q.run(&mut g, &mut ev, 64).stop, Stop::Blocked);
     g.poke64(signal(2) + SIGNAL_VALUE, 0);
     assert_eq!(q.run(&mut g, &mut ev, 64).packets, 1);
-    assert_eq!(value(&g, 0), 1);
+    assert_eq!(value(&mut g, 0), 1);
     let (h, b) = barrier(TYPE_BARRIER_OR, &[], signal(0));
     submit(&mut g, 16, 1, h, &b);
     assert_eq!(q.run(&mut g, &mut ev, 64).packets, 1);
-    assert_eq!(value(&g, 0), 0);
+    assert_eq!(value(&mut g, 0), 0);
 }
 
 #[test]
@@ -136,7 +136,7 @@ fn invalid_header_means_not_written_yet() {
     let (h, b) = barrier(TYPE_BARRIER_AND, &[], signal(0));
     submit(&mut g, 16, 0, h, &b);
     assert_eq!(q.run(&mut g, &mut ev, 64).packets, 1);
-    assert_eq!(value(&g, 0), 0);
+    assert_eq!(value(&mut g, 0), 0);
 }
 
 #[test]
@@ -149,10 +149,10 @@ fn write_index_bounds_the_work() {
     // A valid header beyond the write index is not executed.
     g.poke64(WPTR, 1);
     assert_eq!(q.run(&mut g, &mut ev, 64).packets, 1);
-    assert_eq!(value(&g, 0), 2);
+    assert_eq!(value(&mut g, 0), 2);
     g.poke64(WPTR, 2);
     assert_eq!(q.run(&mut g, &mut ev, 64).packets, 1);
-    assert_eq!(value(&g, 0), 1);
+    assert_eq!(value(&mut g, 0), 1);
 }
 
 #[test]
@@ -165,7 +165,7 @@ fn dispatches_stop_the_queue_unsupported() {
         let r = q.run(&mut g, &mut ev, 64);
         assert_eq!(r, Run { packets: 0, stop: Stop::Error(QUEUE_ERROR_UNSUPPORTED) });
         // Not completed: the signal keeps its value, the read index stays.
-        assert_eq!(value(&g, 0), 1);
+        assert_eq!(value(&mut g, 0), 1);
         assert_eq!(g.peek64(RPTR), 0);
     }
 }
@@ -187,7 +187,7 @@ fn malformed_packets_are_invalid() {
         submit(&mut g, 16, 0, header, &b);
         let r = q.run(&mut g, &mut ev, 64);
         assert_eq!(r.stop, Stop::Error(QUEUE_ERROR_INVALID_PACKET), "header {header:#x}");
-        assert_eq!(value(&g, 0), 1);
+        assert_eq!(value(&mut g, 0), 1);
     }
     // A misaligned dependency signal.
     let (mut g, mut ev, mut q) = setup(16);
@@ -210,7 +210,7 @@ fn ring_wraps() {
         }
         assert_eq!(q.run(&mut g, &mut ev, 64).packets, 2, "round {round}");
     }
-    assert_eq!(value(&g, 0), 0);
+    assert_eq!(value(&mut g, 0), 0);
     assert_eq!(g.peek64(RPTR), 10);
 }
 
@@ -224,7 +224,7 @@ fn budget_limits_a_run() {
     }
     assert_eq!(q.run(&mut g, &mut ev, 3), Run { packets: 3, stop: Stop::Budget });
     assert_eq!(q.run(&mut g, &mut ev, 3), Run { packets: 2, stop: Stop::Idle });
-    assert_eq!(value(&g, 0), 0);
+    assert_eq!(value(&mut g, 0), 0);
 }
 
 #[test]
@@ -277,7 +277,7 @@ fn barrier_value_packet() {
     g.poke32(p, u32::from(TYPE_VENDOR_SPECIFIC) | (u32::from(AMD_FORMAT_BARRIER_VALUE) << 16));
     g.poke64(WPTR, 1);
     assert_eq!(q.run(&mut g, &mut ev, 64).packets, 1);
-    assert_eq!(value(&g, 0), 0);
+    assert_eq!(value(&mut g, 0), 0);
     // NE now fails (0x15 & 0xf == 5) and blocks.
     plain_signal(&mut g, 0, 1);
     let p = RING + PACKET_SIZE;
@@ -321,7 +321,7 @@ fn pm4_ib_vendor_packet() {
     g.poke64(WPTR, 1);
     assert_eq!(q.run(&mut g, &mut ev, 64).packets, 1);
     assert_eq!(g.peek32(out), 0xabcd);
-    assert_eq!(value(&g, 0), 0);
+    assert_eq!(value(&mut g, 0), 0);
     // The jump command must be an INDIRECT_BUFFER.
     let p = RING + PACKET_SIZE;
     g.poke32(p + 4, pm4::packet3(pm4::OP_NOP, 2));

@@ -190,3 +190,33 @@ fn faults_report_the_address_and_direction() {
     assert_eq!(q.run(&mut g, &mut ev, 100).stop, Stop::Fault(Fault { va: 0x99_0000, write: false }));
     assert_eq!(g.peek64(RPTR), 28);
 }
+
+#[test]
+fn long_transfers_run_in_slices() {
+    let (mut g, mut ev, mut q) = setup(256);
+    let len = 2 * RUN_BYTES + 4096 + 8;
+    let (src, dst) = (0x1000_0000u64, 0x2000_0000u64);
+    g.map(src, len, true);
+    g.map(dst, len, true);
+    let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+    g.poke(src, &data);
+    let mut w = 0;
+    push(&mut g, 256, &mut w, &copy(dst, src, len as u32));
+    push(&mut g, 256, &mut w, &[header(OP_CONST_FILL, 0) | (2 << 30), lo(dst), hi(dst), 0x0102_0304, (RUN_BYTES + 8 - 1) as u32]);
+    // Slice 1 and 2 of the copy: no packet completes, the rptr stays.
+    assert_eq!(q.run(&mut g, &mut ev, 100), Run { packets: 0, stop: Stop::Budget });
+    assert_eq!(q.run(&mut g, &mut ev, 100), Run { packets: 0, stop: Stop::Budget });
+    assert_eq!(g.peek64(RPTR), 0);
+    assert_eq!(q.bytes_moved(), 2 * RUN_BYTES);
+    // A fault in the last slice: resumed from where the slice started.
+    g.unmap(dst + len - 8, 8);
+    assert_eq!(q.run(&mut g, &mut ev, 100).stop, Stop::Fault(Fault { va: dst + len - 8, write: true }));
+    g.map(dst + len - 8, 8, true);
+    // The copy's end, then the first slice of the fill.
+    let r = q.run(&mut g, &mut ev, 100);
+    assert_eq!(r, Run { packets: 1, stop: Stop::Budget });
+    assert_eq!(g.peek(dst, len as usize)[RUN_BYTES as usize + 8..], data[RUN_BYTES as usize + 8..]);
+    assert_eq!(q.run(&mut g, &mut ev, 100), Run { packets: 1, stop: Stop::Idle });
+    assert!(g.peek(dst, RUN_BYTES as usize + 8).chunks(4).all(|c| c == [4, 3, 2, 1]));
+    assert_eq!(g.peek64(RPTR), w);
+}

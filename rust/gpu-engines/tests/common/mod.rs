@@ -42,24 +42,26 @@ impl TestGpu {
         }
     }
 
-    fn byte(&mut self, va: u64, write: bool) -> Result<&mut u8, Fault> {
-        match self.pages.get_mut(&(va / PAGE)) {
-            Some((page, w)) if *w || !write => Ok(&mut page[(va % PAGE) as usize]),
-            _ => Err(Fault { va, write }),
-        }
-    }
-
     /// Host-side (CPU) accesses: never fault (they panic on unmapped).
     pub fn poke(&mut self, va: u64, data: &[u8]) {
-        for (i, b) in data.iter().enumerate() {
-            let p = self.pages.get_mut(&((va + i as u64) / PAGE)).expect("poke: unmapped");
-            p.0[((va + i as u64) % PAGE) as usize] = *b;
+        let mut done = 0;
+        while done < data.len() {
+            let s = self.span(va + done as u64, data.len() - done, false).expect("poke: unmapped");
+            let n = s.len();
+            s.copy_from_slice(&data[done..done + n]);
+            done += n;
         }
     }
-    pub fn peek(&self, va: u64, len: usize) -> Vec<u8> {
-        (0..len as u64)
-            .map(|i| self.pages[&((va + i) / PAGE)].0[((va + i) % PAGE) as usize])
-            .collect()
+    pub fn peek(&mut self, va: u64, len: usize) -> Vec<u8> {
+        let mut out = vec![0; len];
+        let mut done = 0;
+        while done < len {
+            let s = self.span(va + done as u64, len - done, false).expect("peek: unmapped");
+            let n = s.len();
+            out[done..done + n].copy_from_slice(s);
+            done += n;
+        }
+        out
     }
     pub fn poke32(&mut self, va: u64, v: u32) {
         self.poke(va, &v.to_le_bytes());
@@ -67,10 +69,10 @@ impl TestGpu {
     pub fn poke64(&mut self, va: u64, v: u64) {
         self.poke(va, &v.to_le_bytes());
     }
-    pub fn peek32(&self, va: u64) -> u32 {
+    pub fn peek32(&mut self, va: u64) -> u32 {
         u32::from_le_bytes(self.peek(va, 4).try_into().unwrap())
     }
-    pub fn peek64(&self, va: u64) -> u64 {
+    pub fn peek64(&mut self, va: u64) -> u64 {
         u64::from_le_bytes(self.peek(va, 8).try_into().unwrap())
     }
     pub fn poke_dwords(&mut self, va: u64, dws: &[u32]) {
@@ -80,18 +82,38 @@ impl TestGpu {
     }
 }
 
+impl TestGpu {
+    /// The page span at `va` for an access of up to `len` bytes.
+    fn span(&mut self, va: u64, len: usize, write: bool) -> Result<&mut [u8], Fault> {
+        let off = (va % PAGE) as usize;
+        let n = len.min(PAGE as usize - off);
+        match self.pages.get_mut(&(va / PAGE)) {
+            Some((page, w)) if *w || !write => Ok(&mut page[off..off + n]),
+            _ => Err(Fault { va, write }),
+        }
+    }
+}
+
 impl GpuMemory for TestGpu {
     fn read(&mut self, va: u64, buf: &mut [u8]) -> Result<(), Fault> {
         self.accesses += 1;
-        for (i, b) in buf.iter_mut().enumerate() {
-            *b = *self.byte(va.wrapping_add(i as u64), false)?;
+        let mut done = 0;
+        while done < buf.len() {
+            let s = self.span(va.wrapping_add(done as u64), buf.len() - done, false)?;
+            let n = s.len();
+            buf[done..done + n].copy_from_slice(s);
+            done += n;
         }
         Ok(())
     }
     fn write(&mut self, va: u64, data: &[u8]) -> Result<(), Fault> {
         self.accesses += 1;
-        for (i, b) in data.iter().enumerate() {
-            *self.byte(va.wrapping_add(i as u64), true)? = *b;
+        let mut done = 0;
+        while done < data.len() {
+            let s = self.span(va.wrapping_add(done as u64), data.len() - done, true)?;
+            let n = s.len();
+            s.copy_from_slice(&data[done..done + n]);
+            done += n;
         }
         Ok(())
     }
