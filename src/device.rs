@@ -152,6 +152,12 @@ impl Device {
         self.gpu_id.load(Relaxed)
     }
 
+    /// KUnit: gives an unpublished device a gpu_id.
+    #[cfg(CONFIG_KUNIT = "y")]
+    pub(crate) fn set_gpu_id_for_tests(&self, gpu_id: u32) {
+        self.gpu_id.store(gpu_id, Relaxed);
+    }
+
     /// An interrupt from the GPU.  Nothing raises interrupts yet (events
     /// and faults arrive with later issues).
     pub(crate) fn interrupt(&self) {}

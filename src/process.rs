@@ -19,7 +19,10 @@
 //!     runs under `mmap_lock`, never takes `inner`: it uses `Process::mmap`.
 //!  3. `Process::mmap` (what `/dev/kfd` mmap needs: each device and its VM;
 //!     taken under `inner` or under `mmap_lock`; nothing is taken under it)
-//!  4. [`crate::device::DEVICES`], [`PASIDS`] (leaves)
+//!  4. `Process::svm` (upstream `svms->lock`): taken inside `inner` or
+//!     inside `mmap_lock`, never around either; nothing is taken under it
+//!     (see [`crate::svm`])
+//!  5. [`crate::device::DEVICES`], [`PASIDS`] (leaves)
 //!
 //! PASIDs: each process gets one at creation (upstream before 6.x: one per
 //! process, 16 bits, never 0; 7.3's amdgpu allocates one per VM instead);
@@ -43,12 +46,14 @@ use crate::{
     device::{self, Device},
     event::Events,
     kabi::{
+        devcgroup,
         kgd::{DrmFile, KgdVm},
         mm::MmNotifier,
         sysfs::Dir,
     },
     memory::MemoryObjects,
     procfs::{self, PddPasid, ProcCounters, ProcSysfs},
+    svm::SvmState,
 };
 
 /// The pure PASID allocator, shared with the host crate `kfd-logic`.
@@ -139,7 +144,8 @@ impl Apertures {
 }
 
 impl ProcessDevice {
-    fn new(dev: Arc<Device>) -> Result<Self> {
+    /// The per-device data of a new process.
+    pub(crate) fn new(dev: Arc<Device>) -> Result<Self> {
         let counters = ProcCounters::new(dev.gpu_id())?;
         Ok(ProcessDevice {
             dev,
@@ -168,6 +174,12 @@ pub(crate) struct ProcessInner {
 }
 
 impl ProcessInner {
+    /// KUnit: the state of a process using `pdds`.
+    #[cfg(CONFIG_KUNIT = "y")]
+    pub(crate) fn for_tests(pdds: KVec<ProcessDevice>) -> Self {
+        ProcessInner { pdds, xnack_enabled: false }
+    }
+
     /// The pdd of `gpu_id` (upstream `kfd_process_device_data_by_id`).
     pub(crate) fn pdd(&mut self, gpu_id: u32) -> Result<&mut ProcessDevice> {
         self.pdds.iter_mut().find(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL)
@@ -211,6 +223,9 @@ pub(crate) struct Process {
     /// lock is a leaf, taken inside `inner`.
     #[pin]
     pub(crate) events: Events,
+    /// SVM ranges (C: `p->svms`), see [`crate::svm`].
+    #[pin]
+    pub(crate) svm: Mutex<SvmState>,
 }
 
 /// An entry of the process table.
@@ -291,14 +306,25 @@ impl Process {
         let mut pdds = KVec::new();
         let mut counters = KVec::new();
         let mut targets = KVec::new();
+        // Only the GPUs the opener's device cgroup lets it use get a pdd
+        // (upstream `kfd_init_apertures`): a denied GPU is unknown to every
+        // ioctl of the process.  No usable GPU at all: `-EINVAL`, as
+        // upstream's `kfd_gpu_node_num() <= 0` check in `kfd_create_process`.
         for dev in device::all()? {
+            if devcgroup::check_render_node(dev.info.drm_render_minor).is_err() {
+                continue;
+            }
             targets.push(MmapTarget { gpu_id: dev.gpu_id(), dev: dev.clone(), vm: None }, GFP_KERNEL)?;
             let pdd = ProcessDevice::new(dev)?;
             counters.push(pdd.counters.clone(), GFP_KERNEL)?;
             pdds.push(pdd, GFP_KERNEL)?;
         }
+        if pdds.is_empty() {
+            return Err(EINVAL);
+        }
         let pasid = Pasid::alloc()?;
         let pasid_value = pasid.0;
+        let svm = SvmState::new(pdds.iter().map(|p| &*p.dev));
         let leader = task.group_leader();
         let process = Arc::pin_init(
             try_pin_init!(Process {
@@ -315,6 +341,7 @@ impl Process {
                 mmap <- new_mutex!(targets, "Process::mmap"),
                 pasid,
                 events <- Events::new(),
+                svm <- new_mutex!(svm, "Process::svm"),
             }),
             GFP_KERNEL,
         )?;
@@ -396,6 +423,7 @@ impl Process {
         drop(targets);
         pdd.counters.pasid.store(self.pasid.0, kernel::sync::atomic::Relaxed);
         pdd.vm = Some(vm);
+        crate::smi::event_process(&pdd.dev, self, true);
         Ok(())
     }
 
@@ -422,6 +450,8 @@ impl Process {
     /// Gives back everything the process holds on every device: memory
     /// objects (unmapped first), then VMs.  Idempotent.
     fn teardown(&self) {
+        // SVM ranges first, outside `inner` (upstream `svm_range_list_fini`).
+        self.svm.lock().clear();
         let mut inner = self.inner.lock();
         // The signal page is a memory object freed below: stop using it first.
         self.events.teardown();
@@ -432,6 +462,7 @@ impl Process {
         drop(targets);
         for pdd in inner.pdds.iter_mut() {
             if let Some(vm) = pdd.vm.take() {
+                crate::smi::event_process(&pdd.dev, self, false);
                 pdd.dev.kgd.set_vm_pasid(&vm, 0);
                 pdd.counters.pasid.store(0, kernel::sync::atomic::Relaxed);
                 drop(vm);
@@ -444,6 +475,11 @@ impl Process {
     /// the process (a forked child or a process that received the fd does not).
     pub(crate) fn is_caller_opener(&self) -> bool {
         *current!().group_leader() == *self.lead_thread
+    }
+
+    /// The group leader of the creating thread group (for SMI events).
+    pub(crate) fn lead_thread(&self) -> &Task {
+        &self.lead_thread
     }
 
     /// Thread group id of the creator.

@@ -27,6 +27,9 @@ mod interface;
 pub(crate) use interface::{kgd_gpu_info as GpuInfo, kgd_mem_alloc as MemAlloc, kgd_mem_limits as MemLimits};
 use interface::{kfd2kgd_calls, kfd_dev, kgd_dev, module};
 
+#[cfg(CONFIG_KUNIT = "y")]
+pub(crate) mod fake;
+
 mod shim {
     use kernel::ffi::{c_int, c_void};
 

@@ -6,10 +6,14 @@
 //!
 //! - [`event_state`]: the KFD event state machine (`src/event.rs`);
 //! - [`pasid`]: the PASID allocator (`src/process.rs`);
-//! - [`mmap_offset`]: `/dev/kfd` mmap offsets (`src/chardev.rs`).
+//! - [`mmap_offset`]: `/dev/kfd` mmap offsets (`src/chardev.rs`);
+//! - [`smi`]: SMI event fifo, visibility rule and line formats (`src/smi.rs`);
+//! - [`svm`]: SVM range bookkeeping and attribute algebra (`src/svm/`).
 
 #![no_std]
 
 pub mod event_state;
 pub mod mmap_offset;
 pub mod pasid;
+pub mod smi;
+pub mod svm;
