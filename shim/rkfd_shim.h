@@ -50,11 +50,42 @@ struct kfd_dev *rkfd_rs_kgd2kfd_probe(struct kgd_dev *kgd, struct module *owner,
 int rkfd_rs_kgd2kfd_device_init(struct kfd_dev *kfd);
 void rkfd_rs_kgd2kfd_device_exit(struct kfd_dev *kfd);
 void rkfd_rs_kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry);
+int rkfd_rs_kgd2kfd_svm_fault(struct kfd_dev *kfd, void *vm, u64 addr, u32 flags);
 
 /* Process address-space lifetime (shim/rkfd_mm.c). */
 struct mm_struct;
 void *rkfd_shim_mm_notifier_register(struct mm_struct *mm, void *cookie);
 void rkfd_shim_mm_notifier_unregister(void *handle, struct mm_struct *mm);
 void rkfd_rs_mm_release(void *cookie);
+
+/* SVM on HMM (shim/rkfd_hmm.c). */
+struct rkfd_svm_dev;
+struct rkfd_svm_range;
+int rkfd_shim_svm_dev_init(struct kgd_dev *kgd, const struct kfd2kgd_calls *calls,
+			   u64 vram_size, struct rkfd_svm_dev **out);
+void rkfd_shim_svm_dev_fini(struct rkfd_svm_dev *sdev);
+long rkfd_shim_svm_migrate_to_vram(struct mm_struct *mm, struct rkfd_svm_dev *sdev, u64 start,
+				   u64 end, void *counters);
+long rkfd_shim_svm_migrate_to_ram(struct mm_struct *mm, struct rkfd_svm_dev *sdev, u64 start,
+				  u64 end);
+int rkfd_shim_svm_range_new(struct mm_struct *mm, u64 start, u64 end, void *cookie,
+			    struct rkfd_svm_range **out);
+void rkfd_shim_svm_range_free(struct rkfd_svm_range *r);
+void *rkfd_shim_svm_range_cookie(struct rkfd_svm_range *r);
+int rkfd_shim_svm_range_map(struct rkfd_svm_range *r, struct rkfd_svm_dev *sdev, void *vm,
+			    u64 start, u64 end, bool write, unsigned long *seq);
+void rkfd_shim_svm_range_unmap(struct rkfd_svm_range *r, struct rkfd_svm_dev *sdev, void *vm,
+			       u64 start, u64 end);
+int rkfd_shim_svm_wq_init(void);
+void rkfd_shim_svm_wq_exit(void);
+struct workqueue_struct *rkfd_shim_svm_wq(void);
+bool rkfd_shim_svm_range_seq_valid(struct rkfd_svm_range *r, unsigned long seq);
+/* Rust side: per-process per-GPU counters (device pages hold references). */
+void *rkfd_rs_svm_counters_get(void *counters, u64 bytes);
+void rkfd_rs_svm_counters_put(void *counters, u64 bytes);
+void rkfd_rs_svm_count_page_in(void *counters, u64 pages);
+void rkfd_rs_svm_count_page_out(void *counters, u64 pages);
+/* Rust side: a range's invalidate callback, under the range's lock. */
+void rkfd_rs_svm_invalidate(void *cookie, u64 range_start, u64 start, u64 end, bool unmap);
 
 #endif /* RKFD_SHIM_H */

@@ -157,7 +157,14 @@ fn acquire_vm(process: &Process, args: &mut uapi::kfd_ioctl_acquire_vm_args) -> 
     if let Some(vm) = pdd.vm.as_ref() {
         return if pdd.dev.kgd.vm_file(vm).same_file(&file) { Ok(()) } else { Err(EBUSY) };
     }
-    pdd.vm = Some(pdd.dev.kgd.acquire_vm(file)?);
+    let vm = pdd.dev.kgd.acquire_vm(file)?;
+    // SAFETY: `Process::teardown` runs `Svm::teardown`, which drops this
+    // copy, before it releases the VM.
+    if let Err(e) = unsafe { process.svm.add_vm(&pdd.dev, &vm) } {
+        pdd.dev.kgd.release_vm(vm);
+        return Err(e);
+    }
+    pdd.vm = Some(vm);
     Ok(())
 }
 
@@ -213,6 +220,7 @@ fn set_xnack_mode(process: &Process, args: &mut uapi::kfd_ioctl_set_xnack_mode_a
         return Err(EPERM);
     }
     inner.xnack_enabled = enable;
+    process.svm.set_xnack(enable);
     Ok(())
 }
 
@@ -354,7 +362,7 @@ const IOCTLS: [IoctlDef; uapi::IOCTLS.len()] = [
     def!(AMDKFD_IOC_IMPORT_DMABUF, not_supported),
     def!(AMDKFD_IOC_ALLOC_QUEUE_GWS, not_supported),
     def!(AMDKFD_IOC_SMI_EVENTS, not_supported),
-    def!(AMDKFD_IOC_SVM, not_supported),
+    def!(AMDKFD_IOC_SVM, crate::svm_hmm::migrate::svm_ioctl_interim),
     def!(AMDKFD_IOC_SET_XNACK_MODE, typed!(set_xnack_mode)),
     def!(AMDKFD_IOC_CRIU_OP, not_supported),
     def!(AMDKFD_IOC_AVAILABLE_MEMORY, typed!(available_memory)),

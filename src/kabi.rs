@@ -10,6 +10,7 @@
 use kernel::{ffi::c_int, prelude::*};
 
 mod chrdev;
+pub(crate) mod hmm;
 pub(crate) mod kgd;
 pub(crate) mod log;
 pub(crate) mod mm;

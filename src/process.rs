@@ -15,6 +15,10 @@
 //!  2. `Process::inner` (upstream `p->mutex`; kfd2kgd calls are made under
 //!     it, they may sleep but never call back into rkfd)
 //!  3. [`crate::device::DEVICES`] (leaf)
+//!
+//! SVM (`crate::svm_hmm`) has its own order under `mmap_lock`; it never
+//! takes `inner` with its locks held, and `inner` is never held around
+//! `mmap_lock`-taking SVM calls (teardown runs SVM's part first).
 
 use crate::kabi::log::kfd_warn;
 use kernel::{
@@ -32,6 +36,7 @@ use crate::{
     kabi::{kgd::KgdVm, mm::MmNotifier, sysfs::Dir},
     memory::MemoryObjects,
     procfs::{self, ProcCounters, ProcSysfs},
+    svm_hmm::Svm,
 };
 
 /// Per-process data of one device (C: `struct kfd_process_device`, pdd).
@@ -141,6 +146,9 @@ pub(crate) struct Process {
     /// lock is a leaf, taken inside `inner`.
     #[pin]
     pub(crate) events: Events,
+    /// SVM's HMM side: notifiers, GPU mappings, migration (its locks are
+    /// never taken with `inner` held, see `svm_hmm`).
+    pub(crate) svm: Arc<Svm>,
 }
 
 /// An entry of the process table.
@@ -164,6 +172,13 @@ kernel::sync::global_lock! {
         entries: KVec::new(),
         sysfs_root: None,
     };
+}
+
+impl ProcessTable {
+    /// The live processes.
+    pub(crate) fn processes(&self) -> impl Iterator<Item = &Arc<Process>> {
+        self.entries.iter().map(|e| &e.process)
+    }
 }
 
 /// Initialises the module-global process table.  Called once from module init.
@@ -223,6 +238,7 @@ impl Process {
                 mm_notifier <- new_mutex!(None, "Process::mm_notifier"),
                 sysfs <- new_mutex!(None, "Process::sysfs"),
                 events <- Events::new(),
+                svm: Svm::new(mm)?,
             }),
             GFP_KERNEL,
         )?;
@@ -279,6 +295,10 @@ impl Process {
     /// Gives back everything the process holds on every device: memory
     /// objects (unmapped first), then VMs.  Idempotent.
     fn teardown(&self) {
+        // SVM first, without `inner` (it takes mmap_lock, which the mmap
+        // handler holds around `inner`): its copies of the VM handles go
+        // before the VMs are released below.
+        self.svm.teardown();
         let mut inner = self.inner.lock();
         // The signal page is a memory object freed below: stop using it first.
         self.events.teardown();
@@ -298,7 +318,6 @@ impl Process {
     }
 
     /// Thread group id of the creator.
-    #[allow(dead_code)] // For messages of later subsystems.
     pub(crate) fn pid(&self) -> Pid {
         self.pid
     }

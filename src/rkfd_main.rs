@@ -18,6 +18,7 @@ mod kabi;
 mod memory;
 mod process;
 mod procfs;
+mod svm_hmm;
 mod topology;
 mod uapi;
 
@@ -36,12 +37,15 @@ struct Rkfd {
     _topology: Arc<topology::Topology>,
     /// `/dev/kfd`, class `kfd`: unregistered on drop.
     _chardev: kabi::Chardev,
+    /// The SVM workqueue: drained and destroyed last.
+    _svm_wq: kabi::hmm::SvmWq,
 }
 
 impl kernel::Module for Rkfd {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         device::init_module_state();
         process::init_module_state();
+        let svm_wq = kabi::hmm::SvmWq::new()?;
         let chardev = kabi::Chardev::register()
             .inspect_err(|e| kfd_err!("failed to register /dev/kfd: {:?}\n", e))?;
         kfd_info!(
@@ -58,6 +62,7 @@ impl kernel::Module for Rkfd {
         Ok(Rkfd {
             _topology: topology,
             _chardev: chardev,
+            _svm_wq: svm_wq,
         })
     }
 }

@@ -14,6 +14,7 @@ use kernel::{
     prelude::*,
     str::CString,
     sync::{
+        atomic::{Acquire, Atomic, Release},
         Arc,
         Mutex, //
     },
@@ -54,6 +55,9 @@ pub(crate) struct Core {
     offsets: Mutex<IdPool>,
     /// When the GPU came up: its clock counter starts at 0 here.
     clock_base: Instant<Monotonic>,
+    /// rkfd's `struct kfd_dev *` for this GPU once probed (retry faults
+    /// name the device by it), 0 before.
+    kfd_handle: Atomic<usize>,
 }
 
 impl Core {
@@ -74,6 +78,7 @@ impl Core {
                 sysmem: sysmem.clone(),
                 offsets <- new_mutex!(IdPool::new(), "Core::offsets"),
                 clock_base: Instant::now(),
+                kfd_handle: Atomic::new(0),
             }),
             GFP_KERNEL,
         )
@@ -110,6 +115,19 @@ impl Core {
     pub(crate) fn clock_counter(&self) -> u64 {
         let ns = self.clock_base.elapsed().as_nanos();
         u64::try_from(ns).unwrap_or(0) / 10
+    }
+
+    /// Records rkfd's device handle (`kgd2kfd_probe`'s result).
+    pub(crate) fn set_kfd_handle(&self, handle: usize) {
+        self.kfd_handle.store(handle, Release);
+    }
+
+    /// rkfd's device handle, once probed.
+    pub(crate) fn kfd_handle(&self) -> Option<usize> {
+        match self.kfd_handle.load(Acquire) {
+            0 => None,
+            h => Some(h),
+        }
     }
 
     /// The system memory accounts.

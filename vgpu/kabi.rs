@@ -23,10 +23,19 @@ pub(crate) mod testing;
 
 pub(crate) use device::Devices;
 pub(crate) use kfd::KfdDevice;
+pub(crate) use kfd::{
+    svm_fault,
+    SVM_PTE_FRAME_MASK,
+    SVM_PTE_VALID,
+    SVM_PTE_VRAM,
+    SVM_PTE_WRITE, //
+};
 pub(crate) use mm::{
     page_pfn,
+    pfn_rw,
     total_ram,
-    KernelMap, //
+    KernelMap,
+    NoReclaim, //
 };
 
 /// Converts a C return value (0 or `-errno`) into a [`Result`].

@@ -16,13 +16,21 @@
 //     Vm::inner
 //
 // `Vm::inner` is taken with nothing else of ours held and calls nothing that
-// takes another lock of ours, except `Mem::pte`, which takes none.  Objects
+// takes another lock of ours, except `Mem::pte`, which takes none, and
+// `vram::Pool::inner` (a leaf spinlock) to reach SVM frames.
+//
+// SVM: rkfd's mmu_interval_notifier callbacks call `svm_unmap`, so
+// `Vm::inner` is taken inside mmu-notifier invalidation: nothing may allocate
+// memory with direct reclaim while holding it (`map` and `svm_map` allocate
+// page tables inside `kabi::NoReclaim`), and nothing may wait for an
+// invalidation under it.  Objects
 // leaving the VM are dropped after `Vm::inner` is released, because dropping
 // one takes `vram::Pool::inner`, `Core::offsets` and `Mem::kmap`.  A later
 // user-pointer implementation must not take mmap_lock under `Vm::inner`.
 
 use kernel::{
     new_mutex,
+    page::Page,
     prelude::*,
     rbtree::{
         RBTree,
@@ -37,6 +45,7 @@ use kernel::{
 
 use crate::{
     gpu::Core,
+    kabi,
     mem::{
         AllocRequest,
         Mem, //
@@ -57,6 +66,9 @@ pub(crate) struct Vm {
     /// `avm->process_info`), one VM serves one KFD process: a render-node
     /// file inherited by a forked child cannot be acquired by it too.
     acquired: Atomic<bool>,
+    /// The handle rkfd holds on this VM (what `acquire_vm` returned), which
+    /// retry faults name the VM by; 0 while not acquired.
+    kfd_handle: Atomic<usize>,
     /// The objects and the page table.
     #[pin]
     inner: Mutex<VmInner>,
@@ -113,6 +125,7 @@ impl Vm {
             try_pin_init!(Vm {
                 core,
                 acquired: Atomic::new(false),
+                kfd_handle: Atomic::new(0),
                 // INVARIANT: Nothing is mapped.
                 inner <- new_mutex!(
                     VmInner { objects: RBTree::new(), mappings: RBTree::new(), pt },
@@ -181,10 +194,14 @@ impl Vm {
         if inner.mappings.get(&mapping_key(mem)).is_some() {
             return Ok(());
         }
-        inner
-            .pt
-            .map(mem.va(), mem.npages(), |i| mem.pte(i, local))
-            .map_err(pt_errno)?;
+        {
+            // Page tables are allocated under `inner`, which invalidations take.
+            let _noreclaim = kabi::NoReclaim::new();
+            inner
+                .pt
+                .map(mem.va(), mem.npages(), |i| mem.pte(i, local))
+                .map_err(pt_errno)?;
+        }
         // INVARIANT: Its pages were just mapped.
         inner.mappings.insert(node);
         Ok(())
@@ -226,6 +243,189 @@ impl Vm {
     pub(crate) fn mapped_pages(&self) -> u64 {
         self.inner.lock().pt.mapped_pages()
     }
+}
+
+/// SVM: pages rkfd maps from `hmm_range_fault` results and migrated VRAM
+/// (`svm_map` / `svm_unmap`), and the GPU-access test interface that walks
+/// the page table and raises retry faults.
+impl Vm {
+    /// Records rkfd's handle on this VM (`acquire_vm`); 0 clears it.
+    pub(crate) fn set_kfd_handle(&self, handle: usize) {
+        self.kfd_handle.store(handle, Release);
+    }
+
+    /// rkfd's handle on this VM, if acquired.
+    pub(crate) fn kfd_handle(&self) -> Option<usize> {
+        match self.kfd_handle.load(kernel::sync::atomic::Acquire) {
+            0 => None,
+            h => Some(h),
+        }
+    }
+
+    /// `svm_map`: maps page `i` at `va + i * PAGE` as `ptes[i]`
+    /// (`KGD_SVM_PTE_*` encoding), replacing earlier SVM PTEs there.  rkfd
+    /// guarantees that no memory object is mapped in the window.
+    pub(crate) fn svm_map(&self, va: u64, ptes: &[u64]) -> Result {
+        let n = ptes.len() as u64;
+        if n == 0 {
+            return Ok(());
+        }
+        let mut inner = self.inner.lock();
+        inner.pt.unmap(va, n).map_err(pt_errno)?;
+        let _noreclaim = kabi::NoReclaim::new();
+        let mut i = 0;
+        while i < ptes.len() {
+            if !svm_pte_valid(ptes[i]) {
+                i += 1;
+                continue;
+            }
+            let run = ptes[i..].iter().take_while(|&&p| svm_pte_valid(p)).count();
+            let start = va + (i as u64) * PAGE;
+            if let Err(e) = inner.pt.map(start, run as u64, |k| svm_pte(ptes[i + k as usize])) {
+                let _ = inner.pt.unmap(va, n);
+                return Err(pt_errno(e));
+            }
+            i += run;
+        }
+        Ok(())
+    }
+
+    /// `svm_unmap`: removes `npages` pages at `va` from the page table.
+    pub(crate) fn svm_unmap(&self, va: u64, npages: u64) {
+        if npages != 0 {
+            let _ = self.inner.lock().pt.unmap(va, npages);
+        }
+    }
+
+    /// One GPU access of `buf.len()` bytes at `va` within one page:
+    /// `Ok(false)` if the page is not mapped (or not writable for a write):
+    /// a retry fault.  Copies under `inner`, so an invalidation cannot free
+    /// the page under the access (the HMM rule).
+    pub(crate) fn access_page(&self, va: u64, buf: &mut [u8], write: bool) -> Result<bool> {
+        let offset = (va % PAGE) as usize;
+        if buf.is_empty() || offset + buf.len() > PAGE as usize {
+            return Err(EINVAL);
+        }
+        let inner = self.inner.lock();
+        let Some(pte) = inner.pt.lookup(va) else {
+            return Ok(false);
+        };
+        if write && !pte.writable() {
+            return Ok(false);
+        }
+        let mut rw = |page: &Page| -> Result {
+            // SAFETY: `buf` is valid for `buf.len()` bytes; the range lies in
+            // the page (checked above).
+            unsafe {
+                if write {
+                    page.write_raw(buf.as_ptr(), offset, buf.len())
+                } else {
+                    page.read_raw(buf.as_mut_ptr(), offset, buf.len())
+                }
+            }
+        };
+        match pte.aperture() {
+            pt::Aperture::Vram => {
+                if let Ok(r) = self.core.vram().svm_with_page(pte.frame(), &mut rw) {
+                    return r.map(|()| true);
+                }
+                // A memory object's VRAM: find the object mapped at `va`.
+                let page_va = va - offset as u64;
+                for mem in inner.mappings.values() {
+                    let end = mem.va() + mem.npages() * PAGE;
+                    if (mem.va()..end).contains(&page_va) {
+                        let index = (page_va - mem.va()) / PAGE % (mem.size() / PAGE);
+                        let page = mem.page_at(mem.mmap_pgoff() + index).ok_or(EFAULT)?;
+                        return rw(page).map(|()| true);
+                    }
+                }
+                Err(EFAULT)
+            }
+            pt::Aperture::System => {
+                kabi::pfn_rw(pte.frame(), offset, buf, write)?;
+                Ok(true)
+            }
+            // User pointers are resolved by the engines (not yet).
+            pt::Aperture::UserVa => Err(EFAULT),
+        }
+    }
+}
+
+/// The most bytes one `AMDGPU_VGPU_ACCESS` call moves.
+const MAX_ACCESS: u64 = 1 << 30;
+/// Retry faults one page may raise before the access gives up (`EFAULT`):
+/// a racing invalidation can unmap a page between the fault and the retry.
+const MAX_RETRIES: u32 = 64;
+
+impl Vm {
+    /// The GPU-access test interface: the GPU reads (or writes) `size` bytes
+    /// at `va` into (from) the user buffer at `buf`, page by page; a page
+    /// without a valid PTE raises a retry fault through rkfd and the access
+    /// is retried, as an XNACK-enabled GPU does.  `faults` counts the retry
+    /// faults.  User memory is copied outside the page-table lock (a user
+    /// page fault may invalidate SVM mappings, which takes that lock).
+    pub(crate) fn gpu_access(
+        &self,
+        va: u64,
+        size: u64,
+        buf: u64,
+        write: bool,
+        faults: &mut u32,
+    ) -> Result {
+        use kernel::uaccess::UserSlice;
+        if size == 0 || size > MAX_ACCESS || va.checked_add(size).is_none_or(|e| e > pt::VA_END) {
+            return Err(EINVAL);
+        }
+        let user = UserSlice::new(kernel::uaccess::UserPtr::from_addr(buf as usize), size as usize);
+        let (mut reader, mut writer) = user.reader_writer();
+        let mut bounce = KVec::from_elem(0u8, PAGE as usize, GFP_KERNEL)?;
+        let mut at = va;
+        let end = va + size;
+        while at < end {
+            let len = ((PAGE - at % PAGE).min(end - at)) as usize;
+            let chunk = &mut bounce[..len];
+            if write {
+                reader.read_slice(chunk)?;
+            }
+            let mut tries = 0;
+            while !self.access_page(at, chunk, write)? {
+                tries += 1;
+                if tries > MAX_RETRIES {
+                    return Err(EFAULT);
+                }
+                *faults = faults.saturating_add(1);
+                match kabi::svm_fault(&self.core, self, at, write) {
+                    Ok(()) => {}
+                    Err(e) if e == EAGAIN => kernel::processor::cpu_relax(),
+                    Err(e) => return Err(e),
+                }
+            }
+            if !write {
+                writer.write_slice(chunk)?;
+            }
+            at += len as u64;
+        }
+        Ok(())
+    }
+}
+
+/// The bytes of one page.
+const PAGE: u64 = kernel::page::PAGE_SIZE as u64;
+
+/// Whether an `svm_map` entry maps its page.
+fn svm_pte_valid(pte: u64) -> bool {
+    pte & kabi::SVM_PTE_VALID != 0
+}
+
+/// The page-table entry for an `svm_map` entry.  SVM pages are executable
+/// (upstream maps them so unless the range is `GPU_EXEC`-cleared).
+fn svm_pte(pte: u64) -> core::result::Result<Pte, pt::Error> {
+    let aperture = if pte & kabi::SVM_PTE_VRAM != 0 {
+        pt::Aperture::Vram
+    } else {
+        pt::Aperture::System
+    };
+    Pte::new(aperture, pte & kabi::SVM_PTE_FRAME_MASK, pte & kabi::SVM_PTE_WRITE != 0, true)
 }
 
 #[kunit_tests(amdgpu_vgpu_vm)]

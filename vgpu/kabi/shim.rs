@@ -87,6 +87,16 @@ extern "C" {
     pub(super) fn vgpu_shim_vunmap(addr: *mut c_void);
     pub(super) fn vgpu_shim_page_pfn(page: *mut bindings::page) -> c_ulong;
     pub(super) fn vgpu_shim_total_ram() -> u64;
+    pub(super) fn vgpu_shim_noreclaim_save() -> c_uint;
+    pub(super) fn vgpu_shim_noreclaim_restore(flags: c_uint);
+    pub(super) fn vgpu_shim_pfn_rw(
+        pfn: c_ulong,
+        offset: usize,
+        buf: *mut c_void,
+        len: usize,
+        write: bool,
+    ) -> c_int;
+    pub(super) fn vgpu_shim_copy_page(dst: *mut bindings::page, src: *mut bindings::page);
 }
 
 /// The KUnit-only helpers (`CONFIG_KUNIT=y`).
