@@ -309,7 +309,13 @@ static long rkfd_svm_ram_to_vram_vma(struct rkfd_svm_dev *sdev, struct vm_area_s
 		dpage->zone_device_data = rkfd_rs_svm_counters_get(counters, PAGE_SIZE);
 		/* NULL source: an untouched page, the copy engine clears it. */
 		pages[k] = migrate_pfn_to_page(src[i]);
-		dst[i] = migrate_pfn(page_to_pfn(dpage)) | MIGRATE_PFN_WRITE;
+		dst[i] = migrate_pfn(page_to_pfn(dpage));
+		/*
+		 * Writable as the CPU mapping was (a page shared copy-on-write
+		 * stays read-only); an empty PTE becomes what the VMA allows.
+		 */
+		if ((src[i] & MIGRATE_PFN_WRITE) || (!pages[k] && (vma->vm_flags & VM_WRITE)))
+			dst[i] |= MIGRATE_PFN_WRITE;
 		k++;
 	}
 	err = sdev->calls->svm_copy(sdev->kgd, frames, (void *const *)pages, cpages,
@@ -444,6 +450,17 @@ static const struct mmu_interval_notifier_ops rkfd_svm_range_ops = {
 	.invalidate = rkfd_svm_invalidate,
 };
 
+/*
+ * Makes @mm ready for interval notifiers (mmu_notifier_register(NULL, mm)
+ * sets up the interval tree).  mmu_interval_notifier_insert() would do it on
+ * the first insertion, taking mmap_lock for writing, which the SVM paths
+ * hold for reading: so once, when the process is created.
+ */
+int rkfd_shim_svm_mm_prepare(struct mm_struct *mm)
+{
+	return mmu_notifier_register(NULL, mm);
+}
+
 int rkfd_shim_svm_range_new(struct mm_struct *mm, u64 start, u64 end, void *cookie,
 			    struct rkfd_svm_range **out)
 {
@@ -457,8 +474,9 @@ int rkfd_shim_svm_range_new(struct mm_struct *mm, u64 start, u64 end, void *cook
 		return -ENOMEM;
 	mutex_init(&r->lock);
 	r->cookie = cookie;
-	ret = mmu_interval_notifier_insert(&r->notifier, mm, start, end - start,
-					   &rkfd_svm_range_ops);
+	/* As upstream svm_range_add_notifier_locked: mmap_lock held for writing. */
+	ret = mmu_interval_notifier_insert_locked(&r->notifier, mm, start, end - start,
+						  &rkfd_svm_range_ops);
 	if (ret) {
 		kfree(r);
 		return ret;
@@ -485,6 +503,7 @@ void rkfd_shim_svm_range_free(struct rkfd_svm_range *r)
  * reading), then, under r->lock and unless an invalidation raced with it,
  * maps the result into @vm of @sdev's GPU.  Device pages of @sdev are
  * mapped as VRAM; any other page as system memory.  -EBUSY: raced, retry.
+ * -EXDEV: @write and a device page is read-only: migrate to RAM first.
  * @write: fault pages writable.  *@seq: the notifier sequence the
  * mapping is valid for (rkfd_shim_svm_range_seq_valid).
  */
@@ -529,6 +548,17 @@ int rkfd_shim_svm_range_map(struct rkfd_svm_range *r, struct rkfd_svm_dev *sdev,
 		if (is_device_private_page(page)) {
 			if (page_to_sdev(page) != sdev)
 				continue;	/* cannot happen: owner is sdev */
+			/*
+			 * hmm_range_fault does not fault our own device pages,
+			 * so a read-only one (shared copy-on-write after fork)
+			 * cannot be written by the GPU in place: the caller
+			 * migrates the window to system memory (where the CPU
+			 * fault breaks the COW) and maps again.
+			 */
+			if (write && !(p & HMM_PFN_WRITE)) {
+				ret = -EXDEV;
+				goto out;
+			}
 			ptes[i] = KGD_SVM_PTE_VALID | KGD_SVM_PTE_VRAM | page_to_frame(sdev, page);
 		} else {
 			ptes[i] = KGD_SVM_PTE_VALID | page_to_pfn(page);
@@ -587,6 +617,47 @@ void rkfd_shim_svm_wq_exit(void)
 struct workqueue_struct *rkfd_shim_svm_wq(void)
 {
 	return rkfd_svm_wq;
+}
+
+/* mmap_lock for the SVM paths (Rust for Linux 7.3 has no write guard). */
+void rkfd_shim_mmap_lock(struct mm_struct *mm, bool write)
+{
+	if (write)
+		mmap_write_lock(mm);
+	else
+		mmap_read_lock(mm);
+}
+
+void rkfd_shim_mmap_unlock(struct mm_struct *mm, bool write)
+{
+	if (write)
+		mmap_write_unlock(mm);
+	else
+		mmap_read_unlock(mm);
+}
+
+void rkfd_shim_mmap_downgrade(struct mm_struct *mm)
+{
+	mmap_write_downgrade(mm);
+}
+
+/*
+ * The VMA at @addr (mmap_lock held): its bounds and whether SVM may use it
+ * (upstream svm_range_check_vm: not VM_IO | VM_PFNMAP | VM_MIXEDMAP).
+ * -EFAULT: none there.
+ */
+int rkfd_shim_vma_at(struct mm_struct *mm, u64 addr, u64 *start, u64 *end, bool *usable)
+{
+	struct vm_area_struct *vma;
+
+	mmap_assert_locked(mm);
+	vma = vma_lookup(mm, addr);
+	if (!vma)
+		return -EFAULT;
+	*start = vma->vm_start;
+	*end = vma->vm_end;
+	*usable = !(vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP));
+	return 0;
 }
 
 /* Whether no invalidation of @r happened since @seq (the duplicate-fault filter). */

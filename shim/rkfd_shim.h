@@ -68,6 +68,7 @@ long rkfd_shim_svm_migrate_to_vram(struct mm_struct *mm, struct rkfd_svm_dev *sd
 				   u64 end, void *counters);
 long rkfd_shim_svm_migrate_to_ram(struct mm_struct *mm, struct rkfd_svm_dev *sdev, u64 start,
 				  u64 end);
+int rkfd_shim_svm_mm_prepare(struct mm_struct *mm);
 int rkfd_shim_svm_range_new(struct mm_struct *mm, u64 start, u64 end, void *cookie,
 			    struct rkfd_svm_range **out);
 void rkfd_shim_svm_range_free(struct rkfd_svm_range *r);
@@ -79,6 +80,10 @@ void rkfd_shim_svm_range_unmap(struct rkfd_svm_range *r, struct rkfd_svm_dev *sd
 int rkfd_shim_svm_wq_init(void);
 void rkfd_shim_svm_wq_exit(void);
 struct workqueue_struct *rkfd_shim_svm_wq(void);
+void rkfd_shim_mmap_lock(struct mm_struct *mm, bool write);
+void rkfd_shim_mmap_unlock(struct mm_struct *mm, bool write);
+void rkfd_shim_mmap_downgrade(struct mm_struct *mm);
+int rkfd_shim_vma_at(struct mm_struct *mm, u64 addr, u64 *start, u64 *end, bool *usable);
 bool rkfd_shim_svm_range_seq_valid(struct rkfd_svm_range *r, unsigned long seq);
 /* Rust side: per-process per-GPU counters (device pages hold references). */
 void *rkfd_rs_svm_counters_get(void *counters, u64 bytes);

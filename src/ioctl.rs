@@ -160,7 +160,7 @@ fn acquire_vm(process: &Process, args: &mut uapi::kfd_ioctl_acquire_vm_args) -> 
     let vm = pdd.dev.kgd.acquire_vm(file)?;
     // SAFETY: `Process::teardown` runs `Svm::teardown`, which drops this
     // copy, before it releases the VM.
-    if let Err(e) = unsafe { process.svm.add_vm(&pdd.dev, &vm) } {
+    if let Err(e) = unsafe { process.hmm.add_vm(&pdd.dev, &vm) } {
         pdd.dev.kgd.release_vm(vm);
         return Err(e);
     }
@@ -220,7 +220,7 @@ fn set_xnack_mode(process: &Process, args: &mut uapi::kfd_ioctl_set_xnack_mode_a
         return Err(EPERM);
     }
     inner.xnack_enabled = enable;
-    process.svm.set_xnack(enable);
+    process.hmm.set_xnack(enable);
     Ok(())
 }
 

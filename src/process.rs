@@ -148,7 +148,7 @@ pub(crate) struct Process {
     pub(crate) events: Events,
     /// SVM's HMM side: notifiers, GPU mappings, migration (its locks are
     /// never taken with `inner` held, see `svm_hmm`).
-    pub(crate) svm: Arc<Svm>,
+    pub(crate) hmm: Arc<Svm>,
 }
 
 /// An entry of the process table.
@@ -238,7 +238,7 @@ impl Process {
                 mm_notifier <- new_mutex!(None, "Process::mm_notifier"),
                 sysfs <- new_mutex!(None, "Process::sysfs"),
                 events <- Events::new(),
-                svm: Svm::new(mm)?,
+                hmm: Svm::new(mm)?,
             }),
             GFP_KERNEL,
         )?;
@@ -246,6 +246,9 @@ impl Process {
         // process drops), while `process` is still alive.
         let notifier = unsafe { MmNotifier::register(mm, Arc::as_ptr(&process))? };
         *process.mm_notifier.lock() = Some(notifier);
+        // SVM's interval notifiers need the mm's interval tree, set up once
+        // here (it takes mmap_lock for writing).
+        crate::kabi::hmm::prepare_mm(mm)?;
         // A missing sysfs directory (e.g. a recycled pid whose old process
         // still has a file open elsewhere) does not fail the open.
         if let Some(root) = table.sysfs_root.as_ref() {
@@ -298,7 +301,7 @@ impl Process {
         // SVM first, without `inner` (it takes mmap_lock, which the mmap
         // handler holds around `inner`): its copies of the VM handles go
         // before the VMs are released below.
-        self.svm.teardown();
+        self.hmm.teardown();
         let mut inner = self.inner.lock();
         // The signal page is a memory object freed below: stop using it first.
         self.events.teardown();

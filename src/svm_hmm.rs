@@ -129,6 +129,18 @@ impl Ranges {
         prev.filter(|&(_, end)| addr < end).map(|(k, _)| k)
     }
 
+    /// Whether ranges cover all of `[start, end)`.
+    fn covers(&self, start: u64, end: u64) -> bool {
+        let mut at = start;
+        while at < end {
+            match self.containing(at).and_then(|k| self.tree.get(&k)) {
+                Some(r) => at = r.end(),
+                None => return false,
+            }
+        }
+        true
+    }
+
     /// The free gap around `addr` (not in any range), within `[lo, hi)`.
     fn gap(&self, addr: u64, lo: u64, hi: u64) -> (u64, u64) {
         let mut start = lo;
@@ -212,9 +224,7 @@ impl Svm {
     /// Ranges are created for the parts inside VMAs that have none.
     pub(crate) fn set_preferred(self: &Arc<Self>, start: u64, end: u64, loc: u32) -> Result {
         let mm = self.mm.mmget_not_zero().ok_or(ESRCH)?;
-        let guard = MmRead::new(&mm);
-        let mut ranges = self.ranges.lock();
-        self.cover(&mm, &guard, &mut ranges, start, end)?;
+        let (_guard, mut ranges) = self.lock_covered(&mm, start, end)?;
         for r in ranges.tree.values_mut() {
             if r.start() < end && start < r.end() {
                 r.preferred = loc;
@@ -223,17 +233,37 @@ impl Svm {
         Ok(())
     }
 
-    /// Creates ranges for the parts of `[start, end)` that lie inside VMAs
-    /// usable by SVM and have no range yet (upstream `svm_range_add`).
-    /// `EFAULT` if a part has no VMA or an unusable one.
-    fn cover(
-        self: &Arc<Self>,
-        mm: &MmWithUser,
-        guard: &MmRead<'_>,
-        ranges: &mut Ranges,
+    /// Takes `mmap_lock` (read) and the ranges lock with `[start, end)`
+    /// covered by ranges, creating the missing ones first under the write
+    /// lock (then downgraded), as upstream creates ranges.
+    fn lock_covered<'a>(
+        self: &'a Arc<Self>,
+        mm: &'a MmWithUser,
         start: u64,
         end: u64,
-    ) -> Result {
+    ) -> Result<(MmRead<'a>, kernel::sync::MutexGuard<'a, Ranges>)> {
+        let guard = MmRead::new(mm);
+        let ranges = self.ranges.lock();
+        if ranges.dead {
+            return Err(ESRCH);
+        }
+        if ranges.covers(start, end) {
+            return Ok((guard, ranges));
+        }
+        drop(ranges);
+        drop(guard);
+        let mut guard = MmRead::new_write(mm);
+        let mut ranges = self.ranges.lock();
+        self.cover(&guard, &mut ranges, start, end)?;
+        guard.downgrade();
+        Ok((guard, ranges))
+    }
+
+    /// Creates ranges for the parts of `[start, end)` that lie inside VMAs
+    /// usable by SVM and have no range yet (upstream `svm_range_add`), with
+    /// `mmap_lock` held for writing.  `EFAULT` if a part has no VMA or an
+    /// unusable one.
+    fn cover(self: &Arc<Self>, guard: &MmRead<'_>, ranges: &mut Ranges, start: u64, end: u64) -> Result {
         if ranges.dead {
             return Err(ESRCH);
         }
@@ -243,16 +273,17 @@ impl Svm {
                 at = ranges.tree.get(&k).map_or(end, |r| r.end());
                 continue;
             }
-            let (vs, ve) = usable_vma(guard, at)?;
-            let (gs, ge) = ranges.gap(at, vs as u64, (ve as u64).min(end));
-            self.insert(mm, ranges, gs.max(at), ge)?;
+            let (vs, ve) = guard.usable_vma(at)?;
+            let (gs, ge) = ranges.gap(at, vs, ve.min(end));
+            self.insert(guard, ranges, gs.max(at), ge)?;
             at = ge;
         }
         Ok(())
     }
 
-    /// Registers a range over `[start, end)` (free, inside one VMA).
-    fn insert(self: &Arc<Self>, mm: &MmWithUser, ranges: &mut Ranges, start: u64, end: u64) -> Result {
+    /// Registers a range over `[start, end)` (free, inside one VMA); needs
+    /// `mmap_lock` for writing.
+    fn insert(self: &Arc<Self>, mm: &MmRead<'_>, ranges: &mut Ranges, start: u64, end: u64) -> Result {
         // SAFETY: The `Arc` outlives the range: ranges live in
         // `self.ranges` and are dropped by `teardown` or the workers while
         // the `Svm` is alive.
@@ -341,13 +372,15 @@ impl Svm {
         let Some(mm) = self.mm.mmget_not_zero() else {
             return;
         };
-        let guard = MmRead::new(&mm);
+        // Splitting creates ranges: the write lock, then read for the rest.
+        let mut guard = if unmap { MmRead::new_write(&mm) } else { MmRead::new(&mm) };
         let mut ranges = self.ranges.lock();
         if ranges.dead {
             return;
         }
         if unmap {
-            self.drop_unmapped(&mm, &guard, &mut ranges);
+            self.drop_unmapped(&guard, &mut ranges);
+            guard.downgrade();
         }
         if restore {
             self.restore(&guard, &mut ranges);
@@ -359,13 +392,13 @@ impl Svm {
     /// the deferred worker): such a range is removed and its still-mapped
     /// parts get new ranges (a split).  Already unmapped from the GPUs by
     /// the callback; the notifiers go now, outside any callback.
-    fn drop_unmapped(self: &Arc<Self>, mm: &MmWithUser, guard: &MmRead<'_>, ranges: &mut Ranges) {
+    fn drop_unmapped(self: &Arc<Self>, guard: &MmRead<'_>, ranges: &mut Ranges) {
         let mut stale = KVec::new();
         for (k, r) in ranges.tree.iter() {
             let mut at = r.start();
             while at < r.end() {
-                match usable_vma(guard, at) {
-                    Ok((_, ve)) => at = ve as u64,
+                match guard.usable_vma(at) {
+                    Ok((_, ve)) => at = ve,
                     Err(_) => break,
                 }
             }
@@ -378,10 +411,10 @@ impl Svm {
             drop(old);
             let mut at = start;
             while at < end {
-                match usable_vma(guard, at) {
+                match guard.usable_vma(at) {
                     Ok((vs, ve)) => {
-                        let (s, e) = ((vs as u64).max(at), (ve as u64).min(end));
-                        if self.insert(mm, ranges, s, e).is_ok() {
+                        let (s, e) = (vs.max(at), ve.min(end));
+                        if self.insert(guard, ranges, s, e).is_ok() {
                             if let Some(r) = ranges.tree.get_mut(&s) {
                                 r.preferred = preferred;
                             }
@@ -433,8 +466,18 @@ impl Svm {
         let mut seq = Err(EBUSY);
         for _ in 0..MAP_TRIES {
             seq = r.hmm.map(guard, sdev, &vm, start, end, write);
-            if !matches!(seq, Err(e) if e == EBUSY) {
-                break;
+            match seq {
+                Err(e) if e == EBUSY => continue,
+                // A read-only device page and a write: back to system memory
+                // (its CPU fault breaks copy-on-write), then map again.
+                Err(e) if e == EXDEV => {
+                    for dev in self.devices().iter() {
+                        if let Some(s) = dev.svm.as_ref() {
+                            s.migrate_to_ram(guard, start, end)?;
+                        }
+                    }
+                }
+                _ => break,
             }
         }
         let seq = seq.map_err(|e| if e == EBUSY { EAGAIN } else { e })?;
@@ -474,23 +517,11 @@ impl Svm {
 /// How often a mapping is retried when invalidations race with it.
 const MAP_TRIES: u32 = 16;
 
-/// The VMA at `addr` if SVM may use it: its bounds.  `EFAULT` if there is
-/// none or it is `VM_IO | VM_PFNMAP | VM_MIXEDMAP` (upstream
-/// `svm_range_check_vm`).
-fn usable_vma(guard: &MmRead<'_>, addr: u64) -> Result<(usize, usize)> {
-    use kernel::mm::virt::flags;
-    let vma = guard.vma_lookup(addr as usize).ok_or(EFAULT)?;
-    if vma.flags() & (flags::IO | flags::PFNMAP | flags::MIXEDMAP) != 0 {
-        return Err(EFAULT);
-    }
-    Ok((vma.start(), vma.end()))
-}
-
 /// The next address after `addr` (below `end`) that a VMA covers, or `end`.
 fn next_vma_start(guard: &MmRead<'_>, addr: u64, end: u64) -> u64 {
     let mut at = addr + PAGE;
     while at < end {
-        if guard.vma_lookup(at as usize).is_some() {
+        if guard.has_vma(at) {
             return at;
         }
         at += PAGE;

@@ -11,23 +11,52 @@ use core::ptr::NonNull;
 
 use kernel::{
     ffi::{c_long, c_ulong, c_void},
-    mm::{virt::VmaRef, MmWithUser, MmapReadGuard},
+    mm::MmWithUser,
     prelude::*,
     sync::{atomic::Relaxed, Arc, ArcBorrow},
     workqueue::Queue,
 };
 
-/// A process's mm with its `mmap_lock` held for reading: what hmm_range_fault
-/// and migration need.
+use super::kgd::{KgdDevice, KgdVm};
+use crate::procfs::ProcCounters;
+
+/// A process's mm with its `mmap_lock` held, for reading (hmm_range_fault,
+/// migration) or writing (creating ranges: `mmu_interval_notifier_insert_locked`
+/// needs it, as upstream creates ranges under `mmap_write_lock`).  Unlocked
+/// on drop, on the same thread (hence not `Send`).
 pub(crate) struct MmRead<'a> {
     mm: &'a MmWithUser,
-    guard: MmapReadGuard<'a>,
+    write: bool,
+    _not_send: core::marker::PhantomData<*mut ()>,
 }
 
 impl<'a> MmRead<'a> {
     /// Takes `mmap_lock` for reading.
     pub(crate) fn new(mm: &'a MmWithUser) -> Self {
-        MmRead { mm, guard: mm.mmap_read_lock() }
+        // SAFETY: `mm` has users; unlocked in `drop`.
+        unsafe { shim::rkfd_shim_mmap_lock(mm.as_raw(), false) };
+        MmRead { mm, write: false, _not_send: core::marker::PhantomData }
+    }
+
+    /// Takes `mmap_lock` for writing.
+    pub(crate) fn new_write(mm: &'a MmWithUser) -> Self {
+        // SAFETY: `mm` has users; unlocked in `drop`.
+        unsafe { shim::rkfd_shim_mmap_lock(mm.as_raw(), true) };
+        MmRead { mm, write: true, _not_send: core::marker::PhantomData }
+    }
+
+    /// Whether it is held for writing.
+    pub(crate) fn is_write(&self) -> bool {
+        self.write
+    }
+
+    /// Write to read (`mmap_write_downgrade`).
+    pub(crate) fn downgrade(&mut self) {
+        if self.write {
+            // SAFETY: We hold it for writing.
+            unsafe { shim::rkfd_shim_mmap_downgrade(self.mm.as_raw()) };
+            self.write = false;
+        }
     }
 
     /// The mm.
@@ -35,14 +64,35 @@ impl<'a> MmRead<'a> {
         self.mm
     }
 
-    /// The VMA at `addr`.
-    pub(crate) fn vma_lookup(&self, addr: usize) -> Option<&VmaRef> {
-        self.guard.vma_lookup(addr)
+    /// The VMA at `addr`: its bounds, `EFAULT` if none or if SVM may not
+    /// use it (`VM_IO | VM_PFNMAP | VM_MIXEDMAP`, upstream
+    /// `svm_range_check_vm`).
+    pub(crate) fn usable_vma(&self, addr: u64) -> Result<(u64, u64)> {
+        let (mut start, mut end, mut usable) = (0u64, 0u64, false);
+        // SAFETY: We hold `mmap_lock`; valid out pointers.
+        super::to_result(unsafe {
+            shim::rkfd_shim_vma_at(self.mm.as_raw(), addr, &mut start, &mut end, &mut usable)
+        })?;
+        if !usable {
+            return Err(EFAULT);
+        }
+        Ok((start, end))
+    }
+
+    /// Whether a VMA covers `addr`.
+    pub(crate) fn has_vma(&self, addr: u64) -> bool {
+        let (mut start, mut end, mut usable) = (0u64, 0u64, false);
+        // SAFETY: We hold `mmap_lock`; valid out pointers.
+        unsafe { shim::rkfd_shim_vma_at(self.mm.as_raw(), addr, &mut start, &mut end, &mut usable) == 0 }
     }
 }
 
-use super::kgd::{KgdDevice, KgdVm};
-use crate::procfs::ProcCounters;
+impl Drop for MmRead<'_> {
+    fn drop(&mut self) {
+        // SAFETY: We hold it in this mode.
+        unsafe { shim::rkfd_shim_mmap_unlock(self.mm.as_raw(), self.write) };
+    }
+}
 
 mod shim {
     use kernel::{
@@ -90,6 +140,7 @@ mod shim {
             cookie: *mut c_void,
             out: *mut *mut rkfd_svm_range,
         ) -> c_int;
+        pub(super) fn rkfd_shim_svm_mm_prepare(mm: *mut bindings::mm_struct) -> c_int;
         pub(super) fn rkfd_shim_svm_range_free(r: *mut rkfd_svm_range);
         pub(super) fn rkfd_shim_svm_range_map(
             r: *mut rkfd_svm_range,
@@ -108,6 +159,16 @@ mod shim {
             end: u64,
         );
         pub(super) fn rkfd_shim_svm_range_seq_valid(r: *mut rkfd_svm_range, seq: c_ulong) -> bool;
+        pub(super) fn rkfd_shim_mmap_lock(mm: *mut bindings::mm_struct, write: bool);
+        pub(super) fn rkfd_shim_mmap_unlock(mm: *mut bindings::mm_struct, write: bool);
+        pub(super) fn rkfd_shim_mmap_downgrade(mm: *mut bindings::mm_struct);
+        pub(super) fn rkfd_shim_vma_at(
+            mm: *mut bindings::mm_struct,
+            addr: u64,
+            start: *mut u64,
+            end: *mut u64,
+            usable: *mut bool,
+        ) -> c_int;
         pub(super) fn rkfd_shim_svm_wq_init() -> c_int;
         pub(super) fn rkfd_shim_svm_wq_exit();
         pub(super) fn rkfd_shim_svm_wq() -> *mut bindings::workqueue_struct;
@@ -145,6 +206,14 @@ pub(crate) fn wq() -> Option<&'static Queue> {
     // SAFETY: The queue lives from module init to module exit, and no rkfd
     // code runs after module exit.
     Some(unsafe { Queue::from_raw(q) })
+}
+
+/// Makes `mm` ready for interval notifiers (sets up its interval tree,
+/// taking `mmap_lock` for writing): once per process, before any range.
+pub(crate) fn prepare_mm(mm: &MmWithUser) -> Result {
+    // SAFETY: `mm` has users (it is `MmWithUser`); the caller holds no
+    // `mmap_lock`.
+    super::to_result(unsafe { shim::rkfd_shim_svm_mm_prepare(mm.as_raw()) })
 }
 
 /// Converts a `long` result (count or `-errno`).
@@ -329,19 +398,24 @@ impl HmmRange {
     /// `cookie` is `Arc::as_ptr` of an `Arc<T>` that keeps a reference
     /// until the returned value is dropped.
     pub(crate) unsafe fn new<T: Invalidate>(
-        mm: &MmWithUser,
+        mm: &MmRead<'_>,
         start: u64,
         end: u64,
         cookie: *const T,
     ) -> Result<Self> {
+        if !mm.is_write() {
+            // `mmu_interval_notifier_insert_locked` needs the write lock.
+            return Err(EDEADLK);
+        }
+        let mm = mm.mm();
         let mut raw = core::ptr::null_mut();
         // The shim stores a thin pointer to a `Callback` slot; we keep the
         // trait object behind a static trampoline per type.
         let tramp = KBox::new(Trampoline { cookie: cookie.cast(), call: invalidate_tramp::<T> }, GFP_KERNEL)?;
         let tramp = KBox::into_raw(tramp);
-        // SAFETY: `mm` has users (the caller's `MmWithUser`); the range is
-        // page aligned (checked by the shim); the trampoline lives until the
-        // range is freed in `drop`.
+        // SAFETY: `mm` has users and its `mmap_lock` is held for writing
+        // (checked above); the range is page aligned (checked by the shim);
+        // the trampoline lives until the range is freed in `drop`.
         let ret = unsafe { shim::rkfd_shim_svm_range_new(mm.as_raw(), start, end, tramp.cast(), &mut raw) };
         if ret < 0 {
             // SAFETY: Not registered: still ours.

@@ -17,7 +17,7 @@ use kernel::{
 };
 
 use crate::kabi::hmm::MmRead;
-use super::{usable_vma, Svm, GRANULE, PAGE};
+use super::{Svm, GRANULE, PAGE};
 use crate::{
     device::Device,
     kabi::log::{kfd_err, kfd_info},
@@ -28,7 +28,7 @@ use crate::{
 /// The process whose VM is behind the raw handle `vm` of `dev`.
 fn process_of(vm: *const c_void) -> Option<Arc<Process>> {
     let table = PROCESSES.lock();
-    let found = table.processes().find(|p| p.svm.has_vm(vm)).cloned();
+    let found = table.processes().find(|p| p.hmm.has_vm(vm)).cloned();
     found
 }
 
@@ -54,7 +54,7 @@ pub(crate) fn gpu_fault(dev: &Device, vm: *const c_void, addr: u64, write: bool)
         return Err(EFAULT);
     }
     counters.faults.fetch_add(1, Relaxed);
-    process.svm.fault(dev, addr, write, &counters).inspect_err(|e| {
+    let ret = process.hmm.fault(dev, addr, write, &counters).inspect_err(|e| {
         if *e != EAGAIN {
             kfd_err!(
                 "GPU {} VM fault at {:#x} ({}) not recoverable: {:?} (pid {})\n",
@@ -65,7 +65,9 @@ pub(crate) fn gpu_fault(dev: &Device, vm: *const c_void, addr: u64, write: bool)
                 process.pid()
             );
         }
-    })
+    });
+    // The interface's answers: retry later, out of memory, or fatal.
+    ret.map_err(|e| if e == EAGAIN || e == ENOMEM { e } else { EFAULT })
 }
 
 impl Svm {
@@ -80,22 +82,39 @@ impl Svm {
         self.run_pending();
         let gpu_id = dev.gpu_id();
         let mm = self.mm.mmget_not_zero().ok_or(EFAULT)?;
-        let guard = MmRead::new(&mm);
         let page = addr & !(PAGE - 1);
-        let (vs, ve) = usable_vma(&guard, page)?;
+        let granule = page & !(GRANULE - 1);
+        let mut guard = MmRead::new(&mm);
+        guard.usable_vma(page)?;
         let mut ranges = self.ranges.lock();
         if ranges.dead {
             return Err(EFAULT);
         }
-        let granule = page & !(GRANULE - 1);
         let key = match ranges.containing(page) {
             Some(k) => k,
             None => {
-                let lo = granule.max(vs as u64);
-                let hi = (granule + GRANULE).min(ve as u64);
-                let (s, e) = ranges.gap(page, lo, hi);
-                self.insert(&mm, &mut ranges, s, e)?;
-                s
+                // An unregistered address inside a VMA: a new range over
+                // the granule around it, clipped to the VMA and to the
+                // neighbours (upstream svm_range_create_unregistered_range),
+                // created under the write lock.
+                drop(ranges);
+                drop(guard);
+                guard = MmRead::new_write(&mm);
+                let (vs, ve) = guard.usable_vma(page)?;
+                ranges = self.ranges.lock();
+                if ranges.dead {
+                    return Err(EFAULT);
+                }
+                let key = match ranges.containing(page) {
+                    Some(k) => k,
+                    None => {
+                        let (s, e) = ranges.gap(page, granule.max(vs), (granule + GRANULE).min(ve));
+                        self.insert(&guard, &mut ranges, s, e)?;
+                        s
+                    }
+                };
+                guard.downgrade();
+                key
             }
         };
         let r = ranges.tree.get_mut(&key).ok_or(EFAULT)?;

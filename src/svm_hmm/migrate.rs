@@ -8,7 +8,6 @@
 
 use kernel::{prelude::*, sync::Arc};
 
-use crate::kabi::hmm::MmRead;
 use super::Svm;
 use crate::{
     device::Device,
@@ -33,9 +32,7 @@ impl Svm {
     pub(crate) fn prefetch(self: &Arc<Self>, start: u64, end: u64, target: Target<'_>) -> Result<u64> {
         self.run_pending();
         let mm = self.mm.mmget_not_zero().ok_or(ESRCH)?;
-        let guard = MmRead::new(&mm);
-        let mut ranges = self.ranges.lock();
-        self.cover(&mm, &guard, &mut ranges, start, end)?;
+        let (guard, _ranges) = self.lock_covered(&mm, start, end)?;
         match target {
             Target::Gpu(dev, counters) => {
                 let sdev = dev.svm.as_ref().ok_or(EINVAL)?;
@@ -113,14 +110,14 @@ pub(crate) fn svm_ioctl_interim(process: &crate::process::Process, buf: &mut [u8
             Some((pdd.dev.clone(), pdd.counters.clone()))
         };
         if ty == uapi::KFD_IOCTL_SVM_ATTR_PREFERRED_LOC {
-            process.svm.set_preferred(start, end, value)?;
+            process.hmm.set_preferred(start, end, value)?;
         } else {
             let target = match gpu.as_ref() {
                 Some((d, c)) => Target::Gpu(d, c),
                 None if value == super::LOCATION_SYSMEM => Target::System,
                 None => return Err(EINVAL),
             };
-            process.svm.prefetch(start, end, target)?;
+            process.hmm.prefetch(start, end, target)?;
         }
     }
     Ok(())

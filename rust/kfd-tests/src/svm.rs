@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Helpers for the SVM guest programs (kfd-svm-tests, kfd-svm-bench):
+//! Helpers for the SVM guest programs (kfd-svm-hmm-tests, kfd-svm-bench):
 //! GPUs from the topology, a KFD process bound to a GPU's VM, SVM
 //! attributes, XNACK mode, the virtual GPU's GPU-access test interface
 //! (DRM_IOCTL_AMDGPU_VGPU_ACCESS, vgpu/vgpu_shim.h) and the per-process
@@ -20,6 +20,7 @@ pub struct Gpu {
     pub gpu_id: u32,
     pub render_minor: u32,
     pub capability: u32,
+    pub gfx_target_version: u32,
     pub name: String,
 }
 
@@ -44,6 +45,7 @@ pub fn gpus() -> Vec<Gpu> {
                 gpu_id,
                 render_minor: prop("drm_render_minor") as u32,
                 capability: prop("capability") as u32,
+                gfx_target_version: prop("gfx_target_version") as u32,
                 name: name.trim().to_string(),
             });
         }

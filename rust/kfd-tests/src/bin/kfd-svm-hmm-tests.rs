@@ -40,9 +40,10 @@ fn check_pattern(buf: &[u8], seed: u8, what: &str) -> Check {
 fn capability(gpu: &Gpu) -> Check {
     ensure(gpu.capability & CAP_SVMAPI != 0, "gfx90a advertises HSA_CAP_SVMAPI_SUPPORTED")?;
     for g in gpus() {
-        // Only GPUs with per-process XNACK (gfx90a here) get the bit.
-        if g.name != "gfx90a" && !g.name.is_empty() && g.capability & CAP_SVMAPI != 0 {
-            return Err(format!("{} (gpu_id {}) advertises SVM", g.name, g.gpu_id));
+        // Only GPUs with per-process XNACK (gfx90a, 9.0.10, here) get the bit.
+        let want = g.gfx_target_version == 90010;
+        if (g.capability & CAP_SVMAPI != 0) != want {
+            return Err(format!("{} (gpu_id {}, gfx {}): SVM bit {}", g.name, g.gpu_id, g.gfx_target_version, !want));
         }
     }
     Ok(())
@@ -419,7 +420,7 @@ fn main() {
     let mut h = Harness::new();
     let Some(gpu) = svm_gpu() else {
         h.run("an SVM-capable GPU exists", || Err("no GPU advertises HSA_CAP_SVMAPI_SUPPORTED".into()));
-        std::process::exit(h.finish("kfd-svm-tests"));
+        std::process::exit(h.finish("kfd-svm-hmm-tests"));
     };
     let g = &gpu;
     h.run("capability", || capability(g));
@@ -437,5 +438,5 @@ fn main() {
     h.run("vram_exhaustion_stays_in_system", || vram_exhaustion_stays_in_system(g));
     h.run("killed_mid_migration", || killed_mid_migration(g));
     h.run("concurrent_prefetch_munmap_touch", || concurrent_prefetch_munmap_touch(g));
-    std::process::exit(h.finish("kfd-svm-tests"));
+    std::process::exit(h.finish("kfd-svm-hmm-tests"));
 }
