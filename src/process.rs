@@ -14,11 +14,13 @@
 //!  1. [`PROCESSES`] (the process table; only held to find/insert/remove)
 //!  2. `Process::inner` (upstream `p->mutex`; kfd2kgd calls are made under
 //!     it, they may sleep but never call back into rkfd)
-//!  3. [`crate::device::DEVICES`] (leaf)
+//!  3. `Process::svm` (upstream `svms->lock`): taken inside `inner` or
+//!     inside the mmap lock, never around either (see [`crate::svm`])
+//!  4. [`crate::device::DEVICES`] (leaf)
 //!
-//! SVM (`crate::svm_hmm`) has its own order under `mmap_lock`; it never
-//! takes `inner` with its locks held, and `inner` is never held around
-//! `mmap_lock`-taking SVM calls (teardown runs SVM's part first).
+//! SVM's HMM side (`crate::svm_hmm`) has its own order under `mmap_lock`; it
+//! never takes `inner` or `Process::svm` with its locks held, and neither is
+//! held around its `mmap_lock`-taking calls (teardown runs it first).
 
 use crate::kabi::log::kfd_warn;
 use kernel::{
@@ -36,6 +38,7 @@ use crate::{
     kabi::{kgd::KgdVm, mm::MmNotifier, sysfs::Dir},
     memory::MemoryObjects,
     procfs::{self, ProcCounters, ProcSysfs},
+    svm::SvmState,
     svm_hmm::Svm,
 };
 
@@ -146,6 +149,9 @@ pub(crate) struct Process {
     /// lock is a leaf, taken inside `inner`.
     #[pin]
     pub(crate) events: Events,
+    /// SVM ranges (C: `p->svms`), see [`crate::svm`].
+    #[pin]
+    pub(crate) svm: Mutex<SvmState>,
     /// SVM's HMM side: notifiers, GPU mappings, migration (its locks are
     /// never taken with `inner` held, see `svm_hmm`).
     pub(crate) hmm: Arc<Svm>,
@@ -225,6 +231,7 @@ impl Process {
             counters.push(pdd.counters.clone(), GFP_KERNEL)?;
             pdds.push(pdd, GFP_KERNEL)?;
         }
+        let svm = SvmState::new(pdds.iter().map(|p| &*p.dev));
         let leader = task.group_leader();
         let process = Arc::pin_init(
             try_pin_init!(Process {
@@ -238,6 +245,7 @@ impl Process {
                 mm_notifier <- new_mutex!(None, "Process::mm_notifier"),
                 sysfs <- new_mutex!(None, "Process::sysfs"),
                 events <- Events::new(),
+                svm <- new_mutex!(svm, "Process::svm"),
                 hmm: Svm::new(mm)?,
             }),
             GFP_KERNEL,
@@ -302,6 +310,8 @@ impl Process {
         // handler holds around `inner`): its copies of the VM handles go
         // before the VMs are released below.
         self.hmm.teardown();
+        // SVM ranges first, outside `inner` (upstream `svm_range_list_fini`).
+        self.svm.lock().clear();
         let mut inner = self.inner.lock();
         // The signal page is a memory object freed below: stop using it first.
         self.events.teardown();

@@ -18,6 +18,7 @@ mod kabi;
 mod memory;
 mod process;
 mod procfs;
+mod svm;
 mod svm_hmm;
 mod topology;
 mod uapi;

@@ -433,7 +433,12 @@ impl Svm {
         for r in ranges.tree.values_mut() {
             let gpus = core::mem::replace(&mut r.mapped_gpus, KVec::new());
             for gpu_id in gpus.iter() {
-                if let Err(e) = self.map_range_on(guard, r, *gpu_id, r.start(), r.end(), true) {
+                let (s, e) = (r.start(), r.end());
+                let res = match self.map_range_on(guard, r, *gpu_id, s, e, true) {
+                    Err(err) if err == EPERM || err == EFAULT => self.map_range_on(guard, r, *gpu_id, s, e, false),
+                    other => other,
+                };
+                if let Err(e) = res {
                     kfd_warn!("SVM restore of {:#x}..{:#x} on GPU {} failed: {:?}\n", r.start(), r.end(), gpu_id, e);
                 }
             }

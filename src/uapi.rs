@@ -62,6 +62,7 @@ ioctl_args!(
     kfd_ioctl_set_event_args,
     kfd_ioctl_reset_event_args,
     kfd_ioctl_wait_events_args,
+    kfd_ioctl_svm_args,
 );
 
 /// A UAPI struct without padding bytes, so all of its bytes may be copied

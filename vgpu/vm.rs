@@ -432,6 +432,7 @@ fn svm_pte(pte: u64) -> core::result::Result<Pte, pt::Error> {
 mod tests {
     use super::*;
     use crate::{
+        kabi,
         pagetable::Aperture,
         profile::PROFILES,
         sysmem::SystemMemory,
@@ -645,6 +646,53 @@ mod tests {
         vm.free(g)?;
         vm.free(q)?;
         assert_eq!((core.vram().used(), core.sysmem().gtt_used()), (0, 0));
+        Ok(())
+    }
+
+    /// `svm_map` / `svm_unmap` and the GPU-access walk: VRAM frames of SVM,
+    /// system pages by pfn, holes and read-only pages (retry faults).
+    #[test]
+    fn svm_pages_map_and_read_back() -> Result {
+        let vm = vm_with_vram(16)?;
+        let core = vm.core().clone();
+        let mut frames = [0u64; 2];
+        core.vram().svm_alloc(&mut frames)?;
+        // SAFETY: The whole page, ours.
+        core.vram().svm_with_page(frames[1], |p| unsafe { p.fill_zero_raw(0, PAGE_SIZE) })??;
+        let pattern = [0x5au8; 16];
+        // SAFETY: `pattern` is valid for 16 bytes; the page is ours.
+        core.vram().svm_with_page(frames[1], |p| unsafe { p.write_raw(pattern.as_ptr(), 100, 16) })??;
+        let sys = Page::alloc_page(GFP_KERNEL | __GFP_ZERO)?;
+        let va = 0x20_0000u64;
+        let ptes = [
+            kabi::SVM_PTE_VALID | kabi::SVM_PTE_VRAM | kabi::SVM_PTE_WRITE | frames[1],
+            0,
+            kabi::SVM_PTE_VALID | kabi::page_pfn(&sys),
+        ];
+        vm.svm_map(va, &ptes)?;
+        assert_eq!(vm.mapped_pages(), 2);
+        let mut buf = [0u8; 16];
+        assert!(vm.access_page(va + 100, &mut buf, false)?);
+        assert_eq!(buf, pattern);
+        // A hole and a write to a read-only page are retry faults.
+        assert!(!vm.access_page(va + PAGE, &mut buf, false)?);
+        assert!(!vm.access_page(2 * PAGE + va, &mut buf, true)?);
+        assert!(vm.access_page(2 * PAGE + va + 8, &mut buf[..4], false)?);
+        assert_eq!(&buf[..4], &[0u8; 4]);
+        // Writes land in the VRAM page.
+        assert!(vm.access_page(va + 200, &mut [7u8; 4], true)?);
+        let mut back = [0u8; 4];
+        // SAFETY: `back` is valid for 4 bytes.
+        core.vram().svm_with_page(frames[1], |p| unsafe { p.read_raw(back.as_mut_ptr(), 200, 4) })??;
+        assert_eq!(back, [7u8; 4]);
+        // Mapping again replaces; unmapping removes.
+        vm.svm_map(va, &ptes[..1])?;
+        assert_eq!(vm.mapped_pages(), 2);
+        vm.svm_unmap(va, 3);
+        assert_eq!(vm.mapped_pages(), 0);
+        assert!(!vm.access_page(va, &mut buf, false)?);
+        core.vram().svm_free(&frames);
+        assert_eq!(core.vram().used(), 0);
         Ok(())
     }
 

@@ -63,49 +63,30 @@ impl Svm {
     }
 }
 
-/// `AMDKFD_IOC_SVM` until the range bookkeeping's handler lands: SET_ATTR
-/// with PREFERRED_LOC and PREFETCH_LOC only (upstream semantics for those:
-/// a GPU's `gpu_id`, 0 for system memory; page-aligned non-empty range);
-/// any other attribute or GET_ATTR: `EOPNOTSUPP`.  The real handler calls
-/// [`Svm::set_preferred`] and [`Svm::prefetch`] the same way.
-pub(crate) fn svm_ioctl_interim(process: &crate::process::Process, buf: &mut [u8]) -> Result {
+/// The machinery's part of SET_ATTR (upstream `svm_range_set_attr` after
+/// the range update: `svm_range_trigger_migration` and the preferred
+/// location the fault handler uses), called by the range bookkeeping once
+/// the attributes are recorded, with none of its locks held.  `attrs` are
+/// `(type, value)` pairs already validated there.  PREFETCH_LOC or
+/// PREFERRED_LOC naming a GPU without device-private VRAM records the
+/// attribute only (nothing to migrate to).
+pub(crate) fn apply_attrs(process: &crate::process::Process, start: u64, end: u64, attrs: &[(u32, u32)]) -> Result {
     use crate::uapi;
-    const HDR: usize = 24;
-    let word = |o: usize| -> Result<u64> {
-        let b = buf.get(o..o + 8).ok_or(EINVAL)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(u64::from_ne_bytes(a))
-    };
-    let (start, size) = (word(0)?, word(8)?);
-    let opn = word(16)?;
-    let (op, nattr) = ((opn & 0xffff_ffff) as u32, (opn >> 32) as u32);
-    let page = super::PAGE;
-    if op != uapi::KFD_IOCTL_SVM_OP_SET_ATTR {
-        return Err(EOPNOTSUPP);
-    }
-    let end = start.checked_add(size).ok_or(EINVAL)?;
-    if size == 0 || start % page != 0 || size % page != 0 {
-        return Err(EINVAL);
-    }
-    let mut attrs = KVec::new();
-    for i in 0..nattr as usize {
-        let a = word(HDR + 8 * i)?;
-        attrs.push(((a & 0xffff_ffff) as u32, (a >> 32) as u32), GFP_KERNEL)?;
-    }
-    for &(ty, _) in attrs.iter() {
-        if ty != uapi::KFD_IOCTL_SVM_ATTR_PREFERRED_LOC && ty != uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC {
-            return Err(EOPNOTSUPP);
+    let mut access = KVec::new();
+    for &(ty, value) in attrs {
+        if ty == uapi::KFD_IOCTL_SVM_ATTR_ACCESS || ty == uapi::KFD_IOCTL_SVM_ATTR_ACCESS_IN_PLACE {
+            access.push(value, GFP_KERNEL)?;
         }
-    }
-    for &(ty, value) in attrs.iter() {
+        if ty != uapi::KFD_IOCTL_SVM_ATTR_PREFERRED_LOC && ty != uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC {
+            continue;
+        }
         let gpu = if value == super::LOCATION_SYSMEM || value == super::LOCATION_UNDEFINED {
             None
         } else {
             let mut inner = process.inner.lock();
             let pdd = inner.pdd(value)?;
             if pdd.dev.svm.is_none() {
-                return Err(EINVAL);
+                continue;
             }
             Some((pdd.dev.clone(), pdd.counters.clone()))
         };
@@ -115,10 +96,46 @@ pub(crate) fn svm_ioctl_interim(process: &crate::process::Process, buf: &mut [u8
             let target = match gpu.as_ref() {
                 Some((d, c)) => Target::Gpu(d, c),
                 None if value == super::LOCATION_SYSMEM => Target::System,
-                None => return Err(EINVAL),
+                None => continue,
             };
             process.hmm.prefetch(start, end, target)?;
         }
     }
+    // XNACK off: no retry faults, so the GPUs given access get the range
+    // mapped now (upstream `svm_range_validate_and_map` from SET_ATTR); the
+    // restore worker keeps the mappings valid after invalidations.
+    if !access.is_empty() && !process.inner.lock().xnack_enabled {
+        process.hmm.map_now(start, end, &access)?;
+    }
     Ok(())
+}
+
+impl Svm {
+    /// Maps `[start, end)` on GPUs `gpu_ids` now (faulting pages in;
+    /// writable where the VMA allows).
+    pub(crate) fn map_now(self: &Arc<Self>, start: u64, end: u64, gpu_ids: &[u32]) -> Result {
+        self.run_pending();
+        let mm = self.mm.mmget_not_zero().ok_or(ESRCH)?;
+        let (guard, mut ranges) = self.lock_covered(&mm, start, end)?;
+        let mut keys = KVec::new();
+        for (k, r) in ranges.tree.iter() {
+            if r.start() < end && start < r.end() {
+                keys.push(*k, GFP_KERNEL)?;
+            }
+        }
+        for k in keys {
+            let Some(r) = ranges.tree.get_mut(&k) else { continue };
+            let (s, e) = (r.start().max(start), r.end().min(end));
+            for &gpu in gpu_ids {
+                match self.map_range_on(&guard, r, gpu, s, e, true) {
+                    // A read-only VMA: map it read-only.
+                    Err(err) if err == EPERM || err == EFAULT => self.map_range_on(&guard, r, gpu, s, e, false)?,
+                    // A GPU of the process without a VM or SVM: nothing to map.
+                    Err(err) if err == ENODEV || err == EOPNOTSUPP => {}
+                    other => other?,
+                }
+            }
+        }
+        Ok(())
+    }
 }

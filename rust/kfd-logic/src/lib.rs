@@ -5,7 +5,9 @@
 //! include the same file with `#[path]`:
 //!
 //! - [`event_state`]: the KFD event state machine (`src/event.rs`).
+//! - [`svm`]: SVM range bookkeeping and attribute algebra (`src/svm/`).
 
 #![no_std]
 
 pub mod event_state;
+pub mod svm;

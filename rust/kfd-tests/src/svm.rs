@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Helpers for the SVM guest programs (kfd-svm-hmm-tests, kfd-svm-bench):
+//! Helpers for the SVM guest programs (kfd-svm-hmm-tests, kfd-svm-hmm-bench):
 //! GPUs from the topology, a KFD process bound to a GPU's VM, SVM
 //! attributes, XNACK mode, the virtual GPU's GPU-access test interface
 //! (DRM_IOCTL_AMDGPU_VGPU_ACCESS, vgpu/vgpu_shim.h) and the per-process

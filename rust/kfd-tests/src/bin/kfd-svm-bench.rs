@@ -1,161 +1,155 @@
 // SPDX-License-Identifier: GPL-2.0
-//! SVM benchmark (not a test: it prints figures, asserts nothing timed),
-//! side by side with the kernel's own HMM test driver (`test_hmm`, the
-//! dmirror device, `modprobe test_hmm` first):
+//! SET_ATTR cost with 1k vs 100k SVM ranges through the real ioctl
+//! (issue #4, benchmark piece (c), guest variant).  Prints figures and
+//! ratios; asserts nothing about time.  Not part of `make check` (building
+//! 100k ranges takes a while under TCG):
 //!
-//!  (a) pages/s of the first GPU touch of cold memory: our retry-fault path
-//!      (the virtual GPU's GPU-access interface: walk, fault, hmm_range_fault
-//!      over the 2 MiB window, map, read) vs `HMM_DMIRROR_READ` on a fresh
-//!      mirror (dmirror faults 32 pages at a time);
-//!  (b) GB/s of PREFETCH_LOC to VRAM and back vs `HMM_DMIRROR_MIGRATE_TO_DEV`
-//!      / `_TO_SYS` over 2 MiB .. MAX MiB (upstream hmm-tests'
-//!      `benchmark_thp_migration` shape).  Note: dmirror's MIGRATE_TO_DEV
-//!      also copies the migrated data back to user space for verification,
-//!      which our prefetch does not.
+//!     scripts/vm-run -- rust/target/release/kfd-svm-bench [RANGES...]
 //!
-//! Usage: kfd-svm-bench [MAX_MIB] (default 256).  Both sides use the same
-//! process, freshly mapped and CPU-populated memory for each sample; the
-//! best of 3 samples is printed.
+//! For each N, one process fills N one-page ranges on even pages of a
+//! reserved area, then times SET_ATTR on one existing range and on a gap
+//! page, at random positions.  The gap page gets a new range each time
+//! (rkfd does not remove ranges on munmap yet), so the set grows by the
+//! number of samples, a few percent of N.
 
-use kfd_tests::svm::{svm_gpu, Anon, Ctx, PAGE};
-use std::ffi::CString;
+#[path = "../fuzz.rs"]
+#[allow(dead_code)]
+mod fuzz;
+
+use kfd_tests::kfd::{errno_name, ioctl_fd, Kfd};
+use kfd_uapi as uapi;
 use std::time::Instant;
 
-const MIB: usize = 1 << 20;
+const PAGE: u64 = 4096;
 
-/// `struct hmm_dmirror_cmd` (lib/test_hmm_uapi.h).
-#[repr(C)]
-#[derive(Default)]
-struct DmirrorCmd {
-    addr: u64,
-    ptr: u64,
-    npages: u64,
-    cpages: u64,
-    faults: u64,
+fn set_attr(fd: i32, start: u64, attrs: &[(u32, u32)]) -> Result<(), String> {
+    let mut buf = vec![0u64; 3 + attrs.len()];
+    buf[0] = start;
+    buf[1] = PAGE;
+    buf[2] = u64::from(uapi::KFD_IOCTL_SVM_OP_SET_ATTR) | (attrs.len() as u64) << 32;
+    for (i, &(t, v)) in attrs.iter().enumerate() {
+        buf[3 + i] = u64::from(t) | u64::from(v) << 32;
+    }
+    ioctl_fd(fd, uapi::amdkfd_ioc_svm(attrs.len() as u32), buf.as_mut_ptr() as usize)
+        .map(|_| ())
+        .map_err(|e| format!("SET_ATTR {start:#x}: {}", errno_name(e)))
 }
 
-const fn iowr_h(nr: u32) -> u32 {
-    (3u32 << 30) | ((std::mem::size_of::<DmirrorCmd>() as u32) << 16) | ((b'H' as u32) << 8) | nr
-}
-const HMM_DMIRROR_READ: u32 = iowr_h(0x00);
-const HMM_DMIRROR_MIGRATE_TO_DEV: u32 = iowr_h(0x02);
-const HMM_DMIRROR_MIGRATE_TO_SYS: u32 = iowr_h(0x03);
-
-/// A dmirror file (each open is a fresh mirror with an empty page table).
-struct Dmirror(i32);
-
-impl Dmirror {
-    fn open() -> Option<Dmirror> {
-        let p = CString::new("/dev/hmm_dmirror0").unwrap();
-        // SAFETY: valid C string.
-        let fd = unsafe { libc::open(p.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-        (fd >= 0).then_some(Dmirror(fd))
-    }
-
-    fn cmd(&self, req: u32, addr: usize, npages: usize, buf: &mut [u8]) -> Result<DmirrorCmd, i32> {
-        let mut c = DmirrorCmd { addr: addr as u64, ptr: buf.as_mut_ptr() as u64, npages: npages as u64, ..Default::default() };
-        kfd_tests::kfd::ioctl_fd(self.0, req, &mut c as *mut DmirrorCmd as usize)?;
-        Ok(c)
-    }
-}
-
-impl Drop for Dmirror {
-    fn drop(&mut self) {
-        // SAFETY: our fd.
-        unsafe { libc::close(self.0) };
-    }
-}
-
-fn secs(f: impl FnOnce() -> Result<(), String>) -> Result<f64, String> {
-    let t = Instant::now();
-    f()?;
-    Ok(t.elapsed().as_secs_f64())
-}
-
-fn best(n: usize, mut f: impl FnMut() -> Result<f64, String>) -> Result<f64, String> {
-    let mut b = f64::INFINITY;
-    for _ in 0..n {
-        b = b.min(f()?);
-    }
-    Ok(b)
-}
-
-fn run() -> Result<(), String> {
-    let max_mib: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(256);
-    let gpu = svm_gpu().ok_or("no SVM-capable GPU")?;
-    let dm = Dmirror::open();
-    if dm.is_none() {
-        println!("# /dev/hmm_dmirror0 missing (modprobe test_hmm): dmirror columns skipped");
-    }
-    println!("# GPU {} gpu_id {}; best of 3 samples", gpu.name, gpu.gpu_id);
-
-    // (a) First GPU touch of cold (CPU-populated, GPU-unmapped) memory.
-    let size = 64 * MIB;
-    let npages = size / PAGE;
-    let mut buf = vec![0u8; size];
-    let ours = best(3, || {
-        let ctx = Ctx::new(&gpu)?;
-        ctx.set_xnack(true).map_err(|e| format!("xnack: {e}"))?;
-        let mem = Anon::new(size)?;
-        mem.fill(1);
-        secs(|| ctx.gpu_read(mem.addr, &mut buf).map(|_| ()).map_err(|e| format!("GPU read: {e}")))
-    })?;
-    let ours_pps = npages as f64 / ours;
-    print!("(a) first touch, {} MiB: rkfd retry faults {:.0} pages/s", size / MIB, ours_pps);
-    if dm.is_some() {
-        let theirs = best(3, || {
-            let d = Dmirror::open().ok_or("dmirror")?;
-            let mem = Anon::new(size)?;
-            mem.fill(1);
-            secs(|| d.cmd(HMM_DMIRROR_READ, mem.addr, npages, &mut buf).map(|_| ()).map_err(|e| format!("dmirror read: {e}")))
-        })?;
-        let theirs_pps = npages as f64 / theirs;
-        println!(", dmirror READ {:.0} pages/s, ratio {:.2}x", theirs_pps, ours_pps / theirs_pps);
-    } else {
-        println!();
-    }
-
-    // (b) Migration throughput.
-    println!("(b) size_MiB  to_vram_GBps  to_sys_GBps  dmirror_to_dev_GBps  dmirror_to_sys_GBps  ratio_to  ratio_back");
-    let mut mib = 2;
-    while mib <= max_mib {
-        let size = mib * MIB;
-        let npages = size / PAGE;
-        let gb = size as f64 / 1e9;
-        let ctx = Ctx::new(&gpu)?;
-        ctx.set_xnack(true).map_err(|e| format!("xnack: {e}"))?;
-        let (mut to, mut back) = (f64::INFINITY, f64::INFINITY);
-        for _ in 0..3 {
-            let mem = Anon::new(size)?;
-            mem.fill(2);
-            to = to.min(secs(|| ctx.prefetch(mem.addr, size, gpu.gpu_id).map_err(|e| format!("prefetch: {e}")))?);
-            back = back.min(secs(|| ctx.prefetch(mem.addr, size, 0).map_err(|e| format!("prefetch 0: {e}")))?);
-        }
-        let (ours_to, ours_back) = (gb / to, gb / back);
-        print!("    {mib:8}  {ours_to:12.3}  {ours_back:11.3}");
-        if dm.is_some() {
-            let mut out = vec![0u8; size];
-            let (mut dto, mut dback) = (f64::INFINITY, f64::INFINITY);
-            for _ in 0..3 {
-                let d = Dmirror::open().ok_or("dmirror")?;
-                let mem = Anon::new(size)?;
-                mem.fill(2);
-                dto = dto.min(secs(|| d.cmd(HMM_DMIRROR_MIGRATE_TO_DEV, mem.addr, npages, &mut out).map(|_| ()).map_err(|e| format!("to dev: {e}")))?);
-                dback = dback.min(secs(|| d.cmd(HMM_DMIRROR_MIGRATE_TO_SYS, mem.addr, npages, &mut out).map(|_| ()).map_err(|e| format!("to sys: {e}")))?);
+/// (µs per SET_ATTR on an existing range, µs per SET_ATTR creating one),
+/// in a child process so every N starts from an empty set.
+fn measure(n: u64, samples: u64) -> Result<(f64, f64, f64), String> {
+    let k = Kfd::open().map_err(|e| e.to_string())?;
+    let gpus = fuzz::discover_gpus(&k);
+    let mut bound = false;
+    'outer: for &gpu in &gpus.ids {
+        for path in &gpus.render_nodes {
+            if let Some(fd) = fuzz::open_rw(path) {
+                if fuzz::acquire_vm(k.fd, fd, gpu).is_ok() {
+                    bound = true;
+                    break 'outer;
+                }
+                fuzz::close(fd);
             }
-            let (dt, db) = (gb / dto, gb / dback);
-            println!("  {dt:19.3}  {db:19.3}  {:8.2}  {:10.2}", ours_to / dt, ours_back / db);
-        } else {
-            println!();
         }
-        mib *= 2;
     }
-    Ok(())
+    if !bound {
+        return Err("no GPU VM".into());
+    }
+    let len = 2 * (n + 1) * PAGE;
+    // SAFETY: a fresh anonymous reservation, never touched.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len as usize,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err("mmap".into());
+    }
+    let base = p as u64;
+    let g = uapi::KFD_IOCTL_SVM_ATTR_GRANULARITY;
+    let t = Instant::now();
+    for i in 0..n {
+        set_attr(k.fd, base + 2 * i * PAGE, &[(g, 3)])?;
+    }
+    let fill = t.elapsed().as_secs_f64() * 1e6 / n as f64;
+    let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ n;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    let t = Instant::now();
+    for i in 0..samples {
+        set_attr(k.fd, base + 2 * next() * PAGE, &[(uapi::KFD_IOCTL_SVM_ATTR_SET_FLAGS, 1 << (i % 8))])?;
+    }
+    let update = t.elapsed().as_secs_f64() * 1e6 / samples as f64;
+    let t = Instant::now();
+    for _ in 0..samples {
+        set_attr(k.fd, base + (2 * next() + 1) * PAGE, &[(g, 1)])?;
+    }
+    let create = t.elapsed().as_secs_f64() * 1e6 / samples as f64;
+    Ok((fill, update, create))
 }
 
 fn main() {
-    if let Err(e) = run() {
-        eprintln!("kfd-svm-bench: {e}");
-        std::process::exit(1);
+    let ns: Vec<u64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let ns = if ns.is_empty() { vec![1_000, 100_000] } else { ns };
+    let samples = 2_000;
+    println!("svm-bench (guest, ioctl): µs per SET_ATTR, {samples} samples at random positions");
+    println!("{:>8} {:>12} {:>14} {:>14}", "ranges", "fill (avg)", "update one", "create one");
+    let mut rows = Vec::new();
+    for &n in &ns {
+        // SAFETY: fork; the child measures and exits (a fresh KFD process).
+        let mut pipe = [0i32; 2];
+        // SAFETY: creating a pipe.
+        unsafe { libc::pipe(pipe.as_mut_ptr()) };
+        // SAFETY: see above.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let line = match measure(n, samples) {
+                Ok((f, u, c)) => format!("{f} {u} {c}\n"),
+                Err(e) => format!("error {e}\n"),
+            };
+            // SAFETY: writing to our pipe, then leaving the child.
+            unsafe {
+                libc::write(pipe[1], line.as_ptr().cast(), line.len());
+                libc::_exit(0);
+            }
+        }
+        // SAFETY: closing our copy of the write end.
+        unsafe { libc::close(pipe[1]) };
+        let mut buf = vec![0u8; 256];
+        // SAFETY: reading from our pipe.
+        let r = unsafe { libc::read(pipe[0], buf.as_mut_ptr().cast(), buf.len()) };
+        let mut status = 0;
+        // SAFETY: waiting for our child, closing our fd.
+        unsafe {
+            libc::waitpid(pid, &mut status, 0);
+            libc::close(pipe[0]);
+        }
+        let text = String::from_utf8_lossy(&buf[..r.max(0) as usize]).to_string();
+        let v: Vec<f64> = text.split_whitespace().filter_map(|s| s.parse().ok()).collect();
+        if v.len() != 3 {
+            println!("{n:>8} {}", text.trim());
+            continue;
+        }
+        println!("{n:>8} {:>12.1} {:>14.1} {:>14.1}", v[0], v[1], v[2]);
+        rows.push((n, v[1], v[2]));
+    }
+    if rows.len() >= 2 {
+        let (a, b) = (rows[0], rows[rows.len() - 1]);
+        println!(
+            "svm-bench: {} vs {} ranges: update x{:.2}, create x{:.2}",
+            b.0,
+            a.0,
+            b.1 / a.1,
+            b.2 / a.2
+        );
     }
 }

@@ -248,6 +248,33 @@ fn xnack_off_fault_is_fatal(gpu: &Gpu) -> Check {
     }
 }
 
+fn xnack_off_access_maps_and_restores(gpu: &Gpu) -> Check {
+    let ctx = Ctx::new(gpu)?;
+    ensure_eq(ctx.set_xnack(false).map_err(err("SET_XNACK_MODE(0)"))?, 0, "xnack mode")?;
+    let mem = Anon::new(2 * MIB)?;
+    mem.fill(40);
+    ctx.svm_set(mem.addr, mem.len, &[(uapi::KFD_IOCTL_SVM_ATTR_ACCESS, gpu.gpu_id)])
+        .map_err(err("SET_ATTR ACCESS"))?;
+    let mut buf = vec![0u8; mem.len];
+    let faults = ctx.gpu_read(mem.addr, &mut buf).map_err(err("GPU read of a mapped range"))?;
+    ensure_eq(faults, 0, "faults with XNACK off after SET_ATTR ACCESS")?;
+    check_pattern(&buf, 40, "GPU read")?;
+    // Invalidate one page (zap it), then write it from the CPU: the
+    // restore worker remaps the range; until then the GPU would fault.
+    let page3 = mem.addr + 3 * PAGE;
+    // SAFETY: one page of our mapping.
+    ensure_eq(unsafe { libc::madvise(page3 as *mut libc::c_void, PAGE, libc::MADV_DONTNEED) }, 0, "madvise")?;
+    mem.slice()[3 * PAGE] = 0x77;
+    let mut one = [0u8; 1];
+    for _ in 0..200 {
+        if ctx.gpu_read(page3, &mut one).is_ok() {
+            return ensure_eq(one[0], 0x77, "GPU sees the CPU's new page after the restore");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Err("the restore worker never remapped the range".into())
+}
+
 fn no_vma_is_fatal(gpu: &Gpu) -> Check {
     let ctx = ctx_xnack(gpu)?;
     let mut b = [0u8; 8];
@@ -433,6 +460,7 @@ fn main() {
     h.run("fork_cow", || fork_cow(g));
     h.run("mprotect_read_only", || mprotect_read_only(g));
     h.run("xnack_off_fault_is_fatal", || xnack_off_fault_is_fatal(g));
+    h.run("xnack_off_access_maps_and_restores", || xnack_off_access_maps_and_restores(g));
     h.run("no_vma_is_fatal", || no_vma_is_fatal(g));
     h.run("bad_prefetch_arguments", || bad_prefetch_arguments(g));
     h.run("vram_exhaustion_stays_in_system", || vram_exhaustion_stays_in_system(g));
