@@ -184,7 +184,9 @@ impl Svm {
             try_pin_init!(Svm {
                 mm: ARef::from(mm),
                 ranges <- new_mutex!(Ranges { tree: RBTree::new(), dead: false }, "Svm::ranges"),
-                vms <- new_mutex!(KVec::new(), "Svm::vms"),
+                // Never grown under the lock (invalidation takes it, so
+                // nothing may allocate with reclaim while holding it).
+                vms <- new_mutex!(KVec::with_capacity(MAX_VMS, GFP_KERNEL)?, "Svm::vms"),
                 unmap_pending: Atomic::new(false),
                 restore_pending: Atomic::new(false),
                 xnack: Atomic::new(false),
@@ -211,7 +213,7 @@ impl Svm {
         }
         // SAFETY: The caller's contract: teardown drops the copy first.
         let r = unsafe { VmRef::new(dev, vm) };
-        self.vms.lock().push(r, GFP_KERNEL)?;
+        self.vms.lock().push_within_capacity(r).map_err(|_| ENOSPC)?;
         Ok(())
     }
 
@@ -341,6 +343,8 @@ impl Svm {
         // Removing the notifiers waits for their callbacks (which take
         // `vms`), so before `vms` is cleared.
         drop(old);
+        // The copies go outside the lock (the last device reference may
+        // drop with them); the process is dead, so no VM is added again.
         let vms = core::mem::replace(&mut *self.vms.lock(), KVec::new());
         drop(vms);
         drop(mm);
@@ -348,12 +352,14 @@ impl Svm {
 
     /// The devices of the acquired VMs.
     fn devices(&self) -> KVec<Arc<Device>> {
+        // Allocated outside `vms` (see `Svm::vms`); the list only grows up
+        // to its capacity, so `MAX_VMS` entries always fit.
+        let mut out = KVec::with_capacity(MAX_VMS, GFP_KERNEL).unwrap_or_default();
         let vms = self.vms.lock();
-        let mut out = KVec::new();
         for v in vms.iter() {
             if !out.iter().any(|d: &Arc<Device>| Arc::ptr_eq(d, v.dev())) {
-                // A failed push only skips a device (best effort at teardown).
-                let _ = out.push(v.dev().clone(), GFP_KERNEL);
+                // Only fails if the allocation above did (then: best effort).
+                let _ = out.push_within_capacity(v.dev().clone());
             }
         }
         out
@@ -518,6 +524,9 @@ impl Svm {
         }
     }
 }
+
+/// The most GPU VMs of one process (upstream `MAX_GPU_INSTANCE`).
+const MAX_VMS: usize = 64;
 
 /// How often a mapping is retried when invalidations race with it.
 const MAP_TRIES: u32 = 16;
