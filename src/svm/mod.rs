@@ -13,15 +13,16 @@
 //! # What works and what does not (yet)
 //!
 //! `SET_ATTR` records attributes: it creates, splits and updates ranges
-//! exactly as upstream, and `GET_ATTR` reports them.  Nothing migrates,
-//! nothing is mapped on a GPU, CPU `munmap` does not remove ranges and no
-//! retry fault is served: the machinery (device-private VRAM, one
-//! `mmu_interval_notifier` per range, `hmm_range_fault`, migration) hangs
-//! under this through [`RangePayload`] and comes with the HMM work.  Until
-//! then topology does not advertise `HSA_CAP_SVMAPI_SUPPORTED`, so user
-//! space (libhsakmt, ROCr) does not use SVM on its own.  Upstream also
-//! accounts each range against the system-memory limit when XNACK is off;
-//! that accounting is not done here.
+//! exactly as upstream, and `GET_ATTR` reports them.  The machinery under it
+//! is [`crate::svm_hmm`] (device-private VRAM, one `mmu_interval_notifier`
+//! per range, `hmm_range_fault`, migration, retry faults): after the
+//! attributes are recorded, `SET_ATTR` hands PREFETCH_LOC (migrate now),
+//! PREFERRED_LOC (where faults migrate to) and, with XNACK off, ACCESS (map
+//! now) to it.  The two keep their own range sets: this one the attributes,
+//! `svm_hmm` the notifiers and GPU mappings (its ranges are created by
+//! faults, prefetches and these calls, and split by CPU `munmap`, which this
+//! set does not follow yet).  Upstream also accounts each range against the
+//! system-memory limit when XNACK is off; that accounting is not done here.
 //!
 //! # Locking
 //!
