@@ -19,6 +19,9 @@
 // takes another lock of ours, except `Mem::pte`, which takes none, and
 // `vram::Pool::inner` (a leaf spinlock) to reach SVM frames.
 //
+// SVM pages live in the same page table as memory objects; `svm_map` and
+// `svm_unmap` never touch a page a memory object is mapped at.
+//
 // SVM: rkfd's mmu_interval_notifier callbacks call `svm_unmap`, so
 // `Vm::inner` is taken inside mmu-notifier invalidation: nothing may allocate
 // memory with direct reclaim while holding it (`map` and `svm_map` allocate
@@ -78,8 +81,8 @@ pub(crate) struct Vm {
 ///
 /// # Invariants
 ///
-/// The page table maps exactly the pages of the objects in `mappings`, each
-/// at its own virtual address.
+/// The page table maps the pages of the objects in `mappings`, each at its
+/// own virtual address, and otherwise only SVM pages (`svm_map`).
 struct VmInner {
     /// The objects allocated in this VM, by mmap page offset.
     objects: RBTree<u64, Arc<Mem>>,
@@ -263,37 +266,64 @@ impl Vm {
     }
 
     /// `svm_map`: maps page `i` at `va + i * PAGE` as `ptes[i]`
-    /// (`KGD_SVM_PTE_*` encoding), replacing earlier SVM PTEs there.  rkfd
-    /// guarantees that no memory object is mapped in the window.
+    /// (`KGD_SVM_PTE_*` encoding), replacing earlier SVM PTEs there.  Pages
+    /// a memory object is mapped at are left alone: a range rkfd created for
+    /// a fault may share a 2 MiB window with a memory object's VA (upstream
+    /// clips such ranges with `svm_range_check_vm`).
     pub(crate) fn svm_map(&self, va: u64, ptes: &[u64]) -> Result {
         let n = ptes.len() as u64;
         if n == 0 {
             return Ok(());
         }
-        let mut inner = self.inner.lock();
-        inner.pt.unmap(va, n).map_err(pt_errno)?;
+        let mut guard = self.inner.lock();
+        let inner = &mut *guard;
+        let objects = objects_in(inner, va, n);
         let _noreclaim = kabi::NoReclaim::new();
-        let mut i = 0;
-        while i < ptes.len() {
-            if !svm_pte_valid(ptes[i]) {
-                i += 1;
-                continue;
+        let mut i = 0u64;
+        while i < n {
+            let at = va + i * PAGE;
+            let object = objects && object_at(inner, at);
+            let valid = !object && svm_pte_valid(ptes[i as usize]);
+            // A run of pages of one kind.
+            let mut j = i + 1;
+            while j < n {
+                let o = objects && object_at(inner, va + j * PAGE);
+                if o != object || (!o && svm_pte_valid(ptes[j as usize]) != valid) {
+                    break;
+                }
+                j += 1;
             }
-            let run = ptes[i..].iter().take_while(|&&p| svm_pte_valid(p)).count();
-            let start = va + (i as u64) * PAGE;
-            if let Err(e) = inner.pt.map(start, run as u64, |k| svm_pte(ptes[i + k as usize])) {
-                let _ = inner.pt.unmap(va, n);
-                return Err(pt_errno(e));
+            if !object {
+                inner.pt.unmap(at, j - i).map_err(pt_errno)?;
+                if valid {
+                    let base = i as usize;
+                    if let Err(e) = inner.pt.map(at, j - i, |k| svm_pte(ptes[base + k as usize])) {
+                        return Err(pt_errno(e));
+                    }
+                }
             }
-            i += run;
+            i = j;
         }
         Ok(())
     }
 
-    /// `svm_unmap`: removes `npages` pages at `va` from the page table.
+    /// `svm_unmap`: removes the SVM pages of `npages` pages at `va` from the
+    /// page table (memory objects' pages stay).
     pub(crate) fn svm_unmap(&self, va: u64, npages: u64) {
-        if npages != 0 {
-            let _ = self.inner.lock().pt.unmap(va, npages);
+        if npages == 0 {
+            return;
+        }
+        let mut guard = self.inner.lock();
+        let inner = &mut *guard;
+        if !objects_in(inner, va, npages) {
+            let _ = inner.pt.unmap(va, npages);
+            return;
+        }
+        for i in 0..npages {
+            let at = va + i * PAGE;
+            if !object_at(inner, at) {
+                let _ = inner.pt.unmap(at, 1);
+            }
         }
     }
 
@@ -411,6 +441,17 @@ impl Vm {
 
 /// The bytes of one page.
 const PAGE: u64 = kernel::page::PAGE_SIZE as u64;
+
+/// Whether a memory object is mapped anywhere in `[va, va + n pages)`.
+fn objects_in(inner: &VmInner, va: u64, n: u64) -> bool {
+    let end = va + n * PAGE;
+    inner.mappings.values().any(|m| m.va() < end && va < m.va() + m.npages() * PAGE)
+}
+
+/// Whether a memory object is mapped at page `va`.
+fn object_at(inner: &VmInner, va: u64) -> bool {
+    inner.mappings.values().any(|m| (m.va()..m.va() + m.npages() * PAGE).contains(&va))
+}
 
 /// Whether an `svm_map` entry maps its page.
 fn svm_pte_valid(pte: u64) -> bool {
@@ -690,6 +731,17 @@ mod tests {
         assert_eq!(vm.mapped_pages(), 2);
         vm.svm_unmap(va, 3);
         assert_eq!(vm.mapped_pages(), 0);
+        // A memory object's pages inside the window are left alone.
+        let obj = vm.alloc(&req(va + PAGE, 1, GTT))?;
+        vm.map(&obj)?;
+        let before = vm.translate(va + PAGE);
+        vm.svm_map(va, &ptes)?;
+        assert!(vm.translate(va + PAGE) == before && before.is_some());
+        assert_eq!(vm.mapped_pages(), 3);
+        vm.svm_unmap(va, 3);
+        assert!(vm.translate(va + PAGE) == before);
+        assert_eq!(vm.mapped_pages(), 1);
+        vm.free(obj)?;
         assert!(!vm.access_page(va, &mut buf, false)?);
         core.vram().svm_free(&frames);
         assert_eq!(core.vram().used(), 0);
