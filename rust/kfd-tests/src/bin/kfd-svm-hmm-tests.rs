@@ -10,7 +10,7 @@ use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
 use kfd_tests::kfd::errno_name;
 use kfd_tests::svm::{gpus, svm_gpu, Anon, Ctx, Gpu, CAP_SVMAPI, PAGE};
 use kfd_uapi as uapi;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
 const MIB: usize = 1 << 20;
@@ -364,6 +364,10 @@ fn killed_mid_migration(gpu: &Gpu) -> Check {
 fn concurrent_prefetch_munmap_touch(gpu: &Gpu) -> Check {
     let ctx = Arc::new(ctx_xnack(gpu)?);
     let stop = Arc::new(AtomicBool::new(false));
+    // Each thread publishes its iteration count; the storm ends once 3 s
+    // passed and every thread did at least 2 rounds (no timing assertion:
+    // a thread that makes no progress for 300 s is a hang).
+    let done: Arc<[AtomicU32; 3]> = Arc::new([AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0)]);
     let region = 8 * MIB;
     // A fixed address the munmap thread keeps replacing.
     let base = Anon::new(region)?;
@@ -371,7 +375,7 @@ fn concurrent_prefetch_munmap_touch(gpu: &Gpu) -> Check {
     std::mem::forget(base);
     let mut threads = Vec::new();
     {
-        let (ctx, stop) = (ctx.clone(), stop.clone());
+        let (ctx, stop, done) = (ctx.clone(), stop.clone(), done.clone());
         let gpu_id = gpu.gpu_id;
         threads.push(std::thread::spawn(move || {
             let mut n = 0u32;
@@ -379,12 +383,13 @@ fn concurrent_prefetch_munmap_touch(gpu: &Gpu) -> Check {
                 let _ = ctx.prefetch(addr, region, gpu_id);
                 let _ = ctx.prefetch(addr, region, 0);
                 n += 1;
+                done[0].store(n, Ordering::Relaxed);
             }
             n
         }));
     }
     {
-        let (ctx, stop) = (ctx.clone(), stop.clone());
+        let (ctx, stop, done) = (ctx.clone(), stop.clone(), done.clone());
         threads.push(std::thread::spawn(move || {
             let mut n = 0u32;
             let mut b = vec![0u8; 16 * PAGE];
@@ -394,12 +399,13 @@ fn concurrent_prefetch_munmap_touch(gpu: &Gpu) -> Check {
                     let _ = ctx.gpu_write(addr + off + 8 * PAGE, &b[..PAGE]);
                 }
                 n += 1;
+                done[1].store(n, Ordering::Relaxed);
             }
             n
         }));
     }
     {
-        let stop = stop.clone();
+        let (stop, done) = (stop.clone(), done.clone());
         threads.push(std::thread::spawn(move || {
             let mut n = 0u32;
             while !stop.load(Ordering::Relaxed) {
@@ -419,12 +425,30 @@ fn concurrent_prefetch_munmap_touch(gpu: &Gpu) -> Check {
                     std::ptr::write_volatile(mid as *mut u8, n as u8);
                 }
                 n += 1;
+                done[2].store(n, Ordering::Relaxed);
                 std::thread::sleep(std::time::Duration::from_millis(2));
             }
             n
         }));
     }
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    let t0 = std::time::Instant::now();
+    let mut last = [0u32; 3];
+    let mut last_change = std::time::Instant::now();
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let now: Vec<u32> = done.iter().map(|d| d.load(Ordering::Relaxed)).collect();
+        if now[..] != last[..] {
+            last.copy_from_slice(&now);
+            last_change = std::time::Instant::now();
+        }
+        if t0.elapsed().as_secs() >= 3 && now.iter().all(|&c| c >= 2) {
+            break;
+        }
+        if last_change.elapsed().as_secs() >= 300 {
+            stop.store(true, Ordering::Relaxed);
+            return Err(format!("no thread made progress for 300 s (counts {now:?}): hung"));
+        }
+    }
     stop.store(true, Ordering::Relaxed);
     let counts: Vec<u32> = threads.into_iter().map(|t| t.join().unwrap_or(0)).collect();
     println!("# concurrent iterations: prefetch {}, touch {}, munmap {}", counts[0], counts[1], counts[2]);
@@ -440,7 +464,7 @@ fn concurrent_prefetch_munmap_touch(gpu: &Gpu) -> Check {
     check_pattern(s, 0, "CPU after the storm")?;
     // SAFETY: our region.
     unsafe { libc::munmap(addr as *mut libc::c_void, region) };
-    ensure(counts.iter().all(|&c| c > 0), "every thread made progress")
+    ensure(counts.iter().all(|&c| c >= 2), format!("every thread ran twice ({counts:?})"))
 }
 
 fn main() {
