@@ -303,7 +303,6 @@ impl Svm {
 
     /// Unmaps `[start, end)` from GPU `gpu_id` (SET_ATTR NO_ACCESS, or
     /// ACCESS removed), under each range's lock.
-    #[allow(dead_code)] // For the range bookkeeping's SET_ATTR.
     pub(crate) fn unmap_gpu(&self, gpu_id: u32, start: u64, end: u64) -> Result {
         let ranges = self.ranges.lock();
         let vm = self.vm_of(gpu_id)?;

@@ -77,6 +77,16 @@ pub(crate) fn apply_attrs(process: &crate::process::Process, start: u64, end: u6
         if ty == uapi::KFD_IOCTL_SVM_ATTR_ACCESS || ty == uapi::KFD_IOCTL_SVM_ATTR_ACCESS_IN_PLACE {
             access.push(value, GFP_KERNEL)?;
         }
+        // A GPU losing access loses its mappings (upstream
+        // `svm_range_unmap_from_gpus` from SET_ATTR).
+        if ty == uapi::KFD_IOCTL_SVM_ATTR_NO_ACCESS {
+            match process.hmm.unmap_gpu(value, start, end) {
+                Ok(()) => {}
+                // No VM or no SVM on that GPU: nothing mapped there.
+                Err(e) if e == ENODEV || e == EINVAL => {}
+                Err(e) => return Err(e),
+            }
+        }
         if ty != uapi::KFD_IOCTL_SVM_ATTR_PREFERRED_LOC && ty != uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC {
             continue;
         }
