@@ -7,6 +7,7 @@
 #   make demo       set up, build, boot the test kernel, load rkfd and show it
 #   make check      host tests + ABI check + module build + guest tests (KUnit, user space)
 #   make soak       the guest fuzzer and process storm at 10x make check's counts
+#   make bench-svm  the SVM benchmark beside test_hmm (figures, not a test)
 #   make setup      install the toolchain and kernel source (idempotent)
 #   make kernel     build (or reuse) the cached test kernel
 
@@ -17,7 +18,7 @@ KRUST_LIB_SRC ?= /usr/lib/rustlib/src/rust/library
 KBINDGEN ?= $(or $(RKFD_CACHE),/var/cache/rkfd)/tools/bin/bindgen
 KDIR ?= $(shell $(ROOT)/scripts/kdir)
 
-.PHONY: all modules clean setup kernel demo check host-test abi-check guest-tools soak
+.PHONY: all modules clean setup kernel demo check host-test abi-check guest-tools soak bench-svm
 
 all: modules
 
@@ -47,3 +48,6 @@ check:
 
 soak:
 	scripts/soak
+
+bench-svm: modules
+	scripts/bench-svm

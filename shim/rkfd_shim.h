@@ -54,6 +54,7 @@ struct kfd_dev *rkfd_rs_kgd2kfd_probe(struct kgd_dev *kgd, struct module *owner,
 int rkfd_rs_kgd2kfd_device_init(struct kfd_dev *kfd);
 void rkfd_rs_kgd2kfd_device_exit(struct kfd_dev *kfd);
 void rkfd_rs_kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry);
+int rkfd_rs_kgd2kfd_svm_fault(struct kfd_dev *kfd, void *vm, u64 addr, u32 flags);
 
 /* Process address-space lifetime (shim/rkfd_mm.c). */
 struct mm_struct;
@@ -74,5 +75,39 @@ ssize_t rkfd_rs_smi_read(void *client, char __user *buf, size_t size);
 ssize_t rkfd_rs_smi_write(void *client, const char __user *buf);
 bool rkfd_rs_smi_poll(void *client, struct file *filp, struct poll_table_struct *wait);
 void rkfd_rs_smi_release(void *client);
+/* SVM on HMM (shim/rkfd_hmm.c). */
+struct rkfd_svm_dev;
+struct rkfd_svm_range;
+int rkfd_shim_svm_dev_init(struct kgd_dev *kgd, const struct kfd2kgd_calls *calls,
+			   u64 vram_size, struct rkfd_svm_dev **out);
+void rkfd_shim_svm_dev_fini(struct rkfd_svm_dev *sdev);
+long rkfd_shim_svm_migrate_to_vram(struct mm_struct *mm, struct rkfd_svm_dev *sdev, u64 start,
+				   u64 end, void *counters);
+long rkfd_shim_svm_migrate_to_ram(struct mm_struct *mm, struct rkfd_svm_dev *sdev, u64 start,
+				  u64 end);
+int rkfd_shim_svm_mm_prepare(struct mm_struct *mm);
+int rkfd_shim_svm_range_new(struct mm_struct *mm, u64 start, u64 end, void *cookie,
+			    struct rkfd_svm_range **out);
+void rkfd_shim_svm_range_free(struct rkfd_svm_range *r);
+void *rkfd_shim_svm_range_cookie(struct rkfd_svm_range *r);
+int rkfd_shim_svm_range_map(struct rkfd_svm_range *r, struct rkfd_svm_dev *sdev, void *vm,
+			    u64 start, u64 end, bool write, unsigned long *seq);
+void rkfd_shim_svm_range_unmap(struct rkfd_svm_range *r, struct rkfd_svm_dev *sdev, void *vm,
+			       u64 start, u64 end);
+int rkfd_shim_svm_wq_init(void);
+void rkfd_shim_svm_wq_exit(void);
+struct workqueue_struct *rkfd_shim_svm_wq(void);
+void rkfd_shim_mmap_lock(struct mm_struct *mm, bool write);
+void rkfd_shim_mmap_unlock(struct mm_struct *mm, bool write);
+void rkfd_shim_mmap_downgrade(struct mm_struct *mm);
+int rkfd_shim_vma_at(struct mm_struct *mm, u64 addr, u64 *start, u64 *end, bool *usable);
+bool rkfd_shim_svm_range_seq_valid(struct rkfd_svm_range *r, unsigned long seq);
+/* Rust side: per-process per-GPU counters (device pages hold references). */
+void *rkfd_rs_svm_counters_get(void *counters, u64 bytes);
+void rkfd_rs_svm_counters_put(void *counters, u64 bytes);
+void rkfd_rs_svm_count_page_in(void *counters, u64 pages);
+void rkfd_rs_svm_count_page_out(void *counters, u64 pages);
+/* Rust side: a range's invalidate callback, under the range's lock. */
+void rkfd_rs_svm_invalidate(void *cookie, u64 range_start, u64 start, u64 end, bool unmap);
 
 #endif /* RKFD_SHIM_H */

@@ -20,7 +20,10 @@ use kernel::{
 };
 
 use crate::{
-    kabi::kgd::{GpuInfo, KgdDevice},
+    kabi::{
+        hmm::SvmDev,
+        kgd::{GpuInfo, KgdDevice},
+    },
     topology::Topology,
 };
 
@@ -33,6 +36,9 @@ pub(crate) struct Device {
     /// The id user space names this GPU by (topology `gpu_id`); assigned
     /// by the topology when the device is published, 0 before.
     gpu_id: Atomic<u32>,
+    /// Its VRAM as device-private pages, if the GPU driver serves SVM
+    /// (upstream `svm_migrate_init`).
+    pub(crate) svm: Option<SvmDev>,
 }
 
 /// The published devices, in topology order.
@@ -73,6 +79,9 @@ pub(crate) fn exit_module_state() {
     drop(topology);
 }
 
+/// `HSA_CAP_SVMAPI_SUPPORTED` (`include/uapi/linux/kfd_sysfs.h`).
+const HSA_CAP_SVMAPI_SUPPORTED: u32 = 0x0800_0000;
+
 /// Checks what a GPU reports before rkfd relies on it (user space divides
 /// by some of these and asserts on others).
 fn validate(info: &GpuInfo) -> Result {
@@ -92,7 +101,19 @@ fn validate(info: &GpuInfo) -> Result {
 /// `kgd2kfd_probe`: builds the device (not yet visible).
 pub(crate) fn probe(kgd: KgdDevice, info: GpuInfo) -> Result<Arc<Device>> {
     validate(&info)?;
-    Ok(Arc::new(Device { kgd, info, gpu_id: Atomic::new(0) }, GFP_KERNEL)?)
+    let svm = if info.vram_size != 0 {
+        match SvmDev::new(&kgd, info.vram_size) {
+            Ok(s) => Some(s),
+            Err(e) if e == EOPNOTSUPP => None,
+            Err(e) => {
+                kfd_info!("SVM disabled: device-private VRAM not registered: {:?}\n", e);
+                None
+            }
+        }
+    } else {
+        None
+    };
+    Ok(Arc::new(Device { kgd, info, gpu_id: Atomic::new(0), svm }, GFP_KERNEL)?)
 }
 
 /// `kgd2kfd_device_init`: publishes the device.
@@ -102,6 +123,12 @@ pub(crate) fn init(dev: Arc<Device>) -> Result {
     }
     let topology = DEVICES.lock().topology.clone().ok_or(ENODEV)?;
     let gpu_id = topology.add_gpu(&dev.info)?;
+    if dev.svm_supported() {
+        // As upstream kfd_topology.c: SVM works on this GPU.
+        if let Err(e) = topology.update_capability(gpu_id, HSA_CAP_SVMAPI_SUPPORTED, 0) {
+            kfd_info!("gpu_id {}: SVM capability not advertised: {:?}\n", gpu_id, e);
+        }
+    }
     dev.gpu_id.store(gpu_id, Relaxed);
     let mut list = DEVICES.lock();
     if let Err(e) = list.devices.push(dev.clone(), GFP_KERNEL) {
@@ -161,6 +188,16 @@ impl Device {
     /// An interrupt from the GPU.  Nothing raises interrupts yet (events
     /// and faults arrive with later issues).
     pub(crate) fn interrupt(&self) {}
+
+    /// Whether SVM works on this GPU: its VRAM is registered as
+    /// device-private memory and it supports per-process XNACK.  Upstream
+    /// `kfd_topology.c` sets `HSA_CAP_SVMAPI_SUPPORTED` when
+    /// `KFD_IS_SVM_API_SUPPORTED` (the device-private pagemap exists) and
+    /// the GPU is GFX9+.  Here the retry-fault path is the working part, so
+    /// it is also required: gfx90a (GC 9.4.2) qualifies.
+    pub(crate) fn svm_supported(&self) -> bool {
+        self.svm.is_some() && self.supports_xnack_per_process()
+    }
 
     /// Whether the GPU can retry faults (XNACK) per process: GC 9.4.2
     /// (gfx90a), 9.4.3, 9.4.4 and 9.5.0, as upstream's

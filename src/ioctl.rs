@@ -233,6 +233,7 @@ fn set_xnack_mode(process: &Process, args: &mut uapi::kfd_ioctl_set_xnack_mode_a
         return Err(EPERM);
     }
     inner.xnack_enabled = enable;
+    process.hmm.set_xnack(enable);
     Ok(())
 }
 

@@ -11,6 +11,7 @@ use kernel::{ffi::c_int, prelude::*};
 
 mod chrdev;
 pub(crate) mod devcgroup;
+pub(crate) mod hmm;
 pub(crate) mod kgd;
 pub(crate) mod log;
 pub(crate) mod mm;

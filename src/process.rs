@@ -30,6 +30,10 @@
 //! tags its interrupts with it, and [`find_by_pasid`] maps it back.  It is
 //! freed when the `Process` is dropped, so it is never reused while
 //! anything can still find the process.
+//!
+//! SVM's HMM side (`crate::svm_hmm`) has its own order under `mmap_lock`; it
+//! never takes `inner` or `Process::svm` with its locks held, and neither is
+//! held around its `mmap_lock`-taking calls (teardown runs it first).
 
 use crate::kabi::log::kfd_warn;
 use kernel::{
@@ -54,6 +58,7 @@ use crate::{
     memory::MemoryObjects,
     procfs::{self, PddPasid, ProcCounters, ProcSysfs},
     svm::SvmState,
+    svm_hmm::Svm,
 };
 
 /// The pure PASID allocator, shared with the host crate `kfd-logic`.
@@ -226,6 +231,9 @@ pub(crate) struct Process {
     /// SVM ranges (C: `p->svms`), see [`crate::svm`].
     #[pin]
     pub(crate) svm: Mutex<SvmState>,
+    /// SVM's HMM side: notifiers, GPU mappings, migration (its locks are
+    /// never taken with `inner` held, see `svm_hmm`).
+    pub(crate) hmm: Arc<Svm>,
 }
 
 /// An entry of the process table.
@@ -249,6 +257,13 @@ kernel::sync::global_lock! {
         entries: KVec::new(),
         sysfs_root: None,
     };
+}
+
+impl ProcessTable {
+    /// The live processes.
+    pub(crate) fn processes(&self) -> impl Iterator<Item = &Arc<Process>> {
+        self.entries.iter().map(|e| &e.process)
+    }
 }
 
 /// Initialises the module-global process table.  Called once from module init.
@@ -341,6 +356,7 @@ impl Process {
                 pasid,
                 events <- Events::new(),
                 svm <- new_mutex!(svm, "Process::svm"),
+                hmm: Svm::new(mm)?,
             }),
             GFP_KERNEL,
         )?;
@@ -348,6 +364,9 @@ impl Process {
         // process drops), while `process` is still alive.
         let notifier = unsafe { MmNotifier::register(mm, Arc::as_ptr(&process))? };
         *process.mm_notifier.lock() = Some(notifier);
+        // SVM's interval notifiers need the mm's interval tree, set up once
+        // here (it takes mmap_lock for writing).
+        crate::kabi::hmm::prepare_mm(mm)?;
         // A missing sysfs directory (e.g. a recycled pid whose old process
         // still has a file open elsewhere) does not fail the open.
         if let Some(root) = table.sysfs_root.as_ref() {
@@ -415,6 +434,9 @@ impl Process {
             return if pdd.dev.kgd.vm_file(vm).same_file(&file) { Ok(()) } else { Err(EBUSY) };
         }
         let vm = Arc::new(pdd.dev.kgd.acquire_vm(file)?, GFP_KERNEL)?;
+        // SAFETY: `Process::teardown` runs `Svm::teardown`, which drops this
+        // copy, before it releases the VM.
+        unsafe { self.hmm.add_vm(&pdd.dev, &vm) }?;
         pdd.dev.kgd.set_vm_pasid(&vm, self.pasid.0);
         let mut targets = self.mmap.lock();
         let target = targets.iter_mut().find(|t| t.gpu_id == gpu_id).ok_or(EINVAL)?;
@@ -449,6 +471,10 @@ impl Process {
     /// Gives back everything the process holds on every device: memory
     /// objects (unmapped first), then VMs.  Idempotent.
     fn teardown(&self) {
+        // SVM first, without `inner` (it takes mmap_lock, which the mmap
+        // handler holds around `inner`): its copies of the VM handles go
+        // before the VMs are released below.
+        self.hmm.teardown();
         // SVM ranges first, outside `inner` (upstream `svm_range_list_fini`).
         self.svm.lock().clear();
         let mut inner = self.inner.lock();
@@ -482,7 +508,6 @@ impl Process {
     }
 
     /// Thread group id of the creator.
-    #[allow(dead_code)] // For messages of later subsystems.
     pub(crate) fn pid(&self) -> Pid {
         self.pid
     }

@@ -3,9 +3,10 @@
 //! Per-process sysfs: `/sys/class/kfd/kfd/proc/<pid>/`.
 //!
 //! C: `kfd_procfs_*` in `kfd_process.c`.  Layout as upstream: `pasid`
-//! (the process's PASID; upstream 7.3 prints "0" since its PASIDs became
-//! per-VM, earlier kernels the process's PASID, which rkfd still has), then per device `vram_<gpu_id>` and `sdma_<gpu_id>`, the
-//! directories `stats_<gpu_id>/` (`evicted_ms`) and `queues/`.  Values
+//! (always "0", as upstream 7.3 since its PASIDs became per-VM; debugfs
+//! `pasid_<gpu_id>` has them), then per device `vram_<gpu_id>` and
+//! `sdma_<gpu_id>`, the directories `stats_<gpu_id>/` (`evicted_ms`),
+//! `counters_<gpu_id>/` (SVM: `faults`, `page_in`, `page_out`) and `queues/`.  Values
 //! are atomics in [`ProcCounters`], shared by the driver code that updates
 //! them and the files that show them, so showing a file takes no lock and a
 //! directory can be removed while any rkfd lock is held.
@@ -40,6 +41,13 @@ pub(crate) struct ProcCounters {
     /// The pdd's PASID: the process's once `ACQUIRE_VM` bound the device,
     /// 0 before (upstream `pdd->pasid`; debugfs `pasid_<gpu_id>`).
     pub(crate) pasid: Atomic<u32>,
+    /// GPU retry faults handled (`counters_<id>/faults`).
+    pub(crate) faults: Atomic<u64>,
+    /// Pages migrated to this GPU's VRAM (`counters_<id>/page_in`).
+    pub(crate) page_in: Atomic<u64>,
+    /// Pages migrated from this GPU's VRAM to system memory
+    /// (`counters_<id>/page_out`).
+    pub(crate) page_out: Atomic<u64>,
 }
 
 impl ProcCounters {
@@ -55,6 +63,9 @@ impl ProcCounters {
                 svm: Atomic::new(0),
                 evicted_ms: Atomic::new(0),
                 pasid: Atomic::new(0),
+                faults: Atomic::new(0),
+                page_in: Atomic::new(0),
+                page_out: Atomic::new(0),
             },
             GFP_KERNEL,
         )?)
@@ -111,6 +122,22 @@ impl Show for StatsFiles {
     }
 }
 
+/// Files of `counters_<id>/`: `faults`, `page_in`, `page_out` (upstream
+/// `kfd_procfs_add_sysfs_counters`, SVM).
+struct CounterFiles(Arc<ProcCounters>);
+
+impl Show for CounterFiles {
+    fn show(&self, file: usize, out: &mut ShowBuffer<'_>) -> Result {
+        let c = &self.0;
+        let value = match file {
+            0 => c.faults.load(Relaxed),
+            1 => c.page_in.load(Relaxed),
+            _ => c.page_out.load(Relaxed),
+        };
+        out.emit(fmt!("{}\n", value))
+    }
+}
+
 /// The `proc/` directory under the kfd device.
 pub(crate) fn create_root() -> Result<Arc<Dir>> {
     Dir::new_empty(Parent::KfdDevice, c"proc")
@@ -149,6 +176,12 @@ impl ProcSysfs {
             let name = CString::try_from_fmt(fmt!("stats_{}", d.gpu_id))?;
             let stats = Arc::new(StatsFiles(d.clone()), GFP_KERNEL)?;
             dirs.push(Dir::new(Parent::Dir(&pid_dir), &name, &[c"evicted_ms"], stats)?, GFP_KERNEL)?;
+            let name = CString::try_from_fmt(fmt!("counters_{}", d.gpu_id))?;
+            let counters = Arc::new(CounterFiles(d.clone()), GFP_KERNEL)?;
+            dirs.push(
+                Dir::new(Parent::Dir(&pid_dir), &name, &[c"faults", c"page_in", c"page_out"], counters)?,
+                GFP_KERNEL,
+            )?;
         }
         dirs.push(Dir::new_empty(Parent::Dir(&pid_dir), c"queues")?, GFP_KERNEL)?;
         dirs.push(pid_dir, GFP_KERNEL)?;

@@ -21,6 +21,7 @@ mod process;
 mod procfs;
 mod smi;
 mod svm;
+mod svm_hmm;
 mod topology;
 mod uapi;
 
@@ -39,12 +40,15 @@ struct Rkfd {
     _topology: Arc<topology::Topology>,
     /// `/dev/kfd`, class `kfd`: unregistered on drop.
     _chardev: kabi::Chardev,
+    /// The SVM workqueue: drained and destroyed last.
+    _svm_wq: kabi::hmm::SvmWq,
 }
 
 impl kernel::Module for Rkfd {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         device::init_module_state();
         process::init_module_state();
+        let svm_wq = kabi::hmm::SvmWq::new()?;
         debugfs::init();
         smi::init_module_state();
         let chardev = kabi::Chardev::register()
@@ -63,6 +67,7 @@ impl kernel::Module for Rkfd {
         Ok(Rkfd {
             _topology: topology,
             _chardev: chardev,
+            _svm_wq: svm_wq,
         })
     }
 }

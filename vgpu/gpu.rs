@@ -14,6 +14,7 @@ use kernel::{
     prelude::*,
     str::CString,
     sync::{
+        atomic::{Acquire, Atomic, Release},
         Arc,
         Mutex, //
     },
@@ -62,6 +63,9 @@ pub(crate) struct Core {
     /// registers user space writes to flush the host data path).  A virtual
     /// GPU has no HDP: a zeroed page whose writes are harmless.
     mmio_remap: Arc<kabi::SharedPages>,
+    /// rkfd's `struct kfd_dev *` for this GPU once probed (retry faults
+    /// name the device by it), 0 before.
+    kfd_handle: Atomic<usize>,
 }
 
 impl Core {
@@ -83,6 +87,7 @@ impl Core {
                 offsets <- new_mutex!(IdPool::new(), "Core::offsets"),
                 clock_base: Instant::now(),
                 mmio_remap: Arc::new(kabi::SharedPages::new(1)?, GFP_KERNEL)?,
+                kfd_handle: Atomic::new(0),
             }),
             GFP_KERNEL,
         )
@@ -124,6 +129,19 @@ impl Core {
     /// The MMIO remap page.
     pub(crate) fn mmio_remap(&self) -> &Arc<kabi::SharedPages> {
         &self.mmio_remap
+    }
+
+    /// Records rkfd's device handle (`kgd2kfd_probe`'s result).
+    pub(crate) fn set_kfd_handle(&self, handle: usize) {
+        self.kfd_handle.store(handle, Release);
+    }
+
+    /// rkfd's device handle, once probed.
+    pub(crate) fn kfd_handle(&self) -> Option<usize> {
+        match self.kfd_handle.load(Acquire) {
+            0 => None,
+            h => Some(h),
+        }
     }
 
     /// The system memory accounts.

@@ -30,13 +30,20 @@ pub(crate) use engine::{
     ThreadMain, //
 };
 pub(crate) use kfd::{
+    svm_fault,
     KfdDevice,
-    KfdIrq, //
+    KfdIrq,
+    SVM_PTE_FRAME_MASK,
+    SVM_PTE_VALID,
+    SVM_PTE_VRAM,
+    SVM_PTE_WRITE, //
 };
 pub(crate) use mm::{
     page_pfn,
+    pfn_rw,
     total_ram,
     KernelMap,
+    NoReclaim,
     PinnedPages,
     SharedPages, //
 };

@@ -10,7 +10,9 @@
  *     hwmon/hwmonN/{name,in0_*,temp1_*,power1_*,pwm1,pwm1_max}
  *     drm/cardN, drm/renderDN                  a minimal DRM driver
  *
- * The DRM driver has no ioctls of its own.  Its only job besides existing
+ * The DRM driver has one ioctl of its own, the GPU-access test interface
+ * (DRM_IOCTL_AMDGPU_VGPU_ACCESS, vgpu_shim.h), which makes the virtual GPU
+ * read or write its VM and raise retry faults.  Its other job
  * is mmap(): the render node maps the memory objects rkfd allocates
  * through kfd2kgd, by the offset alloc_memory_of_gpu returned, as
  * amdgpu's GEM mmap does for libhsakmt.  All state lives in Rust
@@ -28,6 +30,8 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/highmem.h>
+#include <linux/memremap.h>
+#include <linux/sched/mm.h>
 #include <linux/hwmon.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -157,6 +161,20 @@ static int vgpu_drm_mmap(struct file *filp, struct vm_area_struct *vma)
 	return 0;
 }
 
+static int vgpu_ioctl_access(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_amdgpu_vgpu_access *args = data;
+
+	if (!file->driver_priv)
+		return -EINVAL;
+	return vgpu_rs_gpu_access(file->driver_priv, args->va, args->size, args->buf,
+				  args->write != 0, &args->faults);
+}
+
+static const struct drm_ioctl_desc vgpu_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(AMDGPU_VGPU_ACCESS, vgpu_ioctl_access, DRM_RENDER_ALLOW),
+};
+
 static const struct file_operations vgpu_drm_fops = {
 	.owner = THIS_MODULE,
 	.open = drm_open,
@@ -175,6 +193,8 @@ static const struct drm_driver vgpu_drm_driver = {
 	.open = vgpu_drm_open,
 	.postclose = vgpu_drm_postclose,
 	.fops = &vgpu_drm_fops,
+	.ioctls = vgpu_ioctls,
+	.num_ioctls = ARRAY_SIZE(vgpu_ioctls),
 	/* Not "amdgpu": it answers no DRM_IOCTL_AMDGPU_*, so say so. */
 	.name = "amdgpu_vgpu",
 	.desc = "Virtual AMD GPU for rkfd",
@@ -541,6 +561,43 @@ void vgpu_shim_unpin_user(struct page **pages, unsigned long nr)
 u64 vgpu_shim_total_ram(void)
 {
 	return (u64)totalram_pages() << PAGE_SHIFT;
+}
+
+unsigned int vgpu_shim_noreclaim_save(void)
+{
+	return memalloc_noreclaim_save();
+}
+
+void vgpu_shim_noreclaim_restore(unsigned int flags)
+{
+	memalloc_noreclaim_restore(flags);
+}
+
+int vgpu_shim_pfn_rw(unsigned long pfn, size_t offset, void *buf, size_t len, bool write)
+{
+	struct page *page;
+	void *addr;
+
+	if (!pfn_valid(pfn) || offset > PAGE_SIZE || len > PAGE_SIZE - offset)
+		return -EFAULT;
+	page = pfn_to_page(pfn);
+	if (is_zone_device_page(page))
+		return -EFAULT;
+	addr = kmap_local_page(page);
+	if (write)
+		memcpy(addr + offset, buf, len);
+	else
+		memcpy(buf, addr + offset, len);
+	kunmap_local(addr);
+	return 0;
+}
+
+void vgpu_shim_copy_page(struct page *dst, struct page *src)
+{
+	if (src)
+		copy_highpage(dst, src);
+	else
+		clear_highpage(dst);
 }
 
 /* ------------------------------------------------------------------------

@@ -55,6 +55,30 @@ int vgpu_shim_pin_user(unsigned long start, unsigned long nr, struct page **page
 void vgpu_shim_unpin_user(struct page **pages, unsigned long nr);
 int vgpu_shim_mmap_pages(struct vm_area_struct *vma, struct page **pages, unsigned long count);
 u64 vgpu_shim_total_ram(void);
+unsigned int vgpu_shim_noreclaim_save(void);
+void vgpu_shim_noreclaim_restore(unsigned int flags);
+int vgpu_shim_pfn_rw(unsigned long pfn, size_t offset, void *buf, size_t len, bool write);
+void vgpu_shim_copy_page(struct page *dst, struct page *src);
+
+/*
+ * The GPU-access test interface (a DRM ioctl on the render node):
+ * "the GPU reads or writes @size bytes at GPU VA @va of this file's VM",
+ * walking the VM's page table and raising retry faults (kgd2kfd_svm_fault)
+ * for pages that are not mapped, as the engines will.  Reads copy into,
+ * writes copy from, the user buffer @buf.  @faults returns how many retry
+ * faults were raised.  -EFAULT: a fatal GPU VM fault (XNACK off, no VMA),
+ * also reported to rkfd as a KGD_IH_VM_FAULT interrupt.
+ */
+struct drm_amdgpu_vgpu_access {
+	__u64 va;
+	__u64 size;
+	__u64 buf;
+	__u32 write;
+	__u32 faults;
+};
+#define DRM_AMDGPU_VGPU_ACCESS	0x40
+#define DRM_IOCTL_AMDGPU_VGPU_ACCESS \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_AMDGPU_VGPU_ACCESS, struct drm_amdgpu_vgpu_access)
 
 /*
  * Test-only helpers for the KUnit suites (CONFIG_KUNIT=y): open a render
@@ -79,5 +103,6 @@ struct page *vgpu_rs_mem_page(void *mem, unsigned long pgoff);
 void vgpu_rs_mem_get(void *mem);
 void vgpu_rs_mem_put(void *mem);
 u64 vgpu_rs_vram_used(void *gpu);
+int vgpu_rs_gpu_access(void *vm, u64 va, u64 size, u64 buf, bool write, u32 *faults);
 
 #endif /* VGPU_SHIM_H */

@@ -16,13 +16,24 @@
 //     Vm::inner
 //
 // `Vm::inner` is taken with nothing else of ours held and calls nothing that
-// takes another lock of ours, except `Mem::pte`, which takes none.  Objects
+// takes another lock of ours, except `Mem::pte`, which takes none, and
+// `vram::Pool::inner` (a leaf spinlock) to reach SVM frames.
+//
+// SVM pages live in the same page table as memory objects; `svm_map` and
+// `svm_unmap` never touch a page a memory object is mapped at.
+//
+// SVM: rkfd's mmu_interval_notifier callbacks call `svm_unmap`, so
+// `Vm::inner` is taken inside mmu-notifier invalidation: nothing may allocate
+// memory with direct reclaim while holding it (`map` and `svm_map` allocate
+// page tables inside `kabi::NoReclaim`), and nothing may wait for an
+// invalidation under it.  Objects
 // leaving the VM are dropped after `Vm::inner` is released, because dropping
 // one takes `vram::Pool::inner`, `Core::offsets` and `Mem::kmap`.  A later
 // user-pointer implementation must not take mmap_lock under `Vm::inner`.
 
 use kernel::{
     new_mutex,
+    page::Page,
     prelude::*,
     rbtree::{
         RBTree,
@@ -39,7 +50,7 @@ use kernel::page::PAGE_SIZE;
 
 use crate::{
     gpu::Core,
-    kabi::SharedPages,
+    kabi::{self, SharedPages},
     mem::{
         AllocRequest,
         Mem, //
@@ -68,6 +79,9 @@ pub(crate) struct Vm {
     /// doorbell per queue at the byte offset rkfd gives the queue
     /// (`kgd_queue_desc.doorbell_offset`).  The engines read them here.
     doorbells: Arc<SharedPages>,
+    /// The handle rkfd holds on this VM (what `acquire_vm` returned), which
+    /// retry faults name the VM by; 0 while not acquired.
+    kfd_handle: Atomic<usize>,
     /// The objects and the page table.
     #[pin]
     inner: Mutex<VmInner>,
@@ -77,8 +91,8 @@ pub(crate) struct Vm {
 ///
 /// # Invariants
 ///
-/// The page table maps exactly the pages of the objects in `mappings`, each
-/// at its own virtual address.
+/// The page table maps the pages of the objects in `mappings`, each at its
+/// own virtual address, and otherwise only SVM pages (`svm_map`).
 struct VmInner {
     /// The objects allocated in this VM, by mmap page offset.
     objects: RBTree<u64, Arc<Mem>>,
@@ -139,6 +153,7 @@ impl Vm {
                 doorbells,
                 acquired: Atomic::new(false),
                 pasid: Atomic::new(0),
+                kfd_handle: Atomic::new(0),
                 // INVARIANT: Nothing is mapped.
                 inner <- new_mutex!(
                     VmInner { objects: RBTree::new(), mappings: RBTree::new(), pt },
@@ -218,10 +233,14 @@ impl Vm {
         if inner.mappings.get(&mapping_key(mem)).is_some() {
             return Ok(());
         }
-        inner
-            .pt
-            .map(mem.va(), mem.npages(), |i| mem.pte(i, local))
-            .map_err(pt_errno)?;
+        {
+            // Page tables are allocated under `inner`, which invalidations take.
+            let _noreclaim = kabi::NoReclaim::new();
+            inner
+                .pt
+                .map(mem.va(), mem.npages(), |i| mem.pte(i, local))
+                .map_err(pt_errno)?;
+        }
         // INVARIANT: Its pages were just mapped.
         inner.mappings.insert(node);
         Ok(())
@@ -349,11 +368,235 @@ pub(crate) enum GpuTarget<'a> {
     User(#[allow(dead_code)] u64),
 }
 
+/// SVM: pages rkfd maps from `hmm_range_fault` results and migrated VRAM
+/// (`svm_map` / `svm_unmap`), and the GPU-access test interface that walks
+/// the page table and raises retry faults.
+impl Vm {
+    /// Records rkfd's handle on this VM (`acquire_vm`); 0 clears it.
+    pub(crate) fn set_kfd_handle(&self, handle: usize) {
+        self.kfd_handle.store(handle, Release);
+    }
+
+    /// rkfd's handle on this VM, if acquired.
+    pub(crate) fn kfd_handle(&self) -> Option<usize> {
+        match self.kfd_handle.load(kernel::sync::atomic::Acquire) {
+            0 => None,
+            h => Some(h),
+        }
+    }
+
+    /// `svm_map`: maps page `i` at `va + i * PAGE` as `ptes[i]`
+    /// (`KGD_SVM_PTE_*` encoding), replacing earlier SVM PTEs there.  Pages
+    /// a memory object is mapped at are left alone: a range rkfd created for
+    /// a fault may share a 2 MiB window with a memory object's VA (upstream
+    /// clips such ranges with `svm_range_check_vm`).
+    pub(crate) fn svm_map(&self, va: u64, ptes: &[u64]) -> Result {
+        let n = ptes.len() as u64;
+        if n == 0 {
+            return Ok(());
+        }
+        let mut guard = self.inner.lock();
+        let inner = &mut *guard;
+        let objects = objects_in(inner, va, n);
+        let _noreclaim = kabi::NoReclaim::new();
+        let mut i = 0u64;
+        while i < n {
+            let at = va + i * PAGE;
+            let object = objects && object_at(inner, at);
+            let valid = !object && svm_pte_valid(ptes[i as usize]);
+            // A run of pages of one kind.
+            let mut j = i + 1;
+            while j < n {
+                let o = objects && object_at(inner, va + j * PAGE);
+                if o != object || (!o && svm_pte_valid(ptes[j as usize]) != valid) {
+                    break;
+                }
+                j += 1;
+            }
+            if !object {
+                inner.pt.unmap(at, j - i).map_err(pt_errno)?;
+                if valid {
+                    let base = i as usize;
+                    if let Err(e) = inner.pt.map(at, j - i, |k| svm_pte(ptes[base + k as usize])) {
+                        return Err(pt_errno(e));
+                    }
+                }
+            }
+            i = j;
+        }
+        Ok(())
+    }
+
+    /// `svm_unmap`: removes the SVM pages of `npages` pages at `va` from the
+    /// page table (memory objects' pages stay).
+    pub(crate) fn svm_unmap(&self, va: u64, npages: u64) {
+        if npages == 0 {
+            return;
+        }
+        let mut guard = self.inner.lock();
+        let inner = &mut *guard;
+        if !objects_in(inner, va, npages) {
+            let _ = inner.pt.unmap(va, npages);
+            return;
+        }
+        for i in 0..npages {
+            let at = va + i * PAGE;
+            if !object_at(inner, at) {
+                let _ = inner.pt.unmap(at, 1);
+            }
+        }
+    }
+
+    /// One GPU access of `buf.len()` bytes at `va` within one page:
+    /// `Ok(false)` if the page is not mapped (or not writable for a write):
+    /// a retry fault.  Copies under `inner`, so an invalidation cannot free
+    /// the page under the access (the HMM rule).
+    pub(crate) fn access_page(&self, va: u64, buf: &mut [u8], write: bool) -> Result<bool> {
+        let offset = (va % PAGE) as usize;
+        if buf.is_empty() || offset + buf.len() > PAGE as usize {
+            return Err(EINVAL);
+        }
+        let inner = self.inner.lock();
+        let Some(pte) = inner.pt.lookup(va) else {
+            return Ok(false);
+        };
+        if write && !pte.writable() {
+            return Ok(false);
+        }
+        let mut rw = |page: &Page| -> Result {
+            // SAFETY: `buf` is valid for `buf.len()` bytes; the range lies in
+            // the page (checked above).
+            unsafe {
+                if write {
+                    page.write_raw(buf.as_ptr(), offset, buf.len())
+                } else {
+                    page.read_raw(buf.as_mut_ptr(), offset, buf.len())
+                }
+            }
+        };
+        match pte.aperture() {
+            pt::Aperture::Vram => {
+                if let Ok(r) = self.core.vram().svm_with_page(pte.frame(), &mut rw) {
+                    return r.map(|()| true);
+                }
+                // A memory object's VRAM: find the object mapped at `va`.
+                let page_va = va - offset as u64;
+                for mem in inner.mappings.values() {
+                    let end = mem.va() + mem.npages() * PAGE;
+                    if (mem.va()..end).contains(&page_va) {
+                        let index = (page_va - mem.va()) / PAGE % (mem.size() / PAGE);
+                        let page = mem.page_at(mem.mmap_pgoff() + index).ok_or(EFAULT)?;
+                        return rw(page).map(|()| true);
+                    }
+                }
+                Err(EFAULT)
+            }
+            pt::Aperture::System => {
+                kabi::pfn_rw(pte.frame(), offset, buf, write)?;
+                Ok(true)
+            }
+            // User pointers are resolved by the engines (not yet).
+            pt::Aperture::UserVa => Err(EFAULT),
+        }
+    }
+}
+
+/// The most bytes one `AMDGPU_VGPU_ACCESS` call moves.
+const MAX_ACCESS: u64 = 1 << 30;
+/// Retry faults one page may raise before the access gives up (`EFAULT`):
+/// a racing invalidation can unmap a page between the fault and the retry.
+const MAX_RETRIES: u32 = 64;
+
+impl Vm {
+    /// The GPU-access test interface: the GPU reads (or writes) `size` bytes
+    /// at `va` into (from) the user buffer at `buf`, page by page; a page
+    /// without a valid PTE raises a retry fault through rkfd and the access
+    /// is retried, as an XNACK-enabled GPU does.  `faults` counts the retry
+    /// faults.  User memory is copied outside the page-table lock (a user
+    /// page fault may invalidate SVM mappings, which takes that lock).
+    pub(crate) fn gpu_access(
+        &self,
+        va: u64,
+        size: u64,
+        buf: u64,
+        write: bool,
+        faults: &mut u32,
+    ) -> Result {
+        use kernel::uaccess::UserSlice;
+        if size == 0 || size > MAX_ACCESS || va.checked_add(size).is_none_or(|e| e > pt::VA_END) {
+            return Err(EINVAL);
+        }
+        let user = UserSlice::new(kernel::uaccess::UserPtr::from_addr(buf as usize), size as usize);
+        let (mut reader, mut writer) = user.reader_writer();
+        let mut bounce = KVec::from_elem(0u8, PAGE as usize, GFP_KERNEL)?;
+        let mut at = va;
+        let end = va + size;
+        while at < end {
+            let len = ((PAGE - at % PAGE).min(end - at)) as usize;
+            let chunk = &mut bounce[..len];
+            if write {
+                reader.read_slice(chunk)?;
+            }
+            let mut tries = 0;
+            while !self.access_page(at, chunk, write)? {
+                tries += 1;
+                if tries > MAX_RETRIES {
+                    return Err(EFAULT);
+                }
+                *faults = faults.saturating_add(1);
+                match kabi::svm_fault(&self.core, self, at, write) {
+                    Ok(()) => {}
+                    Err(e) if e == EAGAIN => kernel::processor::cpu_relax(),
+                    Err(e) => return Err(e),
+                }
+            }
+            if !write {
+                writer.write_slice(chunk)?;
+            }
+            at += len as u64;
+        }
+        Ok(())
+    }
+}
+
+/// The bytes of one page.
+const PAGE: u64 = kernel::page::PAGE_SIZE as u64;
+
+/// Whether a memory object is mapped anywhere in `[va, va + n pages)`.
+fn objects_in(inner: &VmInner, va: u64, n: u64) -> bool {
+    let end = va + n * PAGE;
+    inner.mappings.values().any(|m| m.va() < end && va < m.va() + m.npages() * PAGE)
+}
+
+/// Whether a memory object is mapped at page `va`.
+fn object_at(inner: &VmInner, va: u64) -> bool {
+    inner.mappings.values().any(|m| (m.va()..m.va() + m.npages() * PAGE).contains(&va))
+}
+
+/// Whether an `svm_map` entry maps its page.
+fn svm_pte_valid(pte: u64) -> bool {
+    pte & kabi::SVM_PTE_VALID != 0
+}
+
+/// The page-table entry for an `svm_map` entry.  SVM pages are executable
+/// (upstream maps them so unless the range is `GPU_EXEC`-cleared).
+fn svm_pte(pte: u64) -> core::result::Result<Pte, pt::Error> {
+    let aperture = if pte & kabi::SVM_PTE_VRAM != 0 {
+        pt::Aperture::Vram
+    } else {
+        pt::Aperture::System
+    };
+    Pte::new(aperture, pte & kabi::SVM_PTE_FRAME_MASK, pte & kabi::SVM_PTE_WRITE != 0, true)
+}
+
 #[kunit_tests(amdgpu_vgpu_vm)]
 mod tests {
     use super::*;
     use crate::{
-        kabi::testing::{read_frame, write_frame, UserMap},
+        kabi::{
+            self,
+            testing::{read_frame, write_frame, UserMap},
+        },
         pagetable::Aperture,
         profile::PROFILES,
         sysmem::SystemMemory,
@@ -660,6 +903,64 @@ mod tests {
         for (v, m) in [(&vm, d), (&vm, r), (&other, d2), (&other, r2)] {
             v.free(m)?;
         }
+        Ok(())
+    }
+
+    /// `svm_map` / `svm_unmap` and the GPU-access walk: VRAM frames of SVM,
+    /// system pages by pfn, holes and read-only pages (retry faults).
+    #[test]
+    fn svm_pages_map_and_read_back() -> Result {
+        let vm = vm_with_vram(16)?;
+        let core = vm.core().clone();
+        let mut frames = [0u64; 2];
+        core.vram().svm_alloc(&mut frames)?;
+        // SAFETY: The whole page, ours.
+        core.vram().svm_with_page(frames[1], |p| unsafe { p.fill_zero_raw(0, PAGE_SIZE) })??;
+        let pattern = [0x5au8; 16];
+        // SAFETY: `pattern` is valid for 16 bytes; the page is ours.
+        core.vram().svm_with_page(frames[1], |p| unsafe { p.write_raw(pattern.as_ptr(), 100, 16) })??;
+        let sys = Page::alloc_page(GFP_KERNEL | __GFP_ZERO)?;
+        let va = 0x20_0000u64;
+        let ptes = [
+            kabi::SVM_PTE_VALID | kabi::SVM_PTE_VRAM | kabi::SVM_PTE_WRITE | frames[1],
+            0,
+            kabi::SVM_PTE_VALID | kabi::page_pfn(&sys),
+        ];
+        vm.svm_map(va, &ptes)?;
+        assert_eq!(vm.mapped_pages(), 2);
+        let mut buf = [0u8; 16];
+        assert!(vm.access_page(va + 100, &mut buf, false)?);
+        assert_eq!(buf, pattern);
+        // A hole and a write to a read-only page are retry faults.
+        assert!(!vm.access_page(va + PAGE, &mut buf, false)?);
+        assert!(!vm.access_page(2 * PAGE + va, &mut buf, true)?);
+        assert!(vm.access_page(2 * PAGE + va + 8, &mut buf[..4], false)?);
+        assert_eq!(&buf[..4], &[0u8; 4]);
+        // Writes land in the VRAM page.
+        assert!(vm.access_page(va + 200, &mut [7u8; 4], true)?);
+        let mut back = [0u8; 4];
+        // SAFETY: `back` is valid for 4 bytes.
+        core.vram().svm_with_page(frames[1], |p| unsafe { p.read_raw(back.as_mut_ptr(), 200, 4) })??;
+        assert_eq!(back, [7u8; 4]);
+        // Mapping again replaces; unmapping removes.
+        vm.svm_map(va, &ptes[..1])?;
+        assert_eq!(vm.mapped_pages(), 2);
+        vm.svm_unmap(va, 3);
+        assert_eq!(vm.mapped_pages(), 0);
+        // A memory object's pages inside the window are left alone.
+        let obj = vm.alloc(&req(va + PAGE, 1, GTT))?;
+        vm.map(&obj)?;
+        let before = vm.translate(va + PAGE);
+        vm.svm_map(va, &ptes)?;
+        assert!(vm.translate(va + PAGE) == before && before.is_some());
+        assert_eq!(vm.mapped_pages(), 3);
+        vm.svm_unmap(va, 3);
+        assert!(vm.translate(va + PAGE) == before);
+        assert_eq!(vm.mapped_pages(), 1);
+        vm.free(obj)?;
+        assert!(!vm.access_page(va, &mut buf, false)?);
+        core.vram().svm_free(&frames);
+        assert_eq!(core.vram().used(), 0);
         Ok(())
     }
 

@@ -8,19 +8,25 @@
 //! amdgpu's VRAM manager does not promise contiguity either.
 //!
 //! Backing: each allocated frame is backed by a zeroed system page,
-//! allocated with the frame, so an idle GPU costs no memory.  A later issue
-//! backs VRAM with `MEMORY_DEVICE_PRIVATE` `ZONE_DEVICE` pages instead, as
-//! `lib/test_hmm.c` does; then frame `n` is device page `n` of one
-//! `dev_pagemap` and only [`Allocation::page`] and the allocation of
-//! `pages` change.  Nothing outside this module sees how frames are backed.
+//! allocated with the frame, so an idle GPU costs no memory.  Nothing
+//! outside this module sees how frames are backed.
+//!
+//! SVM: rkfd registers the VRAM as `MEMORY_DEVICE_PRIVATE` pages (device
+//! page `n` = frame `n`, as upstream `kfd_migrate.c` does) and asks for
+//! single frames through `svm_alloc_vram` / `svm_free_vram`: the same
+//! frames and the same budget as memory objects ([`Pool::svm_alloc`]).
+//! The backing page of an SVM frame lives in `PoolInner::svm`, indexed by
+//! frame, because SVM frames are freed one by one from `folio_free`,
+//! which may run in atomic context: hence a spinlock.
 //!
 //! C: `amdgpu_vram_mgr.c` (allocation and accounting only).
 
-// Lock order: `Pool::inner` is a leaf lock.
+// Lock order: `Pool::inner` is a leaf spinlock (SVM frames are freed from
+// `dev_pagemap_ops.folio_free`, in any context).
 
 use kernel::{
     bitmap::BitmapVec,
-    new_mutex,
+    new_spinlock,
     page::{
         Page,
         PAGE_SIZE, //
@@ -28,7 +34,7 @@ use kernel::{
     prelude::*,
     sync::{
         Arc,
-        Mutex, //
+        SpinLock, //
     },
 };
 
@@ -39,7 +45,7 @@ pub(crate) struct Pool {
     frames: usize,
     /// Which frames are allocated.
     #[pin]
-    inner: Mutex<PoolInner>,
+    inner: SpinLock<PoolInner>,
 }
 
 /// The allocation state of a [`Pool`].
@@ -54,6 +60,11 @@ struct PoolInner {
     free: usize,
     /// Where the next search starts (next fit).
     cursor: usize,
+    /// The backing page of each SVM frame, by frame (empty until the first
+    /// SVM allocation; then `frames` entries).
+    svm: KVVec<Option<Page>>,
+    /// Frames allocated for SVM.
+    svm_frames: usize,
 }
 
 impl Pool {
@@ -70,8 +81,8 @@ impl Pool {
             try_pin_init!(Pool {
                 frames,
                 // INVARIANT: Nothing is allocated; 0 < frames.
-                inner <- new_mutex!(
-                    PoolInner { used, free: total, cursor: 0 },
+                inner <- new_spinlock!(
+                    PoolInner { used, free: total, cursor: 0, svm: KVVec::new(), svm_frames: 0 },
                     "vram::Pool::inner"
                 ),
             }),
@@ -118,6 +129,89 @@ impl Pool {
             alloc.pages.push_within_capacity(page).map_err(|_| ENOMEM)?;
         }
         Ok(alloc)
+    }
+
+    /// Bytes allocated for SVM.
+    pub(crate) fn svm_used(&self) -> u64 {
+        self.inner.lock().svm_frames as u64 * PAGE_SIZE as u64
+    }
+
+    /// Allocates one frame per entry of `out` for SVM (`svm_alloc_vram`),
+    /// each backed by a (not zeroed) system page, and writes their indices
+    /// there.  All or nothing; `ENOMEM` when VRAM is exhausted.
+    pub(crate) fn svm_alloc(&self, out: &mut [u64]) -> Result {
+        let npages = out.len();
+        if npages == 0 {
+            return Ok(());
+        }
+        if npages > self.frames {
+            return Err(ENOMEM);
+        }
+        // The frame table, once: allocated outside the spinlock.
+        if self.inner.lock().svm.is_empty() {
+            let mut table = KVVec::with_capacity(self.frames, GFP_KERNEL)?;
+            for _ in 0..self.frames {
+                table.push_within_capacity(None).map_err(|_| ENOMEM)?;
+            }
+            let mut inner = self.inner.lock();
+            if inner.svm.is_empty() {
+                inner.svm = table;
+            }
+        }
+        let mut pages = KVVec::with_capacity(npages, GFP_KERNEL)?;
+        for _ in 0..npages {
+            let page = Page::alloc_page(GFP_KERNEL | __GFP_NOWARN)?;
+            pages.push_within_capacity(page).map_err(|_| ENOMEM)?;
+        }
+        let mut frames = KVVec::with_capacity(npages, GFP_KERNEL)?;
+        self.take_frames(&mut frames, npages)?;
+        let mut inner = self.inner.lock();
+        inner.svm_frames += npages;
+        for ((slot, &frame), page) in out.iter_mut().zip(frames.iter()).zip(pages.drain_all()) {
+            *slot = u64::from(frame);
+            inner.svm[frame as usize] = Some(page);
+        }
+        Ok(())
+    }
+
+    /// Gives SVM frames back (`svm_free_vram`).  Never sleeps.  Frames that
+    /// are not SVM frames are ignored (and reported).
+    pub(crate) fn svm_free(&self, frames: &[u64]) {
+        let mut bad = 0;
+        let mut inner = self.inner.lock();
+        for &frame in frames {
+            let Ok(f) = usize::try_from(frame) else {
+                bad += 1;
+                continue;
+            };
+            match inner.svm.get_mut(f).and_then(Option::take) {
+                Some(page) => {
+                    // Freeing a page does not sleep.
+                    drop(page);
+                    inner.used.clear_bit(f);
+                    // INVARIANT: The bit was set (an SVM frame is allocated).
+                    inner.free += 1;
+                    inner.svm_frames -= 1;
+                }
+                None => bad += 1,
+            }
+        }
+        drop(inner);
+        if bad != 0 {
+            pr_warn!("svm_free_vram: {} frames were not SVM frames\n", bad);
+        }
+    }
+
+    /// Runs `f` on the backing page of SVM frame `frame`, under the pool's
+    /// spinlock (so `f` must not sleep).  `EINVAL` if it is not an SVM frame.
+    pub(crate) fn svm_with_page<R>(&self, frame: u64, f: impl FnOnce(&Page) -> R) -> Result<R> {
+        let inner = self.inner.lock();
+        let page = usize::try_from(frame)
+            .ok()
+            .and_then(|i| inner.svm.get(i))
+            .and_then(Option::as_ref)
+            .ok_or(EINVAL)?;
+        Ok(f(page))
     }
 
     /// Marks `npages` free frames allocated and appends them to `frames`,
@@ -260,6 +354,32 @@ mod tests {
         }
         assert!(seen.iter().all(|&s| s));
         assert!(c.frame(11).is_none() && c.page(11).is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn svm_frames_share_the_budget() -> Result {
+        let pool = Pool::new(8 * PAGE)?;
+        let obj = pool.alloc(3)?;
+        let mut frames = [0u64; 5];
+        pool.svm_alloc(&mut frames)?;
+        assert_eq!(pool.available(), 0);
+        assert_eq!(pool.svm_used(), 5 * PAGE);
+        let mut one = [0u64; 1];
+        assert!(matches!(pool.svm_alloc(&mut one), Err(e) if e == ENOMEM));
+        assert!(matches!(pool.alloc(1), Err(e) if e == ENOMEM));
+        for f in frames {
+            assert!((0..obj.len()).all(|i| obj.frame(i) != Some(f)));
+            assert!(pool.svm_with_page(f, |_| ()).is_ok());
+        }
+        // An object's frame is not an SVM frame.
+        assert!(pool.svm_with_page(obj.frame(0).ok_or(EINVAL)?, |_| ()).is_err());
+        pool.svm_free(&frames[..2]);
+        assert_eq!(pool.available(), 2 * PAGE);
+        assert!(pool.svm_with_page(frames[0], |_| ()).is_err());
+        pool.svm_free(&frames[2..]);
+        drop(obj);
+        assert_eq!((pool.available(), pool.svm_used()), (8 * PAGE, 0));
         Ok(())
     }
 

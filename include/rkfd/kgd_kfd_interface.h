@@ -14,8 +14,11 @@
  *
  * Rules:
  *   - every kfd2kgd callback may sleep and is called with no rkfd spinlock
- *     held; callbacks never call back into rkfd synchronously, except
- *     kgd2kfd_interrupt() which may be called from any non-atomic context;
+ *     held (except svm_free_vram, which must not sleep: see the SVM
+ *     section); callbacks never call back into rkfd synchronously, except
+ *     kgd2kfd_interrupt() and kgd2kfd_svm_fault(), which may be called from
+ *     any non-atomic context in which the GPU driver holds none of its own
+ *     locks that a kfd2kgd callback takes;
  *   - objects are opaque handles in both directions (struct kgd_dev,
  *     struct kfd_dev, kgd VM and memory handles are void *);
  *   - a GPU driver registers with kgd2kfd_probe() + kgd2kfd_device_init()
@@ -178,6 +181,36 @@ struct kgd_mem_limits {
 	__u64 ttm_limit;
 };
 
+/*
+ * Shared virtual memory (SVM on HMM).  rkfd owns the policy and the kernel's
+ * HMM machinery, as upstream amdkfd does (kfd_svm.c, kfd_migrate.c): it
+ * registers the GPU's VRAM as MEMORY_DEVICE_PRIVATE pages (one dev_pagemap
+ * per GPU whose owner identifies the GPU; device page n is VRAM page n, as
+ * svm_migrate_addr_to_pfn), runs mmu_interval_notifiers, hmm_range_fault
+ * and migrate_vma_*, and implements dev_pagemap_ops (migrate_to_ram,
+ * folio_free).  The GPU driver provides what only the GPU has: VRAM pages
+ * (one budget with alloc_memory_of_gpu's VRAM), the copy engine ("SDMA")
+ * and the GPU page table.  A GPU driver that leaves the svm_* calls NULL has
+ * no SVM: rkfd does not advertise HSA_CAP_SVMAPI_SUPPORTED for it.
+ *
+ * Locking (documented in docs/design.md): svm_map and svm_unmap are called
+ * under rkfd's per-range lock, which rkfd's mmu_interval_notifier callback
+ * also takes, so they must not take mmap_lock, must not wait for anything
+ * an mmu notifier invalidation waits for and must not allocate memory with
+ * direct reclaim (rkfd calls them inside memalloc_noreclaim_save(), as
+ * upstream's svm_range_lock does).
+ */
+
+/* A GPU page-table entry of svm_map: a frame plus these bits. */
+#define KGD_SVM_PTE_VALID	(1ull << 63)	/* map this page (else leave it unmapped) */
+#define KGD_SVM_PTE_VRAM	(1ull << 62)	/* frame is a VRAM page index (else a CPU pfn) */
+#define KGD_SVM_PTE_WRITE	(1ull << 61)	/* the GPU may write */
+#define KGD_SVM_PTE_FRAME_MASK	((1ull << 52) - 1)
+
+/* svm_copy directions. */
+#define KGD_SVM_COPY_TO_VRAM	1
+#define KGD_SVM_COPY_TO_SYSTEM	0
+
 /* kfd2kgd: what rkfd asks of the GPU driver.  0 or -errno unless noted. */
 struct kfd2kgd_calls {
 	/*
@@ -235,6 +268,33 @@ struct kfd2kgd_calls {
 
 	/* debugfs kfd/mem_limit; may be NULL (all zero). */
 	void (*get_mem_limits)(struct kgd_dev *kgd, struct kgd_mem_limits *out);
+	/*
+	 * SVM (see above; all NULL: no SVM).
+	 *
+	 * svm_alloc_vram: @npages VRAM pages for device-private SVM pages,
+	 * their indices in @frames; all or nothing, -ENOMEM when VRAM is
+	 * exhausted (rkfd then leaves the data in system memory).  Contents
+	 * are undefined until svm_copy fills them.
+	 * svm_free_vram: gives them back.  Called from dev_pagemap_ops
+	 * folio_free, in any context: must not sleep.
+	 * svm_copy: the copy engine; copies @npages pages between VRAM page
+	 * frames[i] and system page pages[i] (struct page *) in direction
+	 * KGD_SVM_COPY_*.  A NULL system page with KGD_SVM_COPY_TO_VRAM
+	 * clears the VRAM page (a never-touched page migrating).
+	 * svm_map: maps @npages pages at @va into @vm's page table, page i
+	 * as ptes[i] (KGD_SVM_PTE_*), replacing what rkfd mapped there
+	 * before; entries without KGD_SVM_PTE_VALID leave the page unmapped.
+	 * rkfd never maps SVM pages over a memory object's pages.
+	 * svm_unmap: removes the pages of [@va, @va + @npages pages) from @vm's
+	 * page table; on return the GPU no longer accesses them.
+	 */
+	int (*svm_alloc_vram)(struct kgd_dev *kgd, __u64 npages, __u64 *frames);
+	void (*svm_free_vram)(struct kgd_dev *kgd, const __u64 *frames, __u64 npages);
+	int (*svm_copy)(struct kgd_dev *kgd, const __u64 *frames, void *const *pages,
+			__u64 npages, __u32 direction);
+	int (*svm_map)(struct kgd_dev *kgd, void *vm, __u64 va, __u64 npages,
+		       const __u64 *ptes);
+	void (*svm_unmap)(struct kgd_dev *kgd, void *vm, __u64 va, __u64 npages);
 };
 
 /* kgd2kfd: what the GPU driver calls in rkfd (exported by rkfd.ko). */
@@ -245,5 +305,16 @@ int kgd2kfd_device_init(struct kfd_dev *kfd);
 void kgd2kfd_device_exit(struct kfd_dev *kfd);
 /* An interrupt from the GPU (a struct kgd_ih_entry); any non-atomic context. */
 void kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry);
+/*
+ * A GPU access at @addr in @vm (the handle acquire_vm returned) found no
+ * valid PTE: a retry fault (upstream svm_range_restore_pages).  @flags:
+ * KGD_VM_FAULT_WRITE / _EXEC.  0: the page is mapped now (or another
+ * fault mapped it), retry the access; -EAGAIN: retry later (a racing
+ * invalidation); -EFAULT: fatal (XNACK off, no VMA, no SVM access): the
+ * engine stops and raises KGD_IH_VM_FAULT with KGD_VM_FAULT_NO_RETRY;
+ * -ENOMEM likewise fatal.  Sleeps; the GPU driver must hold none of its
+ * locks that kfd2kgd callbacks take (svm_map takes the page-table lock).
+ */
+int kgd2kfd_svm_fault(struct kfd_dev *kfd, void *vm, __u64 addr, __u32 flags);
 
 #endif /* RKFD_KGD_KFD_INTERFACE_H */

@@ -335,6 +335,34 @@ impl KgdDevice {
         check(unsafe { f(self.kgd.as_ptr(), vma.raw.as_ptr()) })
     }
 
+    /// Whether the GPU driver serves SVM (all five `svm_*` calls).
+    pub(crate) fn svm_supported(&self) -> bool {
+        let c = self.calls();
+        c.svm_alloc_vram.is_some()
+            && c.svm_free_vram.is_some()
+            && c.svm_copy.is_some()
+            && c.svm_map.is_some()
+            && c.svm_unmap.is_some()
+    }
+
+    /// The raw handles, for the HMM shim (`shim/rkfd_hmm.c`), which calls
+    /// the `svm_*` calls itself.
+    pub(super) fn raw(&self) -> (*mut c_void, *const c_void) {
+        (self.kgd.as_ptr().cast(), self.calls.as_ptr().cast_const().cast())
+    }
+
+    /// kfd2kgd `svm_unmap` on a raw VM handle.
+    ///
+    /// # Safety
+    ///
+    /// `vm` is a VM handle of this device that has not been released.
+    pub(super) unsafe fn svm_unmap_raw(&self, vm: *mut c_void, va: u64, npages: u64) {
+        if let Some(f) = self.calls().svm_unmap {
+            // SAFETY: Valid device; `vm` is live (the caller's contract).
+            unsafe { f(self.kgd.as_ptr(), vm, va, npages) };
+        }
+    }
+
     /// kfd2kgd `get_gpu_clock_counter`.
     pub(crate) fn gpu_clock_counter(&self) -> u64 {
         match self.calls().get_gpu_clock_counter {
@@ -427,4 +455,33 @@ unsafe extern "C" fn rkfd_rs_kgd2kfd_interrupt(kfd: *mut kfd_dev, _entry: *const
     // SAFETY: Caller's contract.
     let dev = unsafe { borrow_device(kfd) };
     dev.interrupt();
+}
+
+impl KgdVm {
+    /// The raw handle, for the HMM shim.
+    pub(super) fn raw(&self) -> *mut c_void {
+        self.vm.as_ptr()
+    }
+}
+
+/// `kgd2kfd_svm_fault`: a GPU access found no valid PTE (retry fault).
+///
+/// # Safety
+///
+/// `kfd` is a live device handle; `vm` is any pointer (it is only compared
+/// with the VM handles rkfd holds).
+#[no_mangle]
+unsafe extern "C" fn rkfd_rs_kgd2kfd_svm_fault(
+    kfd: *mut kfd_dev,
+    vm: *mut c_void,
+    addr: u64,
+    flags: u32,
+) -> c_int {
+    // SAFETY: Caller's contract.
+    let dev = unsafe { borrow_device(kfd) };
+    let write = flags & interface::KGD_VM_FAULT_WRITE != 0;
+    match crate::svm_hmm::fault::gpu_fault(dev, vm.cast_const(), addr, write) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
 }

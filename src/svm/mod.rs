@@ -13,15 +13,16 @@
 //! # What works and what does not (yet)
 //!
 //! `SET_ATTR` records attributes: it creates, splits and updates ranges
-//! exactly as upstream, and `GET_ATTR` reports them.  Nothing migrates,
-//! nothing is mapped on a GPU, CPU `munmap` does not remove ranges and no
-//! retry fault is served: the machinery (device-private VRAM, one
-//! `mmu_interval_notifier` per range, `hmm_range_fault`, migration) hangs
-//! under this through [`RangePayload`] and comes with the HMM work.  Until
-//! then topology does not advertise `HSA_CAP_SVMAPI_SUPPORTED`, so user
-//! space (libhsakmt, ROCr) does not use SVM on its own.  Upstream also
-//! accounts each range against the system-memory limit when XNACK is off;
-//! that accounting is not done here.
+//! exactly as upstream, and `GET_ATTR` reports them.  The machinery under it
+//! is [`crate::svm_hmm`] (device-private VRAM, one `mmu_interval_notifier`
+//! per range, `hmm_range_fault`, migration, retry faults): after the
+//! attributes are recorded, `SET_ATTR` hands PREFETCH_LOC (migrate now),
+//! PREFERRED_LOC (where faults migrate to) and, with XNACK off, ACCESS (map
+//! now) to it.  The two keep their own range sets: this one the attributes,
+//! `svm_hmm` the notifiers and GPU mappings (its ranges are created by
+//! faults, prefetches and these calls, and split by CPU `munmap`, which this
+//! set does not follow yet).  Upstream also accounts each range against the
+//! system-memory limit when XNACK is off; that accounting is not done here.
 //!
 //! # Locking
 //!
@@ -82,11 +83,11 @@ pub(crate) struct SvmState {
 /// Whether a GPU takes part in SVM (upstream `KFD_IS_SVM_API_SUPPORTED`:
 /// device-private VRAM registered, or an APU).
 ///
-/// Every GPU is counted for the bookkeeping (attributes may name it); the
-/// topology capability is a separate decision, off until the machinery
-/// works.  The HMM work replaces this with the device-private memory test.
-pub(crate) fn device_supports_svm(_dev: &Device) -> bool {
-    true
+/// As upstream: its VRAM is registered as device-private memory
+/// (`crate::svm_hmm`), or it is an APU (no VRAM).  The topology capability
+/// is a separate, stricter decision (`Device::svm_supported`).
+pub(crate) fn device_supports_svm(dev: &Device) -> bool {
+    dev.svm.is_some() || dev.info.vram_size == 0
 }
 
 impl SvmState {
@@ -265,11 +266,21 @@ fn set_attr(process: &Process, req: attr::PageRequest, attrs: &[Attr]) -> Result
     let mm = kabi::mm::CurrentMm::get()?;
     let mmap = mm.read_lock();
     check_vmas(&mmap, start, end, &snap)?;
-    let mut svm = process.svm.lock();
-    let span = Span::new(req.start, req.last());
-    let r = svm.ranges.set_attr(span, attrs, &snap.gpus(), snap.xnack_enabled);
-    svm.ranges.store_mut().trim();
-    r.map(|_outcome| ()).map_err(err)
+    {
+        let mut svm = process.svm.lock();
+        let span = Span::new(req.start, req.last());
+        let r = svm.ranges.set_attr(span, attrs, &snap.gpus(), snap.xnack_enabled);
+        svm.ranges.store_mut().trim();
+        r.map(|_outcome| ()).map_err(err)?;
+    }
+    drop(mmap);
+    // The machinery (migration, preferred location for faults), with none
+    // of this module's locks held: it takes the mmap lock itself.
+    let mut pairs = KVec::with_capacity(attrs.len(), GFP_KERNEL)?;
+    for a in attrs {
+        pairs.push((a.ty, a.value), GFP_KERNEL)?;
+    }
+    crate::svm_hmm::migrate::apply_attrs(process, start, end, &pairs)
 }
 
 /// `svm_range_get_attr`.

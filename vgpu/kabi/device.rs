@@ -267,3 +267,32 @@ unsafe extern "C" fn vgpu_rs_vram_used(gpu: *mut c_void) -> u64 {
     let core = unsafe { core_from_raw(gpu) };
     core.vram().used()
 }
+
+/// DRM ioctl `AMDGPU_VGPU_ACCESS` (the GPU-access test interface): the GPU
+/// reads or writes `size` bytes at `va` of the file's VM from or into the
+/// user buffer `buf`, raising retry faults; `*faults` counts them.
+///
+/// # Safety
+///
+/// Called by the shim's ioctl with the `driver_priv` of an open file and a
+/// valid `faults` slot.
+#[no_mangle]
+unsafe extern "C" fn vgpu_rs_gpu_access(
+    vm: *mut c_void,
+    va: u64,
+    size: u64,
+    buf: u64,
+    write: bool,
+    faults: *mut u32,
+) -> c_int {
+    // SAFETY: `vm` came from `into_foreign` and the file is open.
+    let vm = unsafe { <Arc<Vm> as ForeignOwnable>::borrow(vm) };
+    let mut count = 0u32;
+    let ret = vm.gpu_access(va, size, buf, write, &mut count);
+    // SAFETY: `faults` is valid for writes (the caller's requirement).
+    unsafe { *faults = count };
+    match ret {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}

@@ -30,7 +30,7 @@ use crate::{
         IhEntry,
         QueueDesc, //
     },
-    gpu::Kgd,
+    gpu::{Core, Kgd},
     mem::{
         AllocRequest,
         Mem, //
@@ -82,6 +82,8 @@ impl KfdDevice {
             )
         };
         let kfd = NonNull::new(kfd).ok_or(ENODEV)?;
+        // Retry faults name the device by it (`kgd2kfd_svm_fault`).
+        kgd.core().set_kfd_handle(kfd.as_ptr() as usize);
         // INVARIANT: Probed above.  From here on `drop` calls
         // `kgd2kfd_device_exit`, which upstream also calls after a failed
         // `kgd2kfd_device_init` (`amdgpu_amdkfd_device_fini_sw`).
@@ -148,6 +150,8 @@ impl KfdIrq {
 
 impl Drop for KfdDevice {
     fn drop(&mut self) {
+        // No DRM file is open (they pin the module), so no retry fault is
+        // in flight.
         // SAFETY: By the type invariant `kfd` is live; this is its last use.
         // After it returns rkfd makes no further call with the `kgd`.
         unsafe { kgd::kgd2kfd_device_exit(self.kfd.as_ptr()) };
@@ -238,7 +242,196 @@ static CALLS: kgd::kfd2kgd_calls = kgd::kfd2kgd_calls {
     hqd_get_state: Some(hqd_get_state),
     hws_hang: Some(hws_hang),
     gpu_reset: Some(gpu_reset),
+    svm_alloc_vram: Some(svm_alloc_vram),
+    svm_free_vram: Some(svm_free_vram),
+    svm_copy: Some(svm_copy),
+    svm_map: Some(svm_map),
+    svm_unmap: Some(svm_unmap),
 };
+
+/// `KGD_SVM_PTE_VALID`: an `svm_map` entry maps its page.
+pub(crate) const SVM_PTE_VALID: u64 = kgd::KGD_SVM_PTE_VALID as u64;
+/// `KGD_SVM_PTE_VRAM`: the frame is a VRAM page index.
+pub(crate) const SVM_PTE_VRAM: u64 = kgd::KGD_SVM_PTE_VRAM;
+/// `KGD_SVM_PTE_WRITE`: the GPU may write.
+pub(crate) const SVM_PTE_WRITE: u64 = kgd::KGD_SVM_PTE_WRITE;
+/// `KGD_SVM_PTE_FRAME_MASK`.
+pub(crate) const SVM_PTE_FRAME_MASK: u64 = kgd::KGD_SVM_PTE_FRAME_MASK;
+
+/// Raises a retry fault for a GPU access at `addr` in `vm`
+/// (`kgd2kfd_svm_fault`): `Ok` once rkfd mapped the page (retry the
+/// access), `EAGAIN` to retry later, `EFAULT` for a fatal fault, which is
+/// also reported to rkfd as a `KGD_IH_VM_FAULT` interrupt (as the IH ring
+/// would carry it).  Must be called with no lock of this driver held.
+pub(crate) fn svm_fault(core: &Core, vm: &Vm, addr: u64, write: bool) -> Result {
+    let (Some(kfd), Some(handle)) = (core.kfd_handle(), vm.kfd_handle()) else {
+        // No KFD process uses this VM: nothing can resolve the fault.
+        return Err(EFAULT);
+    };
+    let flags = if write { kgd::KGD_VM_FAULT_WRITE } else { 0 };
+    // SAFETY: `kfd` is the live device handle (set after probe, cleared
+    // only when the device is removed, which waits for open DRM files);
+    // `handle` is the VM handle rkfd holds (set while acquired).
+    let ret = unsafe {
+        kgd::kgd2kfd_svm_fault(kfd as *mut kgd::kfd_dev, handle as *mut c_void, addr, flags)
+    };
+    if ret == EFAULT.to_errno() || ret == ENOMEM.to_errno() {
+        let entry = kgd::kgd_ih_entry {
+            source: kgd::KGD_IH_VM_FAULT,
+            pasid: 0,
+            context_id: 0,
+            data: flags | kgd::KGD_VM_FAULT_NO_RETRY,
+            addr,
+        };
+        // SAFETY: As above; `entry` is valid for the call.
+        unsafe {
+            kgd::kgd2kfd_interrupt(
+                kfd as *mut kgd::kfd_dev,
+                core::ptr::from_ref(&entry).cast::<c_void>(),
+            )
+        };
+    }
+    to_result(ret)
+}
+
+/// Borrows the frame and page arrays of an SVM call.
+///
+/// # Safety
+///
+/// `ptr` is valid for reads of `n` elements (the interface contract).
+unsafe fn svm_slice<'a, T>(ptr: *const T, n: u64) -> Result<&'a [T]> {
+    let n = usize::try_from(n).map_err(|_| EINVAL)?;
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(EINVAL);
+    }
+    // SAFETY: The caller's contract.
+    Ok(unsafe { core::slice::from_raw_parts(ptr, n) })
+}
+
+/// `svm_alloc_vram`.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device and `frames` valid for `npages`
+/// writes.
+unsafe extern "C" fn svm_alloc_vram(kgd: *mut kgd::kgd_dev, npages: u64, frames: *mut u64) -> c_int {
+    // SAFETY: rkfd calls with its registered handle.
+    let kgd = unsafe { kgd_from_raw(kgd) };
+    let Ok(n) = usize::try_from(npages) else {
+        return ENOMEM.to_errno();
+    };
+    if n != 0 && frames.is_null() {
+        return EINVAL.to_errno();
+    }
+    let out = if n == 0 {
+        &mut []
+    } else {
+        // SAFETY: `frames` is valid for `npages` writes (the contract).
+        unsafe { core::slice::from_raw_parts_mut(frames, n) }
+    };
+    match kgd.core().vram().svm_alloc(out) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `svm_free_vram`: never sleeps.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`]: registered `kgd`, `frames` valid
+/// for `npages` reads.
+unsafe extern "C" fn svm_free_vram(kgd: *mut kgd::kgd_dev, frames: *const u64, npages: u64) {
+    // SAFETY: rkfd calls with its registered handle.
+    let kgd = unsafe { kgd_from_raw(kgd) };
+    // SAFETY: The contract.
+    if let Ok(frames) = unsafe { svm_slice(frames, npages) } {
+        kgd.core().vram().svm_free(frames);
+    }
+}
+
+/// `svm_copy`: the copy engine.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`]: registered `kgd`; `frames` and
+/// `pages` valid for `npages` reads; each page a `struct page *` (or null
+/// for a clear) that stays allocated during the call.
+unsafe extern "C" fn svm_copy(
+    kgd: *mut kgd::kgd_dev,
+    frames: *const u64,
+    pages: *const *mut c_void,
+    npages: u64,
+    direction: u32,
+) -> c_int {
+    // SAFETY: rkfd calls with its registered handle.
+    let kgd = unsafe { kgd_from_raw(kgd) };
+    // SAFETY: The contract.
+    let (Ok(frames), Ok(pages)) = (unsafe { svm_slice(frames, npages) }, unsafe {
+        svm_slice(pages.cast::<*mut c_void>(), npages)
+    }) else {
+        return EINVAL.to_errno();
+    };
+    let to_vram = direction == kgd::KGD_SVM_COPY_TO_VRAM;
+    for (&frame, &page) in frames.iter().zip(pages) {
+        let sys = page.cast::<kernel::bindings::page>();
+        if !to_vram && sys.is_null() {
+            return EINVAL.to_errno();
+        }
+        let r = kgd.core().vram().svm_with_page(frame, |vram| {
+            // SAFETY: Both pages are allocated for the call (the VRAM page
+            // is held under the pool lock, the system page by rkfd).
+            unsafe {
+                if to_vram {
+                    super::mm::copy_page(vram.as_ptr(), sys)
+                } else {
+                    super::mm::copy_page(sys, vram.as_ptr())
+                }
+            }
+        });
+        if let Err(e) = r {
+            return e.to_errno();
+        }
+    }
+    0
+}
+
+/// `svm_map`.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`]: a VM handle it acquired, `ptes`
+/// valid for `npages` reads.
+unsafe extern "C" fn svm_map(
+    _kgd: *mut kgd::kgd_dev,
+    vm: *mut c_void,
+    va: u64,
+    npages: u64,
+    ptes: *const u64,
+) -> c_int {
+    // SAFETY: rkfd passes a VM it acquired.
+    let vm = unsafe { vm_from_raw(vm) };
+    // SAFETY: The contract.
+    match unsafe { svm_slice(ptes, npages) }.and_then(|p| vm.svm_map(va, p)) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `svm_unmap`.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`]: a VM handle it acquired.
+unsafe extern "C" fn svm_unmap(_kgd: *mut kgd::kgd_dev, vm: *mut c_void, va: u64, npages: u64) {
+    // SAFETY: rkfd passes a VM it acquired.
+    let vm = unsafe { vm_from_raw(vm) };
+    vm.svm_unmap(va, npages);
+}
 
 /// Borrows the [`Kgd`] behind rkfd's handle.
 ///
@@ -290,8 +483,11 @@ unsafe extern "C" fn acquire_vm(
     // reference on (it got it with `fget`).
     match unsafe { kgd.devices().file_vm(drm_file) }.and_then(|found| found.acquire().map(|()| found)) {
         Ok(found) => {
+            let vm_ref = found.clone();
+            let handle = found.into_foreign();
+            vm_ref.set_kfd_handle(handle as usize);
             // SAFETY: `vm` is valid for writes (the contract).
-            unsafe { *vm = found.into_foreign() };
+            unsafe { *vm = handle };
             0
         }
         Err(e) => e.to_errno(),
@@ -308,6 +504,7 @@ unsafe extern "C" fn acquire_vm(
 unsafe extern "C" fn release_vm(_kgd: *mut kgd::kgd_dev, vm: *mut c_void) {
     // SAFETY: `vm` came from `acquire_vm`; rkfd releases it once.
     let vm = unsafe { <Arc<Vm> as ForeignOwnable>::from_foreign(vm) };
+    vm.set_kfd_handle(0);
     vm.release();
 }
 

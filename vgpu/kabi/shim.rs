@@ -98,6 +98,16 @@ extern "C" {
         pages: *mut *mut bindings::page,
         count: c_ulong,
     ) -> c_int;
+    pub(super) fn vgpu_shim_noreclaim_save() -> c_uint;
+    pub(super) fn vgpu_shim_noreclaim_restore(flags: c_uint);
+    pub(super) fn vgpu_shim_pfn_rw(
+        pfn: c_ulong,
+        offset: usize,
+        buf: *mut c_void,
+        len: usize,
+        write: bool,
+    ) -> c_int;
+    pub(super) fn vgpu_shim_copy_page(dst: *mut bindings::page, src: *mut bindings::page);
 }
 
 /// The KUnit-only helpers (`CONFIG_KUNIT=y`).

@@ -4,3 +4,4 @@
 pub mod harness;
 pub mod kfd;
 pub mod ops;
+pub mod svm;

@@ -15,6 +15,12 @@ pub const KGD_IH_VM_FAULT: u32 = 3;
 pub const KGD_VM_FAULT_WRITE: u32 = 1;
 pub const KGD_VM_FAULT_EXEC: u32 = 2;
 pub const KGD_VM_FAULT_NO_RETRY: u32 = 4;
+pub const KGD_SVM_PTE_VALID: i64 = -9223372036854775808;
+pub const KGD_SVM_PTE_VRAM: u64 = 4611686018427387904;
+pub const KGD_SVM_PTE_WRITE: u64 = 2305843009213693952;
+pub const KGD_SVM_PTE_FRAME_MASK: u64 = 4503599627370495;
+pub const KGD_SVM_COPY_TO_VRAM: u32 = 1;
+pub const KGD_SVM_COPY_TO_SYSTEM: u32 = 0;
 pub type __u32 = core::ffi::c_uint;
 pub type __u64 = core::ffi::c_ulonglong;
 #[repr(C)]
@@ -254,6 +260,42 @@ pub struct kfd2kgd_calls {
     pub get_mem_limits: ::core::option::Option<
         unsafe extern "C" fn(kgd: *mut kgd_dev, out: *mut kgd_mem_limits),
     >,
+    pub svm_alloc_vram: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            npages: __u64,
+            frames: *mut __u64,
+        ) -> core::ffi::c_int,
+    >,
+    pub svm_free_vram: ::core::option::Option<
+        unsafe extern "C" fn(kgd: *mut kgd_dev, frames: *const __u64, npages: __u64),
+    >,
+    pub svm_copy: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            frames: *const __u64,
+            pages: *const *mut core::ffi::c_void,
+            npages: __u64,
+            direction: __u32,
+        ) -> core::ffi::c_int,
+    >,
+    pub svm_map: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            vm: *mut core::ffi::c_void,
+            va: __u64,
+            npages: __u64,
+            ptes: *const __u64,
+        ) -> core::ffi::c_int,
+    >,
+    pub svm_unmap: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            vm: *mut core::ffi::c_void,
+            va: __u64,
+            npages: __u64,
+        ),
+    >,
 }
 unsafe extern "C" {
     pub fn kgd2kfd_probe(
@@ -271,4 +313,12 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn kgd2kfd_interrupt(kfd: *mut kfd_dev, ih_ring_entry: *const core::ffi::c_void);
+}
+unsafe extern "C" {
+    pub fn kgd2kfd_svm_fault(
+        kfd: *mut kfd_dev,
+        vm: *mut core::ffi::c_void,
+        addr: __u64,
+        flags: __u32,
+    ) -> core::ffi::c_int;
 }

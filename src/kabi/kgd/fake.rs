@@ -140,6 +140,11 @@ static FAKE_CALLS: interface::kfd2kgd_calls = interface::kfd2kgd_calls {
     hws_hang: None,
     gpu_reset: None,
     get_mem_limits: None,
+    svm_alloc_vram: None,
+    svm_free_vram: None,
+    svm_copy: None,
+    svm_map: None,
+    svm_unmap: None,
 };
 
 /// What the fake devices report (a plausible GFX9 part).

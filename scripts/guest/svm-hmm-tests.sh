@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Guest: the SVM tests need XNACK on, which a process gets only if every GPU
+# it sees supports it (upstream kfd_process_xnack_mode), so they run with
+# the virtual GPU reloaded as one gfx90a; then the original profile list
+# comes back.  The reload also checks that rmmod works after the tests'
+# killed-mid-migration processes.  Prints "kfd-svm-hmm-tests: N passed, N failed".
+set -u
+cd "$RKFD_ROOT"
+orig=${RKFD_GPU:-gfx90a}
+if ! grep -q '^amdgpu ' /proc/modules; then
+	echo "kfd-svm-hmm-tests: 0 passed, 1 failed (amdgpu not loaded)"
+	exit 1
+fi
+reload() {
+	rmmod amdgpu || { echo "svm-tests: rmmod amdgpu failed" | tee /dev/kmsg >&2; return 1; }
+	insmod vgpu/amdgpu.ko profile="$1"
+}
+rc=0
+if [ "$orig" = gfx90a ]; then
+	rust/target/release/kfd-svm-hmm-tests || rc=1
+else
+	if reload gfx90a; then
+		rust/target/release/kfd-svm-hmm-tests || rc=1
+	else
+		echo "kfd-svm-hmm-tests: 0 passed, 1 failed (reload as gfx90a)"
+		rc=1
+	fi
+	reload "$orig" || rc=1
+fi
+exit $rc

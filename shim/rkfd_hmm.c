@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rkfd C shim: the kernel's HMM machinery under SVM (upstream kfd_migrate.c
+ * and the HMM half of kfd_svm.c).  Policy lives in Rust (src/svm_hmm/);
+ * this file only drives the kernel APIs Rust for Linux 7.3 has no
+ * abstraction for:
+ *
+ *   - device-private VRAM: one MEMORY_DEVICE_PRIVATE dev_pagemap per GPU
+ *     over a request_free_mem_region() range the size of its VRAM; device
+ *     page n is VRAM page n (upstream svm_migrate_addr_to_pfn); the pagemap
+ *     owner (the struct rkfd_svm_dev) identifies the GPU; dev_pagemap_ops
+ *     migrate_to_ram (a CPU touch) and folio_free;
+ *   - migration with migrate_vma_setup/pages/finalize in both directions,
+ *     the copies done by the GPU driver's copy engine (kfd2kgd svm_copy);
+ *   - one mmu_interval_notifier per SVM range, its lock (upstream
+ *     prange->lock) and hmm_range_fault() with the read_begin/read_retry
+ *     protocol of Documentation/mm/hmm.rst.
+ *
+ * Locking (docs/design.md has the whole order): callers hold mmap_lock (read)
+ * for hmm_range_fault and migration.  struct rkfd_svm_range.lock is taken by
+ * the invalidate callback and around the read_retry check + GPU page-table
+ * update, inside memalloc_noreclaim_save() as upstream's svm_range_lock, so
+ * nothing under it recurses into reclaim (which may invalidate).
+ * migrate_to_ram takes no rkfd lock at all: a GPU fault handler may hold
+ * rkfd's locks while hmm_range_fault() makes the CPU fault a page back.
+ */
+#include <linux/hmm.h>
+#include <linux/highmem.h>
+#include <linux/ioport.h>
+#include <linux/memremap.h>
+#include <linux/migrate.h>
+#include <linux/mm.h>
+#include <linux/mmu_notifier.h>
+#include <linux/mutex.h>
+#include <linux/pagemap.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+
+#include <rkfd/kgd_kfd_interface.h>
+
+#include "rkfd_shim.h"
+
+/* Pages per migration or hmm_range_fault batch: one 2 MiB granule. */
+#define RKFD_SVM_BATCH 512UL
+
+/* One GPU's device-private VRAM (upstream: adev->kfd.pgmap). */
+struct rkfd_svm_dev {
+	struct dev_pagemap pgmap;	/* .owner = this struct */
+	struct resource *res;
+	unsigned long pfn_first;
+	unsigned long npages;
+	struct kgd_dev *kgd;
+	const struct kfd2kgd_calls *calls;
+};
+
+static struct rkfd_svm_dev *page_to_sdev(struct page *page)
+{
+	return container_of(page_pgmap(page), struct rkfd_svm_dev, pgmap);
+}
+
+static u64 page_to_frame(struct rkfd_svm_dev *sdev, struct page *page)
+{
+	return page_to_pfn(page) - sdev->pfn_first;
+}
+
+/* ------------------------------------------------------------------------
+ * Device pages.
+ */
+
+static void rkfd_svm_folio_free(struct folio *folio)
+{
+	struct page *page = &folio->page;
+	struct rkfd_svm_dev *sdev = page_to_sdev(page);
+	u64 frame = page_to_frame(sdev, page);
+
+	/* Any context: svm_free_vram must not sleep (interface contract). */
+	sdev->calls->svm_free_vram(sdev->kgd, &frame, 1);
+	if (page->zone_device_data)
+		rkfd_rs_svm_counters_put(page->zone_device_data, PAGE_SIZE);
+	page->zone_device_data = NULL;
+}
+
+/*
+ * Migrates the device pages of @sdev in [args->start, args->end) of
+ * args->vma back to system memory; args->src/dst have room for the range.
+ * Returns the number of pages migrated or -errno.
+ */
+static long rkfd_svm_vram_to_ram(struct rkfd_svm_dev *sdev, struct migrate_vma *args)
+{
+	unsigned long i, n = (args->end - args->start) >> PAGE_SHIFT, cpages = 0;
+	u64 *frames = NULL;
+	struct page **pages = NULL;
+	long ret;
+
+	args->pgmap_owner = sdev;
+	args->flags = MIGRATE_VMA_SELECT_DEVICE_PRIVATE;
+	ret = migrate_vma_setup(args);
+	if (ret)
+		return ret;
+	if (!args->cpages) {
+		migrate_vma_finalize(args);
+		return 0;
+	}
+	frames = kvcalloc(n, sizeof(*frames), GFP_KERNEL);
+	pages = kvcalloc(n, sizeof(*pages), GFP_KERNEL);
+	if (!frames || !pages) {
+		ret = -ENOMEM;
+		goto finalize;
+	}
+	for (i = 0; i < n; i++) {
+		struct page *spage = migrate_pfn_to_page(args->src[i]);
+		struct page *dpage;
+
+		args->dst[i] = 0;
+		if (!spage || !(args->src[i] & MIGRATE_PFN_MIGRATE))
+			continue;
+		if (!is_device_private_page(spage) || page_to_sdev(spage) != sdev)
+			continue;
+		dpage = alloc_page_vma(GFP_HIGHUSER_MOVABLE, args->vma,
+				       args->start + (i << PAGE_SHIFT));
+		if (!dpage) {
+			ret = -ENOMEM;
+			break;
+		}
+		lock_page(dpage);
+		frames[cpages] = page_to_frame(sdev, spage);
+		pages[cpages] = dpage;
+		cpages++;
+		args->dst[i] = migrate_pfn(page_to_pfn(dpage));
+		if (args->src[i] & MIGRATE_PFN_WRITE)
+			args->dst[i] |= MIGRATE_PFN_WRITE;
+	}
+	if (cpages) {
+		int err = sdev->calls->svm_copy(sdev->kgd, frames, (void *const *)pages,
+						cpages, KGD_SVM_COPY_TO_SYSTEM);
+		if (err) {
+			/* Nothing may migrate with garbage in it. */
+			for (i = 0; i < n; i++) {
+				struct page *dpage = migrate_pfn_to_page(args->dst[i]);
+
+				if (dpage) {
+					unlock_page(dpage);
+					put_page(dpage);
+				}
+				args->dst[i] = 0;
+			}
+			ret = err;
+			cpages = 0;
+		}
+	}
+	migrate_vma_pages(args);
+	/* Count what moved, and the process it moved for. */
+	for (i = 0, cpages = 0; i < n; i++) {
+		struct page *spage = migrate_pfn_to_page(args->src[i]);
+
+		if (!args->dst[i] || !(args->src[i] & MIGRATE_PFN_MIGRATE) || !spage)
+			continue;
+		cpages++;
+		if (spage->zone_device_data)
+			rkfd_rs_svm_count_page_out(spage->zone_device_data, 1);
+	}
+	if (ret >= 0)
+		ret = cpages;
+finalize:
+	migrate_vma_finalize(args);
+	kvfree(frames);
+	kvfree(pages);
+	return ret;
+}
+
+/*
+ * dev_pagemap_ops.migrate_to_ram: the CPU touched a page in VRAM.  As
+ * upstream svm_migrate_to_ram, the whole granule (2 MiB, clipped to the
+ * VMA) around it comes back, not just the page.  Takes no rkfd lock.
+ */
+static vm_fault_t rkfd_svm_migrate_to_ram(struct vm_fault *vmf)
+{
+	/* 64 pages (256 KiB) around the fault: the arrays fit on the stack. */
+	unsigned long src[64], dst[64];
+	const unsigned long span = ARRAY_SIZE(src) << PAGE_SHIFT;
+	struct rkfd_svm_dev *sdev = page_to_sdev(vmf->page);
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long base = ALIGN_DOWN(vmf->address, span);
+	struct migrate_vma args = {
+		.vma = vma,
+		.start = max(base, vma->vm_start),
+		.end = min(base + span, vma->vm_end),
+		.src = src,
+		.dst = dst,
+		.fault_page = vmf->page,
+	};
+	long ret;
+
+	memset(src, 0, sizeof(src));
+	memset(dst, 0, sizeof(dst));
+	ret = rkfd_svm_vram_to_ram(sdev, &args);
+	if (ret < 0)
+		return ret == -ENOMEM ? VM_FAULT_OOM : VM_FAULT_SIGBUS;
+	return 0;
+}
+
+static const struct dev_pagemap_ops rkfd_svm_pgmap_ops = {
+	.folio_free = rkfd_svm_folio_free,
+	.migrate_to_ram = rkfd_svm_migrate_to_ram,
+};
+
+int rkfd_shim_svm_dev_init(struct kgd_dev *kgd, const struct kfd2kgd_calls *calls,
+			   u64 vram_size, struct rkfd_svm_dev **out)
+{
+	struct rkfd_svm_dev *sdev;
+	void *r;
+	int ret;
+
+	if (!calls->svm_alloc_vram || !calls->svm_free_vram || !calls->svm_copy ||
+	    !calls->svm_map || !calls->svm_unmap || !vram_size)
+		return -EOPNOTSUPP;
+	sdev = kzalloc(sizeof(*sdev), GFP_KERNEL);
+	if (!sdev)
+		return -ENOMEM;
+	vram_size = ALIGN(vram_size, PAGE_SIZE);
+	sdev->res = request_free_mem_region(&iomem_resource, vram_size, "rkfd_svm_vram");
+	if (IS_ERR_OR_NULL(sdev->res)) {
+		ret = sdev->res ? PTR_ERR(sdev->res) : -ENOMEM;
+		goto err_free;
+	}
+	sdev->pgmap.type = MEMORY_DEVICE_PRIVATE;
+	sdev->pgmap.range.start = sdev->res->start;
+	sdev->pgmap.range.end = sdev->res->start + vram_size - 1;
+	sdev->pgmap.nr_range = 1;
+	sdev->pgmap.ops = &rkfd_svm_pgmap_ops;
+	sdev->pgmap.owner = sdev;
+	sdev->kgd = kgd;
+	sdev->calls = calls;
+	sdev->pfn_first = sdev->res->start >> PAGE_SHIFT;
+	sdev->npages = vram_size >> PAGE_SHIFT;
+	r = memremap_pages(&sdev->pgmap, numa_node_id());
+	if (IS_ERR_OR_NULL(r)) {
+		ret = r ? PTR_ERR(r) : -EFAULT;
+		goto err_region;
+	}
+	*out = sdev;
+	return 0;
+
+err_region:
+	release_mem_region(sdev->res->start, resource_size(sdev->res));
+err_free:
+	kfree(sdev);
+	return ret;
+}
+
+void rkfd_shim_svm_dev_fini(struct rkfd_svm_dev *sdev)
+{
+	/* Waits until every device page is freed (their mms are gone). */
+	memunmap_pages(&sdev->pgmap);
+	release_mem_region(sdev->res->start, resource_size(sdev->res));
+	kfree(sdev);
+}
+
+/* ------------------------------------------------------------------------
+ * Migration (caller holds mmap_lock for reading and an mm reference).
+ */
+
+/*
+ * Migrates the system pages of [start, end) (within one VMA) to @sdev's
+ * VRAM.  @counters is the process's per-GPU counters (page_in, svm bytes),
+ * a reference on which each device page keeps.  Returns pages migrated,
+ * or -ENOMEM when VRAM ran out before anything moved.
+ */
+static long rkfd_svm_ram_to_vram_vma(struct rkfd_svm_dev *sdev, struct vm_area_struct *vma,
+				     unsigned long start, unsigned long end, void *counters,
+				     unsigned long *src, unsigned long *dst, u64 *frames,
+				     struct page **pages)
+{
+	unsigned long i, n = (end - start) >> PAGE_SHIFT, k, cpages;
+	struct migrate_vma args = {
+		.vma = vma, .start = start, .end = end, .src = src, .dst = dst,
+		.pgmap_owner = sdev, .flags = MIGRATE_VMA_SELECT_SYSTEM,
+	};
+	long ret;
+	int err;
+
+	memset(src, 0, n * sizeof(*src));
+	memset(dst, 0, n * sizeof(*dst));
+	ret = migrate_vma_setup(&args);
+	if (ret)
+		return ret;
+	cpages = 0;
+	for (i = 0; i < n; i++)
+		if (src[i] & MIGRATE_PFN_MIGRATE)
+			cpages++;
+	if (!cpages) {
+		migrate_vma_finalize(&args);
+		return 0;
+	}
+	err = sdev->calls->svm_alloc_vram(sdev->kgd, cpages, frames);
+	if (err) {
+		/* VRAM exhausted: everything stays where it is. */
+		migrate_vma_finalize(&args);
+		return err;
+	}
+	for (i = 0, k = 0; i < n; i++) {
+		struct page *dpage;
+
+		if (!(src[i] & MIGRATE_PFN_MIGRATE))
+			continue;
+		dpage = pfn_to_page(sdev->pfn_first + frames[k]);
+		zone_device_page_init(dpage, &sdev->pgmap, 0);	/* locks it */
+		dpage->zone_device_data = rkfd_rs_svm_counters_get(counters, PAGE_SIZE);
+		/* NULL source: an untouched page, the copy engine clears it. */
+		pages[k] = migrate_pfn_to_page(src[i]);
+		dst[i] = migrate_pfn(page_to_pfn(dpage));
+		/*
+		 * Writable as the CPU mapping was (a page shared copy-on-write
+		 * stays read-only); an empty PTE becomes what the VMA allows.
+		 */
+		if ((src[i] & MIGRATE_PFN_WRITE) || (!pages[k] && (vma->vm_flags & VM_WRITE)))
+			dst[i] |= MIGRATE_PFN_WRITE;
+		k++;
+	}
+	err = sdev->calls->svm_copy(sdev->kgd, frames, (void *const *)pages, cpages,
+				    KGD_SVM_COPY_TO_VRAM);
+	if (err) {
+		/* Unlocked and put: folio_free gives the frames back. */
+		for (i = 0; i < n; i++) {
+			struct page *dpage = migrate_pfn_to_page(dst[i]);
+
+			if (dpage) {
+				unlock_page(dpage);
+				put_page(dpage);
+			}
+			dst[i] = 0;
+		}
+		migrate_vma_finalize(&args);
+		return err;
+	}
+	migrate_vma_pages(&args);
+	for (i = 0, k = 0; i < n; i++)
+		if (dst[i] && (src[i] & MIGRATE_PFN_MIGRATE))
+			k++;
+	/* Pages that did not migrate are freed by finalize (folio_free). */
+	migrate_vma_finalize(&args);
+	rkfd_rs_svm_count_page_in(counters, k);
+	return k;
+}
+
+/* Walks the VMAs of [start, end) in batches; @to_vram selects the direction. */
+static long rkfd_svm_migrate(struct mm_struct *mm, struct rkfd_svm_dev *sdev, u64 start,
+			     u64 end, void *counters, bool to_vram)
+{
+	unsigned long *src, *dst;
+	struct page **pages;
+	u64 *frames;
+	long total = 0, ret = 0;
+	u64 addr = start;
+
+	mmap_assert_locked(mm);
+	src = kvcalloc(RKFD_SVM_BATCH, sizeof(*src), GFP_KERNEL);
+	dst = kvcalloc(RKFD_SVM_BATCH, sizeof(*dst), GFP_KERNEL);
+	frames = kvcalloc(RKFD_SVM_BATCH, sizeof(*frames), GFP_KERNEL);
+	pages = kvcalloc(RKFD_SVM_BATCH, sizeof(*pages), GFP_KERNEL);
+	if (!src || !dst || !frames || !pages) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	while (addr < end) {
+		struct vm_area_struct *vma = vma_lookup(mm, addr);
+		u64 next;
+
+		if (!vma) {
+			ret = -EFAULT;
+			break;
+		}
+		next = min3(end, (u64)vma->vm_end,
+			    ALIGN_DOWN(addr, RKFD_SVM_BATCH << PAGE_SHIFT) +
+				    (RKFD_SVM_BATCH << PAGE_SHIFT));
+		if (to_vram) {
+			ret = rkfd_svm_ram_to_vram_vma(sdev, vma, addr, next, counters, src, dst,
+						       frames, pages);
+		} else {
+			struct migrate_vma args = {
+				.vma = vma, .start = addr, .end = next, .src = src, .dst = dst,
+			};
+
+			memset(src, 0, RKFD_SVM_BATCH * sizeof(*src));
+			memset(dst, 0, RKFD_SVM_BATCH * sizeof(*dst));
+			ret = rkfd_svm_vram_to_ram(sdev, &args);
+		}
+		if (ret < 0)
+			break;
+		total += ret;
+		addr = next;
+		cond_resched();
+	}
+out:
+	kvfree(src);
+	kvfree(dst);
+	kvfree(frames);
+	kvfree(pages);
+	/* Partial progress counts; the caller reports the error. */
+	return ret < 0 && !total ? ret : (ret < 0 ? -(long)ENOSPC : total);
+}
+
+long rkfd_shim_svm_migrate_to_vram(struct mm_struct *mm, struct rkfd_svm_dev *sdev, u64 start,
+				   u64 end, void *counters)
+{
+	return rkfd_svm_migrate(mm, sdev, start, end, counters, true);
+}
+
+long rkfd_shim_svm_migrate_to_ram(struct mm_struct *mm, struct rkfd_svm_dev *sdev, u64 start,
+				  u64 end)
+{
+	return rkfd_svm_migrate(mm, sdev, start, end, NULL, false);
+}
+
+/* ------------------------------------------------------------------------
+ * Ranges: one mmu_interval_notifier each.
+ */
+
+struct rkfd_svm_range {
+	struct mmu_interval_notifier notifier;
+	struct mutex lock;	/* upstream prange->lock */
+	void *cookie;		/* Rust: the process's SVM state */
+};
+
+static bool rkfd_svm_invalidate(struct mmu_interval_notifier *mni,
+				const struct mmu_notifier_range *range, unsigned long cur_seq)
+{
+	struct rkfd_svm_range *r = container_of(mni, struct rkfd_svm_range, notifier);
+	unsigned long start = max(range->start, mni->interval_tree.start);
+	unsigned long end = min(range->end, mni->interval_tree.last + 1);
+	unsigned int flags;
+
+	/* The mm is going away: rkfd's process teardown unmaps everything. */
+	if (range->event == MMU_NOTIFY_RELEASE)
+		return true;
+	if (!mmu_notifier_range_blockable(range))
+		return false;
+	mutex_lock(&r->lock);
+	flags = memalloc_noreclaim_save();
+	mmu_interval_set_seq(mni, cur_seq);
+	rkfd_rs_svm_invalidate(r->cookie, mni->interval_tree.start, start, end,
+			       range->event == MMU_NOTIFY_UNMAP);
+	memalloc_noreclaim_restore(flags);
+	mutex_unlock(&r->lock);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops rkfd_svm_range_ops = {
+	.invalidate = rkfd_svm_invalidate,
+};
+
+/*
+ * Makes @mm ready for interval notifiers (mmu_notifier_register(NULL, mm)
+ * sets up the interval tree).  mmu_interval_notifier_insert() would do it on
+ * the first insertion, taking mmap_lock for writing, which the SVM paths
+ * hold for reading: so once, when the process is created.
+ */
+int rkfd_shim_svm_mm_prepare(struct mm_struct *mm)
+{
+	return mmu_notifier_register(NULL, mm);
+}
+
+int rkfd_shim_svm_range_new(struct mm_struct *mm, u64 start, u64 end, void *cookie,
+			    struct rkfd_svm_range **out)
+{
+	struct rkfd_svm_range *r;
+	int ret;
+
+	if (start >= end || (start | end) & ~PAGE_MASK)
+		return -EINVAL;
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	mutex_init(&r->lock);
+	r->cookie = cookie;
+	/* As upstream svm_range_add_notifier_locked: mmap_lock held for writing. */
+	ret = mmu_interval_notifier_insert_locked(&r->notifier, mm, start, end - start,
+						  &rkfd_svm_range_ops);
+	if (ret) {
+		kfree(r);
+		return ret;
+	}
+	*out = r;
+	return 0;
+}
+
+void *rkfd_shim_svm_range_cookie(struct rkfd_svm_range *r)
+{
+	return r->cookie;
+}
+
+void rkfd_shim_svm_range_free(struct rkfd_svm_range *r)
+{
+	/* Waits for running invalidate callbacks. */
+	mmu_interval_notifier_remove(&r->notifier);
+	mutex_destroy(&r->lock);
+	kfree(r);
+}
+
+/*
+ * hmm_range_fault over [start, end) of @r (caller holds mmap_lock for
+ * reading), then, under r->lock and unless an invalidation raced with it,
+ * maps the result into @vm of @sdev's GPU.  Device pages of @sdev are
+ * mapped as VRAM; any other page as system memory.  -EBUSY: raced, retry.
+ * -EXDEV: @write and a device page is read-only: migrate to RAM first.
+ * @write: fault pages writable.  *@seq: the notifier sequence the
+ * mapping is valid for (rkfd_shim_svm_range_seq_valid).
+ */
+int rkfd_shim_svm_range_map(struct rkfd_svm_range *r, struct rkfd_svm_dev *sdev, void *vm,
+			    u64 start, u64 end, bool write, unsigned long *seq)
+{
+	unsigned long n = (end - start) >> PAGE_SHIFT, i;
+	unsigned long *pfns;
+	u64 *ptes;
+	struct hmm_range range = {
+		.notifier = &r->notifier,
+		.start = start,
+		.end = end,
+		.default_flags = HMM_PFN_REQ_FAULT | (write ? HMM_PFN_REQ_WRITE : 0),
+		.dev_private_owner = sdev,
+	};
+	unsigned int flags;
+	int ret;
+
+	if (start >= end || start < r->notifier.interval_tree.start ||
+	    end - 1 > r->notifier.interval_tree.last)
+		return -EINVAL;
+	mmap_assert_locked(r->notifier.mm);
+	pfns = kvcalloc(n, sizeof(*pfns), GFP_KERNEL);
+	ptes = kvcalloc(n, sizeof(*ptes), GFP_KERNEL);
+	if (!pfns || !ptes) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	range.hmm_pfns = pfns;
+	range.notifier_seq = mmu_interval_read_begin(&r->notifier);
+	ret = hmm_range_fault(&range);
+	if (ret)
+		goto out;
+	for (i = 0; i < n; i++) {
+		unsigned long p = pfns[i];
+		struct page *page;
+
+		if (!(p & HMM_PFN_VALID) || (p & HMM_PFN_ERROR))
+			continue;
+		page = hmm_pfn_to_page(p);
+		if (is_device_private_page(page)) {
+			if (page_to_sdev(page) != sdev)
+				continue;	/* cannot happen: owner is sdev */
+			/*
+			 * hmm_range_fault does not fault our own device pages,
+			 * so a read-only one (shared copy-on-write after fork)
+			 * cannot be written by the GPU in place: the caller
+			 * migrates the window to system memory (where the CPU
+			 * fault breaks the COW) and maps again.
+			 */
+			if (write && !(p & HMM_PFN_WRITE)) {
+				ret = -EXDEV;
+				goto out;
+			}
+			ptes[i] = KGD_SVM_PTE_VALID | KGD_SVM_PTE_VRAM | page_to_frame(sdev, page);
+		} else {
+			ptes[i] = KGD_SVM_PTE_VALID | page_to_pfn(page);
+		}
+		if (p & HMM_PFN_WRITE)
+			ptes[i] |= KGD_SVM_PTE_WRITE;
+	}
+	mutex_lock(&r->lock);
+	flags = memalloc_noreclaim_save();
+	if (mmu_interval_read_retry(&r->notifier, range.notifier_seq))
+		ret = -EBUSY;
+	else
+		ret = sdev->calls->svm_map(sdev->kgd, vm, start, n, ptes);
+	*seq = range.notifier_seq;
+	memalloc_noreclaim_restore(flags);
+	mutex_unlock(&r->lock);
+out:
+	kvfree(pfns);
+	kvfree(ptes);
+	return ret;
+}
+
+/* Unmaps [start, end) from @vm under r->lock (range removal, NO_ACCESS). */
+void rkfd_shim_svm_range_unmap(struct rkfd_svm_range *r, struct rkfd_svm_dev *sdev, void *vm,
+			       u64 start, u64 end)
+{
+	unsigned int flags;
+
+	mutex_lock(&r->lock);
+	flags = memalloc_noreclaim_save();
+	sdev->calls->svm_unmap(sdev->kgd, vm, start, (end - start) >> PAGE_SHIFT);
+	memalloc_noreclaim_restore(flags);
+	mutex_unlock(&r->lock);
+}
+
+/* ------------------------------------------------------------------------
+ * The SVM workqueue (deferred munmap processing, the XNACK-off restore
+ * worker): rkfd's own, so module exit drains it.
+ */
+
+static struct workqueue_struct *rkfd_svm_wq;
+
+int rkfd_shim_svm_wq_init(void)
+{
+	rkfd_svm_wq = alloc_workqueue("rkfd_svm", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	return rkfd_svm_wq ? 0 : -ENOMEM;
+}
+
+void rkfd_shim_svm_wq_exit(void)
+{
+	if (rkfd_svm_wq)
+		destroy_workqueue(rkfd_svm_wq);
+	rkfd_svm_wq = NULL;
+}
+
+struct workqueue_struct *rkfd_shim_svm_wq(void)
+{
+	return rkfd_svm_wq;
+}
+
+/* mmap_lock for the SVM paths (Rust for Linux 7.3 has no write guard). */
+void rkfd_shim_mmap_lock(struct mm_struct *mm, bool write)
+{
+	if (write)
+		mmap_write_lock(mm);
+	else
+		mmap_read_lock(mm);
+}
+
+void rkfd_shim_mmap_unlock(struct mm_struct *mm, bool write)
+{
+	if (write)
+		mmap_write_unlock(mm);
+	else
+		mmap_read_unlock(mm);
+}
+
+void rkfd_shim_mmap_downgrade(struct mm_struct *mm)
+{
+	mmap_write_downgrade(mm);
+}
+
+/*
+ * The VMA at @addr (mmap_lock held): its bounds and whether SVM may use it
+ * (upstream svm_range_check_vm: not VM_IO | VM_PFNMAP | VM_MIXEDMAP).
+ * -EFAULT: none there.
+ */
+int rkfd_shim_vma_at(struct mm_struct *mm, u64 addr, u64 *start, u64 *end, bool *usable)
+{
+	struct vm_area_struct *vma;
+
+	mmap_assert_locked(mm);
+	vma = vma_lookup(mm, addr);
+	if (!vma)
+		return -EFAULT;
+	*start = vma->vm_start;
+	*end = vma->vm_end;
+	*usable = !(vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP));
+	return 0;
+}
+
+/* Whether no invalidation of @r happened since @seq (the duplicate-fault filter). */
+bool rkfd_shim_svm_range_seq_valid(struct rkfd_svm_range *r, unsigned long seq)
+{
+	return !mmu_interval_check_retry(&r->notifier, seq);
+}

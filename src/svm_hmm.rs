@@ -1,0 +1,577 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! SVM on HMM: the mechanism under shared virtual memory (upstream
+//! `kfd_svm.c`'s notifier/mapping half and `kfd_migrate.c`).
+//!
+//! Per process, [`Svm`] holds the HMM side of its SVM ranges: one
+//! `mmu_interval_notifier` per range ([`HmmRange`]), the GPU VMs the ranges
+//! are mapped into, and what the workers must do.  The range *attributes*
+//! and the SET_ATTR/GET_ATTR algebra are the range bookkeeping's
+//! (`svm` module); this module keeps only what the mechanism needs per
+//! range (bounds, preferred location, mapping state) and offers the
+//! operations SET_ATTR and the GPU use:
+//!
+//! - [`fault::gpu_fault`]: a retry fault (XNACK on) from a GPU: find or
+//!   create the range, migrate to the preferred location, `hmm_range_fault`
+//!   over the granule, map; duplicates are filtered; XNACK off or no VMA is
+//!   fatal (`EFAULT`, logged);
+//! - [`migrate::prefetch`]: PREFETCH_LOC (to a GPU's VRAM, or back to system
+//!   memory), [`Svm::set_preferred`]: PREFERRED_LOC;
+//! - invalidation ([`Invalidate`]): unmaps from every GPU; `munmap`
+//!   removes or shrinks the range in a worker (upstream `deferred_range_list`,
+//!   because the callback cannot take the SVM lock); XNACK off: the queues
+//!   are quiesced and a restore worker remaps.
+//!
+//! Lock order (outermost first; docs/design.md has the whole picture):
+//!
+//!  1. `mmap_lock` (read)
+//!  2. [`Svm::ranges`] (upstream `svms->lock`, the process SVM lock)
+//!  3. the mmu-notifier invalidation (lockdep's
+//!     `mmu_notifier_invalidate_range_start`): `migrate_vma_setup` and
+//!     `hmm_range_fault` run callbacks under 2
+//!  4. a range's lock (C, `rkfd_svm_range.lock`, upstream `prange->lock`)
+//!  5. [`Svm::vms`] (the GPU VM list, for the callbacks)
+//!  6. the GPU driver's page-table lock (inside `svm_map` / `svm_unmap`)
+//!
+//! Nothing at 4–6 allocates with reclaim (`memalloc_noreclaim_save`).
+//! `Process::inner` is never taken under 1–6; `migrate_to_ram` takes none
+//! of rkfd's locks.
+
+pub(crate) mod fault;
+pub(crate) mod migrate;
+
+use kernel::{
+    mm::{Mm, MmWithUser},
+    new_mutex,
+    prelude::*,
+    rbtree::{RBTree, RBTreeNode},
+    sync::{
+        aref::ARef,
+        atomic::{Atomic, Relaxed},
+        Arc, ArcBorrow, Mutex,
+    },
+};
+
+use crate::{
+    device::Device,
+    kabi::{
+        hmm::{self, HmmRange, Invalidate, MmRead, VmRef},
+        kgd::KgdVm,
+        log::kfd_warn,
+    },
+};
+
+/// The bytes of one page.
+pub(crate) const PAGE: u64 = kernel::page::PAGE_SIZE as u64;
+/// The default granularity: ranges created by faults are 2 MiB aligned
+/// windows (upstream `svms->default_granularity`, 9 = 2^9 pages).
+pub(crate) const GRANULE: u64 = PAGE << 9;
+/// `KFD_IOCTL_SVM_LOCATION_SYSMEM`.
+pub(crate) const LOCATION_SYSMEM: u32 = 0;
+/// `KFD_IOCTL_SVM_LOCATION_UNDEFINED`.
+pub(crate) const LOCATION_UNDEFINED: u32 = 0xffff_ffff;
+
+/// One GPU's last mapping of a window of a range: valid while no
+/// invalidation happened since `seq` (the duplicate-fault filter).
+#[derive(Clone, Copy)]
+struct Mapped {
+    gpu_id: u32,
+    start: u64,
+    end: u64,
+    seq: u64,
+    /// Mapped for a write fault (pages writable).
+    write: bool,
+}
+
+/// The HMM side of one SVM range.
+pub(crate) struct Range {
+    /// The notifier over `[start, end)`.
+    hmm: HmmRange,
+    /// PREFERRED_LOC: a `gpu_id`, [`LOCATION_SYSMEM`] or
+    /// [`LOCATION_UNDEFINED`].
+    preferred: u32,
+    /// Whether a GPU mapped (part of) it: the XNACK-off restore worker
+    /// remaps those.
+    mapped_gpus: KVec<u32>,
+    /// The last mapping per GPU (at most a few GPUs).
+    last: KVec<Mapped>,
+}
+
+impl Range {
+    /// The first address.
+    pub(crate) fn start(&self) -> u64 {
+        self.hmm.start()
+    }
+
+    /// The end (exclusive).
+    pub(crate) fn end(&self) -> u64 {
+        self.hmm.end()
+    }
+}
+
+/// The ranges of a process, by start address; they never overlap.
+pub(crate) struct Ranges {
+    tree: RBTree<u64, Range>,
+    /// Set by teardown: no new range.
+    dead: bool,
+}
+
+impl Ranges {
+    /// The start of the range containing `addr`.
+    fn containing(&self, addr: u64) -> Option<u64> {
+        let prev = match self.tree.cursor_lower_bound(&(addr + 1)) {
+            Some(c) => c.peek_prev().map(|(k, r)| (*k, r.end())),
+            None => self.tree.cursor_back().map(|c| {
+                let (k, r) = c.current();
+                (*k, r.end())
+            }),
+        };
+        prev.filter(|&(_, end)| addr < end).map(|(k, _)| k)
+    }
+
+    /// Whether ranges cover all of `[start, end)`.
+    fn covers(&self, start: u64, end: u64) -> bool {
+        let mut at = start;
+        while at < end {
+            match self.containing(at).and_then(|k| self.tree.get(&k)) {
+                Some(r) => at = r.end(),
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// The free gap around `addr` (not in any range), within `[lo, hi)`.
+    fn gap(&self, addr: u64, lo: u64, hi: u64) -> (u64, u64) {
+        let mut start = lo;
+        let mut end = hi;
+        for r in self.tree.values() {
+            if r.end() <= addr {
+                start = start.max(r.end());
+            } else if r.start() > addr {
+                end = end.min(r.start());
+            }
+        }
+        (start, end)
+    }
+}
+
+/// The HMM side of a process's SVM (upstream `struct svm_range_list`).
+#[pin_data]
+pub(crate) struct Svm {
+    /// The address space (a `mmgrab` reference: identity, and `mmget`).
+    mm: ARef<Mm>,
+    /// The ranges: the process SVM lock.
+    #[pin]
+    ranges: Mutex<Ranges>,
+    /// The GPU VMs the ranges may be mapped into (for the callbacks, which
+    /// cannot take [`Svm::ranges`]).
+    #[pin]
+    vms: Mutex<KVec<VmRef>>,
+    /// A `munmap` hit a range: the deferred worker must run.
+    unmap_pending: Atomic<bool>,
+    /// XNACK off and a mapped range was invalidated: the restore worker
+    /// must remap.
+    restore_pending: Atomic<bool>,
+    /// The process's XNACK mode, mirrored for the callbacks.
+    xnack: Atomic<bool>,
+}
+
+impl Svm {
+    /// The SVM state of a new process on `mm`.
+    pub(crate) fn new(mm: &Mm) -> Result<Arc<Self>> {
+        Arc::pin_init(
+            try_pin_init!(Svm {
+                mm: ARef::from(mm),
+                ranges <- new_mutex!(Ranges { tree: RBTree::new(), dead: false }, "Svm::ranges"),
+                // Never grown under the lock (invalidation takes it, so
+                // nothing may allocate with reclaim while holding it).
+                vms <- new_mutex!(KVec::with_capacity(MAX_VMS, GFP_KERNEL)?, "Svm::vms"),
+                unmap_pending: Atomic::new(false),
+                restore_pending: Atomic::new(false),
+                xnack: Atomic::new(false),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Mirrors the process's XNACK mode (SET_XNACK_MODE).
+    pub(crate) fn set_xnack(&self, on: bool) {
+        self.xnack.store(on, Relaxed);
+    }
+
+    /// A VM the process acquired (`ACQUIRE_VM`): SVM ranges may now be
+    /// mapped into it.
+    ///
+    /// # Safety
+    ///
+    /// [`Svm::teardown`] runs before `vm` is released (`Process::teardown`
+    /// does so).
+    pub(crate) unsafe fn add_vm(&self, dev: &Arc<Device>, vm: &KgdVm) -> Result {
+        if self.ranges.lock().dead {
+            return Err(ESRCH);
+        }
+        // SAFETY: The caller's contract: teardown drops the copy first.
+        let r = unsafe { VmRef::new(dev, vm) };
+        self.vms.lock().push_within_capacity(r).map_err(|_| ENOSPC)?;
+        Ok(())
+    }
+
+    /// Whether the raw VM handle a GPU driver passed back is one of ours.
+    pub(crate) fn has_vm(&self, raw: *const core::ffi::c_void) -> bool {
+        self.vms.lock().iter().any(|v| v.is(raw))
+    }
+
+    /// PREFERRED_LOC of `[start, end)`: faults in it migrate there first.
+    /// Ranges are created for the parts inside VMAs that have none.
+    pub(crate) fn set_preferred(self: &Arc<Self>, start: u64, end: u64, loc: u32) -> Result {
+        let mm = self.mm.mmget_not_zero().ok_or(ESRCH)?;
+        let (_guard, mut ranges) = self.lock_covered(&mm, start, end)?;
+        for r in ranges.tree.values_mut() {
+            if r.start() < end && start < r.end() {
+                r.preferred = loc;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes `mmap_lock` (read) and the ranges lock with `[start, end)`
+    /// covered by ranges, creating the missing ones first under the write
+    /// lock (then downgraded), as upstream creates ranges.
+    fn lock_covered<'a>(
+        self: &'a Arc<Self>,
+        mm: &'a MmWithUser,
+        start: u64,
+        end: u64,
+    ) -> Result<(MmRead<'a>, kernel::sync::MutexGuard<'a, Ranges>)> {
+        let guard = MmRead::new(mm);
+        let ranges = self.ranges.lock();
+        if ranges.dead {
+            return Err(ESRCH);
+        }
+        if ranges.covers(start, end) {
+            return Ok((guard, ranges));
+        }
+        drop(ranges);
+        drop(guard);
+        let mut guard = MmRead::new_write(mm);
+        let mut ranges = self.ranges.lock();
+        self.cover(&guard, &mut ranges, start, end)?;
+        guard.downgrade();
+        Ok((guard, ranges))
+    }
+
+    /// Creates ranges for the parts of `[start, end)` that lie inside VMAs
+    /// usable by SVM and have no range yet (upstream `svm_range_add`), with
+    /// `mmap_lock` held for writing.  `EFAULT` if a part has no VMA or an
+    /// unusable one.
+    fn cover(self: &Arc<Self>, guard: &MmRead<'_>, ranges: &mut Ranges, start: u64, end: u64) -> Result {
+        if ranges.dead {
+            return Err(ESRCH);
+        }
+        let mut at = start;
+        while at < end {
+            if let Some(k) = ranges.containing(at) {
+                at = ranges.tree.get(&k).map_or(end, |r| r.end());
+                continue;
+            }
+            let (vs, ve) = guard.usable_vma(at)?;
+            let (gs, ge) = ranges.gap(at, vs, ve.min(end));
+            self.insert(guard, ranges, gs.max(at), ge)?;
+            at = ge;
+        }
+        Ok(())
+    }
+
+    /// Registers a range over `[start, end)` (free, inside one VMA); needs
+    /// `mmap_lock` for writing.
+    fn insert(self: &Arc<Self>, mm: &MmRead<'_>, ranges: &mut Ranges, start: u64, end: u64) -> Result {
+        // SAFETY: The `Arc` outlives the range: ranges live in
+        // `self.ranges` and are dropped by `teardown` or the workers while
+        // the `Svm` is alive.
+        let hmm = unsafe { HmmRange::new(mm, start, end, Arc::as_ptr(self))? };
+        let range = Range {
+            hmm,
+            preferred: LOCATION_UNDEFINED,
+            mapped_gpus: KVec::new(),
+            last: KVec::new(),
+        };
+        let node = RBTreeNode::new(start, range, GFP_KERNEL)?;
+        ranges.tree.insert(node);
+        Ok(())
+    }
+
+    /// Unmaps `[start, end)` from GPU `gpu_id` (SET_ATTR NO_ACCESS, or
+    /// ACCESS removed), under each range's lock.
+    pub(crate) fn unmap_gpu(&self, gpu_id: u32, start: u64, end: u64) -> Result {
+        let ranges = self.ranges.lock();
+        let vm = self.vm_of(gpu_id)?;
+        let sdev = vm.dev().svm.as_ref().ok_or(EINVAL)?;
+        for r in ranges.tree.values() {
+            let (s, e) = (r.start().max(start), r.end().min(end));
+            if s < e {
+                r.hmm.unmap(sdev, &vm, s, e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Gives everything back: device pages return to system memory while
+    /// the mm lives (else device teardown would wait for them), notifiers
+    /// are removed, then the VM copies are dropped, so the process may
+    /// release its VMs.  Idempotent.  Called without `Process::inner`.
+    pub(crate) fn teardown(&self) {
+        let mm = self.mm.mmget_not_zero();
+        let guard = mm.as_ref().map(|m| MmRead::new(m));
+        let old = {
+            let mut ranges = self.ranges.lock();
+            ranges.dead = true;
+            if let Some(g) = guard.as_ref() {
+                let devs = self.devices();
+                for r in ranges.tree.values() {
+                    for d in devs.iter() {
+                        if let Some(sdev) = d.svm.as_ref() {
+                            let _ = sdev.migrate_to_ram(g, r.start(), r.end());
+                        }
+                    }
+                }
+            }
+            core::mem::replace(&mut ranges.tree, RBTree::new())
+        };
+        drop(guard);
+        // Removing the notifiers waits for their callbacks (which take
+        // `vms`), so before `vms` is cleared.
+        drop(old);
+        // The copies go outside the lock (the last device reference may
+        // drop with them); the process is dead, so no VM is added again.
+        let vms = core::mem::replace(&mut *self.vms.lock(), KVec::new());
+        drop(vms);
+        drop(mm);
+    }
+
+    /// The devices of the acquired VMs.
+    fn devices(&self) -> KVec<Arc<Device>> {
+        // Allocated outside `vms` (see `Svm::vms`); the list only grows up
+        // to its capacity, so `MAX_VMS` entries always fit.
+        let mut out = KVec::with_capacity(MAX_VMS, GFP_KERNEL).unwrap_or_default();
+        let vms = self.vms.lock();
+        for v in vms.iter() {
+            if !out.iter().any(|d: &Arc<Device>| Arc::ptr_eq(d, v.dev())) {
+                // Only fails if the allocation above did (then: best effort).
+                let _ = out.push_within_capacity(v.dev().clone());
+            }
+        }
+        out
+    }
+
+    /// Runs the deferred `munmap` processing and the XNACK-off restore if
+    /// pending (upstream `svm_range_deferred_list_work`,
+    /// `svm_range_restore_work`).  Called from the workers and before SVM
+    /// operations.
+    pub(crate) fn run_pending(self: &Arc<Self>) {
+        let unmap = self.unmap_pending.xchg(false, Relaxed);
+        let restore = self.restore_pending.xchg(false, Relaxed);
+        if !unmap && !restore {
+            return;
+        }
+        let Some(mm) = self.mm.mmget_not_zero() else {
+            return;
+        };
+        // Splitting creates ranges: the write lock, then read for the rest.
+        let mut guard = if unmap { MmRead::new_write(&mm) } else { MmRead::new(&mm) };
+        let mut ranges = self.ranges.lock();
+        if ranges.dead {
+            return;
+        }
+        if unmap {
+            self.drop_unmapped(&guard, &mut ranges);
+            guard.downgrade();
+        }
+        if restore {
+            self.restore(&guard, &mut ranges);
+        }
+    }
+
+    /// Removes the parts of ranges that no VMA covers any more (`munmap`
+    /// of all or part of a range; upstream `svm_range_unmap_from_cpu` +
+    /// the deferred worker): such a range is removed and its still-mapped
+    /// parts get new ranges (a split).  Already unmapped from the GPUs by
+    /// the callback; the notifiers go now, outside any callback.
+    fn drop_unmapped(self: &Arc<Self>, guard: &MmRead<'_>, ranges: &mut Ranges) {
+        let mut stale = KVec::new();
+        for (k, r) in ranges.tree.iter() {
+            let mut at = r.start();
+            while at < r.end() {
+                match guard.usable_vma(at) {
+                    Ok((_, ve)) => at = ve,
+                    Err(_) => break,
+                }
+            }
+            if at < r.end() && stale.push((*k, r.end(), r.preferred), GFP_KERNEL).is_err() {
+                break;
+            }
+        }
+        for (start, end, preferred) in stale {
+            let old = ranges.tree.remove(&start);
+            drop(old);
+            let mut at = start;
+            while at < end {
+                match guard.usable_vma(at) {
+                    Ok((vs, ve)) => {
+                        let (s, e) = (vs.max(at), ve.min(end));
+                        if self.insert(guard, ranges, s, e).is_ok() {
+                            if let Some(r) = ranges.tree.get_mut(&s) {
+                                r.preferred = preferred;
+                            }
+                        }
+                        at = e;
+                    }
+                    Err(_) => at = next_vma_start(guard, at, end),
+                }
+            }
+        }
+    }
+
+    /// XNACK off: remaps every range some GPU had mapped (the queues were
+    /// quiesced by the invalidation), then resumes the queues.
+    fn restore(&self, guard: &MmRead<'_>, ranges: &mut Ranges) {
+        for r in ranges.tree.values_mut() {
+            let gpus = core::mem::replace(&mut r.mapped_gpus, KVec::new());
+            for gpu_id in gpus.iter() {
+                let (s, e) = (r.start(), r.end());
+                let res = match self.map_range_on(guard, r, *gpu_id, s, e, true) {
+                    Err(err) if err == EPERM || err == EFAULT => self.map_range_on(guard, r, *gpu_id, s, e, false),
+                    other => other,
+                };
+                if let Err(e) = res {
+                    kfd_warn!("SVM restore of {:#x}..{:#x} on GPU {} failed: {:?}\n", r.start(), r.end(), gpu_id, e);
+                }
+            }
+        }
+        queues_resume(self);
+    }
+
+    /// A copy of the VM handle of GPU `gpu_id`.  Copies are used under
+    /// [`Svm::ranges`] only, which `teardown` takes before dropping the VMs.
+    fn vm_of(&self, gpu_id: u32) -> Result<VmRef> {
+        let vms = self.vms.lock();
+        let vm = vms.iter().find(|v| v.dev().gpu_id() == gpu_id).ok_or(ENODEV)?;
+        Ok(vm.clone())
+    }
+
+    /// Maps `[start, end)` of `r` on GPU `gpu_id` (hmm_range_fault + map,
+    /// retried on racing invalidations; `EAGAIN` if they keep racing).
+    fn map_range_on(
+        &self,
+        guard: &MmRead<'_>,
+        r: &mut Range,
+        gpu_id: u32,
+        start: u64,
+        end: u64,
+        write: bool,
+    ) -> Result {
+        // Not under `vms`: the callbacks take it inside the range's lock.
+        let vm = self.vm_of(gpu_id)?;
+        let sdev = vm.dev().svm.as_ref().ok_or(EOPNOTSUPP)?;
+        let mut seq = Err(EBUSY);
+        for _ in 0..MAP_TRIES {
+            seq = r.hmm.map(guard, sdev, &vm, start, end, write);
+            match seq {
+                Err(e) if e == EBUSY => continue,
+                // A read-only device page and a write: back to system memory
+                // (its CPU fault breaks copy-on-write), then map again.
+                Err(e) if e == EXDEV => {
+                    for dev in self.devices().iter() {
+                        if let Some(s) = dev.svm.as_ref() {
+                            s.migrate_to_ram(guard, start, end)?;
+                        }
+                    }
+                }
+                _ => break,
+            }
+        }
+        let seq = seq.map_err(|e| if e == EBUSY { EAGAIN } else { e })?;
+        if !r.mapped_gpus.contains(&gpu_id) {
+            r.mapped_gpus.push(gpu_id, GFP_KERNEL)?;
+        }
+        let m = Mapped { gpu_id, start, end, seq, write };
+        match r.last.iter_mut().find(|l| l.gpu_id == gpu_id) {
+            Some(l) => *l = m,
+            None => r.last.push(m, GFP_KERNEL)?,
+        }
+        Ok(())
+    }
+
+    /// Whether GPU `gpu_id`'s last mapping of `r` covers `addr` and no
+    /// invalidation happened since: a duplicate fault (upstream filters
+    /// them with `svm_range_skip_recover` and fault timestamps).
+    fn still_mapped(r: &Range, gpu_id: u32, addr: u64, write: bool) -> bool {
+        r.last.iter().any(|l| {
+            l.gpu_id == gpu_id
+                && (l.start..l.end).contains(&addr)
+                && (l.write || !write)
+                && r.hmm.seq_valid(l.seq)
+        })
+    }
+
+    /// Queues the workers if something is pending.
+    fn kick(self: &Arc<Self>) {
+        if let Some(wq) = hmm::wq() {
+            let me = self.clone();
+            // A failed spawn leaves the work to the next SVM operation.
+            let _ = wq.try_spawn(GFP_ATOMIC, move || me.run_pending());
+        }
+    }
+}
+
+/// The most GPU VMs of one process (upstream `MAX_GPU_INSTANCE`).
+const MAX_VMS: usize = 64;
+
+/// How often a mapping is retried when invalidations race with it.
+const MAP_TRIES: u32 = 16;
+
+/// The next address after `addr` (below `end`) that a VMA covers, or `end`.
+fn next_vma_start(guard: &MmRead<'_>, addr: u64, end: u64) -> u64 {
+    let mut at = addr + PAGE;
+    while at < end {
+        if guard.has_vma(at) {
+            return at;
+        }
+        at += PAGE;
+    }
+    end
+}
+
+/// XNACK off: stop the process's queues before its GPU mappings go stale
+/// (upstream `svm_range_evict` → `kgd2kfd_quiesce_mm`).  The queues are
+/// another part's; until they exist there is nothing to stop.
+fn queues_quiesce(_svm: &Svm) {}
+
+/// XNACK off: the restore worker remapped; restart the queues
+/// (`kgd2kfd_resume_mm`).
+fn queues_resume(_svm: &Svm) {}
+
+impl Invalidate for Svm {
+    fn invalidate(this: ArcBorrow<'_, Self>, _range_start: u64, start: u64, end: u64, unmap: bool) {
+        // Under the range's lock: unmap from every GPU (upstream
+        // `svm_range_unmap_from_gpus`); the next GPU access faults (XNACK
+        // on) or the restore worker remaps (XNACK off).
+        for vm in this.vms.lock().iter() {
+            vm.unmap(start, end);
+        }
+        let kick = if unmap {
+            // The range is removed or split by the worker: the callback
+            // cannot take the ranges lock.
+            !this.unmap_pending.xchg(true, Relaxed)
+        } else if !this.xnack.load(Relaxed) {
+            queues_quiesce(&this);
+            !this.restore_pending.xchg(true, Relaxed)
+        } else {
+            false
+        };
+        if kick {
+            let arc: Arc<Svm> = this.into();
+            arc.kick();
+        }
+    }
+}

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! GPU retry faults (XNACK on): upstream `svm_range_restore_pages`.
+//!
+//! The GPU driver calls `kgd2kfd_svm_fault` when an access finds no valid
+//! PTE.  The handler finds the process by its VM, finds or creates the
+//! range (a granule-aligned window inside the VMA for an unregistered
+//! address, as upstream `svm_range_create_unregistered_range`), filters
+//! duplicates, migrates the window to the preferred location, runs
+//! `hmm_range_fault` over it and maps it.  XNACK off, no VMA or an unusable
+//! VMA: a fatal fault (`EFAULT`, logged), never an oops.
+
+use kernel::{
+    ffi::c_void,
+    prelude::*,
+    sync::{atomic::Relaxed, Arc},
+};
+
+use crate::kabi::hmm::MmRead;
+use super::{Svm, GRANULE, PAGE};
+use crate::{
+    device::Device,
+    kabi::log::{kfd_err, kfd_info},
+    process::{Process, PROCESSES},
+    procfs::ProcCounters,
+};
+
+/// The process whose VM is behind the raw handle `vm` of `dev`.
+fn process_of(vm: *const c_void) -> Option<Arc<Process>> {
+    let table = PROCESSES.lock();
+    let found = table.processes().find(|p| p.hmm.has_vm(vm)).cloned();
+    found
+}
+
+/// `kgd2kfd_svm_fault`.
+pub(crate) fn gpu_fault(dev: &Device, vm: *const c_void, addr: u64, write: bool) -> Result {
+    let Some(process) = process_of(vm) else {
+        kfd_err!("GPU {} fault at {:#x} in an unknown VM\n", dev.gpu_id(), addr);
+        return Err(EFAULT);
+    };
+    let (xnack, counters) = {
+        let mut inner = process.inner.lock();
+        let xnack = inner.xnack_enabled;
+        (xnack, inner.pdd(dev.gpu_id())?.counters.clone())
+    };
+    if !xnack {
+        kfd_err!(
+            "GPU {} VM fault at {:#x} ({}), XNACK off: not retried (pid {})\n",
+            dev.gpu_id(),
+            addr,
+            if write { "write" } else { "read" },
+            process.pid()
+        );
+        return Err(EFAULT);
+    }
+    counters.faults.fetch_add(1, Relaxed);
+    let ret = process.hmm.fault(dev, addr, write, &counters).inspect_err(|e| {
+        if *e != EAGAIN {
+            kfd_err!(
+                "GPU {} VM fault at {:#x} ({}) not recoverable: {:?} (pid {})\n",
+                dev.gpu_id(),
+                addr,
+                if write { "write" } else { "read" },
+                e,
+                process.pid()
+            );
+        }
+    });
+    // The interface's answers: retry later, out of memory, or fatal.
+    ret.map_err(|e| if e == EAGAIN || e == ENOMEM { e } else { EFAULT })
+}
+
+impl Svm {
+    /// Resolves a retry fault of GPU `dev` at `addr`.
+    pub(crate) fn fault(
+        self: &Arc<Self>,
+        dev: &Device,
+        addr: u64,
+        write: bool,
+        counters: &Arc<ProcCounters>,
+    ) -> Result {
+        self.run_pending();
+        let gpu_id = dev.gpu_id();
+        let mm = self.mm.mmget_not_zero().ok_or(EFAULT)?;
+        let page = addr & !(PAGE - 1);
+        let granule = page & !(GRANULE - 1);
+        let mut guard = MmRead::new(&mm);
+        guard.usable_vma(page)?;
+        let mut ranges = self.ranges.lock();
+        if ranges.dead {
+            return Err(EFAULT);
+        }
+        let key = match ranges.containing(page) {
+            Some(k) => k,
+            None => {
+                // An unregistered address inside a VMA: a new range over
+                // the granule around it, clipped to the VMA and to the
+                // neighbours (upstream svm_range_create_unregistered_range),
+                // created under the write lock.
+                drop(ranges);
+                drop(guard);
+                guard = MmRead::new_write(&mm);
+                let (vs, ve) = guard.usable_vma(page)?;
+                ranges = self.ranges.lock();
+                if ranges.dead {
+                    return Err(EFAULT);
+                }
+                let key = match ranges.containing(page) {
+                    Some(k) => k,
+                    None => {
+                        let (s, e) = ranges.gap(page, granule.max(vs), (granule + GRANULE).min(ve));
+                        self.insert(&guard, &mut ranges, s, e)?;
+                        s
+                    }
+                };
+                guard.downgrade();
+                key
+            }
+        };
+        let r = ranges.tree.get_mut(&key).ok_or(EFAULT)?;
+        if Self::still_mapped(r, gpu_id, page, write) {
+            // Another fault mapped it since this one was raised.
+            return Ok(());
+        }
+        let ws = granule.max(r.start());
+        let we = (granule + GRANULE).min(r.end());
+        if r.preferred == gpu_id {
+            if let Some(sdev) = dev.svm.as_ref() {
+                match sdev.migrate_to_vram(&guard, ws, we, counters) {
+                    Ok(_) => {}
+                    // VRAM is full: the data stays in system memory.
+                    Err(e) if e == ENOMEM || e == ENOSPC => {
+                        kfd_info!("GPU {}: VRAM full, {:#x}..{:#x} stays in system memory\n", gpu_id, ws, we)
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        self.map_range_on(&guard, r, gpu_id, ws, we, write)
+    }
+}
