@@ -27,8 +27,9 @@
 //!
 //! Page faults: an access the page table does not allow stops the queue
 //! with a VM fault (`KGD_IH_VM_FAULT` with `KGD_VM_FAULT_NO_RETRY`, then
-//! `KGD_IH_QUEUE_ERROR`), unless [`resolve_retry_fault`] (the XNACK hook
-//! for SVM) resolves it, in which case the packet is executed again.
+//! `KGD_IH_QUEUE_ERROR`), unless rkfd resolves it as a retry fault
+//! (`kabi::svm_fault`: XNACK on, an SVM address), in which case the packet
+//! is executed again on the next turn.
 //! User-pointer pages are not reachable yet (no mm reference): they fault.
 
 // Lock order (outermost first):
@@ -498,13 +499,6 @@ impl GpuMemory for VmMem<'_> {
     }
 }
 
-/// XNACK hook: resolves a retry fault of `vm` at `fault` (migrates or maps
-/// the SVM range) and returns `true` if the access may be retried.  The SVM
-/// work (`svmhmm`) plugs in here; until then every fault is fatal.
-fn resolve_retry_fault(_vm: &Vm, _fault: Fault) -> bool {
-    false
-}
-
 
 /// The next poll interval after `idle` consecutive idle polls, µs.
 pub(crate) fn poll_interval_us(idle: u32) -> i64 {
@@ -746,8 +740,20 @@ impl Engine {
                 queue_error(&mut ev, code);
                 run.stop
             }
-            Stop::Fault(f) if resolve_retry_fault(&hqd.vm, f) => Stop::Blocked,
             Stop::Fault(f) => {
+                // XNACK: rkfd resolves retry faults (SVM), with no lock of
+                // ours held (its handler maps through `Vm::inner` and may
+                // wait for the mmap lock); the queue runs again next turn.
+                drop(st);
+                match kabi::svm_fault(&self.core, &hqd.vm, f.va, f.write, false) {
+                    Ok(()) => return (run.packets, Stop::Blocked),
+                    Err(e) if e == EAGAIN => return (run.packets, Stop::Blocked),
+                    Err(_) => {}
+                }
+                let mut st = hqd.state.lock();
+                if st.removed || st.error != 0 {
+                    return (run.packets, Stop::Idle);
+                }
                 st.error = QUEUE_ERROR_VM_FAULT;
                 ev.push(IhEntry {
                     source: IH_VM_FAULT,

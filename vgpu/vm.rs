@@ -544,7 +544,7 @@ impl Vm {
                     return Err(EFAULT);
                 }
                 *faults = faults.saturating_add(1);
-                match kabi::svm_fault(&self.core, self, at, write) {
+                match kabi::svm_fault(&self.core, self, at, write, true) {
                     Ok(()) => {}
                     Err(e) if e == EAGAIN => kernel::processor::cpu_relax(),
                     Err(e) => return Err(e),

@@ -260,10 +260,12 @@ pub(crate) const SVM_PTE_FRAME_MASK: u64 = kgd::KGD_SVM_PTE_FRAME_MASK;
 
 /// Raises a retry fault for a GPU access at `addr` in `vm`
 /// (`kgd2kfd_svm_fault`): `Ok` once rkfd mapped the page (retry the
-/// access), `EAGAIN` to retry later, `EFAULT` for a fatal fault, which is
-/// also reported to rkfd as a `KGD_IH_VM_FAULT` interrupt (as the IH ring
-/// would carry it).  Must be called with no lock of this driver held.
-pub(crate) fn svm_fault(core: &Core, vm: &Vm, addr: u64, write: bool) -> Result {
+/// access), `EAGAIN` to retry later, `EFAULT` for a fatal fault, which
+/// with `report_fatal` is also reported to rkfd as a `KGD_IH_VM_FAULT`
+/// interrupt (as the IH ring would carry it; the engines report their own,
+/// followed by the queue error).  Must be called with no lock of this
+/// driver held.
+pub(crate) fn svm_fault(core: &Core, vm: &Vm, addr: u64, write: bool, report_fatal: bool) -> Result {
     let (Some(kfd), Some(handle)) = (core.kfd_handle(), vm.kfd_handle()) else {
         // No KFD process uses this VM: nothing can resolve the fault.
         return Err(EFAULT);
@@ -275,10 +277,10 @@ pub(crate) fn svm_fault(core: &Core, vm: &Vm, addr: u64, write: bool) -> Result 
     let ret = unsafe {
         kgd::kgd2kfd_svm_fault(kfd as *mut kgd::kfd_dev, handle as *mut c_void, addr, flags)
     };
-    if ret == EFAULT.to_errno() || ret == ENOMEM.to_errno() {
+    if report_fatal && (ret == EFAULT.to_errno() || ret == ENOMEM.to_errno()) {
         let entry = kgd::kgd_ih_entry {
             source: kgd::KGD_IH_VM_FAULT,
-            pasid: 0,
+            pasid: vm.pasid(),
             context_id: 0,
             data: flags | kgd::KGD_VM_FAULT_NO_RETRY,
             addr,
