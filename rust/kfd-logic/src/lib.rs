@@ -4,8 +4,11 @@
 //! Each module is one file that uses `core` only, so the kernel module can
 //! include the same file with `#[path]`:
 //!
-//! - [`event_state`]: the KFD event state machine (`src/event.rs`).
+//! - [`event_state`]: the KFD event state machine (`src/event.rs`);
+//! - [`queue_rules`]: queue argument validation, queue/doorbell/SDMA slot
+//!   assignment, interrupt decoding (`src/queue.rs`, `src/interrupt.rs`).
 
 #![no_std]
 
 pub mod event_state;
+pub mod queue_rules;
