@@ -56,5 +56,6 @@ struct mm_struct;
 void *rkfd_shim_mm_notifier_register(struct mm_struct *mm, void *cookie);
 void rkfd_shim_mm_notifier_unregister(void *handle, struct mm_struct *mm);
 void rkfd_rs_mm_release(void *cookie);
+u64 rkfd_shim_user_addr_limit(void);
 
 #endif /* RKFD_SHIM_H */

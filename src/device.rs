@@ -33,6 +33,8 @@ pub(crate) struct Device {
     /// The id user space names this GPU by (topology `gpu_id`); assigned
     /// by the topology when the device is published, 0 before.
     gpu_id: Atomic<u32>,
+    /// Queues on this device (upstream `dqm`), see `crate::queue`.
+    pub(crate) queues: crate::queue::DeviceQueues,
 }
 
 /// The published devices, in topology order.
@@ -92,7 +94,8 @@ fn validate(info: &GpuInfo) -> Result {
 /// `kgd2kfd_probe`: builds the device (not yet visible).
 pub(crate) fn probe(kgd: KgdDevice, info: GpuInfo) -> Result<Arc<Device>> {
     validate(&info)?;
-    Ok(Arc::new(Device { kgd, info, gpu_id: Atomic::new(0) }, GFP_KERNEL)?)
+    let queues = crate::queue::DeviceQueues::new()?;
+    Ok(Arc::new(Device { kgd, info, gpu_id: Atomic::new(0), queues }, GFP_KERNEL)?)
 }
 
 /// `kgd2kfd_device_init`: publishes the device.
@@ -116,6 +119,7 @@ pub(crate) fn init(dev: Arc<Device>) -> Result {
         dev.info.gfx_target_version,
         gpu_id
     ));
+    crate::queue::device_init(&dev);
     Ok(())
 }
 
@@ -127,6 +131,7 @@ pub(crate) fn exit(dev: Arc<Device>) {
         list.devices.retain(|d| !Arc::ptr_eq(d, &dev));
         list.topology.clone()
     };
+    crate::queue::device_exit(&dev);
     let gpu_id = dev.gpu_id();
     if gpu_id != 0 {
         if let Some(t) = topology {
@@ -151,10 +156,6 @@ impl Device {
     pub(crate) fn gpu_id(&self) -> u32 {
         self.gpu_id.load(Relaxed)
     }
-
-    /// An interrupt from the GPU.  Nothing raises interrupts yet (events
-    /// and faults arrive with later issues).
-    pub(crate) fn interrupt(&self) {}
 
     /// Whether the GPU can retry faults (XNACK) per process: GC 9.4.2
     /// (gfx90a), 9.4.3, 9.4.4 and 9.5.0, as upstream's

@@ -26,6 +26,7 @@ use crate::{
     kabi::{self, kgd::DrmFile},
     memory::{self, Direction},
     process::{Apertures, Process},
+    queue,
     uapi,
 };
 
@@ -324,12 +325,12 @@ fn wait_events(process: &Process, args: &mut uapi::kfd_ioctl_wait_events_args) -
 /// The dispatch table, indexed by `_IOC_NR(cmd) - AMDKFD_COMMAND_START`.
 const IOCTLS: [IoctlDef; uapi::IOCTLS.len()] = [
     def!(AMDKFD_IOC_GET_VERSION, typed!(get_version)),
-    def!(AMDKFD_IOC_CREATE_QUEUE, not_supported),
-    def!(AMDKFD_IOC_DESTROY_QUEUE, not_supported),
+    def!(AMDKFD_IOC_CREATE_QUEUE, typed!(queue::create)),
+    def!(AMDKFD_IOC_DESTROY_QUEUE, typed!(queue::destroy)),
     def!(AMDKFD_IOC_SET_MEMORY_POLICY, typed!(set_memory_policy)),
     def!(AMDKFD_IOC_GET_CLOCK_COUNTERS, typed!(get_clock_counters)),
     def!(AMDKFD_IOC_GET_PROCESS_APERTURES, typed!(get_process_apertures)),
-    def!(AMDKFD_IOC_UPDATE_QUEUE, not_supported),
+    def!(AMDKFD_IOC_UPDATE_QUEUE, typed!(queue::update)),
     def!(AMDKFD_IOC_CREATE_EVENT, typed!(create_event)),
     def!(AMDKFD_IOC_DESTROY_EVENT, typed!(destroy_event)),
     def!(AMDKFD_IOC_SET_EVENT, typed!(set_event)),
@@ -348,11 +349,11 @@ const IOCTLS: [IoctlDef; uapi::IOCTLS.len()] = [
     def!(AMDKFD_IOC_FREE_MEMORY_OF_GPU, typed!(free_memory_of_gpu)),
     def!(AMDKFD_IOC_MAP_MEMORY_TO_GPU, typed!(map_memory_to_gpu)),
     def!(AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, typed!(unmap_memory_from_gpu)),
-    def!(AMDKFD_IOC_SET_CU_MASK, not_supported),
-    def!(AMDKFD_IOC_GET_QUEUE_WAVE_STATE, not_supported),
+    def!(AMDKFD_IOC_SET_CU_MASK, typed!(queue::set_cu_mask)),
+    def!(AMDKFD_IOC_GET_QUEUE_WAVE_STATE, typed!(queue::get_wave_state)),
     def!(AMDKFD_IOC_GET_DMABUF_INFO, not_supported),
     def!(AMDKFD_IOC_IMPORT_DMABUF, not_supported),
-    def!(AMDKFD_IOC_ALLOC_QUEUE_GWS, not_supported),
+    def!(AMDKFD_IOC_ALLOC_QUEUE_GWS, typed!(queue::alloc_gws)),
     def!(AMDKFD_IOC_SMI_EVENTS, not_supported),
     def!(AMDKFD_IOC_SVM, not_supported),
     def!(AMDKFD_IOC_SET_XNACK_MODE, typed!(set_xnack_mode)),

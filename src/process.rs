@@ -104,6 +104,8 @@ pub(crate) struct ProcessInner {
     pub(crate) pdds: KVec<ProcessDevice>,
     /// XNACK (GPU retry faults) enabled for this process.
     pub(crate) xnack_enabled: bool,
+    /// User-mode queues (upstream `p->pqm`), see `crate::queue`.
+    pub(crate) queues: crate::queue::ProcessQueues,
 }
 
 impl ProcessInner {
@@ -166,6 +168,17 @@ kernel::sync::global_lock! {
     };
 }
 
+/// A snapshot of all processes (for device-wide notifications such as a
+/// reset; C: walking `kfd_processes_table`).  Takes [`PROCESSES`] only.
+pub(crate) fn snapshot() -> Result<KVec<Arc<Process>>> {
+    let table = PROCESSES.lock();
+    let mut out = KVec::with_capacity(table.entries.len(), GFP_KERNEL)?;
+    for e in table.entries.iter() {
+        out.push(e.process.clone(), GFP_KERNEL)?;
+    }
+    Ok(out)
+}
+
 /// Initialises the module-global process table.  Called once from module init.
 pub(crate) fn init_module_state() {
     // SAFETY: Called exactly once, from module init, before any other use.
@@ -217,7 +230,7 @@ impl Process {
                 mm: ARef::from(&**mm),
                 pid: leader.pid(),
                 inner <- new_mutex!(
-                    ProcessInner { pdds, xnack_enabled: false },
+                    ProcessInner { pdds, xnack_enabled: false, queues: crate::queue::ProcessQueues::new() },
                     "Process::inner"
                 ),
                 mm_notifier <- new_mutex!(None, "Process::mm_notifier"),
@@ -280,6 +293,8 @@ impl Process {
     /// objects (unmapped first), then VMs.  Idempotent.
     fn teardown(&self) {
         let mut inner = self.inner.lock();
+        // Queues first: the engines stop touching process memory.
+        let hung = crate::queue::destroy_all(&mut inner);
         // The signal page is a memory object freed below: stop using it first.
         self.events.teardown();
         crate::memory::release_all(&mut inner);
@@ -289,6 +304,19 @@ impl Process {
             }
         }
         inner.pdds.clear();
+        drop(inner);
+        // Recovery signals other processes: outside `inner`.
+        crate::queue::recover(hung);
+    }
+
+    /// `proc/<pid>/queues/`, if the process has its sysfs directory.
+    pub(crate) fn queues_sysfs_dir(&self) -> Option<Arc<Dir>> {
+        self.sysfs.lock().as_ref().map(|s| s.queues.clone())
+    }
+
+    /// Whether the process has a context for `gpu_id` (C: a pdd exists).
+    pub(crate) fn uses_device(&self, gpu_id: u32) -> bool {
+        self.inner.lock().pdds.iter().any(|p| p.dev.gpu_id() == gpu_id)
     }
 
     /// Whether the calling thread belongs to the thread group that created
@@ -298,7 +326,6 @@ impl Process {
     }
 
     /// Thread group id of the creator.
-    #[allow(dead_code)] // For messages of later subsystems.
     pub(crate) fn pid(&self) -> Pid {
         self.pid
     }

@@ -13,11 +13,13 @@ use kernel::{prelude::*, sync::Arc};
 mod chardev;
 mod device;
 mod event;
+mod interrupt;
 mod ioctl;
 mod kabi;
 mod memory;
 mod process;
 mod procfs;
+mod queue;
 mod topology;
 mod uapi;
 
