@@ -167,6 +167,8 @@ pub const CLEAR_ERRNOS: &[i32] = &[
     libc::EADDRINUSE,
     libc::ETIME,
     libc::ETIMEDOUT,
+    // ENOTSUPP (kernel-internal 524): CREATE_QUEUE's unknown queue type, as upstream.
+    524,
 ];
 
 pub fn is_clear_errno(e: i32) -> bool {
