@@ -52,7 +52,7 @@ static long rkfd_fop_ioctl(struct file *filp, unsigned int cmd, unsigned long ar
 
 static int rkfd_fop_mmap(struct file *filp, struct vm_area_struct *vma)
 {
-	return rkfd_rs_mmap(filp->private_data, vma->vm_start, vma->vm_end, vma->vm_pgoff);
+	return rkfd_rs_mmap(filp->private_data, vma, vma->vm_start, vma->vm_end, vma->vm_pgoff);
 }
 
 static const struct file_operations rkfd_fops = {

@@ -13,6 +13,7 @@
 #include <linux/types.h>
 
 struct file;
+struct vm_area_struct;
 struct kobject;
 
 /* C side, called from Rust (src/kabi.rs). */
@@ -26,8 +27,8 @@ struct kobject *rkfd_shim_kfd_kobject(void);
 int rkfd_rs_open(void **private_data);
 void rkfd_rs_release(void *private_data);
 long rkfd_rs_ioctl(void *private_data, unsigned int cmd, unsigned long arg);
-int rkfd_rs_mmap(void *private_data, unsigned long vm_start, unsigned long vm_end,
-		 unsigned long vm_pgoff);
+int rkfd_rs_mmap(void *private_data, struct vm_area_struct *vma, unsigned long vm_start,
+		 unsigned long vm_end, unsigned long vm_pgoff);
 
 int rkfd_shim_log_level(void);
 void rkfd_shim_kfd_dev_info(const char *msg);

@@ -38,13 +38,10 @@ use crate::{
     queue::{self, rules},
 };
 
-/// The process whose GPU VM has `pasid` (C: `kfd_lookup_process_by_pasid`).
-///
-/// PASIDs are allocated by the process's VMs (`set_vm_pasid`); until rkfd
-/// assigns them, no process owns one and entries are dropped, as upstream
-/// drops entries of a process that has exited.
-fn find_by_pasid(_dev: &Device, _pasid: u32) -> Option<Arc<Process>> {
-    None
+/// The process whose GPU VM has `pasid` (C: `kfd_lookup_process_by_pasid`);
+/// `None` for a process that has exited (its late entries are dropped).
+fn find_by_pasid(_dev: &Device, pasid: u32) -> Option<Arc<Process>> {
+    crate::process::find_by_pasid(pasid)
 }
 
 /// `kgd2kfd_interrupt`: one decoded entry from `dev`.

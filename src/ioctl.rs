@@ -152,14 +152,7 @@ fn get_process_apertures_new(
 /// IOCTL: ACQUIRE_VM: binds the process to the GPU VM of a render-node
 /// file of that GPU.  The same file again is a no-op, another one `-EBUSY`.
 fn acquire_vm(process: &Process, args: &mut uapi::kfd_ioctl_acquire_vm_args) -> Result {
-    let file = DrmFile::get(args.drm_fd)?;
-    let mut inner = process.inner.lock();
-    let pdd = inner.pdd(args.gpu_id)?;
-    if let Some(vm) = pdd.vm.as_ref() {
-        return if pdd.dev.kgd.vm_file(vm).same_file(&file) { Ok(()) } else { Err(EBUSY) };
-    }
-    pdd.vm = Some(pdd.dev.kgd.acquire_vm(file)?);
-    Ok(())
+    process.acquire_vm(args.gpu_id, DrmFile::get(args.drm_fd)?)
 }
 
 /// IOCTL: SET_MEMORY_POLICY: cache policies (COHERENT or NONCOHERENT).
@@ -224,16 +217,34 @@ fn available_memory(process: &Process, args: &mut uapi::kfd_ioctl_get_available_
     Ok(())
 }
 
-/// IOCTL: GET_TILE_CONFIG: the GPU's tiling tables.  GFX9+ GPUs address
-/// memory without legacy tile modes; a virtual GPU has none, so both tables
-/// are empty (the counts are clamped to 0) and nothing is copied.
+/// IOCTL: GET_TILE_CONFIG, as upstream with amdgpu's
+/// `amdgpu_amdkfd_get_tile_config`: GB_ADDR_CONFIG from the GPU, banks and
+/// ranks 0 (not set from GFX9 on), and the 32 tile-mode / 16 macro-tile
+/// words amdgpu has, all zero on GFX9+ (no legacy tiling): the counts are
+/// clamped to those sizes and that many zero words copied to the user's
+/// arrays (`-EFAULT` with the count set to 0 if the copy fails).
 fn get_tile_config(process: &Process, args: &mut uapi::kfd_ioctl_get_tile_config_args) -> Result {
-    process.inner.lock().pdd(args.gpu_id)?;
-    args.num_tile_configs = 0;
-    args.num_macro_tile_configs = 0;
-    args.gb_addr_config = 0;
+    const TILE_MODES: u32 = 32;
+    const MACRO_TILE_MODES: u32 = 16;
+    let dev = process.inner.lock().pdd(args.gpu_id)?.dev.clone();
+    args.gb_addr_config = dev.info.gb_addr_config;
     args.num_banks = 0;
     args.num_ranks = 0;
+    let zeros = [0u8; TILE_MODES as usize * 4];
+    args.num_tile_configs = args.num_tile_configs.min(TILE_MODES);
+    let n = args.num_tile_configs as usize * 4;
+    let mut w = UserSlice::new(UserPtr::from_addr(args.tile_config_ptr as usize), n).writer();
+    if w.write_slice(&zeros[..n]).is_err() {
+        args.num_tile_configs = 0;
+        return Err(EFAULT);
+    }
+    args.num_macro_tile_configs = args.num_macro_tile_configs.min(MACRO_TILE_MODES);
+    let n = args.num_macro_tile_configs as usize * 4;
+    let mut w = UserSlice::new(UserPtr::from_addr(args.macro_tile_config_ptr as usize), n).writer();
+    if w.write_slice(&zeros[..n]).is_err() {
+        args.num_macro_tile_configs = 0;
+        return Err(EFAULT);
+    }
     Ok(())
 }
 

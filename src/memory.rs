@@ -18,6 +18,7 @@ use kernel::{
 };
 
 use crate::{
+    chardev::mmap_offset,
     kabi::kgd::{KernelMapping, KgdMem, MemAlloc},
     process::ProcessInner,
     procfs::ProcCounters,
@@ -108,10 +109,22 @@ pub(crate) fn alloc(inner: &mut ProcessInner, args: &mut uapi::kfd_ioctl_alloc_m
         // Host-visible VRAM on a small BAR, as upstream.
         return Err(EINVAL);
     }
-    if flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP != 0 && args.size != kernel::page::PAGE_SIZE as u64 {
-        return Err(EINVAL);
-    }
     let vm = pdd.bound_vm()?;
+    // Upstream: DOORBELL must be the whole slice, MMIO_REMAP one page
+    // (`-EINVAL`); their mmap offsets are `/dev/kfd` ones.
+    let kfd_offset = if flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL != 0 {
+        if args.size != u64::from(pdd.dev.info.doorbell_process_size) {
+            return Err(EINVAL);
+        }
+        Some(mmap_offset::doorbell(args.gpu_id))
+    } else if flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP != 0 {
+        if args.size != kernel::page::PAGE_SIZE as u64 {
+            return Err(EINVAL);
+        }
+        Some(mmap_offset::mmio(args.gpu_id))
+    } else {
+        None
+    };
     let id = pdd.mem.free_id()?;
     // Allocate the table node first: after the driver allocated, nothing may fail.
     let node = RBTreeNodeReservation::new(GFP_KERNEL)?;
@@ -132,7 +145,11 @@ pub(crate) fn alloc(inner: &mut ProcessInner, args: &mut uapi::kfd_ioctl_alloc_m
         counter.fetch_add(size, Relaxed);
     }
     args.handle = make_handle(args.gpu_id, id);
-    args.mmap_offset = offset;
+    // DOORBELL: upstream returns the SG BO's render-node offset, which
+    // libhsakmt ignores (it maps the doorbells at CREATE_QUEUE's
+    // `doorbell_offset`); the `/dev/kfd` offset that really maps them is
+    // the honest answer.  MMIO_REMAP: as upstream.
+    args.mmap_offset = kfd_offset.unwrap_or(offset);
     Ok(())
 }
 

@@ -13,8 +13,20 @@
 //!
 //!  1. [`PROCESSES`] (the process table; only held to find/insert/remove)
 //!  2. `Process::inner` (upstream `p->mutex`; kfd2kgd calls are made under
-//!     it, they may sleep but never call back into rkfd)
-//!  3. [`crate::device::DEVICES`] (leaf)
+//!     it, they may sleep but never call back into rkfd).  The mm's
+//!     `mmap_lock` may be taken under it (pinning user pages, as upstream
+//!     takes it under `p->mutex`), so the `/dev/kfd` mmap handler, which
+//!     runs under `mmap_lock`, never takes `inner`: it uses `Process::mmap`.
+//!  3. `Process::mmap` (what `/dev/kfd` mmap needs: each device and its VM;
+//!     taken under `inner` or under `mmap_lock`; nothing is taken under it)
+//!  4. [`crate::device::DEVICES`], [`PASIDS`] (leaves)
+//!
+//! PASIDs: each process gets one at creation (upstream before 6.x: one per
+//! process, 16 bits, never 0; 7.3's amdgpu allocates one per VM instead);
+//! every VM the process binds is told it (`set_vm_pasid`) so the GPU driver
+//! tags its interrupts with it, and [`find_by_pasid`] maps it back.  It is
+//! freed when the `Process` is dropped, so it is never reused while
+//! anything can still find the process.
 
 use crate::kabi::log::kfd_warn;
 use kernel::{
@@ -27,19 +39,68 @@ use kernel::{
 };
 
 use crate::{
+    debugfs::ProcDir,
     device::{self, Device},
     event::Events,
-    kabi::{kgd::KgdVm, mm::MmNotifier, sysfs::Dir},
+    kabi::{
+        kgd::{DrmFile, KgdVm},
+        mm::MmNotifier,
+        sysfs::Dir,
+    },
     memory::MemoryObjects,
-    procfs::{self, ProcCounters, ProcSysfs},
+    procfs::{self, PddPasid, ProcCounters, ProcSysfs},
 };
+
+/// The pure PASID allocator, shared with the host crate `kfd-logic`.
+#[path = "../rust/kfd-logic/src/pasid.rs"]
+#[allow(
+    unreachable_pub,
+    dead_code,
+    reason = "a file shared with a host crate: `pub` items, accessors for its tests"
+)]
+mod pasid_alloc;
+use pasid_alloc::PasidAllocator;
+
+kernel::sync::global_lock! {
+    // SAFETY: Initialised in module init (`init_module_state`) before
+    // `/dev/kfd` is registered.
+    pub(crate) unsafe(uninit) static PASIDS: Mutex<PasidAllocator> = PasidAllocator::new();
+}
+
+/// A process's PASID; given back when dropped.
+struct Pasid(u32);
+
+impl Pasid {
+    fn alloc() -> Result<Self> {
+        // Upstream: amdgpu_pasid_alloc() fails with -ENOSPC when the space is full.
+        PASIDS.lock().alloc().map(Pasid).ok_or(ENOSPC)
+    }
+}
+
+impl Drop for Pasid {
+    fn drop(&mut self) {
+        PASIDS.lock().free(self.0);
+    }
+}
+
+/// What `/dev/kfd` mmap needs of one device of a process (upstream reads
+/// the pdd without `p->mutex` in `kfd_mmap`).
+pub(crate) struct MmapTarget {
+    /// The device's gpu_id.
+    pub(crate) gpu_id: u32,
+    /// The device.
+    pub(crate) dev: Arc<Device>,
+    /// Its VM, once `ACQUIRE_VM` bound one.
+    pub(crate) vm: Option<Arc<KgdVm>>,
+}
 
 /// Per-process data of one device (C: `struct kfd_process_device`, pdd).
 pub(crate) struct ProcessDevice {
     /// The device.
     pub(crate) dev: Arc<Device>,
     /// The GPU VM, once `ACQUIRE_VM` bound one (upstream `drm_priv`).
-    pub(crate) vm: Option<KgdVm>,
+    /// Shared only with `Process::mmap`; released when the last goes.
+    pub(crate) vm: Option<Arc<KgdVm>>,
     /// Memory objects allocated on this device, by IDR handle.
     pub(crate) mem: MemoryObjects,
     /// `SET_SCRATCH_BACKING_VA` (upstream `qpd.sh_hidden_private_base`).
@@ -94,7 +155,7 @@ impl ProcessDevice {
     /// The GPU VM, or `-ENODEV` before `ACQUIRE_VM` (upstream
     /// `kfd_bind_process_to_device`).
     pub(crate) fn bound_vm(&self) -> Result<&KgdVm> {
-        self.vm.as_ref().ok_or(ENODEV)
+        self.vm.as_deref().ok_or(ENODEV)
     }
 }
 
@@ -139,6 +200,15 @@ pub(crate) struct Process {
     /// `proc/<pid>/` in sysfs (its files take no lock).
     #[pin]
     sysfs: Mutex<Option<ProcSysfs>>,
+    /// `kfd/proc/<pid>/` in debugfs (its files take no lock unless they
+    /// say so).  Other subsystems add files with [`ProcDir::add`].
+    #[pin]
+    pub(crate) debugfs: Mutex<Option<ProcDir>>,
+    /// The devices for `/dev/kfd` mmap (see the lock order).
+    #[pin]
+    pub(crate) mmap: Mutex<KVec<MmapTarget>>,
+    /// The PASID.
+    pasid: Pasid,
     /// Events and the signal page (C: `p->event_*`, `p->signal_*`).  Its
     /// lock is a leaf, taken inside `inner`.
     #[pin]
@@ -183,6 +253,21 @@ pub(crate) fn snapshot() -> Result<KVec<Arc<Process>>> {
 pub(crate) fn init_module_state() {
     // SAFETY: Called exactly once, from module init, before any other use.
     unsafe { PROCESSES.init() };
+    // SAFETY: As above.
+    unsafe { PASIDS.init() };
+}
+
+/// The process whose PASID is `pasid` (upstream
+/// `kfd_lookup_process_by_pasid`), for interrupt handling.  A process stays
+/// findable until its last `/dev/kfd` file is released; its GPU state may
+/// already be gone (the mm exited).
+#[allow(dead_code)] // For interrupt handling (queues).
+pub(crate) fn find_by_pasid(pasid: u32) -> Option<Arc<Process>> {
+    if pasid == 0 {
+        return None;
+    }
+    let table = PROCESSES.lock();
+    table.entries.iter().find(|e| e.process.pasid.0 == pasid).map(|e| e.process.clone())
 }
 
 /// Frees the process table's storage at module exit (statics are never
@@ -218,11 +303,15 @@ impl Process {
 
         let mut pdds = KVec::new();
         let mut counters = KVec::new();
+        let mut targets = KVec::new();
         for dev in device::all()? {
+            targets.push(MmapTarget { gpu_id: dev.gpu_id(), dev: dev.clone(), vm: None }, GFP_KERNEL)?;
             let pdd = ProcessDevice::new(dev)?;
             counters.push(pdd.counters.clone(), GFP_KERNEL)?;
             pdds.push(pdd, GFP_KERNEL)?;
         }
+        let pasid = Pasid::alloc()?;
+        let pasid_value = pasid.0;
         let leader = task.group_leader();
         let process = Arc::pin_init(
             try_pin_init!(Process {
@@ -235,6 +324,9 @@ impl Process {
                 ),
                 mm_notifier <- new_mutex!(None, "Process::mm_notifier"),
                 sysfs <- new_mutex!(None, "Process::sysfs"),
+                debugfs <- new_mutex!(None, "Process::debugfs"),
+                mmap <- new_mutex!(targets, "Process::mmap"),
+                pasid,
                 events <- Events::new(),
             }),
             GFP_KERNEL,
@@ -246,10 +338,14 @@ impl Process {
         // A missing sysfs directory (e.g. a recycled pid whose old process
         // still has a file open elsewhere) does not fail the open.
         if let Some(root) = table.sysfs_root.as_ref() {
-            match ProcSysfs::new(root, process.pid, &counters) {
+            match ProcSysfs::new(root, process.pid, pasid_value, &counters) {
                 Ok(sysfs) => *process.sysfs.lock() = Some(sysfs),
                 Err(e) => kfd_warn!("Creating procfs pid directory failed: {:?}\n", e),
             }
+        }
+        match Self::create_debugfs(process.pid, &counters) {
+            Ok(dir) => *process.debugfs.lock() = Some(dir),
+            Err(e) => kfd_warn!("Failed to create debugfs entry for the kfd_process, ret = {:?}\n", e),
         }
         table.entries.push(ProcessEntry { process: process.clone(), files: 1 }, GFP_KERNEL)?;
         Ok(process)
@@ -280,7 +376,54 @@ impl Process {
             self.teardown();
             let sysfs = self.sysfs.lock().take();
             drop(sysfs);
+            let debugfs = self.debugfs.lock().take();
+            drop(debugfs);
         }
+    }
+
+    /// `kfd/proc/<pid>/` with `pasid_<gpu_id>` per device (upstream
+    /// `kfd_debugfs_add_process`).
+    fn create_debugfs(pid: Pid, counters: &[Arc<ProcCounters>]) -> Result<ProcDir> {
+        let mut dir = ProcDir::new(pid)?;
+        for c in counters {
+            let name = kernel::str::CString::try_from_fmt(fmt!("pasid_{}", c.gpu_id))?;
+            dir.add(&name, Arc::new(PddPasid(c.clone()), GFP_KERNEL)?)?;
+        }
+        Ok(dir)
+    }
+
+    /// IOCTL: ACQUIRE_VM: binds the device `gpu_id` to the GPU VM of a
+    /// render-node file of that GPU and tells the VM the PASID.  The same
+    /// file again is a no-op, another one `-EBUSY`.
+    pub(crate) fn acquire_vm(&self, gpu_id: u32, file: DrmFile) -> Result {
+        let mut inner = self.inner.lock();
+        let pdd = inner.pdd(gpu_id)?;
+        if let Some(vm) = pdd.vm.as_ref() {
+            return if pdd.dev.kgd.vm_file(vm).same_file(&file) { Ok(()) } else { Err(EBUSY) };
+        }
+        let vm = Arc::new(pdd.dev.kgd.acquire_vm(file)?, GFP_KERNEL)?;
+        pdd.dev.kgd.set_vm_pasid(&vm, self.pasid.0);
+        let mut targets = self.mmap.lock();
+        let target = targets.iter_mut().find(|t| t.gpu_id == gpu_id).ok_or(EINVAL)?;
+        target.vm = Some(vm.clone());
+        drop(targets);
+        pdd.counters.pasid.store(self.pasid.0, kernel::sync::atomic::Relaxed);
+        pdd.vm = Some(vm);
+        Ok(())
+    }
+
+    /// The device `gpu_id` of the process and its VM, for `/dev/kfd` mmap
+    /// (takes only `Process::mmap`: the caller holds mmap_lock).
+    pub(crate) fn mmap_target(&self, gpu_id: u32) -> Option<(Arc<Device>, Option<Arc<KgdVm>>)> {
+        let targets = self.mmap.lock();
+        let t = targets.iter().find(|t| t.gpu_id == gpu_id)?;
+        Some((t.dev.clone(), t.vm.clone()))
+    }
+
+    /// The PASID.
+    #[allow(dead_code)] // For interrupt handling and messages (queues).
+    pub(crate) fn pasid(&self) -> u32 {
+        self.pasid.0
     }
 
     /// The address space is going away (notifier `release`): the GPU state
@@ -298,9 +441,15 @@ impl Process {
         // The signal page is a memory object freed below: stop using it first.
         self.events.teardown();
         crate::memory::release_all(&mut inner);
+        // `/dev/kfd` mmap finds no device any more; a call in progress may
+        // hold a VM a little longer (released with its last reference).
+        let targets = core::mem::replace(&mut *self.mmap.lock(), KVec::new());
+        drop(targets);
         for pdd in inner.pdds.iter_mut() {
             if let Some(vm) = pdd.vm.take() {
-                pdd.dev.kgd.release_vm(vm);
+                pdd.dev.kgd.set_vm_pasid(&vm, 0);
+                pdd.counters.pasid.store(0, kernel::sync::atomic::Relaxed);
+                drop(vm);
             }
         }
         inner.pdds.clear();

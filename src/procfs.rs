@@ -3,7 +3,8 @@
 //! Per-process sysfs: `/sys/class/kfd/kfd/proc/<pid>/`.
 //!
 //! C: `kfd_procfs_*` in `kfd_process.c`.  Layout as upstream: `pasid`
-//! (always "0"), then per device `vram_<gpu_id>` and `sdma_<gpu_id>`, the
+//! (the process's PASID; upstream 7.3 prints "0" since its PASIDs became
+//! per-VM, earlier kernels the process's PASID, which rkfd still has), then per device `vram_<gpu_id>` and `sdma_<gpu_id>`, the
 //! directories `stats_<gpu_id>/` (`evicted_ms`) and `queues/`.  Values
 //! are atomics in [`ProcCounters`], shared by the driver code that updates
 //! them and the files that show them, so showing a file takes no lock and a
@@ -36,6 +37,9 @@ pub(crate) struct ProcCounters {
     pub(crate) svm: Atomic<u64>,
     /// Milliseconds the process's queues spent evicted.
     pub(crate) evicted_ms: Atomic<u64>,
+    /// The pdd's PASID: the process's once `ACQUIRE_VM` bound the device,
+    /// 0 before (upstream `pdd->pasid`; debugfs `pasid_<gpu_id>`).
+    pub(crate) pasid: Atomic<u32>,
 }
 
 impl ProcCounters {
@@ -50,6 +54,7 @@ impl ProcCounters {
                 userptr: Atomic::new(0),
                 svm: Atomic::new(0),
                 evicted_ms: Atomic::new(0),
+                pasid: Atomic::new(0),
             },
             GFP_KERNEL,
         )?)
@@ -59,6 +64,7 @@ impl ProcCounters {
 /// Files of `proc/<pid>/`: `pasid`, `mem_info` (rkfd extension), then
 /// `vram_<id>`, `sdma_<id>` per device.
 struct PidFiles {
+    pasid: u32,
     devices: KVec<Arc<ProcCounters>>,
 }
 
@@ -80,7 +86,7 @@ impl PidFiles {
 impl Show for PidFiles {
     fn show(&self, file: usize, out: &mut ShowBuffer<'_>) -> Result {
         match file {
-            0 => return out.emit(fmt!("{}\n", 0)),
+            0 => return out.emit(fmt!("{}\n", self.pasid)),
             1 => return self.mem_info(out),
             _ => {}
         }
@@ -119,7 +125,7 @@ pub(crate) struct ProcSysfs {
 
 impl ProcSysfs {
     /// Creates `proc/<pid>/` for a process using `devices`.
-    pub(crate) fn new(root: &Arc<Dir>, pid: i32, devices: &[Arc<ProcCounters>]) -> Result<Self> {
+    pub(crate) fn new(root: &Arc<Dir>, pid: i32, pasid: u32, devices: &[Arc<ProcCounters>]) -> Result<Self> {
         let mut names = KVec::new();
         names.push(CString::try_from_fmt(fmt!("pasid"))?, GFP_KERNEL)?;
         names.push(CString::try_from_fmt(fmt!("mem_info"))?, GFP_KERNEL)?;
@@ -135,7 +141,7 @@ impl ProcSysfs {
         for d in devices {
             counters.push(d.clone(), GFP_KERNEL)?;
         }
-        let files = Arc::new(PidFiles { devices: counters }, GFP_KERNEL)?;
+        let files = Arc::new(PidFiles { pasid, devices: counters }, GFP_KERNEL)?;
         let pid_name = CString::try_from_fmt(fmt!("{}", pid))?;
         let pid_dir = Dir::new(Parent::Dir(root), &pid_name, &refs, files)?;
 
@@ -149,5 +155,15 @@ impl ProcSysfs {
         dirs.push(queues.clone(), GFP_KERNEL)?;
         dirs.push(pid_dir, GFP_KERNEL)?;
         Ok(ProcSysfs { _dirs: dirs, queues })
+    }
+}
+
+/// debugfs `kfd/proc/<pid>/pasid_<gpu_id>`: the pdd's PASID (upstream
+/// `kfd_debugfs_pasid_read`: `"%u\n"`).
+pub(crate) struct PddPasid(pub(crate) Arc<ProcCounters>);
+
+impl crate::debugfs::Show for PddPasid {
+    fn show(&self, f: &mut kernel::fmt::Formatter<'_>) -> kernel::fmt::Result {
+        writeln!(f, "{}", self.0.pasid.load(Relaxed))
     }
 }

@@ -11,6 +11,7 @@ use crate::kabi::log::{kfd_err, kfd_info};
 use kernel::{prelude::*, sync::Arc};
 
 mod chardev;
+mod debugfs;
 mod device;
 mod event;
 mod interrupt;
@@ -44,6 +45,7 @@ impl kernel::Module for Rkfd {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         device::init_module_state();
         process::init_module_state();
+        debugfs::init();
         let chardev = kabi::Chardev::register()
             .inspect_err(|e| kfd_err!("failed to register /dev/kfd: {:?}\n", e))?;
         kfd_info!(
@@ -67,6 +69,7 @@ impl kernel::Module for Rkfd {
 impl Drop for Rkfd {
     fn drop(&mut self) {
         process::exit_module_state();
+        debugfs::exit();
         device::exit_module_state();
         kfd_info!("Unloading module\n");
     }

@@ -54,6 +54,10 @@ pub(crate) struct Core {
     offsets: Mutex<IdPool>,
     /// When the GPU came up: its clock counter starts at 0 here.
     clock_base: Instant<Monotonic>,
+    /// The MMIO remap page (amdgpu's `rmmio_remap`: the HDP flush
+    /// registers user space writes to flush the host data path).  A virtual
+    /// GPU has no HDP: a zeroed page whose writes are harmless.
+    mmio_remap: Arc<kabi::SharedPages>,
 }
 
 impl Core {
@@ -74,6 +78,7 @@ impl Core {
                 sysmem: sysmem.clone(),
                 offsets <- new_mutex!(IdPool::new(), "Core::offsets"),
                 clock_base: Instant::now(),
+                mmio_remap: Arc::new(kabi::SharedPages::new(1)?, GFP_KERNEL)?,
             }),
             GFP_KERNEL,
         )
@@ -110,6 +115,11 @@ impl Core {
     pub(crate) fn clock_counter(&self) -> u64 {
         let ns = self.clock_base.elapsed().as_nanos();
         u64::try_from(ns).unwrap_or(0) / 10
+    }
+
+    /// The MMIO remap page.
+    pub(crate) fn mmio_remap(&self) -> &Arc<kabi::SharedPages> {
+        &self.mmio_remap
     }
 
     /// The system memory accounts.

@@ -26,7 +26,9 @@ pub(crate) use kfd::KfdDevice;
 pub(crate) use mm::{
     page_pfn,
     total_ram,
-    KernelMap, //
+    KernelMap,
+    PinnedPages,
+    SharedPages, //
 };
 
 /// Converts a C return value (0 or `-errno`) into a [`Result`].

@@ -38,6 +38,7 @@ use crate::{
         Aperture,
         Pte, //
     },
+    kabi::SharedPages,
     sysmem::Reservation,
     uapi,
     vram, //
@@ -65,14 +66,19 @@ pub(crate) enum Domain {
     Gtt,
     /// System memory of a user process, by address.
     Userptr,
+    /// The VM's doorbell pages (`DOORBELL`).
+    Doorbell,
+    /// The GPU's MMIO remap page (`MMIO_REMAP`).
+    MmioRemap,
 }
 
 impl Domain {
     /// The domain selected by the `KFD_IOC_ALLOC_MEM_FLAGS_*` of a request.
     ///
-    /// `DOORBELL` and `MMIO_REMAP` pages are mapped through `/dev/kfd`, not
-    /// the render node; rkfd will provide them itself (a later issue), so
-    /// the GPU driver refuses them with `EINVAL` for now.
+    /// `DOORBELL` and `MMIO_REMAP` objects put the VM's doorbell pages and
+    /// the GPU's MMIO remap page into the GPU VA space (amdgpu makes them
+    /// SG BOs over the doorbell BAR and the remap page); the CPU maps the
+    /// same pages through `/dev/kfd`.
     pub(crate) fn from_flags(flags: u32) -> Result<Self> {
         const DOMAINS: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM
             | uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT
@@ -83,6 +89,8 @@ impl Domain {
             uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM => Ok(Domain::Vram),
             uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT => Ok(Domain::Gtt),
             uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR => Ok(Domain::Userptr),
+            uapi::KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL => Ok(Domain::Doorbell),
+            uapi::KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP => Ok(Domain::MmioRemap),
             _ => Err(EINVAL),
         }
     }
@@ -99,12 +107,17 @@ enum Backing {
         /// The accounting, released with the pages.
         _account: Reservation,
     },
-    /// A user address range; its pages are not pinned (yet), but they are
-    /// accounted as upstream accounts them.
+    /// A user address range of the allocating process, its pages pinned
+    /// for the object's lifetime and accounted as upstream accounts them.
     User {
+        /// The pages (unpinned on drop, before the accounting goes).
+        pinned: kabi::PinnedPages,
         /// The accounting.
         _account: Reservation,
     },
+    /// Pages owned elsewhere (doorbells, MMIO remap); not accounted, as
+    /// upstream does not account them.
+    Shared(Arc<SharedPages>),
 }
 
 /// A memory object.
@@ -146,7 +159,11 @@ pub(crate) struct Mem {
 
 impl Mem {
     /// Allocates an object for `req` on `core`.
-    pub(crate) fn new(core: &Arc<Core>, req: &AllocRequest) -> Result<Arc<Self>> {
+    pub(crate) fn new(
+        core: &Arc<Core>,
+        req: &AllocRequest,
+        doorbells: &Arc<SharedPages>,
+    ) -> Result<Arc<Self>> {
         let domain = Domain::from_flags(req.flags)?;
         let page = PAGE_SIZE as u64;
         if req.size == 0 || req.size % page != 0 || req.va % page != 0 {
@@ -186,9 +203,27 @@ impl Mem {
                     _account: account,
                 }
             }
-            Domain::Userptr => Backing::User {
-                _account: core.sysmem().reserve(bytes, false)?,
-            },
+            Domain::Userptr => {
+                // Accounted first: the limit also bounds what may be pinned.
+                let account = core.sysmem().reserve(bytes, false)?;
+                Backing::User {
+                    pinned: kabi::PinnedPages::pin(req.user_addr, count)?,
+                    _account: account,
+                }
+            }
+            Domain::Doorbell | Domain::MmioRemap => {
+                let shared = if domain == Domain::Doorbell {
+                    doorbells
+                } else {
+                    core.mmio_remap()
+                };
+                // The whole slice / page, as rkfd checks (upstream:
+                // `kfd_doorbell_process_slice`, `PAGE_SIZE`).
+                if bytes != shared.len() as u64 || pages != npages {
+                    return Err(EINVAL);
+                }
+                Backing::Shared(shared.clone())
+            }
         };
         let slot = core.alloc_offset()?;
         Arc::pin_init(
@@ -262,7 +297,15 @@ impl Mem {
                 Aperture::System,
                 kabi::page_pfn(pages.get(i).ok_or(pt::Error::OutOfRange)?),
             ),
-            Backing::User { .. } => (Aperture::UserVa, (self.user_addr >> PAGE_SHIFT) + index),
+            // The pinned pages: the engines access the memory the CPU sees.
+            Backing::User { pinned, .. } => (
+                Aperture::System,
+                pinned.pfn(i).ok_or(pt::Error::OutOfRange)?,
+            ),
+            Backing::Shared(shared) => (
+                Aperture::System,
+                kabi::page_pfn(shared.pages().get(i).ok_or(pt::Error::OutOfRange)?),
+            ),
         };
         Pte::new(aperture, frame, self.writable, self.executable)
     }
@@ -291,6 +334,7 @@ impl Mem {
             Backing::Vram(alloc) => alloc.page(index),
             Backing::Gtt { pages, .. } => pages.get(index),
             Backing::User { .. } => None,
+            Backing::Shared(shared) => shared.pages().get(index),
         }
     }
 

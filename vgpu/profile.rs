@@ -414,6 +414,42 @@ impl Profile {
         cap
     }
 
+    /// `GB_ADDR_CONFIG` as amdgpu leaves it in `gfx.config.gb_addr_config`
+    /// (what GET_TILE_CONFIG reports), built from this virtual part's
+    /// geometry with the register's fields (gc_9_4_2 / gc_10_3_0 /
+    /// gc_11_0_0 `GB_ADDR_CONFIG__*__SHIFT`): NUM_SHADER_ENGINES (bits
+    /// 20:19) and NUM_RB_PER_SE (27:26) are log2 counts.
+    ///
+    /// - GFX 9.4.2: `gfx_v9_0_gpu_early_init` keeps only those two fields of
+    ///   the hardware value and forces the rest to `0x22014042`;
+    /// - GFX 10.3 / 11: the hardware value; ours has NUM_PIPES 4 (log2 2),
+    ///   PIPE_INTERLEAVE_SIZE 256 B (0), MAX_COMPRESSED_FRAGS 8 (log2 3)
+    ///   and NUM_PKRS one packer per shader array (log2).
+    pub(crate) const fn gb_addr_config(&self) -> u32 {
+        const fn log2(x: u32) -> u32 {
+            if x <= 1 {
+                0
+            } else {
+                31 - x.leading_zeros()
+            }
+        }
+        // One render backend per shader engine on these small parts.
+        let fields = (log2(self.num_shader_engines) & 3) << 19 | (log2(1) & 3) << 26;
+        if self.gfx_target_version < 100000 {
+            0x2201_4042 | fields
+        } else {
+            let pkrs = log2(self.num_shader_engines * self.sh_per_se) & 7;
+            2 | 3 << 6 | pkrs << 8 | fields
+        }
+    }
+
+    /// Bytes of doorbells each process gets (`kfd_doorbell_process_slice`
+    /// without MES: `KFD_MAX_NUM_OF_QUEUES_PER_PROCESS` (1024) doorbells of
+    /// 8 bytes (SOC15, gfx9+), page aligned).  rkfd maps exactly this much.
+    pub(crate) const fn doorbell_process_size(&self) -> u32 {
+        1024 * 8
+    }
+
     /// The per-queue save area, as upstream `kfd_queue.c:
     /// kfd_queue_ctx_save_restore_size()` computes it for this part (one XCC).
     pub(crate) const fn save_area(&self) -> SaveArea {

@@ -98,6 +98,16 @@ impl SystemMemory {
     pub(crate) fn gtt_used(&self) -> u64 {
         self.gtt_used.load(Relaxed)
     }
+
+    /// The most [`Self::used`] may reach.
+    pub(crate) fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// The most [`Self::gtt_used`] may reach.
+    pub(crate) fn gtt_limit(&self) -> u64 {
+        self.gtt_limit
+    }
 }
 
 /// Memory accounted to [`SystemMemory`]; unaccounted on drop.

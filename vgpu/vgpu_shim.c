@@ -477,6 +477,66 @@ unsigned long vgpu_shim_page_pfn(struct page *page)
 	return page_to_pfn(page);
 }
 
+/*
+ * Maps @count pages, all of @vma, for /dev/kfd (doorbells, the MMIO remap
+ * page).  Upstream maps doorbell BAR pages with io_remap_pfn_range() and
+ * VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_NORESERVE | VM_DONTDUMP |
+ * VM_PFNMAP, uncached.  Ours are ordinary RAM pages: inserted as refcounted
+ * pages (vm_insert_pages(), so VM_MIXEDMAP instead of VM_PFNMAP: a page
+ * outlives its owner while user space maps it), write-back (an uncached
+ * alias of the kernel's write-back direct map would be wrong on x86), with
+ * the other flags as upstream.
+ */
+int vgpu_shim_mmap_pages(struct vm_area_struct *vma, struct page **pages, unsigned long count)
+{
+	unsigned long num = count;
+	int ret;
+
+	if (vma->vm_end - vma->vm_start != count << PAGE_SHIFT)
+		return -EINVAL;
+	vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_NORESERVE | VM_DONTDUMP);
+	ret = vm_insert_pages(vma, vma->vm_start, pages, &num);
+	if (!ret && num)
+		ret = -ENOMEM;
+	return ret;
+}
+
+/*
+ * Pins @nr pages of the current process from @start for a USERPTR object
+ * (FOLL_WRITE | FOLL_LONGTERM: the GPU writes them for as long as the
+ * object lives; amdgpu gets the same pages through hmm_range_fault() with
+ * write access).  All or nothing: a range with a hole or a read-only part
+ * is -EFAULT and leaves nothing pinned.
+ */
+int vgpu_shim_pin_user(unsigned long start, unsigned long nr, struct page **pages)
+{
+	unsigned long done = 0;
+
+	if (!current->mm)
+		return -EFAULT;
+	while (done < nr) {
+		int chunk = min_t(unsigned long, nr - done, INT_MAX / 2);
+		int got = pin_user_pages_fast(start + (done << PAGE_SHIFT), chunk,
+					      FOLL_WRITE | FOLL_LONGTERM, pages + done);
+
+		if (got <= 0) {
+			unpin_user_pages(pages, done);
+			/* A hole or a read-only page: -EFAULT, as amdgpu's hmm path. */
+			if (got == -ENOMEM || got == -EINTR || got == -ERESTARTSYS)
+				return got;
+			return -EFAULT;
+		}
+		done += got;
+	}
+	return 0;
+}
+
+/* Unpins what vgpu_shim_pin_user() pinned; the GPU may have written them. */
+void vgpu_shim_unpin_user(struct page **pages, unsigned long nr)
+{
+	unpin_user_pages_dirty_lock(pages, nr, true);
+}
+
 u64 vgpu_shim_total_ram(void)
 {
 	return (u64)totalram_pages() << PAGE_SHIFT;
@@ -543,6 +603,22 @@ int vgpu_shim_test_mmap(struct file *file, u64 offset, unsigned long len, bool r
 		return ret;
 	a = vm_mmap(file, 0, len, rw ? PROT_READ | PROT_WRITE : PROT_NONE,
 		    shared ? MAP_SHARED : MAP_PRIVATE, offset);
+	if (IS_ERR_VALUE(a))
+		return (int)a;
+	*addr = a;
+	return 0;
+}
+
+int vgpu_shim_test_mmap_anon(unsigned long len, bool rw, unsigned long *addr)
+{
+	unsigned long a;
+	int ret;
+
+	ret = kunit_attach_mm();
+	if (ret)
+		return ret;
+	a = vm_mmap(NULL, 0, len, rw ? PROT_READ | PROT_WRITE : PROT_READ,
+		    MAP_PRIVATE | MAP_ANONYMOUS, 0);
 	if (IS_ERR_VALUE(a))
 		return (int)a;
 	*addr = a;

@@ -50,6 +50,10 @@ const char *vgpu_shim_profile(void);
 void *vgpu_shim_vmap(struct page **pages, unsigned int count);
 void vgpu_shim_vunmap(void *addr);
 unsigned long vgpu_shim_page_pfn(struct page *page);
+struct vm_area_struct;
+int vgpu_shim_pin_user(unsigned long start, unsigned long nr, struct page **pages);
+void vgpu_shim_unpin_user(struct page **pages, unsigned long nr);
+int vgpu_shim_mmap_pages(struct vm_area_struct *vma, struct page **pages, unsigned long count);
 u64 vgpu_shim_total_ram(void);
 
 /*

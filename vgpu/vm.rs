@@ -29,14 +29,17 @@ use kernel::{
         RBTreeNode, //
     },
     sync::{
-        atomic::{Atomic, Full, Release},
+        atomic::{Acquire, Atomic, Full, Release},
         Arc,
         Mutex, //
     },
 };
 
+use kernel::page::PAGE_SIZE;
+
 use crate::{
     gpu::Core,
+    kabi::SharedPages,
     mem::{
         AllocRequest,
         Mem, //
@@ -57,6 +60,14 @@ pub(crate) struct Vm {
     /// `avm->process_info`), one VM serves one KFD process: a render-node
     /// file inherited by a forked child cannot be acquired by it too.
     acquired: Atomic<bool>,
+    /// The PASID of the KFD process using it (0: none), which the engines
+    /// put in the interrupt entries they raise (`kgd_ih_entry.pasid`).
+    pasid: Atomic<u32>,
+    /// The process's doorbells on this GPU (`doorbell_process_size`
+    /// bytes, zeroed at creation), mapped through `/dev/kfd`: one 64-bit
+    /// doorbell per queue at the byte offset rkfd gives the queue
+    /// (`kgd_queue_desc.doorbell_offset`).  The engines read them here.
+    doorbells: Arc<SharedPages>,
     /// The objects and the page table.
     #[pin]
     inner: Mutex<VmInner>,
@@ -103,16 +114,32 @@ impl Vm {
 
     /// Gives the VM back (`release_vm`).
     pub(crate) fn release(&self) {
+        self.pasid.store(0, Release);
         self.acquired.store(false, Release);
+    }
+
+    /// Sets the PASID (`set_vm_pasid`).
+    pub(crate) fn set_pasid(&self, pasid: u32) {
+        self.pasid.store(pasid, Release);
+    }
+
+    /// The PASID of the process using the VM, 0 if none.
+    #[allow(dead_code)] // For the engines' interrupt entries.
+    pub(crate) fn pasid(&self) -> u32 {
+        self.pasid.load(Acquire)
     }
 
     /// An empty VM on `core`.
     pub(crate) fn new(core: Arc<Core>) -> Result<Arc<Self>> {
         let pt = PageTable::new().map_err(pt_errno)?;
+        let doorbell_bytes = core.profile().doorbell_process_size() as usize;
+        let doorbells = Arc::new(SharedPages::new(doorbell_bytes.div_ceil(PAGE_SIZE))?, GFP_KERNEL)?;
         Arc::pin_init(
             try_pin_init!(Vm {
                 core,
+                doorbells,
                 acquired: Atomic::new(false),
+                pasid: Atomic::new(0),
                 // INVARIANT: Nothing is mapped.
                 inner <- new_mutex!(
                     VmInner { objects: RBTree::new(), mappings: RBTree::new(), pt },
@@ -128,9 +155,21 @@ impl Vm {
         &self.core
     }
 
+    /// The process's doorbell pages on this GPU.
+    pub(crate) fn doorbell_pages(&self) -> &Arc<SharedPages> {
+        &self.doorbells
+    }
+
+    /// The 64-bit doorbell at byte `offset` of the doorbell slice (what
+    /// user space last wrote there); `None` if unaligned or out of range.
+    #[allow(dead_code)] // For the engines.
+    pub(crate) fn doorbell(&self, offset: usize) -> Option<u64> {
+        self.doorbells.read_u64(offset)
+    }
+
     /// Allocates a memory object in this VM (`alloc_memory_of_gpu`).
     pub(crate) fn alloc(&self, req: &AllocRequest) -> Result<Arc<Mem>> {
-        let mem = Mem::new(&self.core, req)?;
+        let mem = Mem::new(&self.core, req, &self.doorbells)?;
         let node = RBTreeNode::new(mem.mmap_pgoff(), mem.clone(), GFP_KERNEL)?;
         // Offsets are unique on the GPU, so nothing is replaced.
         let old = self.inner.lock().objects.insert(node);
@@ -232,6 +271,7 @@ impl Vm {
 mod tests {
     use super::*;
     use crate::{
+        kabi::testing::UserMap,
         pagetable::Aperture,
         profile::PROFILES,
         sysmem::SystemMemory,
@@ -279,6 +319,7 @@ mod tests {
         assert!(einval(vm.alloc(&req(pt::VA_END - PAGE, 2, GTT))));
         assert!(einval(vm.alloc(&req(0x10000, 1, 0))));
         assert!(einval(vm.alloc(&req(0x10000, 1, VRAM | GTT))));
+        // Doorbells: the whole slice (2 pages) only; MMIO remap: one page.
         assert!(einval(vm.alloc(&req(
             0x10000,
             1,
@@ -286,7 +327,7 @@ mod tests {
         ))));
         assert!(einval(vm.alloc(&req(
             0x10000,
-            1,
+            2,
             uapi::KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP
         ))));
         assert!(einval(vm.alloc(&AllocRequest {
@@ -328,7 +369,11 @@ mod tests {
         let vm = vm_with_vram(16)?;
         let v = vm.alloc(&req(0x10000, 4, VRAM))?;
         let g = vm.alloc(&req(0x20_0000 - PAGE, 2, GTT))?;
-        let u = vm.alloc(&req(0x40_0000, 3, USERPTR))?;
+        let user = UserMap::anon(3 * PAGE_SIZE, true)?;
+        let u = vm.alloc(&AllocRequest {
+            user_addr: user.addr(),
+            ..req(0x40_0000, 3, USERPTR)
+        })?;
         for m in [&v, &g, &u] {
             vm.map(m)?;
             // Mapping twice is a no-op.
@@ -340,9 +385,10 @@ mod tests {
         assert!(p.frame() < 16);
         let p = vm.translate(0x20_0000).ok_or(EINVAL)?;
         assert!(p.aperture() == Aperture::System && !p.writable() && p.executable());
+        // User pointers map the pinned pages themselves.
         let p = vm.translate(0x40_0000 + 2 * PAGE).ok_or(EINVAL)?;
-        assert!(p.aperture() == Aperture::UserVa);
-        assert_eq!(p.frame(), (0x7f00_0000_0000 >> 12) + 2);
+        assert!(p.aperture() == Aperture::System);
+        assert!(vm.translate(0x40_0000 + PAGE).is_some_and(|q| q.frame() != p.frame()));
         assert!(vm.translate(0x40_0000 + 3 * PAGE).is_none());
         // A second object over a mapped range cannot be mapped.
         let clash = vm.alloc(&req(0x10000 + 3 * PAGE, 2, GTT))?;
@@ -373,7 +419,11 @@ mod tests {
         assert!(vm.mmap_lookup(m.mmap_pgoff(), 1).is_ok());
         assert!(matches!(vm.mmap_lookup(m.mmap_pgoff(), 2), Err(e) if e == EINVAL));
         assert!(matches!(vm.mmap_lookup(m.mmap_pgoff() + 1, 1), Err(e) if e == EINVAL));
-        let u = vm.alloc(&req(0x20000, 1, USERPTR))?;
+        let user = UserMap::anon(PAGE_SIZE, true)?;
+        let u = vm.alloc(&AllocRequest {
+            user_addr: user.addr(),
+            ..req(0x20000, 1, USERPTR)
+        })?;
         assert!(matches!(vm.mmap_lookup(u.mmap_pgoff(), 1), Err(e) if e == EPERM));
         vm.free(u)?;
         vm.free(m)?;
@@ -445,6 +495,79 @@ mod tests {
         vm.free(g)?;
         vm.free(q)?;
         assert_eq!((core.vram().used(), core.sysmem().gtt_used()), (0, 0));
+        Ok(())
+    }
+
+    /// USERPTR pins the user's pages: all or nothing, `EFAULT` for a hole,
+    /// an unmapped range or a read-only mapping, nothing left accounted.
+    #[test]
+    fn userptr_pins_all_or_nothing() -> Result {
+        let vm = vm_with_vram(16)?;
+        let sys = vm.core().sysmem().clone();
+        let before = sys.used();
+        let efault = |r: Result<Arc<Mem>>| matches!(r, Err(e) if e == EFAULT);
+        let user = UserMap::anon(4 * PAGE_SIZE, true)?;
+        let at = |addr: u64, pages: u64| AllocRequest {
+            user_addr: addr,
+            ..req(0x10000, pages, USERPTR)
+        };
+        // One page past the end, then a hole in the middle.
+        assert!(efault(vm.alloc(&at(user.addr(), 5))));
+        user.punch(2 * PAGE_SIZE, PAGE_SIZE)?;
+        assert!(efault(vm.alloc(&at(user.addr(), 4))));
+        assert!(efault(vm.alloc(&at(user.addr() + 2 * PAGE, 1))));
+        // Nothing mapped at all (the low 64 KiB never are).
+        assert!(efault(vm.alloc(&at(PAGE, 1))));
+        // Read-only memory cannot be written by the GPU.
+        let ro = UserMap::anon(PAGE_SIZE, false)?;
+        assert!(efault(vm.alloc(&at(ro.addr(), 1))));
+        assert_eq!(sys.used(), before);
+        // The mapped part works, and is accounted until freed.
+        let m = vm.alloc(&at(user.addr(), 2))?;
+        assert_eq!(sys.used(), before + 2 * PAGE);
+        user.write(0, b"pinned")?;
+        vm.map(&m)?;
+        vm.free(m)?;
+        assert_eq!(sys.used(), before);
+        Ok(())
+    }
+
+    /// DOORBELL and MMIO_REMAP objects map the VM's doorbell pages and the
+    /// GPU's remap page into the GPU VA; nothing is accounted.
+    #[test]
+    fn doorbell_and_mmio_objects() -> Result {
+        let vm = vm_with_vram(16)?;
+        let core = vm.core().clone();
+        let slice = core.profile().doorbell_process_size() as u64 / PAGE;
+        assert_eq!(vm.doorbell_pages().len() as u64, slice * PAGE);
+        let d = vm.alloc(&req(0x10000, slice, uapi::KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL))?;
+        let r = vm.alloc(&req(0x100000, 1, uapi::KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP))?;
+        assert_eq!((core.sysmem().used(), core.vram().used()), (0, 0));
+        vm.map(&d)?;
+        vm.map(&r)?;
+        let p0 = vm.translate(0x10000).ok_or(EINVAL)?;
+        let p1 = vm.translate(0x10000 + PAGE).ok_or(EINVAL)?;
+        assert!(p0.aperture() == Aperture::System && p0.frame() != p1.frame());
+        assert!(vm.translate(0x100000).is_some());
+        // Another VM of the same GPU has its own doorbells, the same MMIO page.
+        let other = Vm::new(core.clone())?;
+        let d2 = other.alloc(&req(0x10000, slice, uapi::KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL))?;
+        let r2 = other.alloc(&req(0x100000, 1, uapi::KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP))?;
+        other.map(&d2)?;
+        other.map(&r2)?;
+        assert!(other.translate(0x10000).is_some_and(|p| p.frame() != p0.frame()));
+        assert!(other.translate(0x100000) == vm.translate(0x100000));
+        // The 64-bit doorbell accessor.
+        assert_eq!(vm.doorbell(8), Some(0));
+        vm.doorbell_pages().write_u64(8, 0x1234)?;
+        assert_eq!(vm.doorbell(8), Some(0x1234));
+        assert_eq!(other.doorbell(8), Some(0));
+        assert_eq!(vm.doorbell(4), None);
+        assert_eq!(vm.doorbell((slice * PAGE) as usize), None);
+        assert_eq!(vm.doorbell((slice * PAGE) as usize - 8), Some(0));
+        for (v, m) in [(&vm, d), (&vm, r), (&other, d2), (&other, r2)] {
+            v.free(m)?;
+        }
         Ok(())
     }
 

@@ -89,6 +89,13 @@ struct kgd_gpu_info {
 	__u32 doorbell_process_size;	/* bytes of doorbells per process (8192 on gfx9+) */
 	__u32 num_caches;
 	struct kgd_cache_info caches[KGD_MAX_CACHES];
+	/*
+	 * GET_TILE_CONFIG (amdgpu_amdkfd_get_tile_config): the GB_ADDR_CONFIG
+	 * register as amdgpu reads it.  GFX9+ have no legacy tile or macro-tile
+	 * modes (the tables are all zero) and report num_banks = num_ranks = 0.
+	 */
+	__u32 gb_addr_config;
+	__u32 pad;
 };
 
 /* ALLOC_MEMORY_OF_GPU as the GPU driver sees it. */
@@ -160,6 +167,17 @@ struct kgd_ih_entry {
 	__u64 addr;
 };
 
+/*
+ * The GPU driver's limits on the system memory KFD objects hold (amdgpu's
+ * kfd_mem_limit, shown by debugfs kfd/mem_limit), in bytes.
+ */
+struct kgd_mem_limits {
+	__u64 system_used;	/* GTT + USERPTR objects */
+	__u64 system_limit;
+	__u64 ttm_used;		/* GTT objects */
+	__u64 ttm_limit;
+};
+
 /* kfd2kgd: what rkfd asks of the GPU driver.  0 or -errno unless noted. */
 struct kfd2kgd_calls {
 	/*
@@ -214,6 +232,9 @@ struct kfd2kgd_calls {
 	int (*hws_hang)(struct kgd_dev *kgd);
 	/* Reset the GPU: every queue stops with KGD_QUEUE_ERROR_RESET, the scheduler answers again. */
 	int (*gpu_reset)(struct kgd_dev *kgd);
+
+	/* debugfs kfd/mem_limit; may be NULL (all zero). */
+	void (*get_mem_limits)(struct kgd_dev *kgd, struct kgd_mem_limits *out);
 };
 
 /* kgd2kfd: what the GPU driver calls in rkfd (exported by rkfd.ko). */

@@ -14,6 +14,8 @@ use kernel::{
 
 use crate::{chardev, process::Process};
 
+use super::kgd::Vma;
+
 use super::to_result;
 
 mod shim {
@@ -112,17 +114,24 @@ unsafe extern "C" fn rkfd_rs_ioctl(private_data: *mut c_void, cmd: c_uint, arg: 
 ///
 /// # Safety
 ///
-/// Only called by the shim's `mmap`, between open and release.
+/// Only called by the shim's `mmap`, between open and release, with the VMA
+/// being set up (valid for the call; the mm's mmap_lock is held).
 #[no_mangle]
 unsafe extern "C" fn rkfd_rs_mmap(
     private_data: *mut c_void,
+    vma: *mut c_void,
     vm_start: c_ulong,
     vm_end: c_ulong,
     vm_pgoff: c_ulong,
 ) -> c_int {
     // SAFETY: As for `rkfd_rs_ioctl`.
     let process = unsafe { <Arc<Process> as ForeignOwnable>::borrow(private_data) };
-    match chardev::mmap(&process, vm_start as usize, vm_end as usize, vm_pgoff as usize) {
+    let Some(vma) = core::ptr::NonNull::new(vma) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: The VMA of this mmap call, valid until it returns.
+    let vma = unsafe { Vma::from_raw(vma, vm_start as usize, vm_end as usize, vm_pgoff as usize) };
+    match chardev::mmap(&process, &vma) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }

@@ -26,7 +26,7 @@ mod interface;
 
 pub(crate) use interface::{
     kgd_gpu_info as GpuInfo, kgd_hqd_state as HqdState, kgd_ih_entry as IhEntry, kgd_mem_alloc as MemAlloc,
-    kgd_queue_desc as QueueDesc,
+    kgd_mem_limits as MemLimits, kgd_queue_desc as QueueDesc,
 };
 use interface::{kfd2kgd_calls, kfd_dev, kgd_dev, module};
 
@@ -64,11 +64,31 @@ unsafe impl Sync for KgdDevice {}
 /// A process's binding to a device's GPU VM (upstream: the pdd's `drm_priv`).
 ///
 /// Owns the DRM file reference and a module reference on the GPU driver;
-/// must be returned with [`KgdDevice::release_vm`].
+/// given back to the driver (`release_vm`) when dropped.
+///
+/// # Invariants
+///
+/// `vm` came from `acquire_vm` of the device `kgd`/`calls`, which stays
+/// valid while `_owner` pins its driver; it is released once, in `drop`.
 pub(crate) struct KgdVm {
     vm: NonNull<c_void>,
+    kgd: NonNull<kgd_dev>,
+    calls: NonNull<kfd2kgd_calls>,
     file: DrmFile,
     _owner: ModuleRef,
+}
+
+impl Drop for KgdVm {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant the calls table is valid.
+        let release = unsafe { self.calls.as_ref() }.release_vm;
+        if let Some(f) = release {
+            // SAFETY: `vm` came from this device's `acquire_vm` and is
+            // released once, here.  The file and module references drop
+            // after this, once the driver has let go of the VM.
+            unsafe { f(self.kgd.as_ptr(), self.vm.as_ptr()) };
+        }
+    }
 }
 
 // SAFETY: Only an opaque handle, used through the thread-safe kfd2kgd calls.
@@ -101,6 +121,38 @@ pub(crate) struct KernelMapping {
     pub(crate) ptr: NonNull<u8>,
     /// Its size in bytes.
     pub(crate) size: usize,
+}
+
+/// The `struct vm_area_struct` of an `mmap` of `/dev/kfd` in progress:
+/// valid for `'a`, the duration of the `mmap` file operation (the caller
+/// holds the mm's mmap_lock for writing).
+pub(crate) struct Vma<'a> {
+    raw: NonNull<c_void>,
+    start: usize,
+    end: usize,
+    pgoff: usize,
+    _lt: core::marker::PhantomData<&'a ()>,
+}
+
+impl<'a> Vma<'a> {
+    /// Wraps the VMA the shim's `mmap` passes.
+    ///
+    /// # Safety
+    ///
+    /// `raw` is the VMA of the `mmap` call in progress, valid for `'a`.
+    pub(crate) unsafe fn from_raw(raw: NonNull<c_void>, start: usize, end: usize, pgoff: usize) -> Self {
+        Vma { raw, start, end, pgoff, _lt: core::marker::PhantomData }
+    }
+
+    /// Size in bytes.
+    pub(crate) fn size(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// The offset user space passed to `mmap` (`vm_pgoff << PAGE_SHIFT`).
+    pub(crate) fn offset(&self) -> u64 {
+        (self.pgoff as u64) << kernel::page::PAGE_SHIFT
+    }
 }
 
 /// A reference on an open file, taken with `fget` (the DRM render node
@@ -188,18 +240,14 @@ impl KgdDevice {
         // `struct file *`; `vm` is a valid out pointer.
         check(unsafe { f(self.kgd.as_ptr(), file.0.as_ptr(), &mut vm) })?;
         let vm = NonNull::new(vm).ok_or(EINVAL)?;
-        Ok(KgdVm { vm, file, _owner: owner })
+        // INVARIANT: acquired from this device; `owner` pins its driver.
+        Ok(KgdVm { vm, kgd: self.kgd, calls: self.calls, file, _owner: owner })
     }
 
-    /// kfd2kgd `release_vm`.
+    /// kfd2kgd `release_vm` (what dropping the [`KgdVm`] does).
+    #[allow(dead_code)]
     pub(crate) fn release_vm(&self, vm: KgdVm) {
-        if let Some(f) = self.calls().release_vm {
-            // SAFETY: `vm.vm` came from this device's `acquire_vm` and is
-            // released once (we consume it).
-            unsafe { f(self.kgd.as_ptr(), vm.vm.as_ptr()) };
-        }
-        // The file and module references drop with `vm`, after the driver
-        // has let go of it.
+        drop(vm);
     }
 
     /// The DRM file a VM was acquired through.
@@ -310,6 +358,41 @@ impl KgdDevice {
         let f = self.calls().gpu_reset.ok_or(EOPNOTSUPP)?;
         // SAFETY: Valid device.
         check(unsafe { f(self.kgd.as_ptr()) })
+    }
+
+    /// kfd2kgd `get_mem_limits` (all zero if the driver has none).
+    pub(crate) fn mem_limits(&self) -> MemLimits {
+        let mut out = MemLimits::default();
+        if let Some(f) = self.calls().get_mem_limits {
+            // SAFETY: Valid device; `out` is a valid out pointer.
+            unsafe { f(self.kgd.as_ptr(), &mut out) };
+        }
+        out
+    }
+
+    /// kfd2kgd `set_vm_pasid`: the PASID the GPU driver tags the VM's
+    /// interrupts with (0: none).
+    pub(crate) fn set_vm_pasid(&self, vm: &KgdVm, pasid: u32) {
+        if let Some(f) = self.calls().set_vm_pasid {
+            // SAFETY: Valid device and a VM acquired from it.
+            unsafe { f(self.kgd.as_ptr(), vm.vm.as_ptr(), pasid) };
+        }
+    }
+
+    /// kfd2kgd `mmap_doorbells`: maps `vm`'s doorbell slice into `vma`,
+    /// whose size the caller checked.
+    pub(crate) fn mmap_doorbells(&self, vm: &KgdVm, vma: &Vma<'_>) -> Result {
+        let f = self.calls().mmap_doorbells.ok_or(EINVAL)?;
+        // SAFETY: Valid device and a VM acquired from it; `vma` is the VMA
+        // being set up by the `mmap` call in progress (mmap_lock held).
+        check(unsafe { f(self.kgd.as_ptr(), vm.vm.as_ptr(), vma.raw.as_ptr()) })
+    }
+
+    /// kfd2kgd `mmap_mmio_remap`: maps the device's MMIO remap page.
+    pub(crate) fn mmap_mmio_remap(&self, vma: &Vma<'_>) -> Result {
+        let f = self.calls().mmap_mmio_remap.ok_or(EINVAL)?;
+        // SAFETY: Valid device; `vma` as for `mmap_doorbells`.
+        check(unsafe { f(self.kgd.as_ptr(), vma.raw.as_ptr()) })
     }
 
     /// kfd2kgd `get_gpu_clock_counter`.

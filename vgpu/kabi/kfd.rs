@@ -132,6 +132,8 @@ fn gpu_info(kgd: &Kgd) -> Result<kgd::kgd_gpu_info> {
         vram_width: p.vram_width,
         mem_clk_max: p.mem_clk_max_mhz,
         vram_is_public: u32::from(p.vram_is_public),
+        doorbell_process_size: p.doorbell_process_size(),
+        gb_addr_config: p.gb_addr_config(),
         ..Default::default()
     };
     let name = p.asic_name.as_bytes();
@@ -166,10 +168,11 @@ static CALLS: kgd::kfd2kgd_calls = kgd::kfd2kgd_calls {
     map_gtt_to_kernel: Some(map_gtt_to_kernel),
     available_vram: Some(available_vram),
     get_gpu_clock_counter: Some(get_gpu_clock_counter),
-    // Not served yet: rkfd answers -EOPNOTSUPP for what needs them.
-    set_vm_pasid: None,
-    mmap_doorbells: None,
-    mmap_mmio_remap: None,
+    set_vm_pasid: Some(set_vm_pasid),
+    get_mem_limits: Some(get_mem_limits),
+    mmap_doorbells: Some(mmap_doorbells),
+    mmap_mmio_remap: Some(mmap_mmio_remap),
+    // Not served yet: rkfd answers an errno for what needs them.
     hqd_load: None,
     hqd_destroy: None,
     hqd_update: None,
@@ -386,6 +389,74 @@ unsafe extern "C" fn available_vram(kgd: *mut kgd::kgd_dev) -> u64 {
     // SAFETY: rkfd calls with its registered handle.
     let kgd = unsafe { kgd_from_raw(kgd) };
     kgd.core().vram().available()
+}
+
+/// `set_vm_pasid`: the PASID the VM's interrupt entries carry.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
+unsafe extern "C" fn set_vm_pasid(_kgd: *mut kgd::kgd_dev, vm: *mut c_void, pasid: u32) {
+    // SAFETY: rkfd passes a VM it acquired.
+    let vm = unsafe { vm_from_raw(vm) };
+    vm.set_pasid(pasid);
+}
+
+/// `mmap_doorbells`: the VM's doorbell pages into a `/dev/kfd` VMA.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers; `vma` is the VMA of
+/// an `mmap` in progress.
+unsafe extern "C" fn mmap_doorbells(_kgd: *mut kgd::kgd_dev, vm: *mut c_void, vma: *mut c_void) -> c_int {
+    // SAFETY: rkfd passes a VM it acquired.
+    let vm = unsafe { vm_from_raw(vm) };
+    // SAFETY: `vma` is the VMA of the mmap in progress (the contract).
+    match unsafe { vm.doorbell_pages().mmap(vma) } {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `mmap_mmio_remap`: the GPU's MMIO remap page into a `/dev/kfd` VMA.
+///
+/// # Safety
+///
+/// As for [`mmap_doorbells`].
+unsafe extern "C" fn mmap_mmio_remap(kgd: *mut kgd::kgd_dev, vma: *mut c_void) -> c_int {
+    // SAFETY: rkfd calls with its registered handle.
+    let kgd = unsafe { kgd_from_raw(kgd) };
+    // SAFETY: `vma` is the VMA of the mmap in progress (the contract).
+    match unsafe { kgd.core().mmio_remap().mmap(vma) } {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `get_mem_limits`: the module's system-memory accounts (amdgpu's
+/// `kfd_mem_limit`: system = GTT + user pointers, TTM = GTT).
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
+unsafe extern "C" fn get_mem_limits(kgd: *mut kgd::kgd_dev, out: *mut kgd::kgd_mem_limits) {
+    // SAFETY: rkfd calls with its registered handle.
+    let kgd = unsafe { kgd_from_raw(kgd) };
+    let m = kgd.core().sysmem();
+    let limits = kgd::kgd_mem_limits {
+        system_used: m.used(),
+        system_limit: m.limit(),
+        ttm_used: m.gtt_used(),
+        ttm_limit: m.gtt_limit(),
+    };
+    // SAFETY: `out` is valid for writes (the contract).
+    unsafe { out.write(limits) };
 }
 
 /// `get_gpu_clock_counter`.

@@ -74,3 +74,144 @@ pub(crate) fn total_ram() -> u64 {
     // SAFETY: Reads a global counter.
     unsafe { shim::vgpu_shim_total_ram() }
 }
+
+/// Zeroed pages shared with user space and read by the GPU's engines
+/// (doorbells, the MMIO remap page): kept mapped in the kernel for 64-bit
+/// reads and writes, and mapped into `/dev/kfd` VMAs by [`Self::mmap`].
+///
+/// # Invariants
+///
+/// `map` maps exactly `pages`, which stay allocated until `map` is dropped
+/// (field order); the mapping is `pages.len() * PAGE_SIZE` bytes.
+pub(crate) struct SharedPages {
+    /// The kernel mapping; dropped first.
+    map: KernelMap,
+    /// The pages (user mappings hold their own references).
+    pages: KVVec<Page>,
+}
+
+impl SharedPages {
+    /// `count` zeroed pages.
+    pub(crate) fn new(count: usize) -> Result<Self> {
+        let mut pages = KVVec::with_capacity(count, GFP_KERNEL)?;
+        for _ in 0..count {
+            pages.push(Page::alloc_page(GFP_KERNEL | __GFP_ZERO)?, GFP_KERNEL)?;
+        }
+        // SAFETY: The pages are kept (in `Self`) until after the mapping is
+        // dropped.
+        let map = unsafe { KernelMap::new(&pages)? };
+        // INVARIANT: `map` maps `pages`.
+        Ok(SharedPages { map, pages })
+    }
+
+    /// Size in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.pages.len() * kernel::page::PAGE_SIZE
+    }
+
+    /// The pages.
+    #[allow(dead_code)] // For the engines.
+    pub(crate) fn pages(&self) -> &[Page] {
+        &self.pages
+    }
+
+    /// The 64-bit word at byte `offset` (8-byte aligned, in range).
+    fn word(&self, offset: usize) -> Option<&core::sync::atomic::AtomicU64> {
+        if offset % 8 != 0 || offset.checked_add(8)? > self.len() {
+            return None;
+        }
+        // SAFETY: In range of the mapping (checked above; type invariant),
+        // 8-byte aligned (the mapping is page aligned), and valid for
+        // `&self`'s lifetime.  User space writes the same memory through its
+        // own mapping at any time: atomic accesses make that well defined,
+        // as READ_ONCE/WRITE_ONCE do in C.
+        Some(unsafe {
+            core::sync::atomic::AtomicU64::from_ptr(self.map.addr().cast::<u8>().add(offset).cast())
+        })
+    }
+
+    /// Reads the 64-bit word at byte `offset`; `None` if unaligned or out
+    /// of range.
+    pub(crate) fn read_u64(&self, offset: usize) -> Option<u64> {
+        Some(self.word(offset)?.load(core::sync::atomic::Ordering::Acquire))
+    }
+
+    /// Writes the 64-bit word at byte `offset`; `EINVAL` if unaligned or
+    /// out of range.
+    #[allow(dead_code)] // For the engines and tests.
+    pub(crate) fn write_u64(&self, offset: usize, value: u64) -> Result {
+        self.word(offset).ok_or(EINVAL)?.store(value, core::sync::atomic::Ordering::Release);
+        Ok(())
+    }
+
+    /// Maps all the pages into `vma`, which must be exactly as large
+    /// (`EINVAL` otherwise).
+    ///
+    /// # Safety
+    ///
+    /// `vma` is the `struct vm_area_struct` of an `mmap` call in progress
+    /// (its mm's mmap_lock held for writing).
+    pub(crate) unsafe fn mmap(&self, vma: *mut c_void) -> Result {
+        let mut ptrs = KVVec::with_capacity(self.pages.len(), GFP_KERNEL)?;
+        for page in self.pages.iter() {
+            ptrs.push(page.as_ptr(), GFP_KERNEL)?;
+        }
+        // SAFETY: `vma` is valid (the caller's contract); `ptrs` holds
+        // `len` valid pages for the call; each inserted page gets its own
+        // reference, so it outlives `self` while user space maps it.
+        super::to_result(unsafe {
+            shim::vgpu_shim_mmap_pages(vma, ptrs.as_mut_ptr(), ptrs.len() as kernel::ffi::c_ulong)
+        })
+    }
+}
+
+/// Pages of the current process pinned for a USERPTR object
+/// (`pin_user_pages_fast(FOLL_WRITE | FOLL_LONGTERM)`); unpinned (and
+/// marked dirty: the GPU may have written them) when dropped.
+///
+/// # Invariants
+///
+/// Every entry of `pages` is a page pinned once by `vgpu_shim_pin_user`
+/// and not yet unpinned.
+pub(crate) struct PinnedPages {
+    pages: KVVec<*mut kernel::bindings::page>,
+}
+
+// SAFETY: Pinned pages may be used and unpinned from any thread.
+unsafe impl Send for PinnedPages {}
+// SAFETY: `&PinnedPages` only reads page frame numbers.
+unsafe impl Sync for PinnedPages {}
+
+impl PinnedPages {
+    /// Pins `count` pages of the current process's memory from `user_addr`
+    /// (page aligned).  `EFAULT` if any of them is not mapped writable;
+    /// then nothing stays pinned.
+    pub(crate) fn pin(user_addr: u64, count: usize) -> Result<Self> {
+        let start = kernel::ffi::c_ulong::try_from(user_addr).map_err(|_| EFAULT)?;
+        let mut pages = KVVec::from_elem(core::ptr::null_mut(), count, GFP_KERNEL)?;
+        // SAFETY: `pages` has room for `count` pointers; the shim pins in the
+        // current mm (or fails without one) and leaves nothing pinned on error.
+        super::to_result(unsafe {
+            shim::vgpu_shim_pin_user(start, count as kernel::ffi::c_ulong, pages.as_mut_ptr())
+        })?;
+        // INVARIANT: all `count` pages were pinned.
+        Ok(PinnedPages { pages })
+    }
+
+    /// The page frame number of page `index`.
+    pub(crate) fn pfn(&self, index: usize) -> Option<u64> {
+        let page = *self.pages.get(index)?;
+        // SAFETY: A pinned page (type invariant) stays valid.
+        Some(unsafe { shim::vgpu_shim_page_pfn(page) } as u64)
+    }
+}
+
+impl Drop for PinnedPages {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant each page is pinned once; this is
+        // the one unpin.
+        unsafe {
+            shim::vgpu_shim_unpin_user(self.pages.as_mut_ptr(), self.pages.len() as kernel::ffi::c_ulong)
+        };
+    }
+}

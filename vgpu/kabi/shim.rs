@@ -87,6 +87,17 @@ extern "C" {
     pub(super) fn vgpu_shim_vunmap(addr: *mut c_void);
     pub(super) fn vgpu_shim_page_pfn(page: *mut bindings::page) -> c_ulong;
     pub(super) fn vgpu_shim_total_ram() -> u64;
+    pub(super) fn vgpu_shim_pin_user(
+        start: c_ulong,
+        nr: c_ulong,
+        pages: *mut *mut bindings::page,
+    ) -> c_int;
+    pub(super) fn vgpu_shim_unpin_user(pages: *mut *mut bindings::page, nr: c_ulong);
+    pub(super) fn vgpu_shim_mmap_pages(
+        vma: *mut c_void,
+        pages: *mut *mut bindings::page,
+        count: c_ulong,
+    ) -> c_int;
 }
 
 /// The KUnit-only helpers (`CONFIG_KUNIT=y`).
@@ -111,6 +122,7 @@ pub(super) mod test {
             addr: *mut c_ulong,
         ) -> c_int;
         pub(crate) fn vgpu_shim_test_munmap(addr: c_ulong, len: c_ulong) -> c_int;
+        pub(crate) fn vgpu_shim_test_mmap_anon(len: c_ulong, rw: bool, addr: *mut c_ulong) -> c_int;
         pub(crate) fn vgpu_shim_test_write_user(
             addr: c_ulong,
             src: *const c_void,

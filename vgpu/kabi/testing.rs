@@ -86,6 +86,20 @@ pub(crate) struct UserMap {
 }
 
 impl UserMap {
+    /// A fresh private anonymous mapping of `len` bytes in the test's mm
+    /// (read-only unless `rw`).
+    pub(crate) fn anon(len: usize, rw: bool) -> Result<Self> {
+        let mut addr: c_ulong = 0;
+        // SAFETY: `addr` is valid for writes.
+        to_result(unsafe { shim::vgpu_shim_test_mmap_anon(len as c_ulong, rw, &mut addr) })?;
+        Ok(UserMap { addr, len })
+    }
+
+    /// The user address of the mapping.
+    pub(crate) fn addr(&self) -> u64 {
+        self.addr as u64
+    }
+
     /// Writes `data` at byte `off` of the mapping, as user space would.
     pub(crate) fn write(&self, off: usize, data: &[u8]) -> Result {
         if off.checked_add(data.len()).is_none_or(|end| end > self.len) {

@@ -5,10 +5,14 @@
 //! include the same file with `#[path]`:
 //!
 //! - [`event_state`]: the KFD event state machine (`src/event.rs`);
+//! - [`pasid`]: the PASID allocator (`src/process.rs`);
+//! - [`mmap_offset`]: `/dev/kfd` mmap offsets (`src/chardev.rs`);
 //! - [`queue_rules`]: queue argument validation, queue/doorbell/SDMA slot
 //!   assignment, interrupt decoding (`src/queue.rs`, `src/interrupt.rs`).
 
 #![no_std]
 
 pub mod event_state;
+pub mod mmap_offset;
+pub mod pasid;
 pub mod queue_rules;

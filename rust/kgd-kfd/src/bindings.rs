@@ -83,6 +83,8 @@ pub struct kgd_gpu_info {
     pub doorbell_process_size: __u32,
     pub num_caches: __u32,
     pub caches: [kgd_cache_info; 8usize],
+    pub gb_addr_config: __u32,
+    pub pad: __u32,
 }
 #[repr(C)]
 #[derive(Default, Copy, Clone)]
@@ -131,6 +133,14 @@ pub struct kgd_ih_entry {
     pub context_id: __u32,
     pub data: __u32,
     pub addr: __u64,
+}
+#[repr(C)]
+#[derive(Default, Copy, Clone)]
+pub struct kgd_mem_limits {
+    pub system_used: __u64,
+    pub system_limit: __u64,
+    pub ttm_used: __u64,
+    pub ttm_limit: __u64,
 }
 #[repr(C)]
 #[derive(Default, Copy, Clone)]
@@ -240,6 +250,9 @@ pub struct kfd2kgd_calls {
     >,
     pub gpu_reset: ::core::option::Option<
         unsafe extern "C" fn(kgd: *mut kgd_dev) -> core::ffi::c_int,
+    >,
+    pub get_mem_limits: ::core::option::Option<
+        unsafe extern "C" fn(kgd: *mut kgd_dev, out: *mut kgd_mem_limits),
     >,
 }
 unsafe extern "C" {
