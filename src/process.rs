@@ -437,7 +437,7 @@ impl Process {
     fn teardown(&self) {
         let mut inner = self.inner.lock();
         // Queues first: the engines stop touching process memory.
-        let hung = crate::queue::destroy_all(&mut inner);
+        let hung = crate::queue::destroy_all(&mut inner, self.pasid());
         // The signal page is a memory object freed below: stop using it first.
         self.events.teardown();
         crate::memory::release_all(&mut inner);

@@ -500,23 +500,23 @@ fn unlist(dev: &Device, shared: &Arc<QueueShared>) {
 pub(crate) type Hung = KVec<Arc<Device>>;
 
 /// Destroys queue `index` of the process: preempts it (`hqd_destroy`),
-/// releases its slots and buffers.  A hung scheduler is added to `hung`.
-fn destroy_at(inner: &mut ProcessInner, index: usize, hung: &mut Hung) {
+/// releases its slots and buffers.  A hung scheduler (`-ETIME`) is added to
+/// `hung`; the queue is gone whatever the result, which is returned as
+/// upstream's `pqm_destroy_queue` does.
+fn destroy_at(inner: &mut ProcessInner, pasid: u32, index: usize, hung: &mut Hung) -> Result {
     let q = inner.queues.queues.remove(index);
-    let Ok(q) = q else { return };
+    let Ok(q) = q else { return Err(EINVAL) };
     // Files first: no reader sees a half-destroyed queue.
     drop(q.sysfs);
     let hqd = q.shared.hqd.lock().take();
+    let mut ret = Ok(());
     if let Some(hqd) = hqd {
         if let Err(e) = q.dev.kgd.hqd_destroy(hqd) {
-            if e == ETIME {
-                kfd_err!("Failed to evict process queues (HWS hang) on gpu {}\n", q.dev.gpu_id());
-                if !hung.iter().any(|d| Arc::ptr_eq(d, &q.dev)) {
-                    let _ = hung.push(q.dev.clone(), GFP_KERNEL);
-                }
-            } else {
-                kfd_err!("destroying queue {} on gpu {} failed: {:?}\n", q.shared.qid, q.dev.gpu_id(), e);
+            kfd_err!("Pasid 0x{:x} destroy queue {} failed, ret {}\n", pasid, q.shared.qid, e.to_errno());
+            if e == ETIME && !hung.iter().any(|d| Arc::ptr_eq(d, &q.dev)) {
+                let _ = hung.push(q.dev.clone(), GFP_KERNEL);
             }
+            ret = Err(e);
         }
     }
     unlist(&q.dev, &q.shared);
@@ -529,28 +529,31 @@ fn destroy_at(inner: &mut ProcessInner, index: usize, hung: &mut Hung) {
     for b in q.buffers {
         memory::queue_buffer_put(inner, b);
     }
+    ret
 }
 
-/// IOCTL: DESTROY_QUEUE (C: `pqm_destroy_queue`): `-EINVAL` for an unknown id.
+/// IOCTL: DESTROY_QUEUE (C: `pqm_destroy_queue`): `-EINVAL` for an unknown
+/// id; `-ETIME` if the scheduler hung (the queue is destroyed all the same
+/// and the GPU reset before this returns).
 pub(crate) fn destroy(process: &Process, args: &mut uapi::kfd_ioctl_destroy_queue_args) -> Result {
     let mut hung = KVec::new();
-    {
+    let ret = {
         let mut inner = process.inner.lock();
         let index = inner.queues.queues.iter().position(|q| q.shared.qid == args.queue_id).ok_or(EINVAL)?;
-        destroy_at(&mut inner, index, &mut hung);
-    }
+        destroy_at(&mut inner, process.pasid(), index, &mut hung)
+    };
     recover(hung);
-    Ok(())
+    ret
 }
 
 /// Destroys every queue of the process (teardown, before its VMs and memory
 /// go; C: `kfd_process_dequeue_from_all_devices`).  Returns hung devices for
 /// [`recover`], to be called after `inner` is dropped.
-pub(crate) fn destroy_all(inner: &mut ProcessInner) -> Hung {
+pub(crate) fn destroy_all(inner: &mut ProcessInner, pasid: u32) -> Hung {
     let mut hung = KVec::new();
     while !inner.queues.queues.is_empty() {
         let last = inner.queues.queues.len() - 1;
-        destroy_at(inner, last, &mut hung);
+        let _ = destroy_at(inner, pasid, last, &mut hung);
     }
     inner.queues.doorbells.clear();
     hung
@@ -702,14 +705,58 @@ fn signal_reset(dev: &Device) {
     }
 }
 
-/// debugfs `hang_hws`: makes the device's scheduler stop answering, as
-/// upstream's HIQ packet of 0x55 does.  The hang is detected at the next
-/// preemption.
-#[allow(dead_code)]
+/// debugfs `hang_hws` (C: `kfd_debugfs_hang_hws`): makes the device's
+/// scheduler stop answering, as upstream's HIQ packet of 0x55 does.  The
+/// hang is detected at the next preemption (`hqd_destroy` answering
+/// `-ETIME`), which resets the GPU.  `-EINVAL` for an unknown gpu_id and,
+/// as upstream, for a GPU scheduled by MES (GFX11+).
 pub(crate) fn hang_hws(gpu_id: u32) -> Result {
     let dev = crate::device::all()?.into_iter().find(|d| d.gpu_id() == gpu_id).ok_or(EINVAL)?;
+    if dev.info.gfx_target_version >= 110000 {
+        kfd_err!("MES not support hang_hws\n");
+        return Err(EINVAL);
+    }
     kfd_info!("hang_hws: hanging the scheduler of gpu {}\n", gpu_id);
     dev.kgd.hws_hang()
+}
+
+/// Adapts a formatter of this module to a debugfs file.
+struct DebugText(fn(&mut kernel::fmt::Formatter<'_>) -> Result);
+
+impl crate::debugfs::Show for DebugText {
+    fn show(&self, f: &mut kernel::fmt::Formatter<'_>) -> kernel::fmt::Result {
+        (self.0)(f).map_err(|_| kernel::fmt::Error)
+    }
+}
+
+/// `kfd/hang_hws`: write a decimal gpu_id.
+struct HangHws;
+
+impl crate::debugfs::Show for HangHws {
+    fn show(&self, _f: &mut kernel::fmt::Formatter<'_>) -> kernel::fmt::Result {
+        Ok(())
+    }
+}
+
+impl crate::debugfs::Store for HangHws {
+    fn store(&self, input: &[u8]) -> Result {
+        // Upstream copies at most 15 bytes and parses with kstrtoint.
+        if input.len() > 15 {
+            return Err(EINVAL);
+        }
+        let s = core::str::from_utf8(input).map_err(|_| EINVAL)?;
+        let gpu_id = s.trim().parse::<u32>().map_err(|_| EINVAL)?;
+        hang_hws(gpu_id)
+    }
+}
+
+/// The queue files of `kfd/`: `mqds`, `hqds`, `rls`, `hang_hws`.
+pub(crate) fn debugfs_files(root: &crate::debugfs::DebugDir, files: &mut KVec<crate::debugfs::DebugFile>) -> Result {
+    files.push(root.file(c"mqds", Arc::new(DebugText(|f| debugfs_mqds(f)), GFP_KERNEL)?)?, GFP_KERNEL)?;
+    files.push(root.file(c"hqds", Arc::new(DebugText(|f| debugfs_hqds(f)), GFP_KERNEL)?)?, GFP_KERNEL)?;
+    files.push(root.file(c"rls", Arc::new(DebugText(|f| debugfs_rls(f)), GFP_KERNEL)?)?, GFP_KERNEL)?;
+    files.push(root.file_rw(c"hang_hws", Arc::new(HangHws, GFP_KERNEL)?)?, GFP_KERNEL)?;
+    Ok(())
 }
 
 /// Snapshot of a device's loaded queues (taken under the dqm lock, used
@@ -733,23 +780,31 @@ fn type_name(q: &QueueShared) -> &'static str {
     }
 }
 
-/// debugfs `mqds` (C: `pqm_debugfs_mqds`): per process, per queue, the
-/// descriptor rkfd handed to the GPU driver (the virtual GPU's MQD).
-#[allow(dead_code)]
+/// debugfs `mqds` (C: `kfd_debugfs_mqds_by_process` / `pqm_debugfs_mqds`):
+/// per process "Process <pid> PASID <pasid>:", then per queue its kind and
+/// device and, in place of the MQD register dump, the descriptor rkfd gave
+/// the GPU driver (the virtual GPU's MQD).
 pub(crate) fn debugfs_mqds(out: &mut impl Write) -> Result {
-    for dev in crate::device::all()? {
-        for q in device_queues(&dev)? {
-            let _ = writeln!(out, "Process {} queue {}:", q.pid, q.qid);
-            let _ = writeln!(out, "  {} on device {:x}", type_name(&q), q.gpu_id);
-            let _ = writeln!(
-                out,
-                "    ring_base 0x{:016x} ring_size 0x{:x} doorbell 0x{:x} priority {} percentage {}",
-                q.ring_base.load(Relaxed),
-                q.ring_size.load(Relaxed),
-                rules::doorbell_byte_offset(q.doorbell_id),
-                q.priority.load(Relaxed),
-                q.percentage.load(Relaxed)
-            );
+    let devs = crate::device::all()?;
+    for p in crate::process::snapshot()?.iter() {
+        let _ = writeln!(out, "Process {} PASID {}:", p.pid(), p.pasid());
+        for dev in devs.iter() {
+            for q in device_queues(dev)?.iter().filter(|q| q.belongs_to(p)) {
+                let kind = if q.queue_type == QueueType::Compute { "Compute" } else { "SDMA" };
+                let _ = writeln!(out, "  {} queue on device {:x}", kind, q.gpu_id);
+                let _ = writeln!(
+                    out,
+                    "    qid {} {} ring_base 0x{:016x} ring_size 0x{:x} doorbell_offset 0x{:x} priority {} percentage {} error {}",
+                    q.qid,
+                    if q.aql { "AQL" } else { "PM4" },
+                    q.ring_base.load(Relaxed),
+                    q.ring_size.load(Relaxed),
+                    rules::doorbell_byte_offset(q.doorbell_id),
+                    q.priority.load(Relaxed),
+                    q.percentage.load(Relaxed),
+                    q.error.load(Relaxed)
+                );
+            }
         }
     }
     Ok(())
@@ -757,7 +812,6 @@ pub(crate) fn debugfs_mqds(out: &mut impl Write) -> Result {
 
 /// debugfs `hqds` (C: `dqm_debugfs_hqds`): per device, what the scheduler
 /// reports for each hardware queue.
-#[allow(dead_code)]
 pub(crate) fn debugfs_hqds(out: &mut impl Write) -> Result {
     for (node, dev) in crate::device::all()?.into_iter().enumerate() {
         let _ = writeln!(out, "Node {}, gpu_id {:x}:", node + 1, dev.gpu_id());
@@ -786,7 +840,6 @@ pub(crate) fn debugfs_hqds(out: &mut impl Write) -> Result {
 
 /// debugfs `rls` (C: `pm_debugfs_runlist`): per device, the virtual
 /// scheduler's runlist: the active queues in service order (priority first).
-#[allow(dead_code)]
 pub(crate) fn debugfs_rls(out: &mut impl Write) -> Result {
     for (node, dev) in crate::device::all()?.into_iter().enumerate() {
         let _ = writeln!(out, "Node {}, gpu_id {:x}:", node + 1, dev.gpu_id());

@@ -17,7 +17,7 @@
 mod fuzz;
 
 use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
-use kfd_tests::kfd::{errno_name, ioctl_fd, Kfd};
+use kfd_tests::kfd::{errno_name, Kfd};
 use kfd_uapi as uapi;
 use uapi::kfd_ioctl_create_queue_args as CreateArgs;
 
@@ -517,10 +517,75 @@ fn hws_sysfs_counts_hangs() -> Check {
     ensure(r == "none\n" || r == "hws_hang\n", format!("last_reset {r:?}"))
 }
 
+fn hang_count(gpu: u32) -> Result<u32, String> {
+    read_sysfs(&format!("/sys/class/kfd/kfd/hws_{gpu}/hang_count"))?.trim().parse().map_err(|e| format!("hang_count: {e}"))
+}
+
+fn hang_hws_is_detected_reset_counted_and_signalled() -> Check {
+    let s = setup()?;
+    let mut ev = uapi::kfd_ioctl_create_event_args { event_type: uapi::KFD_IOC_EVENT_HW_EXCEPTION, ..Default::default() };
+    expect_ok(s.kfd.ioctl(uapi::AMDKFD_IOC_CREATE_EVENT, &mut ev), "CREATE_EVENT HW_EXCEPTION")?;
+    let mut a = s.aql();
+    let Some(q) = s.create_or_unsupported(&mut a)? else {
+        return Ok(());
+    };
+    let before = hang_count(s.gpu)?;
+    let path = "/sys/kernel/debug/kfd/hang_hws";
+    std::fs::write(path, "999999\n").err().ok_or("hang_hws accepted an unknown gpu_id")?;
+    std::fs::write(path, format!("{}\n", s.gpu)).map_err(|e| format!("{path}: {e}"))?;
+    // Detected at the next preemption: the queue goes, the call says ETIME.
+    expect_errno(s.destroy(q), libc::ETIME, "DESTROY_QUEUE on a hung scheduler")?;
+    ensure_eq(hang_count(s.gpu)?, before + 1, "hang_count")?;
+    ensure_eq(read_sysfs(&format!("/sys/class/kfd/kfd/hws_{}/last_reset", s.gpu))?, "hws_hang\n".to_string(), "last_reset")?;
+    // The process was told, with reset semantics (kfd_signal_reset_event).
+    // SAFETY: plain data, all-zero is valid.
+    let mut data: uapi::kfd_event_data = unsafe { std::mem::zeroed() };
+    data.event_id = ev.event_id;
+    let mut w = uapi::kfd_ioctl_wait_events_args {
+        events_ptr: &mut data as *mut _ as u64,
+        num_events: 1,
+        wait_for_all: 1,
+        timeout: 0,
+        wait_result: 0,
+    };
+    expect_ok(s.kfd.ioctl(uapi::AMDKFD_IOC_WAIT_EVENTS, &mut w), "WAIT_EVENTS")?;
+    ensure_eq(w.wait_result, uapi::KFD_IOC_WAIT_RESULT_COMPLETE, "HW exception event signalled")?;
+    // SAFETY: the kernel filled the hw_exception_data member.
+    let hw = unsafe { data.__bindgen_anon_1.hw_exception_data };
+    ensure_eq(
+        (hw.reset_type, hw.reset_cause, hw.memory_lost, hw.gpu_id),
+        (uapi::KFD_HW_EXCEPTION_WHOLE_GPU_RESET, uapi::KFD_HW_EXCEPTION_GPU_HANG, 1, s.gpu),
+        "hw_exception_data",
+    )?;
+    // After the reset the scheduler answers again.
+    let mut b = s.aql();
+    s.create(&mut b).map_err(|e| format!("CREATE after reset: {}", errno_name(e)))?;
+    expect_ok(s.destroy(b.queue_id), "DESTROY after reset")
+}
+
+fn debugfs_lists_queues() -> Check {
+    let s = setup()?;
+    let mut a = s.aql();
+    let Some(q) = s.create_or_unsupported(&mut a)? else {
+        return Ok(());
+    };
+    let mqds = read_sysfs("/sys/kernel/debug/kfd/mqds")?;
+    // SAFETY: getpid has no preconditions.
+    let me = format!("Process {} PASID ", unsafe { libc::getpid() });
+    ensure(mqds.contains(&me), format!("mqds lacks {me:?}: {mqds}"))?;
+    ensure(mqds.contains(&format!("  Compute queue on device {:x}", s.gpu)), format!("mqds: {mqds}"))?;
+    let rls = read_sysfs("/sys/kernel/debug/kfd/rls")?;
+    ensure(rls.contains(&format!("qid {q} ")), format!("rls lacks our queue: {rls}"))?;
+    let hqds = read_sysfs("/sys/kernel/debug/kfd/hqds")?;
+    ensure(hqds.contains(&format!("gpu_id {:x}:", s.gpu)), format!("hqds: {hqds}"))?;
+    expect_ok(s.destroy(q), "DESTROY")?;
+    let rls = read_sysfs("/sys/kernel/debug/kfd/rls")?;
+    ensure(!rls.contains(&format!("qid {q} ")), format!("rls still lists the queue: {rls}"))
+}
+
 fn main() {
     // SAFETY: SIGUSR1 from children only says "ready"; ignore it.
     unsafe { libc::signal(libc::SIGUSR1, libc::SIG_IGN) };
-    let _ = ioctl_fd;
     let mut h = Harness::new();
     h.run("create: every bad argument gives upstream's errno, in order", bad_create_arguments);
     h.run("create: libhsakmt 5.2.3's 88-byte struct is zero-filled", old_88_byte_create_queue_is_zero_filled);
@@ -531,5 +596,7 @@ fn main() {
     h.run("processes: two processes have separate queues and doorbells", two_processes_have_separate_queues);
     h.run("teardown: a process killed with queues active", killed_process_with_queues);
     h.run("hws: hws_<gpu_id>/hang_count and last_reset", hws_sysfs_counts_hangs);
+    h.run("debugfs: mqds, hqds and rls list the queue", debugfs_lists_queues);
+    h.run("hws: hang_hws detected at preemption, reset, counted, signalled", hang_hws_is_detected_reset_counted_and_signalled);
     std::process::exit(h.finish("queue"));
 }
