@@ -61,3 +61,18 @@ void rkfd_shim_module_put(void *owner)
 {
 	module_put(owner);
 }
+
+#if IS_BUILTIN(CONFIG_KUNIT)
+#include <linux/anon_inodes.h>
+
+/* No owner and no release: the file pins nothing and runs no rkfd code. */
+static const struct file_operations rkfd_kunit_fops = {};
+
+/* KUnit: a file to stand for a render-node file (kernel threads have no fds). */
+void *rkfd_shim_kunit_file(void)
+{
+	struct file *f = anon_inode_getfile("[rkfd-kunit]", &rkfd_kunit_fops, NULL, O_RDWR);
+
+	return IS_ERR(f) ? NULL : f;
+}
+#endif

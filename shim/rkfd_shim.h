@@ -33,6 +33,9 @@ int rkfd_rs_mmap(void *private_data, struct vm_area_struct *vma, unsigned long v
 int rkfd_shim_log_level(void);
 void rkfd_shim_kfd_dev_info(const char *msg);
 
+/* KUnit only (CONFIG_KUNIT=y): a file standing for a render-node file. */
+void *rkfd_shim_kunit_file(void);
+
 /* Device interface (shim/rkfd_kgd.c, include/rkfd/kgd_kfd_interface.h). */
 struct kgd_dev;
 struct kfd_dev;

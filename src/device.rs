@@ -157,6 +157,12 @@ impl Device {
         self.gpu_id.load(Relaxed)
     }
 
+    /// KUnit: gives an unpublished device a gpu_id.
+    #[cfg(CONFIG_KUNIT = "y")]
+    pub(crate) fn set_gpu_id_for_tests(&self, gpu_id: u32) {
+        self.gpu_id.store(gpu_id, Relaxed);
+    }
+
     /// Whether the GPU can retry faults (XNACK) per process: GC 9.4.2
     /// (gfx90a), 9.4.3, 9.4.4 and 9.5.0, as upstream's
     /// `KFD_SUPPORT_XNACK_PER_PROCESS`.

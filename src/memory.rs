@@ -363,3 +363,172 @@ pub(crate) fn map_to_kernel(inner: &mut ProcessInner, handle: u64) -> Result<Ker
     }
     pdd.dev.kgd.map_gtt_to_kernel(obj.mem.as_ref().ok_or(EINVAL)?)
 }
+
+#[kunit_tests(rkfd_memory)]
+mod tests {
+    use super::*;
+    use crate::{
+        device,
+        kabi::kgd::fake::{self, FakeGpu},
+        process::ProcessDevice,
+    };
+    use kernel::sync::{atomic::Relaxed, Arc};
+
+    const PAGE: u64 = kernel::page::PAGE_SIZE as u64;
+    const VRAM: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
+    const GTT: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT;
+    const AQL: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM;
+
+    /// A process with `n` devices of one fake driver, each bound to a VM
+    /// if `bound`.
+    fn setup(n: u32, bound: bool) -> Result<(Arc<FakeGpu>, ProcessInner)> {
+        let gpu = FakeGpu::new()?;
+        let mut pdds = KVec::new();
+        for i in 0..n {
+            let dev = device::probe(fake::device(&gpu), fake::info())?;
+            dev.set_gpu_id_for_tests(0x100 + i);
+            let mut pdd = ProcessDevice::new(dev)?;
+            if bound {
+                pdd.vm = Some(Arc::new(fake::vm(&pdd.dev.kgd)?, GFP_KERNEL)?);
+            }
+            pdds.push(pdd, GFP_KERNEL)?;
+        }
+        Ok((gpu, ProcessInner::for_tests(pdds)))
+    }
+
+    fn args(gpu_id: u32, va: u64, size: u64, flags: u32) -> uapi::kfd_ioctl_alloc_memory_of_gpu_args {
+        uapi::kfd_ioctl_alloc_memory_of_gpu_args { va_addr: va, size, gpu_id, flags, ..Default::default() }
+    }
+
+    /// Tears the process down as `Process::teardown` does and checks the
+    /// fake driver got everything back.
+    fn finish(gpu: Arc<FakeGpu>, mut inner: ProcessInner) {
+        release_all(&mut inner);
+        assert_eq!(gpu.live_maps.load(Relaxed), 0);
+        assert_eq!(gpu.live_mems.load(Relaxed), 0);
+        drop(inner);
+        assert_eq!(gpu.live_vms.load(Relaxed), 0);
+    }
+
+    #[test]
+    fn handles_are_gpu_id_and_lowest_free_id() -> Result {
+        let (gpu, mut inner) = setup(1, true)?;
+        let id = inner.pdds[0].dev.gpu_id();
+        let mut a = args(id, 0x10000, PAGE, GTT);
+        alloc(&mut inner, &mut a)?;
+        let h0 = a.handle;
+        assert_eq!(h0, (u64::from(id) << 32) | 0);
+        a = args(id, 0x20000, PAGE, GTT);
+        alloc(&mut inner, &mut a)?;
+        assert_eq!(split_handle(a.handle), (id, 1));
+        free(&mut inner, h0, None)?;
+        a = args(id, 0x30000, PAGE, GTT);
+        alloc(&mut inner, &mut a)?;
+        assert_eq!(a.handle, h0);
+        // Unknown ids and devices; the signal page.
+        assert_eq!(free(&mut inner, make_handle(id, 7), None), Err(EINVAL));
+        assert_eq!(free(&mut inner, make_handle(id + 1, 0), None), Err(EINVAL));
+        assert_eq!(free(&mut inner, h0, Some(h0)), Err(EPERM));
+        // Bad requests leave nothing behind.
+        for bad in [
+            args(id, 0x40000, 0, GTT),
+            args(id, 0x40000, 100, GTT),
+            args(id, 0x40000, PAGE, GTT | VRAM),
+            args(id, 0x40000, PAGE, 0),
+            args(id + 1, 0x40000, PAGE, GTT),
+        ] {
+            let mut b = bad;
+            assert_eq!(alloc(&mut inner, &mut b), Err(EINVAL));
+        }
+        assert_eq!(gpu.live_mems.load(Relaxed), 2);
+        finish(gpu, inner);
+        Ok(())
+    }
+
+    #[test]
+    fn map_restarts_after_n_success() -> Result {
+        let (gpu, mut inner) = setup(2, true)?;
+        let (g0, g1) = (inner.pdds[0].dev.gpu_id(), inner.pdds[1].dev.gpu_id());
+        let mut a = args(g0, 0x10000, 4 * PAGE, VRAM);
+        alloc(&mut inner, &mut a)?;
+        let h = a.handle;
+        let ids = [g0, g1];
+        // The second device fails: one done, reported in n_success.
+        gpu.fail_map_in.store(1, Relaxed);
+        let mut n = 0;
+        assert_eq!(map_or_unmap(&mut inner, h, &ids, &mut n, Direction::Map), Err(ENOMEM));
+        assert_eq!((n, gpu.live_maps.load(Relaxed)), (1, 1));
+        // Restarting from n_success maps only the rest.
+        map_or_unmap(&mut inner, h, &ids, &mut n, Direction::Map)?;
+        assert_eq!((n, gpu.live_maps.load(Relaxed)), (2, 2));
+        // Mapping again is a no-op; freeing while mapped is EBUSY.
+        let mut n = 0;
+        map_or_unmap(&mut inner, h, &ids, &mut n, Direction::Map)?;
+        assert_eq!(gpu.live_maps.load(Relaxed), 2);
+        assert_eq!(free(&mut inner, h, None), Err(EBUSY));
+        // Unmap from one device; the other keeps it busy.
+        let mut n = 0;
+        map_or_unmap(&mut inner, h, &ids[1..], &mut n, Direction::Unmap)?;
+        assert_eq!(map_or_unmap(&mut inner, h, &ids[1..], &mut 0, Direction::Unmap), Err(EINVAL));
+        assert_eq!(free(&mut inner, h, None), Err(EBUSY));
+        // Unknown handle, unknown device.
+        assert_eq!(map_or_unmap(&mut inner, h + 1, &ids, &mut 0, Direction::Map), Err(ENOMEM));
+        assert_eq!(map_or_unmap(&mut inner, h, &[0x7777], &mut 0, Direction::Map), Err(EINVAL));
+        map_or_unmap(&mut inner, h, &ids[..1], &mut 0, Direction::Unmap)?;
+        free(&mut inner, h, None)?;
+        // Teardown unmaps what is still mapped.
+        let mut a = args(g1, 0x10000, PAGE, GTT);
+        alloc(&mut inner, &mut a)?;
+        map_or_unmap(&mut inner, a.handle, &ids, &mut 0, Direction::Map)?;
+        assert_eq!(gpu.live_maps.load(Relaxed), 2);
+        finish(gpu, inner);
+        Ok(())
+    }
+
+    #[test]
+    fn accounting_by_kind() -> Result {
+        let (gpu, mut inner) = setup(1, true)?;
+        let id = inner.pdds[0].dev.gpu_id();
+        let c = inner.pdds[0].counters.clone();
+        alloc(&mut inner, &mut args(id, 0x10000, 4 * PAGE, VRAM))?;
+        // AQL queue memory counts half, as upstream.
+        alloc(&mut inner, &mut args(id, 0x100000, 8 * PAGE, VRAM | AQL))?;
+        assert_eq!(c.vram.load(Relaxed), 8 * PAGE);
+        let mut g = args(id, 0x200000, 2 * PAGE, GTT);
+        alloc(&mut inner, &mut g)?;
+        let mut u = args(id, 0x300000, 3 * PAGE, uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR);
+        u.mmap_offset = 0x7000_0000;
+        alloc(&mut inner, &mut u)?;
+        assert_eq!((c.gtt.load(Relaxed), c.userptr.load(Relaxed)), (2 * PAGE, 3 * PAGE));
+        // Doorbells: the whole slice, a /dev/kfd offset, not accounted.
+        const DB: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL;
+        const MMIO: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP;
+        assert_eq!(alloc(&mut inner, &mut args(id, 0x400000, PAGE, DB)), Err(EINVAL));
+        let mut d = args(id, 0x400000, 8192, DB);
+        alloc(&mut inner, &mut d)?;
+        assert_eq!(d.mmap_offset, mmap_offset::doorbell(id));
+        assert_eq!(alloc(&mut inner, &mut args(id, 0x500000, 2 * PAGE, MMIO)), Err(EINVAL));
+        let mut m = args(id, 0x500000, PAGE, MMIO);
+        alloc(&mut inner, &mut m)?;
+        assert_eq!(m.mmap_offset, mmap_offset::mmio(id));
+        assert_eq!(c.vram.load(Relaxed) + c.gtt.load(Relaxed) + c.userptr.load(Relaxed), 13 * PAGE);
+        // Freeing gives back exactly what was counted.
+        free(&mut inner, g.handle, None)?;
+        free(&mut inner, d.handle, None)?;
+        assert_eq!((c.gtt.load(Relaxed), c.userptr.load(Relaxed)), (0, 3 * PAGE));
+        finish(gpu, inner);
+        assert_eq!(c.vram.load(Relaxed) + c.gtt.load(Relaxed) + c.userptr.load(Relaxed), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn nothing_before_acquire_vm() -> Result {
+        let (gpu, mut inner) = setup(1, false)?;
+        let id = inner.pdds[0].dev.gpu_id();
+        assert_eq!(alloc(&mut inner, &mut args(id, 0x10000, PAGE, GTT)), Err(ENODEV));
+        assert_eq!(map_or_unmap(&mut inner, make_handle(id, 0), &[id], &mut 0, Direction::Map), Err(ENODEV));
+        assert_eq!(gpu.live_mems.load(Relaxed), 0);
+        finish(gpu, inner);
+        Ok(())
+    }
+}

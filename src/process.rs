@@ -139,7 +139,8 @@ impl Apertures {
 }
 
 impl ProcessDevice {
-    fn new(dev: Arc<Device>) -> Result<Self> {
+    /// The per-device data of a new process.
+    pub(crate) fn new(dev: Arc<Device>) -> Result<Self> {
         let counters = ProcCounters::new(dev.gpu_id())?;
         Ok(ProcessDevice {
             dev,
@@ -170,6 +171,12 @@ pub(crate) struct ProcessInner {
 }
 
 impl ProcessInner {
+    /// KUnit: the state of a process using `pdds`.
+    #[cfg(CONFIG_KUNIT = "y")]
+    pub(crate) fn for_tests(pdds: KVec<ProcessDevice>) -> Self {
+        ProcessInner { pdds, xnack_enabled: false, queues: crate::queue::ProcessQueues::new() }
+    }
+
     /// The pdd of `gpu_id` (upstream `kfd_process_device_data_by_id`).
     pub(crate) fn pdd(&mut self, gpu_id: u32) -> Result<&mut ProcessDevice> {
         self.pdds.iter_mut().find(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL)

@@ -364,10 +364,12 @@ mod render_tests {
         let (core, devs) = gpu(0x32, 16)?;
         let f = open_render(&devs)?;
         let vm = f.vm_of(&devs)?;
+        // User pointers pin real memory of the test's mm.
+        let user_mem = crate::kabi::testing::UserMap::anon(PAGE_SIZE, true)?;
         let req = |va, pages, flags| AllocRequest {
             va,
             size: pages * PAGE,
-            user_addr: 0x7f00_0000_0000,
+            user_addr: user_mem.addr(),
             flags,
         };
         let gtt = vm.alloc(&req(0x10000, 2, GTT))?;

@@ -30,6 +30,9 @@ pub(crate) use interface::{
 };
 use interface::{kfd2kgd_calls, kfd_dev, kgd_dev, module};
 
+#[cfg(CONFIG_KUNIT = "y")]
+pub(crate) mod fake;
+
 mod shim {
     use kernel::ffi::{c_int, c_void};
 

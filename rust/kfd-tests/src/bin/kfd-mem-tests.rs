@@ -1,0 +1,665 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Guest tests of rkfd's memory extras: PASIDs (sysfs, debugfs), the
+//! `/dev/kfd` mmap of doorbells and the MMIO remap page, DOORBELL and
+//! MMIO_REMAP allocations, pinned USERPTR memory, GET_TILE_CONFIG and
+//! debugfs `kfd/mem_limit`.  Run inside the test VM with rkfd and amdgpu
+//! loaded; an optional argument filters tests by name.  Every scenario
+//! runs in a forked child (rkfd keeps one process per mm).
+
+use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
+use kfd_tests::kfd::{errno_name, Kfd};
+use kfd_uapi as uapi;
+use std::ffi::CString;
+use std::fs;
+
+const PAGE: usize = 4096;
+/// `doorbell_process_size` of every GFX9+ part (1024 queues × 8 bytes).
+const DOORBELL_SLICE: usize = 8192;
+const TYPE_DOORBELL: u64 = 0x3 << 62;
+const TYPE_EVENTS: u64 = 0x2 << 62;
+const TYPE_RESERVED_MEM: u64 = 0x1 << 62;
+const GPU_ID_SHIFT: u32 = 46;
+const DEBUGFS: &str = "/sys/kernel/debug/kfd";
+
+fn kfd_off(kind: u64, gpu_id: u32) -> u64 {
+    kind | (u64::from(gpu_id) << GPU_ID_SHIFT)
+}
+
+fn read(path: &str) -> Result<String, String> {
+    fs::read_to_string(path)
+        .map(|s| s.trim_end().to_string())
+        .map_err(|e| format!("{path}: {e}"))
+}
+
+fn expect_err<T>(r: Result<T, i32>, want: i32, what: &str) -> Check {
+    match r {
+        Err(e) if e == want => Ok(()),
+        Err(e) => Err(format!("{what}: got {}, want {}", errno_name(e), errno_name(want))),
+        Ok(_) => Err(format!("{what}: succeeded, want {}", errno_name(want))),
+    }
+}
+
+fn ok<T>(r: Result<T, i32>, what: &str) -> Result<T, String> {
+    r.map_err(|e| format!("{what}: {}", errno_name(e)))
+}
+
+/// An open file, closed on drop.
+struct Fd(i32);
+
+impl Fd {
+    fn open(path: &str) -> Result<Fd, String> {
+        let c = CString::new(path).map_err(|e| e.to_string())?;
+        // SAFETY: `c` is a valid C string.
+        let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+        if fd < 0 {
+            Err(format!("open {path}: {}", std::io::Error::last_os_error()))
+        } else {
+            Ok(Fd(fd))
+        }
+    }
+}
+
+impl Drop for Fd {
+    fn drop(&mut self) {
+        // SAFETY: We own the descriptor.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+/// A mapping, unmapped on drop.
+struct Map {
+    addr: *mut u8,
+    len: usize,
+}
+
+impl Map {
+    fn new(fd: i32, offset: u64, len: usize, prot: i32, flags: i32) -> Result<Map, i32> {
+        // SAFETY: A fresh mapping chosen by the kernel; nothing is overwritten.
+        let a = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags, fd, offset as libc::off_t) };
+        if a == libc::MAP_FAILED {
+            Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+        } else {
+            Ok(Map { addr: a.cast(), len })
+        }
+    }
+
+    fn kfd(k: &Kfd, offset: u64, len: usize) -> Result<Map, i32> {
+        Map::new(k.fd, offset, len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED)
+    }
+
+    fn anon(len: usize, prot: i32) -> Result<Map, String> {
+        Map::new(-1, 0, len, prot, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS)
+            .map_err(|e| format!("anonymous mmap: {}", errno_name(e)))
+    }
+
+    fn write_u64(&self, off: usize, v: u64) {
+        assert!(off + 8 <= self.len && off % 8 == 0);
+        // SAFETY: In bounds and aligned in a read-write mapping we own.
+        unsafe { std::ptr::write_volatile(self.addr.add(off).cast::<u64>(), v) };
+    }
+
+    fn read_u64(&self, off: usize) -> u64 {
+        assert!(off + 8 <= self.len && off % 8 == 0);
+        // SAFETY: In bounds and aligned in a readable mapping we own.
+        unsafe { std::ptr::read_volatile(self.addr.add(off).cast::<u64>()) }
+    }
+
+    fn punch(&self, off: usize, len: usize) -> Check {
+        // SAFETY: Unmapping part of our own mapping (the rest is unmapped
+        // again on drop, which is harmless).
+        let r = unsafe { libc::munmap(self.addr.add(off).cast(), len) };
+        ensure(r == 0, "munmap")
+    }
+}
+
+impl Drop for Map {
+    fn drop(&mut self) {
+        // SAFETY: Our own mapping.
+        unsafe { libc::munmap(self.addr.cast(), self.len) };
+    }
+}
+
+/// Runs `f` in a forked child and reports its outcome.
+fn in_child(f: impl FnOnce() -> Check) -> Check {
+    let mut fds = [0i32; 2];
+    // SAFETY: `fds` has room for two descriptors.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err("pipe failed".into());
+    }
+    // SAFETY: The child only runs `f` and exits.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err("fork failed".into());
+    }
+    if pid == 0 {
+        // SAFETY: Closing our copy of the read end.
+        unsafe { libc::close(fds[0]) };
+        let msg = f().err().unwrap_or_default();
+        // SAFETY: Writing our own buffer, then exiting without the parent's
+        // destructors.
+        unsafe {
+            libc::write(fds[1], msg.as_ptr().cast(), msg.len());
+            libc::_exit(if msg.is_empty() { 0 } else { 1 });
+        }
+    }
+    // SAFETY: Closing our copy of the write end.
+    unsafe { libc::close(fds[1]) };
+    let msg = read_all(fds[0]);
+    let mut status = 0;
+    // SAFETY: Our read end; waiting for our child.
+    unsafe {
+        libc::close(fds[0]);
+        libc::waitpid(pid, &mut status, 0);
+    }
+    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+        Ok(())
+    } else if !msg.is_empty() {
+        Err(msg)
+    } else {
+        Err(format!("child died (status {status:#x})"))
+    }
+}
+
+fn read_all(fd: i32) -> String {
+    let mut msg = Vec::new();
+    let mut buf = [0u8; 512];
+    loop {
+        // SAFETY: Reading into our buffer.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n <= 0 {
+            break;
+        }
+        msg.extend_from_slice(&buf[..n as usize]);
+    }
+    String::from_utf8_lossy(&msg).to_string()
+}
+
+/// A GPU node of the topology.
+#[derive(Clone, Debug)]
+struct Gpu {
+    gpu_id: u32,
+    gfx_target_version: u32,
+    /// `array_count / simd_arrays_per_engine`.
+    shader_engines: u32,
+    /// `array_count`.
+    shader_arrays: u32,
+}
+
+fn gpus() -> Result<Vec<Gpu>, String> {
+    let base = "/sys/class/kfd/kfd/topology/nodes";
+    let mut out = Vec::new();
+    for e in fs::read_dir(base).map_err(|e| format!("{base}: {e}"))? {
+        let path = e.map_err(|e| e.to_string())?.path();
+        let id: u32 = read(&format!("{}/gpu_id", path.display()))?.parse().unwrap_or(0);
+        if id == 0 {
+            continue;
+        }
+        let props = read(&format!("{}/properties", path.display()))?;
+        let prop = |k: &str| -> u32 {
+            props
+                .lines()
+                .find_map(|l| l.strip_prefix(k).and_then(|v| v.strip_prefix(' ')))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        let arrays = prop("array_count");
+        let per_engine = prop("simd_arrays_per_engine").max(1);
+        out.push(Gpu {
+            gpu_id: id,
+            gfx_target_version: prop("gfx_target_version"),
+            shader_engines: arrays / per_engine,
+            shader_arrays: arrays,
+        });
+    }
+    out.sort_by_key(|g| g.gpu_id);
+    Ok(out)
+}
+
+/// Binds `gpu_id` to whichever of our render nodes ACQUIRE_VM accepts.
+fn acquire(k: &Kfd, gpu_id: u32) -> Result<Fd, String> {
+    let mut minors: Vec<String> = fs::read_dir("/dev/dri")
+        .map_err(|e| format!("/dev/dri: {e}"))?
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().to_string()))
+        .filter(|n| n.starts_with("renderD"))
+        .collect();
+    minors.sort();
+    for n in minors {
+        let fd = Fd::open(&format!("/dev/dri/{n}"))?;
+        let mut a = uapi::kfd_ioctl_acquire_vm_args { drm_fd: fd.0 as u32, gpu_id };
+        if k.ioctl(uapi::AMDKFD_IOC_ACQUIRE_VM, &mut a).is_ok() {
+            return Ok(fd);
+        }
+    }
+    Err(format!("gpu {gpu_id}: no render node accepted"))
+}
+
+fn alloc(k: &Kfd, gpu_id: u32, va: u64, size: u64, flags: u32, user: u64) -> Result<(u64, u64), i32> {
+    let mut a = uapi::kfd_ioctl_alloc_memory_of_gpu_args {
+        va_addr: va,
+        size,
+        gpu_id,
+        flags,
+        mmap_offset: user,
+        ..Default::default()
+    };
+    k.ioctl(uapi::AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a)?;
+    Ok((a.handle, a.mmap_offset))
+}
+
+fn free(k: &Kfd, handle: u64) -> Check {
+    let mut a = uapi::kfd_ioctl_free_memory_of_gpu_args { handle };
+    ok(k.ioctl(uapi::AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut a), "FREE").map(|_| ())
+}
+
+fn map_to_gpu(k: &Kfd, handle: u64, gpu_id: u32, map: bool) -> Result<u32, i32> {
+    let ids = [gpu_id];
+    let mut a = uapi::kfd_ioctl_map_memory_to_gpu_args {
+        handle,
+        device_ids_array_ptr: ids.as_ptr() as u64,
+        n_devices: 1,
+        n_success: 0,
+    };
+    let cmd = if map { uapi::AMDKFD_IOC_MAP_MEMORY_TO_GPU } else { uapi::AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU };
+    k.ioctl(cmd, &mut a)?;
+    Ok(a.n_success)
+}
+
+fn open_kfd() -> Result<Kfd, String> {
+    Kfd::open().map_err(|e| format!("open /dev/kfd: {e}"))
+}
+
+fn my_pasid() -> Result<u32, String> {
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() };
+    read(&format!("/sys/class/kfd/kfd/proc/{pid}/pasid"))?
+        .parse()
+        .map_err(|e| format!("pasid: {e}"))
+}
+
+fn debugfs_pasid(gpu_id: u32) -> Result<u32, String> {
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() };
+    read(&format!("{DEBUGFS}/proc/{pid}/pasid_{gpu_id}"))?
+        .parse()
+        .map_err(|e| format!("pasid_{gpu_id}: {e}"))
+}
+
+fn ensure_debugfs() -> Check {
+    if fs::metadata(DEBUGFS).is_ok() {
+        return Ok(());
+    }
+    let src = CString::new("none").unwrap();
+    let dst = CString::new("/sys/kernel/debug").unwrap();
+    let ty = CString::new("debugfs").unwrap();
+    // SAFETY: Valid C strings; mounting debugfs where it belongs.
+    unsafe { libc::mount(src.as_ptr(), dst.as_ptr(), ty.as_ptr(), 0, std::ptr::null()) };
+    ensure(fs::metadata(DEBUGFS).is_ok(), format!("{DEBUGFS} missing"))
+}
+
+// ---------------------------------------------------------------------------
+// PASIDs and debugfs.
+
+/// Non-zero, distinct across live processes; `pasid_<gpu_id>` shows it once
+/// the device is bound (0 before, as upstream's pdd->pasid).
+fn pasids(gpus: &[Gpu]) -> Check {
+    in_child(|| {
+        let k = open_kfd()?;
+        let mine = my_pasid()?;
+        ensure(mine != 0 && mine < 1 << 16, format!("pasid {mine}"))?;
+        let g = &gpus[0];
+        ensure_eq(debugfs_pasid(g.gpu_id)?, 0, "pasid_<gpu> before ACQUIRE_VM")?;
+        let _r = acquire(&k, g.gpu_id)?;
+        ensure_eq(debugfs_pasid(g.gpu_id)?, mine, "pasid_<gpu> after ACQUIRE_VM")?;
+        // A second process at the same time has another one.
+        let mut fds = [0i32; 2];
+        // SAFETY: Room for two descriptors.
+        ensure(unsafe { libc::pipe(fds.as_mut_ptr()) } == 0, "pipe")?;
+        // SAFETY: The child only reports its PASID and exits.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let msg = match open_kfd().and_then(|_k| my_pasid()) {
+                Ok(p) => p.to_string(),
+                Err(e) => e,
+            };
+            // SAFETY: Writing our buffer to our pipe; exiting.
+            unsafe {
+                libc::write(fds[1], msg.as_ptr().cast(), msg.len());
+                libc::_exit(0);
+            }
+        }
+        // SAFETY: Our write end.
+        unsafe { libc::close(fds[1]) };
+        let other = read_all(fds[0]);
+        // SAFETY: Our read end and child.
+        unsafe {
+            libc::close(fds[0]);
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        }
+        let other: u32 = other.parse().map_err(|_| format!("child: {other}"))?;
+        ensure(other != 0 && other != mine, format!("pasids {mine} and {other}"))
+    })
+}
+
+fn debugfs_files(gpus: &[Gpu]) -> Check {
+    ensure_debugfs()?;
+    let limit = read(&format!("{DEBUGFS}/mem_limit"))?;
+    let lines: Vec<&str> = limit.lines().collect();
+    ensure_eq(lines.len(), 2, "mem_limit lines")?;
+    for (line, what) in lines.iter().zip(["System", "TTM"]) {
+        let rest = line
+            .strip_prefix(&format!("{what} mem used "))
+            .ok_or(format!("mem_limit: {line:?}"))?;
+        let (used, limit) = rest.split_once("M out of ").ok_or(format!("mem_limit: {line:?}"))?;
+        let used: u64 = used.parse().map_err(|_| format!("mem_limit: {line:?}"))?;
+        let limit: u64 = limit.strip_suffix('M').and_then(|l| l.parse().ok()).ok_or(format!("{line:?}"))?;
+        ensure(limit > 0 && used <= limit, format!("mem_limit: {line:?}"))?;
+    }
+    // A process's directory exists while it has /dev/kfd open, one pasid
+    // file per GPU, and goes when it closes.
+    in_child(|| {
+        let _k = open_kfd()?;
+        // SAFETY: getpid has no preconditions.
+        let dir = format!("{DEBUGFS}/proc/{}", unsafe { libc::getpid() });
+        let mut names: Vec<String> = fs::read_dir(&dir)
+            .map_err(|e| format!("{dir}: {e}"))?
+            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().to_string()))
+            .collect();
+        names.sort();
+        let mut want: Vec<String> = gpus.iter().map(|g| format!("pasid_{}", g.gpu_id)).collect();
+        want.sort();
+        ensure_eq(names, want, "debugfs proc files")
+    })?;
+    let left = fs::read_dir(format!("{DEBUGFS}/proc")).map_err(|e| e.to_string())?.count();
+    ensure_eq(left, 0, "kfd/proc entries after every process closed")
+}
+
+// ---------------------------------------------------------------------------
+// /dev/kfd mmap.
+
+fn doorbell_mmap(gpus: &[Gpu]) -> Check {
+    in_child(|| {
+        let k = open_kfd()?;
+        let g = gpus[0].gpu_id;
+        // Before ACQUIRE_VM the doorbells do not exist yet.
+        expect_err(Map::kfd(&k, kfd_off(TYPE_DOORBELL, g), DOORBELL_SLICE), libc::ENODEV, "before ACQUIRE_VM")?;
+        let _r = acquire(&k, g)?;
+        let a = ok(Map::kfd(&k, kfd_off(TYPE_DOORBELL, g), DOORBELL_SLICE), "doorbell mmap")?;
+        // A second view (a queue's doorbell offset in the low bits is
+        // ignored, as upstream) shares the pages.
+        let b = ok(Map::kfd(&k, kfd_off(TYPE_DOORBELL, g) | 0x1000, DOORBELL_SLICE), "second doorbell mmap")?;
+        ensure_eq(a.read_u64(0), 0, "fresh doorbell")?;
+        for (off, v) in [(0usize, 0x1111u64), (8, 0x2222), (DOORBELL_SLICE - 8, u64::MAX)] {
+            a.write_u64(off, v);
+            ensure_eq(b.read_u64(off), v, &format!("doorbell {off:#x} through the other view"))?;
+        }
+        // Exactly one slice.
+        for len in [PAGE, 3 * PAGE, 4 * PAGE] {
+            expect_err(Map::kfd(&k, kfd_off(TYPE_DOORBELL, g), len), libc::EINVAL, &format!("doorbell len {len}"))?;
+        }
+        // A gpu_id the process does not have.
+        let unknown = (1..0xffffu32).find(|id| gpus.iter().all(|x| x.gpu_id != *id)).unwrap_or(0);
+        expect_err(Map::kfd(&k, kfd_off(TYPE_DOORBELL, unknown), DOORBELL_SLICE), libc::ENODEV, "unknown gpu_id")?;
+        expect_err(Map::kfd(&k, kfd_off(0, unknown), PAGE), libc::ENODEV, "MMIO of an unknown gpu_id")?;
+        // Types upstream no longer serves.
+        expect_err(Map::kfd(&k, kfd_off(TYPE_EVENTS, g), PAGE), libc::EINVAL, "EVENTS")?;
+        expect_err(Map::kfd(&k, kfd_off(TYPE_RESERVED_MEM, g), PAGE), libc::EINVAL, "RESERVED_MEM")?;
+        // A forked child may not map through the parent's file.
+        let fd = k.fd;
+        in_child(move || {
+            // SAFETY: `fd` is inherited and open.
+            let r = Map::new(fd, kfd_off(TYPE_DOORBELL, g), DOORBELL_SLICE, libc::PROT_READ, libc::MAP_SHARED);
+            expect_err(r, libc::EBADF, "doorbell mmap from a forked child")
+        })?;
+        drop(b);
+        ensure_eq(a.read_u64(8), 0x2222, "doorbell after the other view is gone")
+    })
+}
+
+/// Each GPU's doorbells are its own pages; a fresh process gets fresh ones.
+fn doorbells_per_gpu_and_process(gpus: &[Gpu]) -> Check {
+    in_child(|| {
+        let k = open_kfd()?;
+        let mut maps = Vec::new();
+        let mut fds = Vec::new();
+        for g in gpus {
+            fds.push(acquire(&k, g.gpu_id)?);
+            maps.push(ok(Map::kfd(&k, kfd_off(TYPE_DOORBELL, g.gpu_id), DOORBELL_SLICE), "doorbell mmap")?);
+        }
+        for (i, m) in maps.iter().enumerate() {
+            m.write_u64(16, 0x100 + i as u64);
+        }
+        for (i, m) in maps.iter().enumerate() {
+            ensure_eq(m.read_u64(16), 0x100 + i as u64, &format!("doorbell of gpu {i}"))?;
+        }
+        Ok(())
+    })?;
+    // The next process's doorbells start at zero.
+    in_child(|| {
+        let k = open_kfd()?;
+        let g = gpus[0].gpu_id;
+        let _r = acquire(&k, g)?;
+        let m = ok(Map::kfd(&k, kfd_off(TYPE_DOORBELL, g), DOORBELL_SLICE), "doorbell mmap")?;
+        ensure_eq(m.read_u64(16), 0, "a new process's doorbell")
+    })
+}
+
+fn mmio_mmap(gpus: &[Gpu]) -> Check {
+    in_child(|| {
+        let k = open_kfd()?;
+        for g in gpus {
+            // One page, no VM needed (the remap page is the device's).
+            let m = ok(Map::kfd(&k, kfd_off(0, g.gpu_id), PAGE), "MMIO mmap")?;
+            m.write_u64(0, 1); // An HDP flush: harmless.
+            expect_err(Map::kfd(&k, kfd_off(0, g.gpu_id), 2 * PAGE), libc::EINVAL, "MMIO two pages")?;
+        }
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------------------
+// DOORBELL, MMIO_REMAP and USERPTR objects.
+
+const DOORBELL: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL
+    | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE
+    | uapi::KFD_IOC_ALLOC_MEM_FLAGS_COHERENT;
+const MMIO: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP
+    | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE
+    | uapi::KFD_IOC_ALLOC_MEM_FLAGS_COHERENT
+    | uapi::KFD_IOC_ALLOC_MEM_FLAGS_NO_SUBSTITUTE;
+const USERPTR: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
+
+fn doorbell_and_mmio_objects(gpus: &[Gpu]) -> Check {
+    in_child(|| {
+        let k = open_kfd()?;
+        let mut fds = Vec::new();
+        for (i, g) in gpus.iter().enumerate() {
+            let id = g.gpu_id;
+            let va = 0x10_0000_0000u64 + ((i as u64) << 30);
+            expect_err(alloc(&k, id, va, PAGE as u64, DOORBELL, 0), libc::ENODEV, "DOORBELL before ACQUIRE_VM")?;
+            fds.push(acquire(&k, id)?);
+            expect_err(alloc(&k, id, va, PAGE as u64, DOORBELL, 0), libc::EINVAL, "DOORBELL of one page")?;
+            expect_err(alloc(&k, id, va, 4 * PAGE as u64, DOORBELL, 0), libc::EINVAL, "DOORBELL of 4 pages")?;
+            expect_err(alloc(&k, id, va, 2 * PAGE as u64, MMIO, 0), libc::EINVAL, "MMIO_REMAP of 2 pages")?;
+            let (d, doff) = ok(alloc(&k, id, va, DOORBELL_SLICE as u64, DOORBELL, 0), "DOORBELL")?;
+            ensure_eq(doff, kfd_off(TYPE_DOORBELL, id), "DOORBELL mmap_offset")?;
+            let (m, moff) = ok(alloc(&k, id, va + 0x10_0000, PAGE as u64, MMIO, 0), "MMIO_REMAP")?;
+            ensure_eq(moff, kfd_off(0, id), "MMIO_REMAP mmap_offset")?;
+            ensure_eq(d >> 32, u64::from(id), "handle's gpu_id")?;
+            // Mapped to the GPU like other objects, and by the CPU at the
+            // offsets returned.
+            ensure_eq(ok(map_to_gpu(&k, d, id, true), "MAP doorbell")?, 1, "n_success")?;
+            ensure_eq(ok(map_to_gpu(&k, m, id, true), "MAP mmio")?, 1, "n_success")?;
+            let dm = ok(Map::kfd(&k, doff, DOORBELL_SLICE), "mmap DOORBELL offset")?;
+            let mm = ok(Map::kfd(&k, moff, PAGE), "mmap MMIO_REMAP offset")?;
+            dm.write_u64(0, 7);
+            ensure_eq(dm.read_u64(0), 7, "doorbell write")?;
+            drop((dm, mm));
+            let mut fa = uapi::kfd_ioctl_free_memory_of_gpu_args { handle: d };
+            expect_err(k.ioctl(uapi::AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut fa), libc::EBUSY, "FREE while mapped")?;
+            ok(map_to_gpu(&k, d, id, false), "UNMAP doorbell")?;
+            ok(map_to_gpu(&k, m, id, false), "UNMAP mmio")?;
+            free(&k, d)?;
+            free(&k, m)?;
+        }
+        Ok(())
+    })
+}
+
+fn mem_info_userptr_kib() -> Result<u64, String> {
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() };
+    let s = read(&format!("/sys/class/kfd/kfd/proc/{pid}/mem_info"))?;
+    s.lines()
+        .find_map(|l| l.strip_prefix("userptr_allocated ").and_then(|v| v.parse().ok()))
+        .ok_or(format!("mem_info: {s:?}"))
+}
+
+fn userptr_pins(gpus: &[Gpu]) -> Check {
+    in_child(|| {
+        let k = open_kfd()?;
+        let g = gpus[0].gpu_id;
+        let _r = acquire(&k, g)?;
+        let va = 0x20_0000_0000u64;
+        let rw = libc::PROT_READ | libc::PROT_WRITE;
+        // Nine pages, the last unmapped again: a known hole after eight.
+        let mem = Map::anon(9 * PAGE, rw)?;
+        mem.punch(8 * PAGE, PAGE)?;
+        let base = mem.addr as u64;
+        mem.write_u64(0, 0xfeed);
+        // (The returned mmap_offset is the GPU driver's, as upstream's
+        // amdgpu_bo_mmap_offset; the CPU keeps using its own mapping.)
+        let (h, _) = ok(alloc(&k, g, va, 4 * PAGE as u64, USERPTR, base), "USERPTR")?;
+        ensure_eq(mem_info_userptr_kib()?, 16, "userptr_allocated (KiB)")?;
+        ok(map_to_gpu(&k, h, g, true), "MAP USERPTR")?;
+        // The memory stays the process's: CPU access is unchanged.
+        ensure_eq(mem.read_u64(0), 0xfeed, "CPU view of pinned memory")?;
+        mem.write_u64(8, 0xbeef);
+        ensure_eq(mem.read_u64(8), 0xbeef, "CPU write to pinned memory")?;
+        ok(map_to_gpu(&k, h, g, false), "UNMAP USERPTR")?;
+        free(&k, h)?;
+        ensure_eq(mem_info_userptr_kib()?, 0, "userptr_allocated after FREE")?;
+        // Holes: past the end, in the middle, nothing mapped; read-only.
+        expect_err(alloc(&k, g, va, 9 * PAGE as u64, USERPTR, base), libc::EFAULT, "range past the mapping")?;
+        mem.punch(4 * PAGE, PAGE)?;
+        expect_err(alloc(&k, g, va, 8 * PAGE as u64, USERPTR, base), libc::EFAULT, "range with a hole")?;
+        expect_err(alloc(&k, g, va, PAGE as u64, USERPTR, base + 4 * PAGE as u64), libc::EFAULT, "unmapped page")?;
+        let ro = Map::anon(PAGE, libc::PROT_READ)?;
+        expect_err(alloc(&k, g, va, PAGE as u64, USERPTR, ro.addr as u64), libc::EFAULT, "read-only memory")?;
+        expect_err(alloc(&k, g, va, PAGE as u64, USERPTR, 0), libc::EINVAL, "user address 0")?;
+        ensure_eq(mem_info_userptr_kib()?, 0, "userptr_allocated after failures")?;
+        // The part before the hole still works; left for teardown.
+        ok(alloc(&k, g, va, 4 * PAGE as u64, USERPTR, base), "USERPTR before the hole")?;
+        Ok(())
+    })
+}
+
+/// A process that exits with everything allocated, mapped and mmapped
+/// leaves the system memory accounts as they were.
+fn exit_without_freeing(gpus: &[Gpu]) -> Check {
+    ensure_debugfs()?;
+    let before = read(&format!("{DEBUGFS}/mem_limit"))?;
+    in_child(|| {
+        let k = open_kfd()?;
+        let mut keep = Vec::new();
+        for (i, g) in gpus.iter().enumerate() {
+            let id = g.gpu_id;
+            keep.push(acquire(&k, id)?);
+            let va = 0x30_0000_0000u64 + ((i as u64) << 32);
+            let mem = Map::anon(1024 * PAGE, libc::PROT_READ | libc::PROT_WRITE)?;
+            let (u, _) = ok(alloc(&k, id, va, 1024 * PAGE as u64, USERPTR, mem.addr as u64), "USERPTR")?;
+            ok(map_to_gpu(&k, u, id, true), "MAP")?;
+            let (d, doff) = ok(alloc(&k, id, va + (1 << 30), DOORBELL_SLICE as u64, DOORBELL, 0), "DOORBELL")?;
+            ok(map_to_gpu(&k, d, id, true), "MAP")?;
+            let db = ok(Map::kfd(&k, doff, DOORBELL_SLICE), "doorbell mmap")?;
+            db.write_u64(0, 1);
+            std::mem::forget(db);
+            std::mem::forget(mem);
+        }
+        // SAFETY: Exiting without cleanup is the point.
+        unsafe { libc::_exit(0) }
+    })?;
+    ensure_eq(read(&format!("{DEBUGFS}/mem_limit"))?, before, "mem_limit after the process exited")
+}
+
+// ---------------------------------------------------------------------------
+// GET_TILE_CONFIG.
+
+/// What amdgpu reports for GB_ADDR_CONFIG on this virtual part: the
+/// register layout of gc_9_4_2 / gc_10_3_0 / gc_11_0_0 filled with the
+/// topology's shader-engine and shader-array counts (see the virtual GPU's
+/// profile.rs for the field choices).
+fn expected_gb_addr_config(g: &Gpu) -> u32 {
+    let log2 = |x: u32| if x <= 1 { 0 } else { 31 - x.leading_zeros() };
+    let fields = (log2(g.shader_engines) & 3) << 19;
+    if g.gfx_target_version < 100000 {
+        0x2201_4042 | fields
+    } else {
+        2 | 3 << 6 | (log2(g.shader_arrays) & 7) << 8 | fields
+    }
+}
+
+fn tile_config(gpus: &[Gpu]) -> Check {
+    in_child(|| {
+        let k = open_kfd()?;
+        for g in gpus {
+            let mut tiles = [0xffff_ffffu32; 40];
+            let mut macros = [0xffff_ffffu32; 20];
+            let mut a = uapi::kfd_ioctl_get_tile_config_args {
+                tile_config_ptr: tiles.as_mut_ptr() as u64,
+                macro_tile_config_ptr: macros.as_mut_ptr() as u64,
+                num_tile_configs: 40,
+                num_macro_tile_configs: 20,
+                gpu_id: g.gpu_id,
+                ..Default::default()
+            };
+            ok(k.ioctl(uapi::AMDKFD_IOC_GET_TILE_CONFIG, &mut a), "GET_TILE_CONFIG")?;
+            ensure_eq((a.num_tile_configs, a.num_macro_tile_configs), (32, 16), "counts clamped to amdgpu's")?;
+            ensure(tiles[..32].iter().all(|&t| t == 0), "tile modes are zero on GFX9+")?;
+            ensure(tiles[32..].iter().all(|&t| t == 0xffff_ffff), "past the count untouched")?;
+            ensure(macros[..16].iter().all(|&t| t == 0), "macro tile modes are zero")?;
+            ensure(macros[16..].iter().all(|&t| t == 0xffff_ffff), "past the macro count untouched")?;
+            ensure_eq((a.num_banks, a.num_ranks), (0, 0), "banks, ranks (not set from GFX9 on)")?;
+            ensure_eq(a.gb_addr_config, expected_gb_addr_config(g), &format!("gb_addr_config of gfx {}", g.gfx_target_version))?;
+            // Smaller user arrays: only that much is written.
+            let mut small = [0xffff_ffffu32; 4];
+            a.tile_config_ptr = small.as_mut_ptr() as u64;
+            a.num_tile_configs = 2;
+            a.num_macro_tile_configs = 0;
+            a.macro_tile_config_ptr = 8; // Never touched with a count of 0.
+            ok(k.ioctl(uapi::AMDKFD_IOC_GET_TILE_CONFIG, &mut a), "small GET_TILE_CONFIG")?;
+            ensure_eq(small, [0, 0, 0xffff_ffff, 0xffff_ffff], "two words written")?;
+            // A bad array: EFAULT, count 0.
+            a.tile_config_ptr = 8;
+            a.num_tile_configs = 4;
+            expect_err(k.ioctl(uapi::AMDKFD_IOC_GET_TILE_CONFIG, &mut a), libc::EFAULT, "bad tile array")?;
+            ensure_eq(a.num_tile_configs, 0, "count after EFAULT")?;
+        }
+        let mut a = uapi::kfd_ioctl_get_tile_config_args { gpu_id: 0x1_0000, ..Default::default() };
+        expect_err(k.ioctl(uapi::AMDKFD_IOC_GET_TILE_CONFIG, &mut a), libc::EINVAL, "unknown gpu_id")
+    })
+}
+
+fn main() {
+    let mut h = Harness::new();
+    let gpus = match gpus() {
+        Ok(g) if !g.is_empty() => g,
+        Ok(_) => {
+            println!("not ok 1 - topology: no GPU");
+            std::process::exit(1);
+        }
+        Err(e) => {
+            println!("not ok 1 - topology: {e}");
+            std::process::exit(1);
+        }
+    };
+    h.run("pasid: non-zero, distinct, debugfs pasid_<gpu> after ACQUIRE_VM", || pasids(&gpus));
+    h.run("debugfs: mem_limit format, proc/<pid>/pasid_<gpu> per GPU, removed at close", || debugfs_files(&gpus));
+    h.run("mmap: own doorbells (shared views, sizes, gpu_ids, types, forked child)", || doorbell_mmap(&gpus));
+    h.run("mmap: doorbells per GPU and per process", || doorbells_per_gpu_and_process(&gpus));
+    h.run("mmap: MMIO remap page", || mmio_mmap(&gpus));
+    h.run("alloc: DOORBELL and MMIO_REMAP objects", || doorbell_and_mmio_objects(&gpus));
+    h.run("alloc: USERPTR pins, EFAULT for holes and read-only memory", || userptr_pins(&gpus));
+    h.run("teardown: exit without freeing leaves the accounts as they were", || exit_without_freeing(&gpus));
+    h.run("GET_TILE_CONFIG: gb_addr_config, zero tables clamped, EFAULT", || tile_config(&gpus));
+    std::process::exit(h.finish("kfd-mem-tests"));
+}
