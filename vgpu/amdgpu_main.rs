@@ -34,6 +34,7 @@
 
 use kernel::prelude::*;
 
+mod engine;
 mod gpu;
 mod kabi;
 mod mem;

@@ -24,6 +24,10 @@ use kernel::{
 };
 
 use crate::{
+    engine::{
+        Engine,
+        EngineHandle, //
+    },
     kabi,
     profile::Profile,
     sysmem::SystemMemory,
@@ -186,6 +190,8 @@ pub(crate) struct Kgd {
     devices: kabi::Devices,
     /// The GPU.
     core: Arc<Core>,
+    /// The scheduler and engines (hardware queues).
+    engine: EngineHandle,
 }
 
 impl Kgd {
@@ -197,6 +203,11 @@ impl Kgd {
     /// The GPU.
     pub(crate) fn core(&self) -> &Arc<Core> {
         &self.core
+    }
+
+    /// The scheduler and engines.
+    pub(crate) fn engine(&self) -> &Arc<Engine> {
+        self.engine.engine()
     }
 }
 
@@ -221,7 +232,15 @@ impl Kgd {
     ) -> Result<KBox<Self>> {
         let core = Core::new(profile, index, vram_size, sysmem)?;
         let devices = kabi::Devices::create(&core)?;
-        Ok(KBox::new(Kgd { devices, core }, GFP_KERNEL)?)
+        let engine = EngineHandle::start(&core)?;
+        Ok(KBox::new(
+            Kgd {
+                devices,
+                core,
+                engine,
+            },
+            GFP_KERNEL,
+        )?)
     }
 }
 
@@ -243,10 +262,19 @@ impl Gpu {
             kgd.devices.render_minor()
         ))?;
         kgd.devices.log(&msg);
+        kgd.engine.set_kfd(kfd.irq());
         Ok(Gpu {
             _kfd: kfd,
             _kgd: kgd,
         })
+    }
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        // The engine thread stops (and stops raising interrupts) before
+        // rkfd removes the device.
+        self._kgd.engine.shutdown();
     }
 }
 

@@ -15,6 +15,7 @@ use kernel::{
 };
 
 mod device;
+mod engine;
 mod kfd;
 mod mm;
 mod shim;
@@ -22,7 +23,16 @@ mod shim;
 pub(crate) mod testing;
 
 pub(crate) use device::Devices;
-pub(crate) use kfd::KfdDevice;
+pub(crate) use engine::{
+    should_stop,
+    PageMap,
+    Thread,
+    ThreadMain, //
+};
+pub(crate) use kfd::{
+    KfdDevice,
+    KfdIrq, //
+};
 pub(crate) use mm::{
     page_pfn,
     total_ram,

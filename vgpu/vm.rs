@@ -124,7 +124,6 @@ impl Vm {
     }
 
     /// The PASID of the process using the VM, 0 if none.
-    #[allow(dead_code)] // For the engines' interrupt entries.
     pub(crate) fn pasid(&self) -> u32 {
         self.pasid.load(Acquire)
     }
@@ -162,7 +161,6 @@ impl Vm {
 
     /// The 64-bit doorbell at byte `offset` of the doorbell slice (what
     /// user space last wrote there); `None` if unaligned or out of range.
-    #[allow(dead_code)] // For the engines.
     pub(crate) fn doorbell(&self, offset: usize) -> Option<u64> {
         self.doorbells.read_u64(offset)
     }
@@ -265,6 +263,90 @@ impl Vm {
     pub(crate) fn mapped_pages(&self) -> u64 {
         self.inner.lock().pt.mapped_pages()
     }
+
+    /// A view of what the GPU's engines reach through this VM.  While it
+    /// exists no mapping can change (it holds `Vm::inner`), so every page
+    /// it returns stays allocated: the mapped objects hold them.  For the
+    /// engines (`crate::engine`), which hold it for a bounded run of
+    /// accesses and never wait for anything while holding it.
+    pub(crate) fn gpu_pages(&self) -> GpuPages<'_> {
+        GpuPages {
+            inner: self.inner.lock(),
+            core: &self.core,
+        }
+    }
+}
+
+/// The GPU's view of a [`Vm`] while its mappings are held stable
+/// ([`Vm::gpu_pages`]).
+pub(crate) struct GpuPages<'a> {
+    /// The locked VM state.
+    inner: kernel::sync::MutexGuard<'a, VmInner>,
+    /// The VM's GPU.
+    core: &'a Core,
+}
+
+impl GpuPages<'_> {
+    /// What the GPU reaches at `va`; `None`: unmapped.
+    pub(crate) fn get(&self, va: u64) -> Option<GpuPage<'_>> {
+        let pte = self.inner.pt.lookup(va)?;
+        let writable = pte.writable();
+        let target = match pte.aperture() {
+            pt::Aperture::System => GpuTarget::Pfn(pte.frame()),
+            pt::Aperture::UserVa => GpuTarget::User(pte.frame() << kernel::page::PAGE_SHIFT),
+            pt::Aperture::Vram => {
+                // The frame's host page: the local VRAM object mapped here.
+                let page = kernel::page::PAGE_SIZE as u64;
+                let core = self.core;
+                GpuTarget::Page(self.inner.mappings.values().find_map(|m| {
+                    let off = va.checked_sub(m.va())?;
+                    if off >= m.npages() * page || !m.is_on(core) {
+                        return None;
+                    }
+                    let index = (off / page) % (m.size() / page).max(1);
+                    m.page_at(m.mmap_pgoff() + index)
+                })?)
+            }
+        };
+        // INVARIANT: The page stays allocated while `self` is borrowed.
+        Some(GpuPage { target, writable })
+    }
+}
+
+/// What an engine reaches through one PTE ([`GpuPages::get`]).
+///
+/// # Invariants
+///
+/// Made only by [`GpuPages::get`]: the page stays allocated for `'a`
+/// (the mappings are held for as long as the `GpuPages` is borrowed).
+pub(crate) struct GpuPage<'a> {
+    /// The memory.
+    target: GpuTarget<'a>,
+    /// The GPU may write it.
+    writable: bool,
+}
+
+impl<'a> GpuPage<'a> {
+    /// The memory.
+    pub(crate) fn target(&self) -> &GpuTarget<'a> {
+        &self.target
+    }
+
+    /// Whether the GPU may write it.
+    pub(crate) fn writable(&self) -> bool {
+        self.writable
+    }
+}
+
+/// The memory behind a PTE.
+pub(crate) enum GpuTarget<'a> {
+    /// A system page (GTT, or another GPU's VRAM through its BAR), by frame.
+    Pfn(u64),
+    /// A page of this GPU's VRAM.
+    Page(&'a kernel::page::Page),
+    /// A user-pointer page, by user address (not reachable by the engines
+    /// yet: they have no reference on the process's mm).
+    User(#[allow(dead_code)] u64),
 }
 
 #[kunit_tests(amdgpu_vgpu_vm)]

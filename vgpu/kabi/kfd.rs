@@ -24,6 +24,12 @@ use kernel::{
 
 use super::to_result;
 use crate::{
+    engine::{
+        self,
+        Hqd,
+        IhEntry,
+        QueueDesc, //
+    },
     gpu::Kgd,
     mem::{
         AllocRequest,
@@ -83,6 +89,60 @@ impl KfdDevice {
         // SAFETY: `kfd` is live by the type invariant.
         to_result(unsafe { kgd::kgd2kfd_device_init(dev.kfd.as_ptr()) })?;
         Ok(dev)
+    }
+}
+
+impl KfdDevice {
+    /// The handle the engines raise interrupts with.
+    pub(crate) fn irq(&self) -> KfdIrq {
+        KfdIrq { kfd: self.kfd }
+    }
+}
+
+/// rkfd's `kgd2kfd_interrupt` for one device.
+///
+/// # Invariants
+///
+/// `kfd` is the device of a [`KfdDevice`]; its owner stops using the handle
+/// before the device is removed (`EngineHandle::shutdown` runs before
+/// `KfdDevice` drops, see `gpu::Gpu`).
+#[derive(Copy, Clone)]
+pub(crate) struct KfdIrq {
+    /// rkfd's device.
+    kfd: NonNull<kgd::kfd_dev>,
+}
+
+// SAFETY: `kgd2kfd_interrupt` may be called from any non-atomic context.
+unsafe impl Send for KfdIrq {}
+// SAFETY: As above.
+unsafe impl Sync for KfdIrq {}
+
+// The engine's mirrors of the interface's constants.
+const _: () = {
+    assert!(engine::IH_SIGNAL == kgd::KGD_IH_SIGNAL);
+    assert!(engine::IH_QUEUE_ERROR == kgd::KGD_IH_QUEUE_ERROR);
+    assert!(engine::IH_VM_FAULT == kgd::KGD_IH_VM_FAULT);
+    assert!(engine::VM_FAULT_WRITE == kgd::KGD_VM_FAULT_WRITE);
+    assert!(engine::VM_FAULT_NO_RETRY == kgd::KGD_VM_FAULT_NO_RETRY);
+    assert!(engine::QUEUE_ERROR_INVALID_PACKET == kgd::KGD_QUEUE_ERROR_INVALID_PACKET);
+    assert!(engine::QUEUE_ERROR_UNSUPPORTED == kgd::KGD_QUEUE_ERROR_UNSUPPORTED);
+    assert!(engine::QUEUE_ERROR_VM_FAULT == kgd::KGD_QUEUE_ERROR_VM_FAULT);
+    assert!(engine::QUEUE_ERROR_RESET == kgd::KGD_QUEUE_ERROR_RESET);
+};
+
+impl KfdIrq {
+    /// Passes a decoded IH entry to rkfd (never with a lock of ours held).
+    pub(crate) fn interrupt(&self, e: &IhEntry) {
+        let entry = kgd::kgd_ih_entry {
+            source: e.source,
+            pasid: e.pasid,
+            context_id: e.context_id,
+            data: e.data,
+            addr: e.addr,
+        };
+        // SAFETY: By the type invariant the device is registered; `entry`
+        // is valid for reads during the call.
+        unsafe { kgd::kgd2kfd_interrupt(self.kfd.as_ptr(), core::ptr::from_ref(&entry).cast()) };
     }
 }
 
@@ -172,13 +232,12 @@ static CALLS: kgd::kfd2kgd_calls = kgd::kfd2kgd_calls {
     get_mem_limits: Some(get_mem_limits),
     mmap_doorbells: Some(mmap_doorbells),
     mmap_mmio_remap: Some(mmap_mmio_remap),
-    // Not served yet: rkfd answers an errno for what needs them.
-    hqd_load: None,
-    hqd_destroy: None,
-    hqd_update: None,
-    hqd_get_state: None,
-    hws_hang: None,
-    gpu_reset: None,
+    hqd_load: Some(hqd_load),
+    hqd_destroy: Some(hqd_destroy),
+    hqd_update: Some(hqd_update),
+    hqd_get_state: Some(hqd_get_state),
+    hws_hang: Some(hws_hang),
+    gpu_reset: Some(gpu_reset),
 };
 
 /// Borrows the [`Kgd`] behind rkfd's handle.
@@ -470,4 +529,147 @@ unsafe extern "C" fn get_gpu_clock_counter(kgd: *mut kgd::kgd_dev) -> u64 {
     // SAFETY: rkfd calls with its registered handle.
     let kgd = unsafe { kgd_from_raw(kgd) };
     kgd.core().clock_counter()
+}
+
+/// `hqd_load`: the engine starts serving the queue; `*hqd` owns a
+/// reference on it (and through it on the VM) until `hqd_destroy`.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and queue handles this driver
+/// gave out and has not had back, and valid pointers.
+unsafe extern "C" fn hqd_load(
+    kgd: *mut kgd::kgd_dev,
+    vm: *mut c_void,
+    q: *const kgd::kgd_queue_desc,
+    hqd: *mut *mut c_void,
+) -> c_int {
+    // SAFETY: rkfd calls with its registered handle and a VM it acquired.
+    let (kgd, vm) = unsafe { (kgd_from_raw(kgd), vm_from_raw(vm)) };
+    // SAFETY: `q` is valid for reads (the contract).
+    let q = unsafe { &*q };
+    let desc = QueueDesc {
+        ty: q.type_,
+        queue_id: q.queue_id,
+        doorbell_offset: q.doorbell_offset,
+        priority: q.priority,
+        percentage: q.percentage,
+        sdma_engine: q.sdma_engine,
+        ring_base: q.ring_base,
+        ring_size: q.ring_size,
+        rptr_va: q.rptr_va,
+        wptr_va: q.wptr_va,
+    };
+    match kgd.engine().load(vm.into(), &desc) {
+        Ok(h) => {
+            // SAFETY: `hqd` is valid for writes (the contract).
+            unsafe { *hqd = h.into_foreign() };
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Borrows a queue handle.
+///
+/// # Safety
+///
+/// `hqd` came from `hqd_load` and was not destroyed yet.
+unsafe fn hqd_from_raw<'a>(hqd: *mut c_void) -> kernel::sync::ArcBorrow<'a, Hqd> {
+    // SAFETY: The handle owns a reference until `hqd_destroy`.
+    unsafe { <Arc<Hqd> as ForeignOwnable>::borrow(hqd) }
+}
+
+/// `hqd_destroy`: preempts and frees the queue; `-ETIME` if the scheduler
+/// is hung (freed all the same).
+///
+/// # Safety
+///
+/// As [`hqd_load`]; rkfd destroys each queue once.
+unsafe extern "C" fn hqd_destroy(kgd: *mut kgd::kgd_dev, hqd: *mut c_void) -> c_int {
+    // SAFETY: rkfd calls with its registered handle.
+    let kgd = unsafe { kgd_from_raw(kgd) };
+    // SAFETY: `hqd` came from `hqd_load`; rkfd gives it back once.
+    let hqd = unsafe { <Arc<Hqd> as ForeignOwnable>::from_foreign(hqd) };
+    match kgd.engine().destroy(hqd) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `hqd_update`.
+///
+/// # Safety
+///
+/// As [`hqd_load`].
+unsafe extern "C" fn hqd_update(
+    kgd: *mut kgd::kgd_dev,
+    hqd: *mut c_void,
+    ring_base: u64,
+    ring_size: u64,
+    priority: u32,
+    percentage: u32,
+) -> c_int {
+    // SAFETY: Live handles from rkfd.
+    let (kgd, hqd) = unsafe { (kgd_from_raw(kgd), hqd_from_raw(hqd)) };
+    match kgd
+        .engine()
+        .update(&hqd, ring_base, ring_size, priority, percentage)
+    {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `hqd_get_state`.
+///
+/// # Safety
+///
+/// As [`hqd_load`].
+unsafe extern "C" fn hqd_get_state(
+    kgd: *mut kgd::kgd_dev,
+    hqd: *mut c_void,
+    state: *mut kgd::kgd_hqd_state,
+) {
+    // SAFETY: Live handles from rkfd.
+    let (kgd, hqd) = unsafe { (kgd_from_raw(kgd), hqd_from_raw(hqd)) };
+    let s = kgd.engine().state(&hqd);
+    // SAFETY: `state` is valid for writes (the contract).
+    unsafe {
+        *state = kgd::kgd_hqd_state {
+            rptr: s.rptr,
+            wptr: s.wptr,
+            doorbell: s.doorbell,
+            packets: s.packets,
+            active: u32::from(s.active),
+            error: s.error,
+        }
+    };
+}
+
+/// `hws_hang`.
+///
+/// # Safety
+///
+/// As [`hqd_load`].
+unsafe extern "C" fn hws_hang(kgd: *mut kgd::kgd_dev) -> c_int {
+    // SAFETY: rkfd calls with its registered handle.
+    let kgd = unsafe { kgd_from_raw(kgd) };
+    kgd.engine().hang();
+    0
+}
+
+/// `gpu_reset`.
+///
+/// # Safety
+///
+/// As [`hqd_load`].
+unsafe extern "C" fn gpu_reset(kgd: *mut kgd::kgd_dev) -> c_int {
+    // SAFETY: rkfd calls with its registered handle.
+    let kgd = unsafe { kgd_from_raw(kgd) };
+    match kgd.engine().reset() {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
 }

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+//! The AQL packet processor: compute queues of type `KFD_IOC_QUEUE_TYPE_COMPUTE_AQL`.
+//!
+//! The ring is an array of 64-byte packets; the producer (ROCr) reserves a
+//! slot by bumping the write index (`amd_queue_t.write_dispatch_id`, at
+//! `wptr_va`), fills the packet, writes its 16-bit header last with a
+//! release store, and rings the doorbell.  The processor serves slot
+//! `read_index % slots`: a header whose type is INVALID means "not written
+//! yet", so it stops and waits, as the CP does.  After a packet completes
+//! it sets the header back to INVALID (so that a slot is never executed
+//! twice when the ring wraps) and publishes the read index
+//! (`amd_queue_t.read_dispatch_id`, at `rptr_va`).
+//!
+//! Header (HSA `hsa_packet_header_t`): type in bits 0-7, barrier bit 8,
+//! acquire fence scope bits 9-10, release fence scope bits 11-12.  Packets
+//! run to completion one at a time, in order, so the barrier bit is always
+//! honoured; fences are no-ops (the virtual GPU has no caches), but the
+//! reserved scope value 3 is malformed.
+//!
+//! Packets: BARRIER_AND / BARRIER_OR (up to five dependency signals, the
+//! null handle ignored: AND waits for all to be 0, OR for any, an OR with
+//! no signal is satisfied), the AMD vendor packets BARRIER_VALUE (one
+//! signal compared under a mask) and PM4_IB (an indirect buffer executed by
+//! the PM4 processor); KERNEL_DISPATCH and AGENT_DISPATCH cannot run (no
+//! ISA, no agent-dispatch firmware): the queue stops with
+//! `QUEUE_ERROR_UNSUPPORTED`; anything else is `QUEUE_ERROR_INVALID_PACKET`.
+//!
+//! Completion signal (`amd_signal_t`, ROCr's `amd_hsa_signal.h`): the
+//! value at offset 8 is decremented atomically; if `event_mailbox_ptr`
+//! (offset 16) is not 0, `event_id` (offset 24) is written there and an
+//! interrupt carrying `event_id` is raised: that is how the CP wakes
+//! `hsa_signal_wait` on ROCr's interrupt signals.
+
+use super::mem::{
+    fault, Events, GpuMemory, Run, Stop, QUEUE_ERROR_INVALID_PACKET, QUEUE_ERROR_UNSUPPORTED,
+};
+use super::pm4::IbState;
+
+/// Bytes per AQL packet.
+pub const PACKET_SIZE: u64 = 64;
+
+/// `HSA_PACKET_TYPE_VENDOR_SPECIFIC`.
+pub const TYPE_VENDOR_SPECIFIC: u16 = 0;
+/// `HSA_PACKET_TYPE_INVALID`.
+pub const TYPE_INVALID: u16 = 1;
+/// `HSA_PACKET_TYPE_KERNEL_DISPATCH`.
+pub const TYPE_KERNEL_DISPATCH: u16 = 2;
+/// `HSA_PACKET_TYPE_BARRIER_AND`.
+pub const TYPE_BARRIER_AND: u16 = 3;
+/// `HSA_PACKET_TYPE_AGENT_DISPATCH`.
+pub const TYPE_AGENT_DISPATCH: u16 = 4;
+/// `HSA_PACKET_TYPE_BARRIER_OR`.
+pub const TYPE_BARRIER_OR: u16 = 5;
+
+/// `HSA_PACKET_HEADER_BARRIER`.
+pub const HEADER_BARRIER: u16 = 1 << 8;
+/// `HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE` shift.
+pub const HEADER_ACQUIRE_SHIFT: u16 = 9;
+/// `HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE` shift.
+pub const HEADER_RELEASE_SHIFT: u16 = 11;
+
+/// `AMD_AQL_FORMAT_PM4_IB` (`hsa_ext_amd_aql_pm4_ib`).
+pub const AMD_FORMAT_PM4_IB: u8 = 1;
+/// `HSA_AMD_PACKET_TYPE_BARRIER_VALUE`.
+pub const AMD_FORMAT_BARRIER_VALUE: u8 = 2;
+
+/// `amd_signal_t.value`.
+pub const SIGNAL_VALUE: u64 = 8;
+/// `amd_signal_t.event_mailbox_ptr`.
+pub const SIGNAL_MAILBOX: u64 = 16;
+/// `amd_signal_t.event_id`.
+pub const SIGNAL_EVENT_ID: u64 = 24;
+
+/// Offset of `completion_signal` in every packet.
+const COMPLETION: u64 = 56;
+/// Offset of `dep_signal[0]` in barrier packets.
+const DEP_SIGNALS: u64 = 8;
+
+/// How far the current packet got: steps that must not be repeated when
+/// it is executed again after a fault.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+enum Stage {
+    /// Nothing done yet (or only idempotent steps).
+    #[default]
+    Start,
+    /// The completion signal was decremented.
+    Decremented,
+}
+
+/// An AQL queue's engine state.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct AqlQueue {
+    /// Ring base address.
+    base: u64,
+    /// Packets in the ring (a power of two).
+    slots: u64,
+    /// `write_dispatch_id`.
+    wptr_va: u64,
+    /// `read_dispatch_id`.
+    rptr_va: u64,
+    /// Packets consumed since load (the read index).
+    rptr: u64,
+    /// Progress of the current packet.
+    stage: Stage,
+    /// A PM4_IB packet's indirect buffer.
+    ib: IbState,
+}
+
+/// The fields of an `amd_signal_t` the processor uses.
+fn signal_value<M: GpuMemory>(m: &mut M, handle: u64) -> Result<i64, Stop> {
+    if handle & 7 != 0 {
+        return Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET));
+    }
+    Ok(fault(m.read_u64(handle.wrapping_add(SIGNAL_VALUE)))? as i64)
+}
+
+impl AqlQueue {
+    /// A queue over a ring of `size` bytes (a power of two, at least one
+    /// packet) at `base` (64-byte aligned); `None` otherwise.
+    pub fn new(base: u64, size: u64, rptr_va: u64, wptr_va: u64) -> Option<Self> {
+        if !size.is_power_of_two() || size < PACKET_SIZE || !base.is_multiple_of(PACKET_SIZE) {
+            return None;
+        }
+        Some(AqlQueue {
+            base,
+            slots: size / PACKET_SIZE,
+            wptr_va,
+            rptr_va,
+            rptr: 0,
+            stage: Stage::Start,
+            ib: IbState::default(),
+        })
+    }
+
+    /// The read index.
+    pub fn rptr(&self) -> u64 {
+        self.rptr
+    }
+
+    /// Runs the queue for at most `budget` packets.
+    pub fn run<M: GpuMemory, E: Events>(&mut self, m: &mut M, ev: &mut E, budget: u32) -> Run {
+        let mut packets = 0;
+        let stop = loop {
+            if packets == budget {
+                break Stop::Budget;
+            }
+            match self.step(m, ev) {
+                Ok(true) => packets += 1,
+                Ok(false) => break Stop::Idle,
+                Err(s) => break s,
+            }
+        };
+        Run { packets, stop }
+    }
+
+    /// Executes the packet at the read index: `Ok(false)` if there is none.
+    fn step<M: GpuMemory, E: Events>(&mut self, m: &mut M, ev: &mut E) -> Result<bool, Stop> {
+        let wptr = fault(m.read_u64(self.wptr_va))?;
+        // The write index never runs behind the read index; a producer
+        // that moves it back has nothing for us.
+        if wptr.wrapping_sub(self.rptr) as i64 <= 0 {
+            return Ok(false);
+        }
+        let pkt = self.base + (self.rptr & (self.slots - 1)) * PACKET_SIZE;
+        let header = fault(m.read_u32(pkt))?;
+        let ty = (header & 0xff) as u16;
+        if ty == TYPE_INVALID {
+            return Ok(false);
+        }
+        let acquire = (header >> HEADER_ACQUIRE_SHIFT) & 3;
+        let release = (header >> HEADER_RELEASE_SHIFT) & 3;
+        if acquire == 3 || release == 3 {
+            return Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET));
+        }
+        if self.stage == Stage::Start {
+            match ty {
+                TYPE_BARRIER_AND | TYPE_BARRIER_OR => {
+                    let mut any = false;
+                    let mut all = true;
+                    let mut none = true;
+                    for i in 0..5 {
+                        let s = fault(m.read_u64(pkt + DEP_SIGNALS + 8 * i))?;
+                        if s == 0 {
+                            continue;
+                        }
+                        none = false;
+                        let done = signal_value(m, s)? == 0;
+                        any |= done;
+                        all &= done;
+                    }
+                    let ready = if ty == TYPE_BARRIER_AND { all } else { any || none };
+                    if !ready {
+                        return Err(Stop::Blocked);
+                    }
+                }
+                TYPE_KERNEL_DISPATCH | TYPE_AGENT_DISPATCH => {
+                    return Err(Stop::Error(QUEUE_ERROR_UNSUPPORTED));
+                }
+                TYPE_VENDOR_SPECIFIC => self.vendor(m, ev, pkt, header)?,
+                _ => return Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET)),
+            }
+        }
+        let signal = fault(m.read_u64(pkt + COMPLETION))?;
+        if signal != 0 {
+            if signal & 7 != 0 {
+                return Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET));
+            }
+            if self.stage == Stage::Start {
+                fault(m.atomic_add_u64(signal + SIGNAL_VALUE, u64::MAX))?;
+                self.stage = Stage::Decremented;
+            }
+            let mailbox = fault(m.read_u64(signal + SIGNAL_MAILBOX))?;
+            if mailbox != 0 {
+                let event_id = fault(m.read_u32(signal + SIGNAL_EVENT_ID))?;
+                if mailbox & 7 != 0 {
+                    return Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET));
+                }
+                fault(m.write_u64(mailbox, u64::from(event_id)))?;
+                ev.signal(event_id);
+            }
+        }
+        // The slot is free again: INVALID, then the read index.
+        fault(m.write_u16(pkt, TYPE_INVALID))?;
+        self.stage = Stage::Start;
+        self.rptr = self.rptr.wrapping_add(1);
+        fault(m.write_u64(self.rptr_va, self.rptr))?;
+        Ok(true)
+    }
+
+    /// An AMD vendor-specific packet (format byte at offset 2).
+    fn vendor<M: GpuMemory, E: Events>(
+        &mut self,
+        m: &mut M,
+        ev: &mut E,
+        pkt: u64,
+        header: u32,
+    ) -> Result<(), Stop> {
+        match (header >> 16) as u8 {
+            AMD_FORMAT_BARRIER_VALUE => {
+                let s = fault(m.read_u64(pkt + 8))?;
+                let value = fault(m.read_u64(pkt + 16))? as i64;
+                let mask = fault(m.read_u64(pkt + 24))? as i64;
+                let cond = fault(m.read_u32(pkt + 32))?;
+                let v = if s == 0 { 0 } else { signal_value(m, s)? } & mask;
+                let ready = match cond {
+                    0 => v == value,
+                    1 => v != value,
+                    2 => v < value,
+                    3 => v >= value,
+                    _ => return Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET)),
+                };
+                if !ready {
+                    return Err(Stop::Blocked);
+                }
+                Ok(())
+            }
+            AMD_FORMAT_PM4_IB => {
+                // ib_jump_cmd[4] at offset 4: an INDIRECT_BUFFER packet.
+                let h = fault(m.read_u32(pkt + 4))?;
+                if h != super::pm4::packet3(super::pm4::OP_INDIRECT_BUFFER, 2) {
+                    return Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET));
+                }
+                let lo = fault(m.read_u32(pkt + 8))?;
+                let hi = fault(m.read_u32(pkt + 12))?;
+                let ctl = fault(m.read_u32(pkt + 16))?;
+                if lo & 3 != 0 {
+                    return Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET));
+                }
+                let base = (u64::from(hi) << 32) | u64::from(lo);
+                self.ib
+                    .run_once(m, ev, base, u64::from(ctl & 0xf_ffff))
+            }
+            _ => Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET)),
+        }
+    }
+}

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the virtual GPU's software engines need from C (vgpu/engine.rs,
+ * through vgpu/kabi/engine.rs): the scheduler thread (one kthread per GPU)
+ * and local kernel mappings of the pages the GPU accesses.  No logic.
+ */
+#include <linux/err.h>
+#include <linux/highmem.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+
+#include "engine_shim.h"
+
+int vgpu_engine_thread_start(int (*fn)(void *), void *data, unsigned int index,
+			     struct task_struct **out)
+{
+	struct task_struct *t = kthread_run(fn, data, "vgpu-engine/%u", index);
+
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	*out = t;
+	return 0;
+}
+
+/* Stops a thread started above; waits until it has returned. */
+void vgpu_engine_thread_stop(struct task_struct *t)
+{
+	kthread_stop(t);
+}
+
+bool vgpu_engine_thread_should_stop(void)
+{
+	return kthread_should_stop();
+}
+
+/* A local mapping of the page at @pfn, NULL if it is not memory. */
+void *vgpu_engine_kmap_pfn(unsigned long pfn)
+{
+	if (!pfn_valid(pfn))
+		return NULL;
+	return kmap_local_page(pfn_to_page(pfn));
+}
+
+void *vgpu_engine_kmap_page(struct page *page)
+{
+	return kmap_local_page(page);
+}
+
+void vgpu_engine_kunmap(void *addr)
+{
+	kunmap_local(addr);
+}

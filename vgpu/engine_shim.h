@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The engines' C helpers (vgpu/engine_shim.c), called from Rust
+ * (vgpu/kabi/engine.rs mirrors these declarations).
+ */
+#ifndef VGPU_ENGINE_SHIM_H
+#define VGPU_ENGINE_SHIM_H
+
+#include <linux/types.h>
+
+struct page;
+struct task_struct;
+
+int vgpu_engine_thread_start(int (*fn)(void *), void *data, unsigned int index,
+			     struct task_struct **out);
+void vgpu_engine_thread_stop(struct task_struct *t);
+bool vgpu_engine_thread_should_stop(void);
+void *vgpu_engine_kmap_pfn(unsigned long pfn);
+void *vgpu_engine_kmap_page(struct page *page);
+void vgpu_engine_kunmap(void *addr);
+
+#endif /* VGPU_ENGINE_SHIM_H */

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the software engines ([`crate::engine`]) need from C: the
+//! scheduler thread and local mappings of the pages the GPU accesses
+//! (`vgpu/engine_shim.c`).
+
+use core::{
+    marker::PhantomData,
+    ptr::NonNull, //
+};
+
+use kernel::{
+    bindings,
+    ffi::{
+        c_int,
+        c_uint,
+        c_ulong,
+        c_void, //
+    },
+    page::PAGE_SIZE,
+    prelude::*,
+    sync::{
+        atomic::{
+            Atomic,
+            Full, //
+        },
+        Arc,
+    },
+    types::ForeignOwnable,
+};
+
+use super::to_result;
+use crate::vm::{
+    GpuPage,
+    GpuTarget, //
+};
+
+#[allow(improper_ctypes)]
+extern "C" {
+    fn vgpu_engine_thread_start(
+        f: unsafe extern "C" fn(*mut c_void) -> c_int,
+        data: *mut c_void,
+        index: c_uint,
+        out: *mut *mut bindings::task_struct,
+    ) -> c_int;
+    fn vgpu_engine_thread_stop(t: *mut bindings::task_struct);
+    fn vgpu_engine_thread_should_stop() -> bool;
+    fn vgpu_engine_kmap_pfn(pfn: c_ulong) -> *mut c_void;
+    fn vgpu_engine_kmap_page(page: *mut bindings::page) -> *mut c_void;
+    fn vgpu_engine_kunmap(addr: *mut c_void);
+}
+
+/// The body of a [`Thread`].
+pub(crate) trait ThreadMain: Send + Sync + 'static {
+    /// Runs until [`should_stop`] says so; must not return before.
+    fn main(&self);
+}
+
+/// A kernel thread running `T::main`, stopped (and waited for) on drop.
+///
+/// # Invariants
+///
+/// `task` was started by `vgpu_engine_thread_start` and is stopped only by
+/// `drop`; its function returns only after `kthread_should_stop()`.
+pub(crate) struct Thread {
+    /// The task.
+    task: NonNull<bindings::task_struct>,
+}
+
+// SAFETY: A kthread may be stopped from any thread.
+unsafe impl Send for Thread {}
+// SAFETY: `&Thread` allows nothing.
+unsafe impl Sync for Thread {}
+
+/// The thread function: owns one reference on the `T`.
+///
+/// # Safety
+///
+/// `data` is an `Arc<T>` turned foreign by [`Thread::start`].
+unsafe extern "C" fn thread_fn<T: ThreadMain>(data: *mut c_void) -> c_int {
+    // SAFETY: The reference `start` handed over; reclaimed once, here.
+    let body = unsafe { <Arc<T> as ForeignOwnable>::from_foreign(data) };
+    body.main();
+    // `main` returns only once `kthread_stop` was called: wait for it to
+    // finish the protocol (it does not let the task exit before).
+    while !should_stop() {
+        kernel::time::delay::fsleep(kernel::time::Delta::from_millis(1));
+    }
+    drop(body);
+    0
+}
+
+impl Thread {
+    /// Starts `vgpu-engine/<index>` running `body.main()`.
+    pub(crate) fn start<T: ThreadMain>(body: Arc<T>, index: u32) -> Result<Self> {
+        let data = body.into_foreign();
+        let mut task = core::ptr::null_mut();
+        // SAFETY: `thread_fn::<T>` takes ownership of `data` if the thread
+        // starts; `task` is valid for writes.
+        let ret = unsafe { vgpu_engine_thread_start(thread_fn::<T>, data, index, &mut task) };
+        if let Err(e) = to_result(ret) {
+            // SAFETY: The thread never ran (kthread_run failed), so the
+            // reference is still ours.
+            drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(data) });
+            return Err(e);
+        }
+        // INVARIANT: Started above.
+        Ok(Thread {
+            task: NonNull::new(task).ok_or(ENOMEM)?,
+        })
+    }
+}
+
+impl Drop for Thread {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant the task is live until this call,
+        // which waits for its function to return.
+        unsafe { vgpu_engine_thread_stop(self.task.as_ptr()) };
+    }
+}
+
+/// Whether the current [`Thread`] is being stopped.
+pub(crate) fn should_stop() -> bool {
+    // SAFETY: Called from a kthread (the engine's), as the function requires.
+    unsafe { vgpu_engine_thread_should_stop() }
+}
+
+/// A local kernel mapping (`kmap_local_page`) of a page the GPU reaches
+/// through a VM, valid while that VM's mappings are held (`'a`); unmapped
+/// on drop.  Mappings must be dropped in the reverse order of their
+/// creation (locals drop in reverse order of declaration).
+///
+/// # Invariants
+///
+/// `addr` maps `PAGE_SIZE` bytes of a page that stays allocated for `'a`.
+pub(crate) struct PageMap<'a> {
+    /// The mapping.
+    addr: NonNull<u8>,
+    /// The VM mappings that keep the page allocated.
+    _held: PhantomData<&'a ()>,
+}
+
+impl<'a> PageMap<'a> {
+    /// Maps what `page` points at; `None` if the engines cannot reach it
+    /// (user-pointer pages: no mm reference yet).
+    pub(crate) fn of(page: &GpuPage<'a>) -> Option<Self> {
+        let addr = match page.target() {
+            // SAFETY: A `GpuPage<'a>` exists only while the VM's mappings
+            // are held for `'a` (`Vm::with_gpu_pages`), and the object
+            // mapped there holds this page; the shim checks `pfn_valid`.
+            GpuTarget::Pfn(pfn) => unsafe { vgpu_engine_kmap_pfn(c_ulong::try_from(*pfn).ok()?) },
+            // SAFETY: `p` lives for `'a`.
+            GpuTarget::Page(p) => unsafe { vgpu_engine_kmap_page(p.as_ptr()) },
+            GpuTarget::User(_) => return None,
+        };
+        // INVARIANT: As argued above.
+        NonNull::new(addr.cast()).map(|addr| PageMap {
+            addr,
+            _held: PhantomData,
+        })
+    }
+
+    /// Checks that `[off, off + len)` is within the page.
+    fn check(off: usize, len: usize) -> bool {
+        off.checked_add(len).is_some_and(|end| end <= PAGE_SIZE)
+    }
+
+    /// Copies `buf.len()` bytes at `off` into `buf`.
+    pub(crate) fn read(&self, off: usize, buf: &mut [u8]) {
+        if Self::check(off, buf.len()) {
+            // SAFETY: In bounds of the mapped page (checked); `buf` is a
+            // distinct kernel buffer.  User space may write the page
+            // concurrently, as with any memory a device shares with it.
+            unsafe {
+                core::ptr::copy_nonoverlapping(self.addr.as_ptr().add(off), buf.as_mut_ptr(), buf.len())
+            };
+        }
+    }
+
+    /// Copies `data` to `off`.
+    pub(crate) fn write(&self, off: usize, data: &[u8]) {
+        if Self::check(off, data.len()) {
+            // SAFETY: As in `read`.
+            unsafe {
+                core::ptr::copy_nonoverlapping(data.as_ptr(), self.addr.as_ptr().add(off), data.len())
+            };
+        }
+    }
+
+    /// Copies `len` bytes from `src` at `src_off` to `dst_off` (the two
+    /// may be the same page: `memmove`).
+    pub(crate) fn copy_from(&self, dst_off: usize, src: &PageMap<'_>, src_off: usize, len: usize) {
+        if Self::check(dst_off, len) && Self::check(src_off, len) {
+            // SAFETY: Both ranges are in bounds of mapped pages (checked).
+            let (s, d) = unsafe { (src.addr.as_ptr().add(src_off), self.addr.as_ptr().add(dst_off)) };
+            if (s as usize).abs_diff(d as usize) >= len {
+                // SAFETY: As above, and the ranges do not overlap.
+                unsafe { core::ptr::copy_nonoverlapping(s, d, len) };
+            } else {
+                // SAFETY: As above (`memmove` for one page onto itself).
+                unsafe { core::ptr::copy(s, d, len) };
+            }
+        }
+    }
+
+    /// Fills `len` bytes at `off` with `pattern` (little-endian) repeated,
+    /// starting with byte `phase` of the pattern.
+    pub(crate) fn fill(&self, off: usize, pattern: u32, phase: usize, len: usize) {
+        if !Self::check(off, len) {
+            return;
+        }
+        let bytes = pattern.to_le_bytes();
+        for i in 0..len {
+            // SAFETY: In bounds (checked).
+            unsafe { self.addr.as_ptr().add(off + i).write(bytes[(phase + i) % 4]) };
+        }
+    }
+
+    /// Atomically adds `v` to the 64-bit word at `off` (8-byte aligned),
+    /// returning the old value; `None` if `off` is not aligned.
+    pub(crate) fn atomic_add_u64(&self, off: usize, v: u64) -> Option<u64> {
+        if off % 8 != 0 || !Self::check(off, 8) {
+            return None;
+        }
+        // SAFETY: An aligned word in the mapped page; the CPU side accesses
+        // it atomically too (signals).
+        let a = unsafe { Atomic::<u64>::from_ptr(self.addr.as_ptr().add(off).cast()) };
+        Some(a.fetch_add(v, Full))
+    }
+}
+
+impl Drop for PageMap<'_> {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant `addr` is a live local mapping.
+        unsafe { vgpu_engine_kunmap(self.addr.as_ptr().cast()) };
+    }
+}
