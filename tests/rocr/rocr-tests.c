@@ -133,9 +133,12 @@ static void test_copies(const struct agents *ag, int gi)
 		st = hsa_amd_memory_async_copy(dst + off, ag->cpu, vram + off, ag->gpu[gi], n, 0, NULL, s);
 		ok = ok && st == HSA_STATUS_SUCCESS && wait_zero(s, WAIT_NS) == 0;
 		t1 = now_us();
-		check(ok && !memcmp(src + off, dst + off, n) && dst[off + n] == 0,
-		      "gpu %d: async copy host -> VRAM -> host of %zu bytes at offset %zu verified (%.1f ms)",
-		      gi, n, off, (t1 - t0) / 1000);
+		if (!check(ok && !memcmp(src + off, dst + off, n) && dst[off + n] == 0,
+			   "gpu %d: async copy host -> VRAM -> host of %zu bytes at offset %zu verified (%.1f ms)",
+			   gi, n, off, (t1 - t0) / 1000) && !ok) {
+			printf("# gpu %d: a copy did not complete; skipping larger sizes\n", gi);
+			break;
+		}
 	}
 	hsa_signal_destroy(s);
 out:
@@ -174,7 +177,8 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!check(hsa_init() == HSA_STATUS_SUCCESS, "hsa_init"))
 		goto done;
-	if (!check(find_agents(&ag) && ag.ngpus > 0, "ROCr lists %d GPU agent(s)", ag.ngpus))
+	find_agents(&ag);
+	if (!check(ag.ngpus > 0, "ROCr lists %d GPU agent(s)", ag.ngpus))
 		goto shut;
 	for (int gi = 0; gi < ag.ngpus; gi++) {
 		char name[64] = "";
