@@ -62,4 +62,18 @@ void rkfd_shim_mm_notifier_unregister(void *handle, struct mm_struct *mm);
 void rkfd_rs_mm_release(void *cookie);
 u64 rkfd_shim_user_addr_limit(void);
 
+/* Device cgroup (shim/rkfd_cgroup.c): 0 or -EPERM for the current task. */
+int rkfd_shim_devcgroup_check_render(unsigned int render_minor);
+
+/* SMI event files (shim/rkfd_smi.c). */
+struct poll_table_struct;
+int rkfd_shim_smi_getfd(void *client);
+bool rkfd_shim_capable_sys_admin(void);
+/* Copies task->comm (TASK_COMM_LEN = 16 bytes, NUL padded) to buf. */
+void rkfd_shim_task_comm(void *task, char *buf);
+ssize_t rkfd_rs_smi_read(void *client, char __user *buf, size_t size);
+ssize_t rkfd_rs_smi_write(void *client, const char __user *buf);
+bool rkfd_rs_smi_poll(void *client, struct file *filp, struct poll_table_struct *wait);
+void rkfd_rs_smi_release(void *client);
+
 #endif /* RKFD_SHIM_H */

@@ -12,7 +12,11 @@
 //!   structs can grow in either direction;
 //! - only the thread group that opened the file may use it (`-EBADF`);
 //! - `IOC_OUT` data is copied back even when the handler failed (restartable
-//!   ioctls such as MAP_MEMORY_TO_GPU report progress that way).
+//!   ioctls such as MAP_MEMORY_TO_GPU report progress that way);
+//! - an entry may have a `validate` step that sees the caller's size
+//!   (upstream `AMDKFD_IOCTL_DEF_V`, used by `AMDKFD_IOC_SVM`, whose size
+//!   field grows by 8 bytes per attribute); it runs after the copy-in, and
+//!   its failure is returned without copying anything back.
 
 use kernel::{
     alloc::KVVec,
@@ -35,12 +39,17 @@ use crate::{
 /// The buffer holds at least the kernel's own argument size, 8-byte aligned.
 type Handler = fn(&Process, &mut [u8]) -> Result;
 
+/// A check of the copied-in buffer against the caller's `_IOC_SIZE`.
+type Validate = fn(&[u8], usize) -> Result;
+
 /// One entry of the dispatch table.
 struct IoctlDef {
     /// The kernel's own command (direction and size are taken from here).
     cmd: u32,
     /// The handler.
     handler: Handler,
+    /// Optional size check (upstream `ioctl->validate`).
+    validate: Option<Validate>,
 }
 
 /// Adapts a typed handler `fn(&Process, &mut Args) -> Result` to [`Handler`].
@@ -53,7 +62,10 @@ macro_rules! typed {
 /// Builds an entry, checking at compile time that it sits at its number.
 macro_rules! def {
     ($cmd:ident, $handler:expr) => {
-        IoctlDef { cmd: uapi::$cmd, handler: $handler }
+        IoctlDef { cmd: uapi::$cmd, handler: $handler, validate: None }
+    };
+    ($cmd:ident, $handler:expr, $validate:expr) => {
+        IoctlDef { cmd: uapi::$cmd, handler: $handler, validate: Some($validate) }
     };
 }
 
@@ -155,6 +167,13 @@ fn acquire_vm(process: &Process, args: &mut uapi::kfd_ioctl_acquire_vm_args) -> 
     process.acquire_vm(args.gpu_id, DrmFile::get(args.drm_fd)?)
 }
 
+/// IOCTL: SMI_EVENTS: opens an SMI event file for a GPU of the process.
+fn smi_events(process: &Process, args: &mut uapi::kfd_ioctl_smi_events_args) -> Result {
+    let dev = process.inner.lock().pdd(args.gpuid)?.dev.clone();
+    args.anon_fd = crate::smi::open(&dev)?;
+    Ok(())
+}
+
 /// IOCTL: SET_MEMORY_POLICY: cache policies (COHERENT or NONCOHERENT).
 fn set_memory_policy(process: &Process, args: &mut uapi::kfd_ioctl_set_memory_policy_args) -> Result {
     let valid = |p: u32| p == uapi::KFD_IOC_CACHE_POLICY_COHERENT || p == uapi::KFD_IOC_CACHE_POLICY_NONCOHERENT;
@@ -193,11 +212,21 @@ fn set_trap_handler(process: &Process, args: &mut uapi::kfd_ioctl_set_trap_handl
 
 /// IOCTL: SET_XNACK_MODE: `< 0` queries; `>= 0` sets, allowed only if every
 /// GPU of the process supports per-process XNACK (`-EPERM` otherwise).
+///
+/// Like upstream (`kfd_ioctl_set_xnack_mode`) it refuses any setting while
+/// the process has user queues (`-EBUSY`, checked first).  Upstream then moves the SVM
+/// ranges' system-memory reservation (`svm_range_switch_xnack_reserve_mem`);
+/// rkfd does not reserve memory for SVM ranges yet, so there is nothing to
+/// move.  New ranges read the mode when they are created (their default
+/// access is every GPU with XNACK on, none with it off).
 fn set_xnack_mode(process: &Process, args: &mut uapi::kfd_ioctl_set_xnack_mode_args) -> Result {
     let mut inner = process.inner.lock();
     if args.xnack_enabled < 0 {
         args.xnack_enabled = i32::from(inner.xnack_enabled);
         return Ok(());
+    }
+    if queue::has_queues_locked(&inner) {
+        return Err(EBUSY);
     }
     let enable = args.xnack_enabled != 0;
     if enable == inner.xnack_enabled {
@@ -248,8 +277,11 @@ fn get_tile_config(process: &Process, args: &mut uapi::kfd_ioctl_get_tile_config
     Ok(())
 }
 
-/// IOCTL: ALLOC_MEMORY_OF_GPU.
+/// IOCTL: ALLOC_MEMORY_OF_GPU.  A VA or user pointer inside an SVM range
+/// is `-EADDRINUSE` (checked under `Process::svm` alone, as upstream checks
+/// under `svms->lock` before taking `p->mutex`).
 fn alloc_memory_of_gpu(process: &Process, args: &mut uapi::kfd_ioctl_alloc_memory_of_gpu_args) -> Result {
+    crate::svm::check_alloc(process, args)?;
     memory::alloc(&mut process.inner.lock(), args)
 }
 
@@ -365,8 +397,8 @@ const IOCTLS: [IoctlDef; uapi::IOCTLS.len()] = [
     def!(AMDKFD_IOC_GET_DMABUF_INFO, not_supported),
     def!(AMDKFD_IOC_IMPORT_DMABUF, not_supported),
     def!(AMDKFD_IOC_ALLOC_QUEUE_GWS, typed!(queue::alloc_gws)),
-    def!(AMDKFD_IOC_SMI_EVENTS, not_supported),
-    def!(AMDKFD_IOC_SVM, not_supported),
+    def!(AMDKFD_IOC_SMI_EVENTS, typed!(smi_events)),
+    def!(AMDKFD_IOC_SVM, crate::svm::ioctl, crate::svm::validate_ioctl),
     def!(AMDKFD_IOC_SET_XNACK_MODE, typed!(set_xnack_mode)),
     def!(AMDKFD_IOC_CRIU_OP, not_supported),
     def!(AMDKFD_IOC_AVAILABLE_MEMORY, typed!(available_memory)),
@@ -445,6 +477,10 @@ pub(crate) fn dispatch(process: &Process, cmd: u32, arg: usize) -> Result<isize>
     let (mut reader, mut writer) = UserSlice::new(UserPtr::from_addr(arg), sizes.user).reader_writer();
     if copy_in {
         reader.read_slice(&mut bytes[..sizes.user])?;
+    }
+
+    if let Some(validate) = def.validate {
+        validate(bytes, sizes.user)?;
     }
 
     let ret = (def.handler)(process, bytes);

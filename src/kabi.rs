@@ -10,9 +10,11 @@
 use kernel::{ffi::c_int, prelude::*};
 
 mod chrdev;
+pub(crate) mod devcgroup;
 pub(crate) mod kgd;
 pub(crate) mod log;
 pub(crate) mod mm;
+pub(crate) mod smi;
 pub(crate) mod sysfs;
 pub(crate) mod time;
 

@@ -29,14 +29,14 @@ use crate::{
 pub(crate) struct MemObject {
     /// The GPU driver's object; `None` only transiently while freeing.
     mem: Option<KgdMem>,
+    /// GPU virtual address (`va_addr` of the allocation).
+    va: u64,
     /// Size in bytes.
     size: u64,
     /// `KFD_IOC_ALLOC_MEM_FLAGS_*`.
     flags: u32,
     /// gpu_ids of the devices whose VM maps it.
     mapped_on: KVec<u32>,
-    /// GPU virtual address (`va_addr` of ALLOC_MEMORY_OF_GPU).
-    va: u64,
     /// One gpu_id per queue buffer of that device inside this object
     /// (upstream `bo_va->queue_refcount`): it cannot be unmapped from that
     /// GPU while the queue exists (`-EBUSY`).
@@ -138,7 +138,7 @@ pub(crate) fn alloc(inner: &mut ProcessInner, args: &mut uapi::kfd_ioctl_alloc_m
         pad: 0,
     };
     let (mem, offset) = pdd.dev.kgd.alloc_memory(vm, &request)?;
-    let obj = MemObject { mem: Some(mem), size: args.size, flags, mapped_on, va: args.va_addr, queue_users: KVec::new() };
+    let obj = MemObject { mem: Some(mem), va: args.va_addr, size: args.size, flags, mapped_on, queue_users: KVec::new() };
     // `id` is free, so nothing is replaced.
     pdd.mem.objects.insert(node.into_node(id, obj));
     if let Some((counter, size)) = accounted(&pdd.counters, flags, args.size) {
@@ -362,6 +362,18 @@ pub(crate) fn map_to_kernel(inner: &mut ProcessInner, handle: u64) -> Result<Ker
         return Err(EINVAL);
     }
     pdd.dev.kgd.map_gtt_to_kernel(obj.mem.as_ref().ok_or(EINVAL)?)
+}
+
+/// Whether a memory object mapped on some GPU meets the bytes `[start, end)`
+/// (upstream `svm_range_check_vm`: a KFD buffer in a GPU VM's VA tree; SVM
+/// refuses such intervals with `-EADDRINUSE`).
+pub(crate) fn mapped_va_overlaps(inner: &ProcessInner, start: u64, end: u64) -> bool {
+    inner.pdds.iter().any(|pdd| {
+        pdd.mem
+            .objects
+            .values()
+            .any(|o| !o.mapped_on.is_empty() && o.va < end && start < o.va.saturating_add(o.size))
+    })
 }
 
 #[kunit_tests(rkfd_memory)]

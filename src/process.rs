@@ -19,7 +19,10 @@
 //!     runs under `mmap_lock`, never takes `inner`: it uses `Process::mmap`.
 //!  3. `Process::mmap` (what `/dev/kfd` mmap needs: each device and its VM;
 //!     taken under `inner` or under `mmap_lock`; nothing is taken under it)
-//!  4. [`crate::device::DEVICES`], [`PASIDS`] (leaves)
+//!  4. `Process::svm` (upstream `svms->lock`): taken inside `inner` or
+//!     inside `mmap_lock`, never around either; nothing is taken under it
+//!     (see [`crate::svm`])
+//!  5. [`crate::device::DEVICES`], [`PASIDS`] (leaves)
 //!
 //! PASIDs: each process gets one at creation (upstream before 6.x: one per
 //! process, 16 bits, never 0; 7.3's amdgpu allocates one per VM instead);
@@ -43,12 +46,14 @@ use crate::{
     device::{self, Device},
     event::Events,
     kabi::{
+        devcgroup,
         kgd::{DrmFile, KgdVm},
         mm::MmNotifier,
         sysfs::Dir,
     },
     memory::MemoryObjects,
     procfs::{self, PddPasid, ProcCounters, ProcSysfs},
+    svm::SvmState,
 };
 
 /// The pure PASID allocator, shared with the host crate `kfd-logic`.
@@ -220,6 +225,9 @@ pub(crate) struct Process {
     /// lock is a leaf, taken inside `inner`.
     #[pin]
     pub(crate) events: Events,
+    /// SVM ranges (C: `p->svms`), see [`crate::svm`].
+    #[pin]
+    pub(crate) svm: Mutex<SvmState>,
 }
 
 /// An entry of the process table.
@@ -311,14 +319,24 @@ impl Process {
         let mut pdds = KVec::new();
         let mut counters = KVec::new();
         let mut targets = KVec::new();
+        // Only the GPUs the opener's device cgroup lets it use get a pdd
+        // (upstream `kfd_init_apertures`): a denied GPU is unknown to every
+        // ioctl of the process.  No usable GPU at all: `-EINVAL`, as
+        // upstream's `kfd_gpu_node_num() <= 0` check in `kfd_create_process`.
         for dev in device::all()? {
+            if devcgroup::check_render_node(dev.info.drm_render_minor).is_err() {
+                continue;
+            }
             targets.push(MmapTarget { gpu_id: dev.gpu_id(), dev: dev.clone(), vm: None }, GFP_KERNEL)?;
             let pdd = ProcessDevice::new(dev)?;
             counters.push(pdd.counters.clone(), GFP_KERNEL)?;
             pdds.push(pdd, GFP_KERNEL)?;
         }
+        if pdds.is_empty() {
+            return Err(EINVAL);
+        }
         let pasid = Pasid::alloc()?;
-        let pasid_value = pasid.0;
+        let svm = SvmState::new(pdds.iter().map(|p| &*p.dev));
         let leader = task.group_leader();
         let process = Arc::pin_init(
             try_pin_init!(Process {
@@ -335,6 +353,7 @@ impl Process {
                 mmap <- new_mutex!(targets, "Process::mmap"),
                 pasid,
                 events <- Events::new(),
+                svm <- new_mutex!(svm, "Process::svm"),
             }),
             GFP_KERNEL,
         )?;
@@ -345,7 +364,7 @@ impl Process {
         // A missing sysfs directory (e.g. a recycled pid whose old process
         // still has a file open elsewhere) does not fail the open.
         if let Some(root) = table.sysfs_root.as_ref() {
-            match ProcSysfs::new(root, process.pid, pasid_value, &counters) {
+            match ProcSysfs::new(root, process.pid, &counters) {
                 Ok(sysfs) => *process.sysfs.lock() = Some(sysfs),
                 Err(e) => kfd_warn!("Creating procfs pid directory failed: {:?}\n", e),
             }
@@ -416,6 +435,7 @@ impl Process {
         drop(targets);
         pdd.counters.pasid.store(self.pasid.0, kernel::sync::atomic::Relaxed);
         pdd.vm = Some(vm);
+        crate::smi::event_process(&pdd.dev, self, true);
         Ok(())
     }
 
@@ -442,6 +462,8 @@ impl Process {
     /// Gives back everything the process holds on every device: memory
     /// objects (unmapped first), then VMs.  Idempotent.
     fn teardown(&self) {
+        // SVM ranges first, outside `inner` (upstream `svm_range_list_fini`).
+        self.svm.lock().clear();
         let mut inner = self.inner.lock();
         // Queues first: the engines stop touching process memory.
         let hung = crate::queue::destroy_all(&mut inner, self.pasid());
@@ -454,6 +476,7 @@ impl Process {
         drop(targets);
         for pdd in inner.pdds.iter_mut() {
             if let Some(vm) = pdd.vm.take() {
+                crate::smi::event_process(&pdd.dev, self, false);
                 pdd.dev.kgd.set_vm_pasid(&vm, 0);
                 pdd.counters.pasid.store(0, kernel::sync::atomic::Relaxed);
                 drop(vm);
@@ -479,6 +502,11 @@ impl Process {
     /// the process (a forked child or a process that received the fd does not).
     pub(crate) fn is_caller_opener(&self) -> bool {
         *current!().group_leader() == *self.lead_thread
+    }
+
+    /// The group leader of the creating thread group (for SMI events).
+    pub(crate) fn lead_thread(&self) -> &Task {
+        &self.lead_thread
     }
 
     /// Thread group id of the creator.

@@ -64,7 +64,6 @@ impl ProcCounters {
 /// Files of `proc/<pid>/`: `pasid`, `mem_info` (rkfd extension), then
 /// `vram_<id>`, `sdma_<id>` per device.
 struct PidFiles {
-    pasid: u32,
     devices: KVec<Arc<ProcCounters>>,
 }
 
@@ -86,7 +85,9 @@ impl PidFiles {
 impl Show for PidFiles {
     fn show(&self, file: usize, out: &mut ShowBuffer<'_>) -> Result {
         match file {
-            0 => return out.emit(fmt!("{}\n", self.pasid)),
+            // Upstream 7.3 prints 0: its PASIDs are per VM (debugfs
+            // `pasid_<gpu_id>` shows them).
+            0 => return out.emit(fmt!("{}\n", 0)),
             1 => return self.mem_info(out),
             _ => {}
         }
@@ -125,7 +126,7 @@ pub(crate) struct ProcSysfs {
 
 impl ProcSysfs {
     /// Creates `proc/<pid>/` for a process using `devices`.
-    pub(crate) fn new(root: &Arc<Dir>, pid: i32, pasid: u32, devices: &[Arc<ProcCounters>]) -> Result<Self> {
+    pub(crate) fn new(root: &Arc<Dir>, pid: i32, devices: &[Arc<ProcCounters>]) -> Result<Self> {
         let mut names = KVec::new();
         names.push(CString::try_from_fmt(fmt!("pasid"))?, GFP_KERNEL)?;
         names.push(CString::try_from_fmt(fmt!("mem_info"))?, GFP_KERNEL)?;
@@ -141,7 +142,7 @@ impl ProcSysfs {
         for d in devices {
             counters.push(d.clone(), GFP_KERNEL)?;
         }
-        let files = Arc::new(PidFiles { pasid, devices: counters }, GFP_KERNEL)?;
+        let files = Arc::new(PidFiles { devices: counters }, GFP_KERNEL)?;
         let pid_name = CString::try_from_fmt(fmt!("{}", pid))?;
         let pid_dir = Dir::new(Parent::Dir(root), &pid_name, &refs, files)?;
 

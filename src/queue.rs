@@ -250,7 +250,7 @@ impl ProcessQueues {
 /// Whether the process has queues (SET_XNACK_MODE refuses to change
 /// modes then, `-EBUSY`).  Takes `inner`: callers that hold it use
 /// [`has_queues_locked`].
-#[allow(dead_code)]
+#[allow(dead_code, reason = "for callers that do not hold Process::inner")]
 pub(crate) fn has_queues(process: &Process) -> bool {
     has_queues_locked(&process.inner.lock())
 }

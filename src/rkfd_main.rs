@@ -21,6 +21,8 @@ mod memory;
 mod process;
 mod procfs;
 mod queue;
+mod smi;
+mod svm;
 mod topology;
 mod uapi;
 
@@ -46,6 +48,7 @@ impl kernel::Module for Rkfd {
         device::init_module_state();
         process::init_module_state();
         debugfs::init();
+        smi::init_module_state();
         let chardev = kabi::Chardev::register()
             .inspect_err(|e| kfd_err!("failed to register /dev/kfd: {:?}\n", e))?;
         kfd_info!(
@@ -70,6 +73,7 @@ impl Drop for Rkfd {
     fn drop(&mut self) {
         process::exit_module_state();
         debugfs::exit();
+        smi::exit_module_state();
         device::exit_module_state();
         kfd_info!("Unloading module\n");
     }

@@ -54,6 +54,7 @@ use kernel::{
 };
 
 use crate::kabi::{
+    devcgroup,
     kgd::GpuInfo,
     sysfs::{host, Dir, Parent, Show, ShowBuffer},
 };
@@ -113,24 +114,27 @@ struct NodeDirs {
 
 impl NodeDirs {
     /// Creates `nodes/<index>/` and everything below it
-    /// (`kfd_build_sysfs_node_entry`).
+    /// (`kfd_build_sysfs_node_entry`).  Every file of a GPU node answers
+    /// `-EPERM` to a reader whose device cgroup denies the GPU's render node
+    /// (see [`CgroupGuard`]).
     fn create(nodes_dir: &Arc<Dir>, index: usize, node: &Arc<Node>) -> Result<Self> {
+        let minor = node.gpu.as_ref().map(|_| node.props.drm_render_minor);
         let mut dirs = KVec::new();
         let name = CString::try_from_fmt(fmt!("{}", index))?;
         let dir = Dir::new(
             Parent::Dir(nodes_dir),
             &name,
             &props::NODE_FILES,
-            node.clone(),
+            CgroupGuard::new(minor, node)?,
         )?;
         let mem = Dir::new_empty(Parent::Dir(&dir), c"mem_banks")?;
         let caches = Dir::new_empty(Parent::Dir(&dir), c"caches")?;
         let links = Dir::new_empty(Parent::Dir(&dir), c"io_links")?;
         dirs.push(Dir::new_empty(Parent::Dir(&dir), c"p2p_links")?, GFP_KERNEL)?;
         dirs.push(Dir::new_empty(Parent::Dir(&dir), c"perf")?, GFP_KERNEL)?;
-        Self::entries(&mut dirs, &mem, &node.mem_banks)?;
-        Self::entries(&mut dirs, &caches, &node.caches)?;
-        Self::entries(&mut dirs, &links, &node.io_links)?;
+        Self::entries(&mut dirs, &mem, minor, &node.mem_banks)?;
+        Self::entries(&mut dirs, &caches, minor, &node.caches)?;
+        Self::entries(&mut dirs, &links, minor, &node.io_links)?;
         for d in [dir, mem, caches, links] {
             dirs.push(d, GFP_KERNEL)?;
         }
@@ -138,18 +142,49 @@ impl NodeDirs {
     }
 
     /// Creates `<parent>/<i>/properties` for each item.
-    fn entries<T: Show>(dirs: &mut KVec<Arc<Dir>>, parent: &Arc<Dir>, items: &[Arc<T>]) -> Result {
+    fn entries<T: Show>(
+        dirs: &mut KVec<Arc<Dir>>,
+        parent: &Arc<Dir>,
+        minor: Option<u32>,
+        items: &[Arc<T>],
+    ) -> Result {
         for (i, item) in items.iter().enumerate() {
             let name = CString::try_from_fmt(fmt!("{}", i))?;
             let d = Dir::new(
                 Parent::Dir(parent),
                 &name,
                 &props::PROPERTIES_FILE,
-                item.clone(),
+                CgroupGuard::new(minor, item)?,
             )?;
             dirs.push(d, GFP_KERNEL)?;
         }
         Ok(())
+    }
+}
+
+/// The files of a GPU node, its memory banks, caches and io links: a reader
+/// whose device cgroup denies the GPU's render node gets `-EPERM` (upstream
+/// `kfd_devcgroup_check_permission()` in `node_show`, `mem_show`,
+/// `kfd_cache_show` and `iolink_show`).  CPU nodes (`minor == None`) are
+/// always readable.
+struct CgroupGuard<T> {
+    /// `drm_render_minor` of the node's GPU.
+    minor: Option<u32>,
+    inner: Arc<T>,
+}
+
+impl<T> CgroupGuard<T> {
+    fn new(minor: Option<u32>, inner: &Arc<T>) -> Result<Arc<Self>> {
+        Ok(Arc::new(CgroupGuard { minor, inner: inner.clone() }, GFP_KERNEL)?)
+    }
+}
+
+impl<T: Show> Show for CgroupGuard<T> {
+    fn show(&self, file: usize, out: &mut ShowBuffer<'_>) -> Result {
+        if let Some(minor) = self.minor {
+            devcgroup::check_render_node(minor)?;
+        }
+        self.inner.show(file, out)
     }
 }
 

@@ -68,6 +68,8 @@ ioctl_args!(
     kfd_ioctl_set_cu_mask_args,
     kfd_ioctl_get_queue_wave_state_args,
     kfd_ioctl_alloc_queue_gws_args,
+    kfd_ioctl_smi_events_args,
+    kfd_ioctl_svm_args,
 );
 
 /// A UAPI struct without padding bytes, so all of its bytes may be copied

@@ -1407,6 +1407,17 @@ mod tests {
         );
         assert_eq!(h1 + l1, 48 * u64::from(QUANTUM));
         assert!(h1.abs_diff(2 * l1) <= 2 * u64::from(QUANTUM));
+        // UPDATE_QUEUE to percentage 0: the queue is not served any more;
+        // back to 100: it is.
+        engine.update(&lo, lo_ring, SLOTS * 64, 7, 0)?;
+        assert!(!engine.state(&lo).active);
+        engine.serve(&mut irqs, 4);
+        assert_eq!(engine.state(&lo).packets, l1);
+        assert_eq!(engine.state(&hi).packets, h1 + 4 * u64::from(QUANTUM));
+        engine.update(&lo, lo_ring, SLOTS * 64, 7, 100)?;
+        assert!(engine.state(&lo).active);
+        // An unusable ring is refused and the queue keeps its own.
+        assert!(matches!(engine.update(&lo, lo_ring, 1000, 7, 100), Err(e) if e == EINVAL));
         while engine.serve(&mut irqs, ROUND_TURNS) {}
         let ns = t.elapsed().as_nanos().max(1) as u64;
         assert_eq!(engine.packets(), 2 * SLOTS);

@@ -27,6 +27,7 @@
 #include <linux/err.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/highmem.h>
 #include <linux/hwmon.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -632,6 +633,23 @@ int vgpu_shim_test_munmap(unsigned long addr, unsigned long len)
 	/* The VMA's file reference is dropped by a deferred fput too. */
 	flush_delayed_fput();
 	return ret;
+}
+
+/* Copies @len bytes at @off of page frame @pfn to (@to_page false) or from @buf. */
+int vgpu_shim_test_pfn_copy(unsigned long pfn, unsigned long off, void *buf, unsigned long len,
+			    bool to_page)
+{
+	void *p;
+
+	if (!pfn_valid(pfn) || off + len > PAGE_SIZE || off + len < off)
+		return -EINVAL;
+	p = kmap_local_page(pfn_to_page(pfn));
+	if (to_page)
+		memcpy(p + off, buf, len);
+	else
+		memcpy(buf, p + off, len);
+	kunmap_local(p);
+	return 0;
 }
 
 int vgpu_shim_test_write_user(unsigned long addr, const void *src, unsigned long len)

@@ -66,6 +66,8 @@ int vgpu_shim_test_mmap(struct file *file, u64 offset, unsigned long len, bool r
 			bool shared, unsigned long *addr);
 int vgpu_shim_test_munmap(unsigned long addr, unsigned long len);
 int vgpu_shim_test_mmap_anon(unsigned long len, bool rw, unsigned long *addr);
+int vgpu_shim_test_pfn_copy(unsigned long pfn, unsigned long off, void *buf, unsigned long len,
+			    bool to_page);
 int vgpu_shim_test_write_user(unsigned long addr, const void *src, unsigned long len);
 int vgpu_shim_test_read_user(void *dst, unsigned long addr, unsigned long len);
 

@@ -353,7 +353,7 @@ pub(crate) enum GpuTarget<'a> {
 mod tests {
     use super::*;
     use crate::{
-        kabi::testing::UserMap,
+        kabi::testing::{read_frame, write_frame, UserMap},
         pagetable::Aperture,
         profile::PROFILES,
         sysmem::SystemMemory,
@@ -591,7 +591,7 @@ mod tests {
         let user = UserMap::anon(4 * PAGE_SIZE, true)?;
         let at = |addr: u64, pages: u64| AllocRequest {
             user_addr: addr,
-            ..req(0x10000, pages, USERPTR)
+            ..req(0x10000, pages, USERPTR | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE)
         };
         // One page past the end, then a hole in the middle.
         assert!(efault(vm.alloc(&at(user.addr(), 5))));
@@ -607,8 +607,18 @@ mod tests {
         // The mapped part works, and is accounted until freed.
         let m = vm.alloc(&at(user.addr(), 2))?;
         assert_eq!(sys.used(), before + 2 * PAGE);
-        user.write(0, b"pinned")?;
         vm.map(&m)?;
+        // The GPU's page table reaches the very memory the CPU uses: what
+        // the process writes, an engine following the PTE reads, and back.
+        user.write(PAGE_SIZE + 8, b"cpu->gpu")?;
+        let pte = vm.translate(0x10000 + PAGE).ok_or(EINVAL)?;
+        assert!(pte.aperture() == Aperture::System && pte.writable());
+        let mut buf = [0u8; 8];
+        read_frame(pte.frame(), 8, &mut buf)?;
+        assert!(&buf == b"cpu->gpu");
+        write_frame(pte.frame(), 16, b"gpu->cpu")?;
+        user.read(PAGE_SIZE + 16, &mut buf)?;
+        assert!(&buf == b"gpu->cpu");
         vm.free(m)?;
         assert_eq!(sys.used(), before);
         Ok(())

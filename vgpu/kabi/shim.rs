@@ -123,6 +123,13 @@ pub(super) mod test {
         ) -> c_int;
         pub(crate) fn vgpu_shim_test_munmap(addr: c_ulong, len: c_ulong) -> c_int;
         pub(crate) fn vgpu_shim_test_mmap_anon(len: c_ulong, rw: bool, addr: *mut c_ulong) -> c_int;
+        pub(crate) fn vgpu_shim_test_pfn_copy(
+            pfn: c_ulong,
+            off: c_ulong,
+            buf: *mut c_void,
+            len: c_ulong,
+            to_page: bool,
+        ) -> c_int;
         pub(crate) fn vgpu_shim_test_write_user(
             addr: c_ulong,
             src: *const c_void,

@@ -150,3 +150,22 @@ impl Drop for UserMap {
         let _ = unsafe { shim::vgpu_shim_test_munmap(self.addr, self.len as c_ulong) };
     }
 }
+
+/// Reads `buf.len()` bytes at byte `off` of the page with frame number
+/// `pfn`, as an engine following a system-memory PTE would.
+pub(crate) fn read_frame(pfn: u64, off: usize, buf: &mut [u8]) -> Result {
+    // SAFETY: `buf` is valid for writes of its length; the shim checks the
+    // frame and the range within the page.
+    to_result(unsafe {
+        shim::vgpu_shim_test_pfn_copy(pfn as c_ulong, off as c_ulong, buf.as_mut_ptr().cast(), buf.len() as c_ulong, false)
+    })
+}
+
+/// Writes `data` at byte `off` of the page with frame number `pfn`.
+pub(crate) fn write_frame(pfn: u64, off: usize, data: &[u8]) -> Result {
+    // SAFETY: `data` is only read (the shim copies from it); the shim
+    // checks the frame and the range within the page.
+    to_result(unsafe {
+        shim::vgpu_shim_test_pfn_copy(pfn as c_ulong, off as c_ulong, data.as_ptr().cast_mut().cast(), data.len() as c_ulong, true)
+    })
+}

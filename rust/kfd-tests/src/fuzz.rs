@@ -144,7 +144,8 @@ pub fn parse_u64(s: &str) -> Option<u64> {
 /// enabled with queues), ENODEV (device not bound / gone), EINVAL (bad
 /// argument), ENOSPC (out of ids / doorbells), ENOTTY (unknown command),
 /// E2BIG (array larger than the kernel's limit), EOPNOTSUPP (feature not
-/// present), EADDRINUSE (SVM overlap), ETIME/ETIMEDOUT (wait timed out),
+/// present), EADDRINUSE (SVM overlap), EOVERFLOW (SVM range end wraps
+/// around), ETIME/ETIMEDOUT (wait timed out),
 /// ERESTARTSYS is never seen by user space.
 pub const CLEAR_ERRNOS: &[i32] = &[
     libc::EPERM,
@@ -165,6 +166,7 @@ pub const CLEAR_ERRNOS: &[i32] = &[
     libc::E2BIG,
     libc::EOPNOTSUPP,
     libc::EADDRINUSE,
+    libc::EOVERFLOW,
     libc::ETIME,
     libc::ETIMEDOUT,
     // ENOTSUPP (kernel-internal 524): CREATE_QUEUE's unknown queue type, as upstream.

@@ -3,3 +3,4 @@
 
 pub mod harness;
 pub mod kfd;
+pub mod ops;

@@ -241,6 +241,59 @@ impl Fuzzer {
         self.kmsg_from = self.calls;
     }
 
+    /// A few writes, reads and polls with odd lengths and pointers on a new
+    /// SMI event file, checked against upstream's answers: a write shorter
+    /// than 8 bytes is EFAULT, one of 8+ bytes from a good buffer returns 8
+    /// (else EFAULT); a read returns at most min(len, 8192) bytes, or
+    /// EAGAIN / EFAULT; poll answers at once.
+    fn poke_smi(&mut self, fd: i32) {
+        const LENS: [usize; 11] = [0, 1, 7, 8, 9, 16, 64, 4096, 8192, 8193, 1 << 20];
+        // The periodic fd sweep (every 256 calls, inside `exec`) may already
+        // have closed it.
+        let link = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap_or_default();
+        if link.as_os_str() != "anon_inode:kfd_smi_ev" {
+            return;
+        }
+        let idx = self.calls;
+        for _ in 0..self.rng.range(1, 6) {
+            let kind = fuzz::pick_kind(&mut self.rng, 6);
+            let len = *self.rng.pick(&LENS);
+            let mut content = vec![0u8; len.min(64)];
+            self.rng.fill(&mut content);
+            if self.rng.chance(1, 2) {
+                content.iter_mut().take(8).for_each(|b| *b = 0xff);
+            }
+            let ptr = fuzz::place(&mut self.rng, kind, fuzz::SUB[2], &content) as usize;
+            let op = self.rng.below(3);
+            // SAFETY: the kernel checks every pointer; buffers are in the
+            // fuzzer's own scratch regions or deliberately bad.
+            let (r, e) = unsafe {
+                let r = match op {
+                    0 => libc::write(fd, ptr as *const libc::c_void, len),
+                    1 => libc::read(fd, ptr as *mut libc::c_void, len),
+                    _ => {
+                        let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+                        libc::poll(&mut p, 1, 0) as isize
+                    }
+                };
+                (r, std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+            };
+            let good_write = kind == fuzz::PtrKind::Good && len >= 8 && len <= 64;
+            let bad = match op {
+                0 if len < 8 => !(r < 0 && e == libc::EFAULT),
+                0 if good_write => r != 8,
+                0 => !(r == 8 || (r < 0 && e == libc::EFAULT)),
+                1 if r >= 0 => len == 0 || r == 0 || r as usize > len.min(8192),
+                1 => !(e == libc::EAGAIN || e == libc::EFAULT),
+                _ => !(0..=1).contains(&r),
+            };
+            if bad {
+                let what = ["write", "read", "poll"][op as usize];
+                self.fail(idx, format!("SMI fd {what}({kind:?}, len {len}): {r} ({})", fuzz::errno_str(e)));
+            }
+        }
+    }
+
     fn known_fds(&self) -> Vec<i32> {
         let mut v = self.keep_fds.clone();
         v.push(self.kfd);
@@ -608,6 +661,7 @@ impl Fuzzer {
                 if let Some(b) = out(offset_of!(uapi::kfd_ioctl_smi_events_args, anon_fd), 4) {
                     let fd = read_u32(&b, 0) as i32;
                     if !self.known_fds().contains(&fd) && fd > 2 {
+                        self.poke_smi(fd);
                         fuzz::close(fd);
                     }
                 }

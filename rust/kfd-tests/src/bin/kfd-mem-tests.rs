@@ -268,7 +268,7 @@ fn open_kfd() -> Result<Kfd, String> {
     Kfd::open().map_err(|e| format!("open /dev/kfd: {e}"))
 }
 
-fn my_pasid() -> Result<u32, String> {
+fn my_sysfs_pasid() -> Result<u32, String> {
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() };
     read(&format!("/sys/class/kfd/kfd/proc/{pid}/pasid"))?
@@ -304,12 +304,13 @@ fn ensure_debugfs() -> Check {
 fn pasids(gpus: &[Gpu]) -> Check {
     in_child(|| {
         let k = open_kfd()?;
-        let mine = my_pasid()?;
-        ensure(mine != 0 && mine < 1 << 16, format!("pasid {mine}"))?;
+        // sysfs prints 0 as upstream 7.3 (per-VM PASIDs); debugfs has them.
+        ensure_eq(my_sysfs_pasid()?, 0, "proc/<pid>/pasid")?;
         let g = &gpus[0];
         ensure_eq(debugfs_pasid(g.gpu_id)?, 0, "pasid_<gpu> before ACQUIRE_VM")?;
         let _r = acquire(&k, g.gpu_id)?;
-        ensure_eq(debugfs_pasid(g.gpu_id)?, mine, "pasid_<gpu> after ACQUIRE_VM")?;
+        let mine = debugfs_pasid(g.gpu_id)?;
+        ensure(mine != 0 && mine < 1 << 16, format!("pasid {mine}"))?;
         // A second process at the same time has another one.
         let mut fds = [0i32; 2];
         // SAFETY: Room for two descriptors.
@@ -317,7 +318,10 @@ fn pasids(gpus: &[Gpu]) -> Check {
         // SAFETY: The child only reports its PASID and exits.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            let msg = match open_kfd().and_then(|_k| my_pasid()) {
+            let msg = match open_kfd().and_then(|k| {
+                let _r = acquire(&k, g.gpu_id)?;
+                debugfs_pasid(g.gpu_id)
+            }) {
                 Ok(p) => p.to_string(),
                 Err(e) => e,
             };
@@ -639,6 +643,75 @@ fn tile_config(gpus: &[Gpu]) -> Check {
     })
 }
 
+/// splitmix64: a small deterministic PRNG step.
+fn splitmix64(x: &mut u64) -> u64 {
+    *x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Seeded random `/dev/kfd` mmaps (type, gpu_id, low bits, length,
+/// protection, sharing), with and without bound VMs: each maps (and then
+/// holds what is written to it) or fails with a clear errno.
+fn mmap_offsets_fuzz(gpus: &[Gpu]) -> Check {
+    let seed = std::env::var("KFD_MEM_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x6b66_6d6du64);
+    println!("# mmap fuzz seed {seed}");
+    in_child(|| {
+        let k = open_kfd()?;
+        let mut rng = seed;
+        let mut bound = Vec::new();
+        let (mut mapped, mut failed) = (0u32, 0u32);
+        for round in 0..3000u32 {
+            let mut r = || splitmix64(&mut rng);
+            if round == 1000 {
+                // From here on the first GPU has a VM (its doorbells exist).
+                bound.push(acquire(&k, gpus[0].gpu_id)?);
+            }
+            let kind = [TYPE_DOORBELL, TYPE_EVENTS, TYPE_RESERVED_MEM, 0][(r() % 4) as usize];
+            let gpu_id = match r() % 4 {
+                0 => (r() % 0x1_0000) as u32,
+                1 => 0,
+                _ => gpus[(r() % gpus.len() as u64) as usize].gpu_id,
+            };
+            let low = match r() % 3 {
+                0 => 0,
+                1 => (r() % 0x2000) & !0xfff,
+                _ => (r() & ((1 << GPU_ID_SHIFT) - 1)) & !0xfff,
+            };
+            let len = [1usize, PAGE, 2 * PAGE, DOORBELL_SLICE, 3 * PAGE, 16 * PAGE][(r() % 6) as usize];
+            let prot = [libc::PROT_READ, libc::PROT_READ | libc::PROT_WRITE, libc::PROT_NONE][(r() % 3) as usize];
+            let flags = if r() % 4 == 0 { libc::MAP_PRIVATE } else { libc::MAP_SHARED };
+            let off = kind | (u64::from(gpu_id) << GPU_ID_SHIFT) | low;
+            match Map::new(k.fd, off, len, prot, flags) {
+                Ok(m) => {
+                    mapped += 1;
+                    // (A 1-byte request maps a page; touch only what was asked.)
+                    if len >= 8 && prot & libc::PROT_WRITE != 0 {
+                        let v = r();
+                        m.write_u64(0, v);
+                        ensure_eq(m.read_u64(0), v, &format!("round {round}: write through {off:#x}"))?;
+                    } else if len >= 8 && prot & libc::PROT_READ != 0 {
+                        let _ = m.read_u64(0);
+                    }
+                }
+                Err(e) if [libc::EINVAL, libc::ENODEV, libc::EOVERFLOW, libc::ENOMEM, libc::EACCES].contains(&e) => {
+                    failed += 1
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "round {round}: mmap({off:#x}, {len}, prot {prot}, flags {flags:#x}): {}",
+                        errno_name(e)
+                    ))
+                }
+            }
+        }
+        println!("# mmap fuzz: {mapped} mapped, {failed} refused");
+        ensure(mapped > 0 && failed > 0, "both outcomes seen")
+    })
+}
+
 fn main() {
     let mut h = Harness::new();
     let gpus = match gpus() {
@@ -661,5 +734,6 @@ fn main() {
     h.run("alloc: USERPTR pins, EFAULT for holes and read-only memory", || userptr_pins(&gpus));
     h.run("teardown: exit without freeing leaves the accounts as they were", || exit_without_freeing(&gpus));
     h.run("GET_TILE_CONFIG: gb_addr_config, zero tables clamped, EFAULT", || tile_config(&gpus));
+    h.run("mmap: seeded random /dev/kfd offsets map or fail cleanly", || mmap_offsets_fuzz(&gpus));
     std::process::exit(h.finish("kfd-mem-tests"));
 }

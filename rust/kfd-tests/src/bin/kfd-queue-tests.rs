@@ -413,7 +413,14 @@ fn update_cu_mask_gws_wave_state() -> Check {
     }
     let mut g = uapi::kfd_ioctl_alloc_queue_gws_args { queue_id: q, num_gws: 1, ..Default::default() };
     expect_errno(k.ioctl(uapi::AMDKFD_IOC_ALLOC_QUEUE_GWS, &mut g), libc::ENODEV, "GWS on a GPU without GWS")?;
-    expect_ok(s.destroy(q), "DESTROY")
+    // SET_XNACK_MODE: any setting is refused while queues exist; queries work.
+    let mut x = uapi::kfd_ioctl_set_xnack_mode_args { xnack_enabled: 0 };
+    expect_errno(k.ioctl(uapi::AMDKFD_IOC_SET_XNACK_MODE, &mut x), libc::EBUSY, "SET_XNACK_MODE with queues")?;
+    x.xnack_enabled = -1;
+    expect_ok(k.ioctl(uapi::AMDKFD_IOC_SET_XNACK_MODE, &mut x), "SET_XNACK_MODE query with queues")?;
+    expect_ok(s.destroy(q), "DESTROY")?;
+    x.xnack_enabled = 0;
+    expect_ok(k.ioctl(uapi::AMDKFD_IOC_SET_XNACK_MODE, &mut x), "SET_XNACK_MODE once the queues are gone")
 }
 
 fn per_device_limit_127() -> Check {
@@ -591,7 +598,7 @@ fn main() {
     h.run("create: libhsakmt 5.2.3's 88-byte struct is zero-filled", old_88_byte_create_queue_is_zero_filled);
     h.run("ids: unknown queue ids give upstream's errnos", unknown_queue_ids);
     h.run("create: AQL and SDMA ids, doorbell offsets, sysfs, pinned ring", aql_and_sdma_queue_ids_doorbells_and_sysfs);
-    h.run("queue: UPDATE, SET_CU_MASK, ALLOC_QUEUE_GWS, GET_QUEUE_WAVE_STATE", update_cu_mask_gws_wave_state);
+    h.run("queue: UPDATE, SET_CU_MASK, ALLOC_QUEUE_GWS, GET_QUEUE_WAVE_STATE, SET_XNACK_MODE", update_cu_mask_gws_wave_state);
     h.run("limit: 127 queues per process and device, then ENOSPC", per_device_limit_127);
     h.run("processes: two processes have separate queues and doorbells", two_processes_have_separate_queues);
     h.run("teardown: a process killed with queues active", killed_process_with_queues);

@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Shared virtual memory (SVM): the per-process range set and the
+//! `AMDKFD_IOC_SVM` ioctl.
+//!
+//! C: `kfd_svm.c` (`svm_range_list_init/fini`, `svm_range_set_attr`,
+//! `svm_range_get_attr`, `svm_range_is_valid`, `svm_range_check_vm`) and
+//! `kfd_ioctl_svm` in `kfd_chardev.c`.  The range algebra, the attribute
+//! rules and the argument checks are pure logic shared with the host crate
+//! (`rust/kfd-logic/src/svm/`, property-tested there); this module adds the
+//! locks, the VMA walk, the memory-object overlap check and the ioctl glue.
+//!
+//! # What works and what does not (yet)
+//!
+//! `SET_ATTR` records attributes: it creates, splits and updates ranges
+//! exactly as upstream, and `GET_ATTR` reports them.  Nothing migrates,
+//! nothing is mapped on a GPU, CPU `munmap` does not remove ranges and no
+//! retry fault is served: the machinery (device-private VRAM, one
+//! `mmu_interval_notifier` per range, `hmm_range_fault`, migration) hangs
+//! under this through [`RangePayload`] and comes with the HMM work.  Until
+//! then topology does not advertise `HSA_CAP_SVMAPI_SUPPORTED`, so user
+//! space (libhsakmt, ROCr) does not use SVM on its own.  Upstream also
+//! accounts each range against the system-memory limit when XNACK is off;
+//! that accounting is not done here.
+//!
+//! # Locking
+//!
+//! [`Process::svm`] (upstream `svms->lock`) protects the range set.  It is
+//! taken inside `Process::inner` or inside the mmap lock (read), never the
+//! other way round, and nothing is taken inside it: `SET_ATTR` holds the
+//! mmap read lock across the VMA check and the range update, as upstream
+//! holds `mmap_lock` around `svms->lock`.  `SET_ATTR` and `GET_ATTR` never
+//! hold `Process::inner` and the mmap lock together (a GPU driver may take
+//! the mmap lock under `inner`, for user pointers).  An MMU-notifier
+//! callback that can run in reclaim must not take [`Process::svm`] (the set
+//! allocates under it; upstream defers such work to a worker).
+
+use kernel::{mm::MmapReadGuard, prelude::*};
+
+use crate::{
+    device::Device,
+    kabi,
+    process::{Process, ProcessInner},
+    uapi,
+};
+
+/// The pure logic, shared with the host crate `kfd-logic`.
+#[path = "../../rust/kfd-logic/src/svm/mod.rs"]
+#[allow(
+    unreachable_pub,
+    dead_code,
+    reason = "a directory shared with a host crate: `pub` items, accessors for its tests"
+)]
+pub(crate) mod logic;
+
+mod store;
+
+use logic::{
+    attr::{self, Attr, Gpus, MAX_GPU_INSTANCE},
+    ranges::{max_range_pages, Params, RangeSet, Span},
+    SvmError,
+};
+use store::RbStore;
+
+const _: () = assert!(attr::PAGE_SHIFT as usize == kernel::page::PAGE_SHIFT);
+const _: () = assert!(attr::ARGS_HEADER_SIZE as usize == core::mem::size_of::<uapi::kfd_ioctl_svm_args>());
+const _: () = assert!(attr::ATTR_SIZE as usize == core::mem::size_of::<uapi::kfd_ioctl_svm_attribute>());
+
+/// The per-range state of the machinery (HMM interval notifier, GPU
+/// mapping, VRAM).  None yet: attributes only.
+pub(crate) type RangePayload = ();
+
+/// The range set of a process.
+pub(crate) type Ranges = RangeSet<RangePayload, RbStore<RangePayload>>;
+
+/// Per-process SVM state (C: `struct svm_range_list`), under [`Process::svm`].
+pub(crate) struct SvmState {
+    /// The ranges.
+    pub(crate) ranges: Ranges,
+}
+
+/// Whether a GPU takes part in SVM (upstream `KFD_IS_SVM_API_SUPPORTED`:
+/// device-private VRAM registered, or an APU).
+///
+/// Every GPU is counted for the bookkeeping (attributes may name it); the
+/// topology capability is a separate decision, off until the machinery
+/// works.  The HMM work replaces this with the device-private memory test.
+pub(crate) fn device_supports_svm(_dev: &Device) -> bool {
+    true
+}
+
+impl SvmState {
+    /// The state of a new process with `devices` (upstream
+    /// `svm_range_list_init`; `max_pages` is upstream's
+    /// `svm_range_set_max_pages`, the minimum over the GPUs).
+    pub(crate) fn new<'a>(devices: impl Iterator<Item = &'a Device>) -> Self {
+        let max_pages = devices.map(|d| max_range_pages(d.info.vram_size)).min().unwrap_or(1 << 9);
+        let params = Params { max_pages, default_granularity: attr::DEFAULT_GRANULARITY };
+        SvmState { ranges: RangeSet::new(RbStore::new(), params) }
+    }
+
+    /// Drops every range (upstream `svm_range_list_fini`).
+    pub(crate) fn clear(&mut self) {
+        self.ranges.clear(drop);
+        self.ranges.store_mut().trim();
+    }
+
+    /// Whether a range intersects the `size` bytes at `start` (upstream's
+    /// `interval_tree_iter_first` over `[start >> PAGE_SHIFT, (start + size
+    /// - 1) >> PAGE_SHIFT]`).
+    pub(crate) fn overlaps_bytes(&self, start: u64, size: u64) -> bool {
+        if size == 0 {
+            return false;
+        }
+        let last = start.saturating_add(size - 1);
+        self.ranges.overlaps(start >> attr::PAGE_SHIFT, last >> attr::PAGE_SHIFT)
+    }
+}
+
+/// The SVM part of `ALLOC_MEMORY_OF_GPU` (upstream `kfd_ioctl_alloc_memory_of_gpu`
+/// under `CONFIG_HSA_AMD_SVM`): a GPU VA (unless VRAM without VA) or a user
+/// pointer that overlaps an SVM range is `-EADDRINUSE`.  Takes
+/// [`Process::svm`] alone; the caller takes `Process::inner` after.
+pub(crate) fn check_alloc(process: &Process, args: &uapi::kfd_ioctl_alloc_memory_of_gpu_args) -> Result {
+    let svm = process.svm.lock();
+    let vram_without_va = args.va_addr == 0 && args.flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0;
+    if !vram_without_va && svm.overlaps_bytes(args.va_addr, args.size) {
+        return Err(EADDRINUSE);
+    }
+    if args.flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR != 0 && svm.overlaps_bytes(args.mmap_offset, args.size) {
+        return Err(EADDRINUSE);
+    }
+    Ok(())
+}
+
+/// Maps a logic error to the errno.
+fn err(e: SvmError) -> Error {
+    match e {
+        SvmError::Inval => EINVAL,
+        SvmError::Overflow => EOVERFLOW,
+        SvmError::Fault => EFAULT,
+        SvmError::AddrInUse => EADDRINUSE,
+        SvmError::NoMem => ENOMEM,
+    }
+}
+
+/// What the ioctl needs from `Process::inner`, copied out so the lock is
+/// not held with the mmap lock.
+struct Snapshot {
+    ids: [u32; MAX_GPU_INSTANCE],
+    n: usize,
+    supported: u64,
+    xnack_enabled: bool,
+    /// Some GPU VM is bound (upstream: `p->kgd_process_info` exists).
+    has_vm: bool,
+    /// The interval overlaps a memory object mapped on a GPU.
+    overlaps_mem: bool,
+}
+
+impl Snapshot {
+    /// Copies what the ioctl needs; `bytes` is the interval `[start, end)`
+    /// for the memory-object check (`None`: it overflowed, which is
+    /// reported later in upstream's order).
+    fn take(inner: &ProcessInner, bytes: Option<(u64, u64)>) -> Self {
+        let mut s = Snapshot {
+            ids: [0; MAX_GPU_INSTANCE],
+            n: 0,
+            supported: 0,
+            xnack_enabled: inner.xnack_enabled,
+            has_vm: false,
+            overlaps_mem: bytes.is_some_and(|(start, end)| crate::memory::mapped_va_overlaps(inner, start, end)),
+        };
+        for (i, pdd) in inner.pdds.iter().take(MAX_GPU_INSTANCE).enumerate() {
+            s.ids[i] = pdd.dev.gpu_id();
+            if device_supports_svm(&pdd.dev) {
+                s.supported |= 1 << i;
+            }
+            s.has_vm |= pdd.vm.is_some();
+            s.n = i + 1;
+        }
+        s
+    }
+
+    fn gpus(&self) -> Gpus<'_> {
+        Gpus { ids: &self.ids[..self.n], supported: self.supported }
+    }
+}
+
+/// `kfd_ioctl_svm_validate`: run by the dispatcher before the handler with
+/// the caller's `_IOC_SIZE`.
+pub(crate) fn validate_ioctl(buf: &[u8], user_size: usize) -> Result {
+    let nattr = buf.get(20..24).ok_or(EINVAL)?;
+    let nattr = u32::from_ne_bytes([nattr[0], nattr[1], nattr[2], nattr[3]]);
+    attr::check_ioctl_size(user_size, nattr).map_err(err)
+}
+
+/// Reads the `nattr` attributes that follow the header.
+fn read_attrs(buf: &[u8], nattr: u32) -> Result<KVec<Attr>> {
+    let n = nattr as usize;
+    let bytes = buf.get(attr::ARGS_HEADER_SIZE as usize..).ok_or(EINVAL)?;
+    let bytes = bytes.get(..n.checked_mul(8).ok_or(EINVAL)?).ok_or(EINVAL)?;
+    let mut attrs = KVec::with_capacity(n, GFP_KERNEL)?;
+    for c in bytes.chunks_exact(8) {
+        let ty = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
+        let value = u32::from_ne_bytes([c[4], c[5], c[6], c[7]]);
+        attrs.push(Attr::new(ty, value), GFP_KERNEL)?;
+    }
+    Ok(attrs)
+}
+
+/// Writes attributes back after the header.
+fn write_attrs(buf: &mut [u8], attrs: &[Attr]) {
+    let Some(bytes) = buf.get_mut(attr::ARGS_HEADER_SIZE as usize..) else { return };
+    for (c, a) in bytes.chunks_exact_mut(8).zip(attrs) {
+        c[..4].copy_from_slice(&a.ty.to_ne_bytes());
+        c[4..].copy_from_slice(&a.value.to_ne_bytes());
+    }
+}
+
+/// IOCTL: SVM (`kfd_ioctl_svm` + `svm_ioctl`).  The buffer holds the
+/// caller's whole argument, `nattr` attributes included (checked by
+/// [`validate_ioctl`]).
+pub(crate) fn ioctl(process: &Process, buf: &mut [u8]) -> Result {
+    let (start_addr, size, op, nattr) = {
+        let args: &mut uapi::kfd_ioctl_svm_args = uapi::args_mut(buf)?;
+        (args.start_addr, args.size, args.op, args.nattr)
+    };
+    let req = attr::check_request(start_addr, size).map_err(err)?;
+    let mut attrs = read_attrs(buf, nattr)?;
+    match op {
+        attr::OP_SET_ATTR => set_attr(process, req, &attrs),
+        attr::OP_GET_ATTR => {
+            let r = get_attr(process, req, &mut attrs);
+            // The answers go back even on failure, as upstream's in-place
+            // update of the copied-back buffer.
+            write_attrs(buf, &attrs);
+            r
+        }
+        _ => Err(EINVAL),
+    }
+}
+
+/// `svm_range_is_valid` after the overflow check: every page in VMAs
+/// without `VM_IO|VM_PFNMAP|VM_MIXEDMAP` (`-EFAULT`), no GPU-mapped memory
+/// object in the way (`-EADDRINUSE`).
+fn check_vmas(mmap: &MmapReadGuard<'_>, start: u64, end: u64, snap: &Snapshot) -> Result {
+    if !kabi::mm::plain_vmas(mmap, start, end) {
+        return Err(EFAULT);
+    }
+    if snap.overlaps_mem {
+        return Err(EADDRINUSE);
+    }
+    Ok(())
+}
+
+/// `svm_range_set_attr`, up to where the machinery takes over.
+fn set_attr(process: &Process, req: attr::PageRequest, attrs: &[Attr]) -> Result {
+    let bytes = attr::check_range_overflow(&req);
+    let snap = Snapshot::take(&process.inner.lock(), bytes.ok());
+    attr::check_set_attrs(attrs, &snap.gpus()).map_err(err)?;
+    if !snap.has_vm {
+        return Err(EINVAL);
+    }
+    let (start, end) = bytes.map_err(err)?;
+    let mm = kabi::mm::CurrentMm::get()?;
+    let mmap = mm.read_lock();
+    check_vmas(&mmap, start, end, &snap)?;
+    let mut svm = process.svm.lock();
+    let span = Span::new(req.start, req.last());
+    let r = svm.ranges.set_attr(span, attrs, &snap.gpus(), snap.xnack_enabled);
+    svm.ranges.store_mut().trim();
+    r.map(|_outcome| ()).map_err(err)
+}
+
+/// `svm_range_get_attr`.
+fn get_attr(process: &Process, req: attr::PageRequest, attrs: &mut [Attr]) -> Result {
+    let (start, end) = attr::check_range_overflow(&req).map_err(err)?;
+    let snap = Snapshot::take(&process.inner.lock(), Some((start, end)));
+    {
+        let mm = kabi::mm::CurrentMm::get()?;
+        let mmap = mm.read_lock();
+        check_vmas(&mmap, start, end, &snap)?;
+    }
+    let span = Span::new(req.start, req.last());
+    let svm = process.svm.lock();
+    logic::get_attr(&svm.ranges, span, attrs, &snap.gpus(), snap.xnack_enabled).map_err(err)
+}
+
+#[kunit_tests(rkfd_svm)]
+mod tests {
+    use super::*;
+    use logic::attr::*;
+
+    const IDS: [u32; 2] = [0x1111, 0x2222];
+
+    fn gpus() -> Gpus<'static> {
+        Gpus { ids: &IDS, supported: 0b11 }
+    }
+
+    fn new_ranges(max_pages: u64) -> Ranges {
+        RangeSet::new(RbStore::new(), Params { max_pages, default_granularity: DEFAULT_GRANULARITY })
+    }
+
+    fn spans(r: &Ranges) -> KVec<(u64, u64)> {
+        let mut v = KVec::new();
+        for x in r.iter() {
+            let _ = v.push((x.start, x.last), GFP_KERNEL);
+        }
+        v
+    }
+
+    #[test]
+    fn rbtree_store_splits_and_removes() -> Result {
+        let g = gpus();
+        let mut r = new_ranges(16);
+        r.set_attr(Span::new(5, 40), &[Attr::new(ATTR_ACCESS, 0x2222)], &g, false).map_err(err)?;
+        assert_eq!(&spans(&r)[..], &[(5, 15), (16, 31), (32, 40)]);
+        assert_eq!(r.store().spare(), 0);
+        r.set_attr(Span::new(20, 25), &[Attr::new(ATTR_PREFERRED_LOC, 0x1111)], &g, false).map_err(err)?;
+        assert_eq!(&spans(&r)[..], &[(5, 15), (16, 19), (20, 25), (26, 31), (32, 40)]);
+        assert_eq!(r.find(22).map(|x| x.attrs.preferred_loc), Some(0x1111));
+        assert_eq!(r.find(26).map(|x| x.attrs.preferred_loc), Some(LOCATION_UNDEFINED));
+        assert_eq!(r.find(30).map(|x| x.attrs.access), Some(0b10));
+        assert!(r.find(41).is_none() && r.find(4).is_none());
+        let mut removed = 0;
+        r.remove(Span::new(10, 21), |x| removed += x.last - x.start + 1).map_err(err)?;
+        assert_eq!(removed, 12);
+        assert_eq!(&spans(&r)[..], &[(5, 9), (22, 25), (26, 31), (32, 40)]);
+        assert_eq!(r.store().spare(), 0);
+        // Fault-path bounds: clipped by the neighbours (the RBTree's
+        // predecessor and successor lookups), the VMA and the window.
+        let vma = Span::new(0, 100);
+        assert_eq!(r.unregistered_bounds(15, vma, 9), Ok(Span::new(10, 21)));
+        assert_eq!(r.unregistered_bounds(50, vma, 9), Ok(Span::new(41, 100)));
+        assert_eq!(r.unregistered_bounds(2, vma, 9), Ok(Span::new(0, 4)));
+        assert_eq!(r.unregistered_bounds(50, vma, 3), Ok(Span::new(48, 55)));
+        assert_eq!(r.unregistered_bounds(7, vma, 9), Err(SvmError::Inval));
+        let a = r.new_range_attrs(&g, true);
+        r.insert_new(Span::new(10, 21), a).map_err(err)?;
+        assert_eq!(r.find(15).map(|x| (x.start, x.last, x.attrs.access)), Some((10, 21, 0b11)));
+        assert!(r.insert_new(Span::new(21, 21), a).is_err());
+        assert_eq!(r.store().spare(), 0);
+        let mut n = 0;
+        r.clear(|_| n += 1);
+        assert_eq!((n, r.len()), (5, 0));
+        Ok(())
+    }
+
+    #[test]
+    fn rbtree_store_many_ranges_stay_ordered() -> Result {
+        let g = gpus();
+        let mut r = new_ranges(1 << 18);
+        // Every other page: 1000 ranges, then one call over all of them.
+        for i in 0..1000u64 {
+            r.set_attr(Span::new(2 * i, 2 * i), &[Attr::new(ATTR_GRANULARITY, (i % 7) as u32)], &g, true)
+                .map_err(err)?;
+        }
+        assert_eq!(r.len(), 1000);
+        r.set_attr(Span::new(0, 1999), &[Attr::new(ATTR_SET_FLAGS, 0x10)], &g, true).map_err(err)?;
+        assert_eq!(r.len(), 2000);
+        let mut prev = None;
+        for x in r.iter() {
+            assert!(prev.map_or(true, |p| x.start == p + 1));
+            assert!(x.attrs.flags & 0x10 != 0);
+            prev = Some(x.last);
+        }
+        let mut q = [Attr::new(ATTR_GRANULARITY, 0)];
+        logic::get_attr(&r, Span::new(0, 13), &mut q, &g, true).map_err(err)?;
+        assert_eq!(q[0].value, 0);
+        logic::get_attr(&r, Span::new(2, 11), &mut q, &g, true).map_err(err)?;
+        // Pages 2..11: the set ones have 1..5, the others the default 9.
+        assert_eq!(q[0].value, 1);
+        Ok(())
+    }
+
+    #[test]
+    fn ioctl_size_and_attr_parsing() -> Result {
+        let mut buf = [0u8; 40];
+        buf[20..24].copy_from_slice(&2u32.to_ne_bytes());
+        assert_eq!(validate_ioctl(&buf, 40).err(), None);
+        assert_eq!(validate_ioctl(&buf, 39).err(), Some(EINVAL));
+        // nattr = u32::MAX cannot overflow the size computation.
+        buf[20..24].copy_from_slice(&u32::MAX.to_ne_bytes());
+        assert_eq!(validate_ioctl(&buf, 16383).err(), Some(EINVAL));
+        buf[24..28].copy_from_slice(&ATTR_ACCESS.to_ne_bytes());
+        buf[28..32].copy_from_slice(&0x2222u32.to_ne_bytes());
+        buf[32..36].copy_from_slice(&ATTR_GRANULARITY.to_ne_bytes());
+        buf[36..40].copy_from_slice(&3u32.to_ne_bytes());
+        let attrs = read_attrs(&buf, 2)?;
+        assert_eq!(&attrs[..], &[Attr::new(ATTR_ACCESS, 0x2222), Attr::new(ATTR_GRANULARITY, 3)]);
+        assert_eq!(read_attrs(&buf, 3).err(), Some(EINVAL));
+        write_attrs(&mut buf, &[Attr::new(ATTR_NO_ACCESS, 7)]);
+        assert_eq!(read_attrs(&buf, 1)?[0], Attr::new(ATTR_NO_ACCESS, 7));
+        Ok(())
+    }
+
+    #[test]
+    fn state_overlap_in_bytes() -> Result {
+        let mut st = SvmState::new(core::iter::empty());
+        // No GPU: upstream's smallest block, 2 MiB.
+        assert_eq!(st.ranges.params().max_pages, 512);
+        st.ranges.set_attr(Span::new(0x10, 0x1f), &[], &gpus(), false).map_err(err)?;
+        assert!(st.overlaps_bytes(0x1f000, 1));
+        assert!(st.overlaps_bytes(0xf000, 0x1001));
+        assert!(!st.overlaps_bytes(0xf000, 0x1000));
+        assert!(!st.overlaps_bytes(0x20000, 0x1000));
+        assert!(!st.overlaps_bytes(0x10000, 0));
+        // A size that runs past the address space saturates instead of wrapping.
+        assert!(st.overlaps_bytes(0x1000, u64::MAX));
+        st.clear();
+        assert!(st.ranges.is_empty() && !st.overlaps_bytes(0, u64::MAX));
+        Ok(())
+    }
+
+    #[test]
+    fn errnos_map() {
+        assert_eq!(err(SvmError::AddrInUse), EADDRINUSE);
+        assert_eq!(err(SvmError::Overflow), EOVERFLOW);
+        assert_eq!(err(SvmError::Fault).to_errno(), SvmError::Fault.to_errno());
+        assert_eq!(err(SvmError::NoMem).to_errno(), SvmError::NoMem.to_errno());
+    }
+}
