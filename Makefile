@@ -8,6 +8,8 @@
 #   make check      host tests + ABI check + module build + guest tests (KUnit, user space)
 #   make soak       the guest fuzzer and process storm at 10x make check's counts
 #   make bench-svm  the SVM benchmark beside test_hmm (figures, not a test)
+#   make bench-queues  queue benchmark in the test VM (ROCr: signal round trip,
+#                   SDMA GB/s vs memcpy, priority 15 vs 7 packets/s); prints figures
 #   make setup      install the toolchain and kernel source (idempotent)
 #   make kernel     build (or reuse) the cached test kernel
 
@@ -18,7 +20,7 @@ KRUST_LIB_SRC ?= /usr/lib/rustlib/src/rust/library
 KBINDGEN ?= $(or $(RKFD_CACHE),/var/cache/rkfd)/tools/bin/bindgen
 KDIR ?= $(shell $(ROOT)/scripts/kdir)
 
-.PHONY: all modules clean setup kernel demo check host-test abi-check guest-tools soak bench-svm
+.PHONY: all modules clean setup kernel demo check host-test abi-check guest-tools soak bench-svm bench-queues
 
 all: modules
 
@@ -51,3 +53,7 @@ soak:
 
 bench-svm: modules
 	scripts/bench-svm
+
+bench-queues: modules
+	$(MAKE) -s -C tests/rocr
+	scripts/vm-run --gpu $(or $(GPU),gfx90a) -- tests/rocr/build/rocr-bench

@@ -52,3 +52,9 @@ void rkfd_shim_mm_notifier_unregister(void *handle, struct mm_struct *mm)
 	mmu_notifier_unregister(&n->mn, mm);
 	kfree(n);
 }
+
+/* The user address limit access_ok() checks against (queue arguments). */
+u64 rkfd_shim_user_addr_limit(void)
+{
+	return TASK_SIZE_MAX;
+}

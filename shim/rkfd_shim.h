@@ -61,6 +61,7 @@ struct mm_struct;
 void *rkfd_shim_mm_notifier_register(struct mm_struct *mm, void *cookie);
 void rkfd_shim_mm_notifier_unregister(void *handle, struct mm_struct *mm);
 void rkfd_rs_mm_release(void *cookie);
+u64 rkfd_shim_user_addr_limit(void);
 
 /* Device cgroup (shim/rkfd_cgroup.c): 0 or -EPERM for the current task. */
 int rkfd_shim_devcgroup_check_render(unsigned int render_minor);

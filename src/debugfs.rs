@@ -112,7 +112,6 @@ impl DebugDir {
     }
 
     /// A read-write file `name` showing `data` and handing writes to it.
-    #[allow(dead_code)] // For `hang_hws` (queues).
     pub(crate) fn file_rw<T: Show + Store>(&self, name: &CStr, data: Arc<T>) -> Result<DebugFile> {
         let file = KBox::pin_init(self.0.read_write_file(name, Stored(data)), GFP_KERNEL)?;
         Ok(DebugFile { _file: KBox::new(file, GFP_KERNEL)? })
@@ -157,6 +156,7 @@ impl Show for MemLimit {
 /// The module-wide files under `kfd/`.  Add new ones here.
 fn root_files(root: &DebugDir, files: &mut KVec<DebugFile>) -> Result {
     files.push(root.file(c"mem_limit", Arc::new(MemLimit, GFP_KERNEL)?)?, GFP_KERNEL)?;
+    crate::queue::debugfs_files(root, files)?;
     Ok(())
 }
 

@@ -39,6 +39,8 @@ pub(crate) struct Device {
     /// Its VRAM as device-private pages, if the GPU driver serves SVM
     /// (upstream `svm_migrate_init`).
     pub(crate) svm: Option<SvmDev>,
+    /// Queues on this device (upstream `dqm`), see `crate::queue`.
+    pub(crate) queues: crate::queue::DeviceQueues,
 }
 
 /// The published devices, in topology order.
@@ -113,7 +115,8 @@ pub(crate) fn probe(kgd: KgdDevice, info: GpuInfo) -> Result<Arc<Device>> {
     } else {
         None
     };
-    Ok(Arc::new(Device { kgd, info, gpu_id: Atomic::new(0), svm }, GFP_KERNEL)?)
+    let queues = crate::queue::DeviceQueues::new()?;
+    Ok(Arc::new(Device { kgd, info, gpu_id: Atomic::new(0), svm, queues }, GFP_KERNEL)?)
 }
 
 /// `kgd2kfd_device_init`: publishes the device.
@@ -143,6 +146,7 @@ pub(crate) fn init(dev: Arc<Device>) -> Result {
         dev.info.gfx_target_version,
         gpu_id
     ));
+    crate::queue::device_init(&dev);
     Ok(())
 }
 
@@ -154,6 +158,7 @@ pub(crate) fn exit(dev: Arc<Device>) {
         list.devices.retain(|d| !Arc::ptr_eq(d, &dev));
         list.topology.clone()
     };
+    crate::queue::device_exit(&dev);
     let gpu_id = dev.gpu_id();
     if gpu_id != 0 {
         if let Some(t) = topology {
@@ -184,10 +189,6 @@ impl Device {
     pub(crate) fn set_gpu_id_for_tests(&self, gpu_id: u32) {
         self.gpu_id.store(gpu_id, Relaxed);
     }
-
-    /// An interrupt from the GPU.  Nothing raises interrupts yet (events
-    /// and faults arrive with later issues).
-    pub(crate) fn interrupt(&self) {}
 
     /// Whether SVM works on this GPU: its VRAM is registered as
     /// device-private memory and it supports per-process XNACK.  Upstream

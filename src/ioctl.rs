@@ -30,6 +30,7 @@ use crate::{
     kabi::{self, kgd::DrmFile},
     memory::{self, Direction},
     process::{Apertures, Process},
+    queue,
     uapi,
 };
 
@@ -212,9 +213,8 @@ fn set_trap_handler(process: &Process, args: &mut uapi::kfd_ioctl_set_trap_handl
 /// IOCTL: SET_XNACK_MODE: `< 0` queries; `>= 0` sets, allowed only if every
 /// GPU of the process supports per-process XNACK (`-EPERM` otherwise).
 ///
-/// Upstream (`kfd_ioctl_set_xnack_mode`) also refuses any change while the
-/// process has user queues (`-EBUSY`, checked first); rkfd has no queues yet,
-/// so the check belongs to the queue work.  Upstream then moves the SVM
+/// Like upstream (`kfd_ioctl_set_xnack_mode`) it refuses any setting while
+/// the process has user queues (`-EBUSY`, checked first).  Upstream then moves the SVM
 /// ranges' system-memory reservation (`svm_range_switch_xnack_reserve_mem`);
 /// rkfd does not reserve memory for SVM ranges yet, so there is nothing to
 /// move.  New ranges read the mode when they are created (their default
@@ -224,6 +224,9 @@ fn set_xnack_mode(process: &Process, args: &mut uapi::kfd_ioctl_set_xnack_mode_a
     if args.xnack_enabled < 0 {
         args.xnack_enabled = i32::from(inner.xnack_enabled);
         return Ok(());
+    }
+    if queue::has_queues_locked(&inner) {
+        return Err(EBUSY);
     }
     let enable = args.xnack_enabled != 0;
     if enable == inner.xnack_enabled {
@@ -366,12 +369,12 @@ fn wait_events(process: &Process, args: &mut uapi::kfd_ioctl_wait_events_args) -
 /// The dispatch table, indexed by `_IOC_NR(cmd) - AMDKFD_COMMAND_START`.
 const IOCTLS: [IoctlDef; uapi::IOCTLS.len()] = [
     def!(AMDKFD_IOC_GET_VERSION, typed!(get_version)),
-    def!(AMDKFD_IOC_CREATE_QUEUE, not_supported),
-    def!(AMDKFD_IOC_DESTROY_QUEUE, not_supported),
+    def!(AMDKFD_IOC_CREATE_QUEUE, typed!(queue::create)),
+    def!(AMDKFD_IOC_DESTROY_QUEUE, typed!(queue::destroy)),
     def!(AMDKFD_IOC_SET_MEMORY_POLICY, typed!(set_memory_policy)),
     def!(AMDKFD_IOC_GET_CLOCK_COUNTERS, typed!(get_clock_counters)),
     def!(AMDKFD_IOC_GET_PROCESS_APERTURES, typed!(get_process_apertures)),
-    def!(AMDKFD_IOC_UPDATE_QUEUE, not_supported),
+    def!(AMDKFD_IOC_UPDATE_QUEUE, typed!(queue::update)),
     def!(AMDKFD_IOC_CREATE_EVENT, typed!(create_event)),
     def!(AMDKFD_IOC_DESTROY_EVENT, typed!(destroy_event)),
     def!(AMDKFD_IOC_SET_EVENT, typed!(set_event)),
@@ -390,11 +393,11 @@ const IOCTLS: [IoctlDef; uapi::IOCTLS.len()] = [
     def!(AMDKFD_IOC_FREE_MEMORY_OF_GPU, typed!(free_memory_of_gpu)),
     def!(AMDKFD_IOC_MAP_MEMORY_TO_GPU, typed!(map_memory_to_gpu)),
     def!(AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, typed!(unmap_memory_from_gpu)),
-    def!(AMDKFD_IOC_SET_CU_MASK, not_supported),
-    def!(AMDKFD_IOC_GET_QUEUE_WAVE_STATE, not_supported),
+    def!(AMDKFD_IOC_SET_CU_MASK, typed!(queue::set_cu_mask)),
+    def!(AMDKFD_IOC_GET_QUEUE_WAVE_STATE, typed!(queue::get_wave_state)),
     def!(AMDKFD_IOC_GET_DMABUF_INFO, not_supported),
     def!(AMDKFD_IOC_IMPORT_DMABUF, not_supported),
-    def!(AMDKFD_IOC_ALLOC_QUEUE_GWS, not_supported),
+    def!(AMDKFD_IOC_ALLOC_QUEUE_GWS, typed!(queue::alloc_gws)),
     def!(AMDKFD_IOC_SMI_EVENTS, typed!(smi_events)),
     def!(AMDKFD_IOC_SVM, crate::svm::ioctl, crate::svm::validate_ioctl),
     def!(AMDKFD_IOC_SET_XNACK_MODE, typed!(set_xnack_mode)),

@@ -37,6 +37,10 @@ pub(crate) struct MemObject {
     flags: u32,
     /// gpu_ids of the devices whose VM maps it.
     mapped_on: KVec<u32>,
+    /// One gpu_id per queue buffer of that device inside this object
+    /// (upstream `bo_va->queue_refcount`): it cannot be unmapped from that
+    /// GPU while the queue exists (`-EBUSY`).
+    queue_users: KVec<u32>,
 }
 
 /// The memory objects of one pdd, by IDR handle (lowest free id first, as
@@ -134,7 +138,7 @@ pub(crate) fn alloc(inner: &mut ProcessInner, args: &mut uapi::kfd_ioctl_alloc_m
         pad: 0,
     };
     let (mem, offset) = pdd.dev.kgd.alloc_memory(vm, &request)?;
-    let obj = MemObject { mem: Some(mem), va: args.va_addr, size: args.size, flags, mapped_on };
+    let obj = MemObject { mem: Some(mem), va: args.va_addr, size: args.size, flags, mapped_on, queue_users: KVec::new() };
     // `id` is free, so nothing is replaced.
     pdd.mem.objects.insert(node.into_node(id, obj));
     if let Some((counter, size)) = accounted(&pdd.counters, flags, args.size) {
@@ -233,6 +237,7 @@ pub(crate) fn map_or_unmap(
                     true
                 }
                 (Direction::Unmap, false) => return Err(EINVAL),
+                (Direction::Unmap, true) if obj.queue_users.contains(&peer_id) => return Err(EBUSY),
                 (Direction::Unmap, true) => {
                     peer_pdd.dev.kgd.unmap_memory(vm, mem)?;
                     false
@@ -262,6 +267,54 @@ pub(crate) fn map_or_unmap(
         *n_success = (i + 1) as u32;
     }
     Ok(())
+}
+
+/// A queue buffer's reference on the memory object holding it (C: the
+/// `*_bo` fields of `struct queue_properties`).
+pub(crate) struct QueueBufferRef {
+    /// Handle of the object.
+    handle: u64,
+    /// The queue's device.
+    gpu_id: u32,
+}
+
+/// Finds the memory object mapped on `gpu_id` that holds `[va, va + size)`
+/// and counts a queue of that device as its user (C: `kfd_queue_buffer_get`;
+/// see `crate::queue` for how the rule differs from upstream's).  `-EINVAL`
+/// if there is none.
+pub(crate) fn queue_buffer_get(inner: &mut ProcessInner, gpu_id: u32, va: u64, size: u64) -> Result<QueueBufferRef> {
+    for pdd in inner.pdds.iter_mut() {
+        let owner = pdd.dev.gpu_id();
+        for (&id, obj) in pdd.mem.objects.iter_mut() {
+            if obj.mapped_on.contains(&gpu_id) && kfd_logic_inside(va, size, obj.va, obj.size) {
+                if obj.queue_users.push(gpu_id, GFP_KERNEL).is_err() {
+                    return Err(ENOMEM);
+                }
+                return Ok(QueueBufferRef { handle: make_handle(owner, id), gpu_id });
+            }
+        }
+    }
+    Err(EINVAL)
+}
+
+/// Whether `[va, va + size)` lies inside `[obj_va, obj_va + obj_size)`.
+fn kfd_logic_inside(va: u64, size: u64, obj_va: u64, obj_size: u64) -> bool {
+    match (va.checked_add(size), obj_va.checked_add(obj_size)) {
+        (Some(end), Some(obj_end)) => va >= obj_va && end <= obj_end,
+        _ => false,
+    }
+}
+
+/// Drops a reference taken by [`queue_buffer_get`] (C: `kfd_queue_unref_bo_va`).
+pub(crate) fn queue_buffer_put(inner: &mut ProcessInner, r: QueueBufferRef) {
+    let (owner, id) = split_handle(r.handle);
+    if let Ok(pdd) = inner.pdd(owner) {
+        if let Some(obj) = pdd.mem.objects.get_mut(&id) {
+            if let Some(pos) = obj.queue_users.iter().position(|&g| g == r.gpu_id) {
+                let _ = obj.queue_users.remove(pos);
+            }
+        }
+    }
 }
 
 /// Unmaps and frees every memory object of the process (teardown).

@@ -176,13 +176,15 @@ pub(crate) struct ProcessInner {
     pub(crate) pdds: KVec<ProcessDevice>,
     /// XNACK (GPU retry faults) enabled for this process.
     pub(crate) xnack_enabled: bool,
+    /// User-mode queues (upstream `p->pqm`), see `crate::queue`.
+    pub(crate) queues: crate::queue::ProcessQueues,
 }
 
 impl ProcessInner {
     /// KUnit: the state of a process using `pdds`.
     #[cfg(CONFIG_KUNIT = "y")]
     pub(crate) fn for_tests(pdds: KVec<ProcessDevice>) -> Self {
-        ProcessInner { pdds, xnack_enabled: false }
+        ProcessInner { pdds, xnack_enabled: false, queues: crate::queue::ProcessQueues::new() }
     }
 
     /// The pdd of `gpu_id` (upstream `kfd_process_device_data_by_id`).
@@ -266,6 +268,17 @@ impl ProcessTable {
     }
 }
 
+/// A snapshot of all processes (for device-wide notifications such as a
+/// reset; C: walking `kfd_processes_table`).  Takes [`PROCESSES`] only.
+pub(crate) fn snapshot() -> Result<KVec<Arc<Process>>> {
+    let table = PROCESSES.lock();
+    let mut out = KVec::with_capacity(table.entries.len(), GFP_KERNEL)?;
+    for e in table.entries.iter() {
+        out.push(e.process.clone(), GFP_KERNEL)?;
+    }
+    Ok(out)
+}
+
 /// Initialises the module-global process table.  Called once from module init.
 pub(crate) fn init_module_state() {
     // SAFETY: Called exactly once, from module init, before any other use.
@@ -346,7 +359,7 @@ impl Process {
                 mm: ARef::from(&**mm),
                 pid: leader.pid(),
                 inner <- new_mutex!(
-                    ProcessInner { pdds, xnack_enabled: false },
+                    ProcessInner { pdds, xnack_enabled: false, queues: crate::queue::ProcessQueues::new() },
                     "Process::inner"
                 ),
                 mm_notifier <- new_mutex!(None, "Process::mm_notifier"),
@@ -478,6 +491,8 @@ impl Process {
         // SVM ranges first, outside `inner` (upstream `svm_range_list_fini`).
         self.svm.lock().clear();
         let mut inner = self.inner.lock();
+        // Queues first: the engines stop touching process memory.
+        let hung = crate::queue::destroy_all(&mut inner, self.pasid());
         // The signal page is a memory object freed below: stop using it first.
         self.events.teardown();
         crate::memory::release_all(&mut inner);
@@ -494,6 +509,19 @@ impl Process {
             }
         }
         inner.pdds.clear();
+        drop(inner);
+        // Recovery signals other processes: outside `inner`.
+        crate::queue::recover(hung);
+    }
+
+    /// `proc/<pid>/queues/`, if the process has its sysfs directory.
+    pub(crate) fn queues_sysfs_dir(&self) -> Option<Arc<Dir>> {
+        self.sysfs.lock().as_ref().map(|s| s.queues.clone())
+    }
+
+    /// Whether the process has a context for `gpu_id` (C: a pdd exists).
+    pub(crate) fn uses_device(&self, gpu_id: u32) -> bool {
+        self.inner.lock().pdds.iter().any(|p| p.dev.gpu_id() == gpu_id)
     }
 
     /// Whether the calling thread belongs to the thread group that created

@@ -147,6 +147,8 @@ pub(crate) fn create_root() -> Result<Arc<Dir>> {
 pub(crate) struct ProcSysfs {
     /// Children hold their parent, so dropping this removes the whole tree.
     _dirs: KVec<Arc<Dir>>,
+    /// `queues/`: `crate::queue` adds `<qid>/` directories.
+    pub(crate) queues: Arc<Dir>,
 }
 
 impl ProcSysfs {
@@ -183,9 +185,10 @@ impl ProcSysfs {
                 GFP_KERNEL,
             )?;
         }
-        dirs.push(Dir::new_empty(Parent::Dir(&pid_dir), c"queues")?, GFP_KERNEL)?;
+        let queues = Dir::new_empty(Parent::Dir(&pid_dir), c"queues")?;
+        dirs.push(queues.clone(), GFP_KERNEL)?;
         dirs.push(pid_dir, GFP_KERNEL)?;
-        Ok(ProcSysfs { _dirs: dirs })
+        Ok(ProcSysfs { _dirs: dirs, queues })
     }
 }
 

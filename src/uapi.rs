@@ -62,6 +62,12 @@ ioctl_args!(
     kfd_ioctl_set_event_args,
     kfd_ioctl_reset_event_args,
     kfd_ioctl_wait_events_args,
+    kfd_ioctl_create_queue_args,
+    kfd_ioctl_destroy_queue_args,
+    kfd_ioctl_update_queue_args,
+    kfd_ioctl_set_cu_mask_args,
+    kfd_ioctl_get_queue_wave_state_args,
+    kfd_ioctl_alloc_queue_gws_args,
     kfd_ioctl_smi_events_args,
     kfd_ioctl_svm_args,
 );

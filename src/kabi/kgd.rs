@@ -24,7 +24,10 @@ use crate::device::{self, Device};
 #[path = "../../rust/kgd-kfd/src/interface.rs"]
 mod interface;
 
-pub(crate) use interface::{kgd_gpu_info as GpuInfo, kgd_mem_alloc as MemAlloc, kgd_mem_limits as MemLimits};
+pub(crate) use interface::{
+    kgd_gpu_info as GpuInfo, kgd_hqd_state as HqdState, kgd_ih_entry as IhEntry, kgd_mem_alloc as MemAlloc,
+    kgd_mem_limits as MemLimits, kgd_queue_desc as QueueDesc,
+};
 use interface::{kfd2kgd_calls, kfd_dev, kgd_dev, module};
 
 #[cfg(CONFIG_KUNIT = "y")]
@@ -105,6 +108,15 @@ pub(crate) struct KgdMem(NonNull<c_void>);
 unsafe impl Send for KgdMem {}
 // SAFETY: As for `Send`.
 unsafe impl Sync for KgdMem {}
+
+/// A hardware queue the GPU driver's scheduler serves (upstream: the MQD
+/// the HWS maps).  Must be returned with [`KgdDevice::hqd_destroy`].
+pub(crate) struct KgdHqd(NonNull<c_void>);
+
+// SAFETY: Only an opaque handle, used through the thread-safe kfd2kgd calls.
+unsafe impl Send for KgdHqd {}
+// SAFETY: As for `Send`.
+unsafe impl Sync for KgdHqd {}
 
 /// A kernel mapping of a GTT memory object (the event page).
 pub(crate) struct KernelMapping {
@@ -300,6 +312,57 @@ impl KgdDevice {
         }
     }
 
+    /// kfd2kgd `hqd_load`: the scheduler starts serving a queue of `vm`.
+    pub(crate) fn hqd_load(&self, vm: &KgdVm, desc: &QueueDesc) -> Result<KgdHqd> {
+        let f = self.calls().hqd_load.ok_or(EOPNOTSUPP)?;
+        let mut hqd: *mut c_void = core::ptr::null_mut();
+        // SAFETY: Valid device, VM of this device, valid descriptor and out pointer.
+        check(unsafe { f(self.kgd.as_ptr(), vm.vm.as_ptr(), desc, &mut hqd) })?;
+        Ok(KgdHqd(NonNull::new(hqd).ok_or(EINVAL)?))
+    }
+
+    /// kfd2kgd `hqd_destroy`: preempts and frees the queue.  The queue is
+    /// gone whatever the result; `-ETIME` means the scheduler hung.
+    pub(crate) fn hqd_destroy(&self, hqd: KgdHqd) -> Result {
+        let Some(f) = self.calls().hqd_destroy else {
+            return Ok(());
+        };
+        // SAFETY: `hqd` came from this device's `hqd_load` and is destroyed
+        // once (consumed).
+        check(unsafe { f(self.kgd.as_ptr(), hqd.0.as_ptr()) })
+    }
+
+    /// kfd2kgd `hqd_update`.
+    pub(crate) fn hqd_update(&self, hqd: &KgdHqd, ring_base: u64, ring_size: u64, priority: u32, percentage: u32) -> Result {
+        let f = self.calls().hqd_update.ok_or(EOPNOTSUPP)?;
+        // SAFETY: Valid device and live queue of it.
+        check(unsafe { f(self.kgd.as_ptr(), hqd.0.as_ptr(), ring_base, ring_size, priority, percentage) })
+    }
+
+    /// kfd2kgd `hqd_get_state` (all zero if the driver cannot tell).
+    pub(crate) fn hqd_get_state(&self, hqd: &KgdHqd) -> HqdState {
+        let mut state = HqdState::default();
+        if let Some(f) = self.calls().hqd_get_state {
+            // SAFETY: Valid device, live queue, valid out pointer.
+            unsafe { f(self.kgd.as_ptr(), hqd.0.as_ptr(), &mut state) };
+        }
+        state
+    }
+
+    /// kfd2kgd `hws_hang` (debugfs `hang_hws`).
+    pub(crate) fn hws_hang(&self) -> Result {
+        let f = self.calls().hws_hang.ok_or(EOPNOTSUPP)?;
+        // SAFETY: Valid device.
+        check(unsafe { f(self.kgd.as_ptr()) })
+    }
+
+    /// kfd2kgd `gpu_reset`.
+    pub(crate) fn gpu_reset(&self) -> Result {
+        let f = self.calls().gpu_reset.ok_or(EOPNOTSUPP)?;
+        // SAFETY: Valid device.
+        check(unsafe { f(self.kgd.as_ptr()) })
+    }
+
     /// kfd2kgd `get_mem_limits` (all zero if the driver has none).
     pub(crate) fn mem_limits(&self) -> MemLimits {
         let mut out = MemLimits::default();
@@ -451,10 +514,13 @@ unsafe extern "C" fn rkfd_rs_kgd2kfd_device_exit(kfd: *mut kfd_dev) {
 ///
 /// `kfd` is a live device handle; `entry` points to a ring entry.
 #[no_mangle]
-unsafe extern "C" fn rkfd_rs_kgd2kfd_interrupt(kfd: *mut kfd_dev, _entry: *const c_void) {
+unsafe extern "C" fn rkfd_rs_kgd2kfd_interrupt(kfd: *mut kfd_dev, entry: *const c_void) {
     // SAFETY: Caller's contract.
     let dev = unsafe { borrow_device(kfd) };
-    dev.interrupt();
+    // SAFETY: `entry` points to a `struct kgd_ih_entry` (interface contract;
+    // the shim rejects NULL); it is plain data, copied out.
+    let entry = unsafe { entry.cast::<IhEntry>().read_unaligned() };
+    crate::interrupt::handle(dev, &entry);
 }
 
 impl KgdVm {

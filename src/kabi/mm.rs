@@ -25,6 +25,7 @@ mod shim {
     extern "C" {
         pub(super) fn rkfd_shim_mm_notifier_register(mm: *mut bindings::mm_struct, cookie: *mut c_void) -> *mut c_void;
         pub(super) fn rkfd_shim_mm_notifier_unregister(handle: *mut c_void, mm: *mut bindings::mm_struct);
+        pub(super) fn rkfd_shim_user_addr_limit() -> u64;
     }
 }
 
@@ -87,6 +88,12 @@ unsafe extern "C" fn rkfd_rs_mm_release(cookie: *mut c_void) {
     // SAFETY: The cookie is a `Process` kept alive while registered.
     let process = unsafe { &*cookie.cast::<Process>() };
     process.mm_released();
+}
+
+/// The user address limit `access_ok()` checks against (`TASK_SIZE_MAX`).
+pub(crate) fn user_addr_limit() -> u64 {
+    // SAFETY: Reads a constant (or the boot-time paging level); no state.
+    unsafe { shim::rkfd_shim_user_addr_limit() }
 }
 
 /// A counted reference (`mmget`) to the calling task's address space.

@@ -7,6 +7,8 @@
 //! - [`event_state`]: the KFD event state machine (`src/event.rs`);
 //! - [`pasid`]: the PASID allocator (`src/process.rs`);
 //! - [`mmap_offset`]: `/dev/kfd` mmap offsets (`src/chardev.rs`);
+//! - [`queue_rules`]: queue argument validation, queue/doorbell/SDMA slot
+//!   assignment, interrupt decoding (`src/queue.rs`, `src/interrupt.rs`);
 //! - [`smi`]: SMI event fifo, visibility rule and line formats (`src/smi.rs`);
 //! - [`svm`]: SVM range bookkeeping and attribute algebra (`src/svm/`).
 
@@ -15,5 +17,6 @@
 pub mod event_state;
 pub mod mmap_offset;
 pub mod pasid;
+pub mod queue_rules;
 pub mod smi;
 pub mod svm;

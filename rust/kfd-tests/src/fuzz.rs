@@ -169,6 +169,8 @@ pub const CLEAR_ERRNOS: &[i32] = &[
     libc::EOVERFLOW,
     libc::ETIME,
     libc::ETIMEDOUT,
+    // ENOTSUPP (kernel-internal 524): CREATE_QUEUE's unknown queue type, as upstream.
+    524,
 ];
 
 pub fn is_clear_errno(e: i32) -> bool {

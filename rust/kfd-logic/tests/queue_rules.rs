@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+//! Host tests of the queue rules against upstream amdkfd's behaviour.
+
+use kfd_logic::queue_rules::*;
+
+const LIMIT: u64 = (1 << 47) - 4096;
+
+fn aql() -> CreateArgs {
+    CreateArgs {
+        ring_base: 0x7f00_0000_0000,
+        wptr: 0x7f00_1000_0000,
+        rptr: 0x7f00_1000_0008,
+        ring_size: 4096,
+        queue_type: IOC_QUEUE_TYPE_COMPUTE_AQL,
+        percentage: 100,
+        priority: 7,
+        eop_address: 0x7f00_2000_0000,
+        eop_size: 4096,
+        ctx_save_address: 0x7f00_3000_0000,
+        ctx_save_size: 0x255000,
+        ctl_stack_size: 0x1000,
+        ..Default::default()
+    }
+}
+
+fn gfx90a() -> DeviceLimits {
+    DeviceLimits {
+        gfx_target_version: 90010,
+        cwsr_size: 0x255000,
+        ctl_stack_size: 0x1000,
+        num_sdma_engines: 2,
+        num_sdma_xgmi_engines: 3,
+        num_sdma_queues_per_engine: 8,
+    }
+}
+
+#[test]
+fn percentage_and_priority_limits() {
+    let mut a = aql();
+    a.percentage = 101;
+    assert_eq!(properties_from_user(&a, LIMIT), Err(Errno::Inval));
+    // Bits 8-15 are pm4_target_xcc, not percentage.
+    a.percentage = 0x0364;
+    let p = properties_from_user(&a, LIMIT).unwrap();
+    assert_eq!((p.percentage, p.pm4_target_xcc), (100, 3));
+    a.priority = 16;
+    assert_eq!(properties_from_user(&a, LIMIT), Err(Errno::Inval));
+    a.priority = 15;
+    assert!(properties_from_user(&a, LIMIT).is_ok());
+}
+
+#[test]
+fn ring_size_power_of_two_or_zero_clamped() {
+    let mut a = aql();
+    a.ring_size = 3000;
+    assert_eq!(properties_from_user(&a, LIMIT), Err(Errno::Inval));
+    a.ring_size = 0;
+    assert_eq!(properties_from_user(&a, LIMIT).unwrap().ring_size, 1024);
+    a.ring_size = 256;
+    assert_eq!(properties_from_user(&a, LIMIT).unwrap().ring_size, 1024);
+    a.ring_size = 1 << 20;
+    assert_eq!(properties_from_user(&a, LIMIT).unwrap().ring_size, 1 << 20);
+}
+
+#[test]
+fn addresses_must_be_user_addresses() {
+    for f in [
+        |a: &mut CreateArgs| a.ring_base = 0xffff_8000_0000_0000,
+        |a: &mut CreateArgs| a.rptr = 0xffff_8000_0000_0000,
+        |a: &mut CreateArgs| a.wptr = u64::MAX - 1,
+        |a: &mut CreateArgs| a.eop_address = LIMIT,
+        |a: &mut CreateArgs| a.ctx_save_address = LIMIT - 2,
+    ] {
+        let mut a = aql();
+        f(&mut a);
+        assert_eq!(properties_from_user(&a, LIMIT), Err(Errno::Fault));
+    }
+    // NULL ring, EOP and save area pass this step (checked later).
+    let mut a = aql();
+    a.ring_base = 0;
+    a.eop_address = 0;
+    a.ctx_save_address = 0;
+    assert!(properties_from_user(&a, LIMIT).is_ok());
+}
+
+#[test]
+fn checks_run_in_upstream_order() {
+    // Percentage is checked before the pointers, the type last.
+    let mut a = aql();
+    a.percentage = 200;
+    a.rptr = u64::MAX;
+    a.queue_type = 9;
+    assert_eq!(properties_from_user(&a, LIMIT), Err(Errno::Inval));
+    a.percentage = 0;
+    assert_eq!(properties_from_user(&a, LIMIT), Err(Errno::Fault));
+    a.rptr = 0x1000;
+    assert_eq!(properties_from_user(&a, LIMIT), Err(Errno::NotSupp));
+}
+
+#[test]
+fn types_map_as_upstream() {
+    assert_eq!(queue_type(0), Ok((QueueType::Compute, false)));
+    assert_eq!(queue_type(2), Ok((QueueType::Compute, true)));
+    assert_eq!(queue_type(1), Ok((QueueType::Sdma, false)));
+    assert_eq!(queue_type(3), Ok((QueueType::SdmaXgmi, false)));
+    assert_eq!(queue_type(4), Ok((QueueType::SdmaByEngId, false)));
+    assert_eq!(queue_type(5), Err(Errno::NotSupp));
+    // Metadata ring only for AQL.
+    let mut a = aql();
+    a.metadata_ring_size = 4096;
+    assert_eq!(properties_from_user(&a, LIMIT).unwrap().metadata_ring_size, 4096);
+    a.queue_type = IOC_QUEUE_TYPE_COMPUTE;
+    assert_eq!(properties_from_user(&a, LIMIT).unwrap().metadata_ring_size, 0);
+    a.metadata_ring_size = 3;
+    assert_eq!(properties_from_user(&a, LIMIT), Err(Errno::Inval));
+}
+
+#[test]
+fn buffers_of_compute_and_sdma_queues() {
+    let d = gfx90a();
+    let p = properties_from_user(&aql(), LIMIT).unwrap();
+    let mut out = [None; 5];
+    required_buffers(&p, &d, &mut out).unwrap();
+    assert!(out.iter().all(|b| b.is_some()));
+    assert_eq!(out[2].unwrap().size, 4096);
+    assert_eq!(out[4].unwrap().size, 0x255000);
+
+    let mut a = aql();
+    a.ctl_stack_size = 0x2000;
+    let p = properties_from_user(&a, LIMIT).unwrap();
+    assert_eq!(required_buffers(&p, &d, &mut out), Err(Errno::Inval));
+    let mut a = aql();
+    a.ctx_save_size = 0x254000;
+    let p = properties_from_user(&a, LIMIT).unwrap();
+    assert_eq!(required_buffers(&p, &d, &mut out), Err(Errno::Inval));
+    let mut a = aql();
+    a.eop_size = 2048;
+    let p = properties_from_user(&a, LIMIT).unwrap();
+    assert_eq!(required_buffers(&p, &d, &mut out), Err(Errno::Inval));
+
+    // SDMA: only pointers and ring; sizes of CWSR fields are ignored.
+    let mut a = aql();
+    a.queue_type = IOC_QUEUE_TYPE_SDMA;
+    a.ctl_stack_size = 77;
+    let p = properties_from_user(&a, LIMIT).unwrap();
+    required_buffers(&p, &d, &mut out).unwrap();
+    assert_eq!(out.iter().filter(|b| b.is_some()).count(), 3);
+}
+
+#[test]
+fn inside_checks_bounds_without_overflow() {
+    assert!(inside(0x1000, 0x1000, 0x1000, 0x1000));
+    assert!(inside(0x1800, 8, 0x1000, 0x1000));
+    assert!(!inside(0x1ffc, 8, 0x1000, 0x1000));
+    assert!(!inside(0xfff, 8, 0x1000, 0x1000));
+    assert!(!inside(u64::MAX - 4, 8, 0, u64::MAX));
+}
+
+#[test]
+fn queue_ids_lowest_free_up_to_1024() {
+    let mut s = QueueSlots::default();
+    assert_eq!(s.alloc(), Ok(0));
+    assert_eq!(s.alloc(), Ok(1));
+    s.free(0);
+    assert_eq!(s.alloc(), Ok(0));
+    for i in 2..1024 {
+        assert_eq!(s.alloc(), Ok(i));
+    }
+    assert_eq!(s.alloc(), Err(Errno::NoMem));
+}
+
+#[test]
+fn cp_doorbells_skip_non_cp_ranges() {
+    let d = gfx90a();
+    let mut db = Doorbells::new(&d);
+    let mut got = Vec::new();
+    while let Ok(id) = db.alloc_cp() {
+        got.push(id);
+    }
+    // 1024 minus the reserved 0x100..=0x18f and its mirror.
+    assert_eq!(got.len(), 1024 - 2 * 0x90);
+    assert!(got.iter().all(|&i| !(0x100..=0x18f).contains(&i) && !(0x300..=0x38f).contains(&i)));
+    assert_eq!(got[0], 0);
+    assert_eq!(got[0x100], 0x190);
+    db.free_cp(5);
+    assert_eq!(db.alloc_cp(), Ok(5));
+    // Navi10 layout reserves one more (VPE).
+    let mut n = d;
+    n.gfx_target_version = 100300;
+    let db = Doorbells::new(&n);
+    assert!(db.is_used(0x190) && db.is_used(0x390) && !db.is_used(0x191));
+}
+
+#[test]
+fn doorbell_offsets_as_upstream() {
+    let d = gfx90a();
+    assert_eq!(sdma_doorbell(&d, 0, 0), 0x100);
+    assert_eq!(sdma_doorbell(&d, 0, 1), 0x100 + 512);
+    assert_eq!(sdma_doorbell(&d, 1, 2), 0x10a + 1);
+    assert_eq!(doorbell_mmap_offset(0x1234, 3), (3u64 << 62) | (0x1234u64 << 46) | 24);
+    // gpu_id is hashed to 16 bits.
+    assert_eq!(mmap_gpu_id(0x1_0001), 1u64 << 46);
+}
+
+#[test]
+fn sdma_queues_device_wide() {
+    let d = gfx90a();
+    let mut q = SdmaQueues::default();
+    let a = q.alloc(&d, QueueType::Sdma, 0).unwrap();
+    assert_eq!((a.sdma_id, a.engine, a.queue), (0, 0, 0));
+    let b = q.alloc(&d, QueueType::Sdma, 0).unwrap();
+    assert_eq!((b.sdma_id, b.engine, b.queue), (1, 1, 0));
+    let c = q.alloc(&d, QueueType::Sdma, 0).unwrap();
+    assert_eq!((c.engine, c.queue), (0, 1));
+    let x = q.alloc(&d, QueueType::SdmaXgmi, 0).unwrap();
+    assert_eq!((x.queue_type, x.engine, x.queue), (QueueType::SdmaXgmi, 2, 0));
+    // By engine id: engine 1 (PCIe), then engine 4 (third XGMI engine).
+    let e = q.alloc(&d, QueueType::SdmaByEngId, 1).unwrap();
+    assert_eq!((e.queue_type, e.engine, e.sdma_id), (QueueType::Sdma, 1, 3));
+    let e = q.alloc(&d, QueueType::SdmaByEngId, 4).unwrap();
+    assert_eq!((e.queue_type, e.engine, e.queue), (QueueType::SdmaXgmi, 4, 0));
+    assert_eq!(q.alloc(&d, QueueType::SdmaByEngId, 5), Err(Errno::Inval));
+    // Exhaust PCIe SDMA: 16 queues.
+    let mut n = q.in_use();
+    while q.alloc(&d, QueueType::Sdma, 0).is_ok() {
+        n += 1;
+    }
+    assert_eq!(n - 2, 16);
+    assert_eq!(q.alloc(&d, QueueType::Sdma, 0), Err(Errno::NoMem));
+    q.free(&b);
+    assert_eq!(q.alloc(&d, QueueType::Sdma, 0).unwrap().sdma_id, 1);
+    // A device without XGMI engines has no XGMI queues.
+    let mut none = d;
+    none.num_sdma_xgmi_engines = 0;
+    assert_eq!(SdmaQueues::default().alloc(&none, QueueType::SdmaXgmi, 0), Err(Errno::NoMem));
+}
+
+#[test]
+fn limits_per_process() {
+    assert_eq!(gfx90a().max_queues_per_process(), 127);
+    let mut d = gfx90a();
+    d.gfx_target_version = 90402;
+    assert_eq!(d.max_queues_per_process(), 255);
+    assert_eq!(gfx90a().max_sdma_engine_id(), Some(4));
+    d.num_sdma_engines = 0;
+    d.num_sdma_xgmi_engines = 0;
+    assert_eq!(d.max_sdma_engine_id(), None);
+}
+
+#[test]
+fn cu_mask_rules() {
+    assert_eq!(cu_mask_words(0), Err(Errno::Inval));
+    assert_eq!(cu_mask_words(33), Err(Errno::Inval));
+    assert_eq!(cu_mask_words(64), Ok((64, 2)));
+    assert_eq!(cu_mask_words(4096), Ok((1024, 32)));
+    assert!(cu_mask_pairs_ok(90010, 32, &[0b0101]));
+    assert!(!cu_mask_pairs_ok(100300, 32, &[0b0101]));
+    assert!(cu_mask_pairs_ok(100300, 32, &[0b1111]));
+}
+
+#[test]
+fn update_checks() {
+    assert_eq!(check_update(0, 0, 100, 15, LIMIT), Ok(1024));
+    assert_eq!(check_update(0, 100, 100, 15, LIMIT), Err(Errno::Inval));
+    assert_eq!(check_update(0, 4096, 101, 15, LIMIT), Err(Errno::Inval));
+    assert_eq!(check_update(u64::MAX, 4096, 1, 1, LIMIT), Err(Errno::Fault));
+}
+
+#[test]
+fn interrupts_decode() {
+    assert_eq!(decode_interrupt(IH_SIGNAL, 5, 7, 0, 0), Some(Interrupt::Signal { pasid: 5, event_id: 7 }));
+    assert_eq!(decode_interrupt(IH_SIGNAL, 0, 7, 0, 0), None);
+    assert_eq!(
+        decode_interrupt(IH_QUEUE_ERROR, 5, 3, 1, 0),
+        Some(Interrupt::QueueError { pasid: 5, queue_id: 3, reason: 1 })
+    );
+    assert_eq!(decode_interrupt(IH_QUEUE_ERROR, 5, 3, 9, 0), None);
+    assert_eq!(
+        decode_interrupt(IH_VM_FAULT, 5, 0, VM_FAULT_WRITE | VM_FAULT_NO_RETRY, 0x1000),
+        Some(Interrupt::VmFault { pasid: 5, addr: 0x1000, write: true, exec: false, no_retry: true })
+    );
+    assert_eq!(decode_interrupt(77, 5, 0, 0, 0), None);
+}
+
+#[test]
+fn idle_wave_state_is_empty() {
+    assert_eq!(idle_wave_state(0x1000), ([0x1000, 0, 0x1000, 0], 0, 0));
+}

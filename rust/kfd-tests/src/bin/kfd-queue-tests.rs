@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Guest tests of rkfd's user-mode queue ioctls through raw /dev/kfd:
+//! CREATE_QUEUE validation (every bad argument gives upstream's errno, in
+//! upstream's order), queue ids and doorbell offsets, per-process
+//! `queues/<qid>` sysfs, queue buffers pinned against unmapping,
+//! DESTROY/UPDATE_QUEUE, SET_CU_MASK, ALLOC_QUEUE_GWS,
+//! GET_QUEUE_WAVE_STATE, the per-device limit, two processes' separate
+//! queues and teardown with queues alive.
+//!
+//! When the GPU driver serves no hardware queues (`hqd_load` missing),
+//! CREATE_QUEUE of a valid queue answers EOPNOTSUPP after validation; the
+//! tests that need a queue then check exactly that.  An optional argument
+//! filters tests by name.
+
+#[path = "../fuzz.rs"]
+#[allow(dead_code)]
+mod fuzz;
+
+use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
+use kfd_tests::kfd::{errno_name, Kfd};
+use kfd_uapi as uapi;
+use uapi::kfd_ioctl_create_queue_args as CreateArgs;
+
+/// `-ENOTSUPP` as user space sees it (CREATE_QUEUE's unknown type).
+const ENOTSUPP: i32 = 524;
+const KERNEL_ADDR: u64 = 0xffff_8000_0000_0000;
+/// GPU VAs of the test objects (GPU VM aperture, away from the CPU's heap).
+const VA_RING: u64 = 0x20_0000_0000;
+const VA_PTRS: u64 = 0x20_1000_0000;
+const VA_EOP: u64 = 0x20_2000_0000;
+const VA_CTX: u64 = 0x20_3000_0000;
+const VA_UNMAPPED: u64 = 0x20_4000_0000;
+const RING_OBJ: u64 = 1 << 20;
+
+/// One process's binding to one GPU with queue memory allocated and mapped.
+struct Setup {
+    kfd: Kfd,
+    gpu: u32,
+    render: i32,
+    ring_handle: u64,
+    cwsr_size: u32,
+    ctl_stack_size: u32,
+    sdma_engines: u32,
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        fuzz::close(self.render);
+    }
+}
+
+fn node_props(gpu: u32) -> Option<String> {
+    let rd = std::fs::read_dir("/sys/devices/virtual/kfd/kfd/topology/nodes").ok()?;
+    for e in rd.flatten() {
+        let id = std::fs::read_to_string(e.path().join("gpu_id")).ok()?;
+        if id.trim().parse::<u32>().ok() == Some(gpu) {
+            return std::fs::read_to_string(e.path().join("properties")).ok();
+        }
+    }
+    None
+}
+
+fn prop(props: &str, key: &str) -> u32 {
+    props
+        .lines()
+        .find_map(|l| l.strip_prefix(key).and_then(|v| v.strip_prefix(' ')))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn alloc(k: &Kfd, gpu: u32, va: u64, size: u64, flags: u32, map: bool) -> Result<u64, String> {
+    let mut a = uapi::kfd_ioctl_alloc_memory_of_gpu_args {
+        va_addr: va,
+        size,
+        gpu_id: gpu,
+        flags: flags | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE,
+        ..Default::default()
+    };
+    k.ioctl(uapi::AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).map_err(|e| format!("ALLOC va {va:#x}: {}", errno_name(e)))?;
+    if map {
+        map_or_unmap(k, a.handle, gpu, true).map_err(|e| format!("MAP va {va:#x}: {}", errno_name(e)))?;
+    }
+    Ok(a.handle)
+}
+
+fn map_or_unmap(k: &Kfd, handle: u64, gpu: u32, map: bool) -> Result<i32, i32> {
+    let ids = [gpu];
+    let mut m = uapi::kfd_ioctl_map_memory_to_gpu_args {
+        handle,
+        device_ids_array_ptr: ids.as_ptr() as u64,
+        n_devices: 1,
+        n_success: 0,
+    };
+    let cmd = if map { uapi::AMDKFD_IOC_MAP_MEMORY_TO_GPU } else { uapi::AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU };
+    k.ioctl(cmd, &mut m)
+}
+
+fn first_gpu() -> Result<u32, String> {
+    fuzz::topology_gpu_ids().first().copied().ok_or_else(|| "no GPU in topology".into())
+}
+
+fn setup() -> Result<Setup, String> {
+    let kfd = Kfd::open().map_err(|e| e.to_string())?;
+    let gpu = first_gpu()?;
+    let props = node_props(gpu).ok_or("no topology node")?;
+    let minor = prop(&props, "drm_render_minor");
+    let render = fuzz::open_rw(&format!("/dev/dri/renderD{minor}")).ok_or("open render node")?;
+    fuzz::acquire_vm(kfd.fd, render, gpu).map_err(|e| format!("ACQUIRE_VM: {}", errno_name(e)))?;
+    let cwsr_size = prop(&props, "cwsr_size");
+    let ctl_stack_size = prop(&props, "ctl_stack_size");
+    let sdma_engines = prop(&props, "num_sdma_engines") + prop(&props, "num_sdma_xgmi_engines");
+    let gtt = uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT;
+    let vram = uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM;
+    let ring_handle = alloc(&kfd, gpu, VA_RING, RING_OBJ, gtt, true)?;
+    alloc(&kfd, gpu, VA_PTRS, 4096, gtt, true)?;
+    alloc(&kfd, gpu, VA_EOP, 4096, vram, true)?;
+    let ctx = (u64::from(cwsr_size) + 0xfff) & !0xfff;
+    alloc(&kfd, gpu, VA_CTX, ctx.max(4096), vram, true)?;
+    // Allocated, never mapped.
+    alloc(&kfd, gpu, VA_UNMAPPED, 4096, gtt, false)?;
+    Ok(Setup { kfd, gpu, render, ring_handle, cwsr_size, ctl_stack_size, sdma_engines })
+}
+
+impl Setup {
+    fn aql(&self) -> CreateArgs {
+        CreateArgs {
+            ring_base_address: VA_RING,
+            write_pointer_address: VA_PTRS,
+            read_pointer_address: VA_PTRS + 8,
+            ring_size: 64 * 1024,
+            gpu_id: self.gpu,
+            queue_type: uapi::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
+            queue_percentage: 100,
+            queue_priority: 7,
+            eop_buffer_address: VA_EOP,
+            eop_buffer_size: 4096,
+            ctx_save_restore_address: VA_CTX,
+            ctx_save_restore_size: self.cwsr_size,
+            ctl_stack_size: self.ctl_stack_size,
+            ..Default::default()
+        }
+    }
+
+    fn sdma(&self) -> CreateArgs {
+        CreateArgs {
+            ring_base_address: VA_RING,
+            write_pointer_address: VA_PTRS + 16,
+            read_pointer_address: VA_PTRS + 24,
+            ring_size: 4096,
+            gpu_id: self.gpu,
+            queue_type: uapi::KFD_IOC_QUEUE_TYPE_SDMA,
+            queue_percentage: 100,
+            queue_priority: 7,
+            ..Default::default()
+        }
+    }
+
+    fn create(&self, a: &mut CreateArgs) -> Result<i32, i32> {
+        self.kfd.ioctl(uapi::AMDKFD_IOC_CREATE_QUEUE, a)
+    }
+
+    fn destroy(&self, qid: u32) -> Result<i32, i32> {
+        let mut d = uapi::kfd_ioctl_destroy_queue_args { queue_id: qid, pad: 0 };
+        self.kfd.ioctl(uapi::AMDKFD_IOC_DESTROY_QUEUE, &mut d)
+    }
+
+    /// Creates `a`; `Ok(None)` if the GPU driver serves no queues.
+    fn create_or_unsupported(&self, a: &mut CreateArgs) -> Result<Option<u32>, String> {
+        match self.create(a) {
+            Ok(_) => Ok(Some(a.queue_id)),
+            Err(libc::EOPNOTSUPP) => Ok(None),
+            Err(e) => Err(format!("CREATE_QUEUE: {}", errno_name(e))),
+        }
+    }
+}
+
+fn expect_errno(r: Result<i32, i32>, want: i32, what: &str) -> Check {
+    match r {
+        Err(e) if e == want => Ok(()),
+        Err(e) => Err(format!("{what}: got {}, want {}", fuzz::errno_str(e), fuzz::errno_str(want))),
+        Ok(_) => Err(format!("{what}: succeeded, want {}", fuzz::errno_str(want))),
+    }
+}
+
+fn bad_create_arguments() -> Check {
+    let s = setup()?;
+    type Edit = fn(&mut CreateArgs);
+    let cases: &[(&str, Edit, i32)] = &[
+        ("percentage 101", |a| a.queue_percentage = 101, libc::EINVAL),
+        ("priority 16", |a| a.queue_priority = 16, libc::EINVAL),
+        ("ring size not a power of two", |a| a.ring_size = 3000, libc::EINVAL),
+        ("ring base in kernel space", |a| a.ring_base_address = KERNEL_ADDR, libc::EFAULT),
+        ("metadata ring size 3", |a| a.metadata_ring_size = 3, libc::EINVAL),
+        ("read pointer in kernel space", |a| a.read_pointer_address = KERNEL_ADDR, libc::EFAULT),
+        ("write pointer in kernel space", |a| a.write_pointer_address = KERNEL_ADDR, libc::EFAULT),
+        ("EOP buffer in kernel space", |a| a.eop_buffer_address = KERNEL_ADDR, libc::EFAULT),
+        ("save area in kernel space", |a| a.ctx_save_restore_address = u64::MAX - 2, libc::EFAULT),
+        ("queue type 5", |a| a.queue_type = 5, ENOTSUPP),
+        ("unknown gpu_id", |a| a.gpu_id = 0xdead, libc::EINVAL),
+        ("CPU node gpu_id 0", |a| a.gpu_id = 0, libc::EINVAL),
+        ("SDMA engine id past the last engine", |a| {
+            a.queue_type = uapi::KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID;
+            a.sdma_engine_id = 64;
+        }, libc::EINVAL),
+        ("ring not mapped in the GPU VM", |a| a.ring_base_address = 0x30_0000_0000, libc::EINVAL),
+        ("ring in an allocated but unmapped object", |a| a.ring_base_address = VA_UNMAPPED, libc::EINVAL),
+        ("ring running past its object", |a| {
+            a.ring_base_address = VA_RING + RING_OBJ - 4096;
+        }, libc::EINVAL),
+        ("read pointer not mapped", |a| a.read_pointer_address = 0x30_0000_0000, libc::EINVAL),
+        ("write pointer not mapped", |a| a.write_pointer_address = VA_UNMAPPED, libc::EINVAL),
+        ("EOP buffer smaller than 4 KiB", |a| a.eop_buffer_size = 2048, libc::EINVAL),
+        ("EOP buffer not mapped", |a| a.eop_buffer_address = 0x30_0000_0000, libc::EINVAL),
+        ("control stack size not topology's", |a| a.ctl_stack_size += 4096, libc::EINVAL),
+        ("save area smaller than topology's cwsr_size", |a| a.ctx_save_restore_size -= 4096, libc::EINVAL),
+        ("save area not mapped", |a| a.ctx_save_restore_address = 0x30_0000_0000, libc::EINVAL),
+        ("no save area", |a| a.ctx_save_restore_address = 0, libc::EINVAL),
+    ];
+    for (what, edit, want) in cases {
+        let mut a = s.aql();
+        edit(&mut a);
+        expect_errno(s.create(&mut a), *want, what)?;
+    }
+    // Checks run in upstream's order: percentage before pointers before type.
+    let mut a = s.aql();
+    a.queue_percentage = 200;
+    a.read_pointer_address = KERNEL_ADDR;
+    a.queue_type = 9;
+    expect_errno(s.create(&mut a), libc::EINVAL, "percentage checked first")?;
+    a.queue_percentage = 0;
+    expect_errno(s.create(&mut a), libc::EFAULT, "pointers before type")?;
+    // Without ACQUIRE_VM: ESRCH (a forked child is a new KFD process).
+    let child = fork_and(|| {
+        let k = Kfd::open().map_err(|e| e.to_string())?;
+        let mut a = CreateArgs { gpu_id: first_gpu()?, ring_size: 4096, queue_percentage: 100, ..Default::default() };
+        expect_errno(k.ioctl(uapi::AMDKFD_IOC_CREATE_QUEUE, &mut a), libc::ESRCH, "no VM")
+    });
+    child.map_err(|e| format!("child: {e}"))
+}
+
+/// Runs `f` in a forked child (a new KFD process); its result comes back.
+fn fork_and(f: impl FnOnce() -> Check) -> Check {
+    let mut fds = [0i32; 2];
+    // SAFETY: a pipe for the child's message.
+    ensure(unsafe { libc::pipe(fds.as_mut_ptr()) } == 0, "pipe")?;
+    // SAFETY: the child runs `f` and exits without returning.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let msg = match f() {
+            Ok(()) => String::new(),
+            Err(e) => e,
+        };
+        // SAFETY: writing to our pipe, then leaving at once.
+        unsafe {
+            libc::write(fds[1], msg.as_ptr().cast(), msg.len());
+            libc::_exit(0);
+        }
+    }
+    // SAFETY: closing the write end.
+    unsafe { libc::close(fds[1]) };
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: reading into our buffer.
+    let n = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
+    let mut status = 0;
+    // SAFETY: reaping our child; closing the read end.
+    unsafe {
+        libc::waitpid(pid, &mut status, 0);
+        libc::close(fds[0]);
+    }
+    ensure(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, format!("child status {status:#x}"))?;
+    if n > 0 {
+        return Err(String::from_utf8_lossy(&buf[..n as usize]).into_owned());
+    }
+    Ok(())
+}
+
+fn old_88_byte_create_queue_is_zero_filled() -> Check {
+    // libhsakmt 5.2.3's struct lacks sdma_engine_id and metadata_ring_size.
+    let s = setup()?;
+    let mut a = s.aql();
+    a.queue_percentage = 101;
+    let cmd = uapi::ioc(uapi::ioc_dir(uapi::AMDKFD_IOC_CREATE_QUEUE), uapi::AMDKFD_IOCTL_BASE, 0x02, 88);
+    expect_errno(s.kfd.ioctl_raw(cmd, &mut a as *mut _ as usize), libc::EINVAL, "88-byte, percentage 101")?;
+    // Garbage past byte 88 must not be read: a bad metadata size there is ignored.
+    let mut a = s.aql();
+    a.metadata_ring_size = 3;
+    match s.kfd.ioctl_raw(cmd, &mut a as *mut _ as usize) {
+        Ok(_) => {
+            ensure_eq(a.metadata_ring_size, 3, "bytes past 88 untouched")?;
+            expect_ok(s.destroy(a.queue_id), "DESTROY")
+        }
+        Err(libc::EOPNOTSUPP) => Ok(()),
+        Err(e) => Err(format!("88-byte valid queue: {}", errno_name(e))),
+    }
+}
+
+fn expect_ok(r: Result<i32, i32>, what: &str) -> Check {
+    r.map(|_| ()).map_err(|e| format!("{what}: {}", errno_name(e)))
+}
+
+fn unknown_queue_ids() -> Check {
+    let s = setup()?;
+    let k = &s.kfd;
+    expect_errno(s.destroy(0), libc::EINVAL, "DESTROY_QUEUE")?;
+    expect_errno(s.destroy(5000), libc::EINVAL, "DESTROY_QUEUE 5000")?;
+    let mut u = uapi::kfd_ioctl_update_queue_args { queue_id: 3, ring_size: 4096, queue_percentage: 100, ..Default::default() };
+    expect_errno(k.ioctl(uapi::AMDKFD_IOC_UPDATE_QUEUE, &mut u), libc::EFAULT, "UPDATE_QUEUE")?;
+    u.queue_priority = 16;
+    expect_errno(k.ioctl(uapi::AMDKFD_IOC_UPDATE_QUEUE, &mut u), libc::EINVAL, "UPDATE_QUEUE priority 16 (checked first)")?;
+    let mask = [u32::MAX; 2];
+    let mut c = uapi::kfd_ioctl_set_cu_mask_args { queue_id: 3, num_cu_mask: 64, cu_mask_ptr: mask.as_ptr() as u64 };
+    expect_errno(k.ioctl(uapi::AMDKFD_IOC_SET_CU_MASK, &mut c), libc::EFAULT, "SET_CU_MASK")?;
+    c.num_cu_mask = 33;
+    expect_errno(k.ioctl(uapi::AMDKFD_IOC_SET_CU_MASK, &mut c), libc::EINVAL, "SET_CU_MASK 33 bits")?;
+    c.num_cu_mask = 0;
+    expect_errno(k.ioctl(uapi::AMDKFD_IOC_SET_CU_MASK, &mut c), libc::EINVAL, "SET_CU_MASK 0 bits")?;
+    c.num_cu_mask = 64;
+    c.cu_mask_ptr = KERNEL_ADDR;
+    expect_errno(k.ioctl(uapi::AMDKFD_IOC_SET_CU_MASK, &mut c), libc::EFAULT, "SET_CU_MASK bad pointer")?;
+    let mut g = uapi::kfd_ioctl_alloc_queue_gws_args { queue_id: 3, num_gws: 1, ..Default::default() };
+    expect_errno(k.ioctl(uapi::AMDKFD_IOC_ALLOC_QUEUE_GWS, &mut g), libc::EINVAL, "ALLOC_QUEUE_GWS")?;
+    let mut w = uapi::kfd_ioctl_get_queue_wave_state_args { queue_id: 3, ..Default::default() };
+    expect_errno(k.ioctl(uapi::AMDKFD_IOC_GET_QUEUE_WAVE_STATE, &mut w), libc::EFAULT, "GET_QUEUE_WAVE_STATE")
+}
+
+fn queue_dir(qid: u32) -> String {
+    // SAFETY: getpid has no preconditions.
+    format!("/sys/class/kfd/kfd/proc/{}/queues/{qid}", unsafe { libc::getpid() })
+}
+
+fn read_sysfs(path: &str) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))
+}
+
+fn aql_and_sdma_queue_ids_doorbells_and_sysfs() -> Check {
+    let s = setup()?;
+    let mut a = s.aql();
+    let Some(q0) = s.create_or_unsupported(&mut a)? else {
+        return Ok(());
+    };
+    ensure_eq(q0, 0, "first queue id")?;
+    let slot = a.doorbell_offset & ((1 << 46) - 1);
+    ensure_eq(a.doorbell_offset >> 62, 3, "doorbell mmap type")?;
+    ensure_eq((a.doorbell_offset >> 46) & 0xffff, u64::from(s.gpu & 0xffff), "doorbell gpu_id")?;
+    ensure_eq(slot, 0, "first CP doorbell byte offset")?;
+    let mut b = s.aql();
+    b.write_pointer_address = VA_PTRS + 32;
+    b.read_pointer_address = VA_PTRS + 40;
+    s.create(&mut b).map_err(|e| format!("second AQL queue: {}", errno_name(e)))?;
+    ensure_eq(b.queue_id, 1, "second queue id")?;
+    ensure_eq(b.doorbell_offset & 0xfff_ffff, 8, "second CP doorbell byte offset")?;
+    // sysfs: size, type, gpuid without newline.
+    let d = queue_dir(q0);
+    ensure_eq(read_sysfs(&format!("{d}/size"))?, (64 * 1024).to_string(), "queues/0/size")?;
+    ensure_eq(read_sysfs(&format!("{d}/type"))?, "0".to_string(), "queues/0/type")?;
+    ensure_eq(read_sysfs(&format!("{d}/gpuid"))?, s.gpu.to_string(), "queues/0/gpuid")?;
+    if s.sdma_engines > 0 {
+        let mut c = s.sdma();
+        s.create(&mut c).map_err(|e| format!("SDMA queue: {}", errno_name(e)))?;
+        ensure_eq(c.queue_id, 2, "SDMA queue id")?;
+        // Engine 0, queue 0: doorbell index 0x100 (SOC15 static SDMA doorbells).
+        ensure_eq(c.doorbell_offset & 0xfff_ffff, 0x100 * 8, "SDMA doorbell byte offset")?;
+        ensure_eq(read_sysfs(&format!("{}/type", queue_dir(2)))?, "1".to_string(), "SDMA type")?;
+        expect_ok(s.destroy(2), "DESTROY SDMA")?;
+    }
+    // The ring's object is pinned to the GPU while queues use it.
+    expect_errno(map_or_unmap(&s.kfd, s.ring_handle, s.gpu, false), libc::EBUSY, "UNMAP of a queue's ring")?;
+    expect_ok(s.destroy(q0), "DESTROY 0")?;
+    ensure(!std::path::Path::new(&d).exists(), "queues/0 still there after DESTROY")?;
+    expect_errno(s.destroy(q0), libc::EINVAL, "DESTROY 0 twice")?;
+    // Freed ids and doorbells are reused.
+    let mut c = s.aql();
+    s.create(&mut c).map_err(|e| format!("re-create: {}", errno_name(e)))?;
+    ensure_eq((c.queue_id, c.doorbell_offset & 0xfff), (0, 0), "reused id and doorbell")?;
+    expect_ok(s.destroy(0), "DESTROY")?;
+    expect_ok(s.destroy(1), "DESTROY")?;
+    expect_ok(map_or_unmap(&s.kfd, s.ring_handle, s.gpu, false), "UNMAP of the ring once no queue uses it")
+}
+
+fn update_cu_mask_gws_wave_state() -> Check {
+    let s = setup()?;
+    let mut a = s.aql();
+    let Some(q) = s.create_or_unsupported(&mut a)? else {
+        return Ok(());
+    };
+    let k = &s.kfd;
+    let mut w = uapi::kfd_ioctl_get_queue_wave_state_args { queue_id: q, ..Default::default() };
+    let mut hdr = [0xffu32; 4];
+    w.ctl_stack_address = hdr.as_mut_ptr() as u64;
+    expect_errno(k.ioctl(uapi::AMDKFD_IOC_GET_QUEUE_WAVE_STATE, &mut w), libc::EINVAL, "wave state of an active queue")?;
+    let mut u = uapi::kfd_ioctl_update_queue_args {
+        ring_base_address: VA_RING,
+        queue_id: q,
+        ring_size: 4096,
+        queue_percentage: 0,
+        queue_priority: 15,
+    };
+    expect_ok(k.ioctl(uapi::AMDKFD_IOC_UPDATE_QUEUE, &mut u), "UPDATE_QUEUE to percentage 0")?;
+    ensure_eq(read_sysfs(&format!("{}/size", queue_dir(q)))?, "4096".to_string(), "size after UPDATE")?;
+    expect_ok(k.ioctl(uapi::AMDKFD_IOC_GET_QUEUE_WAVE_STATE, &mut w), "wave state of an inactive queue")?;
+    ensure_eq((w.ctl_stack_used_size, w.save_area_used_size), (0, 0), "used sizes (no waves)")?;
+    ensure_eq(hdr, [s.ctl_stack_size, 0, s.ctl_stack_size, 0], "wave_state header")?;
+    u.ring_base_address = 0x30_0000_0000;
+    expect_errno(k.ioctl(uapi::AMDKFD_IOC_UPDATE_QUEUE, &mut u), libc::EFAULT, "UPDATE to an unmapped ring")?;
+    let mask = [0x5u32, 0];
+    let mut c = uapi::kfd_ioctl_set_cu_mask_args { queue_id: q, num_cu_mask: 64, cu_mask_ptr: mask.as_ptr() as u64 };
+    let gfx10 = node_props(s.gpu).map(|p| prop(&p, "gfx_target_version") >= 100000).unwrap_or(false);
+    let r = k.ioctl(uapi::AMDKFD_IOC_SET_CU_MASK, &mut c);
+    if gfx10 {
+        expect_errno(r, libc::EINVAL, "CU mask splitting a WGP pair")?;
+    } else {
+        expect_ok(r, "SET_CU_MASK")?;
+    }
+    let mut g = uapi::kfd_ioctl_alloc_queue_gws_args { queue_id: q, num_gws: 1, ..Default::default() };
+    expect_errno(k.ioctl(uapi::AMDKFD_IOC_ALLOC_QUEUE_GWS, &mut g), libc::ENODEV, "GWS on a GPU without GWS")?;
+    // SET_XNACK_MODE: any setting is refused while queues exist; queries work.
+    let mut x = uapi::kfd_ioctl_set_xnack_mode_args { xnack_enabled: 0 };
+    expect_errno(k.ioctl(uapi::AMDKFD_IOC_SET_XNACK_MODE, &mut x), libc::EBUSY, "SET_XNACK_MODE with queues")?;
+    x.xnack_enabled = -1;
+    expect_ok(k.ioctl(uapi::AMDKFD_IOC_SET_XNACK_MODE, &mut x), "SET_XNACK_MODE query with queues")?;
+    expect_ok(s.destroy(q), "DESTROY")?;
+    x.xnack_enabled = 0;
+    expect_ok(k.ioctl(uapi::AMDKFD_IOC_SET_XNACK_MODE, &mut x), "SET_XNACK_MODE once the queues are gone")
+}
+
+fn per_device_limit_127() -> Check {
+    let s = setup()?;
+    let mut made = 0u32;
+    loop {
+        // PM4 compute queues sharing one ring and pointer page.
+        let mut a = s.aql();
+        a.queue_type = uapi::KFD_IOC_QUEUE_TYPE_COMPUTE;
+        match s.create(&mut a) {
+            Ok(_) => made += 1,
+            Err(libc::EOPNOTSUPP) if made == 0 => return Ok(()),
+            Err(libc::ENOSPC) => break,
+            Err(e) => return Err(format!("queue {made}: {}", errno_name(e))),
+        }
+        ensure(made <= 255, "no limit")?;
+    }
+    ensure_eq(made, 127, "queues per process and device")
+    // Teardown destroys all 127 (the dmesg scan checks it stays clean).
+}
+
+fn two_processes_have_separate_queues() -> Check {
+    let s = setup()?;
+    let mut a = s.aql();
+    let Some(q) = s.create_or_unsupported(&mut a)? else {
+        return Ok(());
+    };
+    let mine = a.doorbell_offset;
+    fork_and(move || {
+        let c = setup()?;
+        let mut b = c.aql();
+        c.create(&mut b).map_err(|e| format!("child CREATE: {}", errno_name(e)))?;
+        // Its own id space and doorbell slice: the same numbers as ours.
+        ensure_eq((b.queue_id, b.doorbell_offset), (0, mine), "child's first queue")?;
+        // Our queue ids are not the child's.
+        expect_errno(c.destroy(q + 1), libc::EINVAL, "child destroys a queue it does not have")
+    })?;
+    // The child's exit tore its queue down; ours is intact.
+    ensure(std::path::Path::new(&queue_dir(q)).exists(), "our queue dir")?;
+    expect_ok(s.destroy(q), "DESTROY")
+}
+
+fn killed_process_with_queues() -> Check {
+    // SAFETY: the child builds queues and waits to be killed.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // Keeps /dev/kfd open (the Setup) until the kill.
+        let code = (|| {
+            let s = setup().ok()?;
+            for _ in 0..4 {
+                let mut a = s.aql();
+                s.create(&mut a).ok()?;
+            }
+            Some(s)
+        })();
+        // SAFETY: signalling readiness and waiting for SIGKILL.
+        unsafe {
+            if code.is_some() {
+                libc::kill(libc::getppid(), libc::SIGUSR1);
+            }
+            libc::pause();
+            libc::_exit(0);
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let dir = format!("/sys/class/kfd/kfd/proc/{pid}/queues");
+    // Wait up to 30 s for the child to build its queues (or give up quietly).
+    let mut seen = 0;
+    for _ in 0..300 {
+        seen = std::fs::read_dir(&dir).map(|d| d.count()).unwrap_or(0);
+        if seen >= 4 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // SAFETY: killing and reaping our child.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+        libc::waitpid(pid, std::ptr::null_mut(), 0);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    ensure(!std::path::Path::new(&format!("/sys/class/kfd/kfd/proc/{pid}")).exists(), "proc/<pid> left behind")?;
+    // A new process can use the device as before.
+    let s = setup()?;
+    let mut a = s.aql();
+    match s.create_or_unsupported(&mut a)? {
+        Some(q) => {
+            ensure(seen >= 4, format!("child had {seen} queues"))?;
+            expect_ok(s.destroy(q), "DESTROY")
+        }
+        None => Ok(()),
+    }
+}
+
+fn hws_sysfs_counts_hangs() -> Check {
+    let gpu = first_gpu()?;
+    let d = format!("/sys/class/kfd/kfd/hws_{gpu}");
+    let n = read_sysfs(&format!("{d}/hang_count"))?;
+    ensure(n.trim().parse::<u32>().is_ok(), format!("hang_count {n:?}"))?;
+    let r = read_sysfs(&format!("{d}/last_reset"))?;
+    ensure(r == "none\n" || r == "hws_hang\n", format!("last_reset {r:?}"))
+}
+
+fn hang_count(gpu: u32) -> Result<u32, String> {
+    read_sysfs(&format!("/sys/class/kfd/kfd/hws_{gpu}/hang_count"))?.trim().parse().map_err(|e| format!("hang_count: {e}"))
+}
+
+fn hang_hws_is_detected_reset_counted_and_signalled() -> Check {
+    let s = setup()?;
+    let mut ev = uapi::kfd_ioctl_create_event_args { event_type: uapi::KFD_IOC_EVENT_HW_EXCEPTION, ..Default::default() };
+    expect_ok(s.kfd.ioctl(uapi::AMDKFD_IOC_CREATE_EVENT, &mut ev), "CREATE_EVENT HW_EXCEPTION")?;
+    let mut a = s.aql();
+    let Some(q) = s.create_or_unsupported(&mut a)? else {
+        return Ok(());
+    };
+    let before = hang_count(s.gpu)?;
+    let path = "/sys/kernel/debug/kfd/hang_hws";
+    std::fs::write(path, "999999\n").err().ok_or("hang_hws accepted an unknown gpu_id")?;
+    std::fs::write(path, format!("{}\n", s.gpu)).map_err(|e| format!("{path}: {e}"))?;
+    // Detected at the next preemption: the queue goes, the call says ETIME.
+    expect_errno(s.destroy(q), libc::ETIME, "DESTROY_QUEUE on a hung scheduler")?;
+    ensure_eq(hang_count(s.gpu)?, before + 1, "hang_count")?;
+    ensure_eq(read_sysfs(&format!("/sys/class/kfd/kfd/hws_{}/last_reset", s.gpu))?, "hws_hang\n".to_string(), "last_reset")?;
+    // The process was told, with reset semantics (kfd_signal_reset_event).
+    // SAFETY: plain data, all-zero is valid.
+    let mut data: uapi::kfd_event_data = unsafe { std::mem::zeroed() };
+    data.event_id = ev.event_id;
+    let mut w = uapi::kfd_ioctl_wait_events_args {
+        events_ptr: &mut data as *mut _ as u64,
+        num_events: 1,
+        wait_for_all: 1,
+        timeout: 0,
+        wait_result: 0,
+    };
+    expect_ok(s.kfd.ioctl(uapi::AMDKFD_IOC_WAIT_EVENTS, &mut w), "WAIT_EVENTS")?;
+    ensure_eq(w.wait_result, uapi::KFD_IOC_WAIT_RESULT_COMPLETE, "HW exception event signalled")?;
+    // SAFETY: the kernel filled the hw_exception_data member.
+    let hw = unsafe { data.__bindgen_anon_1.hw_exception_data };
+    ensure_eq(
+        (hw.reset_type, hw.reset_cause, hw.memory_lost, hw.gpu_id),
+        (uapi::KFD_HW_EXCEPTION_WHOLE_GPU_RESET, uapi::KFD_HW_EXCEPTION_GPU_HANG, 1, s.gpu),
+        "hw_exception_data",
+    )?;
+    // After the reset the scheduler answers again.
+    let mut b = s.aql();
+    s.create(&mut b).map_err(|e| format!("CREATE after reset: {}", errno_name(e)))?;
+    expect_ok(s.destroy(b.queue_id), "DESTROY after reset")
+}
+
+fn debugfs_lists_queues() -> Check {
+    let s = setup()?;
+    let mut a = s.aql();
+    let Some(q) = s.create_or_unsupported(&mut a)? else {
+        return Ok(());
+    };
+    let mqds = read_sysfs("/sys/kernel/debug/kfd/mqds")?;
+    // SAFETY: getpid has no preconditions.
+    let me = format!("Process {} PASID ", unsafe { libc::getpid() });
+    ensure(mqds.contains(&me), format!("mqds lacks {me:?}: {mqds}"))?;
+    ensure(mqds.contains(&format!("  Compute queue on device {:x}", s.gpu)), format!("mqds: {mqds}"))?;
+    let rls = read_sysfs("/sys/kernel/debug/kfd/rls")?;
+    ensure(rls.contains(&format!("qid {q} ")), format!("rls lacks our queue: {rls}"))?;
+    let hqds = read_sysfs("/sys/kernel/debug/kfd/hqds")?;
+    ensure(hqds.contains(&format!("gpu_id {:x}:", s.gpu)), format!("hqds: {hqds}"))?;
+    expect_ok(s.destroy(q), "DESTROY")?;
+    let rls = read_sysfs("/sys/kernel/debug/kfd/rls")?;
+    ensure(!rls.contains(&format!("qid {q} ")), format!("rls still lists the queue: {rls}"))
+}
+
+fn main() {
+    // SAFETY: SIGUSR1 from children only says "ready"; ignore it.
+    unsafe { libc::signal(libc::SIGUSR1, libc::SIG_IGN) };
+    let mut h = Harness::new();
+    h.run("create: every bad argument gives upstream's errno, in order", bad_create_arguments);
+    h.run("create: libhsakmt 5.2.3's 88-byte struct is zero-filled", old_88_byte_create_queue_is_zero_filled);
+    h.run("ids: unknown queue ids give upstream's errnos", unknown_queue_ids);
+    h.run("create: AQL and SDMA ids, doorbell offsets, sysfs, pinned ring", aql_and_sdma_queue_ids_doorbells_and_sysfs);
+    h.run("queue: UPDATE, SET_CU_MASK, ALLOC_QUEUE_GWS, GET_QUEUE_WAVE_STATE, SET_XNACK_MODE", update_cu_mask_gws_wave_state);
+    h.run("limit: 127 queues per process and device, then ENOSPC", per_device_limit_127);
+    h.run("processes: two processes have separate queues and doorbells", two_processes_have_separate_queues);
+    h.run("teardown: a process killed with queues active", killed_process_with_queues);
+    h.run("hws: hws_<gpu_id>/hang_count and last_reset", hws_sysfs_counts_hangs);
+    h.run("debugfs: mqds, hqds and rls list the queue", debugfs_lists_queues);
+    h.run("hws: hang_hws detected at preemption, reset, counted, signalled", hang_hws_is_detected_reset_counted_and_signalled);
+    std::process::exit(h.finish("queue"));
+}
