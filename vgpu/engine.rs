@@ -744,6 +744,8 @@ impl Engine {
                 // XNACK: rkfd resolves retry faults (SVM), with no lock of
                 // ours held (its handler maps through `Vm::inner` and may
                 // wait for the mmap lock); the queue runs again next turn.
+                // `m` holds `Vm::inner` between accesses: release it first.
+                drop(m);
                 drop(st);
                 match kabi::svm_fault(&self.core, &hqd.vm, f.va, f.write, false) {
                     Ok(()) => return (run.packets, Stop::Blocked),
