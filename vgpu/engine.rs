@@ -744,6 +744,9 @@ impl Engine {
                 // XNACK: rkfd resolves retry faults (SVM), with no lock of
                 // ours held (its handler maps through `Vm::inner` and may
                 // wait for the mmap lock); the queue runs again next turn.
+                // `m` holds the VM's mappings (`Vm::inner`, taken inside
+                // `Hqd::state`): release them before the state lock.
+                drop(m);
                 drop(st);
                 match kabi::svm_fault(&self.core, &hqd.vm, f.va, f.write, false) {
                     Ok(()) => return (run.packets, Stop::Blocked),
