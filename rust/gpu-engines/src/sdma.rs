@@ -22,8 +22,11 @@
 //!
 //! Counts are "value + 1" (ROCr's `SizeToCountOffset` is -1 on SDMA 4+);
 //! the count fields are read 30 bits wide (22 on SDMA 4, whose upper bits
-//! are reserved and 0).  HDP flushes (POLL_REGMEM with `hdp_flush`) pass at
-//! once.  Register polls, SRBM writes, indirect buffers, semaphores,
+//! are reserved and 0).  HDP flushes pass at once, both amdgpu's
+//! (POLL_REGMEM with `hdp_flush`) and ROCr's on SDMA 4 (a register
+//! POLL_REGMEM with `func` 0, "always": dwords {8, 0, 0x8000_0000, 0, 0, 0}),
+//! since the virtual GPU has no HDP.  Register polls that compare (`func`
+//! 1-6), SRBM writes, indirect buffers, semaphores,
 //! conditional execution, PTE/PDE updates and other atomics are rejected as
 //! unsupported; unknown ops as invalid.
 //!
@@ -299,9 +302,29 @@ impl SdmaQueue {
                 let func = (h >> 28) & 7;
                 let mem_poll = h & (1 << 31) != 0;
                 if hdp_flush {
-                    // The HDP flush ROCr emits: nothing to flush.
+                    // amdgpu's HDP flush (`sdma_v4_0_ring_emit_hdp_flush`):
+                    // write the request register (dword 2), poll the done
+                    // register (dword 1).  The virtual GPU has no HDP (no
+                    // host-data-path cache in front of its memory), so
+                    // there is nothing to flush and the poll is satisfied
+                    // at once.
                 } else if !mem_poll {
-                    return Err(Stop::Error(QUEUE_ERROR_UNSUPPORTED));
+                    // A register poll.  The virtual GPU has no registers to
+                    // read, but `func` 0 ("always") passes whatever the
+                    // register holds, so it completes at once like on
+                    // hardware.  That is ROCr's gfx9 HDP flush
+                    // (`hdp_flush_cmd` in its sdma_registers.h, emitted
+                    // before every copy on SDMA 4 when the GPU is not on
+                    // xGMI): dwords {8, 0, 0x8000_0000, 0, 0, 0}, a
+                    // register poll of register 0, func always, which SDMA 4
+                    // firmware 0x1a5+ executes as an HDP flush -- nothing
+                    // to flush here either.  Polls that compare a register
+                    // cannot be emulated.
+                    match func {
+                        0 => {}
+                        7 => return Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET)),
+                        _ => return Err(Stop::Error(QUEUE_ERROR_UNSUPPORTED)),
+                    }
                 } else {
                     let a = addr(m, 1)?;
                     if a & 3 != 0 {

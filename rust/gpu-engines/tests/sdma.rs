@@ -76,6 +76,50 @@ fn rocr_copy_sequence() {
     assert_eq!(q.bytes_moved(), data.len() as u64);
 }
 
+/// ROCr's `hdp_flush_cmd` (sdma_registers.h): a POLL_REGMEM register poll
+/// of register 0 with func 0 ("always"), which SDMA 4 firmware runs as an
+/// HDP flush.
+const ROCR_HDP_FLUSH: [u32; 6] = [0x8, 0x0, 0x8000_0000, 0x0, 0x0, 0x0];
+
+#[test]
+fn rocr_gfx9_copy_sequence() {
+    // What ROCr 5.2's BlitSdma::SubmitCommand emits for
+    // hsa_amd_memory_async_copy on gfx9 (SDMA 4, not on xGMI, so
+    // hdp_flush_support_): a poll on a pending dependency signal's low half,
+    // the HDP flush, the copies (split at kMaxSingleCopySize), the
+    // completion decrement, then for an interrupt signal a fence to the
+    // event mailbox and a trap with the event id.
+    let (mut g, mut ev, mut q) = setup(4096);
+    let data: Vec<u8> = (0..2 * PAGE + 44).map(|i| (i * 13 + 1) as u8).collect();
+    g.poke(SRC, &data);
+    g.poke64(SIG + 8, 0); // dependency signal, already 0
+    g.poke64(SIG + 64 + 8, 1); // completion signal
+    let mailbox = SIG + 256;
+    let mut w = 0;
+    push(&mut g, 4096, &mut w, &poll_mem(SIG + 8, 3, 0, 0xffff_ffff));
+    push(&mut g, 4096, &mut w, &ROCR_HDP_FLUSH);
+    push(&mut g, 4096, &mut w, &copy(DST, SRC, PAGE as u32));
+    push(&mut g, 4096, &mut w, &copy(DST + PAGE, SRC + PAGE, data.len() as u32 - PAGE as u32));
+    push(&mut g, 4096, &mut w, &atomic_add64(SIG + 64 + 8, u64::MAX));
+    push(&mut g, 4096, &mut w, &fence(mailbox, 77));
+    push(&mut g, 4096, &mut w, &[header(OP_TRAP, 0), 77]);
+    assert_eq!(q.run(&mut g, &mut ev, 100), Run { packets: 7, stop: Stop::Idle });
+    assert_eq!(g.peek(DST, data.len()), data);
+    assert_eq!(g.peek64(SIG + 64 + 8), 0);
+    assert_eq!(g.peek32(mailbox), 77);
+    assert_eq!(ev.irqs, vec![77]);
+    assert_eq!(g.peek64(RPTR), w);
+    assert_eq!(q.bytes_moved(), data.len() as u64);
+
+    // The HDP flush is a barrier-free no-op: it passes whether or not the
+    // (nonexistent) register would match, and does not touch memory.
+    let before = g.peek(SIG, PAGE as usize);
+    push(&mut g, 4096, &mut w, &ROCR_HDP_FLUSH);
+    assert_eq!(q.run(&mut g, &mut ev, 100), Run { packets: 1, stop: Stop::Idle });
+    assert_eq!(g.peek(SIG, PAGE as usize), before);
+    assert_eq!(g.peek64(RPTR), w);
+}
+
 #[test]
 fn fill_write_trap_timestamp_nop_gcr_hdp() {
     let (mut g, mut ev, mut q) = setup(4096);
@@ -91,7 +135,7 @@ fn fill_write_trap_timestamp_nop_gcr_hdp() {
     push(&mut g, 4096, &mut w, &[header(OP_TIMESTAMP, SUBOP_TIMESTAMP_SET), 0, 0]);
     push(&mut g, 4096, &mut w, &[header(OP_NOP, 0) | (2 << 16), 0xffff_ffff, 0xffff_ffff, 0]);
     push(&mut g, 4096, &mut w, &[header(OP_GCR_REQ, 1), 0, 0, 0, 0]);
-    // ROCr's HDP flush: a register poll with hdp_flush.
+    // amdgpu's HDP flush: a register poll with hdp_flush.
     push(&mut g, 4096, &mut w, &[header(OP_POLL_REGMEM, 0) | (1 << 26) | (3 << 28), 0, 0, 0, 0, 0]);
     let r = q.run(&mut g, &mut ev, 100);
     assert_eq!(r, Run { packets: 10, stop: Stop::Idle });
@@ -149,7 +193,7 @@ fn ring_wraps_and_partial_packets_wait() {
 
 #[test]
 fn rejections() {
-    let cases: [(Vec<u32>, u32); 11] = [
+    let cases: [(Vec<u32>, u32); 12] = [
         (vec![3], QUEUE_ERROR_INVALID_PACKET),
         (vec![0xff], QUEUE_ERROR_INVALID_PACKET),
         (vec![header(OP_INDIRECT, 0), 0, 0, 0, 0, 0], QUEUE_ERROR_UNSUPPORTED),
@@ -157,7 +201,8 @@ fn rejections() {
         (vec![header(OP_PTEPDE, 0), 0, 0], QUEUE_ERROR_UNSUPPORTED),
         (vec![header(OP_COPY, 4), 0, 0, 0, 0, 0, 0], QUEUE_ERROR_UNSUPPORTED), // sub-window
         (vec![header(OP_ATOMIC, 0) | (40 << 25), lo(SIG), 0, 0, 0, 0, 0, 0], QUEUE_ERROR_UNSUPPORTED),
-        (vec![header(OP_POLL_REGMEM, 0) | (3 << 28), 0x1234, 0, 0, 0, 0], QUEUE_ERROR_UNSUPPORTED), // register poll
+        (vec![header(OP_POLL_REGMEM, 0) | (3 << 28), 0x1234, 0, 0, 0, 0], QUEUE_ERROR_UNSUPPORTED), // register compare
+        (vec![header(OP_POLL_REGMEM, 0) | (7 << 28), 0, 0x8000_0000, 0, 0, 0], QUEUE_ERROR_INVALID_PACKET), // reserved func
         (atomic_add64(SIG + 4, 1).to_vec(), QUEUE_ERROR_INVALID_PACKET), // misaligned
         (fence(SIG + 2, 1).to_vec(), QUEUE_ERROR_INVALID_PACKET),
         (vec![header(OP_TIMESTAMP, 5), 0, 0], QUEUE_ERROR_INVALID_PACKET),
