@@ -301,6 +301,17 @@ impl Svm {
         Ok(())
     }
 
+    /// Calls `f(start, end, preferred, mapped_gpus)` for each range, in
+    /// address order, under [`Svm::ranges`] alone (debugfs `svm_ranges`;
+    /// `f` must take no lock).
+    pub(crate) fn for_each_range(&self, mut f: impl FnMut(u64, u64, u32, &[u32]) -> core::fmt::Result) -> core::fmt::Result {
+        let ranges = self.ranges.lock();
+        for r in ranges.tree.values() {
+            f(r.start(), r.end(), r.preferred, &r.mapped_gpus)?;
+        }
+        Ok(())
+    }
+
     /// Unmaps `[start, end)` from GPU `gpu_id` (SET_ATTR NO_ACCESS, or
     /// ACCESS removed), under each range's lock.
     pub(crate) fn unmap_gpu(&self, gpu_id: u32, start: u64, end: u64) -> Result {

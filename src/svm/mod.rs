@@ -54,6 +54,7 @@ use crate::{
 )]
 pub(crate) mod logic;
 
+pub(crate) mod dump;
 mod store;
 
 use logic::{

@@ -556,6 +556,82 @@ fn xnack(c: &Ctx) -> Check {
     result
 }
 
+/// The debugfs `kfd/proc/<pid>/svm_ranges` dump shows what SET_ATTR did:
+/// one `attr` line per range with its bounds (pages), locations, flags,
+/// granularity and access bitmap (bit = the GPU's index in the `# gpus:`
+/// line); PREFERRED_LOC on an SVM-capable GPU also gives `hmm` ranges
+/// covering the area with that preferred location.
+fn debugfs_dump(c: &Ctx) -> Check {
+    let g0 = c.gpus[0];
+    let m = Anon::new(16)?;
+    c.set(m.page(0), 16 * PAGE, &[(PREFERRED, g0), (GRANULARITY, 5)])?;
+    c.set(m.page(4), 4 * PAGE, &[(ACCESS, g0), (CLR_FLAGS, uapi::KFD_IOCTL_SVM_FLAG_COHERENT), (PREFETCH, SYSMEM)])?;
+    ensure_debugfs()?;
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() };
+    let path = format!("/sys/kernel/debug/kfd/proc/{pid}/svm_ranges");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+    let head = text.lines().next().unwrap_or("");
+    ensure(head.contains("inclusive page numbers"), format!("header line: {head:?}"))?;
+    let gpus_line = text.lines().find(|l| l.starts_with("# gpus:")).ok_or("no '# gpus:' line")?;
+    let idx = gpus_line
+        .split_whitespace()
+        .find_map(|w| {
+            let (i, id) = w.split_once('=')?;
+            (u32::from_str_radix(id.trim_start_matches("0x"), 16).ok()? == g0).then(|| i.parse::<u32>().ok())?
+        })
+        .ok_or(format!("gpu {g0:#x} not in {gpus_line:?}"))?;
+    let hex = |w: &str| u64::from_str_radix(w.trim_start_matches("0x"), 16).map_err(|e| format!("{w:?}: {e}"));
+    let (first, last) = (m.page(0) / PAGE, m.page(15) / PAGE);
+    let mut got = Vec::new();
+    for l in text.lines().filter(|l| l.starts_with("attr ")) {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        ensure_eq(w.len(), 10, "words per attr line")?;
+        let (s, e) = (hex(w[1])?, hex(w[2])?);
+        if e < first || s > last {
+            continue;
+        }
+        got.push((s - first, e - first, w[3].to_string(), w[4].to_string(), hex(w[6])?, w[7].to_string(), hex(w[8])?));
+    }
+    let g = format!("{g0:#x}");
+    let want = vec![
+        (0, 3, g.clone(), "undef".to_string(), u64::from(DEFAULT_FLAGS), "5".to_string(), 0),
+        (4, 7, g.clone(), "sys".to_string(), u64::from(uapi::KFD_IOCTL_SVM_FLAG_HOST_ACCESS), "5".to_string(), 1 << idx),
+        (8, 15, g.clone(), "undef".to_string(), u64::from(DEFAULT_FLAGS), "5".to_string(), 0),
+    ];
+    ensure_eq(got, want, "attr lines (page offsets, preferred, prefetch, flags, granularity, access)")?;
+    // The mechanism's ranges cover the area, preferring g0 (only on GPUs
+    // with device-private VRAM; none at all means SVM-HMM is off there).
+    let (a0, a1) = (m.page(0), m.page(16));
+    let mut covered = 0;
+    for l in text.lines().filter(|l| l.starts_with("hmm ")) {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        ensure_eq(w.len(), 5, "words per hmm line")?;
+        let (s, e) = (hex(w[1])?, hex(w[2])?);
+        if e <= a0 || s >= a1 {
+            continue;
+        }
+        ensure_eq(w[3], g.as_str(), "hmm preferred_loc")?;
+        covered += e.min(a1) - s.max(a0);
+    }
+    ensure(covered == 0 || covered == 16 * PAGE, format!("hmm ranges cover {covered:#x} of {:#x}", 16 * PAGE))?;
+    println!("# svm_ranges: {} attr lines, hmm coverage {covered:#x}", text.lines().filter(|l| l.starts_with("attr ")).count());
+    Ok(())
+}
+
+fn ensure_debugfs() -> Check {
+    const DEBUGFS: &str = "/sys/kernel/debug/kfd";
+    if std::fs::metadata(DEBUGFS).is_ok() {
+        return Ok(());
+    }
+    let src = std::ffi::CString::new("none").unwrap();
+    let dst = std::ffi::CString::new("/sys/kernel/debug").unwrap();
+    let ty = std::ffi::CString::new("debugfs").unwrap();
+    // SAFETY: Valid C strings; mounting debugfs where it belongs.
+    unsafe { libc::mount(src.as_ptr(), dst.as_ptr(), ty.as_ptr(), 0, std::ptr::null()) };
+    ensure(std::fs::metadata(DEBUGFS).is_ok(), format!("{DEBUGFS} missing"))
+}
+
 fn main() {
     let mut h = Harness::new();
     let ctx = match Ctx::new() {
@@ -578,6 +654,7 @@ fn main() {
     h.run("no_vm_no_set", || no_vm_no_set(&ctx));
     h.run("child_with_parents_fd_is_ebadf", || child_with_parents_fd_is_ebadf(&ctx));
     h.run("xnack", || xnack(&ctx));
+    h.run("debugfs_dump", || debugfs_dump(&ctx));
     for &fd in &ctx.renders {
         fuzz::close(fd);
     }
