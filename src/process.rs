@@ -339,7 +339,11 @@ impl Process {
             return Err(EINVAL);
         }
         let pasid = Pasid::alloc()?;
-        let svm = SvmState::new(pdds.iter().map(|p| &*p.dev));
+        let svm_attrs = Arc::pin_init(
+            new_mutex!(SvmState::new(pdds.iter().map(|p| &*p.dev)), "Process::svm"),
+            GFP_KERNEL,
+        )?;
+        let hmm = Svm::new(mm, svm_attrs.clone())?;
         let leader = task.group_leader();
         let process = Arc::pin_init(
             try_pin_init!(Process {
@@ -356,8 +360,8 @@ impl Process {
                 mmap <- new_mutex!(targets, "Process::mmap"),
                 pasid,
                 events <- Events::new(),
-                svm: Arc::pin_init(new_mutex!(svm, "Process::svm"), GFP_KERNEL)?,
-                hmm: Svm::new(mm)?,
+                svm: svm_attrs,
+                hmm,
             }),
             GFP_KERNEL,
         )?;

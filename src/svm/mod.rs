@@ -20,8 +20,11 @@
 //! PREFERRED_LOC (where faults migrate to) and, with XNACK off, ACCESS (map
 //! now) to it.  The two keep their own range sets: this one the attributes,
 //! `svm_hmm` the notifiers and GPU mappings (its ranges are created by
-//! faults, prefetches and these calls, and split by CPU `munmap`, which this
-//! set does not follow yet).  Upstream also accounts each range against the
+//! faults, prefetches and these calls, and by SET_ATTR itself so that every
+//! attribute range has a notifier).  A CPU `munmap` reaches `svm_hmm`'s
+//! deferred worker, which removes the unmapped VA from both sets
+//! ([`SvmState::prune_unmapped`] for this one); SET_ATTR and GET_ATTR run
+//! pending work first, as upstream flushes its deferred list.  Upstream also accounts each range against the
 //! system-memory limit when XNACK is off; that accounting is not done here.
 //!
 //! # Locking
@@ -104,6 +107,29 @@ impl SvmState {
     /// Drops every range (upstream `svm_range_list_fini`).
     pub(crate) fn clear(&mut self) {
         self.ranges.clear(drop);
+        self.ranges.store_mut().trim();
+    }
+
+    /// Removes the parts of ranges that no VMA covers any more: a CPU
+    /// `munmap` (upstream `svm_range_unmap_from_cpu`, run by the deferred
+    /// worker, `crate::svm_hmm`).  Needs `mmap_lock` held.  Out of memory
+    /// for the split leaves that hole's ranges (logged).
+    pub(crate) fn prune_unmapped(&mut self, mm: &kabi::hmm::MmRead<'_>) {
+        let shift = attr::PAGE_SHIFT;
+        let mut holes = KVec::new();
+        for r in self.ranges.iter() {
+            let end = r.last.saturating_add(1).checked_shl(shift).unwrap_or(u64::MAX);
+            mm.for_each_hole(r.start << shift, end, |s, e| {
+                if holes.push(Span::new(s >> shift, (e >> shift) - 1), GFP_KERNEL).is_err() {
+                    kabi::log::kfd_warn!("svm: ranges of unmapped {:#x}..{:#x} kept (no memory)\n", s, e);
+                }
+            });
+        }
+        for h in holes {
+            if let Err(e) = self.ranges.remove(h, drop) {
+                kabi::log::kfd_warn!("svm: removing unmapped pages {:#x}..={:#x}: {:?}\n", h.start, h.last, err(e));
+            }
+        }
         self.ranges.store_mut().trim();
     }
 
@@ -257,6 +283,9 @@ fn check_vmas(mmap: &MmapReadGuard<'_>, start: u64, end: u64, snap: &Snapshot) -
 
 /// `svm_range_set_attr`, up to where the machinery takes over.
 fn set_attr(process: &Process, req: attr::PageRequest, attrs: &[Attr]) -> Result {
+    // Pending `munmap`s leave the range set first (upstream
+    // `svm_range_list_lock_and_flush_work`).
+    process.hmm.run_pending();
     let bytes = attr::check_range_overflow(&req);
     let snap = Snapshot::take(&process.inner.lock(), bytes.ok());
     attr::check_set_attrs(attrs, &snap.gpus()).map_err(err)?;
@@ -264,6 +293,12 @@ fn set_attr(process: &Process, req: attr::PageRequest, attrs: &[Attr]) -> Result
         return Err(EINVAL);
     }
     let (start, end) = bytes.map_err(err)?;
+    // Notifiers over the whole request before the attributes exist, so a
+    // `munmap` racing with this call either fails the VMA check below or
+    // reaches the worker that removes the attributes again.
+    if !snap.overlaps_mem {
+        process.hmm.track(start, end)?;
+    }
     let mm = kabi::mm::CurrentMm::get()?;
     let mmap = mm.read_lock();
     check_vmas(&mmap, start, end, &snap)?;
@@ -286,6 +321,8 @@ fn set_attr(process: &Process, req: attr::PageRequest, attrs: &[Attr]) -> Result
 
 /// `svm_range_get_attr`.
 fn get_attr(process: &Process, req: attr::PageRequest, attrs: &mut [Attr]) -> Result {
+    // Upstream `flush_work(&p->svms.deferred_list_work)`.
+    process.hmm.run_pending();
     let (start, end) = attr::check_range_overflow(&req).map_err(err)?;
     let snap = Snapshot::take(&process.inner.lock(), Some((start, end)));
     {

@@ -6,9 +6,9 @@
 //! unmapped and device VMAs, KFD memory objects in the way), and the
 //! reverse check of ALLOC_MEMORY_OF_GPU.
 //!
-//! rkfd records attributes only (no migration or GPU mapping yet), so CPU
-//! munmap does not remove ranges; these tests never rely on it either way.
-//! An optional argument filters tests by name.
+//! CPU munmap removes the unmapped VA's ranges (`munmap_prunes_ranges`); the
+//! debugfs `svm_ranges` dump is checked by `debugfs_dump`.  An optional
+//! argument filters tests by name.
 
 #[path = "../fuzz.rs"]
 #[allow(dead_code)]
@@ -132,9 +132,8 @@ fn errno_name_ext(e: i32) -> String {
     }
 }
 
-/// An anonymous private mapping, never unmapped: rkfd does not remove SVM
-/// ranges on munmap yet (no MMU interval notifiers), so a VA that the kernel
-/// handed out again would still carry an earlier test's range.
+/// An anonymous private mapping, never unmapped (so no test sees another's
+/// VA again; `munmap_prunes_ranges` unmaps on purpose).
 struct Anon {
     addr: u64,
     #[allow(dead_code)]
@@ -632,6 +631,48 @@ fn ensure_debugfs() -> Check {
     ensure(std::fs::metadata(DEBUGFS).is_ok(), format!("{DEBUGFS} missing"))
 }
 
+/// A CPU `munmap` removes the attribute ranges of the unmapped VA (the
+/// deferred worker; SET/GET_ATTR wait for it as upstream flushes it): GET
+/// over the hole is `EFAULT` (no VMA, `svm_range_is_valid`), the rest keeps
+/// its attributes, and a new mapping at the same VA starts with none
+/// (the no-range defaults), also when queried together with the old parts.
+fn munmap_prunes_ranges(c: &Ctx) -> Check {
+    let g0 = c.gpus[0];
+    let m = Anon::new(16)?;
+    let d = c.get_all(m.page(4), 4 * PAGE, g0)?;
+    c.set(m.page(0), 16 * PAGE, &[(PREFERRED, g0), (GRANULARITY, 3), (CLR_FLAGS, uapi::KFD_IOCTL_SVM_FLAG_COHERENT)])?;
+    ensure(c.get_all(m.page(4), 4 * PAGE, g0)? != d, "attributes set")?;
+    // SAFETY: unmapping pages of our own mapping, not used afterwards.
+    ensure(unsafe { libc::munmap(m.page(4) as *mut libc::c_void, (4 * PAGE) as usize) } == 0, "munmap")?;
+    let mut q = [(GRANULARITY, 0)];
+    expect_errno(c.svm(GET, m.page(4), 4 * PAGE, &mut q), libc::EFAULT, "GET_ATTR over the hole")?;
+    let kept = vec![(PREFERRED, g0), (GRANULARITY, 3), (SET_FLAGS, uapi::KFD_IOCTL_SVM_FLAG_HOST_ACCESS)];
+    let q = [(PREFERRED, 0), (GRANULARITY, 0), (SET_FLAGS, 0)];
+    ensure_eq(c.get(m.page(0), 4 * PAGE, &q)?, kept.clone(), "before the hole")?;
+    ensure_eq(c.get(m.page(8), 8 * PAGE, &q)?, kept.clone(), "after the hole")?;
+    // SAFETY: a fresh anonymous mapping in the hole we made.
+    let p = unsafe {
+        libc::mmap(
+            m.page(4) as *mut libc::c_void,
+            (4 * PAGE) as usize,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
+            -1,
+            0,
+        )
+    };
+    ensure(p as u64 == m.page(4), format!("mmap in the hole: {p:?}"))?;
+    ensure_eq(c.get_all(m.page(4), 4 * PAGE, g0)?, d.clone(), "new mapping at the same VA")?;
+    // Over all 16 pages: the old parts' granularity 3 is the minimum, but
+    // the preferred location no longer agrees only if the middle had a
+    // range; with none there, g0 is what the ranges say.
+    ensure_eq(c.get(m.page(0), 16 * PAGE, &q)?, kept, "old parts around a range-less middle")?;
+    // Setting the middle again creates a fresh range there.
+    c.set(m.page(4), 4 * PAGE, &[(GRANULARITY, 4)])?;
+    let r = c.get(m.page(4), 4 * PAGE, &[(PREFERRED, 0), (GRANULARITY, 0)])?;
+    ensure_eq(r, vec![(PREFERRED, UNDEFINED), (GRANULARITY, 4)], "fresh range in the new mapping")
+}
+
 fn main() {
     let mut h = Harness::new();
     let ctx = match Ctx::new() {
@@ -655,6 +696,7 @@ fn main() {
     h.run("child_with_parents_fd_is_ebadf", || child_with_parents_fd_is_ebadf(&ctx));
     h.run("xnack", || xnack(&ctx));
     h.run("debugfs_dump", || debugfs_dump(&ctx));
+    h.run("munmap_prunes_ranges", || munmap_prunes_ranges(&ctx));
     for &fd in &ctx.renders {
         fuzz::close(fd);
     }
