@@ -64,9 +64,6 @@ use crate::{
 
 /// The bytes of one page.
 pub(crate) const PAGE: u64 = kernel::page::PAGE_SIZE as u64;
-/// The default granularity: ranges created by faults are 2 MiB aligned
-/// windows (upstream `svms->default_granularity`, 9 = 2^9 pages).
-pub(crate) const GRANULE: u64 = PAGE << 9;
 /// `KFD_IOCTL_SVM_LOCATION_SYSMEM`.
 pub(crate) const LOCATION_SYSMEM: u32 = 0;
 /// `KFD_IOCTL_SVM_LOCATION_UNDEFINED`.

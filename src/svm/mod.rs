@@ -84,6 +84,18 @@ pub(crate) struct SvmState {
     pub(crate) ranges: Ranges,
 }
 
+/// The attributes a retry fault uses ([`SvmState::fault_attrs`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FaultAttrs {
+    /// log2 of the fault window in pages.
+    pub(crate) granularity: u8,
+    /// PREFERRED_LOC: where the window migrates first.
+    pub(crate) preferred_loc: u32,
+    /// The GPU is in the ACCESS or ACCESS_IN_PLACE bitmap; else the fault
+    /// is fatal (upstream: no restore location, `-EACCES`).
+    pub(crate) allowed: bool,
+}
+
 /// Whether a GPU takes part in SVM (upstream `KFD_IS_SVM_API_SUPPORTED`:
 /// device-private VRAM registered, or an APU).
 ///
@@ -108,6 +120,27 @@ impl SvmState {
     pub(crate) fn clear(&mut self) {
         self.ranges.clear(drop);
         self.ranges.store_mut().trim();
+    }
+
+    /// What a GPU retry fault at `page` (a page number) of process device
+    /// `gpu_idx` must honour (upstream `svm_range_restore_pages` and
+    /// `svm_range_best_restore_location`).  No range: the attributes of a
+    /// new one (`svm_range_create_unregistered_range`; XNACK is on, so
+    /// every SVM GPU has access).
+    pub(crate) fn fault_attrs(&self, page: u64, gpu_idx: usize) -> FaultAttrs {
+        match self.ranges.find(page) {
+            Some(r) => FaultAttrs {
+                granularity: r.attrs.granularity,
+                preferred_loc: r.attrs.preferred_loc,
+                allowed: gpu_idx < MAX_GPU_INSTANCE
+                    && (r.attrs.access | r.attrs.access_in_place) & (1u64 << gpu_idx) != 0,
+            },
+            None => FaultAttrs {
+                granularity: self.ranges.params().default_granularity,
+                preferred_loc: attr::LOCATION_UNDEFINED,
+                allowed: true,
+            },
+        }
     }
 
     /// Removes the parts of ranges that no VMA covers any more: a CPU
@@ -458,6 +491,34 @@ mod tests {
         assert!(st.overlaps_bytes(0x1000, u64::MAX));
         st.clear();
         assert!(st.ranges.is_empty() && !st.overlaps_bytes(0, u64::MAX));
+        Ok(())
+    }
+
+    #[test]
+    fn fault_attrs_follow_the_range() -> Result {
+        let mut st = SvmState::new(core::iter::empty());
+        let g = gpus();
+        // No range: default window, no preferred location, allowed.
+        let none = st.fault_attrs(0x10, 1);
+        assert_eq!((none.granularity, none.preferred_loc, none.allowed), (9, LOCATION_UNDEFINED, true));
+        st.ranges
+            .set_attr(
+                Span::new(0x10, 0x1f),
+                &[Attr::new(ATTR_GRANULARITY, 4), Attr::new(ATTR_PREFERRED_LOC, 0x2222), Attr::new(ATTR_ACCESS, 0x2222)],
+                &g,
+                true,
+            )
+            .map_err(err)?;
+        st.ranges.set_attr(Span::new(0x18, 0x1f), &[Attr::new(ATTR_NO_ACCESS, 0x2222)], &g, true).map_err(err)?;
+        let a = st.fault_attrs(0x12, 1);
+        assert_eq!((a.granularity, a.preferred_loc, a.allowed), (4, 0x2222, true));
+        // XNACK on: new ranges give every GPU access, so GPU 0 still has it.
+        assert!(st.fault_attrs(0x12, 0).allowed);
+        assert!(!st.fault_attrs(0x18, 1).allowed);
+        st.ranges.set_attr(Span::new(0x18, 0x18), &[Attr::new(ATTR_ACCESS_IN_PLACE, 0x2222)], &g, true).map_err(err)?;
+        assert!(st.fault_attrs(0x18, 1).allowed && !st.fault_attrs(0x19, 1).allowed);
+        assert!(!st.fault_attrs(0x12, MAX_GPU_INSTANCE).allowed);
+        st.clear();
         Ok(())
     }
 
