@@ -660,6 +660,20 @@ int rkfd_shim_vma_at(struct mm_struct *mm, u64 addr, u64 *start, u64 *end, bool 
 	return 0;
 }
 
+/* The first VMA ending after @addr (find_vma): its bounds; -ENOENT if none. */
+int rkfd_shim_vma_next(struct mm_struct *mm, u64 addr, u64 *start, u64 *end)
+{
+	struct vm_area_struct *vma;
+
+	mmap_assert_locked(mm);
+	vma = find_vma(mm, addr);
+	if (!vma)
+		return -ENOENT;
+	*start = vma->vm_start;
+	*end = vma->vm_end;
+	return 0;
+}
+
 /* Whether no invalidation of @r happened since @seq (the duplicate-fault filter). */
 bool rkfd_shim_svm_range_seq_valid(struct rkfd_svm_range *r, unsigned long seq)
 {

@@ -230,9 +230,10 @@ pub(crate) struct Process {
     /// lock is a leaf, taken inside `inner`.
     #[pin]
     pub(crate) events: Events,
-    /// SVM ranges (C: `p->svms`), see [`crate::svm`].
-    #[pin]
-    pub(crate) svm: Mutex<SvmState>,
+    /// SVM ranges (C: `p->svms`), see [`crate::svm`].  Shared with the
+    /// debugfs `svm_ranges` file (an `Arc`, so that file needs no
+    /// reference to the process).
+    pub(crate) svm: Arc<Mutex<SvmState>>,
     /// SVM's HMM side: notifiers, GPU mappings, migration (its locks are
     /// never taken with `inner` held, see `svm_hmm`).
     pub(crate) hmm: Arc<Svm>,
@@ -351,7 +352,11 @@ impl Process {
             return Err(EINVAL);
         }
         let pasid = Pasid::alloc()?;
-        let svm = SvmState::new(pdds.iter().map(|p| &*p.dev));
+        let svm_attrs = Arc::pin_init(
+            new_mutex!(SvmState::new(pdds.iter().map(|p| &*p.dev)), "Process::svm"),
+            GFP_KERNEL,
+        )?;
+        let hmm = Svm::new(mm, svm_attrs.clone())?;
         let leader = task.group_leader();
         let process = Arc::pin_init(
             try_pin_init!(Process {
@@ -368,8 +373,8 @@ impl Process {
                 mmap <- new_mutex!(targets, "Process::mmap"),
                 pasid,
                 events <- Events::new(),
-                svm <- new_mutex!(svm, "Process::svm"),
-                hmm: Svm::new(mm)?,
+                svm: svm_attrs,
+                hmm,
             }),
             GFP_KERNEL,
         )?;
@@ -388,7 +393,7 @@ impl Process {
                 Err(e) => kfd_warn!("Creating procfs pid directory failed: {:?}\n", e),
             }
         }
-        match Self::create_debugfs(process.pid, &counters) {
+        match Self::create_debugfs(process.pid, &counters, &process) {
             Ok(dir) => *process.debugfs.lock() = Some(dir),
             Err(e) => kfd_warn!("Failed to create debugfs entry for the kfd_process, ret = {:?}\n", e),
         }
@@ -427,13 +432,15 @@ impl Process {
     }
 
     /// `kfd/proc/<pid>/` with `pasid_<gpu_id>` per device (upstream
-    /// `kfd_debugfs_add_process`).
-    fn create_debugfs(pid: Pid, counters: &[Arc<ProcCounters>]) -> Result<ProcDir> {
+    /// `kfd_debugfs_add_process`) and `svm_ranges` (rkfd: `crate::svm::dump`).
+    fn create_debugfs(pid: Pid, counters: &[Arc<ProcCounters>], process: &Process) -> Result<ProcDir> {
         let mut dir = ProcDir::new(pid)?;
         for c in counters {
             let name = kernel::str::CString::try_from_fmt(fmt!("pasid_{}", c.gpu_id))?;
             dir.add(&name, Arc::new(PddPasid(c.clone()), GFP_KERNEL)?)?;
         }
+        let dump = crate::svm::dump::SvmRanges::new(counters, process.svm.clone(), process.hmm.clone())?;
+        dir.add(c"svm_ranges", Arc::new(dump, GFP_KERNEL)?)?;
         Ok(dir)
     }
 

@@ -54,6 +54,7 @@ use kernel::{
 
 use crate::{
     device::Device,
+    svm::SvmState,
     kabi::{
         hmm::{self, HmmRange, Invalidate, MmRead, VmRef},
         kgd::KgdVm,
@@ -63,9 +64,6 @@ use crate::{
 
 /// The bytes of one page.
 pub(crate) const PAGE: u64 = kernel::page::PAGE_SIZE as u64;
-/// The default granularity: ranges created by faults are 2 MiB aligned
-/// windows (upstream `svms->default_granularity`, 9 = 2^9 pages).
-pub(crate) const GRANULE: u64 = PAGE << 9;
 /// `KFD_IOCTL_SVM_LOCATION_SYSMEM`.
 pub(crate) const LOCATION_SYSMEM: u32 = 0;
 /// `KFD_IOCTL_SVM_LOCATION_UNDEFINED`.
@@ -168,6 +166,11 @@ pub(crate) struct Svm {
     /// cannot take [`Svm::ranges`]).
     #[pin]
     vms: Mutex<KVec<VmRef>>,
+    /// Held across [`Svm::run_pending`], so a caller waits for a worker
+    /// already running (upstream `flush_work(&svms->deferred_list_work)`).
+    /// Outermost: taken with no lock held, `mmap_lock` inside.
+    #[pin]
+    flush: Mutex<()>,
     /// A `munmap` hit a range: the deferred worker must run.
     unmap_pending: Atomic<bool>,
     /// XNACK off and a mapped range was invalidated: the restore worker
@@ -175,11 +178,14 @@ pub(crate) struct Svm {
     restore_pending: Atomic<bool>,
     /// The process's XNACK mode, mirrored for the callbacks.
     xnack: Atomic<bool>,
+    /// The attribute ranges (`Process::svm`): the `munmap` worker removes
+    /// what no VMA covers any more from them too.
+    attrs: Arc<Mutex<SvmState>>,
 }
 
 impl Svm {
     /// The SVM state of a new process on `mm`.
-    pub(crate) fn new(mm: &Mm) -> Result<Arc<Self>> {
+    pub(crate) fn new(mm: &Mm, attrs: Arc<Mutex<SvmState>>) -> Result<Arc<Self>> {
         Arc::pin_init(
             try_pin_init!(Svm {
                 mm: ARef::from(mm),
@@ -187,9 +193,11 @@ impl Svm {
                 // Never grown under the lock (invalidation takes it, so
                 // nothing may allocate with reclaim while holding it).
                 vms <- new_mutex!(KVec::with_capacity(MAX_VMS, GFP_KERNEL)?, "Svm::vms"),
+                flush <- new_mutex!((), "Svm::flush"),
                 unmap_pending: Atomic::new(false),
                 restore_pending: Atomic::new(false),
                 xnack: Atomic::new(false),
+                attrs,
             }),
             GFP_KERNEL,
         )
@@ -232,6 +240,17 @@ impl Svm {
                 r.preferred = loc;
             }
         }
+        Ok(())
+    }
+
+    /// Makes sure ranges (so MMU interval notifiers) cover `[start, end)`,
+    /// so that a CPU `munmap` of it reaches the worker (SET_ATTR; upstream
+    /// gives every range a notifier).
+    pub(crate) fn track(self: &Arc<Self>, start: u64, end: u64) -> Result {
+        let mm = self.mm.mmget_not_zero().ok_or(ESRCH)?;
+        let (guard, ranges) = self.lock_covered(&mm, start, end)?;
+        drop(ranges);
+        drop(guard);
         Ok(())
     }
 
@@ -301,6 +320,17 @@ impl Svm {
         Ok(())
     }
 
+    /// Calls `f(start, end, preferred, mapped_gpus)` for each range, in
+    /// address order, under [`Svm::ranges`] alone (debugfs `svm_ranges`;
+    /// `f` must take no lock).
+    pub(crate) fn for_each_range(&self, mut f: impl FnMut(u64, u64, u32, &[u32]) -> core::fmt::Result) -> core::fmt::Result {
+        let ranges = self.ranges.lock();
+        for r in ranges.tree.values() {
+            f(r.start(), r.end(), r.preferred, &r.mapped_gpus)?;
+        }
+        Ok(())
+    }
+
     /// Unmaps `[start, end)` from GPU `gpu_id` (SET_ATTR NO_ACCESS, or
     /// ACCESS removed), under each range's lock.
     pub(crate) fn unmap_gpu(&self, gpu_id: u32, start: u64, end: u64) -> Result {
@@ -366,9 +396,12 @@ impl Svm {
 
     /// Runs the deferred `munmap` processing and the XNACK-off restore if
     /// pending (upstream `svm_range_deferred_list_work`,
-    /// `svm_range_restore_work`).  Called from the workers and before SVM
-    /// operations.
+    /// `svm_range_restore_work`), or waits for a worker doing so.  Called
+    /// from the workers and before SVM operations (SET_ATTR and GET_ATTR
+    /// too, as upstream flushes the deferred work there), with no lock
+    /// held.
     pub(crate) fn run_pending(self: &Arc<Self>) {
+        let _flush = self.flush.lock();
         let unmap = self.unmap_pending.xchg(false, Relaxed);
         let restore = self.restore_pending.xchg(false, Relaxed);
         if !unmap && !restore {
@@ -379,6 +412,11 @@ impl Svm {
         };
         // Splitting creates ranges: the write lock, then read for the rest.
         let mut guard = if unmap { MmRead::new_write(&mm) } else { MmRead::new(&mm) };
+        if unmap {
+            // The attribute ranges first, under `mmap_lock` alone (their
+            // lock is never nested with `Svm::ranges`).
+            self.attrs.lock().prune_unmapped(&guard);
+        }
         let mut ranges = self.ranges.lock();
         if ranges.dead {
             return;

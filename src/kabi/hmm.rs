@@ -79,6 +79,33 @@ impl<'a> MmRead<'a> {
         Ok((start, end))
     }
 
+    /// The first VMA ending after `addr` (`find_vma`): its bounds.
+    pub(crate) fn vma_from(&self, addr: u64) -> Option<(u64, u64)> {
+        let (mut start, mut end) = (0u64, 0u64);
+        // SAFETY: We hold `mmap_lock`; valid out pointers.
+        let r = unsafe { shim::rkfd_shim_vma_next(self.mm.as_raw(), addr, &mut start, &mut end) };
+        (r == 0).then_some((start, end))
+    }
+
+    /// Calls `f(start, end)` for each part of `[start, end)` that no VMA
+    /// covers, in order.
+    pub(crate) fn for_each_hole(&self, start: u64, end: u64, mut f: impl FnMut(u64, u64)) {
+        let mut at = start;
+        while at < end {
+            match self.vma_from(at) {
+                Some((vs, ve)) if vs <= at => at = ve,
+                Some((vs, _)) if vs < end => {
+                    f(at, vs);
+                    at = vs;
+                }
+                _ => {
+                    f(at, end);
+                    at = end;
+                }
+            }
+        }
+    }
+
     /// Whether a VMA covers `addr`.
     pub(crate) fn has_vma(&self, addr: u64) -> bool {
         let (mut start, mut end, mut usable) = (0u64, 0u64, false);
@@ -169,6 +196,7 @@ mod shim {
             end: *mut u64,
             usable: *mut bool,
         ) -> c_int;
+        pub(super) fn rkfd_shim_vma_next(mm: *mut bindings::mm_struct, addr: u64, start: *mut u64, end: *mut u64) -> c_int;
         pub(super) fn rkfd_shim_svm_wq_init() -> c_int;
         pub(super) fn rkfd_shim_svm_wq_exit();
         pub(super) fn rkfd_shim_svm_wq() -> *mut bindings::workqueue_struct;

@@ -20,8 +20,11 @@
 //! PREFERRED_LOC (where faults migrate to) and, with XNACK off, ACCESS (map
 //! now) to it.  The two keep their own range sets: this one the attributes,
 //! `svm_hmm` the notifiers and GPU mappings (its ranges are created by
-//! faults, prefetches and these calls, and split by CPU `munmap`, which this
-//! set does not follow yet).  Upstream also accounts each range against the
+//! faults, prefetches and these calls, and by SET_ATTR itself so that every
+//! attribute range has a notifier).  A CPU `munmap` reaches `svm_hmm`'s
+//! deferred worker, which removes the unmapped VA from both sets
+//! ([`SvmState::prune_unmapped`] for this one); SET_ATTR and GET_ATTR run
+//! pending work first, as upstream flushes its deferred list.  Upstream also accounts each range against the
 //! system-memory limit when XNACK is off; that accounting is not done here.
 //!
 //! # Locking
@@ -54,6 +57,7 @@ use crate::{
 )]
 pub(crate) mod logic;
 
+pub(crate) mod dump;
 mod store;
 
 use logic::{
@@ -80,6 +84,18 @@ pub(crate) struct SvmState {
     pub(crate) ranges: Ranges,
 }
 
+/// The attributes a retry fault uses ([`SvmState::fault_attrs`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FaultAttrs {
+    /// log2 of the fault window in pages.
+    pub(crate) granularity: u8,
+    /// PREFERRED_LOC: where the window migrates first.
+    pub(crate) preferred_loc: u32,
+    /// The GPU is in the ACCESS or ACCESS_IN_PLACE bitmap; else the fault
+    /// is fatal (upstream: no restore location, `-EACCES`).
+    pub(crate) allowed: bool,
+}
+
 /// Whether a GPU takes part in SVM (upstream `KFD_IS_SVM_API_SUPPORTED`:
 /// device-private VRAM registered, or an APU).
 ///
@@ -103,6 +119,50 @@ impl SvmState {
     /// Drops every range (upstream `svm_range_list_fini`).
     pub(crate) fn clear(&mut self) {
         self.ranges.clear(drop);
+        self.ranges.store_mut().trim();
+    }
+
+    /// What a GPU retry fault at `page` (a page number) of process device
+    /// `gpu_idx` must honour (upstream `svm_range_restore_pages` and
+    /// `svm_range_best_restore_location`).  No range: the attributes of a
+    /// new one (`svm_range_create_unregistered_range`; XNACK is on, so
+    /// every SVM GPU has access).
+    pub(crate) fn fault_attrs(&self, page: u64, gpu_idx: usize) -> FaultAttrs {
+        match self.ranges.find(page) {
+            Some(r) => FaultAttrs {
+                granularity: r.attrs.granularity,
+                preferred_loc: r.attrs.preferred_loc,
+                allowed: gpu_idx < MAX_GPU_INSTANCE
+                    && (r.attrs.access | r.attrs.access_in_place) & (1u64 << gpu_idx) != 0,
+            },
+            None => FaultAttrs {
+                granularity: self.ranges.params().default_granularity,
+                preferred_loc: attr::LOCATION_UNDEFINED,
+                allowed: true,
+            },
+        }
+    }
+
+    /// Removes the parts of ranges that no VMA covers any more: a CPU
+    /// `munmap` (upstream `svm_range_unmap_from_cpu`, run by the deferred
+    /// worker, `crate::svm_hmm`).  Needs `mmap_lock` held.  Out of memory
+    /// for the split leaves that hole's ranges (logged).
+    pub(crate) fn prune_unmapped(&mut self, mm: &kabi::hmm::MmRead<'_>) {
+        let shift = attr::PAGE_SHIFT;
+        let mut holes = KVec::new();
+        for r in self.ranges.iter() {
+            let end = r.last.saturating_add(1).checked_shl(shift).unwrap_or(u64::MAX);
+            mm.for_each_hole(r.start << shift, end, |s, e| {
+                if holes.push(Span::new(s >> shift, (e >> shift) - 1), GFP_KERNEL).is_err() {
+                    kabi::log::kfd_warn!("svm: ranges of unmapped {:#x}..{:#x} kept (no memory)\n", s, e);
+                }
+            });
+        }
+        for h in holes {
+            if let Err(e) = self.ranges.remove(h, drop) {
+                kabi::log::kfd_warn!("svm: removing unmapped pages {:#x}..={:#x}: {:?}\n", h.start, h.last, err(e));
+            }
+        }
         self.ranges.store_mut().trim();
     }
 
@@ -256,6 +316,9 @@ fn check_vmas(mmap: &MmapReadGuard<'_>, start: u64, end: u64, snap: &Snapshot) -
 
 /// `svm_range_set_attr`, up to where the machinery takes over.
 fn set_attr(process: &Process, req: attr::PageRequest, attrs: &[Attr]) -> Result {
+    // Pending `munmap`s leave the range set first (upstream
+    // `svm_range_list_lock_and_flush_work`).
+    process.hmm.run_pending();
     let bytes = attr::check_range_overflow(&req);
     let snap = Snapshot::take(&process.inner.lock(), bytes.ok());
     attr::check_set_attrs(attrs, &snap.gpus()).map_err(err)?;
@@ -263,6 +326,12 @@ fn set_attr(process: &Process, req: attr::PageRequest, attrs: &[Attr]) -> Result
         return Err(EINVAL);
     }
     let (start, end) = bytes.map_err(err)?;
+    // Notifiers over the whole request before the attributes exist, so a
+    // `munmap` racing with this call either fails the VMA check below or
+    // reaches the worker that removes the attributes again.
+    if !snap.overlaps_mem {
+        process.hmm.track(start, end)?;
+    }
     let mm = kabi::mm::CurrentMm::get()?;
     let mmap = mm.read_lock();
     check_vmas(&mmap, start, end, &snap)?;
@@ -285,6 +354,8 @@ fn set_attr(process: &Process, req: attr::PageRequest, attrs: &[Attr]) -> Result
 
 /// `svm_range_get_attr`.
 fn get_attr(process: &Process, req: attr::PageRequest, attrs: &mut [Attr]) -> Result {
+    // Upstream `flush_work(&p->svms.deferred_list_work)`.
+    process.hmm.run_pending();
     let (start, end) = attr::check_range_overflow(&req).map_err(err)?;
     let snap = Snapshot::take(&process.inner.lock(), Some((start, end)));
     {
@@ -420,6 +491,34 @@ mod tests {
         assert!(st.overlaps_bytes(0x1000, u64::MAX));
         st.clear();
         assert!(st.ranges.is_empty() && !st.overlaps_bytes(0, u64::MAX));
+        Ok(())
+    }
+
+    #[test]
+    fn fault_attrs_follow_the_range() -> Result {
+        let mut st = SvmState::new(core::iter::empty());
+        let g = gpus();
+        // No range: default window, no preferred location, allowed.
+        let none = st.fault_attrs(0x10, 1);
+        assert_eq!((none.granularity, none.preferred_loc, none.allowed), (9, LOCATION_UNDEFINED, true));
+        st.ranges
+            .set_attr(
+                Span::new(0x10, 0x1f),
+                &[Attr::new(ATTR_GRANULARITY, 4), Attr::new(ATTR_PREFERRED_LOC, 0x2222), Attr::new(ATTR_ACCESS, 0x2222)],
+                &g,
+                true,
+            )
+            .map_err(err)?;
+        st.ranges.set_attr(Span::new(0x18, 0x1f), &[Attr::new(ATTR_NO_ACCESS, 0x2222)], &g, true).map_err(err)?;
+        let a = st.fault_attrs(0x12, 1);
+        assert_eq!((a.granularity, a.preferred_loc, a.allowed), (4, 0x2222, true));
+        // XNACK on: new ranges give every GPU access, so GPU 0 still has it.
+        assert!(st.fault_attrs(0x12, 0).allowed);
+        assert!(!st.fault_attrs(0x18, 1).allowed);
+        st.ranges.set_attr(Span::new(0x18, 0x18), &[Attr::new(ATTR_ACCESS_IN_PLACE, 0x2222)], &g, true).map_err(err)?;
+        assert!(st.fault_attrs(0x18, 1).allowed && !st.fault_attrs(0x19, 1).allowed);
+        assert!(!st.fault_attrs(0x12, MAX_GPU_INSTANCE).allowed);
+        st.clear();
         Ok(())
     }
 

@@ -17,7 +17,7 @@ use kernel::{
 };
 
 use crate::kabi::hmm::MmRead;
-use super::{Svm, GRANULE, PAGE};
+use super::{Svm, PAGE};
 use crate::{
     device::Device,
     kabi::log::{kfd_err, kfd_info},
@@ -38,10 +38,11 @@ pub(crate) fn gpu_fault(dev: &Device, vm: *const c_void, addr: u64, write: bool)
         kfd_err!("GPU {} fault at {:#x} in an unknown VM\n", dev.gpu_id(), addr);
         return Err(EFAULT);
     };
-    let (xnack, counters) = {
+    let (xnack, counters, gpu_idx) = {
         let mut inner = process.inner.lock();
         let xnack = inner.xnack_enabled;
-        (xnack, inner.pdd(dev.gpu_id())?.counters.clone())
+        let gpu_idx = inner.pdds.iter().position(|p| p.dev.gpu_id() == dev.gpu_id()).ok_or(EINVAL)?;
+        (xnack, inner.pdd(dev.gpu_id())?.counters.clone(), gpu_idx)
     };
     if !xnack {
         kfd_err!(
@@ -54,7 +55,7 @@ pub(crate) fn gpu_fault(dev: &Device, vm: *const c_void, addr: u64, write: bool)
         return Err(EFAULT);
     }
     counters.faults.fetch_add(1, Relaxed);
-    let ret = process.hmm.fault(dev, addr, write, &counters).inspect_err(|e| {
+    let ret = process.hmm.fault(dev, gpu_idx, addr, write, &counters).inspect_err(|e| {
         if *e != EAGAIN {
             kfd_err!(
                 "GPU {} VM fault at {:#x} ({}) not recoverable: {:?} (pid {})\n",
@@ -71,10 +72,17 @@ pub(crate) fn gpu_fault(dev: &Device, vm: *const c_void, addr: u64, write: bool)
 }
 
 impl Svm {
-    /// Resolves a retry fault of GPU `dev` at `addr`.
+    /// Resolves a retry fault of GPU `dev` (process device `gpu_idx`) at
+    /// `addr`, honouring the range's attributes: the window is the range's
+    /// granularity (default 2 MiB), a GPU neither in ACCESS nor in
+    /// ACCESS_IN_PLACE gets `EACCES` (fatal, as upstream), and
+    /// PREFERRED_LOC on this GPU migrates the window to its VRAM first.
+    /// Upstream also migrates to the faulting GPU when it merely has
+    /// access; rkfd keeps such pages where they are (mapped in place).
     pub(crate) fn fault(
         self: &Arc<Self>,
         dev: &Device,
+        gpu_idx: usize,
         addr: u64,
         write: bool,
         counters: &Arc<ProcCounters>,
@@ -83,9 +91,18 @@ impl Svm {
         let gpu_id = dev.gpu_id();
         let mm = self.mm.mmget_not_zero().ok_or(EFAULT)?;
         let page = addr & !(PAGE - 1);
-        let granule = page & !(GRANULE - 1);
         let mut guard = MmRead::new(&mm);
         guard.usable_vma(page)?;
+        // The attribute set under `mmap_lock` alone (never nested with
+        // `Svm::ranges`).
+        let fa = self.attrs.lock().fault_attrs(page / PAGE, gpu_idx);
+        if !fa.allowed {
+            return Err(EACCES);
+        }
+        let shift = (PAGE.trailing_zeros() + u32::from(fa.granularity)).min(63);
+        let size = 1u64 << shift;
+        let granule = page & !(size - 1);
+        let granule_end = granule.saturating_add(size);
         let mut ranges = self.ranges.lock();
         if ranges.dead {
             return Err(EFAULT);
@@ -108,7 +125,7 @@ impl Svm {
                 let key = match ranges.containing(page) {
                     Some(k) => k,
                     None => {
-                        let (s, e) = ranges.gap(page, granule.max(vs), (granule + GRANULE).min(ve));
+                        let (s, e) = ranges.gap(page, granule.max(vs), granule_end.min(ve));
                         self.insert(&guard, &mut ranges, s, e)?;
                         s
                     }
@@ -123,8 +140,9 @@ impl Svm {
             return Ok(());
         }
         let ws = granule.max(r.start());
-        let we = (granule + GRANULE).min(r.end());
-        if r.preferred == gpu_id {
+        let we = granule_end.min(r.end());
+        let preferred = if fa.preferred_loc == super::LOCATION_UNDEFINED { r.preferred } else { fa.preferred_loc };
+        if preferred == gpu_id {
             if let Some(sdev) = dev.svm.as_ref() {
                 match sdev.migrate_to_vram(&guard, ws, we, counters) {
                     Ok(_) => {}

@@ -6,9 +6,9 @@
 //! unmapped and device VMAs, KFD memory objects in the way), and the
 //! reverse check of ALLOC_MEMORY_OF_GPU.
 //!
-//! rkfd records attributes only (no migration or GPU mapping yet), so CPU
-//! munmap does not remove ranges; these tests never rely on it either way.
-//! An optional argument filters tests by name.
+//! CPU munmap removes the unmapped VA's ranges (`munmap_prunes_ranges`); the
+//! debugfs `svm_ranges` dump is checked by `debugfs_dump`.  An optional
+//! argument filters tests by name.
 
 #[path = "../fuzz.rs"]
 #[allow(dead_code)]
@@ -132,9 +132,8 @@ fn errno_name_ext(e: i32) -> String {
     }
 }
 
-/// An anonymous private mapping, never unmapped: rkfd does not remove SVM
-/// ranges on munmap yet (no MMU interval notifiers), so a VA that the kernel
-/// handed out again would still carry an earlier test's range.
+/// An anonymous private mapping, never unmapped (so no test sees another's
+/// VA again; `munmap_prunes_ranges` unmaps on purpose).
 struct Anon {
     addr: u64,
     #[allow(dead_code)]
@@ -556,6 +555,124 @@ fn xnack(c: &Ctx) -> Check {
     result
 }
 
+/// The debugfs `kfd/proc/<pid>/svm_ranges` dump shows what SET_ATTR did:
+/// one `attr` line per range with its bounds (pages), locations, flags,
+/// granularity and access bitmap (bit = the GPU's index in the `# gpus:`
+/// line); PREFERRED_LOC on an SVM-capable GPU also gives `hmm` ranges
+/// covering the area with that preferred location.
+fn debugfs_dump(c: &Ctx) -> Check {
+    let g0 = c.gpus[0];
+    let m = Anon::new(16)?;
+    c.set(m.page(0), 16 * PAGE, &[(PREFERRED, g0), (GRANULARITY, 5)])?;
+    c.set(m.page(4), 4 * PAGE, &[(ACCESS, g0), (CLR_FLAGS, uapi::KFD_IOCTL_SVM_FLAG_COHERENT), (PREFETCH, SYSMEM)])?;
+    ensure_debugfs()?;
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() };
+    let path = format!("/sys/kernel/debug/kfd/proc/{pid}/svm_ranges");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+    let head = text.lines().next().unwrap_or("");
+    ensure(head.contains("inclusive page numbers"), format!("header line: {head:?}"))?;
+    let gpus_line = text.lines().find(|l| l.starts_with("# gpus:")).ok_or("no '# gpus:' line")?;
+    let idx = gpus_line
+        .split_whitespace()
+        .find_map(|w| {
+            let (i, id) = w.split_once('=')?;
+            (u32::from_str_radix(id.trim_start_matches("0x"), 16).ok()? == g0).then(|| i.parse::<u32>().ok())?
+        })
+        .ok_or(format!("gpu {g0:#x} not in {gpus_line:?}"))?;
+    let hex = |w: &str| u64::from_str_radix(w.trim_start_matches("0x"), 16).map_err(|e| format!("{w:?}: {e}"));
+    let (first, last) = (m.page(0) / PAGE, m.page(15) / PAGE);
+    let mut got = Vec::new();
+    for l in text.lines().filter(|l| l.starts_with("attr ")) {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        ensure_eq(w.len(), 10, "words per attr line")?;
+        let (s, e) = (hex(w[1])?, hex(w[2])?);
+        if e < first || s > last {
+            continue;
+        }
+        got.push((s - first, e - first, w[3].to_string(), w[4].to_string(), hex(w[6])?, w[7].to_string(), hex(w[8])?));
+    }
+    let g = format!("{g0:#x}");
+    let want = vec![
+        (0, 3, g.clone(), "undef".to_string(), u64::from(DEFAULT_FLAGS), "5".to_string(), 0),
+        (4, 7, g.clone(), "sys".to_string(), u64::from(uapi::KFD_IOCTL_SVM_FLAG_HOST_ACCESS), "5".to_string(), 1 << idx),
+        (8, 15, g.clone(), "undef".to_string(), u64::from(DEFAULT_FLAGS), "5".to_string(), 0),
+    ];
+    ensure_eq(got, want, "attr lines (page offsets, preferred, prefetch, flags, granularity, access)")?;
+    // The mechanism's ranges cover the area, preferring g0 (only on GPUs
+    // with device-private VRAM; none at all means SVM-HMM is off there).
+    let (a0, a1) = (m.page(0), m.page(16));
+    let mut covered = 0;
+    for l in text.lines().filter(|l| l.starts_with("hmm ")) {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        ensure_eq(w.len(), 5, "words per hmm line")?;
+        let (s, e) = (hex(w[1])?, hex(w[2])?);
+        if e <= a0 || s >= a1 {
+            continue;
+        }
+        ensure_eq(w[3], g.as_str(), "hmm preferred_loc")?;
+        covered += e.min(a1) - s.max(a0);
+    }
+    ensure(covered == 0 || covered == 16 * PAGE, format!("hmm ranges cover {covered:#x} of {:#x}", 16 * PAGE))?;
+    println!("# svm_ranges: {} attr lines, hmm coverage {covered:#x}", text.lines().filter(|l| l.starts_with("attr ")).count());
+    Ok(())
+}
+
+fn ensure_debugfs() -> Check {
+    const DEBUGFS: &str = "/sys/kernel/debug/kfd";
+    if std::fs::metadata(DEBUGFS).is_ok() {
+        return Ok(());
+    }
+    let src = std::ffi::CString::new("none").unwrap();
+    let dst = std::ffi::CString::new("/sys/kernel/debug").unwrap();
+    let ty = std::ffi::CString::new("debugfs").unwrap();
+    // SAFETY: Valid C strings; mounting debugfs where it belongs.
+    unsafe { libc::mount(src.as_ptr(), dst.as_ptr(), ty.as_ptr(), 0, std::ptr::null()) };
+    ensure(std::fs::metadata(DEBUGFS).is_ok(), format!("{DEBUGFS} missing"))
+}
+
+/// A CPU `munmap` removes the attribute ranges of the unmapped VA (the
+/// deferred worker; SET/GET_ATTR wait for it as upstream flushes it): GET
+/// over the hole is `EFAULT` (no VMA, `svm_range_is_valid`), the rest keeps
+/// its attributes, and a new mapping at the same VA starts with none
+/// (the no-range defaults), also when queried together with the old parts.
+fn munmap_prunes_ranges(c: &Ctx) -> Check {
+    let g0 = c.gpus[0];
+    let m = Anon::new(16)?;
+    let d = c.get_all(m.page(4), 4 * PAGE, g0)?;
+    c.set(m.page(0), 16 * PAGE, &[(PREFERRED, g0), (GRANULARITY, 3), (CLR_FLAGS, uapi::KFD_IOCTL_SVM_FLAG_COHERENT)])?;
+    ensure(c.get_all(m.page(4), 4 * PAGE, g0)? != d, "attributes set")?;
+    // SAFETY: unmapping pages of our own mapping, not used afterwards.
+    ensure(unsafe { libc::munmap(m.page(4) as *mut libc::c_void, (4 * PAGE) as usize) } == 0, "munmap")?;
+    let mut q = [(GRANULARITY, 0)];
+    expect_errno(c.svm(GET, m.page(4), 4 * PAGE, &mut q), libc::EFAULT, "GET_ATTR over the hole")?;
+    let kept = vec![(PREFERRED, g0), (GRANULARITY, 3), (SET_FLAGS, uapi::KFD_IOCTL_SVM_FLAG_HOST_ACCESS)];
+    let q = [(PREFERRED, 0), (GRANULARITY, 0), (SET_FLAGS, 0)];
+    ensure_eq(c.get(m.page(0), 4 * PAGE, &q)?, kept.clone(), "before the hole")?;
+    ensure_eq(c.get(m.page(8), 8 * PAGE, &q)?, kept.clone(), "after the hole")?;
+    // SAFETY: a fresh anonymous mapping in the hole we made.
+    let p = unsafe {
+        libc::mmap(
+            m.page(4) as *mut libc::c_void,
+            (4 * PAGE) as usize,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
+            -1,
+            0,
+        )
+    };
+    ensure(p as u64 == m.page(4), format!("mmap in the hole: {p:?}"))?;
+    ensure_eq(c.get_all(m.page(4), 4 * PAGE, g0)?, d.clone(), "new mapping at the same VA")?;
+    // Over all 16 pages: the old parts' granularity 3 is the minimum, but
+    // the preferred location no longer agrees only if the middle had a
+    // range; with none there, g0 is what the ranges say.
+    ensure_eq(c.get(m.page(0), 16 * PAGE, &q)?, kept, "old parts around a range-less middle")?;
+    // Setting the middle again creates a fresh range there.
+    c.set(m.page(4), 4 * PAGE, &[(GRANULARITY, 4)])?;
+    let r = c.get(m.page(4), 4 * PAGE, &[(PREFERRED, 0), (GRANULARITY, 0)])?;
+    ensure_eq(r, vec![(PREFERRED, UNDEFINED), (GRANULARITY, 4)], "fresh range in the new mapping")
+}
+
 fn main() {
     let mut h = Harness::new();
     let ctx = match Ctx::new() {
@@ -578,6 +695,8 @@ fn main() {
     h.run("no_vm_no_set", || no_vm_no_set(&ctx));
     h.run("child_with_parents_fd_is_ebadf", || child_with_parents_fd_is_ebadf(&ctx));
     h.run("xnack", || xnack(&ctx));
+    h.run("debugfs_dump", || debugfs_dump(&ctx));
+    h.run("munmap_prunes_ranges", || munmap_prunes_ranges(&ctx));
     for &fd in &ctx.renders {
         fuzz::close(fd);
     }
