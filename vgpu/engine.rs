@@ -350,9 +350,13 @@ struct RunEvents<'a> {
 
 impl RunEvents<'_> {
     fn push(&mut self, e: IhEntry) {
-        // A failed allocation loses the interrupt, as an overflowing IH
-        // ring does; waiters still see the signal's memory.
-        if self.out.push(e, GFP_KERNEL).is_err() {
+        // Pushed with the VM's page-table lock possibly held (`VmMem`),
+        // which mmu-notifier invalidation also takes: no direct reclaim
+        // here.  `run_queue` reserved room for a quantum beforehand, so
+        // this does not allocate; if it must and cannot, the interrupt is
+        // lost, as an overflowing IH ring loses it; waiters still see the
+        // signal's memory.
+        if self.out.push(e, GFP_NOWAIT).is_err() {
             kernel::pr_warn_once!("vgpu engine: interrupt lost (no memory)\n");
         }
     }
@@ -709,6 +713,9 @@ impl Engine {
 
     /// Runs `hqd` for one quantum: `(packets, stop)`; interrupts to `irqs`.
     fn run_queue(&self, hqd: &Hqd, irqs: &mut KVec<IhEntry>) -> (u32, Stop) {
+        // Room for a quantum's interrupts, allocated before any lock is
+        // taken (see `RunEvents::push`).
+        let _ = irqs.reserve(QUANTUM as usize + 4, GFP_KERNEL);
         let mut st = hqd.state.lock();
         if st.removed || st.error != 0 {
             return (0, Stop::Idle);

@@ -359,7 +359,7 @@ fn debugfs_files(gpus: &[Gpu]) -> Check {
         ensure(limit > 0 && used <= limit, format!("mem_limit: {line:?}"))?;
     }
     // A process's directory exists while it has /dev/kfd open, one pasid
-    // file per GPU, and goes when it closes.
+    // file per GPU and the SVM range dump, and goes when it closes.
     in_child(|| {
         let _k = open_kfd()?;
         // SAFETY: getpid has no preconditions.
@@ -370,6 +370,7 @@ fn debugfs_files(gpus: &[Gpu]) -> Check {
             .collect();
         names.sort();
         let mut want: Vec<String> = gpus.iter().map(|g| format!("pasid_{}", g.gpu_id)).collect();
+        want.push("svm_ranges".into());
         want.sort();
         ensure_eq(names, want, "debugfs proc files")
     })?;
