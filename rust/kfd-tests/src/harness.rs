@@ -68,3 +68,27 @@ pub fn ensure_eq<T: PartialEq + std::fmt::Debug>(got: T, want: T, what: &str) ->
         Err(format!("{what}: got {got:?}, want {want:?}"))
     }
 }
+
+/// An open file (read/write, close-on-exec), closed on drop.
+pub struct Fd(pub i32);
+
+impl Fd {
+    /// Opens `path` read/write.
+    pub fn open(path: &str) -> Result<Fd, String> {
+        let c = std::ffi::CString::new(path).map_err(|e| e.to_string())?;
+        // SAFETY: `c` is a valid C string.
+        let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+        if fd < 0 {
+            Err(format!("open {path}: {}", std::io::Error::last_os_error()))
+        } else {
+            Ok(Fd(fd))
+        }
+    }
+}
+
+impl Drop for Fd {
+    fn drop(&mut self) {
+        // SAFETY: We own the descriptor.
+        unsafe { libc::close(self.0) };
+    }
+}

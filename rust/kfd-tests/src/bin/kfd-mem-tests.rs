@@ -43,28 +43,7 @@ fn ok<T>(r: Result<T, i32>, what: &str) -> Result<T, String> {
     r.map_err(|e| format!("{what}: {}", errno_name(e)))
 }
 
-/// An open file, closed on drop.
-struct Fd(i32);
-
-impl Fd {
-    fn open(path: &str) -> Result<Fd, String> {
-        let c = CString::new(path).map_err(|e| e.to_string())?;
-        // SAFETY: `c` is a valid C string.
-        let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-        if fd < 0 {
-            Err(format!("open {path}: {}", std::io::Error::last_os_error()))
-        } else {
-            Ok(Fd(fd))
-        }
-    }
-}
-
-impl Drop for Fd {
-    fn drop(&mut self) {
-        // SAFETY: We own the descriptor.
-        unsafe { libc::close(self.0) };
-    }
-}
+use kfd_tests::harness::Fd;
 
 /// A mapping, unmapped on drop.
 struct Map {

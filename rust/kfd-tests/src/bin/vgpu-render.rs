@@ -9,7 +9,6 @@
 use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
 use kfd_tests::kfd::{errno_name, ioctl_fd, Kfd};
 use kfd_uapi as uapi;
-use std::ffi::CString;
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -89,28 +88,7 @@ fn is_bdf(s: &str) -> bool {
             .all(|(i, &c)| matches!(i, 4 | 7 | 10 | 11) || hex(c))
 }
 
-/// An open file, closed on drop.
-struct Fd(i32);
-
-impl Fd {
-    fn open(path: &str) -> Result<Fd, String> {
-        let c = CString::new(path).map_err(|e| e.to_string())?;
-        // SAFETY: `c` is a valid C string.
-        let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-        if fd < 0 {
-            Err(format!("open {path}: {}", std::io::Error::last_os_error()))
-        } else {
-            Ok(Fd(fd))
-        }
-    }
-}
-
-impl Drop for Fd {
-    fn drop(&mut self) {
-        // SAFETY: We own the descriptor.
-        unsafe { libc::close(self.0) };
-    }
-}
+use kfd_tests::harness::Fd;
 
 fn render_path(card: &Card) -> String {
     format!("/dev/dri/renderD{}", card.render_minor)
