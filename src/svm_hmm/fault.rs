@@ -20,7 +20,7 @@ use crate::kabi::hmm::MmRead;
 use super::{Svm, PAGE};
 use crate::{
     device::Device,
-    kabi::log::{kfd_err, kfd_info},
+    kabi::log::kfd_err,
     process::{Process, PROCESSES},
     procfs::ProcCounters,
 };
@@ -39,10 +39,10 @@ pub(crate) fn gpu_fault(dev: &Device, vm: *const c_void, addr: u64, write: bool)
         return Err(EFAULT);
     };
     let (xnack, counters, gpu_idx) = {
-        let mut inner = process.inner.lock();
+        let inner = process.inner.lock();
         let xnack = inner.xnack_enabled;
         let gpu_idx = inner.pdds.iter().position(|p| p.dev.gpu_id() == dev.gpu_id()).ok_or(EINVAL)?;
-        (xnack, inner.pdd(dev.gpu_id())?.counters.clone(), gpu_idx)
+        (xnack, inner.pdds[gpu_idx].counters.clone(), gpu_idx)
     };
     if !xnack {
         kfd_err!(
@@ -147,8 +147,10 @@ impl Svm {
                 match sdev.migrate_to_vram(&guard, ws, we, counters) {
                     Ok(_) => {}
                     // VRAM is full: the data stays in system memory.
+                    // Debug level: this is the fault path, and every fault
+                    // of a process over a full VRAM would print otherwise.
                     Err(e) if e == ENOMEM || e == ENOSPC => {
-                        kfd_info!("GPU {}: VRAM full, {:#x}..{:#x} stays in system memory\n", gpu_id, ws, we)
+                        kernel::pr_debug!("GPU {}: VRAM full, {:#x}..{:#x} stays in system memory\n", gpu_id, ws, we)
                     }
                     Err(e) => return Err(e),
                 }

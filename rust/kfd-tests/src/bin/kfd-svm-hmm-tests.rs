@@ -381,6 +381,8 @@ fn killed_mid_migration(gpu: &Gpu) -> Check {
         // SAFETY: fork; the child only uses its own copies and exits.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
+            // SAFETY (both): _exit ends the forked child without running
+            // the parent's atexit handlers or flushing its buffers.
             let Ok(ctx) = ctx_xnack(gpu) else { unsafe { libc::_exit(2) } };
             let Ok(mem) = Anon::new(16 * MIB) else { unsafe { libc::_exit(3) } };
             mem.fill(1);
@@ -495,6 +497,9 @@ fn concurrent_prefetch_munmap_touch(gpu: &Gpu) -> Check {
     let counts: Vec<u32> = threads.into_iter().map(|t| t.join().unwrap_or(0)).collect();
     println!("# concurrent iterations: prefetch {}, touch {}, munmap {}", counts[0], counts[1], counts[2]);
     // Still consistent afterwards: a fresh pattern round-trips.
+    // SAFETY: `addr` is this test's own anonymous mapping of `region` bytes,
+    // still mapped (the munmap thread only unmaps and remaps inside it and
+    // has stopped), and no other reference to it is alive.
     let s = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, region) };
     for (i, c) in s.chunks_mut(PAGE).enumerate() {
         c.fill(i as u8);
