@@ -9,9 +9,16 @@
  *     over a request_free_mem_region() range the size of its VRAM; device
  *     page n is VRAM page n (upstream svm_migrate_addr_to_pfn); the pagemap
  *     owner (the struct rkfd_svm_dev) identifies the GPU; dev_pagemap_ops
- *     migrate_to_ram (a CPU touch) and folio_free;
+ *     migrate_to_ram (a CPU touch), folio_free and folio_split;
  *   - migration with migrate_vma_setup/pages/finalize in both directions,
- *     the copies done by the GPU driver's copy engine (kfd2kgd svm_copy);
+ *     the copies done by the GPU driver's copy engine (kfd2kgd svm_copy).
+ *     Where the GPU driver hands out aligned 2 MiB blocks
+ *     (svm_alloc_vram_block) a transparent huge page migrates as one huge
+ *     device page and back (MIGRATE_VMA_SELECT_COMPOUND, as the kernel's
+ *     lib/test_hmm.c does; upstream amdkfd 7.3 migrates 4 KiB pages only):
+ *     one folio to allocate, map and free instead of 512.  Anything else
+ *     (no block free, a PTE-mapped or partial range, no THP) migrates page
+ *     by page, the core splitting huge folios as needed;
  *   - one mmu_interval_notifier per SVM range, its lock (upstream
  *     prange->lock) and hmm_range_fault() with the read_begin/read_retry
  *     protocol of Documentation/mm/hmm.rst.
@@ -26,6 +33,7 @@
  */
 #include <linux/hmm.h>
 #include <linux/highmem.h>
+#include <linux/huge_mm.h>
 #include <linux/ioport.h>
 #include <linux/memremap.h>
 #include <linux/migrate.h>
@@ -43,6 +51,8 @@
 
 /* Pages per migration or hmm_range_fault batch: one 2 MiB granule. */
 #define RKFD_SVM_BATCH 512UL
+/* Frames handed to svm_free_vram at once from folio_free (on the stack). */
+#define RKFD_SVM_FREE_CHUNK 32
 
 /* One GPU's device-private VRAM (upstream: adev->kfd.pgmap). */
 struct rkfd_svm_dev {
@@ -52,6 +62,7 @@ struct rkfd_svm_dev {
 	unsigned long npages;
 	struct kgd_dev *kgd;
 	const struct kfd2kgd_calls *calls;
+	bool huge;	/* huge device pages (PMD order) */
 };
 
 static struct rkfd_svm_dev *page_to_sdev(struct page *page)
@@ -68,33 +79,62 @@ static u64 page_to_frame(struct rkfd_svm_dev *sdev, struct page *page)
  * Device pages.
  */
 
+/*
+ * The last reference to a device folio is gone: its frames go back to the
+ * GPU driver, its process's counters lose it.  A huge folio's head holds
+ * the counter reference for all its bytes; folio_split gave each tail a
+ * reference of its own (0 bytes), so each folio puts its own size.
+ */
 static void rkfd_svm_folio_free(struct folio *folio)
 {
 	struct page *page = &folio->page;
 	struct rkfd_svm_dev *sdev = page_to_sdev(page);
-	u64 frame = page_to_frame(sdev, page);
+	u64 frame = page_to_frame(sdev, page), chunk[RKFD_SVM_FREE_CHUNK];
+	unsigned long nr = folio_nr_pages(folio), i, k;
 
 	/* Any context: svm_free_vram must not sleep (interface contract). */
-	sdev->calls->svm_free_vram(sdev->kgd, &frame, 1);
+	for (i = 0; i < nr; i += k) {
+		for (k = 0; k < RKFD_SVM_FREE_CHUNK && i + k < nr; k++)
+			chunk[k] = frame + i + k;
+		sdev->calls->svm_free_vram(sdev->kgd, chunk, k);
+	}
 	if (page->zone_device_data)
-		rkfd_rs_svm_counters_put(page->zone_device_data, PAGE_SIZE);
+		rkfd_rs_svm_counters_put(page->zone_device_data, PAGE_SIZE * nr);
 	page->zone_device_data = NULL;
+}
+
+/*
+ * The core splits a huge device folio (partial munmap, mprotect, a
+ * migration that could not stay huge): called for each new @tail folio,
+ * then once with @tail NULL.  Each tail gets its own counter reference.
+ */
+static void rkfd_svm_folio_split(struct folio *head, struct folio *tail)
+{
+	void *counters = head->page.zone_device_data;
+
+	if (!tail)
+		return;
+	tail->pgmap = head->pgmap;
+	tail->page.mapping = head->page.mapping;
+	tail->page.zone_device_data = counters ? rkfd_rs_svm_counters_get(counters, 0) : NULL;
 }
 
 /*
  * Migrates the device pages of @sdev in [args->start, args->end) of
  * args->vma back to system memory; args->src/dst have room for the range.
+ * With @huge, a huge device page comes back as a transparent huge page
+ * when one can be allocated (else page by page, the core splitting it).
  * Returns the number of pages migrated or -errno.
  */
-static long rkfd_svm_vram_to_ram(struct rkfd_svm_dev *sdev, struct migrate_vma *args)
+static long rkfd_svm_vram_to_ram(struct rkfd_svm_dev *sdev, struct migrate_vma *args, bool huge)
 {
-	unsigned long i, n = (args->end - args->start) >> PAGE_SHIFT, cpages = 0;
+	unsigned long i, j, nr, n = (args->end - args->start) >> PAGE_SHIFT, cpages = 0;
 	u64 *frames = NULL;
 	struct page **pages = NULL;
 	long ret;
 
 	args->pgmap_owner = sdev;
-	args->flags = MIGRATE_VMA_SELECT_DEVICE_PRIVATE;
+	args->flags = MIGRATE_VMA_SELECT_DEVICE_PRIVATE | (huge ? MIGRATE_VMA_SELECT_COMPOUND : 0);
 	ret = migrate_vma_setup(args);
 	if (ret)
 		return ret;
@@ -108,28 +148,49 @@ static long rkfd_svm_vram_to_ram(struct rkfd_svm_dev *sdev, struct migrate_vma *
 		ret = -ENOMEM;
 		goto finalize;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i += nr) {
 		struct page *spage = migrate_pfn_to_page(args->src[i]);
-		struct page *dpage;
+		unsigned long addr = args->start + (i << PAGE_SHIFT);
+		unsigned long write = args->src[i] & MIGRATE_PFN_WRITE;
+		struct folio *dfolio = NULL;
 
+		nr = 1;
 		args->dst[i] = 0;
 		if (!spage || !(args->src[i] & MIGRATE_PFN_MIGRATE))
 			continue;
 		if (!is_device_private_page(spage) || page_to_sdev(spage) != sdev)
 			continue;
-		dpage = alloc_page_vma(GFP_HIGHUSER_MOVABLE, args->vma,
-				       args->start + (i << PAGE_SHIFT));
-		if (!dpage) {
-			ret = -ENOMEM;
-			break;
+		if (args->src[i] & MIGRATE_PFN_COMPOUND) {
+			nr = min(folio_nr_pages(page_folio(spage)), n - i);
+			dfolio = vma_alloc_folio(GFP_TRANSHUGE_LIGHT, folio_order(page_folio(spage)),
+						 args->vma, addr);
 		}
-		lock_page(dpage);
-		frames[cpages] = page_to_frame(sdev, spage);
-		pages[cpages] = dpage;
-		cpages++;
-		args->dst[i] = migrate_pfn(page_to_pfn(dpage));
-		if (args->src[i] & MIGRATE_PFN_WRITE)
-			args->dst[i] |= MIGRATE_PFN_WRITE;
+		if (dfolio) {
+			/* One huge page for the huge device page. */
+			folio_lock(dfolio);
+			args->dst[i] = migrate_pfn(folio_pfn(dfolio)) | MIGRATE_PFN_COMPOUND | write;
+			for (j = 0; j < nr; j++) {
+				frames[cpages] = page_to_frame(sdev, spage) + j;
+				pages[cpages++] = folio_page(dfolio, j);
+			}
+			continue;
+		}
+		/* Page by page (a huge device page is split by the core). */
+		for (j = 0; j < nr; j++) {
+			struct page *dpage = alloc_page_vma(GFP_HIGHUSER_MOVABLE, args->vma,
+							    addr + (j << PAGE_SHIFT));
+
+			if (!dpage) {
+				ret = -ENOMEM;
+				break;
+			}
+			lock_page(dpage);
+			frames[cpages] = page_to_frame(sdev, spage) + j;
+			pages[cpages++] = dpage;
+			args->dst[i + j] = migrate_pfn(page_to_pfn(dpage)) | write;
+		}
+		if (ret)
+			break;
 	}
 	if (cpages) {
 		int err = sdev->calls->svm_copy(sdev->kgd, frames, (void *const *)pages,
@@ -151,14 +212,17 @@ static long rkfd_svm_vram_to_ram(struct rkfd_svm_dev *sdev, struct migrate_vma *
 	}
 	migrate_vma_pages(args);
 	/* Count what moved, and the process it moved for. */
-	for (i = 0, cpages = 0; i < n; i++) {
+	for (i = 0, cpages = 0; i < n; i += nr) {
 		struct page *spage = migrate_pfn_to_page(args->src[i]);
 
+		nr = 1;
 		if (!args->dst[i] || !(args->src[i] & MIGRATE_PFN_MIGRATE) || !spage)
 			continue;
-		cpages++;
+		if (args->dst[i] & MIGRATE_PFN_COMPOUND)
+			nr = min(folio_nr_pages(page_folio(migrate_pfn_to_page(args->dst[i]))), n - i);
+		cpages += nr;
 		if (spage->zone_device_data)
-			rkfd_rs_svm_count_page_out(spage->zone_device_data, 1);
+			rkfd_rs_svm_count_page_out(spage->zone_device_data, nr);
 	}
 	if (ret >= 0)
 		ret = cpages;
@@ -171,30 +235,53 @@ finalize:
 
 /*
  * dev_pagemap_ops.migrate_to_ram: the CPU touched a page in VRAM.  As
- * upstream svm_migrate_to_ram, the whole granule (2 MiB, clipped to the
- * VMA) around it comes back, not just the page.  Takes no rkfd lock.
+ * upstream svm_migrate_to_ram, more than the page comes back: 64 pages
+ * (256 KiB, clipped to the VMA) around it, or the whole huge device page
+ * when the fault hit one mapped by a PMD (as lib/test_hmm.c does).  Takes
+ * no rkfd lock.
  */
 static vm_fault_t rkfd_svm_migrate_to_ram(struct vm_fault *vmf)
 {
-	/* 64 pages (256 KiB) around the fault: the arrays fit on the stack. */
-	unsigned long src[64], dst[64];
-	const unsigned long span = ARRAY_SIZE(src) << PAGE_SHIFT;
+	/* 64 pages around the fault: the arrays fit on the stack. */
+	unsigned long src_small[64], dst_small[64];
+	const unsigned long span = ARRAY_SIZE(src_small) << PAGE_SHIFT;
 	struct rkfd_svm_dev *sdev = page_to_sdev(vmf->page);
+	struct folio *folio = page_folio(vmf->page);
 	struct vm_area_struct *vma = vmf->vma;
 	unsigned long base = ALIGN_DOWN(vmf->address, span);
 	struct migrate_vma args = {
 		.vma = vma,
 		.start = max(base, vma->vm_start),
 		.end = min(base + span, vma->vm_end),
-		.src = src,
-		.dst = dst,
+		.src = src_small,
+		.dst = dst_small,
 		.fault_page = vmf->page,
 	};
+	/* A PTE-mapped page of a huge folio: migrate it as small pages. */
+	bool huge = folio_test_large(folio) && !vmf->pte;
 	long ret;
 
-	memset(src, 0, sizeof(src));
-	memset(dst, 0, sizeof(dst));
-	ret = rkfd_svm_vram_to_ram(sdev, &args);
+	if (huge) {
+		unsigned long size = folio_size(folio);
+
+		args.start = ALIGN_DOWN(vmf->address, size);
+		args.end = args.start + size;
+		args.src = kvcalloc(folio_nr_pages(folio), sizeof(*args.src), GFP_KERNEL);
+		args.dst = kvcalloc(folio_nr_pages(folio), sizeof(*args.dst), GFP_KERNEL);
+		if (!args.src || !args.dst) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	} else {
+		memset(src_small, 0, sizeof(src_small));
+		memset(dst_small, 0, sizeof(dst_small));
+	}
+	ret = rkfd_svm_vram_to_ram(sdev, &args, huge);
+out:
+	if (huge) {
+		kvfree(args.src);
+		kvfree(args.dst);
+	}
 	if (ret < 0)
 		return ret == -ENOMEM ? VM_FAULT_OOM : VM_FAULT_SIGBUS;
 	return 0;
@@ -203,6 +290,7 @@ static vm_fault_t rkfd_svm_migrate_to_ram(struct vm_fault *vmf)
 static const struct dev_pagemap_ops rkfd_svm_pgmap_ops = {
 	.folio_free = rkfd_svm_folio_free,
 	.migrate_to_ram = rkfd_svm_migrate_to_ram,
+	.folio_split = rkfd_svm_folio_split,
 };
 
 int rkfd_shim_svm_dev_init(struct kgd_dev *kgd, const struct kfd2kgd_calls *calls,
@@ -234,6 +322,9 @@ int rkfd_shim_svm_dev_init(struct kgd_dev *kgd, const struct kfd2kgd_calls *call
 	sdev->calls = calls;
 	sdev->pfn_first = sdev->res->start >> PAGE_SHIFT;
 	sdev->npages = vram_size >> PAGE_SHIFT;
+	/* Huge device pages need blocks and PMD-aligned device pfns. */
+	sdev->huge = calls->svm_alloc_vram_block && thp_migration_supported() &&
+		     IS_ALIGNED(sdev->pfn_first, HPAGE_PMD_NR);
 	r = memremap_pages(&sdev->pgmap, numa_node_id());
 	if (IS_ERR_OR_NULL(r)) {
 		ret = r ? PTR_ERR(r) : -EFAULT;
@@ -262,21 +353,27 @@ void rkfd_shim_svm_dev_fini(struct rkfd_svm_dev *sdev)
  */
 
 /*
- * Migrates the system pages of [start, end) (within one VMA) to @sdev's
- * VRAM.  @counters is the process's per-GPU counters (page_in, svm bytes),
- * a reference on which each device page keeps.  Returns pages migrated,
- * or -ENOMEM when VRAM ran out before anything moved.
+ * Migrates the system pages of [start, end) (within one VMA, at most one
+ * 2 MiB-aligned batch) to @sdev's VRAM.  @counters is the process's
+ * per-GPU counters (page_in, svm bytes), a reference on which each device
+ * folio keeps.  A transparent huge page (or an empty aligned 2 MiB) that
+ * the batch covers whole becomes one huge device page when the GPU driver
+ * has a block free, else single pages.  Returns pages migrated, or
+ * -ENOMEM when VRAM ran out before anything moved.
  */
 static long rkfd_svm_ram_to_vram_vma(struct rkfd_svm_dev *sdev, struct vm_area_struct *vma,
 				     unsigned long start, unsigned long end, void *counters,
 				     unsigned long *src, unsigned long *dst, u64 *frames,
-				     struct page **pages)
+				     u64 *dframes, struct page **pages)
 {
-	unsigned long i, n = (end - start) >> PAGE_SHIFT, k, cpages;
+	unsigned long i, j, n = (end - start) >> PAGE_SHIFT, k = 0, nr, small = 0, next = 0;
 	struct migrate_vma args = {
 		.vma = vma, .start = start, .end = end, .src = src, .dst = dst,
-		.pgmap_owner = sdev, .flags = MIGRATE_VMA_SELECT_SYSTEM,
+		.pgmap_owner = sdev, .flags = MIGRATE_VMA_SELECT_SYSTEM |
+			(sdev->huge ? MIGRATE_VMA_SELECT_COMPOUND : 0),
 	};
+	bool huge = false, wanted = false;
+	u64 first = 0;
 	long ret;
 	int err;
 
@@ -285,40 +382,70 @@ static long rkfd_svm_ram_to_vram_vma(struct rkfd_svm_dev *sdev, struct vm_area_s
 	ret = migrate_vma_setup(&args);
 	if (ret)
 		return ret;
-	cpages = 0;
-	for (i = 0; i < n; i++)
-		if (src[i] & MIGRATE_PFN_MIGRATE)
-			cpages++;
-	if (!cpages) {
-		migrate_vma_finalize(&args);
-		return 0;
-	}
-	err = sdev->calls->svm_alloc_vram(sdev->kgd, cpages, frames);
-	if (err) {
-		/* VRAM exhausted: everything stays where it is. */
-		migrate_vma_finalize(&args);
-		return err;
-	}
-	for (i = 0, k = 0; i < n; i++) {
-		struct page *dpage;
-
+	/*
+	 * A huge entry can only be the first of an aligned 2 MiB batch; its
+	 * other entries are empty.  Without a block it takes 512 frames.
+	 */
+	for (i = 0; i < n; i++) {
 		if (!(src[i] & MIGRATE_PFN_MIGRATE))
 			continue;
-		dpage = pfn_to_page(sdev->pfn_first + frames[k]);
-		zone_device_page_init(dpage, &sdev->pgmap, 0);	/* locks it */
-		dpage->zone_device_data = rkfd_rs_svm_counters_get(counters, PAGE_SIZE);
-		/* NULL source: an untouched page, the copy engine clears it. */
-		pages[k] = migrate_pfn_to_page(src[i]);
-		dst[i] = migrate_pfn(page_to_pfn(dpage));
+		wanted = true;
+		if (!(src[i] & MIGRATE_PFN_COMPOUND))
+			small++;
+		else if (sdev->calls->svm_alloc_vram_block(sdev->kgd, HPAGE_PMD_ORDER, &first))
+			small += min(HPAGE_PMD_NR, n - i);
+		else
+			huge = true;
+	}
+	if (small && sdev->calls->svm_alloc_vram(sdev->kgd, small, frames))
+		small = 0;	/* VRAM exhausted: only a huge page may still move */
+	for (i = 0; i < n; i += nr) {
+		struct page *spage = migrate_pfn_to_page(src[i]);
 		/*
 		 * Writable as the CPU mapping was (a page shared copy-on-write
 		 * stays read-only); an empty PTE becomes what the VMA allows.
 		 */
-		if ((src[i] & MIGRATE_PFN_WRITE) || (!pages[k] && (vma->vm_flags & VM_WRITE)))
-			dst[i] |= MIGRATE_PFN_WRITE;
-		k++;
+		unsigned long write = (src[i] & MIGRATE_PFN_WRITE) ||
+				      (!spage && (vma->vm_flags & VM_WRITE)) ?
+				      MIGRATE_PFN_WRITE : 0;
+
+		nr = (src[i] & MIGRATE_PFN_COMPOUND) ? min(HPAGE_PMD_NR, n - i) : 1;
+		if (!(src[i] & MIGRATE_PFN_MIGRATE))
+			continue;
+		if (nr > 1 && huge) {
+			struct page *dpage = pfn_to_page(sdev->pfn_first + first);
+
+			zone_device_folio_init(page_folio(dpage), &sdev->pgmap, HPAGE_PMD_ORDER);
+			dpage->zone_device_data = rkfd_rs_svm_counters_get(counters, PAGE_SIZE * nr);
+			dst[i] = migrate_pfn(page_to_pfn(dpage)) | MIGRATE_PFN_COMPOUND | write;
+			for (j = 0; j < nr; j++) {
+				dframes[k] = first + j;
+				/* NULL source: untouched memory, the copy engine clears it. */
+				pages[k++] = spage ? folio_page(page_folio(spage), j) : NULL;
+			}
+			continue;
+		}
+		if (next + nr > small)
+			continue;	/* out of frames: stays in system memory */
+		/* Page by page (the core splits a huge source page). */
+		for (j = 0; j < nr; j++) {
+			struct page *dpage = pfn_to_page(sdev->pfn_first + frames[next]);
+
+			zone_device_page_init(dpage, &sdev->pgmap, 0);	/* locks it */
+			dpage->zone_device_data = rkfd_rs_svm_counters_get(counters, PAGE_SIZE);
+			dst[i + j] = migrate_pfn(page_to_pfn(dpage)) | write;
+			dframes[k] = frames[next++];
+			pages[k++] = spage && nr > 1 ? folio_page(page_folio(spage), j) : spage;
+		}
 	}
-	err = sdev->calls->svm_copy(sdev->kgd, frames, (void *const *)pages, cpages,
+	/* Frames allocated but not used. */
+	if (next < small)
+		sdev->calls->svm_free_vram(sdev->kgd, frames + next, small - next);
+	if (!k) {
+		migrate_vma_finalize(&args);
+		return wanted ? -ENOMEM : 0;
+	}
+	err = sdev->calls->svm_copy(sdev->kgd, dframes, (void *const *)pages, k,
 				    KGD_SVM_COPY_TO_VRAM);
 	if (err) {
 		/* Unlocked and put: folio_free gives the frames back. */
@@ -337,7 +464,7 @@ static long rkfd_svm_ram_to_vram_vma(struct rkfd_svm_dev *sdev, struct vm_area_s
 	migrate_vma_pages(&args);
 	for (i = 0, k = 0; i < n; i++)
 		if (dst[i] && (src[i] & MIGRATE_PFN_MIGRATE))
-			k++;
+			k += (dst[i] & MIGRATE_PFN_COMPOUND) ? min(HPAGE_PMD_NR, n - i) : 1;
 	/* Pages that did not migrate are freed by finalize (folio_free). */
 	migrate_vma_finalize(&args);
 	rkfd_rs_svm_count_page_in(counters, k);
@@ -350,7 +477,7 @@ static long rkfd_svm_migrate(struct mm_struct *mm, struct rkfd_svm_dev *sdev, u6
 {
 	unsigned long *src, *dst;
 	struct page **pages;
-	u64 *frames;
+	u64 *frames, *dframes;
 	long total = 0, ret = 0;
 	u64 addr = start;
 
@@ -358,8 +485,9 @@ static long rkfd_svm_migrate(struct mm_struct *mm, struct rkfd_svm_dev *sdev, u6
 	src = kvcalloc(RKFD_SVM_BATCH, sizeof(*src), GFP_KERNEL);
 	dst = kvcalloc(RKFD_SVM_BATCH, sizeof(*dst), GFP_KERNEL);
 	frames = kvcalloc(RKFD_SVM_BATCH, sizeof(*frames), GFP_KERNEL);
+	dframes = kvcalloc(RKFD_SVM_BATCH, sizeof(*dframes), GFP_KERNEL);
 	pages = kvcalloc(RKFD_SVM_BATCH, sizeof(*pages), GFP_KERNEL);
-	if (!src || !dst || !frames || !pages) {
+	if (!src || !dst || !frames || !dframes || !pages) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -376,7 +504,7 @@ static long rkfd_svm_migrate(struct mm_struct *mm, struct rkfd_svm_dev *sdev, u6
 				    (RKFD_SVM_BATCH << PAGE_SHIFT));
 		if (to_vram) {
 			ret = rkfd_svm_ram_to_vram_vma(sdev, vma, addr, next, counters, src, dst,
-						       frames, pages);
+						       frames, dframes, pages);
 		} else {
 			struct migrate_vma args = {
 				.vma = vma, .start = addr, .end = next, .src = src, .dst = dst,
@@ -384,7 +512,7 @@ static long rkfd_svm_migrate(struct mm_struct *mm, struct rkfd_svm_dev *sdev, u6
 
 			memset(src, 0, RKFD_SVM_BATCH * sizeof(*src));
 			memset(dst, 0, RKFD_SVM_BATCH * sizeof(*dst));
-			ret = rkfd_svm_vram_to_ram(sdev, &args);
+			ret = rkfd_svm_vram_to_ram(sdev, &args, sdev->huge);
 		}
 		if (ret < 0)
 			break;
@@ -396,6 +524,7 @@ out:
 	kvfree(src);
 	kvfree(dst);
 	kvfree(frames);
+	kvfree(dframes);
 	kvfree(pages);
 	/* Partial progress counts; the caller reports the error. */
 	return ret < 0 && !total ? ret : (ret < 0 ? -(long)ENOSPC : total);

@@ -513,7 +513,9 @@ impl Vm {
     /// without a valid PTE raises a retry fault through rkfd and the access
     /// is retried, as an XNACK-enabled GPU does.  `faults` counts the retry
     /// faults.  User memory is copied outside the page-table lock (a user
-    /// page fault may invalidate SVM mappings, which takes that lock).
+    /// page fault may invalidate SVM mappings, which takes that lock), in
+    /// steps of up to [`BOUNCE`] bytes; on an error, what the GPU read in
+    /// the failing step is not copied out.
     pub(crate) fn gpu_access(
         &self,
         va: u64,
@@ -528,36 +530,49 @@ impl Vm {
         }
         let user = UserSlice::new(kernel::uaccess::UserPtr::from_addr(buf as usize), size as usize);
         let (mut reader, mut writer) = user.reader_writer();
-        let mut bounce = KVec::from_elem(0u8, PAGE as usize, GFP_KERNEL)?;
+        // Up to BOUNCE bytes move between the user buffer and the bounce
+        // buffer at a time; the GPU side goes page by page.
+        let mut bounce = KVVec::from_elem(0u8, (BOUNCE.min(size + PAGE)) as usize, GFP_KERNEL)?;
         let mut at = va;
         let end = va + size;
         while at < end {
-            let len = ((PAGE - at % PAGE).min(end - at)) as usize;
-            let chunk = &mut bounce[..len];
+            // A chunk ends at a BOUNCE boundary of the GPU address.
+            let chunk_end = ((at / BOUNCE + 1) * BOUNCE).min(end);
+            let chunk = &mut bounce[..(chunk_end - at) as usize];
             if write {
                 reader.read_slice(chunk)?;
             }
-            let mut tries = 0;
-            while !self.access_page(at, chunk, write)? {
-                tries += 1;
-                if tries > MAX_RETRIES {
-                    return Err(EFAULT);
+            let mut done = 0usize;
+            while done < chunk.len() {
+                let page_va = at + done as u64;
+                let len = ((PAGE - page_va % PAGE) as usize).min(chunk.len() - done);
+                let part = &mut chunk[done..done + len];
+                let mut tries = 0;
+                while !self.access_page(page_va, part, write)? {
+                    tries += 1;
+                    if tries > MAX_RETRIES {
+                        return Err(EFAULT);
+                    }
+                    *faults = faults.saturating_add(1);
+                    match kabi::svm_fault(&self.core, self, page_va, write, true) {
+                        Ok(()) => {}
+                        Err(e) if e == EAGAIN => kernel::processor::cpu_relax(),
+                        Err(e) => return Err(e),
+                    }
                 }
-                *faults = faults.saturating_add(1);
-                match kabi::svm_fault(&self.core, self, at, write, true) {
-                    Ok(()) => {}
-                    Err(e) if e == EAGAIN => kernel::processor::cpu_relax(),
-                    Err(e) => return Err(e),
-                }
+                done += len;
             }
             if !write {
                 writer.write_slice(chunk)?;
             }
-            at += len as u64;
+            at = chunk_end;
         }
         Ok(())
     }
 }
+
+/// Bytes one step of the GPU-access interface moves to or from user memory.
+const BOUNCE: u64 = 256 * 1024;
 
 /// The bytes of one page.
 const PAGE: u64 = kernel::page::PAGE_SIZE as u64;

@@ -13,11 +13,18 @@
 //!
 //! SVM: rkfd registers the VRAM as `MEMORY_DEVICE_PRIVATE` pages (device
 //! page `n` = frame `n`, as upstream `kfd_migrate.c` does) and asks for
-//! single frames through `svm_alloc_vram` / `svm_free_vram`: the same
-//! frames and the same budget as memory objects ([`Pool::svm_alloc`]).
-//! The backing page of an SVM frame lives in `PoolInner::svm`, indexed by
-//! frame, because SVM frames are freed one by one from `folio_free`,
-//! which may run in atomic context: hence a spinlock.
+//! single frames through `svm_alloc_vram` / `svm_free_vram`, or for an
+//! aligned block of 2^order frames for a huge device page through
+//! `svm_alloc_vram_block`: the same frames and the same budget as memory
+//! objects ([`Pool::svm_alloc`], [`Pool::svm_alloc_block`]).  The backing
+//! page of an SVM frame lives in `PoolInner::backing`, indexed by frame,
+//! because SVM frames are freed one by one from `folio_free`, which may
+//! run in atomic context: hence a spinlock.  A frame keeps its backing
+//! page after it is freed, as VRAM keeps existing: a migration then costs
+//! the copy, not a system-memory allocation and free per page (the kernel's
+//! page allocator is not what a GPU's VRAM allocator costs).  The backing
+//! is bounded by the VRAM size; a memory object allocated on such a frame
+//! takes the page over (zeroed).
 //!
 //! C: `amdgpu_vram_mgr.c` (allocation and accounting only).
 
@@ -52,7 +59,9 @@ pub(crate) struct Pool {
 ///
 /// # Invariants
 ///
-/// `free` is the number of clear bits in `used`; `cursor < used.len()`.
+/// `free` is the number of clear bits in `used`; `cursor < used.len()`;
+/// `svm_frames` is the number of live slots of `backing`, each of them
+/// with a page and its bit in `used` set.
 struct PoolInner {
     /// One bit per frame, set while allocated.
     used: BitmapVec,
@@ -60,11 +69,21 @@ struct PoolInner {
     free: usize,
     /// Where the next search starts (next fit).
     cursor: usize,
-    /// The backing page of each SVM frame, by frame (empty until the first
-    /// SVM allocation; then `frames` entries).
-    svm: KVVec<Option<Page>>,
+    /// Per frame (empty until the first SVM allocation; then `frames`
+    /// entries): its backing page if SVM ever used it, and whether it is
+    /// an SVM frame now.
+    backing: KVVec<SvmSlot>,
     /// Frames allocated for SVM.
     svm_frames: usize,
+}
+
+/// A frame as SVM sees it.
+#[derive(Default)]
+struct SvmSlot {
+    /// Kept after the frame is freed (see the module documentation).
+    page: Option<Page>,
+    /// Allocated to SVM now.
+    live: bool,
 }
 
 impl Pool {
@@ -82,7 +101,13 @@ impl Pool {
                 frames,
                 // INVARIANT: Nothing is allocated; 0 < frames.
                 inner <- new_spinlock!(
-                    PoolInner { used, free: total, cursor: 0, svm: KVVec::new(), svm_frames: 0 },
+                    PoolInner {
+                        used,
+                        free: total,
+                        cursor: 0,
+                        backing: KVVec::new(),
+                        svm_frames: 0,
+                    },
                     "vram::Pool::inner"
                 ),
             }),
@@ -124,8 +149,25 @@ impl Pool {
             frames,
             pages,
         };
-        for _ in 0..npages {
-            let page = Page::alloc_page(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN)?;
+        // Frames that SVM used before bring their backing page along.
+        let mut reused = KVVec::with_capacity(npages, GFP_KERNEL)?;
+        {
+            let mut inner = self.inner.lock();
+            for &frame in alloc.frames.iter() {
+                let page = inner.backing.get_mut(frame as usize).and_then(|slot| slot.page.take());
+                reused.push_within_capacity(page).map_err(|_| ENOMEM)?;
+            }
+        }
+        for page in reused.drain_all() {
+            let page = match page {
+                Some(page) => {
+                    // SAFETY: The page was taken out of the table: nobody
+                    // else reaches it.
+                    unsafe { page.fill_zero_raw(0, PAGE_SIZE)? };
+                    page
+                }
+                None => Page::alloc_page(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN)?,
+            };
             alloc.pages.push_within_capacity(page).map_err(|_| ENOMEM)?;
         }
         Ok(alloc)
@@ -136,9 +178,9 @@ impl Pool {
         self.inner.lock().svm_frames as u64 * PAGE_SIZE as u64
     }
 
-    /// Allocates one frame per entry of `out` for SVM (`svm_alloc_vram`),
-    /// each backed by a (not zeroed) system page, and writes their indices
-    /// there.  All or nothing; `ENOMEM` when VRAM is exhausted.
+    /// Allocates one frame per entry of `out` for SVM (`svm_alloc_vram`)
+    /// and writes their indices there; each is backed by a (not zeroed)
+    /// system page.  All or nothing; `ENOMEM` when VRAM is exhausted.
     pub(crate) fn svm_alloc(&self, out: &mut [u64]) -> Result {
         let npages = out.len();
         if npages == 0 {
@@ -147,53 +189,133 @@ impl Pool {
         if npages > self.frames {
             return Err(ENOMEM);
         }
-        // The frame table, once: allocated outside the spinlock.
-        if self.inner.lock().svm.is_empty() {
-            let mut table = KVVec::with_capacity(self.frames, GFP_KERNEL)?;
-            for _ in 0..self.frames {
-                table.push_within_capacity(None).map_err(|_| ENOMEM)?;
-            }
-            let mut inner = self.inner.lock();
-            if inner.svm.is_empty() {
-                inner.svm = table;
-            }
-        }
-        let mut pages = KVVec::with_capacity(npages, GFP_KERNEL)?;
-        for _ in 0..npages {
-            let page = Page::alloc_page(GFP_KERNEL | __GFP_NOWARN)?;
-            pages.push_within_capacity(page).map_err(|_| ENOMEM)?;
-        }
+        self.ensure_backing_table()?;
         let mut frames = KVVec::with_capacity(npages, GFP_KERNEL)?;
         self.take_frames(&mut frames, npages)?;
-        let mut inner = self.inner.lock();
-        inner.svm_frames += npages;
-        for ((slot, &frame), page) in out.iter_mut().zip(frames.iter()).zip(pages.drain_all()) {
+        for (slot, &frame) in out.iter_mut().zip(frames.iter()) {
             *slot = u64::from(frame);
-            inner.svm[frame as usize] = Some(page);
+        }
+        self.svm_commit(out)
+    }
+
+    /// Allocates `2^order` contiguous frames starting at a multiple of
+    /// `2^order` for one huge device page (`svm_alloc_vram_block`) and
+    /// returns the first.  `ENOMEM` when no such block is free.
+    pub(crate) fn svm_alloc_block(&self, order: u32) -> Result<u64> {
+        let n = 1usize.checked_shl(order).filter(|&n| n <= self.frames).ok_or(ENOMEM)?;
+        self.ensure_backing_table()?;
+        let first = {
+            let mut inner = self.inner.lock();
+            if inner.free < n {
+                return Err(ENOMEM);
+            }
+            let mut block = 0;
+            let mut found = None;
+            while block + n <= self.frames {
+                match inner.used.next_bit(block) {
+                    Some(busy) if busy < block + n => block = (busy / n + 1) * n,
+                    _ => {
+                        found = Some(block);
+                        break;
+                    }
+                }
+            }
+            let first = found.ok_or(ENOMEM)?;
+            for f in first..first + n {
+                inner.used.set_bit(f);
+            }
+            inner.free -= n;
+            first
+        };
+        let mut frames = KVVec::with_capacity(n, GFP_KERNEL).inspect_err(|_| self.give_back(first, n))?;
+        for f in first..first + n {
+            frames.push_within_capacity(f as u64).map_err(|_| ENOMEM)?;
+        }
+        self.svm_commit(&frames)?;
+        Ok(first as u64)
+    }
+
+    /// Returns frames `[first, first + n)` taken for SVM that did not get
+    /// committed.
+    fn give_back(&self, first: usize, n: usize) {
+        let mut inner = self.inner.lock();
+        for f in first..first + n {
+            inner.used.clear_bit(f);
+        }
+        inner.free += n;
+    }
+
+    fn ensure_backing_table(&self) -> Result {
+        if !self.inner.lock().backing.is_empty() {
+            return Ok(());
+        }
+        let mut table = KVVec::with_capacity(self.frames, GFP_KERNEL)?;
+        for _ in 0..self.frames {
+            table.push_within_capacity(SvmSlot::default()).map_err(|_| ENOMEM)?;
+        }
+        let mut inner = self.inner.lock();
+        if inner.backing.is_empty() {
+            inner.backing = table;
         }
         Ok(())
     }
 
-    /// Gives SVM frames back (`svm_free_vram`).  Never sleeps.  Frames that
-    /// are not SVM frames are ignored (and reported).
+    /// Second half of an SVM allocation: `frames` are taken (marked used)
+    /// but not yet SVM frames.  Gives frames without a backing page one,
+    /// then marks them all live.  On failure the frames go back.
+    fn svm_commit(&self, frames: &[u64]) -> Result {
+        let missing = {
+            let inner = self.inner.lock();
+            frames.iter().filter(|&&f| inner.backing[f as usize].page.is_none()).count()
+        };
+        let mut pages = KVVec::with_capacity(missing, GFP_KERNEL);
+        if let Ok(pages) = pages.as_mut() {
+            for _ in 0..missing {
+                match Page::alloc_page(GFP_KERNEL | __GFP_NOWARN) {
+                    Ok(page) => pages.push_within_capacity(page).map_err(|_| ENOMEM)?,
+                    Err(_) => break,
+                }
+            }
+        }
+        let mut inner = self.inner.lock();
+        let pages = match pages {
+            Ok(pages) if pages.len() == missing => pages,
+            _ => {
+                for &f in frames {
+                    inner.used.clear_bit(f as usize);
+                }
+                inner.free += frames.len();
+                return Err(ENOMEM);
+            }
+        };
+        let mut pages = pages.into_iter();
+        for &f in frames {
+            let f = f as usize;
+            let slot = &mut inner.backing[f];
+            if slot.page.is_none() {
+                slot.page = pages.next();
+            }
+            slot.live = true;
+        }
+        inner.svm_frames += frames.len();
+        Ok(())
+    }
+
+    /// Frees SVM frames (`svm_free_vram`, any context: no allocation, no
+    /// sleep); their backing pages stay for the next user.  Frames that
+    /// are not SVM frames are ignored and reported once per call.
     pub(crate) fn svm_free(&self, frames: &[u64]) {
         let mut bad = 0;
         let mut inner = self.inner.lock();
         for &frame in frames {
-            let Ok(f) = usize::try_from(frame) else {
-                bad += 1;
-                continue;
-            };
-            match inner.svm.get_mut(f).and_then(Option::take) {
-                Some(page) => {
-                    // Freeing a page does not sleep.
-                    drop(page);
+            match usize::try_from(frame) {
+                Ok(f) if inner.backing.get(f).is_some_and(|slot| slot.live) => {
+                    inner.backing[f].live = false;
                     inner.used.clear_bit(f);
-                    // INVARIANT: The bit was set (an SVM frame is allocated).
                     inner.free += 1;
                     inner.svm_frames -= 1;
                 }
-                None => bad += 1,
+                _ => bad += 1,
             }
         }
         drop(inner);
@@ -202,20 +324,19 @@ impl Pool {
         }
     }
 
-    /// Runs `f` on the backing page of SVM frame `frame`, under the pool's
-    /// spinlock (so `f` must not sleep).  `EINVAL` if it is not an SVM frame.
+    /// Runs `f` on the backing page of SVM frame `frame` (under the pool
+    /// lock: `f` must not sleep).  `EINVAL` if `frame` is not an SVM frame.
     pub(crate) fn svm_with_page<R>(&self, frame: u64, f: impl FnOnce(&Page) -> R) -> Result<R> {
         let inner = self.inner.lock();
         let page = usize::try_from(frame)
             .ok()
-            .and_then(|i| inner.svm.get(i))
-            .and_then(Option::as_ref)
+            .and_then(|i| inner.backing.get(i))
+            .filter(|slot| slot.live)
+            .and_then(|slot| slot.page.as_ref())
             .ok_or(EINVAL)?;
         Ok(f(page))
     }
 
-    /// Marks `npages` free frames allocated and appends them to `frames`,
-    /// whose spare capacity must be at least `npages`.  All or nothing.
     fn take_frames(&self, frames: &mut KVVec<u32>, npages: usize) -> Result {
         let mut inner = self.inner.lock();
         if inner.free < npages {
@@ -392,6 +513,70 @@ mod tests {
             let mut buf = [0xa5u8; 64];
             // SAFETY: `buf` is valid for writes of 64 bytes; the page is ours.
             unsafe { page.read_raw(buf.as_mut_ptr(), PAGE_SIZE - 64, 64)? };
+            assert!(buf.iter().all(|&b| b == 0));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn svm_blocks_are_aligned_and_exclusive() -> Result {
+        let pool = Pool::new(1024 * PAGE)?;
+        let first = pool.svm_alloc_block(9)?;
+        assert_eq!(first % 512, 0);
+        assert_eq!(pool.svm_used(), 512 * PAGE);
+        for f in first..first + 512 {
+            assert!(pool.svm_with_page(f, |_| ()).is_ok());
+        }
+        // One frame taken in the other block: no aligned block is left,
+        // although 511 frames are free.
+        let obj = pool.alloc(1)?;
+        let taken = obj.frame(0).ok_or(EINVAL)?;
+        assert!(taken / 512 != first / 512);
+        assert!(matches!(pool.svm_alloc_block(9), Err(e) if e == ENOMEM));
+        assert_eq!(pool.available(), 511 * PAGE);
+        // Too large an order, or more than the pool.
+        assert!(pool.svm_alloc_block(11).is_err());
+        assert!(pool.svm_alloc_block(64).is_err());
+        // Freed page by page (as a split huge page is), the block is whole again.
+        let mut frames = KVec::with_capacity(512, GFP_KERNEL)?;
+        for f in first..first + 512 {
+            frames.push(f, GFP_KERNEL)?;
+        }
+        pool.svm_free(&frames[..100]);
+        pool.svm_free(&frames[100..]);
+        assert_eq!(pool.svm_used(), 0);
+        assert_eq!(pool.svm_alloc_block(9)?, first);
+        pool.svm_free(&frames);
+        Ok(())
+    }
+
+    #[test]
+    fn svm_backing_is_kept_and_handed_to_objects_zeroed() -> Result {
+        let pool = Pool::new(8 * PAGE)?;
+        let mut frames = [0u64; 8];
+        pool.svm_alloc(&mut frames)?;
+        let pattern = [0x5au8; 32];
+        for &f in &frames {
+            // SAFETY: `pattern` is valid for reads of 32 bytes; the page is ours.
+            pool.svm_with_page(f, |p| unsafe { p.write_raw(pattern.as_ptr(), 64, 32) })??;
+        }
+        pool.svm_free(&frames);
+        assert!(pool.svm_with_page(frames[0], |_| ()).is_err());
+        // SVM again: the old contents are still there (the copy engine
+        // overwrites them; nothing reads a frame before that).
+        let mut again = [0u64; 8];
+        pool.svm_alloc(&mut again)?;
+        let mut back = [0u8; 32];
+        // SAFETY: `back` is valid for writes of 32 bytes.
+        pool.svm_with_page(again[3], |p| unsafe { p.read_raw(back.as_mut_ptr(), 64, 32) })??;
+        assert_eq!(back, pattern);
+        pool.svm_free(&again);
+        // A memory object on those frames gets them zeroed.
+        let obj = pool.alloc(8)?;
+        for i in 0..8 {
+            let mut buf = [0xa5u8; 32];
+            // SAFETY: `buf` is valid for writes of 32 bytes; the page is ours.
+            unsafe { obj.page(i).ok_or(EINVAL)?.read_raw(buf.as_mut_ptr(), 64, 32)? };
             assert!(buf.iter().all(|&b| b == 0));
         }
         Ok(())

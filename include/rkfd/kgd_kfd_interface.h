@@ -275,7 +275,12 @@ struct kfd2kgd_calls {
 	 * their indices in @frames; all or nothing, -ENOMEM when VRAM is
 	 * exhausted (rkfd then leaves the data in system memory).  Contents
 	 * are undefined until svm_copy fills them.
-	 * svm_free_vram: gives them back.  Called from dev_pagemap_ops
+	 * svm_alloc_vram_block: 2^@order contiguous VRAM pages for one huge
+	 * device page, the first at *@first, a multiple of 2^@order; -ENOMEM
+	 * when no such block is free (rkfd then uses single pages).  May be
+	 * NULL (no huge device pages).
+	 * svm_free_vram: gives them back (pages of a block one by one or
+	 * together).  Called from dev_pagemap_ops
 	 * folio_free, in any context: must not sleep.
 	 * svm_copy: the copy engine; copies @npages pages between VRAM page
 	 * frames[i] and system page pages[i] (struct page *) in direction
@@ -289,6 +294,7 @@ struct kfd2kgd_calls {
 	 * page table; on return the GPU no longer accesses them.
 	 */
 	int (*svm_alloc_vram)(struct kgd_dev *kgd, __u64 npages, __u64 *frames);
+	int (*svm_alloc_vram_block)(struct kgd_dev *kgd, __u32 order, __u64 *first);
 	void (*svm_free_vram)(struct kgd_dev *kgd, const __u64 *frames, __u64 npages);
 	int (*svm_copy)(struct kgd_dev *kgd, const __u64 *frames, void *const *pages,
 			__u64 npages, __u32 direction);

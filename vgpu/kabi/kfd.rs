@@ -243,6 +243,7 @@ static CALLS: kgd::kfd2kgd_calls = kgd::kfd2kgd_calls {
     hws_hang: Some(hws_hang),
     gpu_reset: Some(gpu_reset),
     svm_alloc_vram: Some(svm_alloc_vram),
+    svm_alloc_vram_block: Some(svm_alloc_vram_block),
     svm_free_vram: Some(svm_free_vram),
     svm_copy: Some(svm_copy),
     svm_map: Some(svm_map),
@@ -337,6 +338,28 @@ unsafe extern "C" fn svm_alloc_vram(kgd: *mut kgd::kgd_dev, npages: u64, frames:
     };
     match kgd.core().vram().svm_alloc(out) {
         Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `svm_alloc_vram_block`.
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`]: with the `kgd` of a registered
+/// device and `first` valid for a write.
+unsafe extern "C" fn svm_alloc_vram_block(kgd: *mut kgd::kgd_dev, order: u32, first: *mut u64) -> c_int {
+    // SAFETY: rkfd calls with its registered handle.
+    let kgd = unsafe { kgd_from_raw(kgd) };
+    if first.is_null() {
+        return EINVAL.to_errno();
+    }
+    match kgd.core().vram().svm_alloc_block(order) {
+        Ok(f) => {
+            // SAFETY: `first` is valid for a write (the contract).
+            unsafe { first.write(f) };
+            0
+        }
         Err(e) => e.to_errno(),
     }
 }

@@ -267,6 +267,13 @@ pub struct kfd2kgd_calls {
             frames: *mut __u64,
         ) -> core::ffi::c_int,
     >,
+    pub svm_alloc_vram_block: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            order: __u32,
+            first: *mut __u64,
+        ) -> core::ffi::c_int,
+    >,
     pub svm_free_vram: ::core::option::Option<
         unsafe extern "C" fn(kgd: *mut kgd_dev, frames: *const __u64, npages: __u64),
     >,

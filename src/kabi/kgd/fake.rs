@@ -141,6 +141,7 @@ static FAKE_CALLS: interface::kfd2kgd_calls = interface::kfd2kgd_calls {
     gpu_reset: None,
     get_mem_limits: None,
     svm_alloc_vram: None,
+    svm_alloc_vram_block: None,
     svm_free_vram: None,
     svm_copy: None,
     svm_map: None,
