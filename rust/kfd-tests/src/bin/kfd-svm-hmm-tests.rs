@@ -514,6 +514,120 @@ fn concurrent_prefetch_munmap_touch(gpu: &Gpu) -> Check {
     ensure(counts.iter().all(|&c| c >= 2), format!("every thread ran twice ({counts:?})"))
 }
 
+/// An anonymous mapping of `len` bytes (a multiple of 2 MiB) aligned to
+/// 2 MiB and advised huge: transparent huge pages back it once touched.
+fn huge_anon(len: usize) -> Result<Anon, String> {
+    let raw = Anon::new(len + 2 * MIB)?;
+    let start = (raw.addr + 2 * MIB - 1) & !(2 * MIB - 1);
+    // SAFETY: trimming our own mapping to the aligned part.
+    unsafe {
+        if start > raw.addr {
+            libc::munmap(raw.addr as *mut libc::c_void, start - raw.addr);
+        }
+        let end = raw.addr + raw.len;
+        if end > start + len {
+            libc::munmap((start + len) as *mut libc::c_void, end - start - len);
+        }
+        libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+    }
+    std::mem::forget(raw);
+    Ok(Anon { addr: start, len })
+}
+
+/// A counter of /proc/vmstat.
+fn vmstat(name: &str) -> Result<u64, String> {
+    let text = std::fs::read_to_string("/proc/vmstat").map_err(|e| format!("/proc/vmstat: {e}"))?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|v| v.strip_prefix(' ')).and_then(|v| v.trim().parse().ok()))
+        .ok_or(format!("/proc/vmstat has no {name}"))
+}
+
+/// Transparent-huge-page bytes backing `[addr, addr + len)` (smaps).
+fn anon_huge_bytes(addr: usize) -> Result<u64, String> {
+    let text = std::fs::read_to_string("/proc/self/smaps").map_err(|e| format!("smaps: {e}"))?;
+    let mut inside = false;
+    for line in text.lines() {
+        if let Some((range, _)) = line.split_once(' ') {
+            if let Some((a, b)) = range.split_once('-') {
+                if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) {
+                    inside = (a..b).contains(&addr);
+                    continue;
+                }
+            }
+        }
+        if inside {
+            if let Some(v) = line.strip_prefix("AnonHugePages:") {
+                let kib: u64 = v.trim().trim_end_matches("kB").trim().parse().map_err(|_| "AnonHugePages")?;
+                return Ok(kib * 1024);
+            }
+        }
+    }
+    Err(format!("no VMA at {addr:#x} in smaps"))
+}
+
+/// Transparent huge pages migrate as huge device pages (one 2 MiB folio
+/// each, no PMD split) and stay correct through everything that splits
+/// them: a partial munmap, a partial mprotect, fork, a CPU touch, and the
+/// way back.
+fn huge_device_pages(gpu: &Gpu) -> Check {
+    let ctx = ctx_xnack(gpu)?;
+    let mem = huge_anon(8 * MIB)?;
+    mem.fill(110);
+    ensure_eq(anon_huge_bytes(mem.addr)?, (8 * MIB) as u64, "THP backs the aligned, advised mapping")?;
+    let (_, in0, _) = ctx.counters()?;
+    let splits = vmstat("thp_split_pmd")?;
+    ctx.prefetch(mem.addr, mem.len, gpu.gpu_id).map_err(err("PREFETCH_LOC to VRAM"))?;
+    ensure_eq(vmstat("thp_split_pmd")? - splits, 0, "PMD splits while migrating 4 THPs to VRAM")?;
+    let (_, in1, _) = ctx.counters()?;
+    ensure_eq(in1 - in0, (8 * MIB / PAGE) as u64, "page_in after the prefetch")?;
+    let mut buf = vec![0u8; mem.len];
+    ctx.gpu_read(mem.addr, &mut buf).map_err(err("GPU read of VRAM"))?;
+    check_pattern(&buf, 110, "GPU read of huge device pages")?;
+    let base = |i: usize| 110u8.wrapping_add((i * MIB / PAGE) as u8);
+    // 1: one page unmapped inside the second huge page splits it.
+    let splits = vmstat("thp_split_pmd")?;
+    // SAFETY: a page of our mapping.
+    ensure_eq(unsafe { libc::munmap((mem.addr + 2 * MIB + 5 * PAGE) as *mut libc::c_void, PAGE) }, 0, "munmap")?;
+    ensure(vmstat("thp_split_pmd")? > splits, "the munmap split the huge device page")?;
+    let s = mem.slice();
+    check_pattern(&s[2 * MIB..2 * MIB + 5 * PAGE], base(2), "CPU read before the hole")?;
+    check_pattern(&s[2 * MIB + 6 * PAGE..4 * MIB], base(2).wrapping_add(6), "CPU read after the hole")?;
+    // 2: one page read-only inside the third: a GPU write there fails,
+    // next to it works, and the CPU reads the rest back.
+    // SAFETY: a page of our mapping.
+    let r = unsafe { libc::mprotect((mem.addr + 4 * MIB + PAGE) as *mut libc::c_void, PAGE, libc::PROT_READ) };
+    ensure_eq(r, 0, "mprotect")?;
+    match ctx.gpu_write(mem.addr + 4 * MIB + PAGE, &[9]) {
+        Err(e) if e == libc::EFAULT || e == libc::EPERM => {}
+        other => return Err(format!("GPU write to the read-only page: {other:?}, want EFAULT")),
+    }
+    ctx.gpu_write(mem.addr + 4 * MIB + 2 * PAGE, &[0x44]).map_err(err("GPU write next to it"))?;
+    ensure_eq(s[4 * MIB + 2 * PAGE], 0x44, "CPU sees the GPU write")?;
+    check_pattern(&s[4 * MIB + 3 * PAGE..6 * MIB], base(4).wrapping_add(3), "CPU read of the third")?;
+    // 3: fork while the fourth is in VRAM: the child reads it.
+    // SAFETY: fork; the child only reads and exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let ok = mem.slice()[6 * MIB..].chunks(PAGE).enumerate().all(|(i, c)| c.iter().all(|&b| b == base(6).wrapping_add(i as u8)));
+        // SAFETY: leave without running the parent's destructors.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    ensure(pid > 0, "fork")?;
+    let mut st = 0;
+    // SAFETY: our child.
+    unsafe { libc::waitpid(pid, &mut st, 0) };
+    ensure(libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0, "the child read the huge device page")?;
+    let mut last = vec![0u8; 2 * MIB];
+    ctx.gpu_read(mem.addr + 6 * MIB, &mut last).map_err(err("GPU read after fork"))?;
+    check_pattern(&last, base(6), "GPU read of the fourth after fork")?;
+    // 4: the first comes back by a CPU touch (a whole huge page), then
+    // everything left goes back by prefetch.
+    check_pattern(&s[..2 * MIB], 110, "CPU read of the first")?;
+    ctx.prefetch(mem.addr + 6 * MIB, 2 * MIB, 0).map_err(err("PREFETCH_LOC 0"))?;
+    check_pattern(&s[6 * MIB..], base(6), "CPU read of the fourth after the way back")?;
+    Ok(())
+}
+
 fn main() {
     let mut h = Harness::new();
     let Some(gpu) = svm_gpu() else {
@@ -539,5 +653,6 @@ fn main() {
     h.run("vram_exhaustion_stays_in_system", || vram_exhaustion_stays_in_system(g));
     h.run("killed_mid_migration", || killed_mid_migration(g));
     h.run("concurrent_prefetch_munmap_touch", || concurrent_prefetch_munmap_touch(g));
+    h.run("huge_device_pages", || huge_device_pages(g));
     std::process::exit(h.finish("kfd-svm-hmm-tests"));
 }
