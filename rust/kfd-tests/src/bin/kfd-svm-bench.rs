@@ -2,15 +2,15 @@
 //! SET_ATTR cost with 1k vs 100k SVM ranges through the real ioctl
 //! (issue #4, benchmark piece (c), guest variant).  Prints figures and
 //! ratios; asserts nothing about time.  Not part of `make check` (building
-//! 100k ranges takes a while under TCG):
+//! 100k ranges takes a while under TCG); `make bench-svm` runs it, or:
 //!
 //!     scripts/vm-run -- rust/target/release/kfd-svm-bench [RANGES...]
 //!
 //! For each N, one process fills N one-page ranges on even pages of a
 //! reserved area, then times SET_ATTR on one existing range and on a gap
 //! page, at random positions.  The gap page gets a new range each time
-//! (rkfd does not remove ranges on munmap yet), so the set grows by the
-//! number of samples, a few percent of N.
+//! (the area stays mapped, so nothing removes them), so the set grows by
+//! the number of samples, a few percent of N.
 
 #[path = "../fuzz.rs"]
 #[allow(dead_code)]
