@@ -92,7 +92,7 @@ impl Svm {
         let mm = self.mm.mmget_not_zero().ok_or(EFAULT)?;
         let page = addr & !(PAGE - 1);
         let mut guard = MmRead::new(&mm);
-        guard.usable_vma(page)?;
+        let (mut vma_start, mut vma_end) = guard.usable_vma(page)?;
         // The attribute set under `mmap_lock` alone (never nested with
         // `Svm::ranges`).
         let fa = self.attrs.lock().fault_attrs(page / PAGE, gpu_idx);
@@ -118,6 +118,7 @@ impl Svm {
                 drop(guard);
                 guard = MmRead::new_write(&mm);
                 let (vs, ve) = guard.usable_vma(page)?;
+                (vma_start, vma_end) = (vs, ve);
                 ranges = self.ranges.lock();
                 if ranges.dead {
                     return Err(EFAULT);
@@ -139,8 +140,12 @@ impl Svm {
             // Another fault mapped it since this one was raised.
             return Ok(());
         }
-        let ws = granule.max(r.start());
-        let we = granule_end.min(r.end());
+        // The window stays inside the faulting page's VMA: a neighbour
+        // (an mprotect'ed page, another mapping) has its own permissions
+        // and faults on its own (upstream maps VMA by VMA with each one's
+        // `readonly`).
+        let ws = granule.max(r.start()).max(vma_start);
+        let we = granule_end.min(r.end()).min(vma_end);
         let preferred = if fa.preferred_loc == super::LOCATION_UNDEFINED { r.preferred } else { fa.preferred_loc };
         if preferred == gpu_id {
             if let Some(sdev) = dev.svm.as_ref() {
