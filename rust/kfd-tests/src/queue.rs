@@ -288,6 +288,41 @@ impl QueueMem {
         Ok(())
     }
 
+    /// Writes `words` as the packet(s) at position `index` of the ring
+    /// (AQL: slot `index`, header last; SDMA: 64 bytes at `index * 64`)
+    /// and moves the write pointer past them: garbage for fuzzing.
+    pub fn raw_submit(&self, sdma: bool, index: u64, words: &[u32; 16], doorbell_offset: u64) {
+        let at = (index * 64) % RING;
+        let base = if sdma { SDMA_RING } else { 0 };
+        // SAFETY: inside our mapping (64 bytes at a 64-byte slot of a ring).
+        unsafe {
+            let p = self.at::<u32>(base + at);
+            for (i, &w) in words.iter().enumerate().skip(1) {
+                p.add(i).write_volatile(w);
+            }
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+            p.write_volatile(words[0]);
+            if sdma {
+                self.at::<u64>(PTRS + 24).write_volatile((index + 1) * 64);
+            } else {
+                self.at::<u64>(PTRS + 8).write_volatile(index + 1);
+            }
+        }
+        self.ring_doorbell(doorbell_offset, index + 1);
+    }
+
+    /// Drops the CPU mappings only (the objects belonged to a process that
+    /// is gone).
+    pub fn forget(self) {
+        // SAFETY: our mappings.
+        unsafe {
+            libc::munmap(self.cpu as *mut _, OBJ as usize);
+            if self.doorbells != 0 {
+                libc::munmap(self.doorbells as *mut _, DOORBELL_SLICE);
+            }
+        }
+    }
+
     /// Frees the objects (after the queues are gone).
     pub fn release(self) {
         // SAFETY: our mappings.

@@ -2,7 +2,9 @@
 //! kfd-storm: process storms against /dev/kfd, run inside the test VM.
 //!
 //!   kfd-storm [--seed S] [--lifecycles N] [--parallel P] [--time SECS] [--strict] [--verbose]
-//!             [--no-svm] [--no-queues]
+//!             [--no-svm] [--svm PCT] [--no-queues]
+//!
+//! `--svm PCT`: the share of lifecycles with an SVM range (default 20).
 //!
 //! Defaults: a random seed (printed first), 200 lifecycles, 4 at a time,
 //! at most 600 s.
@@ -984,7 +986,7 @@ impl Tally {
 fn main() {
     let args = fuzz::Args::from_env();
     if args.flag("-h") || args.flag("--help") {
-        println!("usage: kfd-storm [--seed S] [--lifecycles N] [--parallel P] [--time SECS] [--strict] [--verbose] [--no-svm] [--no-queues]");
+        println!("usage: kfd-storm [--seed S] [--lifecycles N] [--parallel P] [--time SECS] [--strict] [--verbose] [--no-svm] [--svm PCT] [--no-queues]");
         return;
     }
     let seed = args.u64("--seed", fuzz::random_seed());
@@ -1017,6 +1019,7 @@ fn main() {
         topo: topology_gpus(),
     };
     let no_queues = args.flag("--no-queues");
+    let svm_pct = args.u64("--svm", 20).min(100);
     println!("storm: SVM {}", match caps.svm_gpu {
         Some(g) => format!("on gpu {g}"),
         None => "skipped (no GPU with HSA_CAP_SVMAPI_SUPPORTED, or --no-svm)".into(),
@@ -1044,6 +1047,11 @@ fn main() {
         while running.len() < parallel && next < lifecycles && !out_of_time {
             let mut plan = plan_for(&mut rng, next, seed);
             plan.queues &= !no_queues;
+            // --svm PCT: the share of lifecycles with an SVM range (the
+            // draw stays the same, so a seed keeps its other choices).
+            if svm_pct != 20 {
+                plan.svm_mib = if fuzz::splitmix64(&mut (plan.seed ^ 0x5u64)) % 100 < svm_pct { plan.svm_mib.max(1 + (plan.seed % 4) as usize) } else { 0 };
+            }
             let mut fds = [0i32; 2];
             // SAFETY: a plain pipe for progress bytes.
             if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
