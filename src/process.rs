@@ -199,7 +199,7 @@ impl ProcessInner {
 }
 
 /// A KFD process.
-#[pin_data]
+#[pin_data(PinnedDrop)]
 pub(crate) struct Process {
     /// The group leader of the thread group that created it.
     lead_thread: ARef<Task>,
@@ -237,6 +237,20 @@ pub(crate) struct Process {
     /// SVM's HMM side: notifiers, GPU mappings, migration (its locks are
     /// never taken with `inner` held, see `svm_hmm`).
     pub(crate) hmm: Arc<Svm>,
+}
+
+#[pinned_drop]
+impl PinnedDrop for Process {
+    /// A process dropped with its notifier still registered (an open that
+    /// failed after registering it, e.g. `prepare_mm` interrupted by
+    /// SIGKILL): unregister before any field goes.  Unregistering runs the
+    /// notifier's `release` (teardown) if the mm is alive, which uses
+    /// `inner`, `events`, `hmm`...; left to the fields' drop order, `inner`
+    /// was freed first (use-after-free found by kfd-storm).
+    fn drop(self: Pin<&mut Self>) {
+        let notifier = self.mm_notifier.lock().take();
+        drop(notifier);
+    }
 }
 
 /// An entry of the process table.

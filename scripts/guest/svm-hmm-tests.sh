@@ -5,6 +5,10 @@
 # the virtual GPU reloaded as one gfx90a; then the original profile list
 # comes back.  The reload also checks that rmmod works after the tests'
 # killed-mid-migration processes.  Prints "kfd-svm-hmm-tests: N passed, N failed".
+# kfd-race's SVM races run there too (one round, XNACK on: retry faults;
+# the full list's round runs them with XNACK off), printing "kfd-race: ...",
+# and a short kfd-storm whose lifecycles all have SVM ranges (kills land
+# mid-retry-fault and mid-migration), printing "storm: ...".
 set -u
 cd "$RKFD_ROOT"
 orig=${RKFD_GPU:-gfx90a}
@@ -17,11 +21,17 @@ reload() {
 	insmod vgpu/amdgpu.ko profile="$1"
 }
 rc=0
+svm_race() {
+	rust/target/release/kfd-race --rounds 1 --only 'svm:' || rc=1
+	rust/target/release/kfd-storm --lifecycles 40 --svm 100 || rc=1
+}
 if [ "$orig" = gfx90a ]; then
 	rust/target/release/kfd-svm-hmm-tests || rc=1
+	svm_race
 else
 	if reload gfx90a; then
 		rust/target/release/kfd-svm-hmm-tests || rc=1
+		svm_race
 	else
 		echo "kfd-svm-hmm-tests: 0 passed, 1 failed (reload as gfx90a)"
 		rc=1

@@ -4,4 +4,5 @@
 pub mod harness;
 pub mod kfd;
 pub mod ops;
+pub mod queue;
 pub mod svm;

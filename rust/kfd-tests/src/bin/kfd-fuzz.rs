@@ -180,6 +180,9 @@ struct Fuzzer {
     events: Vec<u32>,
     freed_events: Vec<u32>,
     queues: Vec<u32>,
+    /// Queue memory (ring, pointers, EOP, save area, mapped) per gpu_id of
+    /// the current process, for chain_queue.
+    qmem: Vec<(u32, kfd_tests::queue::QueueMem)>,
     dmabufs: Vec<i32>,
     /// Handle of the registered event signal page, if any.
     signal_page: Option<u64>,
@@ -696,6 +699,10 @@ impl Fuzzer {
             push_bounded(&mut self.freed_events, e);
         }
         self.queues.clear();
+        // The old process's queue memory: only the CPU mappings are ours.
+        for (_, q) in std::mem::take(&mut self.qmem) {
+            q.forget();
+        }
     }
 
     /// One raw call.
@@ -1097,16 +1104,20 @@ impl Fuzzer {
             _ => self.rng.range(1, 8) as u32,
         };
         let real = (nattr as usize).min(2040);
-        let start = match self.rng.below(6) {
+        let start = match self.rng.below(7) {
             0..=2 => fuzz::USERMEM as u64 + self.rng.below(256) * fuzz::PAGE as u64,
             3 => fuzz::interesting_u64(&mut self.rng),
+            // Unaligned start inside our memory.
+            4 => fuzz::USERMEM as u64 + self.rng.below(256) * fuzz::PAGE as u64 + self.rng.range(1, fuzz::PAGE as u64 - 1),
             _ => {
                 let k = fuzz::pick_kind(&mut self.rng, 2);
                 fuzz::place_addr_only(&mut self.rng, k)
             }
         };
-        let size = match self.rng.below(5) {
+        let size = match self.rng.below(6) {
             0..=2 => self.rng.range(1, 64) * fuzz::PAGE as u64,
+            // Unaligned size.
+            3 => self.rng.range(1, 64) * fuzz::PAGE as u64 + self.rng.range(1, fuzz::PAGE as u64 - 1),
             _ => fuzz::interesting_u64(&mut self.rng),
         };
         let mut content = Vec::new();
@@ -1563,6 +1574,133 @@ impl Fuzzer {
         }
     }
 
+    /// Queues: valid queue memory (allocated and mapped once per GPU and
+    /// process), CREATE_QUEUE of an AQL/SDMA/PM4 queue over it with at most
+    /// one field mutated, packets (valid barriers, fences, or random bytes)
+    /// written to the ring with the write pointer moved and the doorbell
+    /// rung, then UPDATE_QUEUE / SET_CU_MASK / GET_QUEUE_WAVE_STATE /
+    /// ALLOC_QUEUE_GWS / SET_XNACK_MODE on the live queue id, and DESTROY
+    /// (twice, or never: teardown's).
+    fn chain_queue(&mut self) {
+        use uapi::*;
+        if self.gpus.is_empty() {
+            return;
+        }
+        let gpu = *self.rng.pick(&self.gpus);
+        if !self.acquire(gpu) {
+            return;
+        }
+        if !self.qmem.iter().any(|(g, _)| *g == gpu) {
+            let Some(&(_, ri)) = self.pairing.iter().find(|(g, _)| *g == gpu) else { return };
+            let Some(topo) = kfd_tests::ops::topology_gpus().into_iter().find(|t| t.gpu_id == gpu) else { return };
+            let va = 0x7000_0000_0000u64 + (u64::from(gpu & 0xff) << 32);
+            match kfd_tests::queue::QueueMem::new(self.kfd, self.renders[ri], &topo, va) {
+                Ok(q) => self.qmem.push((gpu, q)),
+                Err(_) => return,
+            }
+        }
+        let qi = self.qmem.iter().position(|(g, _)| *g == gpu).unwrap();
+        let sdma = self.qmem[qi].1.props.sdma_engines > 0 && self.rng.chance(1, 3);
+        let mut a = if sdma { self.qmem[qi].1.sdma_args() } else { self.qmem[qi].1.aql_args() };
+        if self.rng.chance(1, 6) {
+            a.queue_type = KFD_IOC_QUEUE_TYPE_COMPUTE;
+        }
+        if self.rng.chance(1, 2) {
+            let v32 = fuzz::interesting_u32(&mut self.rng);
+            let d = *self.rng.pick(&[1u64, 4, 8, 4096, 1 << 20, u64::MAX]);
+            match self.rng.below(13) {
+                0 => a.ring_size = *self.rng.pick(&[0, 64, 128, 1 << 12, 1 << 16, 1 << 20, 3000, v32]),
+                1 => a.queue_percentage = v32 % 0x200,
+                2 => a.queue_priority = v32 % 32,
+                3 => a.ring_base_address = a.ring_base_address.wrapping_add(d),
+                4 => a.write_pointer_address = a.write_pointer_address.wrapping_add(d),
+                5 => a.read_pointer_address = a.read_pointer_address.wrapping_add(d),
+                6 => a.eop_buffer_size = u64::from(v32),
+                7 => a.ctx_save_restore_size = v32,
+                8 => a.ctl_stack_size = v32,
+                9 => {
+                    a.queue_type = KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID;
+                    a.sdma_engine_id = self.rng.below(20) as u32;
+                }
+                10 => a.metadata_ring_size = v32,
+                11 => a.queue_type = self.rng.below(8) as u32,
+                _ => a.ctx_save_restore_address = a.ctx_save_restore_address.wrapping_add(d),
+            }
+        }
+        self.qmem[qi].1.reset(sdma);
+        let (r, out) = self.call_good("chain", AMDKFD_IOC_CREATE_QUEUE, &a);
+        if r.is_err() {
+            return;
+        }
+        let (qid, db) = (out.queue_id, out.doorbell_offset);
+        // Work: valid packets or garbage, the engine must stop the queue
+        // cleanly (queue error) on what it cannot run.
+        let n = self.rng.range(1, 80);
+        let garbage = self.rng.chance(1, 3);
+        for i in 0..n {
+            let q = &self.qmem[qi].1;
+            if garbage {
+                let words: [u32; 16] = std::array::from_fn(|_| fuzz::interesting_u32(&mut self.rng));
+                q.raw_submit(sdma, i, &words, db);
+            } else if sdma {
+                q.sdma_submit(i, i as u32, db);
+            } else {
+                q.aql_submit(i, db);
+            }
+        }
+        for _ in 0..self.rng.range(0, 6) {
+            if !self.budget() {
+                return;
+            }
+            match self.rng.below(5) {
+                0 => {
+                    let q = &self.qmem[qi].1;
+                    let ring = if sdma { q.sdma_args().ring_base_address } else { q.va };
+                    let u = kfd_ioctl_update_queue_args {
+                        ring_base_address: if self.rng.chance(4, 5) { ring } else { self.va(4096) },
+                        queue_id: qid,
+                        ring_size: *self.rng.pick(&[kfd_tests::queue::RING as u32, 0, 1024, 1 << 20, 0xffff_ffff]),
+                        queue_percentage: *self.rng.pick(&[0u32, 50, 100, 101]),
+                        queue_priority: self.rng.below(17) as u32,
+                    };
+                    let _ = self.call_good("chain", AMDKFD_IOC_UPDATE_QUEUE, &u);
+                }
+                1 => {
+                    let mask: Vec<u8> = (0..32).map(|_| self.rng.u32() as u8).collect();
+                    let c = kfd_ioctl_set_cu_mask_args {
+                        queue_id: qid,
+                        num_cu_mask: *self.rng.pick(&[0u32, 1, 32, 64, 96, 128, 0xffff_ffff]),
+                        cu_mask_ptr: self.sub_ptr(1, &mask),
+                    };
+                    let _ = self.call_good("chain", AMDKFD_IOC_SET_CU_MASK, &c);
+                }
+                2 => {
+                    let w = kfd_ioctl_get_queue_wave_state_args {
+                        ctl_stack_address: self.out_ptr(2, 4096),
+                        queue_id: qid,
+                        ..Default::default()
+                    };
+                    let _ = self.call_good("chain", AMDKFD_IOC_GET_QUEUE_WAVE_STATE, &w);
+                }
+                3 => {
+                    let g = kfd_ioctl_alloc_queue_gws_args { queue_id: qid, num_gws: self.rng.below(3) as u32, ..Default::default() };
+                    let _ = self.call_good("chain", AMDKFD_IOC_ALLOC_QUEUE_GWS, &g);
+                }
+                _ => {
+                    let x = kfd_ioctl_set_xnack_mode_args { xnack_enabled: self.rng.below(3) as i32 - 1 };
+                    let _ = self.call_good("chain", AMDKFD_IOC_SET_XNACK_MODE, &x);
+                }
+            }
+        }
+        for _ in 0..*self.rng.pick(&[0u32, 1, 1, 1, 2]) {
+            if !self.budget() {
+                return;
+            }
+            let d = kfd_ioctl_destroy_queue_args { queue_id: qid, pad: 0 };
+            let _ = self.call_good("chain", AMDKFD_IOC_DESTROY_QUEUE, &d);
+        }
+    }
+
     /// SVM: set attributes on a range of our memory, then read them back.
     fn chain_svm(&mut self) {
         use uapi::*;
@@ -1642,7 +1780,8 @@ impl Fuzzer {
     }
 
     fn chain(&mut self) {
-        match self.rng.weighted(&[40, 25, 10, 8, 10, 2, 5, 6]) {
+        match self.rng.weighted(&[40, 25, 10, 8, 10, 2, 5, 6, 6]) {
+            8 => self.chain_queue(),
             7 => self.chain_cpu_map(),
             0 => self.chain_memory(),
             1 => self.chain_events(),
@@ -1768,6 +1907,7 @@ fn main() {
         events: Vec::new(),
         freed_events: Vec::new(),
         queues: Vec::new(),
+        qmem: Vec::new(),
         dmabufs: Vec::new(),
         signal_page: None,
         next_va: 0x1_0000_0000,

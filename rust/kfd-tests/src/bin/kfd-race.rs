@@ -17,11 +17,19 @@
 //! the guest runner's dmesg and kmemleak scan.
 //!
 //! Adding a race is one function and one line in [`RACES`]: a race that
-//! needs a feature the module may not have yet (SVM, queues) names it in
-//! `needs`, and is skipped (and said so) while the ioctl answers
-//! EOPNOTSUPP.  Intended next: SVM set-attr vs munmap, prefetch vs
-//! set-attr, GPU touch vs munmap (`Needs::Svm`); queue destroy vs update vs
-//! process exit (`Needs::Queues`).
+//! needs a feature the GPUs may not have (SVM: a GPU with
+//! HSA_CAP_SVMAPI_SUPPORTED; queues: CREATE_QUEUE served) names it in
+//! `needs`, and is skipped (and said so) without it.  The SVM and queue
+//! races are in race_svmq.rs: munmap (whole, middle) / mprotect / fork vs
+//! SET_ATTR / PREFETCH_LOC vs GPU touch (GPU reads must show the CPU's
+//! data, never another page's or a forked child's); migration to VRAM and
+//! back vs GPU and CPU touch (exact data); DESTROY_QUEUE vs packets, write
+//! pointers and doorbells vs UPDATE_QUEUE; process exit and SIGKILL with
+//! busy queues; SET_XNACK_MODE vs CREATE_QUEUE (never set while a queue
+//! exists).  Each allows only the errnos the ABI gives for its
+//! interleaving, and ends with a clean round trip (SVM: a fresh range
+//! through VRAM and back exactly; queues: AQL packets complete their
+//! signal, an SDMA fence lands).
 //!
 //! The seed fixes the choices (delays, sizes, which thread does what);
 //! the interleaving is the machine's.
@@ -29,6 +37,8 @@
 #[path = "../fuzz.rs"]
 #[allow(dead_code)]
 mod fuzz;
+#[path = "../race_svmq.rs"]
+mod svmq;
 
 use fuzz::Rng;
 use kfd_tests::harness::{ensure, Check, Harness};
@@ -46,11 +56,9 @@ const ROUND_SECS: u32 = 120;
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Needs {
     Nothing,
-    /// `AMDKFD_IOC_SVM` implemented.
-    #[allow(dead_code)]
+    /// `AMDKFD_IOC_SVM` implemented and a GPU with HSA_CAP_SVMAPI_SUPPORTED.
     Svm,
-    /// `AMDKFD_IOC_CREATE_QUEUE` implemented.
-    #[allow(dead_code)]
+    /// Queues served: a valid CREATE_QUEUE succeeds on every GPU.
     Queues,
 }
 
@@ -113,6 +121,11 @@ const RACES: &[Race] = &[
     Race { name: "close(/dev/kfd) while other threads are in ioctls", needs: Needs::Nothing, extra: "-", run: close_vs_ioctls },
     Race { name: "fork() during ioctls", needs: Needs::Nothing, extra: "forks", run: fork_during_ioctls },
     Race { name: "exit_group with threads mid-ioctl", needs: Needs::Nothing, extra: "-", run: exit_group_mid_ioctl },
+    Race { name: "svm: munmap/mprotect/fork vs SET_ATTR/PREFETCH_LOC vs GPU touch", needs: Needs::Svm, extra: "GPU reads checked", run: svmq::svm_mm_vs_attr_vs_touch },
+    Race { name: "svm: PREFETCH_LOC VRAM<->system vs GPU and CPU touch", needs: Needs::Svm, extra: "GPU reads checked", run: svmq::svm_migrate_vs_touch },
+    Race { name: "queues: DESTROY_QUEUE vs doorbell/wptr vs UPDATE_QUEUE", needs: Needs::Queues, extra: "packets submitted", run: svmq::queue_destroy_vs_doorbell_vs_update },
+    Race { name: "queues: process exit with queues busy and threads in UPDATE/DESTROY", needs: Needs::Queues, extra: "-", run: svmq::queue_process_exit },
+    Race { name: "queues: SET_XNACK_MODE vs CREATE_QUEUE", needs: Needs::Queues, extra: "SET_XNACK_MODE calls", run: svmq::xnack_vs_create_queue },
 ];
 
 const ALLOC: u32 = 0x16;
@@ -684,8 +697,21 @@ fn available(needs: Needs) -> bool {
     };
     match needs {
         Needs::Nothing => true,
-        Needs::Svm => probe(uapi::AMDKFD_IOC_SVM),
-        Needs::Queues => probe(uapi::AMDKFD_IOC_CREATE_QUEUE),
+        Needs::Svm => kfd_tests::svm::svm_gpu().is_some() && probe(uapi::AMDKFD_IOC_SVM),
+        Needs::Queues => {
+            probe(uapi::AMDKFD_IOC_CREATE_QUEUE)
+                && in_child(ROUND_SECS, || {
+                    let gpus = topology_gpus();
+                    let k = Kfd::open().map_err(|e| e.to_string())?;
+                    for (i, g) in gpus.iter().enumerate() {
+                        let fd = bind(&k, g)?;
+                        let q = kfd_tests::queue::QueueMem::new(k.fd, fd, g, (1 << 39) + ((i as u64) << 32))?;
+                        ensure(kfd_tests::queue::queues_served(&q), "no queue")?;
+                    }
+                    Ok(())
+                })
+                .is_ok()
+        }
     }
 }
 
@@ -724,7 +750,7 @@ fn main() {
             continue;
         }
         if !available(race.needs) {
-            println!("# skip: {} (needs {:?}, not implemented yet)", race.name, race.needs);
+            println!("# skip: {} (needs {:?}: not available here)", race.name, race.needs);
             continue;
         }
         for round in 0..rounds {
@@ -738,11 +764,12 @@ fn main() {
                 extra: AtomicUsize::new(0),
             };
             h.run(&format!("{} (round {round})", race.name), || {
+                let t0 = std::time::Instant::now();
                 in_child(ROUND_SECS, || {
                     (race.run)(&ctx, &mut r)?;
                     let (ok, clear, extra) = (ctx.ok.load(Relaxed), ctx.clear.load(Relaxed), ctx.extra.load(Relaxed));
                     let extra = if race.extra == "-" { String::new() } else { format!(", {extra} {}", race.extra) };
-                    println!("# {} round {round}: {ok} ok, {clear} clear errnos{extra}", race.name);
+                    println!("# {} round {round}: {ok} ok, {clear} clear errnos{extra} ({:.1} s)", race.name, t0.elapsed().as_secs_f64());
                     let p = ctx.problems.lock().unwrap();
                     ensure(p.is_empty(), p.join("; "))?;
                     ensure(ok > 0, "nothing succeeded: the round raced nothing")

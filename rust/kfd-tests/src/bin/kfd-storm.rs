@@ -2,6 +2,9 @@
 //! kfd-storm: process storms against /dev/kfd, run inside the test VM.
 //!
 //!   kfd-storm [--seed S] [--lifecycles N] [--parallel P] [--time SECS] [--strict] [--verbose]
+//!             [--no-svm] [--svm PCT] [--no-queues]
+//!
+//! `--svm PCT`: the share of lifecycles with an SVM range (default 20).
 //!
 //! Defaults: a random seed (printed first), 200 lifecycles, 4 at a time,
 //! at most 600 s.
@@ -17,6 +20,18 @@
 //! - killed at a step: the parent SIGKILLs it after it reported step k;
 //! - killed after a delay: the parent SIGKILLs it t µs after the fork,
 //!   wherever it is (often inside an ioctl).
+//!
+//! One in five children also creates an SVM range (on a GPU with
+//! HSA_CAP_SVMAPI_SUPPORTED; skipped otherwise) of 1-8 MiB: XNACK on when
+//! the process may have it (else SET_ATTR ACCESS), GPU touch through the
+//! virtual GPU's access ioctl (retry faults), PREFETCH_LOC to VRAM, a CPU
+//! touch back; half of them leave a thread migrating the whole range to
+//! VRAM, GPU-reading it and migrating it back, so that kills land
+//! mid-fault and mid-migration.  One in five creates user queues (AQL, and
+//! SDMA when the GPU has engines) with packets in flight, a thread still
+//! submitting when the kill comes; clean ones first check a round trip
+//! (AQL signal, SDMA fence) and end by destroying busy queues.  SVM data
+//! read by the GPU or the CPU must be what the CPU wrote.
 //!
 //! Along the way a child checks that every object it CPU-maps reads as
 //! zero (earlier children filled theirs with 0x5a: cross-process leaks),
@@ -41,6 +56,8 @@ mod fuzz;
 
 use fuzz::Rng;
 use kfd_tests::kfd::{ioctl_fd, Kfd};
+use kfd_tests::ops::{topology_gpus, TopoGpu};
+use kfd_tests::queue::QueueMem;
 use kfd_uapi as uapi;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -85,6 +102,24 @@ struct Plan {
     objects: u32,
     events: u32,
     linger_ms: u64,
+    /// SVM range of this many MiB (0: none; only on an SVM-capable GPU):
+    /// SET_ATTR, GPU touch (retry faults with XNACK on), PREFETCH_LOC to
+    /// VRAM and back.
+    svm_mib: usize,
+    /// A thread migrating and GPU-touching the whole SVM range in a loop
+    /// (a kill lands mid-fault or mid-migration).
+    svm_big: bool,
+    /// User queues: AQL, plus SDMA when the GPU has engines, with packets
+    /// in flight (a thread keeps submitting).
+    queues: bool,
+}
+
+/// What the parent found out about the GPUs, for the children.
+#[derive(Clone, Debug, Default)]
+struct Caps {
+    /// gpu_id of a GPU with HSA_CAP_SVMAPI_SUPPORTED.
+    svm_gpu: Option<u32>,
+    topo: Vec<TopoGpu>,
 }
 
 // ---------------------------------------------------------------------------
@@ -140,7 +175,7 @@ impl Child {
         self.check(r, what)
     }
 
-    fn run(&mut self, gpus: &fuzz::Gpus, parent_kfd: i32) -> i32 {
+    fn run(&mut self, gpus: &fuzz::Gpus, caps: &Caps, parent_kfd: i32) -> i32 {
         use uapi::*;
         let k = match Kfd::open() {
             Ok(k) => k,
@@ -179,6 +214,7 @@ impl Child {
         let mut va = 0x10_0000_0000u64 + (self.rng.below(256) << 32);
         let want: Vec<u32> = if ids.is_empty() { gpus.ids.clone() } else { ids };
         let mut first_bound = None;
+        let mut bound_fds: Vec<(u32, i32)> = Vec::new();
         for &gpu in &want {
             let mut bound = false;
             for path in &gpus.render_nodes {
@@ -196,6 +232,7 @@ impl Child {
             }
             first_bound.get_or_insert(gpu);
             let rfd = *renders.last().unwrap();
+            bound_fds.push((gpu, rfd));
             for _ in 0..self.plan.objects {
                 let vram = self.rng.chance(1, 2);
                 let pages = *self.rng.pick(&[1u64, 1, 2, 4, 16, 64]);
@@ -299,6 +336,18 @@ impl Child {
             self.report();
         }
 
+        // SVM (XNACK is set before any queue exists: EBUSY after).
+        let svm = match (caps.svm_gpu, self.plan.svm_mib) {
+            (Some(g), mib) if mib > 0 => bound_fds.iter().find(|b| b.0 == g).map(|&(g, fd)| (g, fd, mib)),
+            _ => None,
+        };
+        let svm_state = svm.and_then(|(g, fd, mib)| self.svm_phase(g, fd, mib));
+        // Queues with work in flight.
+        let queue_state = match (self.plan.queues, bound_fds.first()) {
+            (true, Some(&(g, fd))) => caps.topo.iter().find(|t| t.gpu_id == g).and_then(|t| self.queue_phase(t, fd)),
+            _ => None,
+        };
+
         // A grandchild that keeps the files after we are gone.
         if self.plan.grandchild {
             let kfd = self.kfd;
@@ -377,6 +426,12 @@ impl Child {
                 Ok(errs) => self.errors.extend(errs),
                 Err(_) => self.errors.push("worker thread panicked".into()),
             }
+        }
+        if let Some(q) = queue_state {
+            self.queue_teardown(q);
+        }
+        if let Some(sv) = svm_state {
+            self.svm_teardown(sv);
         }
         // Clean exit, in a random order of object kinds.
         for &(p, len) in &maps {
@@ -504,6 +559,282 @@ impl Child {
     }
 }
 
+/// An SVM range of a child, and the thread working on it.
+struct SvmState {
+    addr: usize,
+    len: usize,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<Vec<String>>>,
+}
+
+/// A child's queues, their memory and the thread feeding them.
+struct QueueState {
+    q: &'static QueueMem,
+    live: Vec<(u32, bool)>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// The pattern byte of page `i` of a child's SVM range (never 0).
+fn svm_pat(seed: u64, i: usize) -> u8 {
+    (seed as u8).wrapping_add((i as u8).wrapping_mul(13)) | 1
+}
+
+/// First page of `buf` (page `first` of the range on) not holding the pattern.
+fn svm_mismatch(seed: u64, buf: &[u8], first: usize) -> Option<String> {
+    buf.chunks(4096).enumerate().find_map(|(i, c)| {
+        let want = svm_pat(seed, first + i);
+        c.iter().position(|&b| b != want).map(|o| format!("page {} byte {o}: {:#04x}, want {want:#04x}", first + i, c[o]))
+    })
+}
+
+/// AMDKFD_IOC_SVM SET_ATTR on `kfd`.
+fn svm_set(kfd: i32, addr: usize, size: usize, attrs: &[(u32, u32)]) -> Result<i32, i32> {
+    let mut buf = vec![0u64; 3 + attrs.len()];
+    buf[0] = addr as u64;
+    buf[1] = size as u64;
+    buf[2] = u64::from(uapi::KFD_IOCTL_SVM_OP_SET_ATTR) | ((attrs.len() as u64) << 32);
+    for (i, &(t, v)) in attrs.iter().enumerate() {
+        buf[3 + i] = u64::from(t) | (u64::from(v) << 32);
+    }
+    ioctl_fd(kfd, uapi::amdkfd_ioc_svm(attrs.len() as u32), buf.as_mut_ptr() as usize)
+}
+
+/// GPU read through the access ioctl.  With XNACK off a migration leaves
+/// the GPU mapping to the restore worker (upstream `svm_range_set_attr`:
+/// "restore_work will update mappings of GPUs"; the queues are quiesced
+/// meanwhile, the access ioctl is not): an EFAULT is retried until the
+/// worker remapped (bounded: 10 s without a mapping is a failure).
+fn gpu_read(rfd: i32, addr: usize, buf: &mut [u8], xnack: bool) -> Result<i32, i32> {
+    let mut tries = 0;
+    loop {
+        match kfd_tests::svm::gpu_access(rfd, addr, buf.as_mut_ptr() as usize, buf.len(), false) {
+            Err(libc::EFAULT) if !xnack && tries < 500 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            r => return r.map(|f| f as i32),
+        }
+    }
+}
+
+/// One pass of the SVM thread: the whole range to VRAM, read by the GPU
+/// (retry faults when XNACK is on and pages moved back), back to system.
+fn svm_pass(kfd: i32, rfd: i32, gpu: u32, addr: usize, len: usize, seed: u64, xnack: bool) -> Vec<String> {
+    let mut errors = Vec::new();
+    if let Err(e) = svm_set(kfd, addr, len, &[(uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, gpu)]) {
+        errors.push(format!("SVM thread: PREFETCH_LOC gpu: {}", fuzz::errno_str(e)));
+    }
+    let mut buf = vec![0u8; len];
+    match gpu_read(rfd, addr, &mut buf, xnack) {
+        Ok(_) => {
+            if let Some(w) = svm_mismatch(seed, &buf, 0) {
+                errors.push(format!("SVM thread: GPU read after migration: {w}"));
+            }
+        }
+        Err(e) => errors.push(format!("SVM thread: GPU read of {len} bytes: {}", fuzz::errno_str(e))),
+    }
+    if let Err(e) = svm_set(kfd, addr, len, &[(uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, 0)]) {
+        errors.push(format!("SVM thread: PREFETCH_LOC system: {}", fuzz::errno_str(e)));
+    }
+    errors
+}
+
+impl Child {
+    fn svm_err(&mut self, r: Result<i32, i32>, what: &str) -> bool {
+        match r {
+            Ok(_) => true,
+            Err(e) => {
+                self.errors.push(format!("step {}: {what}: {}", self.step, fuzz::errno_str(e)));
+                false
+            }
+        }
+    }
+
+    /// SET_ATTR, GPU touch, PREFETCH_LOC to VRAM, CPU touch (back to
+    /// system), and optionally a thread doing it all over the whole range.
+    fn svm_phase(&mut self, gpu: u32, rfd: i32, mib: usize) -> Option<SvmState> {
+        use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+        let len = mib << 20;
+        let seed = self.plan.seed;
+        // SAFETY: a fresh anonymous mapping.
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+        };
+        if p == libc::MAP_FAILED {
+            self.errors.push(format!("mmap {len} for SVM failed"));
+            return None;
+        }
+        let addr = p as usize;
+        // SAFETY: our fresh mapping.
+        let mem = unsafe { std::slice::from_raw_parts_mut(p as *mut u8, len) };
+        for (i, c) in mem.chunks_mut(4096).enumerate() {
+            c.fill(svm_pat(seed, i));
+        }
+        let mut x = uapi::kfd_ioctl_set_xnack_mode_args { xnack_enabled: 1 };
+        let xnack = match ioctl_fd(self.kfd, uapi::AMDKFD_IOC_SET_XNACK_MODE, &mut x as *mut _ as usize) {
+            Ok(_) => true,
+            // A GPU of the process without per-process XNACK.
+            Err(libc::EPERM) => false,
+            Err(e) => {
+                self.errors.push(format!("SET_XNACK_MODE(1): {}", fuzz::errno_str(e)));
+                false
+            }
+        };
+        self.report();
+        let mut attrs = vec![(uapi::KFD_IOCTL_SVM_ATTR_GRANULARITY, self.rng.below(10) as u32)];
+        if !xnack || self.rng.chance(1, 2) {
+            // XNACK off: mapped now, or the GPU may not touch it.
+            attrs.push((uapi::KFD_IOCTL_SVM_ATTR_ACCESS, gpu));
+        }
+        let r = svm_set(self.kfd, addr, len, &attrs);
+        if !self.svm_err(r, "SVM SET_ATTR") {
+            return None;
+        }
+        self.report();
+        let n = len.min(256 << 10);
+        let mut buf = vec![0u8; n];
+        let r = gpu_read(rfd, addr, &mut buf, xnack);
+        if self.svm_err(r, "GPU touch") {
+            if let Some(w) = svm_mismatch(seed, &buf, 0) {
+                self.errors.push(format!("GPU touch of SVM memory: {w}"));
+            }
+        }
+        self.report();
+        let r = svm_set(self.kfd, addr, len, &[(uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, gpu)]);
+        self.svm_err(r, "PREFETCH_LOC to VRAM");
+        self.report();
+        let r = gpu_read(rfd, addr, &mut buf, xnack);
+        if self.svm_err(r, "GPU read of VRAM") {
+            if let Some(w) = svm_mismatch(seed, &buf, 0) {
+                self.errors.push(format!("GPU read after PREFETCH_LOC: {w}"));
+            }
+        }
+        // The CPU touches every 8th page: back to system memory.
+        for i in (0..len / 4096).step_by(8) {
+            let want = svm_pat(seed, i);
+            if mem[i * 4096] != want {
+                self.errors.push(format!("CPU read after migration: page {i}: {:#04x}, want {want:#04x}", mem[i * 4096]));
+                break;
+            }
+        }
+        self.report();
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let thread = self.plan.svm_big.then(|| {
+            let (kfd, stop, forever) = (self.kfd, stop.clone(), self.plan.fate != Fate::Clean);
+            std::thread::spawn(move || {
+                let mut errors = Vec::new();
+                // Clean lifecycles do one pass; the others go on
+                // until killed (or abandoned).
+                for i in 0.. {
+                    if errors.len() > 3 || (!forever && i == 1) || stop.load(Relaxed) {
+                        break;
+                    }
+                    errors.extend(svm_pass(kfd, rfd, gpu, addr, len, seed, xnack));
+                }
+                errors
+            })
+        });
+        Some(SvmState { addr, len, stop, thread })
+    }
+
+    fn svm_teardown(&mut self, sv: SvmState) {
+        sv.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = sv.thread {
+            match t.join() {
+                Ok(errs) => self.errors.extend(errs),
+                Err(_) => self.errors.push("SVM thread panicked".into()),
+            }
+        }
+        // SAFETY: our mapping, no thread uses it any more.
+        let mem = unsafe { std::slice::from_raw_parts(sv.addr as *const u8, sv.len) };
+        if let Some(w) = svm_mismatch(self.plan.seed, mem, 0) {
+            self.errors.push(format!("SVM memory at the end: {w}"));
+        }
+        if self.rng.chance(1, 2) {
+            // SAFETY: our mapping.
+            unsafe { libc::munmap(sv.addr as *mut _, sv.len) };
+        }
+        self.report();
+    }
+
+    /// Queue memory, an optional clean round trip, then an AQL and maybe an
+    /// SDMA queue with packets in flight (a thread keeps submitting).
+    fn queue_phase(&mut self, t: &TopoGpu, rfd: i32) -> Option<QueueState> {
+        use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+        let q = match QueueMem::new(self.kfd, rfd, t, 1 << 41) {
+            Ok(q) => &*Box::leak(Box::new(q)),
+            Err(e) => {
+                self.errors.push(format!("step {}: queue memory: {e}", self.step));
+                return None;
+            }
+        };
+        self.report();
+        if self.plan.fate == Fate::Clean && self.rng.chance(1, 2) {
+            if let Err(e) = q.round_trip(4, 30) {
+                self.errors.push(format!("queue round trip: {e}"));
+            }
+            self.report();
+        }
+        let mut live = Vec::new();
+        q.set_signal(1 << 40);
+        for sdma in [false, true] {
+            if sdma && (q.props.sdma_engines == 0 || self.rng.chance(1, 3)) {
+                continue;
+            }
+            match q.create(sdma) {
+                Ok((id, db)) => {
+                    for i in 0..4 {
+                        if sdma {
+                            q.sdma_submit(i, i as u32, db)
+                        } else {
+                            q.aql_submit(i, db)
+                        }
+                    }
+                    live.push((id, sdma, db));
+                }
+                Err(e) => self.errors.push(format!("step {}: CREATE_QUEUE (sdma {sdma}): {}", self.step, fuzz::errno_str(e))),
+            }
+            self.report();
+        }
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let thread = (self.plan.fate != Fate::Clean || self.rng.chance(1, 2)).then(|| {
+            let (stop, live) = (stop.clone(), live.clone());
+            std::thread::spawn(move || {
+                let mut i = 4u64;
+                while !stop.load(Relaxed) {
+                    for &(_, sdma, db) in &live {
+                        if sdma {
+                            q.sdma_submit(i, i as u32, db)
+                        } else {
+                            q.aql_submit(i, db)
+                        }
+                    }
+                    i += 1;
+                    if i % 64 == 0 {
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                }
+            })
+        });
+        Some(QueueState { q, live: live.iter().map(|&(id, s, _)| (id, s)).collect(), stop, thread })
+    }
+
+    fn queue_teardown(&mut self, qs: QueueState) {
+        qs.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = qs.thread {
+            let _ = t.join();
+        }
+        // DESTROY_QUEUE with packets in flight: it must succeed.
+        for (id, sdma) in qs.live {
+            if let Err(e) = qs.q.destroy(id) {
+                self.errors.push(format!("DESTROY_QUEUE {id} (sdma {sdma}): {}", fuzz::errno_str(e)));
+            }
+        }
+        self.report();
+    }
+}
+
 /// Waits up to `ms` for `fd` to be readable (data or EOF).
 fn wait_readable(fd: i32, ms: i32) -> bool {
     let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
@@ -593,6 +924,9 @@ fn plan_for(rng: &mut Rng, index: u64, seed: u64) -> Plan {
         objects: rng.range(0, 8) as u32,
         events: rng.range(0, 4) as u32,
         linger_ms: if killing { rng.range(5, 60) } else { rng.range(0, 5) },
+        svm_mib: if rng.chance(1, 5) { *rng.pick(&[1, 1, 2, 4, 8]) } else { 0 },
+        svm_big: rng.chance(1, 2),
+        queues: rng.chance(1, 5),
     }
 }
 
@@ -652,7 +986,7 @@ impl Tally {
 fn main() {
     let args = fuzz::Args::from_env();
     if args.flag("-h") || args.flag("--help") {
-        println!("usage: kfd-storm [--seed S] [--lifecycles N] [--parallel P] [--time SECS] [--strict] [--verbose]");
+        println!("usage: kfd-storm [--seed S] [--lifecycles N] [--parallel P] [--time SECS] [--strict] [--verbose] [--no-svm] [--svm PCT] [--no-queues]");
         return;
     }
     let seed = args.u64("--seed", fuzz::random_seed());
@@ -680,6 +1014,16 @@ fn main() {
     };
     let gpus = fuzz::discover_gpus(&k);
     println!("storm: gpus={:?} render_nodes={:?}", gpus.ids, gpus.render_nodes);
+    let caps = Caps {
+        svm_gpu: kfd_tests::svm::svm_gpu().map(|g| g.gpu_id).filter(|_| !args.flag("--no-svm")),
+        topo: topology_gpus(),
+    };
+    let no_queues = args.flag("--no-queues");
+    let svm_pct = args.u64("--svm", 20).min(100);
+    println!("storm: SVM {}", match caps.svm_gpu {
+        Some(g) => format!("on gpu {g}"),
+        None => "skipped (no GPU with HSA_CAP_SVMAPI_SUPPORTED, or --no-svm)".into(),
+    });
     let before = memory_snapshot(&k, &gpus.ids);
     let procs_before = kfd_proc_pids();
 
@@ -690,6 +1034,8 @@ fn main() {
     let mut next: u64 = 0;
     let mut done: u64 = 0;
     let mut fates = [0u64; 4];
+    // Lifecycles with an SVM range (and a migrating thread), with queues.
+    let (mut with_svm, mut with_svm_thread, mut with_queues) = (0u64, 0u64, 0u64);
     let mut killed_early = 0u64;
     // Lifecycles that showed only known bugs, and that could have shown them.
     let mut known_seen = 0u64;
@@ -699,7 +1045,13 @@ fn main() {
         let out_of_time = deadline.is_some_and(|d| Instant::now() >= d);
         // Start children up to the parallelism.
         while running.len() < parallel && next < lifecycles && !out_of_time {
-            let plan = plan_for(&mut rng, next, seed);
+            let mut plan = plan_for(&mut rng, next, seed);
+            plan.queues &= !no_queues;
+            // --svm PCT: the share of lifecycles with an SVM range (the
+            // draw stays the same, so a seed keeps its other choices).
+            if svm_pct != 20 {
+                plan.svm_mib = if fuzz::splitmix64(&mut (plan.seed ^ 0x5u64)) % 100 < svm_pct { plan.svm_mib.max(1 + (plan.seed % 4) as usize) } else { 0 };
+            }
             let mut fds = [0i32; 2];
             // SAFETY: a plain pipe for progress bytes.
             if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
@@ -721,7 +1073,7 @@ fn main() {
                     kfd: -1,
                     kfd2: None,
                 };
-                let code = c.run(&gpus, k.fd);
+                let code = c.run(&gpus, &caps, k.fd);
                 let _ = std::io::Write::flush(&mut std::io::stderr());
                 // SAFETY: leave without running the parent's destructors.
                 unsafe { libc::_exit(code) };
@@ -732,6 +1084,11 @@ fn main() {
                 fuzz::close(fds[0]);
                 break;
             }
+            if caps.svm_gpu.is_some() && plan.svm_mib > 0 {
+                with_svm += 1;
+                with_svm_thread += u64::from(plan.svm_big);
+            }
+            with_queues += u64::from(plan.queues);
             fates[match plan.fate {
                 Fate::Clean => 0,
                 Fate::Abandon => 1,
@@ -943,6 +1300,7 @@ fn main() {
         fates[3],
         gpus.ids.len()
     );
+    println!("storm: {with_svm} lifecycles with an SVM range ({with_svm_thread} with a migrating/faulting thread), {with_queues} with queues");
     kmsg.mark(&format!("<7>kfd-storm: seed={seed:#x} done after {done} lifecycles, {} failed\n", t.failed));
     println!("storm: {} passed, {} failed", t.passed, t.failed);
     std::process::exit(if t.failed == 0 && t.passed > 0 { 0 } else { 1 });
