@@ -660,6 +660,20 @@ int rkfd_shim_vma_at(struct mm_struct *mm, u64 addr, u64 *start, u64 *end, bool 
 	return 0;
 }
 
+/*
+ * Whether the VMA at @addr is the process's initial heap (brk) or stack
+ * (upstream svm_range_get_range_boundaries' is_heap_stack: a range created
+ * there by a GPU fault prefers system memory).  false if there is no VMA.
+ */
+bool rkfd_shim_vma_heap_stack(struct mm_struct *mm, u64 addr)
+{
+	struct vm_area_struct *vma;
+
+	mmap_assert_locked(mm);
+	vma = vma_lookup(mm, addr);
+	return vma && (vma_is_initial_heap(vma) || vma_is_initial_stack(vma));
+}
+
 /* The first VMA ending after @addr (find_vma): its bounds; -ENOENT if none. */
 int rkfd_shim_vma_next(struct mm_struct *mm, u64 addr, u64 *start, u64 *end)
 {

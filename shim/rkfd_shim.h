@@ -103,6 +103,7 @@ void rkfd_shim_mmap_unlock(struct mm_struct *mm, bool write);
 void rkfd_shim_mmap_downgrade(struct mm_struct *mm);
 int rkfd_shim_vma_at(struct mm_struct *mm, u64 addr, u64 *start, u64 *end, bool *usable);
 int rkfd_shim_vma_next(struct mm_struct *mm, u64 addr, u64 *start, u64 *end);
+bool rkfd_shim_vma_heap_stack(struct mm_struct *mm, u64 addr);
 bool rkfd_shim_svm_range_seq_valid(struct rkfd_svm_range *r, unsigned long seq);
 /* Rust side: per-process per-GPU counters (device pages hold references). */
 void *rkfd_rs_svm_counters_get(void *counters, u64 bytes);

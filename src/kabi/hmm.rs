@@ -106,6 +106,13 @@ impl<'a> MmRead<'a> {
         }
     }
 
+    /// Whether the VMA at `addr` is the initial heap (brk) or stack
+    /// (upstream `vma_is_initial_heap || vma_is_initial_stack`).
+    pub(crate) fn is_heap_stack(&self, addr: u64) -> bool {
+        // SAFETY: We hold `mmap_lock`.
+        unsafe { shim::rkfd_shim_vma_heap_stack(self.mm.as_raw(), addr) }
+    }
+
     /// Whether a VMA covers `addr`.
     pub(crate) fn has_vma(&self, addr: u64) -> bool {
         let (mut start, mut end, mut usable) = (0u64, 0u64, false);
@@ -197,6 +204,7 @@ mod shim {
             usable: *mut bool,
         ) -> c_int;
         pub(super) fn rkfd_shim_vma_next(mm: *mut bindings::mm_struct, addr: u64, start: *mut u64, end: *mut u64) -> c_int;
+        pub(super) fn rkfd_shim_vma_heap_stack(mm: *mut bindings::mm_struct, addr: u64) -> bool;
         pub(super) fn rkfd_shim_svm_wq_init() -> c_int;
         pub(super) fn rkfd_shim_svm_wq_exit();
         pub(super) fn rkfd_shim_svm_wq() -> *mut bindings::workqueue_struct;

@@ -124,23 +124,45 @@ impl SvmState {
 
     /// What a GPU retry fault at `page` (a page number) of process device
     /// `gpu_idx` must honour (upstream `svm_range_restore_pages` and
-    /// `svm_range_best_restore_location`).  No range: the attributes of a
-    /// new one (`svm_range_create_unregistered_range`; XNACK is on, so
-    /// every SVM GPU has access).
-    pub(crate) fn fault_attrs(&self, page: u64, gpu_idx: usize) -> FaultAttrs {
-        match self.ranges.find(page) {
-            Some(r) => FaultAttrs {
-                granularity: r.attrs.granularity,
-                preferred_loc: r.attrs.preferred_loc,
-                allowed: gpu_idx < MAX_GPU_INSTANCE
-                    && (r.attrs.access | r.attrs.access_in_place) & (1u64 << gpu_idx) != 0,
-            },
-            None => FaultAttrs {
-                granularity: self.ranges.params().default_granularity,
-                preferred_loc: attr::LOCATION_UNDEFINED,
-                allowed: true,
-            },
+    /// `svm_range_best_restore_location`); `None` if no range covers the
+    /// page (see [`SvmState::create_unregistered`]).
+    pub(crate) fn fault_attrs(&self, page: u64, gpu_idx: usize) -> Option<FaultAttrs> {
+        let r = self.ranges.find(page)?;
+        Some(FaultAttrs {
+            granularity: r.attrs.granularity,
+            preferred_loc: r.attrs.preferred_loc,
+            allowed: gpu_idx < MAX_GPU_INSTANCE
+                && (r.attrs.access | r.attrs.access_in_place) & (1u64 << gpu_idx) != 0,
+        })
+    }
+
+    /// A retry fault (XNACK on) at `page`, which no range covers, inside
+    /// the VMA `vma` (pages): creates the range upstream's
+    /// `svm_range_create_unregistered_range` creates and returns its span.
+    /// The window is the process's default granularity around the page,
+    /// clipped to the VMA and to the neighbouring ranges
+    /// (`svm_range_get_range_boundaries`); the attributes are a new
+    /// range's with XNACK on (`svm_range_new`: every SVM GPU in ACCESS,
+    /// `svm_range_set_default_attributes`), and PREFERRED_LOC is system
+    /// memory in the initial heap or stack (`is_heap_stack`).  `supported`
+    /// is the process's SVM-capable devices by index.  Not accounted
+    /// against the system-memory limit: XNACK is on.
+    pub(crate) fn create_unregistered(
+        &mut self,
+        page: u64,
+        vma: Span,
+        heap_stack: bool,
+        supported: attr::GpuMask,
+    ) -> Result<Span> {
+        let gran = self.ranges.params().default_granularity;
+        let span = self.ranges.unregistered_bounds(page, vma, gran).map_err(err)?;
+        let mut attrs = attr::Attrs::defaults(gran, true, supported);
+        if heap_stack {
+            attrs.preferred_loc = attr::LOCATION_SYSMEM;
         }
+        let r = self.ranges.insert_new(span, attrs).map(|_| span).map_err(err);
+        self.ranges.store_mut().trim();
+        r
     }
 
     /// Removes the parts of ranges that no VMA covers any more: a CPU
@@ -498,9 +520,8 @@ mod tests {
     fn fault_attrs_follow_the_range() -> Result {
         let mut st = SvmState::new(core::iter::empty());
         let g = gpus();
-        // No range: default window, no preferred location, allowed.
-        let none = st.fault_attrs(0x10, 1);
-        assert_eq!((none.granularity, none.preferred_loc, none.allowed), (9, LOCATION_UNDEFINED, true));
+        // No range: none until the fault creates one.
+        assert_eq!(st.fault_attrs(0x10, 1), None);
         st.ranges
             .set_attr(
                 Span::new(0x10, 0x1f),
@@ -510,14 +531,39 @@ mod tests {
             )
             .map_err(err)?;
         st.ranges.set_attr(Span::new(0x18, 0x1f), &[Attr::new(ATTR_NO_ACCESS, 0x2222)], &g, true).map_err(err)?;
-        let a = st.fault_attrs(0x12, 1);
+        let fa = |st: &SvmState, page, idx| st.fault_attrs(page, idx).ok_or(EINVAL);
+        let a = fa(&st, 0x12, 1)?;
         assert_eq!((a.granularity, a.preferred_loc, a.allowed), (4, 0x2222, true));
         // XNACK on: new ranges give every GPU access, so GPU 0 still has it.
-        assert!(st.fault_attrs(0x12, 0).allowed);
-        assert!(!st.fault_attrs(0x18, 1).allowed);
+        assert!(fa(&st, 0x12, 0)?.allowed);
+        assert!(!fa(&st, 0x18, 1)?.allowed);
         st.ranges.set_attr(Span::new(0x18, 0x18), &[Attr::new(ATTR_ACCESS_IN_PLACE, 0x2222)], &g, true).map_err(err)?;
-        assert!(st.fault_attrs(0x18, 1).allowed && !st.fault_attrs(0x19, 1).allowed);
-        assert!(!st.fault_attrs(0x12, MAX_GPU_INSTANCE).allowed);
+        assert!(fa(&st, 0x18, 1)?.allowed && !fa(&st, 0x19, 1)?.allowed);
+        assert!(!fa(&st, 0x12, MAX_GPU_INSTANCE)?.allowed);
+        st.clear();
+        Ok(())
+    }
+
+    #[test]
+    fn fault_creates_unregistered_range() -> Result {
+        let mut st = SvmState::new(core::iter::empty());
+        let g = gpus();
+        st.ranges.set_attr(Span::new(0x300, 0x30f), &[Attr::new(ATTR_PREFERRED_LOC, 0x1111)], &g, true).map_err(err)?;
+        // The 512-page window around 0x2f0, clipped by the VMA's start and
+        // by the range after it.
+        let vma = Span::new(0x250, 0x7ff);
+        assert_eq!(st.create_unregistered(0x2f0, vma, false, 0b01)?, Span::new(0x250, 0x2ff));
+        let r = st.ranges.find(0x2f0).ok_or(EINVAL)?;
+        let want = Attrs::defaults(DEFAULT_GRANULARITY, true, 0b01);
+        assert_eq!((r.start, r.last, r.attrs), (0x250, 0x2ff, want));
+        // After the range: up to the window's end; heap or stack prefers
+        // system memory.
+        assert_eq!(st.create_unregistered(0x310, vma, true, 0b11)?, Span::new(0x310, 0x3ff));
+        assert_eq!(st.fault_attrs(0x3ff, 1).map(|a| (a.preferred_loc, a.allowed)), Some((LOCATION_SYSMEM, true)));
+        // Covered already, or outside the VMA: refused, nothing created.
+        assert_eq!(st.create_unregistered(0x300, vma, false, 1).err(), Some(EINVAL));
+        assert_eq!(st.create_unregistered(0x900, vma, false, 1).err(), Some(EINVAL));
+        assert_eq!(st.ranges.len(), 3);
         st.clear();
         Ok(())
     }

@@ -17,6 +17,7 @@ use kernel::{
 };
 
 use crate::kabi::hmm::MmRead;
+use crate::svm::logic::{attr::MAX_GPU_INSTANCE, ranges::Span};
 use super::{Svm, PAGE};
 use crate::{
     device::Device,
@@ -38,11 +39,19 @@ pub(crate) fn gpu_fault(dev: &Device, vm: *const c_void, addr: u64, write: bool)
         kfd_err!("GPU {} fault at {:#x} in an unknown VM\n", dev.gpu_id(), addr);
         return Err(EFAULT);
     };
-    let (xnack, counters, gpu_idx) = {
+    let (xnack, counters, gpu_idx, supported) = {
         let inner = process.inner.lock();
         let xnack = inner.xnack_enabled;
         let gpu_idx = inner.pdds.iter().position(|p| p.dev.gpu_id() == dev.gpu_id()).ok_or(EINVAL)?;
-        (xnack, inner.pdds[gpu_idx].counters.clone(), gpu_idx)
+        // `svms->bitmap_supported`: the SVM-capable devices by index.
+        let supported = inner
+            .pdds
+            .iter()
+            .take(MAX_GPU_INSTANCE)
+            .enumerate()
+            .filter(|(_, p)| crate::svm::device_supports_svm(&p.dev))
+            .fold(0u64, |m, (i, _)| m | (1 << i));
+        (xnack, inner.pdds[gpu_idx].counters.clone(), gpu_idx, supported)
     };
     if !xnack {
         kfd_err!(
@@ -55,7 +64,7 @@ pub(crate) fn gpu_fault(dev: &Device, vm: *const c_void, addr: u64, write: bool)
         return Err(EFAULT);
     }
     counters.faults.fetch_add(1, Relaxed);
-    let ret = process.hmm.fault(dev, gpu_idx, addr, write, &counters).inspect_err(|e| {
+    let ret = process.hmm.fault(dev, gpu_idx, supported, addr, write, &counters).inspect_err(|e| {
         if *e != EAGAIN {
             kfd_err!(
                 "GPU {} VM fault at {:#x} ({}) not recoverable: {:?} (pid {})\n",
@@ -72,8 +81,13 @@ pub(crate) fn gpu_fault(dev: &Device, vm: *const c_void, addr: u64, write: bool)
 }
 
 impl Svm {
-    /// Resolves a retry fault of GPU `dev` (process device `gpu_idx`) at
-    /// `addr`, honouring the range's attributes: the window is the range's
+    /// Resolves a retry fault of GPU `dev` (process device `gpu_idx`; the
+    /// process's SVM devices are `supported`, by index) at `addr`.  An
+    /// address no attribute range covers gets one first (upstream
+    /// `svm_range_create_unregistered_range`, see
+    /// [`SvmState::create_unregistered`](crate::svm::SvmState::create_unregistered)),
+    /// so GET_ATTR and the debugfs dump show it.  The fault honours the
+    /// range's attributes: the window is the range's
     /// granularity (default 2 MiB), a GPU neither in ACCESS nor in
     /// ACCESS_IN_PLACE gets `EACCES` (fatal, as upstream), and
     /// PREFERRED_LOC on this GPU migrates the window to its VRAM first.
@@ -83,6 +97,7 @@ impl Svm {
         self: &Arc<Self>,
         dev: &Device,
         gpu_idx: usize,
+        supported: u64,
         addr: u64,
         write: bool,
         counters: &Arc<ProcCounters>,
@@ -92,10 +107,26 @@ impl Svm {
         let mm = self.mm.mmget_not_zero().ok_or(EFAULT)?;
         let page = addr & !(PAGE - 1);
         let mut guard = MmRead::new(&mm);
-        guard.usable_vma(page)?;
+        // No VMA (or an unusable one): fatal, and no range is created.
+        let (vs, ve) = guard.usable_vma(page)?;
         // The attribute set under `mmap_lock` alone (never nested with
-        // `Svm::ranges`).
-        let fa = self.attrs.lock().fault_attrs(page / PAGE, gpu_idx);
+        // `Svm::ranges`).  Upstream takes `mmap_lock` for writing to create
+        // the range because it inserts the notifier too; the attribute
+        // range needs only its own lock (the HMM range below is created
+        // under the write lock).
+        let fa = {
+            let mut attrs = self.attrs.lock();
+            match attrs.fault_attrs(page / PAGE, gpu_idx) {
+                Some(fa) => fa,
+                None => {
+                    let vma = Span::new(vs / PAGE, ve / PAGE - 1);
+                    attrs
+                        .create_unregistered(page / PAGE, vma, guard.is_heap_stack(page), supported)
+                        .map_err(|e| if e == ENOMEM { e } else { EFAULT })?;
+                    attrs.fault_attrs(page / PAGE, gpu_idx).ok_or(EFAULT)?
+                }
+            }
+        };
         if !fa.allowed {
             return Err(EACCES);
         }

@@ -8,7 +8,7 @@
 
 use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
 use kfd_tests::kfd::errno_name;
-use kfd_tests::svm::{gpus, svm_gpu, Anon, Ctx, Gpu, CAP_SVMAPI, PAGE};
+use kfd_tests::svm::{dump_range_at, gpus, svm_dump, svm_gpu, Anon, Ctx, Gpu, CAP_SVMAPI, PAGE};
 use kfd_uapi as uapi;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
@@ -317,16 +317,155 @@ fn xnack_off_access_maps_and_restores(gpu: &Gpu) -> Check {
     Err("the restore worker never remapped the range".into())
 }
 
+/// A memory-exception event of `ctx`'s process (upstream
+/// `KFD_IOC_EVENT_MEMORY`: a fatal VM fault signals it).
+fn memory_event(ctx: &Ctx) -> Result<u32, String> {
+    let mut e = uapi::kfd_ioctl_create_event_args {
+        event_type: uapi::KFD_IOC_EVENT_MEMORY,
+        auto_reset: 1,
+        ..Default::default()
+    };
+    ctx.kfd.ioctl(uapi::AMDKFD_IOC_CREATE_EVENT, &mut e).map_err(err("CREATE_EVENT memory"))?;
+    Ok(e.event_id)
+}
+
+/// Waits up to `ms` for event `id`; returns its memory-exception VA if it
+/// fired.
+fn memory_event_va(ctx: &Ctx, id: u32, ms: u32) -> Result<Option<u64>, String> {
+    let mut data = [uapi::kfd_event_data { event_id: id, ..Default::default() }];
+    let mut w = uapi::kfd_ioctl_wait_events_args {
+        events_ptr: data.as_mut_ptr() as u64,
+        num_events: 1,
+        wait_for_all: 0,
+        timeout: ms,
+        wait_result: 0,
+    };
+    ctx.kfd.ioctl(uapi::AMDKFD_IOC_WAIT_EVENTS, &mut w).map_err(err("WAIT_EVENTS"))?;
+    if w.wait_result != uapi::KFD_IOC_WAIT_RESULT_COMPLETE {
+        return Ok(None);
+    }
+    // SAFETY: a memory event's data is the memory-exception member.
+    Ok(Some(unsafe { data[0].__bindgen_anon_1.memory_exception_data.va }))
+}
+
+/// An address outside any VMA: a fatal VM fault (EFAULT to the access,
+/// a memory-exception event naming the page), and no range is created
+/// (upstream `svm_range_get_range_boundaries`: no VMA, `-EFAULT`).
 fn no_vma_is_fatal(gpu: &Gpu) -> Check {
     let ctx = ctx_xnack(gpu)?;
+    let ev = memory_event(&ctx)?;
     let mut b = [0u8; 8];
     for va in [0x1000usize, 0x7000_0000_0000] {
         match ctx.gpu_read(va, &mut b) {
             Err(e) if e == libc::EFAULT => {}
             other => return Err(format!("GPU read at {va:#x}: {other:?}, want EFAULT")),
         }
+        // Bounded wait (it is signalled before the access returns).
+        let got = memory_event_va(&ctx, ev, 5000)?;
+        ensure_eq(got, Some(va as u64), "memory-exception event VA")?;
+        ensure(dump_range_at(va)?.is_none(), format!("a range was created at {va:#x}"))?;
     }
     Ok(())
+}
+
+/// The access bitmap bit of `gpu` in the dump.
+fn dump_bit(ids: &[u32], gpu: &Gpu) -> Result<u64, String> {
+    let i = ids.iter().position(|&g| g == gpu.gpu_id).ok_or(format!("gpu {:#x} not in the dump's gpus {ids:x?}", gpu.gpu_id))?;
+    Ok(1u64 << i)
+}
+
+/// GET_ATTR of one page: (PREFERRED_LOC, PREFETCH_LOC, ACCESS answer for
+/// `gpu`, GRANULARITY).
+fn page_attrs(ctx: &Ctx, gpu: &Gpu, va: usize) -> Result<[(u32, u32); 4], String> {
+    let mut q = [
+        (uapi::KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, 0),
+        (uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, 0),
+        (uapi::KFD_IOCTL_SVM_ATTR_ACCESS, gpu.gpu_id),
+        (uapi::KFD_IOCTL_SVM_ATTR_GRANULARITY, 0),
+    ];
+    ctx.svm_get(va & !(PAGE - 1), PAGE, &mut q).map_err(err("GET_ATTR"))?;
+    Ok(q)
+}
+
+/// A retry fault at an address never registered with SET_ATTR, inside a
+/// VMA, creates an attribute range as upstream
+/// `svm_range_create_unregistered_range`: the default-granularity (2 MiB)
+/// window around the page, clipped to the VMA; new-range defaults with
+/// XNACK on (every SVM GPU in ACCESS, flags HOST_ACCESS|COHERENT,
+/// locations undefined, granularity 9); PREFERRED_LOC system memory in
+/// the initial heap.  GET_ATTR and the debugfs dump show it.
+fn unregistered_fault_creates_range(gpu: &Gpu) -> Check {
+    const UNDEF: u32 = uapi::KFD_IOCTL_SVM_LOCATION_UNDEFINED;
+    let ctx = ctx_xnack(gpu)?;
+    // mmap'd: 4 MiB + 3 pages, so at least one end of the VMA cuts a
+    // window; PROT_NONE guard pages on both sides keep the kernel from
+    // merging it with a neighbouring mapping (the VMA is exactly this).
+    let len = 4 * MIB + 3 * PAGE;
+    let outer = Anon::with_prot(len + 2 * PAGE, libc::PROT_NONE)?;
+    let addr = outer.addr + PAGE;
+    // SAFETY: the inside of our own mapping.
+    let r = unsafe { libc::mprotect(addr as *mut libc::c_void, len, libc::PROT_READ | libc::PROT_WRITE) };
+    ensure_eq(r, 0, "mprotect")?;
+    // SAFETY: as above, now writable.
+    let s = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, len) };
+    for (i, c) in s.chunks_mut(PAGE).enumerate() {
+        c.fill(17u8.wrapping_add(i as u8));
+    }
+    let (_, ids) = svm_dump()?;
+    let bit = dump_bit(&ids, gpu)?;
+    let (vs, ve) = ((addr / PAGE) as u64, ((addr + len) / PAGE) as u64);
+    for off in [5 * PAGE, 3 * MIB + 5 * PAGE, len - PAGE] {
+        let va = addr + off;
+        if dump_range_at(va)?.is_some() {
+            continue; // an earlier window of this loop covers it
+        }
+        let mut b = [0u8; 8];
+        ctx.gpu_read(va, &mut b).map_err(err("GPU read of unregistered memory"))?;
+        ensure_eq(b[0], 17u8.wrapping_add((off / PAGE) as u8), "data")?;
+        let r = dump_range_at(va)?.ok_or(format!("no range at {va:#x} after the fault"))?;
+        let p = (va / PAGE) as u64;
+        let want = (vs.max(p & !511), ve.min((p | 511) + 1) - 1);
+        ensure_eq((r.start - vs, r.last - vs), (want.0 - vs, want.1 - vs), "range extent (pages from the VMA start)")?;
+        ensure_eq(
+            (r.preferred.as_str(), r.prefetch.as_str(), r.flags, r.granularity, r.access & bit, r.in_place),
+            ("undef", "undef", u64::from(uapi::KFD_IOCTL_SVM_FLAG_HOST_ACCESS | uapi::KFD_IOCTL_SVM_FLAG_COHERENT), 9, bit, 0),
+            "dump attributes (preferred, prefetch, flags, granularity, access bit, in_place)",
+        )?;
+        let q = page_attrs(&ctx, gpu, va)?;
+        ensure_eq(q[0].1, UNDEF, "GET_ATTR PREFERRED_LOC")?;
+        ensure_eq(q[1].1, UNDEF, "GET_ATTR PREFETCH_LOC")?;
+        ensure_eq(q[2], (uapi::KFD_IOCTL_SVM_ATTR_ACCESS, gpu.gpu_id), "GET_ATTR ACCESS")?;
+        ensure_eq(q[3].1, 9, "GET_ATTR GRANULARITY")?;
+        // Mapped by that fault: the window reads without faults.
+        let mut w = vec![0u8; ((r.last - p + 1) as usize) * PAGE];
+        ensure_eq(ctx.gpu_read(va & !(PAGE - 1), &mut w).map_err(err("GPU re-read"))?, 0, "faults in the new range's window")?;
+    }
+    // The initial heap (brk): PREFERRED_LOC system memory, which only the
+    // created range gives (an unregistered page answers UNDEFINED).
+    // SAFETY: plain allocation, freed below; below the mmap threshold, so brk.
+    let heap = unsafe { libc::malloc(64 * 1024) } as usize;
+    ensure(heap != 0, "malloc")?;
+    let page = (heap + PAGE) & !(PAGE - 1);
+    let maps = std::fs::read_to_string("/proc/self/maps").map_err(|e| e.to_string())?;
+    let in_heap = maps.lines().any(|l| {
+        let Some((range, rest)) = l.split_once(' ') else { return false };
+        let Some((a, b)) = range.split_once('-') else { return false };
+        let (a, b) = (usize::from_str_radix(a, 16).unwrap_or(0), usize::from_str_radix(b, 16).unwrap_or(0));
+        rest.ends_with("[heap]") && a <= page && page < b
+    });
+    let res = (|| -> Check {
+        ensure(in_heap, format!("malloc'd {page:#x} is not in [heap]"))?;
+        let before = page_attrs(&ctx, gpu, page)?;
+        ensure_eq(before[0].1, UNDEF, "heap PREFERRED_LOC before the fault")?;
+        let mut b = [0u8; 8];
+        ctx.gpu_read(page, &mut b).map_err(err("GPU read of malloc'd memory"))?;
+        ensure_eq(page_attrs(&ctx, gpu, page)?[0].1, uapi::KFD_IOCTL_SVM_LOCATION_SYSMEM, "heap PREFERRED_LOC")?;
+        let r = dump_range_at(page)?.ok_or("no heap range in the dump")?;
+        ensure_eq(r.preferred.as_str(), "sys", "dump preferred_loc of the heap range")
+    })();
+    // SAFETY: ours.
+    unsafe { libc::free(heap as *mut libc::c_void) };
+    res
 }
 
 fn bad_prefetch_arguments(gpu: &Gpu) -> Check {
@@ -535,6 +674,7 @@ fn main() {
     h.run("xnack_off_fault_is_fatal", || xnack_off_fault_is_fatal(g));
     h.run("xnack_off_access_maps_and_restores", || xnack_off_access_maps_and_restores(g));
     h.run("no_vma_is_fatal", || no_vma_is_fatal(g));
+    h.run("unregistered_fault_creates_range", || unregistered_fault_creates_range(g));
     h.run("bad_prefetch_arguments", || bad_prefetch_arguments(g));
     h.run("vram_exhaustion_stays_in_system", || vram_exhaustion_stays_in_system(g));
     h.run("killed_mid_migration", || killed_mid_migration(g));
