@@ -105,6 +105,8 @@ int rkfd_shim_vma_at(struct mm_struct *mm, u64 addr, u64 *start, u64 *end, bool 
 int rkfd_shim_vma_next(struct mm_struct *mm, u64 addr, u64 *start, u64 *end);
 bool rkfd_shim_vma_heap_stack(struct mm_struct *mm, u64 addr);
 bool rkfd_shim_svm_range_seq_valid(struct rkfd_svm_range *r, unsigned long seq);
+int rkfd_shim_svm_range_locate(struct rkfd_svm_range *r, struct rkfd_svm_dev *sdev,
+			       u64 start, u64 end, u64 *dev_pages, u64 *ram_pages);
 /* Rust side: per-process per-GPU counters (device pages hold references). */
 void *rkfd_rs_svm_counters_get(void *counters, u64 bytes);
 void rkfd_rs_svm_counters_put(void *counters, u64 bytes);

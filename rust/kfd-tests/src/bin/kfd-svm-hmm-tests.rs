@@ -153,6 +153,42 @@ fn prefetch_to_vram_then_cpu_reads(gpu: &Gpu) -> Check {
     Ok(())
 }
 
+/// The `actual_loc` column of the attribute ranges over `[addr, addr+len)`.
+fn dump_actual(addr: usize, len: usize) -> Result<Vec<String>, String> {
+    let (first, last) = ((addr / PAGE) as u64, ((addr + len) / PAGE - 1) as u64);
+    let (ranges, _) = svm_dump()?;
+    let v: Vec<String> = ranges.into_iter().filter(|r| r.last >= first && r.start <= last).map(|r| r.actual).collect();
+    if v.is_empty() {
+        return Err(format!("no range over {addr:#x}+{len:#x} in the dump"));
+    }
+    Ok(v)
+}
+
+/// The debugfs dump's `actual_loc` (upstream `prange->actual_loc`) follows
+/// the pages: system memory, the GPU after a prefetch to its VRAM, mixed
+/// after the CPU pulled one page back, system after a prefetch to 0.
+fn dump_shows_actual_location(gpu: &Gpu) -> Check {
+    let ctx = ctx_xnack(gpu)?;
+    let mem = Anon::new(2 * MIB)?;
+    mem.fill(44);
+    let g = format!("{:#x}", gpu.gpu_id);
+    let all = |v: Vec<String>, want: &str, what: &str| -> Check {
+        ensure(v.iter().all(|a| a == want), format!("{what}: actual_loc {v:?}, want {want}"))
+    };
+    ctx.prefetch(mem.addr, mem.len, 0).map_err(err("PREFETCH_LOC 0"))?;
+    all(dump_actual(mem.addr, mem.len)?, "sys", "in system memory")?;
+    ctx.prefetch(mem.addr, mem.len, gpu.gpu_id).map_err(err("PREFETCH_LOC gpu"))?;
+    all(dump_actual(mem.addr, mem.len)?, &g, "after prefetch to VRAM")?;
+    // The CPU touches one page: migrate_to_ram brings that one back.
+    ensure_eq(mem.slice()[PAGE], 45, "CPU read of a VRAM page")?;
+    let v = dump_actual(mem.addr, mem.len)?;
+    ensure(v.iter().any(|a| a == "mixed"), format!("after one CPU touch: actual_loc {v:?}, want a mixed range"))?;
+    ensure(v.iter().all(|a| a == "mixed" || *a == g), format!("after one CPU touch: actual_loc {v:?}"))?;
+    ctx.prefetch(mem.addr, mem.len, 0).map_err(err("PREFETCH_LOC 0 again"))?;
+    all(dump_actual(mem.addr, mem.len)?, "sys", "after prefetch back")?;
+    check_pattern(mem.slice(), 44, "data after the round trip")
+}
+
 fn prefetch_round_trip_keeps_gpu_writes(gpu: &Gpu) -> Check {
     let ctx = ctx_xnack(gpu)?;
     let mem = Anon::new(2 * MIB)?;
@@ -667,6 +703,7 @@ fn main() {
     h.run("no_access_unmaps", || no_access_unmaps(g));
     h.run("prefetch_to_vram_then_cpu_reads", || prefetch_to_vram_then_cpu_reads(g));
     h.run("prefetch_round_trip_keeps_gpu_writes", || prefetch_round_trip_keeps_gpu_writes(g));
+    h.run("dump_shows_actual_location", || dump_shows_actual_location(g));
     h.run("preferred_location_migrates_on_fault", || preferred_location_migrates_on_fault(g));
     h.run("munmap_middle_of_range", || munmap_middle_of_range(g));
     h.run("fork_cow", || fork_cow(g));
