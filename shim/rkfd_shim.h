@@ -54,7 +54,7 @@ struct kfd_dev *rkfd_rs_kgd2kfd_probe(struct kgd_dev *kgd, struct module *owner,
 int rkfd_rs_kgd2kfd_device_init(struct kfd_dev *kfd);
 void rkfd_rs_kgd2kfd_device_exit(struct kfd_dev *kfd);
 void rkfd_rs_kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry);
-int rkfd_rs_kgd2kfd_svm_fault(struct kfd_dev *kfd, void *vm, u64 addr, u32 flags);
+int rkfd_rs_kgd2kfd_svm_fault(struct kfd_dev *kfd, u32 pasid, void *vm, u64 addr, u32 flags);
 
 /* Process address-space lifetime (shim/rkfd_mm.c). */
 struct mm_struct;

@@ -3,7 +3,8 @@
 //! GPU retry faults (XNACK on): upstream `svm_range_restore_pages`.
 //!
 //! The GPU driver calls `kgd2kfd_svm_fault` when an access finds no valid
-//! PTE.  The handler finds the process by its VM, finds or creates the
+//! PTE.  The handler finds the process by the VM's PASID (upstream
+//! `kfd_lookup_process_by_pasid`) and checks the VM is one of its own, finds or creates the
 //! range (a granule-aligned window inside the VMA for an unregistered
 //! address, as upstream `svm_range_create_unregistered_range`), filters
 //! duplicates, migrates the window to the preferred location, runs
@@ -22,21 +23,21 @@ use super::{Svm, PAGE};
 use crate::{
     device::Device,
     kabi::log::kfd_err,
-    process::{Process, PROCESSES},
+    process::{find_by_pasid, Process},
     procfs::ProcCounters,
 };
 
-/// The process whose VM is behind the raw handle `vm` of `dev`.
-fn process_of(vm: *const c_void) -> Option<Arc<Process>> {
-    let table = PROCESSES.lock();
-    let found = table.processes().find(|p| p.hmm.has_vm(vm)).cloned();
-    found
+/// The process of PASID `pasid` (upstream `kfd_lookup_process_by_pasid`),
+/// if the raw VM handle `vm` is one of its VMs (a stale fault from a VM
+/// released since, or a PASID reused, finds nothing).
+fn process_of(pasid: u32, vm: *const c_void) -> Option<Arc<Process>> {
+    find_by_pasid(pasid).filter(|p| p.hmm.has_vm(vm))
 }
 
-/// `kgd2kfd_svm_fault`.
-pub(crate) fn gpu_fault(dev: &Device, vm: *const c_void, addr: u64, write: bool) -> Result {
-    let Some(process) = process_of(vm) else {
-        kfd_err!("GPU {} fault at {:#x} in an unknown VM\n", dev.gpu_id(), addr);
+/// `kgd2kfd_svm_fault`: a retry fault of `dev` in VM `vm` of PASID `pasid`.
+pub(crate) fn gpu_fault(dev: &Device, pasid: u32, vm: *const c_void, addr: u64, write: bool) -> Result {
+    let Some(process) = process_of(pasid, vm) else {
+        kfd_err!("GPU {} fault at {:#x}: no process with pasid {} owns the VM\n", dev.gpu_id(), addr, pasid);
         return Err(EFAULT);
     };
     let (xnack, counters, gpu_idx, supported) = {

@@ -275,7 +275,7 @@ pub(crate) fn svm_fault(core: &Core, vm: &Vm, addr: u64, write: bool, report_fat
     // only when the device is removed, which waits for open DRM files);
     // `handle` is the VM handle rkfd holds (set while acquired).
     let ret = unsafe {
-        kgd::kgd2kfd_svm_fault(kfd as *mut kgd::kfd_dev, handle as *mut c_void, addr, flags)
+        kgd::kgd2kfd_svm_fault(kfd as *mut kgd::kfd_dev, vm.pasid(), handle as *mut c_void, addr, flags)
     };
     if report_fatal && (ret == EFAULT.to_errno() || ret == ENOMEM.to_errno()) {
         let entry = kgd::kgd_ih_entry {

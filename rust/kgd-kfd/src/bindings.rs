@@ -317,6 +317,7 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub fn kgd2kfd_svm_fault(
         kfd: *mut kfd_dev,
+        pasid: __u32,
         vm: *mut core::ffi::c_void,
         addr: __u64,
         flags: __u32,

@@ -548,6 +548,39 @@ fn vram_exhaustion_stays_in_system(gpu: &Gpu) -> Check {
     check_pattern(mem.slice(), 120, "CPU read after the second prefetch")
 }
 
+/// Retry faults find their process by the VM's PASID (upstream
+/// `kfd_lookup_process_by_pasid`): a parent and its forked child, each a
+/// KFD process with its own VM, fault the same VA and each GPU sees its
+/// own process's data.
+fn two_processes_fault_their_own_memory(gpu: &Gpu) -> Check {
+    let ctx = ctx_xnack(gpu)?;
+    let mem = Anon::new(2 * MIB)?;
+    mem.fill(60);
+    let mut b = vec![0u8; 4 * PAGE];
+    ctx.gpu_read(mem.addr, &mut b).map_err(err("parent GPU read"))?;
+    check_pattern(&b, 60, "parent before fork")?;
+    // SAFETY: fork; the child uses its own context and leaves with _exit.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let code = (|| -> Result<(), ()> {
+            let c = ctx_xnack(gpu).map_err(|_| ())?;
+            mem.fill(90);
+            let mut cb = vec![0u8; 4 * PAGE];
+            c.gpu_read(mem.addr + PAGE, &mut cb).map_err(|_| ())?;
+            check_pattern(&cb, 91, "child").map_err(|_| ())
+        })();
+        // SAFETY: leave without running the parent's destructors.
+        unsafe { libc::_exit(if code.is_ok() { 0 } else { 1 }) };
+    }
+    ensure(pid > 0, "fork")?;
+    let mut st = 0;
+    // SAFETY: our child.
+    unsafe { libc::waitpid(pid, &mut st, 0) };
+    ensure(libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0, format!("child saw its own data (status {st:#x})"))?;
+    ctx.gpu_read(mem.addr + 2 * MIB - 4 * PAGE, &mut b).map_err(err("parent GPU read after the child"))?;
+    check_pattern(&b, 60u8.wrapping_add((2 * MIB / PAGE - 4) as u8), "parent after the child")
+}
+
 fn killed_mid_migration(gpu: &Gpu) -> Check {
     // A child migrates back and forth; SIGKILL lands somewhere in it.  The
     // kernel must tear everything down (rmmod at the end of the run checks
@@ -714,6 +747,7 @@ fn main() {
     h.run("unregistered_fault_creates_range", || unregistered_fault_creates_range(g));
     h.run("bad_prefetch_arguments", || bad_prefetch_arguments(g));
     h.run("vram_exhaustion_stays_in_system", || vram_exhaustion_stays_in_system(g));
+    h.run("two_processes_fault_their_own_memory", || two_processes_fault_their_own_memory(g));
     h.run("killed_mid_migration", || killed_mid_migration(g));
     h.run("concurrent_prefetch_munmap_touch", || concurrent_prefetch_munmap_touch(g));
     std::process::exit(h.finish("kfd-svm-hmm-tests"));
