@@ -346,7 +346,7 @@ impl Process {
         }
         let pasid = Pasid::alloc()?;
         let svm_attrs = Arc::pin_init(
-            new_mutex!(SvmState::new(pdds.iter().map(|p| &*p.dev)), "Process::svm"),
+            new_mutex!(SvmState::new(pdds.iter().map(|p| &p.dev)), "Process::svm"),
             GFP_KERNEL,
         )?;
         let hmm = Svm::new(mm, svm_attrs.clone())?;

@@ -269,6 +269,17 @@ struct kfd2kgd_calls {
 	/* debugfs kfd/mem_limit; may be NULL (all zero). */
 	void (*get_mem_limits)(struct kgd_dev *kgd, struct kgd_mem_limits *out);
 	/*
+	 * Reserve / give back @size bytes of the system-memory limit without an
+	 * object (amdgpu_amdkfd_reserve_mem_limit / _unreserve_mem_limit with
+	 * adev NULL): SVM ranges of a process with XNACK off are accounted as
+	 * user pointers (@flags KFD_IOC_ALLOC_MEM_FLAGS_USERPTR; _GTT also
+	 * counts against the TTM limit).  -ENOMEM over the limit, nothing
+	 * reserved.  Module-wide accounts, as get_mem_limits.  May be NULL (no
+	 * accounting).
+	 */
+	int (*reserve_mem_limit)(struct kgd_dev *kgd, __u64 size, __u32 flags);
+	void (*unreserve_mem_limit)(struct kgd_dev *kgd, __u64 size, __u32 flags);
+	/*
 	 * SVM (see above; all NULL: no SVM).
 	 *
 	 * svm_alloc_vram: @npages VRAM pages for device-private SVM pages,

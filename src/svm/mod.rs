@@ -24,8 +24,13 @@
 //! attribute range has a notifier).  A CPU `munmap` reaches `svm_hmm`'s
 //! deferred worker, which removes the unmapped VA from both sets
 //! ([`SvmState::prune_unmapped`] for this one); SET_ATTR and GET_ATTR run
-//! pending work first, as upstream flushes its deferred list.  Upstream also accounts each range against the
-//! system-memory limit when XNACK is off; that accounting is not done here.
+//! pending work first, as upstream flushes its deferred list.  With XNACK
+//! off every page the ranges cover is reserved against the GPU driver's
+//! system-memory limit as user-pointer memory (upstream
+//! `svm_range_new(.., update_mem_usage)`; debugfs `kfd/mem_limit` shows
+//! it): SET_ATTR reserves its new pages (`ENOMEM` over the limit, nothing
+//! recorded), `munmap` and process exit give them back, SET_XNACK_MODE
+//! moves the whole reservation ([`SvmState::switch_xnack`]).
 //!
 //! # Locking
 //!
@@ -39,7 +44,7 @@
 //! callback that can run in reclaim must not take [`Process::svm`] (the set
 //! allocates under it; upstream defers such work to a worker).
 
-use kernel::{mm::MmapReadGuard, prelude::*};
+use kernel::{mm::MmapReadGuard, prelude::*, sync::Arc};
 
 use crate::{
     device::Device,
@@ -82,6 +87,19 @@ pub(crate) type Ranges = RangeSet<RangePayload, RbStore<RangePayload>>;
 pub(crate) struct SvmState {
     /// The ranges.
     pub(crate) ranges: Ranges,
+    /// The device whose GPU driver keeps the system-memory limit (any: the
+    /// accounts are the driver's, module-wide, as amdgpu's
+    /// `amdgpu_amdkfd_reserve_mem_limit(NULL, ..)`); `None` after
+    /// [`SvmState::clear`] or if no driver accounts.
+    account: Option<Arc<Device>>,
+    /// XNACK is off: ranges are reserved against the system-memory limit
+    /// (upstream `svm_range_new(.., update_mem_usage)` when
+    /// `!p->xnack_enabled`).  Mirrors `ProcessInner::xnack_enabled`,
+    /// switched with it under this lock ([`SvmState::switch_xnack`]).
+    accounting: bool,
+    /// Bytes reserved: every page the ranges cover while `accounting`, 0
+    /// otherwise.
+    reserved: u64,
 }
 
 /// The attributes a retry fault uses ([`SvmState::fault_attrs`]).
@@ -110,16 +128,83 @@ impl SvmState {
     /// The state of a new process with `devices` (upstream
     /// `svm_range_list_init`; `max_pages` is upstream's
     /// `svm_range_set_max_pages`, the minimum over the GPUs).
-    pub(crate) fn new<'a>(devices: impl Iterator<Item = &'a Device>) -> Self {
-        let max_pages = devices.map(|d| max_range_pages(d.info.vram_size)).min().unwrap_or(1 << 9);
-        let params = Params { max_pages, default_granularity: attr::DEFAULT_GRANULARITY };
-        SvmState { ranges: RangeSet::new(RbStore::new(), params) }
+    /// A new process starts with XNACK off (`ProcessInner::xnack_enabled`),
+    /// so its ranges are accounted.
+    pub(crate) fn new<'a>(devices: impl Iterator<Item = &'a Arc<Device>>) -> Self {
+        let mut max_pages = None::<u64>;
+        let mut account = None;
+        for d in devices {
+            let m = max_range_pages(d.info.vram_size);
+            max_pages = Some(max_pages.map_or(m, |x| x.min(m)));
+            if account.is_none() && d.kgd.has_mem_limit() {
+                account = Some(d.clone());
+            }
+        }
+        let params = Params { max_pages: max_pages.unwrap_or(1 << 9), default_granularity: attr::DEFAULT_GRANULARITY };
+        SvmState { ranges: RangeSet::new(RbStore::new(), params), account, accounting: true, reserved: 0 }
     }
 
-    /// Drops every range (upstream `svm_range_list_fini`).
+    /// Drops every range and gives their reservation back (upstream
+    /// `svm_range_list_fini` → `svm_range_free`).
     pub(crate) fn clear(&mut self) {
         self.ranges.clear(drop);
         self.ranges.store_mut().trim();
+        self.unreserve(self.reserved);
+        // The device may go once its processes are gone.
+        self.account = None;
+    }
+
+    /// Reserves `bytes` of new ranges if XNACK is off (upstream
+    /// `amdgpu_amdkfd_reserve_mem_limit(NULL, size, USERPTR)` in
+    /// `svm_range_new`); `ENOMEM` over the limit, nothing reserved.
+    fn reserve(&mut self, bytes: u64) -> Result {
+        if !self.accounting || bytes == 0 {
+            return Ok(());
+        }
+        if let Some(d) = self.account.as_ref() {
+            d.kgd.reserve_userptr_limit(bytes)?;
+            self.reserved += bytes;
+        }
+        Ok(())
+    }
+
+    /// Gives back the reservation of `bytes` of removed ranges (upstream
+    /// `svm_range_free` with XNACK off).
+    fn unreserve(&mut self, bytes: u64) {
+        let bytes = bytes.min(self.reserved);
+        if bytes == 0 {
+            return;
+        }
+        if let Some(d) = self.account.as_ref() {
+            d.kgd.unreserve_userptr_limit(bytes);
+        }
+        self.reserved -= bytes;
+    }
+
+    /// SET_XNACK_MODE is switching to `enable` (upstream
+    /// `svm_range_switch_xnack_reserve_mem`): XNACK on gives the ranges'
+    /// reservation back, XNACK off reserves every page they cover;
+    /// `ENOMEM` over the limit, and then nothing changed (the caller keeps
+    /// the old mode).
+    pub(crate) fn switch_xnack(&mut self, enable: bool) -> Result {
+        if enable {
+            self.unreserve(self.reserved);
+            self.accounting = false;
+        } else if !self.accounting {
+            self.accounting = true;
+            let total = self.ranges.total_pages() << attr::PAGE_SHIFT;
+            if let Err(e) = self.reserve(total) {
+                self.accounting = false;
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes reserved against the system-memory limit.
+    #[allow(dead_code)] // KUnit.
+    pub(crate) fn reserved(&self) -> u64 {
+        self.reserved
     }
 
     /// What a GPU retry fault at `page` (a page number) of process device
@@ -160,8 +245,14 @@ impl SvmState {
         if heap_stack {
             attrs.preferred_loc = attr::LOCATION_SYSMEM;
         }
+        // With XNACK on (the only way here) this reserves nothing, as
+        // upstream's `svm_range_new(.., true)`.
+        self.reserve(span.npages() << attr::PAGE_SHIFT)?;
         let r = self.ranges.insert_new(span, attrs).map(|_| span).map_err(err);
         self.ranges.store_mut().trim();
+        if r.is_err() {
+            self.unreserve(span.npages() << attr::PAGE_SHIFT);
+        }
         r
     }
 
@@ -180,12 +271,15 @@ impl SvmState {
                 }
             });
         }
+        let mut removed = 0u64;
         for h in holes {
-            if let Err(e) = self.ranges.remove(h, drop) {
+            let r = self.ranges.remove(h, |r| removed += r.last - r.start + 1);
+            if let Err(e) = r {
                 kabi::log::kfd_warn!("svm: removing unmapped pages {:#x}..={:#x}: {:?}\n", h.start, h.last, err(e));
             }
         }
         self.ranges.store_mut().trim();
+        self.unreserve(removed << shift);
     }
 
     /// Whether a range intersects the `size` bytes at `start` (upstream's
@@ -360,8 +454,16 @@ fn set_attr(process: &Process, req: attr::PageRequest, attrs: &[Attr]) -> Result
     {
         let mut svm = process.svm.lock();
         let span = Span::new(req.start, req.last());
+        // XNACK off: the pages that get new ranges are reserved against
+        // the system-memory limit first; over it, `ENOMEM` and nothing is
+        // recorded (upstream `svm_range_add` → `svm_range_new` fails).
+        let new_bytes = (span.npages() - svm.ranges.covered_pages(span)) << attr::PAGE_SHIFT;
+        svm.reserve(new_bytes)?;
         let r = svm.ranges.set_attr(span, attrs, &snap.gpus(), snap.xnack_enabled);
         svm.ranges.store_mut().trim();
+        if r.is_err() {
+            svm.unreserve(new_bytes);
+        }
         r.map(|_outcome| ()).map_err(err)?;
     }
     drop(mmap);
@@ -565,6 +667,47 @@ mod tests {
         assert_eq!(st.create_unregistered(0x900, vma, false, 1).err(), Some(EINVAL));
         assert_eq!(st.ranges.len(), 3);
         st.clear();
+        Ok(())
+    }
+
+    #[test]
+    fn xnack_off_ranges_are_reserved() -> Result {
+        use crate::{device, kabi::kgd::fake::{self, FakeGpu}};
+        use kernel::sync::atomic::Relaxed;
+        const P: u64 = kernel::page::PAGE_SIZE as u64;
+        let gpu = FakeGpu::new()?;
+        let dev = device::probe(fake::device(&gpu), fake::info())?;
+        let devs = [dev];
+        let mut st = SvmState::new(devs.iter());
+        let g = gpus();
+        let held = || gpu.reserved.load(Relaxed);
+        // XNACK off (a new process): the pages of new ranges only.
+        let set = |st: &mut SvmState, s: u64, l: u64| -> Result {
+            let span = Span::new(s, l);
+            let bytes = (span.npages() - st.ranges.covered_pages(span)) * P;
+            st.reserve(bytes)?;
+            st.ranges.set_attr(span, &[], &g, false).map_err(err)?;
+            Ok(())
+        };
+        set(&mut st, 0x10, 0x1f)?;
+        set(&mut st, 0x18, 0x27)?;
+        assert_eq!((held(), st.reserved()), (0x18 * P, 0x18 * P));
+        // Over the limit: ENOMEM, nothing reserved.
+        gpu.limit.store(0x20 * P, Relaxed);
+        assert_eq!(set(&mut st, 0x100, 0x10f).err(), Some(ENOMEM));
+        assert_eq!((held(), st.ranges.covered_pages(Span::new(0x100, 0x10f))), (0x18 * P, 0));
+        // XNACK on gives it back; off again needs room for all of it.
+        st.switch_xnack(true)?;
+        assert_eq!((held(), st.reserved()), (0, 0));
+        set(&mut st, 0x100, 0x10f)?;
+        assert_eq!(held(), 0);
+        assert_eq!(st.switch_xnack(false).err(), Some(ENOMEM));
+        assert_eq!((held(), st.reserved(), st.accounting), (0, 0, false));
+        gpu.limit.store(u64::MAX, Relaxed);
+        st.switch_xnack(false)?;
+        assert_eq!(held(), 0x28 * P);
+        st.clear();
+        assert_eq!((held(), st.reserved()), (0, 0));
         Ok(())
     }
 

@@ -718,6 +718,16 @@ fn check(
     }
     assert_eq!(count, set.len());
     assert_eq!(set.store().reserved, 0, "{ctx}: reserved nodes left over");
+    // Page accounting (the XNACK-off reservation) matches the model: the
+    // total, and the covered part of a few windows.
+    let covered = model.pages.iter().filter(|p| p.is_some()).count() as u64;
+    assert_eq!(set.total_pages(), covered, "{ctx}: total pages");
+    let n = model.pages.len() as u64;
+    for (s, l) in [(0, n.saturating_sub(1)), (n / 3, n / 2), (n / 5, n / 5), (n / 2, n + 7)] {
+        let want = (s..=l).filter(|&p| p < n && model.pages[p as usize].is_some()).count() as u64;
+        assert_eq!(set.covered_pages(Span::new(s, l)), want, "{ctx}: covered pages of [{s}, {l}]");
+    }
+    assert_eq!(set.covered_pages(Span::new(5, 4)), 0, "{ctx}: empty span");
     for (p, want) in model.pages.iter().enumerate() {
         let got = set.find(p as u64).map(|r| r.attrs);
         assert_eq!(got, *want, "{ctx}: page {p}");

@@ -581,6 +581,120 @@ fn two_processes_fault_their_own_memory(gpu: &Gpu) -> Check {
     check_pattern(&b, 60u8.wrapping_add((2 * MIB / PAGE - 4) as u8), "parent after the child")
 }
 
+/// debugfs `kfd/mem_limit`: (system used, system limit) in MiB.
+fn mem_limit() -> Result<(u64, u64), String> {
+    kfd_tests::svm::ensure_debugfs()?;
+    let p = "/sys/kernel/debug/kfd/mem_limit";
+    let s = std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"))?;
+    let l = s.lines().find_map(|l| l.strip_prefix("System mem used ")).ok_or(format!("{p}: {s:?}"))?;
+    let (used, limit) = l.split_once("M out of ").ok_or(format!("{p}: {l:?}"))?;
+    let limit = limit.trim_end_matches('M');
+    Ok((used.parse().map_err(|_| format!("{p}: {l:?}"))?, limit.parse().map_err(|_| format!("{p}: {l:?}"))?))
+}
+
+/// Reads `mem_limit` until it shows `want` MiB used (teardown may run in
+/// a worker); bounded, not timed: gives up after many reads.
+fn mem_used_becomes(want: u64, what: &str) -> Check {
+    let mut got = 0;
+    for _ in 0..500 {
+        got = mem_limit()?.0;
+        if got == want {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    Err(format!("{what}: mem_limit used {got} MiB, want {want}"))
+}
+
+/// With XNACK off, SVM ranges are reserved against the system-memory
+/// limit as user-pointer memory (upstream `svm_range_new(..,
+/// update_mem_usage)` → `amdgpu_amdkfd_reserve_mem_limit(.., USERPTR)`):
+/// debugfs `mem_limit` moves by the ranges' size, not with XNACK on;
+/// SET_XNACK_MODE moves the reservation
+/// (`svm_range_switch_xnack_reserve_mem`); munmap and exit give it back;
+/// a SET_ATTR over the limit is ENOMEM and records nothing.
+fn xnack_off_ranges_reserve_system_memory(gpu: &Gpu) -> Check {
+    let gran = |g| [(uapi::KFD_IOCTL_SVM_ATTR_GRANULARITY, g)];
+    let (u0, limit) = mem_limit()?;
+    println!("# mem_limit: {u0} MiB used of {limit} MiB");
+    {
+        let ctx = Ctx::new(gpu)?;
+        ensure_eq(ctx.set_xnack(false).map_err(err("SET_XNACK_MODE(0)"))?, 0, "xnack mode")?;
+        let a = Anon::new(64 * MIB)?;
+        ctx.svm_set(a.addr, a.len, &gran(9)).map_err(err("SET_ATTR 64 MiB"))?;
+        ensure_eq(mem_limit()?.0, u0 + 64, "used after SET_ATTR of 64 MiB, XNACK off")?;
+        // Pages already covered are not reserved twice.
+        ctx.svm_set(a.addr + 16 * MIB, 16 * MIB, &gran(4)).map_err(err("SET_ATTR inside"))?;
+        ensure_eq(mem_limit()?.0, u0 + 64, "used after a SET_ATTR inside the range")?;
+        // munmap of half of it (the deferred worker; GET_ATTR flushes it).
+        // SAFETY: the upper half of our mapping.
+        ensure_eq(unsafe { libc::munmap((a.addr + 32 * MIB) as *mut libc::c_void, 32 * MIB) }, 0, "munmap")?;
+        let mut q = [(uapi::KFD_IOCTL_SVM_ATTR_GRANULARITY, 0)];
+        ctx.svm_get(a.addr, 32 * MIB, &mut q).map_err(err("GET_ATTR"))?;
+        ensure_eq(mem_limit()?.0, u0 + 32, "used after munmap of half")?;
+        // XNACK on: given back, and new ranges are not reserved.
+        ensure_eq(ctx.set_xnack(true).map_err(err("SET_XNACK_MODE(1)"))?, 1, "xnack on")?;
+        ensure_eq(mem_limit()?.0, u0, "used with XNACK on")?;
+        let b = Anon::new(16 * MIB)?;
+        ctx.svm_set(b.addr, b.len, &gran(9)).map_err(err("SET_ATTR with XNACK on"))?;
+        ensure_eq(mem_limit()?.0, u0, "used after SET_ATTR with XNACK on")?;
+        // XNACK off again: every range is reserved.
+        ensure_eq(ctx.set_xnack(false).map_err(err("SET_XNACK_MODE(0) again"))?, 0, "xnack off")?;
+        ensure_eq(mem_limit()?.0, u0 + 48, "used after XNACK off again")?;
+        // Over the limit: ENOMEM, nothing recorded, nothing reserved.
+        let big = (limit - (u0 + 48) + 64) as usize * MIB;
+        // SAFETY: a fresh anonymous mapping, never touched.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                big,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        ensure(p != libc::MAP_FAILED, format!("mmap {big:#x}"))?;
+        let huge = Anon { addr: p as usize, len: big };
+        ensure_eq(ctx.svm_set(huge.addr, huge.len, &gran(9)).err(), Some(libc::ENOMEM), "SET_ATTR over the limit")?;
+        ensure_eq(mem_limit()?.0, u0 + 48, "used after the refused SET_ATTR")?;
+        let (ranges, _) = svm_dump()?;
+        let (hs, hl) = ((huge.addr / PAGE) as u64, ((huge.addr + big) / PAGE - 1) as u64);
+        ensure(!ranges.iter().any(|r| r.last >= hs && r.start <= hl), "a range was recorded by the refused SET_ATTR")?;
+        // SAFETY: the lower half, still mapped; `a` must not unmap the
+        // upper half again.
+        unsafe { libc::munmap(a.addr as *mut libc::c_void, 32 * MIB) };
+        std::mem::forget(a);
+    }
+    // Process exit (the context closed, its memory unmapped): back to the start.
+    mem_used_becomes(u0, "after the process's exit")?;
+    // A child that exits holding reserved ranges gives them back too.
+    // SAFETY: fork; the child uses its own context and leaves with _exit.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let ok = (|| -> Result<(), ()> {
+            let c = Ctx::new(gpu).map_err(|_| ())?;
+            c.set_xnack(false).map_err(|_| ())?;
+            let m = Anon::new(32 * MIB).map_err(|_| ())?;
+            c.svm_set(m.addr, m.len, &gran(9)).map_err(|_| ())?;
+            if mem_limit().map_err(|_| ())?.0 != u0 + 32 {
+                return Err(());
+            }
+            std::mem::forget(m);
+            std::mem::forget(c);
+            Ok(())
+        })();
+        // SAFETY: leave without cleanup: exit tears it down.
+        unsafe { libc::_exit(if ok.is_ok() { 0 } else { 1 }) };
+    }
+    ensure(pid > 0, "fork")?;
+    let mut st = 0;
+    // SAFETY: our child.
+    unsafe { libc::waitpid(pid, &mut st, 0) };
+    ensure(libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0, format!("child reserved 32 MiB (status {st:#x})"))?;
+    mem_used_becomes(u0, "after a child exited holding 32 MiB of ranges")
+}
+
 fn killed_mid_migration(gpu: &Gpu) -> Check {
     // A child migrates back and forth; SIGKILL lands somewhere in it.  The
     // kernel must tear everything down (rmmod at the end of the run checks
@@ -747,6 +861,7 @@ fn main() {
     h.run("unregistered_fault_creates_range", || unregistered_fault_creates_range(g));
     h.run("bad_prefetch_arguments", || bad_prefetch_arguments(g));
     h.run("vram_exhaustion_stays_in_system", || vram_exhaustion_stays_in_system(g));
+    h.run("xnack_off_ranges_reserve_system_memory", || xnack_off_ranges_reserve_system_memory(g));
     h.run("two_processes_fault_their_own_memory", || two_processes_fault_their_own_memory(g));
     h.run("killed_mid_migration", || killed_mid_migration(g));
     h.run("concurrent_prefetch_munmap_touch", || concurrent_prefetch_munmap_touch(g));
