@@ -432,6 +432,12 @@ impl Svm {
         drop(mm);
     }
 
+    /// Whether a VM of a GPU other than `gpu_id` is acquired (so another
+    /// VRAM may hold pages); no allocation.
+    fn vms_on_other_devices(&self, gpu_id: u32) -> bool {
+        self.vms.lock().iter().any(|v| v.dev().gpu_id() != gpu_id)
+    }
+
     /// The devices of the acquired VMs.
     fn devices(&self) -> KVec<Arc<Device>> {
         // Allocated outside `vms` (see `Svm::vms`); the list only grows up

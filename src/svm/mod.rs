@@ -105,13 +105,36 @@ pub(crate) struct SvmState {
 /// The attributes a retry fault uses ([`SvmState::fault_attrs`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct FaultAttrs {
+    /// The range's attributes.
+    pub(crate) attrs: attr::Attrs,
+    /// The range (pages): the fault window stays inside it, as upstream
+    /// clips it to `prange`.
+    pub(crate) span: Span,
+}
+
+impl FaultAttrs {
     /// log2 of the fault window in pages.
-    pub(crate) granularity: u8,
-    /// PREFERRED_LOC: where the window migrates first.
-    pub(crate) preferred_loc: u32,
-    /// The GPU is in the ACCESS or ACCESS_IN_PLACE bitmap; else the fault
-    /// is fatal (upstream: no restore location, `-EACCES`).
-    pub(crate) allowed: bool,
+    pub(crate) fn granularity(&self) -> u8 {
+        self.attrs.granularity
+    }
+
+    /// Where a fault of process device `gpu_idx` (gpu_id `gpu_id`)
+    /// restores the range (upstream `svm_range_best_restore_location`, see
+    /// [`attr::best_restore_location`]): system memory (0), a gpu_id, or
+    /// `None`: no access, the fault is fatal (`-EACCES`).  Virtual GPUs
+    /// share no XGMI hive: only a GPU itself reaches its VRAM.
+    /// `no_vram`: the GPU has no device-private VRAM (upstream's
+    /// `apu_prefer_gtt` analogue); `actual_loc()`: where the window's pages
+    /// are.
+    pub(crate) fn best_location(
+        &self,
+        gpu_idx: usize,
+        gpu_id: u32,
+        no_vram: bool,
+        actual_loc: impl FnOnce() -> u32,
+    ) -> Option<u32> {
+        attr::best_restore_location(&self.attrs, gpu_idx, gpu_id, no_vram, |a, b| a == b, actual_loc)
+    }
 }
 
 /// Whether a GPU takes part in SVM (upstream `KFD_IS_SVM_API_SUPPORTED`:
@@ -207,18 +230,13 @@ impl SvmState {
         self.reserved
     }
 
-    /// What a GPU retry fault at `page` (a page number) of process device
-    /// `gpu_idx` must honour (upstream `svm_range_restore_pages` and
+    /// What a GPU retry fault at `page` (a page number) must honour
+    /// (upstream `svm_range_restore_pages` and
     /// `svm_range_best_restore_location`); `None` if no range covers the
     /// page (see [`SvmState::create_unregistered`]).
-    pub(crate) fn fault_attrs(&self, page: u64, gpu_idx: usize) -> Option<FaultAttrs> {
+    pub(crate) fn fault_attrs(&self, page: u64) -> Option<FaultAttrs> {
         let r = self.ranges.find(page)?;
-        Some(FaultAttrs {
-            granularity: r.attrs.granularity,
-            preferred_loc: r.attrs.preferred_loc,
-            allowed: gpu_idx < MAX_GPU_INSTANCE
-                && (r.attrs.access | r.attrs.access_in_place) & (1u64 << gpu_idx) != 0,
-        })
+        Some(FaultAttrs { attrs: r.attrs, span: r.span() })
     }
 
     /// A retry fault (XNACK on) at `page`, which no range covers, inside
@@ -623,7 +641,7 @@ mod tests {
         let mut st = SvmState::new(core::iter::empty());
         let g = gpus();
         // No range: none until the fault creates one.
-        assert_eq!(st.fault_attrs(0x10, 1), None);
+        assert_eq!(st.fault_attrs(0x10), None);
         st.ranges
             .set_attr(
                 Span::new(0x10, 0x1f),
@@ -633,15 +651,25 @@ mod tests {
             )
             .map_err(err)?;
         st.ranges.set_attr(Span::new(0x18, 0x1f), &[Attr::new(ATTR_NO_ACCESS, 0x2222)], &g, true).map_err(err)?;
-        let fa = |st: &SvmState, page, idx| st.fault_attrs(page, idx).ok_or(EINVAL);
-        let a = fa(&st, 0x12, 1)?;
-        assert_eq!((a.granularity, a.preferred_loc, a.allowed), (4, 0x2222, true));
-        // XNACK on: new ranges give every GPU access, so GPU 0 still has it.
-        assert!(fa(&st, 0x12, 0)?.allowed);
-        assert!(!fa(&st, 0x18, 1)?.allowed);
+        // Where GPU `idx` (ids 0x1111, 0x2222) restores page `page`; the
+        // pages are in system memory.
+        let best = |st: &SvmState, page, idx: usize| -> Result<Option<u32>> {
+            let id = IDS.get(idx).copied().unwrap_or(0);
+            Ok(st.fault_attrs(page).ok_or(EINVAL)?.best_location(idx, id, false, || LOCATION_SYSMEM))
+        };
+        let a = st.fault_attrs(0x12).ok_or(EINVAL)?;
+        assert_eq!((a.granularity(), a.attrs.preferred_loc), (4, 0x2222));
+        assert_eq!(best(&st, 0x12, 1)?, Some(0x2222));
+        // XNACK on: new ranges give every GPU access, so GPU 0 still has it
+        // (preferred elsewhere, no XGMI: its own VRAM).
+        assert_eq!(best(&st, 0x12, 0)?, Some(0x1111));
+        // Preferred here but NO_ACCESS: PREFERRED_LOC wins, as upstream.
+        assert_eq!(best(&st, 0x18, 1)?, Some(0x2222));
+        st.ranges.set_attr(Span::new(0x18, 0x1f), &[Attr::new(ATTR_PREFERRED_LOC, LOCATION_UNDEFINED)], &g, true).map_err(err)?;
+        assert_eq!(best(&st, 0x18, 1)?, None);
         st.ranges.set_attr(Span::new(0x18, 0x18), &[Attr::new(ATTR_ACCESS_IN_PLACE, 0x2222)], &g, true).map_err(err)?;
-        assert!(fa(&st, 0x18, 1)?.allowed && !fa(&st, 0x19, 1)?.allowed);
-        assert!(!fa(&st, 0x12, MAX_GPU_INSTANCE)?.allowed);
+        assert_eq!((best(&st, 0x18, 1)?, best(&st, 0x19, 1)?), (Some(LOCATION_SYSMEM), None));
+        assert_eq!(best(&st, 0x12, MAX_GPU_INSTANCE)?, None);
         st.clear();
         Ok(())
     }
@@ -661,7 +689,7 @@ mod tests {
         // After the range: up to the window's end; heap or stack prefers
         // system memory.
         assert_eq!(st.create_unregistered(0x310, vma, true, 0b11)?, Span::new(0x310, 0x3ff));
-        assert_eq!(st.fault_attrs(0x3ff, 1).map(|a| (a.preferred_loc, a.allowed)), Some((LOCATION_SYSMEM, true)));
+        assert_eq!(st.fault_attrs(0x3ff).map(|a| a.attrs.preferred_loc), Some(LOCATION_SYSMEM));
         // Covered already, or outside the VMA: refused, nothing created.
         assert_eq!(st.create_unregistered(0x300, vma, false, 1).err(), Some(EINVAL));
         assert_eq!(st.create_unregistered(0x900, vma, false, 1).err(), Some(EINVAL));

@@ -88,12 +88,16 @@ impl Svm {
     /// `svm_range_create_unregistered_range`, see
     /// [`SvmState::create_unregistered`](crate::svm::SvmState::create_unregistered)),
     /// so GET_ATTR and the debugfs dump show it.  The fault honours the
-    /// range's attributes: the window is the range's
-    /// granularity (default 2 MiB), a GPU neither in ACCESS nor in
-    /// ACCESS_IN_PLACE gets `EACCES` (fatal, as upstream), and
-    /// PREFERRED_LOC on this GPU migrates the window to its VRAM first.
-    /// Upstream also migrates to the faulting GPU when it merely has
-    /// access; rkfd keeps such pages where they are (mapped in place).
+    /// range's attributes: the window is the range's granularity (default
+    /// 2 MiB) inside the range, and the location is upstream's
+    /// `svm_range_best_restore_location`: PREFERRED_LOC on this GPU or
+    /// system memory wins; else a GPU in ACCESS migrates the window to its
+    /// own VRAM (so with XNACK-on defaults a first touch migrates, as
+    /// upstream), one in ACCESS_IN_PLACE maps it in place from system
+    /// memory (its own VRAM if the pages are there already), and any other
+    /// GPU gets `EACCES` (fatal).  PREFERRED_LOC on another GPU is never
+    /// reachable (no XGMI hive between virtual GPUs) and falls through to
+    /// the bitmaps.  VRAM exhaustion leaves the window in system memory.
     pub(crate) fn fault(
         self: &Arc<Self>,
         dev: &Device,
@@ -117,21 +121,18 @@ impl Svm {
         // under the write lock).
         let fa = {
             let mut attrs = self.attrs.lock();
-            match attrs.fault_attrs(page / PAGE, gpu_idx) {
+            match attrs.fault_attrs(page / PAGE) {
                 Some(fa) => fa,
                 None => {
                     let vma = Span::new(vs / PAGE, ve / PAGE - 1);
                     attrs
                         .create_unregistered(page / PAGE, vma, guard.is_heap_stack(page), supported)
                         .map_err(|e| if e == ENOMEM { e } else { EFAULT })?;
-                    attrs.fault_attrs(page / PAGE, gpu_idx).ok_or(EFAULT)?
+                    attrs.fault_attrs(page / PAGE).ok_or(EFAULT)?
                 }
             }
         };
-        if !fa.allowed {
-            return Err(EACCES);
-        }
-        let shift = (PAGE.trailing_zeros() + u32::from(fa.granularity)).min(63);
+        let shift = (PAGE.trailing_zeros() + u32::from(fa.granularity())).min(63);
         let size = 1u64 << shift;
         let granule = page & !(size - 1);
         let granule_end = granule.saturating_add(size);
@@ -171,11 +172,44 @@ impl Svm {
             // Another fault mapped it since this one was raised.
             return Ok(());
         }
-        let ws = granule.max(r.start());
-        let we = granule_end.min(r.end());
-        let preferred = if fa.preferred_loc == super::LOCATION_UNDEFINED { r.preferred } else { fa.preferred_loc };
-        if preferred == gpu_id {
-            if let Some(sdev) = dev.svm.as_ref() {
+        // The window: the granule, inside the attribute range and the HMM
+        // range (upstream clips to `prange`).
+        let ws = granule.max(r.start()).max(fa.span.start * PAGE);
+        let we = granule_end.min(r.end()).min(fa.span.last.saturating_add(1).saturating_mul(PAGE));
+        if ws >= we {
+            // Both contain the page: cannot happen.
+            return Err(EFAULT);
+        }
+        // Upstream `svm_range_best_restore_location`: PREFERRED_LOC on this
+        // GPU or system memory, else this GPU's VRAM if it is in ACCESS,
+        // where the pages are (reachable) or system memory if it is in
+        // ACCESS_IN_PLACE, else no access.  Virtual GPUs share no XGMI
+        // hive, so another GPU's VRAM is never the answer.
+        let sdev = dev.svm.as_ref();
+        let actual = || match sdev.map(|s| r.hmm.locate(&guard, s, ws, we)) {
+            Some(Ok((vram_pages, _))) if vram_pages != 0 => gpu_id,
+            _ => super::LOCATION_SYSMEM,
+        };
+        let best = fa.best_location(gpu_idx, gpu_id, sdev.is_none(), actual).ok_or(EACCES)?;
+        if best == super::LOCATION_SYSMEM {
+            // This GPU's device pages in the window go back to system
+            // memory (upstream `svm_migrate_vram_to_ram`); other GPUs'
+            // are faulted back by `hmm_range_fault` when mapping.
+            if let Some(s) = sdev {
+                s.migrate_to_ram(&guard, ws, we)?;
+            }
+        } else if best == gpu_id {
+            if let Some(sdev) = sdev {
+                // Pages in another GPU's VRAM go through system memory
+                // first (upstream `svm_migrate_vram_to_vram`): migration to
+                // VRAM takes system pages only.
+                if self.vms_on_other_devices(gpu_id) {
+                    for d in self.devices().iter().filter(|d| d.gpu_id() != gpu_id) {
+                        if let Some(s) = d.svm.as_ref() {
+                            s.migrate_to_ram(&guard, ws, we)?;
+                        }
+                    }
+                }
                 match sdev.migrate_to_vram(&guard, ws, we, counters) {
                     Ok(_) => {}
                     // VRAM is full: the data stays in system memory.

@@ -695,6 +695,99 @@ fn xnack_off_ranges_reserve_system_memory(gpu: &Gpu) -> Check {
     mem_used_becomes(u0, "after a child exited holding 32 MiB of ranges")
 }
 
+/// The 2 MiB-aligned 2 MiB inside a 4 MiB mapping (one fault window, one
+/// range block).
+struct Aligned2M {
+    addr: usize,
+    len: usize,
+}
+
+impl Aligned2M {
+    fn new(outer: &Anon) -> Aligned2M {
+        Aligned2M { addr: (outer.addr + 2 * MIB - 1) & !(2 * MIB - 1), len: 2 * MIB }
+    }
+
+    fn slice(&self) -> &mut [u8] {
+        // SAFETY: inside the caller's live mapping (`new`'s argument).
+        unsafe { std::slice::from_raw_parts_mut(self.addr as *mut u8, self.len) }
+    }
+
+    fn fill(&self, seed: u8) {
+        for (i, c) in self.slice().chunks_mut(PAGE).enumerate() {
+            c.fill(seed.wrapping_add(i as u8));
+        }
+    }
+}
+
+/// Pages moved into a GPU's VRAM so far (its `page_in` counter).
+fn page_in(ctx: &Ctx) -> Result<u64, String> {
+    Ok(ctx.counters()?.1)
+}
+
+/// The dump's `actual_loc` of the range at `addr`.
+fn actual_at(addr: usize) -> Result<String, String> {
+    Ok(dump_range_at(addr)?.ok_or(format!("no range at {addr:#x}"))?.actual)
+}
+
+/// Retry-fault locations with two GPUs A and B in one process (upstream
+/// `svm_range_best_restore_location`; virtual GPUs share no XGMI hive, so
+/// neither reaches the other's VRAM):
+/// - PREFERRED_LOC A, B in ACCESS (the XNACK-on default): B's fault
+///   migrates the window to B's VRAM; then A's fault (preferred) moves it
+///   to A's VRAM (through system memory);
+/// - PREFERRED_LOC A with the pages in A's VRAM, B only in
+///   ACCESS_IN_PLACE: B's fault brings them to system memory and maps them
+///   there (nothing moves into B's VRAM);
+/// - B in neither bitmap: B's fault is fatal.
+fn fault_location_with_two_gpus(a: &Gpu, b: &Gpu) -> Check {
+    use uapi::{KFD_IOCTL_SVM_ATTR_ACCESS as ACCESS, KFD_IOCTL_SVM_ATTR_ACCESS_IN_PLACE as AIP};
+    use uapi::KFD_IOCTL_SVM_ATTR_PREFERRED_LOC as PREFERRED;
+    let ca = ctx_xnack(a)?;
+    let cb = ctx_xnack(b)?;
+    let (ga, gb) = (format!("{:#x}", a.gpu_id), format!("{:#x}", b.gpu_id));
+    let window = (2 * MIB / PAGE) as u64;
+    // 1. Preferred A, B in ACCESS.
+    let _k1 = Anon::new(4 * MIB)?;
+    let m1 = Aligned2M::new(&_k1);
+    m1.fill(21);
+    ca.svm_set(m1.addr, m1.len, &[(PREFERRED, a.gpu_id)]).map_err(err("SET_ATTR PREFERRED_LOC A"))?;
+    let (ia0, ib0) = (page_in(&ca)?, page_in(&cb)?);
+    let mut buf = vec![0u8; 8 * PAGE];
+    cb.gpu_read(m1.addr, &mut buf).map_err(err("GPU B read"))?;
+    check_pattern(&buf, 21, "GPU B read")?;
+    ensure_eq((page_in(&ca)? - ia0, page_in(&cb)? - ib0), (0, window), "page_in (A, B) after B's fault")?;
+    ensure_eq(actual_at(m1.addr)?, gb.clone(), "actual_loc after B's fault")?;
+    ca.gpu_read(m1.addr + PAGE, &mut buf).map_err(err("GPU A read"))?;
+    check_pattern(&buf, 22, "GPU A read")?;
+    ensure_eq((page_in(&ca)? - ia0, page_in(&cb)? - ib0), (window, window), "page_in (A, B) after A's fault")?;
+    ensure_eq(actual_at(m1.addr)?, ga.clone(), "actual_loc after A's fault")?;
+    check_pattern(m1.slice(), 21, "CPU read of range 1")?;
+    // 2. Preferred A and in A's VRAM, B only in place.
+    let _k2 = Anon::new(4 * MIB)?;
+    let m2 = Aligned2M::new(&_k2);
+    m2.fill(33);
+    ca.svm_set(m2.addr, m2.len, &[(PREFERRED, a.gpu_id), (ACCESS, a.gpu_id), (AIP, b.gpu_id)])
+        .map_err(err("SET_ATTR ACCESS A, IN_PLACE B"))?;
+    ca.prefetch(m2.addr, m2.len, a.gpu_id).map_err(err("prefetch to A"))?;
+    ensure_eq(actual_at(m2.addr)?, ga, "actual_loc after prefetch to A")?;
+    let ib1 = page_in(&cb)?;
+    cb.gpu_read(m2.addr + 3 * PAGE, &mut buf).map_err(err("GPU B read in place"))?;
+    check_pattern(&buf, 36, "GPU B read in place")?;
+    ensure_eq(page_in(&cb)? - ib1, 0, "page_in of B after its in-place fault")?;
+    let act = actual_at(m2.addr)?;
+    ensure(act == "sys" || act == "mixed", format!("actual_loc after B's in-place fault: {act}, want its window in system memory"))?;
+    // 3. B has no access: fatal (last: it leaves B's VM faulted).
+    let m3 = Anon::new(2 * MIB)?;
+    ca.svm_set(m3.addr, m3.len, &[(ACCESS, a.gpu_id), (uapi::KFD_IOCTL_SVM_ATTR_NO_ACCESS, b.gpu_id)])
+        .map_err(err("SET_ATTR NO_ACCESS B"))?;
+    match cb.gpu_read(m3.addr, &mut buf) {
+        Err(e) if e == libc::EFAULT => {}
+        other => return Err(format!("GPU B read without access: {other:?}, want EFAULT")),
+    }
+    ca.gpu_read(m3.addr, &mut buf).map_err(err("GPU A read of range 3"))?;
+    Ok(())
+}
+
 fn killed_mid_migration(gpu: &Gpu) -> Check {
     // A child migrates back and forth; SIGKILL lands somewhere in it.  The
     // kernel must tear everything down (rmmod at the end of the run checks
@@ -842,6 +935,14 @@ fn main() {
         h.run("an SVM-capable GPU exists", || Err("no GPU advertises HSA_CAP_SVMAPI_SUPPORTED".into()));
         std::process::exit(h.finish("kfd-svm-hmm-tests"));
     };
+    // Two or more SVM GPUs (svm-hmm-tests.sh reloads gfx90a,gfx90a for
+    // this): the multi-GPU tests only.
+    let svm_gpus: Vec<Gpu> = gpus().into_iter().filter(|g| g.capability & CAP_SVMAPI != 0).collect();
+    if svm_gpus.len() >= 2 {
+        let (a, b) = (&svm_gpus[0], &svm_gpus[1]);
+        h.run("fault_location_with_two_gpus", || fault_location_with_two_gpus(a, b));
+        std::process::exit(h.finish("kfd-svm-hmm-2gpu"));
+    }
     let g = &gpu;
     h.run("capability", || capability(g));
     h.run("first_touch_maps", || first_touch_maps(g));
