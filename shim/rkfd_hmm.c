@@ -710,6 +710,64 @@ out:
 	return ret;
 }
 
+/*
+ * Where the pages of [start, end) of @r are (upstream prange->actual_loc,
+ * which upstream keeps as bookkeeping; here it is read from the CPU page
+ * table): hmm_range_fault without faulting anything, @sdev as the
+ * device-private owner, so its device pages are reported and anything
+ * else not present is skipped.  *@dev_pages: pages in @sdev's VRAM;
+ * *@ram_pages: pages present in system memory.  Caller holds mmap_lock for
+ * reading.  -EBUSY: invalidations kept racing.
+ */
+int rkfd_shim_svm_range_locate(struct rkfd_svm_range *r, struct rkfd_svm_dev *sdev,
+			       u64 start, u64 end, u64 *dev_pages, u64 *ram_pages)
+{
+	unsigned long *pfns;
+	u64 at;
+	int ret = 0;
+
+	*dev_pages = 0;
+	*ram_pages = 0;
+	if (start >= end || start < r->notifier.interval_tree.start ||
+	    end - 1 > r->notifier.interval_tree.last)
+		return -EINVAL;
+	mmap_assert_locked(r->notifier.mm);
+	pfns = kvcalloc(RKFD_SVM_BATCH, sizeof(*pfns), GFP_KERNEL);
+	if (!pfns)
+		return -ENOMEM;
+	for (at = start; at < end && !ret;) {
+		u64 stop = min_t(u64, end, at + (RKFD_SVM_BATCH << PAGE_SHIFT));
+		unsigned long n = (stop - at) >> PAGE_SHIFT, i;
+		struct hmm_range range = {
+			.notifier = &r->notifier,
+			.start = at,
+			.end = stop,
+			.hmm_pfns = pfns,
+			.dev_private_owner = sdev,
+		};
+		int tries = 16;
+
+		do {
+			memset(pfns, 0, n * sizeof(*pfns));
+			range.notifier_seq = mmu_interval_read_begin(&r->notifier);
+			ret = hmm_range_fault(&range);
+		} while (ret == -EBUSY && --tries);
+		if (ret)
+			break;
+		for (i = 0; i < n; i++) {
+			if (!(pfns[i] & HMM_PFN_VALID) || (pfns[i] & HMM_PFN_ERROR))
+				continue;
+			if (is_device_private_page(hmm_pfn_to_page(pfns[i])))
+				(*dev_pages)++;
+			else
+				(*ram_pages)++;
+		}
+		at = stop;
+	}
+	kvfree(pfns);
+	return ret;
+}
+
 /* Unmaps [start, end) from @vm under r->lock (range removal, NO_ACCESS). */
 void rkfd_shim_svm_range_unmap(struct rkfd_svm_range *r, struct rkfd_svm_dev *sdev, void *vm,
 			       u64 start, u64 end)
@@ -787,6 +845,20 @@ int rkfd_shim_vma_at(struct mm_struct *mm, u64 addr, u64 *start, u64 *end, bool 
 	*end = vma->vm_end;
 	*usable = !(vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP));
 	return 0;
+}
+
+/*
+ * Whether the VMA at @addr is the process's initial heap (brk) or stack
+ * (upstream svm_range_get_range_boundaries' is_heap_stack: a range created
+ * there by a GPU fault prefers system memory).  false if there is no VMA.
+ */
+bool rkfd_shim_vma_heap_stack(struct mm_struct *mm, u64 addr)
+{
+	struct vm_area_struct *vma;
+
+	mmap_assert_locked(mm);
+	vma = vma_lookup(mm, addr);
+	return vma && (vma_is_initial_heap(vma) || vma_is_initial_stack(vma));
 }
 
 /* The first VMA ending after @addr (find_vma): its bounds; -ENOENT if none. */

@@ -42,11 +42,11 @@ void kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry)
 }
 EXPORT_SYMBOL_GPL(kgd2kfd_interrupt);
 
-int kgd2kfd_svm_fault(struct kfd_dev *kfd, void *vm, __u64 addr, __u32 flags)
+int kgd2kfd_svm_fault(struct kfd_dev *kfd, __u32 pasid, void *vm, __u64 addr, __u32 flags)
 {
 	if (!kfd || !vm)
 		return -EINVAL;
-	return rkfd_rs_kgd2kfd_svm_fault(kfd, vm, addr, flags);
+	return rkfd_rs_kgd2kfd_svm_fault(kfd, pasid, vm, addr, flags);
 }
 EXPORT_SYMBOL_GPL(kgd2kfd_svm_fault);
 

@@ -54,7 +54,7 @@ struct kfd_dev *rkfd_rs_kgd2kfd_probe(struct kgd_dev *kgd, struct module *owner,
 int rkfd_rs_kgd2kfd_device_init(struct kfd_dev *kfd);
 void rkfd_rs_kgd2kfd_device_exit(struct kfd_dev *kfd);
 void rkfd_rs_kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry);
-int rkfd_rs_kgd2kfd_svm_fault(struct kfd_dev *kfd, void *vm, u64 addr, u32 flags);
+int rkfd_rs_kgd2kfd_svm_fault(struct kfd_dev *kfd, u32 pasid, void *vm, u64 addr, u32 flags);
 
 /* Process address-space lifetime (shim/rkfd_mm.c). */
 struct mm_struct;
@@ -103,7 +103,10 @@ void rkfd_shim_mmap_unlock(struct mm_struct *mm, bool write);
 void rkfd_shim_mmap_downgrade(struct mm_struct *mm);
 int rkfd_shim_vma_at(struct mm_struct *mm, u64 addr, u64 *start, u64 *end, bool *usable);
 int rkfd_shim_vma_next(struct mm_struct *mm, u64 addr, u64 *start, u64 *end);
+bool rkfd_shim_vma_heap_stack(struct mm_struct *mm, u64 addr);
 bool rkfd_shim_svm_range_seq_valid(struct rkfd_svm_range *r, unsigned long seq);
+int rkfd_shim_svm_range_locate(struct rkfd_svm_range *r, struct rkfd_svm_dev *sdev,
+			       u64 start, u64 end, u64 *dev_pages, u64 *ram_pages);
 /* Rust side: per-process per-GPU counters (device pages hold references). */
 void *rkfd_rs_svm_counters_get(void *counters, u64 bytes);
 void rkfd_rs_svm_counters_put(void *counters, u64 bytes);

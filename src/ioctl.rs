@@ -214,11 +214,13 @@ fn set_trap_handler(process: &Process, args: &mut uapi::kfd_ioctl_set_trap_handl
 /// GPU of the process supports per-process XNACK (`-EPERM` otherwise).
 ///
 /// Like upstream (`kfd_ioctl_set_xnack_mode`) it refuses any setting while
-/// the process has user queues (`-EBUSY`, checked first).  Upstream then moves the SVM
-/// ranges' system-memory reservation (`svm_range_switch_xnack_reserve_mem`);
-/// rkfd does not reserve memory for SVM ranges yet, so there is nothing to
-/// move.  New ranges read the mode when they are created (their default
-/// access is every GPU with XNACK on, none with it off).
+/// the process has user queues (`-EBUSY`, checked first).  Then, as upstream,
+/// the SVM ranges' system-memory reservation moves
+/// (`svm_range_switch_xnack_reserve_mem`: given back with XNACK on, taken
+/// with it off; `-ENOMEM` over the limit, the mode unchanged), under the
+/// SVM lock together with the mode.  New ranges read the mode when they
+/// are created (their default access is every GPU with XNACK on, none with
+/// it off).
 fn set_xnack_mode(process: &Process, args: &mut uapi::kfd_ioctl_set_xnack_mode_args) -> Result {
     let mut inner = process.inner.lock();
     if args.xnack_enabled < 0 {
@@ -235,7 +237,11 @@ fn set_xnack_mode(process: &Process, args: &mut uapi::kfd_ioctl_set_xnack_mode_a
     if enable && !inner.pdds.iter().all(|p| p.dev.supports_xnack_per_process()) {
         return Err(EPERM);
     }
+    // `Process::svm` inside `Process::inner` (the documented order).
+    let mut svm = process.svm.lock();
+    svm.switch_xnack(enable)?;
     inner.xnack_enabled = enable;
+    drop(svm);
     process.hmm.set_xnack(enable);
     Ok(())
 }

@@ -276,13 +276,6 @@ kernel::sync::global_lock! {
     };
 }
 
-impl ProcessTable {
-    /// The live processes.
-    pub(crate) fn processes(&self) -> impl Iterator<Item = &Arc<Process>> {
-        self.entries.iter().map(|e| &e.process)
-    }
-}
-
 /// A snapshot of all processes (for device-wide notifications such as a
 /// reset; C: walking `kfd_processes_table`).  Takes [`PROCESSES`] only.
 pub(crate) fn snapshot() -> Result<KVec<Arc<Process>>> {
@@ -305,8 +298,8 @@ pub(crate) fn init_module_state() {
 /// The process whose PASID is `pasid` (upstream
 /// `kfd_lookup_process_by_pasid`), for interrupt handling.  A process stays
 /// findable until its last `/dev/kfd` file is released; its GPU state may
-/// already be gone (the mm exited).
-#[allow(dead_code)] // For interrupt handling (queues).
+/// already be gone (the mm exited).  Also the SVM retry-fault entry
+/// (`crate::svm_hmm::fault`).
 pub(crate) fn find_by_pasid(pasid: u32) -> Option<Arc<Process>> {
     if pasid == 0 {
         return None;
@@ -367,7 +360,7 @@ impl Process {
         }
         let pasid = Pasid::alloc()?;
         let svm_attrs = Arc::pin_init(
-            new_mutex!(SvmState::new(pdds.iter().map(|p| &*p.dev)), "Process::svm"),
+            new_mutex!(SvmState::new(pdds.iter().map(|p| &p.dev)), "Process::svm"),
             GFP_KERNEL,
         )?;
         let hmm = Svm::new(mm, svm_attrs.clone())?;

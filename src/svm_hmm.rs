@@ -331,6 +331,59 @@ impl Svm {
         Ok(())
     }
 
+    /// Where the pages of each `[start, end)` of `spans` are now (the
+    /// debugfs dump's `actual_loc`, upstream `prange->actual_loc`), read
+    /// from the CPU page table under `mmap_lock` (read) and
+    /// [`Svm::ranges`]; faults nothing in.  Parts without an HMM range
+    /// never migrated, so count as system memory.
+    pub(crate) fn actual_locations(&self, spans: &[(u64, u64)]) -> Result<KVec<ActualLoc>> {
+        let mut out = KVec::with_capacity(spans.len(), GFP_KERNEL)?;
+        let Some(mm) = self.mm.mmget_not_zero() else {
+            for _ in spans {
+                out.push(ActualLoc::Unknown, GFP_KERNEL)?;
+            }
+            return Ok(out);
+        };
+        let devs = self.devices();
+        let guard = MmRead::new(&mm);
+        let ranges = self.ranges.lock();
+        for &(start, end) in spans {
+            let mut vram: Option<u32> = None;
+            let (mut several, mut ram, mut failed) = (false, false, false);
+            let mut at = start;
+            while at < end {
+                let Some(r) = ranges.containing(at).and_then(|k| ranges.tree.get(&k)) else {
+                    // Up to the next range (or the end).
+                    at = ranges.tree.cursor_lower_bound(&at).map_or(end, |c| *c.current().0).min(end);
+                    continue;
+                };
+                let seg_end = r.end().min(end);
+                for d in devs.iter() {
+                    let Some(sdev) = d.svm.as_ref() else { continue };
+                    match r.hmm.locate(&guard, sdev, at, seg_end) {
+                        Ok((dev_pages, ram_pages)) => {
+                            ram |= ram_pages != 0;
+                            if dev_pages != 0 {
+                                several |= vram.is_some_and(|g| g != d.gpu_id());
+                                vram = Some(d.gpu_id());
+                            }
+                        }
+                        Err(_) => failed = true,
+                    }
+                }
+                at = seg_end;
+            }
+            let loc = match vram {
+                _ if failed => ActualLoc::Unknown,
+                None => ActualLoc::System,
+                Some(_) if several || ram => ActualLoc::Mixed,
+                Some(g) => ActualLoc::Gpu(g),
+            };
+            out.push(loc, GFP_KERNEL)?;
+        }
+        Ok(out)
+    }
+
     /// Unmaps `[start, end)` from GPU `gpu_id` (SET_ATTR NO_ACCESS, or
     /// ACCESS removed), under each range's lock.
     pub(crate) fn unmap_gpu(&self, gpu_id: u32, start: u64, end: u64) -> Result {
@@ -377,6 +430,12 @@ impl Svm {
         let vms = core::mem::replace(&mut *self.vms.lock(), KVec::new());
         drop(vms);
         drop(mm);
+    }
+
+    /// Whether a VM of a GPU other than `gpu_id` is acquired (so another
+    /// VRAM may hold pages); no allocation.
+    fn vms_on_other_devices(&self, gpu_id: u32) -> bool {
+        self.vms.lock().iter().any(|v| v.dev().gpu_id() != gpu_id)
     }
 
     /// The devices of the acquired VMs.
@@ -560,6 +619,19 @@ impl Svm {
             let _ = wq.try_spawn(GFP_ATOMIC, move || me.run_pending());
         }
     }
+}
+
+/// Where a range's pages are ([`Svm::actual_locations`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ActualLoc {
+    /// None in VRAM (upstream `actual_loc` 0).
+    System,
+    /// All present pages in this GPU's VRAM.
+    Gpu(u32),
+    /// Some in a GPU's VRAM and some in system memory or another VRAM.
+    Mixed,
+    /// The page table could not be read (the mm is gone, or it raced).
+    Unknown,
 }
 
 /// The most GPU VMs of one process (upstream `MAX_GPU_INSTANCE`).

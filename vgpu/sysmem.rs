@@ -89,6 +89,39 @@ impl SystemMemory {
         })
     }
 
+    /// Accounts `bytes` without an object (amdgpu's
+    /// `amdgpu_amdkfd_reserve_mem_limit(NULL, ..)`, for rkfd's SVM ranges):
+    /// given back with [`Self::unreserve_bytes`].  `ENOMEM` over a limit,
+    /// nothing accounted.
+    pub(crate) fn reserve_bytes(&self, bytes: u64, gtt: bool) -> Result {
+        add_limited(&self.used, bytes, self.limit)?;
+        if gtt {
+            if let Err(e) = add_limited(&self.gtt_used, bytes, self.gtt_limit) {
+                self.used.fetch_sub(bytes, Relaxed);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Gives back what [`Self::reserve_bytes`] accounted (never below zero:
+    /// a caller's bug must not wrap the account).
+    pub(crate) fn unreserve_bytes(&self, bytes: u64, gtt: bool) {
+        let sub = |c: &Atomic<u64>| {
+            let mut cur = c.load(Relaxed);
+            loop {
+                match c.cmpxchg(cur, cur.saturating_sub(bytes), Relaxed) {
+                    Ok(_) => return,
+                    Err(actual) => cur = actual,
+                }
+            }
+        };
+        if gtt {
+            sub(&self.gtt_used);
+        }
+        sub(&self.used);
+    }
+
     /// Bytes held by GTT and user-pointer objects.
     pub(crate) fn used(&self) -> u64 {
         self.used.load(Relaxed)
@@ -149,6 +182,16 @@ mod tests {
         assert_eq!((m.used(), m.gtt_used()), (40, 40));
         assert!(matches!(m.reserve(u64::MAX, false), Err(e) if e == ENOMEM));
         drop(gtt);
+        assert_eq!((m.used(), m.gtt_used()), (0, 0));
+        // Object-less reservations (SVM ranges): the same limits.
+        m.reserve_bytes(70, false)?;
+        assert!(matches!(m.reserve_bytes(31, false), Err(e) if e == ENOMEM));
+        assert_eq!((m.used(), m.gtt_used()), (70, 0));
+        m.unreserve_bytes(20, false);
+        m.reserve_bytes(10, true)?;
+        assert_eq!((m.used(), m.gtt_used()), (60, 10));
+        m.unreserve_bytes(10, true);
+        m.unreserve_bytes(80, false);
         assert_eq!((m.used(), m.gtt_used()), (0, 0));
         let ram = SystemMemory::new()?;
         assert!(ram.limit > ram.gtt_limit && ram.gtt_limit > 0);

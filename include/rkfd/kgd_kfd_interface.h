@@ -269,6 +269,17 @@ struct kfd2kgd_calls {
 	/* debugfs kfd/mem_limit; may be NULL (all zero). */
 	void (*get_mem_limits)(struct kgd_dev *kgd, struct kgd_mem_limits *out);
 	/*
+	 * Reserve / give back @size bytes of the system-memory limit without an
+	 * object (amdgpu_amdkfd_reserve_mem_limit / _unreserve_mem_limit with
+	 * adev NULL): SVM ranges of a process with XNACK off are accounted as
+	 * user pointers (@flags KFD_IOC_ALLOC_MEM_FLAGS_USERPTR; _GTT also
+	 * counts against the TTM limit).  -ENOMEM over the limit, nothing
+	 * reserved.  Module-wide accounts, as get_mem_limits.  May be NULL (no
+	 * accounting).
+	 */
+	int (*reserve_mem_limit)(struct kgd_dev *kgd, __u64 size, __u32 flags);
+	void (*unreserve_mem_limit)(struct kgd_dev *kgd, __u64 size, __u32 flags);
+	/*
 	 * SVM (see above; all NULL: no SVM).
 	 *
 	 * svm_alloc_vram: @npages VRAM pages for device-private SVM pages,
@@ -312,8 +323,11 @@ void kgd2kfd_device_exit(struct kfd_dev *kfd);
 /* An interrupt from the GPU (a struct kgd_ih_entry); any non-atomic context. */
 void kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry);
 /*
- * A GPU access at @addr in @vm (the handle acquire_vm returned) found no
- * valid PTE: a retry fault (upstream svm_range_restore_pages).  @flags:
+ * A GPU access at @addr in @vm (the handle acquire_vm returned), whose
+ * PASID is @pasid (set_vm_pasid), found no valid PTE: a retry fault
+ * (upstream svm_range_restore_pages, which amdgpu calls with the PASID of
+ * the IH entry; rkfd finds the process by it and checks that @vm is one of
+ * its VMs).  @flags:
  * KGD_VM_FAULT_WRITE / _EXEC.  0: the page is mapped now (or another
  * fault mapped it), retry the access; -EAGAIN: retry later (a racing
  * invalidation); -EFAULT: fatal (XNACK off, no VMA, no SVM access): the
@@ -321,6 +335,6 @@ void kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry);
  * -ENOMEM likewise fatal.  Sleeps; the GPU driver must hold none of its
  * locks that kfd2kgd callbacks take (svm_map takes the page-table lock).
  */
-int kgd2kfd_svm_fault(struct kfd_dev *kfd, void *vm, __u64 addr, __u32 flags);
+int kgd2kfd_svm_fault(struct kfd_dev *kfd, __u32 pasid, void *vm, __u64 addr, __u32 flags);
 
 #endif /* RKFD_KGD_KFD_INTERFACE_H */

@@ -106,6 +106,13 @@ impl<'a> MmRead<'a> {
         }
     }
 
+    /// Whether the VMA at `addr` is the initial heap (brk) or stack
+    /// (upstream `vma_is_initial_heap || vma_is_initial_stack`).
+    pub(crate) fn is_heap_stack(&self, addr: u64) -> bool {
+        // SAFETY: We hold `mmap_lock`.
+        unsafe { shim::rkfd_shim_vma_heap_stack(self.mm.as_raw(), addr) }
+    }
+
     /// Whether a VMA covers `addr`.
     pub(crate) fn has_vma(&self, addr: u64) -> bool {
         let (mut start, mut end, mut usable) = (0u64, 0u64, false);
@@ -186,6 +193,14 @@ mod shim {
             end: u64,
         );
         pub(super) fn rkfd_shim_svm_range_seq_valid(r: *mut rkfd_svm_range, seq: c_ulong) -> bool;
+        pub(super) fn rkfd_shim_svm_range_locate(
+            r: *mut rkfd_svm_range,
+            sdev: *mut rkfd_svm_dev,
+            start: u64,
+            end: u64,
+            dev_pages: *mut u64,
+            ram_pages: *mut u64,
+        ) -> c_int;
         pub(super) fn rkfd_shim_mmap_lock(mm: *mut bindings::mm_struct, write: bool);
         pub(super) fn rkfd_shim_mmap_unlock(mm: *mut bindings::mm_struct, write: bool);
         pub(super) fn rkfd_shim_mmap_downgrade(mm: *mut bindings::mm_struct);
@@ -197,6 +212,7 @@ mod shim {
             usable: *mut bool,
         ) -> c_int;
         pub(super) fn rkfd_shim_vma_next(mm: *mut bindings::mm_struct, addr: u64, start: *mut u64, end: *mut u64) -> c_int;
+        pub(super) fn rkfd_shim_vma_heap_stack(mm: *mut bindings::mm_struct, addr: u64) -> bool;
         pub(super) fn rkfd_shim_svm_wq_init() -> c_int;
         pub(super) fn rkfd_shim_svm_wq_exit();
         pub(super) fn rkfd_shim_svm_wq() -> *mut bindings::workqueue_struct;
@@ -501,6 +517,21 @@ impl HmmRange {
         unsafe {
             shim::rkfd_shim_svm_range_unmap(self.raw.as_ptr(), sdev.raw.as_ptr(), vm.vm.as_ptr(), start, end)
         };
+    }
+
+    /// Where the pages of `[start, end)` are, read from the CPU page table
+    /// without faulting anything: `(pages in sdev's VRAM, pages present in
+    /// system memory)` (upstream keeps this as `prange->actual_loc` /
+    /// `vram_pages`).
+    pub(crate) fn locate(&self, _mm: &MmRead<'_>, sdev: &SvmDev, start: u64, end: u64) -> Result<(u64, u64)> {
+        let (mut dev, mut ram) = (0u64, 0u64);
+        // SAFETY: Live range and device (invariants); mmap_lock is
+        // read-held (the guard); the shim checks the bounds; valid out
+        // pointers.
+        super::to_result(unsafe {
+            shim::rkfd_shim_svm_range_locate(self.raw.as_ptr(), sdev.raw.as_ptr(), start, end, &mut dev, &mut ram)
+        })?;
+        Ok((dev, ram))
     }
 
     /// Whether no invalidation happened since `seq` (from [`Self::map`]).

@@ -373,6 +373,32 @@ impl KgdDevice {
         out
     }
 
+    /// Whether the driver can account memory without an object
+    /// (`reserve_mem_limit`).
+    pub(crate) fn has_mem_limit(&self) -> bool {
+        self.calls().reserve_mem_limit.is_some() && self.calls().unreserve_mem_limit.is_some()
+    }
+
+    /// kfd2kgd `reserve_mem_limit`: `bytes` of the system-memory limit as
+    /// user-pointer memory (`ENOMEM` over the limit).  No accounting in the
+    /// driver: `Ok`.
+    pub(crate) fn reserve_userptr_limit(&self, bytes: u64) -> Result {
+        match (self.calls().reserve_mem_limit, self.calls().unreserve_mem_limit) {
+            // SAFETY: Valid device.
+            (Some(f), Some(_)) => check(unsafe { f(self.kgd.as_ptr(), bytes, crate::uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR) }),
+            _ => Ok(()),
+        }
+    }
+
+    /// kfd2kgd `unreserve_mem_limit`: gives back what
+    /// [`Self::reserve_userptr_limit`] took.
+    pub(crate) fn unreserve_userptr_limit(&self, bytes: u64) {
+        if let (Some(_), Some(f)) = (self.calls().reserve_mem_limit, self.calls().unreserve_mem_limit) {
+            // SAFETY: Valid device.
+            unsafe { f(self.kgd.as_ptr(), bytes, crate::uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR) };
+        }
+    }
+
     /// kfd2kgd `set_vm_pasid`: the PASID the GPU driver tags the VM's
     /// interrupts with (0: none).
     pub(crate) fn set_vm_pasid(&self, vm: &KgdVm, pasid: u32) {
@@ -539,6 +565,7 @@ impl KgdVm {
 #[no_mangle]
 unsafe extern "C" fn rkfd_rs_kgd2kfd_svm_fault(
     kfd: *mut kfd_dev,
+    pasid: u32,
     vm: *mut c_void,
     addr: u64,
     flags: u32,
@@ -546,7 +573,7 @@ unsafe extern "C" fn rkfd_rs_kgd2kfd_svm_fault(
     // SAFETY: Caller's contract.
     let dev = unsafe { borrow_device(kfd) };
     let write = flags & interface::KGD_VM_FAULT_WRITE != 0;
-    match crate::svm_hmm::fault::gpu_fault(dev, vm.cast_const(), addr, write) {
+    match crate::svm_hmm::fault::gpu_fault(dev, pasid, vm.cast_const(), addr, write) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }

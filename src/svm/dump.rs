@@ -18,14 +18,18 @@
 //!
 //! - `attr` lines: the attribute ranges (`crate::svm`, what `GET_ATTR`
 //!   reads).  Locations print as `sys` (system memory, 0), `undef`
-//!   (`0xffffffff`) or a gpu_id in hex.  `actual_loc` is the bookkeeping's
-//!   field, which the migration machinery does not update yet.
+//!   (`0xffffffff`) or a gpu_id in hex.  `actual_loc` is where the pages
+//!   are now (upstream `prange->actual_loc`), read from the CPU page table
+//!   when the file is read: `sys` (no page in VRAM), the gpu_id whose VRAM
+//!   holds every present page, `mixed` (VRAM and system memory, or two
+//!   VRAMs), or `?` (could not be read).
 //! - `hmm` lines: the ranges of the mechanism (`crate::svm_hmm`: one MMU
 //!   interval notifier each) and the GPUs that mapped them.
 //!
 //! Locking: [`Process::svm`](crate::process::Process::svm) alone, released,
-//! then the HMM ranges lock alone; neither is held while the other is
-//! taken, and the file holds no reference to the process (the two states
+//! then `mmap_lock` (read) and the HMM ranges lock (for `actual_loc`), then
+//! the HMM ranges lock alone; the attribute lock is never held with the
+//! others, and the file holds no reference to the process (the two states
 //! are `Arc`s), so it adds no edge to the lock order.
 
 use kernel::{
@@ -38,7 +42,10 @@ use super::{
     logic::attr::{LOCATION_SYSMEM, LOCATION_UNDEFINED, MAX_GPU_INSTANCE},
     SvmState,
 };
-use crate::{procfs::ProcCounters, svm_hmm::Svm};
+use crate::{
+    procfs::ProcCounters,
+    svm_hmm::{ActualLoc, Svm},
+};
 
 /// The `svm_ranges` file of one process.
 pub(crate) struct SvmRanges {
@@ -79,6 +86,20 @@ impl core::fmt::Display for Loc {
     }
 }
 
+/// An actual location as the dump prints it.
+struct Actual(ActualLoc);
+
+impl core::fmt::Display for Actual {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.0 {
+            ActualLoc::System => f.write_str("sys"),
+            ActualLoc::Gpu(id) => write!(f, "{:#x}", id),
+            ActualLoc::Mixed => f.write_str("mixed"),
+            ActualLoc::Unknown => f.write_str("?"),
+        }
+    }
+}
+
 impl crate::debugfs::Show for SvmRanges {
     fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
@@ -93,24 +114,39 @@ impl crate::debugfs::Show for SvmRanges {
         }
         writeln!(f, " (bit i of access/in_place/mapped_on = gpu i)")?;
         writeln!(f, "# start last preferred_loc prefetch_loc actual_loc flags granularity access in_place")?;
+        // A snapshot of the attribute ranges, then where their pages are
+        // (outside the attribute lock: see "Locking").
+        let mut snap = KVec::new();
+        let mut spans = KVec::new();
         {
             let svm = self.svm.lock();
-            for r in svm.ranges.iter() {
-                let a = &r.attrs;
-                writeln!(
-                    f,
-                    "attr {:#x} {:#x} {} {} {} {:#x} {} {:#x} {:#x}",
-                    r.start,
-                    r.last,
-                    Loc(a.preferred_loc),
-                    Loc(a.prefetch_loc),
-                    Loc(a.actual_loc),
-                    a.flags,
-                    a.granularity,
-                    a.access,
-                    a.access_in_place
-                )?;
+            let n = svm.ranges.len();
+            if snap.reserve(n, GFP_KERNEL).is_err() || spans.reserve(n, GFP_KERNEL).is_err() {
+                return writeln!(f, "# out of memory");
             }
+            for r in svm.ranges.iter() {
+                let shift = kernel::page::PAGE_SHIFT;
+                // Reserved above: cannot fail.
+                let _ = snap.push_within_capacity((r.start, r.last, r.attrs));
+                let _ = spans.push_within_capacity((r.start << shift, (r.last + 1) << shift));
+            }
+        }
+        let locs = self.hmm.actual_locations(&spans).unwrap_or_default();
+        for (i, (start, last, a)) in snap.iter().enumerate() {
+            let actual = locs.get(i).copied().unwrap_or(ActualLoc::Unknown);
+            writeln!(
+                f,
+                "attr {:#x} {:#x} {} {} {} {:#x} {} {:#x} {:#x}",
+                start,
+                last,
+                Loc(a.preferred_loc),
+                Loc(a.prefetch_loc),
+                Actual(actual),
+                a.flags,
+                a.granularity,
+                a.access,
+                a.access_in_place
+            )?;
         }
         writeln!(f, "# hmm: start end (addresses, end exclusive) preferred_loc mapped_on")?;
         self.hmm.for_each_range(|start, end, preferred, mapped| {

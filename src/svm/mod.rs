@@ -24,8 +24,13 @@
 //! attribute range has a notifier).  A CPU `munmap` reaches `svm_hmm`'s
 //! deferred worker, which removes the unmapped VA from both sets
 //! ([`SvmState::prune_unmapped`] for this one); SET_ATTR and GET_ATTR run
-//! pending work first, as upstream flushes its deferred list.  Upstream also accounts each range against the
-//! system-memory limit when XNACK is off; that accounting is not done here.
+//! pending work first, as upstream flushes its deferred list.  With XNACK
+//! off every page the ranges cover is reserved against the GPU driver's
+//! system-memory limit as user-pointer memory (upstream
+//! `svm_range_new(.., update_mem_usage)`; debugfs `kfd/mem_limit` shows
+//! it): SET_ATTR reserves its new pages (`ENOMEM` over the limit, nothing
+//! recorded), `munmap` and process exit give them back, SET_XNACK_MODE
+//! moves the whole reservation ([`SvmState::switch_xnack`]).
 //!
 //! # Locking
 //!
@@ -39,7 +44,7 @@
 //! callback that can run in reclaim must not take [`Process::svm`] (the set
 //! allocates under it; upstream defers such work to a worker).
 
-use kernel::{mm::MmapReadGuard, prelude::*};
+use kernel::{mm::MmapReadGuard, prelude::*, sync::Arc};
 
 use crate::{
     device::Device,
@@ -82,18 +87,54 @@ pub(crate) type Ranges = RangeSet<RangePayload, RbStore<RangePayload>>;
 pub(crate) struct SvmState {
     /// The ranges.
     pub(crate) ranges: Ranges,
+    /// The device whose GPU driver keeps the system-memory limit (any: the
+    /// accounts are the driver's, module-wide, as amdgpu's
+    /// `amdgpu_amdkfd_reserve_mem_limit(NULL, ..)`); `None` after
+    /// [`SvmState::clear`] or if no driver accounts.
+    account: Option<Arc<Device>>,
+    /// XNACK is off: ranges are reserved against the system-memory limit
+    /// (upstream `svm_range_new(.., update_mem_usage)` when
+    /// `!p->xnack_enabled`).  Mirrors `ProcessInner::xnack_enabled`,
+    /// switched with it under this lock ([`SvmState::switch_xnack`]).
+    accounting: bool,
+    /// Bytes reserved: every page the ranges cover while `accounting`, 0
+    /// otherwise.
+    reserved: u64,
 }
 
 /// The attributes a retry fault uses ([`SvmState::fault_attrs`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct FaultAttrs {
+    /// The range's attributes.
+    pub(crate) attrs: attr::Attrs,
+    /// The range (pages): the fault window stays inside it, as upstream
+    /// clips it to `prange`.
+    pub(crate) span: Span,
+}
+
+impl FaultAttrs {
     /// log2 of the fault window in pages.
-    pub(crate) granularity: u8,
-    /// PREFERRED_LOC: where the window migrates first.
-    pub(crate) preferred_loc: u32,
-    /// The GPU is in the ACCESS or ACCESS_IN_PLACE bitmap; else the fault
-    /// is fatal (upstream: no restore location, `-EACCES`).
-    pub(crate) allowed: bool,
+    pub(crate) fn granularity(&self) -> u8 {
+        self.attrs.granularity
+    }
+
+    /// Where a fault of process device `gpu_idx` (gpu_id `gpu_id`)
+    /// restores the range (upstream `svm_range_best_restore_location`, see
+    /// [`attr::best_restore_location`]): system memory (0), a gpu_id, or
+    /// `None`: no access, the fault is fatal (`-EACCES`).  Virtual GPUs
+    /// share no XGMI hive: only a GPU itself reaches its VRAM.
+    /// `no_vram`: the GPU has no device-private VRAM (upstream's
+    /// `apu_prefer_gtt` analogue); `actual_loc()`: where the window's pages
+    /// are.
+    pub(crate) fn best_location(
+        &self,
+        gpu_idx: usize,
+        gpu_id: u32,
+        no_vram: bool,
+        actual_loc: impl FnOnce() -> u32,
+    ) -> Option<u32> {
+        attr::best_restore_location(&self.attrs, gpu_idx, gpu_id, no_vram, |a, b| a == b, actual_loc)
+    }
 }
 
 /// Whether a GPU takes part in SVM (upstream `KFD_IS_SVM_API_SUPPORTED`:
@@ -110,37 +151,127 @@ impl SvmState {
     /// The state of a new process with `devices` (upstream
     /// `svm_range_list_init`; `max_pages` is upstream's
     /// `svm_range_set_max_pages`, the minimum over the GPUs).
-    pub(crate) fn new<'a>(devices: impl Iterator<Item = &'a Device>) -> Self {
-        let max_pages = devices.map(|d| max_range_pages(d.info.vram_size)).min().unwrap_or(1 << 9);
-        let params = Params { max_pages, default_granularity: attr::DEFAULT_GRANULARITY };
-        SvmState { ranges: RangeSet::new(RbStore::new(), params) }
+    /// A new process starts with XNACK off (`ProcessInner::xnack_enabled`),
+    /// so its ranges are accounted.
+    pub(crate) fn new<'a>(devices: impl Iterator<Item = &'a Arc<Device>>) -> Self {
+        let mut max_pages = None::<u64>;
+        let mut account = None;
+        for d in devices {
+            let m = max_range_pages(d.info.vram_size);
+            max_pages = Some(max_pages.map_or(m, |x| x.min(m)));
+            if account.is_none() && d.kgd.has_mem_limit() {
+                account = Some(d.clone());
+            }
+        }
+        let params = Params { max_pages: max_pages.unwrap_or(1 << 9), default_granularity: attr::DEFAULT_GRANULARITY };
+        SvmState { ranges: RangeSet::new(RbStore::new(), params), account, accounting: true, reserved: 0 }
     }
 
-    /// Drops every range (upstream `svm_range_list_fini`).
+    /// Drops every range and gives their reservation back (upstream
+    /// `svm_range_list_fini` → `svm_range_free`).
     pub(crate) fn clear(&mut self) {
         self.ranges.clear(drop);
         self.ranges.store_mut().trim();
+        self.unreserve(self.reserved);
+        // The device may go once its processes are gone.
+        self.account = None;
     }
 
-    /// What a GPU retry fault at `page` (a page number) of process device
-    /// `gpu_idx` must honour (upstream `svm_range_restore_pages` and
-    /// `svm_range_best_restore_location`).  No range: the attributes of a
-    /// new one (`svm_range_create_unregistered_range`; XNACK is on, so
-    /// every SVM GPU has access).
-    pub(crate) fn fault_attrs(&self, page: u64, gpu_idx: usize) -> FaultAttrs {
-        match self.ranges.find(page) {
-            Some(r) => FaultAttrs {
-                granularity: r.attrs.granularity,
-                preferred_loc: r.attrs.preferred_loc,
-                allowed: gpu_idx < MAX_GPU_INSTANCE
-                    && (r.attrs.access | r.attrs.access_in_place) & (1u64 << gpu_idx) != 0,
-            },
-            None => FaultAttrs {
-                granularity: self.ranges.params().default_granularity,
-                preferred_loc: attr::LOCATION_UNDEFINED,
-                allowed: true,
-            },
+    /// Reserves `bytes` of new ranges if XNACK is off (upstream
+    /// `amdgpu_amdkfd_reserve_mem_limit(NULL, size, USERPTR)` in
+    /// `svm_range_new`); `ENOMEM` over the limit, nothing reserved.
+    fn reserve(&mut self, bytes: u64) -> Result {
+        if !self.accounting || bytes == 0 {
+            return Ok(());
         }
+        if let Some(d) = self.account.as_ref() {
+            d.kgd.reserve_userptr_limit(bytes)?;
+            self.reserved += bytes;
+        }
+        Ok(())
+    }
+
+    /// Gives back the reservation of `bytes` of removed ranges (upstream
+    /// `svm_range_free` with XNACK off).
+    fn unreserve(&mut self, bytes: u64) {
+        let bytes = bytes.min(self.reserved);
+        if bytes == 0 {
+            return;
+        }
+        if let Some(d) = self.account.as_ref() {
+            d.kgd.unreserve_userptr_limit(bytes);
+        }
+        self.reserved -= bytes;
+    }
+
+    /// SET_XNACK_MODE is switching to `enable` (upstream
+    /// `svm_range_switch_xnack_reserve_mem`): XNACK on gives the ranges'
+    /// reservation back, XNACK off reserves every page they cover;
+    /// `ENOMEM` over the limit, and then nothing changed (the caller keeps
+    /// the old mode).
+    pub(crate) fn switch_xnack(&mut self, enable: bool) -> Result {
+        if enable {
+            self.unreserve(self.reserved);
+            self.accounting = false;
+        } else if !self.accounting {
+            self.accounting = true;
+            let total = self.ranges.total_pages() << attr::PAGE_SHIFT;
+            if let Err(e) = self.reserve(total) {
+                self.accounting = false;
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes reserved against the system-memory limit.
+    #[allow(dead_code)] // KUnit.
+    pub(crate) fn reserved(&self) -> u64 {
+        self.reserved
+    }
+
+    /// What a GPU retry fault at `page` (a page number) must honour
+    /// (upstream `svm_range_restore_pages` and
+    /// `svm_range_best_restore_location`); `None` if no range covers the
+    /// page (see [`SvmState::create_unregistered`]).
+    pub(crate) fn fault_attrs(&self, page: u64) -> Option<FaultAttrs> {
+        let r = self.ranges.find(page)?;
+        Some(FaultAttrs { attrs: r.attrs, span: r.span() })
+    }
+
+    /// A retry fault (XNACK on) at `page`, which no range covers, inside
+    /// the VMA `vma` (pages): creates the range upstream's
+    /// `svm_range_create_unregistered_range` creates and returns its span.
+    /// The window is the process's default granularity around the page,
+    /// clipped to the VMA and to the neighbouring ranges
+    /// (`svm_range_get_range_boundaries`); the attributes are a new
+    /// range's with XNACK on (`svm_range_new`: every SVM GPU in ACCESS,
+    /// `svm_range_set_default_attributes`), and PREFERRED_LOC is system
+    /// memory in the initial heap or stack (`is_heap_stack`).  `supported`
+    /// is the process's SVM-capable devices by index.  Not accounted
+    /// against the system-memory limit: XNACK is on.
+    pub(crate) fn create_unregistered(
+        &mut self,
+        page: u64,
+        vma: Span,
+        heap_stack: bool,
+        supported: attr::GpuMask,
+    ) -> Result<Span> {
+        let gran = self.ranges.params().default_granularity;
+        let span = self.ranges.unregistered_bounds(page, vma, gran).map_err(err)?;
+        let mut attrs = attr::Attrs::defaults(gran, true, supported);
+        if heap_stack {
+            attrs.preferred_loc = attr::LOCATION_SYSMEM;
+        }
+        // With XNACK on (the only way here) this reserves nothing, as
+        // upstream's `svm_range_new(.., true)`.
+        self.reserve(span.npages() << attr::PAGE_SHIFT)?;
+        let r = self.ranges.insert_new(span, attrs).map(|_| span).map_err(err);
+        self.ranges.store_mut().trim();
+        if r.is_err() {
+            self.unreserve(span.npages() << attr::PAGE_SHIFT);
+        }
+        r
     }
 
     /// Removes the parts of ranges that no VMA covers any more: a CPU
@@ -158,12 +289,15 @@ impl SvmState {
                 }
             });
         }
+        let mut removed = 0u64;
         for h in holes {
-            if let Err(e) = self.ranges.remove(h, drop) {
+            let r = self.ranges.remove(h, |r| removed += r.last - r.start + 1);
+            if let Err(e) = r {
                 kabi::log::kfd_warn!("svm: removing unmapped pages {:#x}..={:#x}: {:?}\n", h.start, h.last, err(e));
             }
         }
         self.ranges.store_mut().trim();
+        self.unreserve(removed << shift);
     }
 
     /// Whether a range intersects the `size` bytes at `start` (upstream's
@@ -338,8 +472,16 @@ fn set_attr(process: &Process, req: attr::PageRequest, attrs: &[Attr]) -> Result
     {
         let mut svm = process.svm.lock();
         let span = Span::new(req.start, req.last());
+        // XNACK off: the pages that get new ranges are reserved against
+        // the system-memory limit first; over it, `ENOMEM` and nothing is
+        // recorded (upstream `svm_range_add` → `svm_range_new` fails).
+        let new_bytes = (span.npages() - svm.ranges.covered_pages(span)) << attr::PAGE_SHIFT;
+        svm.reserve(new_bytes)?;
         let r = svm.ranges.set_attr(span, attrs, &snap.gpus(), snap.xnack_enabled);
         svm.ranges.store_mut().trim();
+        if r.is_err() {
+            svm.unreserve(new_bytes);
+        }
         r.map(|_outcome| ()).map_err(err)?;
     }
     drop(mmap);
@@ -498,9 +640,8 @@ mod tests {
     fn fault_attrs_follow_the_range() -> Result {
         let mut st = SvmState::new(core::iter::empty());
         let g = gpus();
-        // No range: default window, no preferred location, allowed.
-        let none = st.fault_attrs(0x10, 1);
-        assert_eq!((none.granularity, none.preferred_loc, none.allowed), (9, LOCATION_UNDEFINED, true));
+        // No range: none until the fault creates one.
+        assert_eq!(st.fault_attrs(0x10), None);
         st.ranges
             .set_attr(
                 Span::new(0x10, 0x1f),
@@ -510,15 +651,91 @@ mod tests {
             )
             .map_err(err)?;
         st.ranges.set_attr(Span::new(0x18, 0x1f), &[Attr::new(ATTR_NO_ACCESS, 0x2222)], &g, true).map_err(err)?;
-        let a = st.fault_attrs(0x12, 1);
-        assert_eq!((a.granularity, a.preferred_loc, a.allowed), (4, 0x2222, true));
-        // XNACK on: new ranges give every GPU access, so GPU 0 still has it.
-        assert!(st.fault_attrs(0x12, 0).allowed);
-        assert!(!st.fault_attrs(0x18, 1).allowed);
+        // Where GPU `idx` (ids 0x1111, 0x2222) restores page `page`; the
+        // pages are in system memory.
+        let best = |st: &SvmState, page, idx: usize| -> Result<Option<u32>> {
+            let id = IDS.get(idx).copied().unwrap_or(0);
+            Ok(st.fault_attrs(page).ok_or(EINVAL)?.best_location(idx, id, false, || LOCATION_SYSMEM))
+        };
+        let a = st.fault_attrs(0x12).ok_or(EINVAL)?;
+        assert_eq!((a.granularity(), a.attrs.preferred_loc), (4, 0x2222));
+        assert_eq!(best(&st, 0x12, 1)?, Some(0x2222));
+        // XNACK on: new ranges give every GPU access, so GPU 0 still has it
+        // (preferred elsewhere, no XGMI: its own VRAM).
+        assert_eq!(best(&st, 0x12, 0)?, Some(0x1111));
+        // Preferred here but NO_ACCESS: PREFERRED_LOC wins, as upstream.
+        assert_eq!(best(&st, 0x18, 1)?, Some(0x2222));
+        st.ranges.set_attr(Span::new(0x18, 0x1f), &[Attr::new(ATTR_PREFERRED_LOC, LOCATION_UNDEFINED)], &g, true).map_err(err)?;
+        assert_eq!(best(&st, 0x18, 1)?, None);
         st.ranges.set_attr(Span::new(0x18, 0x18), &[Attr::new(ATTR_ACCESS_IN_PLACE, 0x2222)], &g, true).map_err(err)?;
-        assert!(st.fault_attrs(0x18, 1).allowed && !st.fault_attrs(0x19, 1).allowed);
-        assert!(!st.fault_attrs(0x12, MAX_GPU_INSTANCE).allowed);
+        assert_eq!((best(&st, 0x18, 1)?, best(&st, 0x19, 1)?), (Some(LOCATION_SYSMEM), None));
+        assert_eq!(best(&st, 0x12, MAX_GPU_INSTANCE)?, None);
         st.clear();
+        Ok(())
+    }
+
+    #[test]
+    fn fault_creates_unregistered_range() -> Result {
+        let mut st = SvmState::new(core::iter::empty());
+        let g = gpus();
+        st.ranges.set_attr(Span::new(0x300, 0x30f), &[Attr::new(ATTR_PREFERRED_LOC, 0x1111)], &g, true).map_err(err)?;
+        // The 512-page window around 0x2f0, clipped by the VMA's start and
+        // by the range after it.
+        let vma = Span::new(0x250, 0x7ff);
+        assert_eq!(st.create_unregistered(0x2f0, vma, false, 0b01)?, Span::new(0x250, 0x2ff));
+        let r = st.ranges.find(0x2f0).ok_or(EINVAL)?;
+        let want = Attrs::defaults(DEFAULT_GRANULARITY, true, 0b01);
+        assert_eq!((r.start, r.last, r.attrs), (0x250, 0x2ff, want));
+        // After the range: up to the window's end; heap or stack prefers
+        // system memory.
+        assert_eq!(st.create_unregistered(0x310, vma, true, 0b11)?, Span::new(0x310, 0x3ff));
+        assert_eq!(st.fault_attrs(0x3ff).map(|a| a.attrs.preferred_loc), Some(LOCATION_SYSMEM));
+        // Covered already, or outside the VMA: refused, nothing created.
+        assert_eq!(st.create_unregistered(0x300, vma, false, 1).err(), Some(EINVAL));
+        assert_eq!(st.create_unregistered(0x900, vma, false, 1).err(), Some(EINVAL));
+        assert_eq!(st.ranges.len(), 3);
+        st.clear();
+        Ok(())
+    }
+
+    #[test]
+    fn xnack_off_ranges_are_reserved() -> Result {
+        use crate::{device, kabi::kgd::fake::{self, FakeGpu}};
+        use kernel::sync::atomic::Relaxed;
+        const P: u64 = kernel::page::PAGE_SIZE as u64;
+        let gpu = FakeGpu::new()?;
+        let dev = device::probe(fake::device(&gpu), fake::info())?;
+        let devs = [dev];
+        let mut st = SvmState::new(devs.iter());
+        let g = gpus();
+        let held = || gpu.reserved.load(Relaxed);
+        // XNACK off (a new process): the pages of new ranges only.
+        let set = |st: &mut SvmState, s: u64, l: u64| -> Result {
+            let span = Span::new(s, l);
+            let bytes = (span.npages() - st.ranges.covered_pages(span)) * P;
+            st.reserve(bytes)?;
+            st.ranges.set_attr(span, &[], &g, false).map_err(err)?;
+            Ok(())
+        };
+        set(&mut st, 0x10, 0x1f)?;
+        set(&mut st, 0x18, 0x27)?;
+        assert_eq!((held(), st.reserved()), (0x18 * P, 0x18 * P));
+        // Over the limit: ENOMEM, nothing reserved.
+        gpu.limit.store(0x20 * P, Relaxed);
+        assert_eq!(set(&mut st, 0x100, 0x10f).err(), Some(ENOMEM));
+        assert_eq!((held(), st.ranges.covered_pages(Span::new(0x100, 0x10f))), (0x18 * P, 0));
+        // XNACK on gives it back; off again needs room for all of it.
+        st.switch_xnack(true)?;
+        assert_eq!((held(), st.reserved()), (0, 0));
+        set(&mut st, 0x100, 0x10f)?;
+        assert_eq!(held(), 0);
+        assert_eq!(st.switch_xnack(false).err(), Some(ENOMEM));
+        assert_eq!((held(), st.reserved(), st.accounting), (0, 0, false));
+        gpu.limit.store(u64::MAX, Relaxed);
+        st.switch_xnack(false)?;
+        assert_eq!(held(), 0x28 * P);
+        st.clear();
+        assert_eq!((held(), st.reserved()), (0, 0));
         Ok(())
     }
 

@@ -3,7 +3,8 @@
 //! GPU retry faults (XNACK on): upstream `svm_range_restore_pages`.
 //!
 //! The GPU driver calls `kgd2kfd_svm_fault` when an access finds no valid
-//! PTE.  The handler finds the process by its VM, finds or creates the
+//! PTE.  The handler finds the process by the VM's PASID (upstream
+//! `kfd_lookup_process_by_pasid`) and checks the VM is one of its own, finds or creates the
 //! range (a granule-aligned window inside the VMA for an unregistered
 //! address, as upstream `svm_range_create_unregistered_range`), filters
 //! duplicates, migrates the window to the preferred location, runs
@@ -17,32 +18,41 @@ use kernel::{
 };
 
 use crate::kabi::hmm::MmRead;
+use crate::svm::logic::{attr::MAX_GPU_INSTANCE, ranges::Span};
 use super::{Svm, PAGE};
 use crate::{
     device::Device,
     kabi::log::kfd_err,
-    process::{Process, PROCESSES},
+    process::{find_by_pasid, Process},
     procfs::ProcCounters,
 };
 
-/// The process whose VM is behind the raw handle `vm` of `dev`.
-fn process_of(vm: *const c_void) -> Option<Arc<Process>> {
-    let table = PROCESSES.lock();
-    let found = table.processes().find(|p| p.hmm.has_vm(vm)).cloned();
-    found
+/// The process of PASID `pasid` (upstream `kfd_lookup_process_by_pasid`),
+/// if the raw VM handle `vm` is one of its VMs (a stale fault from a VM
+/// released since, or a PASID reused, finds nothing).
+fn process_of(pasid: u32, vm: *const c_void) -> Option<Arc<Process>> {
+    find_by_pasid(pasid).filter(|p| p.hmm.has_vm(vm))
 }
 
-/// `kgd2kfd_svm_fault`.
-pub(crate) fn gpu_fault(dev: &Device, vm: *const c_void, addr: u64, write: bool) -> Result {
-    let Some(process) = process_of(vm) else {
-        kfd_err!("GPU {} fault at {:#x} in an unknown VM\n", dev.gpu_id(), addr);
+/// `kgd2kfd_svm_fault`: a retry fault of `dev` in VM `vm` of PASID `pasid`.
+pub(crate) fn gpu_fault(dev: &Device, pasid: u32, vm: *const c_void, addr: u64, write: bool) -> Result {
+    let Some(process) = process_of(pasid, vm) else {
+        kfd_err!("GPU {} fault at {:#x}: no process with pasid {} owns the VM\n", dev.gpu_id(), addr, pasid);
         return Err(EFAULT);
     };
-    let (xnack, counters, gpu_idx) = {
+    let (xnack, counters, gpu_idx, supported) = {
         let inner = process.inner.lock();
         let xnack = inner.xnack_enabled;
         let gpu_idx = inner.pdds.iter().position(|p| p.dev.gpu_id() == dev.gpu_id()).ok_or(EINVAL)?;
-        (xnack, inner.pdds[gpu_idx].counters.clone(), gpu_idx)
+        // `svms->bitmap_supported`: the SVM-capable devices by index.
+        let supported = inner
+            .pdds
+            .iter()
+            .take(MAX_GPU_INSTANCE)
+            .enumerate()
+            .filter(|(_, p)| crate::svm::device_supports_svm(&p.dev))
+            .fold(0u64, |m, (i, _)| m | (1 << i));
+        (xnack, inner.pdds[gpu_idx].counters.clone(), gpu_idx, supported)
     };
     if !xnack {
         kfd_err!(
@@ -55,7 +65,7 @@ pub(crate) fn gpu_fault(dev: &Device, vm: *const c_void, addr: u64, write: bool)
         return Err(EFAULT);
     }
     counters.faults.fetch_add(1, Relaxed);
-    let ret = process.hmm.fault(dev, gpu_idx, addr, write, &counters).inspect_err(|e| {
+    let ret = process.hmm.fault(dev, gpu_idx, supported, addr, write, &counters).inspect_err(|e| {
         if *e != EAGAIN {
             kfd_err!(
                 "GPU {} VM fault at {:#x} ({}) not recoverable: {:?} (pid {})\n",
@@ -72,17 +82,27 @@ pub(crate) fn gpu_fault(dev: &Device, vm: *const c_void, addr: u64, write: bool)
 }
 
 impl Svm {
-    /// Resolves a retry fault of GPU `dev` (process device `gpu_idx`) at
-    /// `addr`, honouring the range's attributes: the window is the range's
-    /// granularity (default 2 MiB), a GPU neither in ACCESS nor in
-    /// ACCESS_IN_PLACE gets `EACCES` (fatal, as upstream), and
-    /// PREFERRED_LOC on this GPU migrates the window to its VRAM first.
-    /// Upstream also migrates to the faulting GPU when it merely has
-    /// access; rkfd keeps such pages where they are (mapped in place).
+    /// Resolves a retry fault of GPU `dev` (process device `gpu_idx`; the
+    /// process's SVM devices are `supported`, by index) at `addr`.  An
+    /// address no attribute range covers gets one first (upstream
+    /// `svm_range_create_unregistered_range`, see
+    /// [`SvmState::create_unregistered`](crate::svm::SvmState::create_unregistered)),
+    /// so GET_ATTR and the debugfs dump show it.  The fault honours the
+    /// range's attributes: the window is the range's granularity (default
+    /// 2 MiB) inside the range, and the location is upstream's
+    /// `svm_range_best_restore_location`: PREFERRED_LOC on this GPU or
+    /// system memory wins; else a GPU in ACCESS migrates the window to its
+    /// own VRAM (so with XNACK-on defaults a first touch migrates, as
+    /// upstream), one in ACCESS_IN_PLACE maps it in place from system
+    /// memory (its own VRAM if the pages are there already), and any other
+    /// GPU gets `EACCES` (fatal).  PREFERRED_LOC on another GPU is never
+    /// reachable (no XGMI hive between virtual GPUs) and falls through to
+    /// the bitmaps.  VRAM exhaustion leaves the window in system memory.
     pub(crate) fn fault(
         self: &Arc<Self>,
         dev: &Device,
         gpu_idx: usize,
+        supported: u64,
         addr: u64,
         write: bool,
         counters: &Arc<ProcCounters>,
@@ -92,14 +112,27 @@ impl Svm {
         let mm = self.mm.mmget_not_zero().ok_or(EFAULT)?;
         let page = addr & !(PAGE - 1);
         let mut guard = MmRead::new(&mm);
-        let (mut vma_start, mut vma_end) = guard.usable_vma(page)?;
+        // No VMA (or an unusable one): fatal, and no range is created.
+        let (mut vs, mut ve) = guard.usable_vma(page)?;
         // The attribute set under `mmap_lock` alone (never nested with
-        // `Svm::ranges`).
-        let fa = self.attrs.lock().fault_attrs(page / PAGE, gpu_idx);
-        if !fa.allowed {
-            return Err(EACCES);
-        }
-        let shift = (PAGE.trailing_zeros() + u32::from(fa.granularity)).min(63);
+        // `Svm::ranges`).  Upstream takes `mmap_lock` for writing to create
+        // the range because it inserts the notifier too; the attribute
+        // range needs only its own lock (the HMM range below is created
+        // under the write lock).
+        let fa = {
+            let mut attrs = self.attrs.lock();
+            match attrs.fault_attrs(page / PAGE) {
+                Some(fa) => fa,
+                None => {
+                    let vma = Span::new(vs / PAGE, ve / PAGE - 1);
+                    attrs
+                        .create_unregistered(page / PAGE, vma, guard.is_heap_stack(page), supported)
+                        .map_err(|e| if e == ENOMEM { e } else { EFAULT })?;
+                    attrs.fault_attrs(page / PAGE).ok_or(EFAULT)?
+                }
+            }
+        };
+        let shift = (PAGE.trailing_zeros() + u32::from(fa.granularity())).min(63);
         let size = 1u64 << shift;
         let granule = page & !(size - 1);
         let granule_end = granule.saturating_add(size);
@@ -117,8 +150,7 @@ impl Svm {
                 drop(ranges);
                 drop(guard);
                 guard = MmRead::new_write(&mm);
-                let (vs, ve) = guard.usable_vma(page)?;
-                (vma_start, vma_end) = (vs, ve);
+                (vs, ve) = guard.usable_vma(page)?;
                 ranges = self.ranges.lock();
                 if ranges.dead {
                     return Err(EFAULT);
@@ -140,15 +172,47 @@ impl Svm {
             // Another fault mapped it since this one was raised.
             return Ok(());
         }
-        // The window stays inside the faulting page's VMA: a neighbour
-        // (an mprotect'ed page, another mapping) has its own permissions
-        // and faults on its own (upstream maps VMA by VMA with each one's
-        // `readonly`).
-        let ws = granule.max(r.start()).max(vma_start);
-        let we = granule_end.min(r.end()).min(vma_end);
-        let preferred = if fa.preferred_loc == super::LOCATION_UNDEFINED { r.preferred } else { fa.preferred_loc };
-        if preferred == gpu_id {
-            if let Some(sdev) = dev.svm.as_ref() {
+        // The window: the granule, inside the attribute range and the HMM
+        // range (upstream clips to `prange`), and inside the faulting
+        // page's VMA: a neighbour (an mprotect'ed page, another mapping)
+        // has its own permissions and faults on its own (upstream maps VMA
+        // by VMA with each one's `readonly`).
+        let ws = granule.max(r.start()).max(fa.span.start * PAGE).max(vs);
+        let we = granule_end.min(r.end()).min(fa.span.last.saturating_add(1).saturating_mul(PAGE)).min(ve);
+        if ws >= we {
+            // Both contain the page: cannot happen.
+            return Err(EFAULT);
+        }
+        // Upstream `svm_range_best_restore_location`: PREFERRED_LOC on this
+        // GPU or system memory, else this GPU's VRAM if it is in ACCESS,
+        // where the pages are (reachable) or system memory if it is in
+        // ACCESS_IN_PLACE, else no access.  Virtual GPUs share no XGMI
+        // hive, so another GPU's VRAM is never the answer.
+        let sdev = dev.svm.as_ref();
+        let actual = || match sdev.map(|s| r.hmm.locate(&guard, s, ws, we)) {
+            Some(Ok((vram_pages, _))) if vram_pages != 0 => gpu_id,
+            _ => super::LOCATION_SYSMEM,
+        };
+        let best = fa.best_location(gpu_idx, gpu_id, sdev.is_none(), actual).ok_or(EACCES)?;
+        if best == super::LOCATION_SYSMEM {
+            // This GPU's device pages in the window go back to system
+            // memory (upstream `svm_migrate_vram_to_ram`); other GPUs'
+            // are faulted back by `hmm_range_fault` when mapping.
+            if let Some(s) = sdev {
+                s.migrate_to_ram(&guard, ws, we)?;
+            }
+        } else if best == gpu_id {
+            if let Some(sdev) = sdev {
+                // Pages in another GPU's VRAM go through system memory
+                // first (upstream `svm_migrate_vram_to_vram`): migration to
+                // VRAM takes system pages only.
+                if self.vms_on_other_devices(gpu_id) {
+                    for d in self.devices().iter().filter(|d| d.gpu_id() != gpu_id) {
+                        if let Some(s) = d.svm.as_ref() {
+                            s.migrate_to_ram(&guard, ws, we)?;
+                        }
+                    }
+                }
                 match sdev.migrate_to_vram(&guard, ws, we, counters) {
                     Ok(_) => {}
                     // VRAM is full: the data stays in system memory.

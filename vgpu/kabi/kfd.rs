@@ -234,6 +234,8 @@ static CALLS: kgd::kfd2kgd_calls = kgd::kfd2kgd_calls {
     get_gpu_clock_counter: Some(get_gpu_clock_counter),
     set_vm_pasid: Some(set_vm_pasid),
     get_mem_limits: Some(get_mem_limits),
+    reserve_mem_limit: Some(reserve_mem_limit),
+    unreserve_mem_limit: Some(unreserve_mem_limit),
     mmap_doorbells: Some(mmap_doorbells),
     mmap_mmio_remap: Some(mmap_mmio_remap),
     hqd_load: Some(hqd_load),
@@ -276,7 +278,7 @@ pub(crate) fn svm_fault(core: &Core, vm: &Vm, addr: u64, write: bool, report_fat
     // only when the device is removed, which waits for open DRM files);
     // `handle` is the VM handle rkfd holds (set while acquired).
     let ret = unsafe {
-        kgd::kgd2kfd_svm_fault(kfd as *mut kgd::kfd_dev, handle as *mut c_void, addr, flags)
+        kgd::kgd2kfd_svm_fault(kfd as *mut kgd::kfd_dev, vm.pasid(), handle as *mut c_void, addr, flags)
     };
     if report_fatal && (ret == EFAULT.to_errno() || ret == ENOMEM.to_errno()) {
         let entry = kgd::kgd_ih_entry {
@@ -738,6 +740,46 @@ unsafe extern "C" fn get_mem_limits(kgd: *mut kgd::kgd_dev, out: *mut kgd::kgd_m
     };
     // SAFETY: `out` is valid for writes (the contract).
     unsafe { out.write(limits) };
+}
+
+/// Which accounts `flags` name (`reserve_mem_limit`): user pointers
+/// (system) or GTT (system and TTM); anything else is `EINVAL`.
+fn limit_domain(flags: u32) -> Result<bool> {
+    match flags {
+        crate::uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR => Ok(false),
+        crate::uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT => Ok(true),
+        _ => Err(EINVAL),
+    }
+}
+
+/// `reserve_mem_limit`: accounts `size` bytes without an object (amdgpu's
+/// `amdgpu_amdkfd_reserve_mem_limit(NULL, ..)`; rkfd's XNACK-off SVM ranges).
+///
+/// # Safety
+///
+/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
+/// with the `kgd` of a registered device, VM and memory handles this driver
+/// gave out and has not had back, and valid pointers.
+unsafe extern "C" fn reserve_mem_limit(kgd: *mut kgd::kgd_dev, size: u64, flags: u32) -> c_int {
+    // SAFETY: rkfd calls with its registered handle.
+    let kgd = unsafe { kgd_from_raw(kgd) };
+    match limit_domain(flags).and_then(|gtt| kgd.core().sysmem().reserve_bytes(size, gtt)) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `unreserve_mem_limit`: gives back what `reserve_mem_limit` accounted.
+///
+/// # Safety
+///
+/// As [`reserve_mem_limit`].
+unsafe extern "C" fn unreserve_mem_limit(kgd: *mut kgd::kgd_dev, size: u64, flags: u32) {
+    // SAFETY: rkfd calls with its registered handle.
+    let kgd = unsafe { kgd_from_raw(kgd) };
+    if let Ok(gtt) = limit_domain(flags) {
+        kgd.core().sysmem().unreserve_bytes(size, gtt);
+    }
 }
 
 /// `get_gpu_clock_counter`.

@@ -718,6 +718,16 @@ fn check(
     }
     assert_eq!(count, set.len());
     assert_eq!(set.store().reserved, 0, "{ctx}: reserved nodes left over");
+    // Page accounting (the XNACK-off reservation) matches the model: the
+    // total, and the covered part of a few windows.
+    let covered = model.pages.iter().filter(|p| p.is_some()).count() as u64;
+    assert_eq!(set.total_pages(), covered, "{ctx}: total pages");
+    let n = model.pages.len() as u64;
+    for (s, l) in [(0, n.saturating_sub(1)), (n / 3, n / 2), (n / 5, n / 5), (n / 2, n + 7)] {
+        let want = (s..=l).filter(|&p| p < n && model.pages[p as usize].is_some()).count() as u64;
+        assert_eq!(set.covered_pages(Span::new(s, l)), want, "{ctx}: covered pages of [{s}, {l}]");
+    }
+    assert_eq!(set.covered_pages(Span::new(5, 4)), 0, "{ctx}: empty span");
     for (p, want) in model.pages.iter().enumerate() {
         let got = set.find(p as u64).map(|r| r.attrs);
         assert_eq!(got, *want, "{ctx}: page {p}");
@@ -918,4 +928,59 @@ fn big_addresses_do_not_overflow() {
     set.remove(Span::new(top - 10, top), |_| {}).unwrap();
     assert_eq!(set.find(top - 11).unwrap().last, top - 11);
     let _ = attr::MAX_GPU_INSTANCE;
+}
+
+/// `svm_range_best_restore_location`, branch by branch, with GPUs 0x100
+/// (index 0) and 0x200 (index 1) in no common hive (the virtual GPUs), then
+/// in one hive.
+#[test]
+fn best_restore_location_is_upstreams() {
+    use kfd_logic::svm::attr::best_restore_location;
+    const A: u32 = 0x100;
+    const B: u32 = 0x200;
+    let base = Attrs::defaults(9, true, 0b11);
+    let with = |pref: u32, access: u64, aip: u64| Attrs { preferred_loc: pref, access, access_in_place: aip, ..base };
+    let alone = |x: u32, y: u32| x == y;
+    let hive = |_: u32, _: u32| true;
+    let never = || -> u32 { panic!("actual_loc read outside the ACCESS_IN_PLACE branch") };
+    // (attrs, faulting index/id, same hive?, actual_loc, want)
+    let cases: &[(Attrs, usize, u32, bool, u32, Option<u32>)] = &[
+        // XNACK-on defaults: ACCESS for everyone -> the faulting GPU's VRAM.
+        (base, 1, B, false, 0, Some(B)),
+        // PREFERRED_LOC this GPU or system memory wins over the bitmaps.
+        (with(B, 0, 0), 1, B, false, 0, Some(B)),
+        (with(LOCATION_SYSMEM, 0b11, 0), 1, B, false, 0, Some(LOCATION_SYSMEM)),
+        // Preferred another GPU, no XGMI: falls through to the bitmaps.
+        (with(A, 0b10, 0), 1, B, false, 0, Some(B)),
+        (with(A, 0b01, 0b10), 1, B, false, 0, Some(LOCATION_SYSMEM)),
+        (with(A, 0b01, 0b10), 1, B, false, A, Some(LOCATION_SYSMEM)),
+        (with(A, 0b01, 0b10), 1, B, false, B, Some(B)),
+        (with(A, 0b01, 0), 1, B, false, 0, None),
+        // In one hive the other GPU's VRAM is reachable.
+        (with(A, 0b01, 0), 1, B, true, 0, Some(A)),
+        (with(LOCATION_UNDEFINED, 0, 0b10), 1, B, true, A, Some(A)),
+        // Neither bitmap: no access.
+        (with(LOCATION_UNDEFINED, 0b01, 0b01), 1, B, false, 0, None),
+    ];
+    for (i, &(a, idx, id, same, actual, want)) in cases.iter().enumerate() {
+        let aip_only = a.access & (1 << idx) == 0 && a.access_in_place & (1 << idx) != 0
+            && a.preferred_loc != id && a.preferred_loc != LOCATION_SYSMEM
+            && !(same && a.preferred_loc != LOCATION_UNDEFINED);
+        let got = if same {
+            if aip_only {
+                best_restore_location(&a, idx, id, false, hive, || actual)
+            } else {
+                best_restore_location(&a, idx, id, false, hive, never)
+            }
+        } else if aip_only {
+            best_restore_location(&a, idx, id, false, alone, || actual)
+        } else {
+            best_restore_location(&a, idx, id, false, alone, never)
+        };
+        assert_eq!(got, want, "case {i}: {a:?} from gpu {id:#x}");
+    }
+    // An APU-like GPU (system memory preferred) restores to system memory,
+    // and an index past MAX_GPU_INSTANCE has no access.
+    assert_eq!(best_restore_location(&base, 1, B, true, alone, never), Some(LOCATION_SYSMEM));
+    assert_eq!(best_restore_location(&base, MAX_GPU_INSTANCE, B, false, alone, never), None);
 }

@@ -117,6 +117,24 @@ impl Ctx {
         self.kfd.ioctl_raw(cmd, buf.as_mut_ptr() as usize).map(|_| ())
     }
 
+    /// SVM GET_ATTR over `[addr, addr+size)`: `attrs` are `(type, value)`
+    /// queries, answered in place.
+    pub fn svm_get(&self, addr: usize, size: usize, attrs: &mut [(u32, u32)]) -> Result<(), i32> {
+        let mut buf = vec![0u64; 3 + attrs.len()];
+        buf[0] = addr as u64;
+        buf[1] = size as u64;
+        buf[2] = u64::from(uapi::KFD_IOCTL_SVM_OP_GET_ATTR) | ((attrs.len() as u64) << 32);
+        for (i, &(t, v)) in attrs.iter().enumerate() {
+            buf[3 + i] = u64::from(t) | (u64::from(v) << 32);
+        }
+        let cmd = uapi::amdkfd_ioc_svm(attrs.len() as u32);
+        self.kfd.ioctl_raw(cmd, buf.as_mut_ptr() as usize)?;
+        for (i, a) in attrs.iter_mut().enumerate() {
+            *a = (buf[3 + i] as u32, (buf[3 + i] >> 32) as u32);
+        }
+        Ok(())
+    }
+
     /// PREFETCH_LOC: `loc` is a gpu_id or 0 (system memory).
     pub fn prefetch(&self, addr: usize, size: usize, loc: u32) -> Result<(), i32> {
         self.svm_set(addr, size, &[(uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, loc)])
@@ -227,4 +245,85 @@ impl Drop for Anon {
             unsafe { libc::munmap(self.addr as *mut libc::c_void, self.len) };
         }
     }
+}
+
+/// One `attr` line of the debugfs `kfd/proc/<pid>/svm_ranges` dump.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DumpRange {
+    /// First and last page (inclusive).
+    pub start: u64,
+    pub last: u64,
+    /// Locations as printed: `sys`, `undef`, `mixed` or a gpu_id in hex.
+    pub preferred: String,
+    pub prefetch: String,
+    pub actual: String,
+    pub flags: u64,
+    pub granularity: u32,
+    pub access: u64,
+    pub in_place: u64,
+}
+
+/// Mounts debugfs if needed.
+pub fn ensure_debugfs() -> Result<(), String> {
+    const DEBUGFS: &str = "/sys/kernel/debug/kfd";
+    if fs::metadata(DEBUGFS).is_ok() {
+        return Ok(());
+    }
+    let src = CString::new("none").unwrap();
+    let dst = CString::new("/sys/kernel/debug").unwrap();
+    let ty = CString::new("debugfs").unwrap();
+    // SAFETY: Valid C strings; mounting debugfs where it belongs.
+    unsafe { libc::mount(src.as_ptr(), dst.as_ptr(), ty.as_ptr(), 0, std::ptr::null()) };
+    if fs::metadata(DEBUGFS).is_ok() {
+        Ok(())
+    } else {
+        Err(format!("{DEBUGFS} missing"))
+    }
+}
+
+/// This process's SVM dump: the `attr` lines and the `# gpus:` map
+/// (gpu_id -> bit index of the access bitmaps).
+pub fn svm_dump() -> Result<(Vec<DumpRange>, Vec<u32>), String> {
+    ensure_debugfs()?;
+    let path = format!("/sys/kernel/debug/kfd/proc/{}/svm_ranges", std::process::id());
+    let text = fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+    let hex = |w: &str| u64::from_str_radix(w.trim_start_matches("0x"), 16).map_err(|e| format!("{w:?}: {e}"));
+    let mut ids = Vec::new();
+    if let Some(l) = text.lines().find(|l| l.starts_with("# gpus:")) {
+        for w in l.split_whitespace() {
+            if let Some((i, id)) = w.split_once('=') {
+                if let (Ok(i), Ok(id)) = (i.parse::<usize>(), hex(id)) {
+                    if ids.len() <= i {
+                        ids.resize(i + 1, 0);
+                    }
+                    ids[i] = id as u32;
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for l in text.lines().filter(|l| l.starts_with("attr ")) {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        if w.len() != 10 {
+            return Err(format!("attr line with {} words: {l:?}", w.len()));
+        }
+        out.push(DumpRange {
+            start: hex(w[1])?,
+            last: hex(w[2])?,
+            preferred: w[3].to_string(),
+            prefetch: w[4].to_string(),
+            actual: w[5].to_string(),
+            flags: hex(w[6])?,
+            granularity: w[7].parse().map_err(|e| format!("{l:?}: {e}"))?,
+            access: hex(w[8])?,
+            in_place: hex(w[9])?,
+        });
+    }
+    Ok((out, ids))
+}
+
+/// The dump's range containing the byte address `addr`.
+pub fn dump_range_at(addr: usize) -> Result<Option<DumpRange>, String> {
+    let page = (addr / PAGE) as u64;
+    Ok(svm_dump()?.0.into_iter().find(|r| r.start <= page && page <= r.last))
 }

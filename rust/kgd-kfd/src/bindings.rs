@@ -260,6 +260,16 @@ pub struct kfd2kgd_calls {
     pub get_mem_limits: ::core::option::Option<
         unsafe extern "C" fn(kgd: *mut kgd_dev, out: *mut kgd_mem_limits),
     >,
+    pub reserve_mem_limit: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            size: __u64,
+            flags: __u32,
+        ) -> core::ffi::c_int,
+    >,
+    pub unreserve_mem_limit: ::core::option::Option<
+        unsafe extern "C" fn(kgd: *mut kgd_dev, size: __u64, flags: __u32),
+    >,
     pub svm_alloc_vram: ::core::option::Option<
         unsafe extern "C" fn(
             kgd: *mut kgd_dev,
@@ -324,6 +334,7 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub fn kgd2kfd_svm_fault(
         kfd: *mut kfd_dev,
+        pasid: __u32,
         vm: *mut core::ffi::c_void,
         addr: __u64,
         flags: __u32,

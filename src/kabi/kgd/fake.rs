@@ -35,6 +35,10 @@ pub(crate) struct FakeGpu {
     pub(crate) fail_map_in: Atomic<i32>,
     /// The last PASID a VM was given.
     pub(crate) pasid: Atomic<u32>,
+    /// Bytes reserved with `reserve_mem_limit` and not given back.
+    pub(crate) reserved: Atomic<u64>,
+    /// The most `reserved` may reach.
+    pub(crate) limit: Atomic<u64>,
 }
 
 impl FakeGpu {
@@ -46,6 +50,8 @@ impl FakeGpu {
                 live_vms: Atomic::new(0),
                 fail_map_in: Atomic::new(-1),
                 pasid: Atomic::new(0),
+                reserved: Atomic::new(0),
+                limit: Atomic::new(u64::MAX),
             },
             GFP_KERNEL,
         )?)
@@ -120,6 +126,22 @@ unsafe extern "C" fn unmap_memory_from_gpu(kgd: *mut interface::kgd_dev, _vm: *m
     0
 }
 
+unsafe extern "C" fn reserve_mem_limit(kgd: *mut interface::kgd_dev, size: u64, _flags: u32) -> c_int {
+    let g = FakeGpu::from_kgd(kgd);
+    let cur = g.reserved.load(Relaxed);
+    match cur.checked_add(size).filter(|&n| n <= g.limit.load(Relaxed)) {
+        Some(n) => {
+            g.reserved.store(n, Relaxed);
+            0
+        }
+        None => ENOMEM.to_errno(),
+    }
+}
+
+unsafe extern "C" fn unreserve_mem_limit(kgd: *mut interface::kgd_dev, size: u64, _flags: u32) {
+    FakeGpu::from_kgd(kgd).reserved.fetch_sub(size, Relaxed);
+}
+
 static FAKE_CALLS: interface::kfd2kgd_calls = interface::kfd2kgd_calls {
     acquire_vm: Some(acquire_vm),
     release_vm: Some(release_vm),
@@ -140,6 +162,8 @@ static FAKE_CALLS: interface::kfd2kgd_calls = interface::kfd2kgd_calls {
     hws_hang: None,
     gpu_reset: None,
     get_mem_limits: None,
+    reserve_mem_limit: Some(reserve_mem_limit),
+    unreserve_mem_limit: Some(unreserve_mem_limit),
     svm_alloc_vram: None,
     svm_alloc_vram_block: None,
     svm_free_vram: None,

@@ -497,3 +497,56 @@ impl GetAggregate {
         Ok(())
     }
 }
+
+/// Where a retry fault of process device `gpu_idx` (gpu_id `gpu_id`)
+/// restores a range with attributes `a` (upstream
+/// `svm_range_best_restore_location`): `Some(LOCATION_SYSMEM)`,
+/// `Some(gpu_id)` of the VRAM to migrate to, or `None` (no access: the
+/// fault is fatal, `-EACCES`).
+///
+/// - `prefer_sysmem`: the faulting GPU keeps SVM in system memory
+///   (upstream `apu_prefer_gtt`; here also a GPU without device-private
+///   VRAM);
+/// - `same_hive(a, b)`: GPUs `a` and `b` reach each other's VRAM
+///   (upstream `svm_nodes_in_same_hive`: the same device or one XGMI hive);
+/// - `actual_loc()`: where the range's pages are (0: system memory), asked
+///   only for an ACCESS_IN_PLACE GPU, as upstream reads `actual_loc` only
+///   there.
+///
+/// In order: PREFERRED_LOC naming this GPU or system memory wins; another
+/// GPU's VRAM wins if reachable; else a GPU in ACCESS migrates to its own
+/// VRAM; a GPU in ACCESS_IN_PLACE maps where the pages are if it can reach
+/// them, else from system memory; any other GPU has no access.
+pub fn best_restore_location(
+    a: &Attrs,
+    gpu_idx: usize,
+    gpu_id: u32,
+    prefer_sysmem: bool,
+    same_hive: impl Fn(u32, u32) -> bool,
+    actual_loc: impl FnOnce() -> u32,
+) -> Option<u32> {
+    if gpu_idx >= MAX_GPU_INSTANCE {
+        return None;
+    }
+    if prefer_sysmem {
+        return Some(LOCATION_SYSMEM);
+    }
+    if a.preferred_loc == gpu_id || a.preferred_loc == LOCATION_SYSMEM {
+        return Some(a.preferred_loc);
+    }
+    if a.preferred_loc != LOCATION_UNDEFINED && same_hive(gpu_id, a.preferred_loc) {
+        return Some(a.preferred_loc);
+    }
+    let bit = 1u64 << gpu_idx;
+    if a.access & bit != 0 {
+        return Some(gpu_id);
+    }
+    if a.access_in_place & bit != 0 {
+        let actual = actual_loc();
+        if actual == LOCATION_SYSMEM {
+            return Some(LOCATION_SYSMEM);
+        }
+        return Some(if same_hive(gpu_id, actual) { actual } else { LOCATION_SYSMEM });
+    }
+    None
+}

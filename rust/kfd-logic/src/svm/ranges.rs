@@ -266,6 +266,25 @@ impl<T: Payload, S: Store<T>> RangeSet<T, S> {
         start <= last && self.first_overlap(start, last).is_some()
     }
 
+    /// How many pages of `span` ranges cover (the XNACK-off system-memory
+    /// reservation of a `SET_ATTR`: only its uncovered pages get new
+    /// ranges, upstream `svm_range_new(.., update_mem_usage = true)` for
+    /// the gaps).  `O(k log n)` for the k ranges met.
+    pub fn covered_pages(&self, span: Span) -> u64 {
+        if span.start > span.last {
+            return 0;
+        }
+        self.iter_overlapping(span.start, span.last)
+            .map(|r| r.last.min(span.last) - r.start.max(span.start) + 1)
+            .sum()
+    }
+
+    /// The pages all ranges cover (upstream's reservation of a process
+    /// with XNACK off, `svm_range_switch_xnack_reserve_mem`).
+    pub fn total_pages(&self) -> u64 {
+        self.iter().map(|r| r.last - r.start + 1).sum()
+    }
+
     /// The ranges intersecting `[start, last]`, in order.
     pub fn iter_overlapping(&self, start: u64, last: u64) -> Overlapping<'_, T, S> {
         Overlapping {

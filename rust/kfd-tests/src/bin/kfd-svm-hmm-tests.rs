@@ -8,7 +8,7 @@
 
 use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
 use kfd_tests::kfd::errno_name;
-use kfd_tests::svm::{gpus, svm_gpu, Anon, Ctx, Gpu, CAP_SVMAPI, PAGE};
+use kfd_tests::svm::{dump_range_at, gpus, svm_dump, svm_gpu, Anon, Ctx, Gpu, CAP_SVMAPI, PAGE};
 use kfd_uapi as uapi;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
@@ -151,6 +151,42 @@ fn prefetch_to_vram_then_cpu_reads(gpu: &Gpu) -> Check {
     ensure_eq(out1 - out0, npages, "page_out after CPU touch")?;
     ensure_eq(ctx.svm_allocated_kib()?, 0, "svm_allocated after everything came back")?;
     Ok(())
+}
+
+/// The `actual_loc` column of the attribute ranges over `[addr, addr+len)`.
+fn dump_actual(addr: usize, len: usize) -> Result<Vec<String>, String> {
+    let (first, last) = ((addr / PAGE) as u64, ((addr + len) / PAGE - 1) as u64);
+    let (ranges, _) = svm_dump()?;
+    let v: Vec<String> = ranges.into_iter().filter(|r| r.last >= first && r.start <= last).map(|r| r.actual).collect();
+    if v.is_empty() {
+        return Err(format!("no range over {addr:#x}+{len:#x} in the dump"));
+    }
+    Ok(v)
+}
+
+/// The debugfs dump's `actual_loc` (upstream `prange->actual_loc`) follows
+/// the pages: system memory, the GPU after a prefetch to its VRAM, mixed
+/// after the CPU pulled one page back, system after a prefetch to 0.
+fn dump_shows_actual_location(gpu: &Gpu) -> Check {
+    let ctx = ctx_xnack(gpu)?;
+    let mem = Anon::new(2 * MIB)?;
+    mem.fill(44);
+    let g = format!("{:#x}", gpu.gpu_id);
+    let all = |v: Vec<String>, want: &str, what: &str| -> Check {
+        ensure(v.iter().all(|a| a == want), format!("{what}: actual_loc {v:?}, want {want}"))
+    };
+    ctx.prefetch(mem.addr, mem.len, 0).map_err(err("PREFETCH_LOC 0"))?;
+    all(dump_actual(mem.addr, mem.len)?, "sys", "in system memory")?;
+    ctx.prefetch(mem.addr, mem.len, gpu.gpu_id).map_err(err("PREFETCH_LOC gpu"))?;
+    all(dump_actual(mem.addr, mem.len)?, &g, "after prefetch to VRAM")?;
+    // The CPU touches one page: migrate_to_ram brings that one back.
+    ensure_eq(mem.slice()[PAGE], 45, "CPU read of a VRAM page")?;
+    let v = dump_actual(mem.addr, mem.len)?;
+    ensure(v.iter().any(|a| a == "mixed"), format!("after one CPU touch: actual_loc {v:?}, want a mixed range"))?;
+    ensure(v.iter().all(|a| a == "mixed" || *a == g), format!("after one CPU touch: actual_loc {v:?}"))?;
+    ctx.prefetch(mem.addr, mem.len, 0).map_err(err("PREFETCH_LOC 0 again"))?;
+    all(dump_actual(mem.addr, mem.len)?, "sys", "after prefetch back")?;
+    check_pattern(mem.slice(), 44, "data after the round trip")
 }
 
 fn prefetch_round_trip_keeps_gpu_writes(gpu: &Gpu) -> Check {
@@ -317,16 +353,155 @@ fn xnack_off_access_maps_and_restores(gpu: &Gpu) -> Check {
     Err("the restore worker never remapped the range".into())
 }
 
+/// A memory-exception event of `ctx`'s process (upstream
+/// `KFD_IOC_EVENT_MEMORY`: a fatal VM fault signals it).
+fn memory_event(ctx: &Ctx) -> Result<u32, String> {
+    let mut e = uapi::kfd_ioctl_create_event_args {
+        event_type: uapi::KFD_IOC_EVENT_MEMORY,
+        auto_reset: 1,
+        ..Default::default()
+    };
+    ctx.kfd.ioctl(uapi::AMDKFD_IOC_CREATE_EVENT, &mut e).map_err(err("CREATE_EVENT memory"))?;
+    Ok(e.event_id)
+}
+
+/// Waits up to `ms` for event `id`; returns its memory-exception VA if it
+/// fired.
+fn memory_event_va(ctx: &Ctx, id: u32, ms: u32) -> Result<Option<u64>, String> {
+    let mut data = [uapi::kfd_event_data { event_id: id, ..Default::default() }];
+    let mut w = uapi::kfd_ioctl_wait_events_args {
+        events_ptr: data.as_mut_ptr() as u64,
+        num_events: 1,
+        wait_for_all: 0,
+        timeout: ms,
+        wait_result: 0,
+    };
+    ctx.kfd.ioctl(uapi::AMDKFD_IOC_WAIT_EVENTS, &mut w).map_err(err("WAIT_EVENTS"))?;
+    if w.wait_result != uapi::KFD_IOC_WAIT_RESULT_COMPLETE {
+        return Ok(None);
+    }
+    // SAFETY: a memory event's data is the memory-exception member.
+    Ok(Some(unsafe { data[0].__bindgen_anon_1.memory_exception_data.va }))
+}
+
+/// An address outside any VMA: a fatal VM fault (EFAULT to the access,
+/// a memory-exception event naming the page), and no range is created
+/// (upstream `svm_range_get_range_boundaries`: no VMA, `-EFAULT`).
 fn no_vma_is_fatal(gpu: &Gpu) -> Check {
     let ctx = ctx_xnack(gpu)?;
+    let ev = memory_event(&ctx)?;
     let mut b = [0u8; 8];
     for va in [0x1000usize, 0x7000_0000_0000] {
         match ctx.gpu_read(va, &mut b) {
             Err(e) if e == libc::EFAULT => {}
             other => return Err(format!("GPU read at {va:#x}: {other:?}, want EFAULT")),
         }
+        // Bounded wait (it is signalled before the access returns).
+        let got = memory_event_va(&ctx, ev, 5000)?;
+        ensure_eq(got, Some(va as u64), "memory-exception event VA")?;
+        ensure(dump_range_at(va)?.is_none(), format!("a range was created at {va:#x}"))?;
     }
     Ok(())
+}
+
+/// The access bitmap bit of `gpu` in the dump.
+fn dump_bit(ids: &[u32], gpu: &Gpu) -> Result<u64, String> {
+    let i = ids.iter().position(|&g| g == gpu.gpu_id).ok_or(format!("gpu {:#x} not in the dump's gpus {ids:x?}", gpu.gpu_id))?;
+    Ok(1u64 << i)
+}
+
+/// GET_ATTR of one page: (PREFERRED_LOC, PREFETCH_LOC, ACCESS answer for
+/// `gpu`, GRANULARITY).
+fn page_attrs(ctx: &Ctx, gpu: &Gpu, va: usize) -> Result<[(u32, u32); 4], String> {
+    let mut q = [
+        (uapi::KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, 0),
+        (uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, 0),
+        (uapi::KFD_IOCTL_SVM_ATTR_ACCESS, gpu.gpu_id),
+        (uapi::KFD_IOCTL_SVM_ATTR_GRANULARITY, 0),
+    ];
+    ctx.svm_get(va & !(PAGE - 1), PAGE, &mut q).map_err(err("GET_ATTR"))?;
+    Ok(q)
+}
+
+/// A retry fault at an address never registered with SET_ATTR, inside a
+/// VMA, creates an attribute range as upstream
+/// `svm_range_create_unregistered_range`: the default-granularity (2 MiB)
+/// window around the page, clipped to the VMA; new-range defaults with
+/// XNACK on (every SVM GPU in ACCESS, flags HOST_ACCESS|COHERENT,
+/// locations undefined, granularity 9); PREFERRED_LOC system memory in
+/// the initial heap.  GET_ATTR and the debugfs dump show it.
+fn unregistered_fault_creates_range(gpu: &Gpu) -> Check {
+    const UNDEF: u32 = uapi::KFD_IOCTL_SVM_LOCATION_UNDEFINED;
+    let ctx = ctx_xnack(gpu)?;
+    // mmap'd: 4 MiB + 3 pages, so at least one end of the VMA cuts a
+    // window; PROT_NONE guard pages on both sides keep the kernel from
+    // merging it with a neighbouring mapping (the VMA is exactly this).
+    let len = 4 * MIB + 3 * PAGE;
+    let outer = Anon::with_prot(len + 2 * PAGE, libc::PROT_NONE)?;
+    let addr = outer.addr + PAGE;
+    // SAFETY: the inside of our own mapping.
+    let r = unsafe { libc::mprotect(addr as *mut libc::c_void, len, libc::PROT_READ | libc::PROT_WRITE) };
+    ensure_eq(r, 0, "mprotect")?;
+    // SAFETY: as above, now writable.
+    let s = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, len) };
+    for (i, c) in s.chunks_mut(PAGE).enumerate() {
+        c.fill(17u8.wrapping_add(i as u8));
+    }
+    let (_, ids) = svm_dump()?;
+    let bit = dump_bit(&ids, gpu)?;
+    let (vs, ve) = ((addr / PAGE) as u64, ((addr + len) / PAGE) as u64);
+    for off in [5 * PAGE, 3 * MIB + 5 * PAGE, len - PAGE] {
+        let va = addr + off;
+        if dump_range_at(va)?.is_some() {
+            continue; // an earlier window of this loop covers it
+        }
+        let mut b = [0u8; 8];
+        ctx.gpu_read(va, &mut b).map_err(err("GPU read of unregistered memory"))?;
+        ensure_eq(b[0], 17u8.wrapping_add((off / PAGE) as u8), "data")?;
+        let r = dump_range_at(va)?.ok_or(format!("no range at {va:#x} after the fault"))?;
+        let p = (va / PAGE) as u64;
+        let want = (vs.max(p & !511), ve.min((p | 511) + 1) - 1);
+        ensure_eq((r.start - vs, r.last - vs), (want.0 - vs, want.1 - vs), "range extent (pages from the VMA start)")?;
+        ensure_eq(
+            (r.preferred.as_str(), r.prefetch.as_str(), r.flags, r.granularity, r.access & bit, r.in_place),
+            ("undef", "undef", u64::from(uapi::KFD_IOCTL_SVM_FLAG_HOST_ACCESS | uapi::KFD_IOCTL_SVM_FLAG_COHERENT), 9, bit, 0),
+            "dump attributes (preferred, prefetch, flags, granularity, access bit, in_place)",
+        )?;
+        let q = page_attrs(&ctx, gpu, va)?;
+        ensure_eq(q[0].1, UNDEF, "GET_ATTR PREFERRED_LOC")?;
+        ensure_eq(q[1].1, UNDEF, "GET_ATTR PREFETCH_LOC")?;
+        ensure_eq(q[2], (uapi::KFD_IOCTL_SVM_ATTR_ACCESS, gpu.gpu_id), "GET_ATTR ACCESS")?;
+        ensure_eq(q[3].1, 9, "GET_ATTR GRANULARITY")?;
+        // Mapped by that fault: the window reads without faults.
+        let mut w = vec![0u8; ((r.last - p + 1) as usize) * PAGE];
+        ensure_eq(ctx.gpu_read(va & !(PAGE - 1), &mut w).map_err(err("GPU re-read"))?, 0, "faults in the new range's window")?;
+    }
+    // The initial heap (brk): PREFERRED_LOC system memory, which only the
+    // created range gives (an unregistered page answers UNDEFINED).
+    // SAFETY: plain allocation, freed below; below the mmap threshold, so brk.
+    let heap = unsafe { libc::malloc(64 * 1024) } as usize;
+    ensure(heap != 0, "malloc")?;
+    let page = (heap + PAGE) & !(PAGE - 1);
+    let maps = std::fs::read_to_string("/proc/self/maps").map_err(|e| e.to_string())?;
+    let in_heap = maps.lines().any(|l| {
+        let Some((range, rest)) = l.split_once(' ') else { return false };
+        let Some((a, b)) = range.split_once('-') else { return false };
+        let (a, b) = (usize::from_str_radix(a, 16).unwrap_or(0), usize::from_str_radix(b, 16).unwrap_or(0));
+        rest.ends_with("[heap]") && a <= page && page < b
+    });
+    let res = (|| -> Check {
+        ensure(in_heap, format!("malloc'd {page:#x} is not in [heap]"))?;
+        let before = page_attrs(&ctx, gpu, page)?;
+        ensure_eq(before[0].1, UNDEF, "heap PREFERRED_LOC before the fault")?;
+        let mut b = [0u8; 8];
+        ctx.gpu_read(page, &mut b).map_err(err("GPU read of malloc'd memory"))?;
+        ensure_eq(page_attrs(&ctx, gpu, page)?[0].1, uapi::KFD_IOCTL_SVM_LOCATION_SYSMEM, "heap PREFERRED_LOC")?;
+        let r = dump_range_at(page)?.ok_or("no heap range in the dump")?;
+        ensure_eq(r.preferred.as_str(), "sys", "dump preferred_loc of the heap range")
+    })();
+    // SAFETY: ours.
+    unsafe { libc::free(heap as *mut libc::c_void) };
+    res
 }
 
 fn bad_prefetch_arguments(gpu: &Gpu) -> Check {
@@ -371,6 +546,246 @@ fn vram_exhaustion_stays_in_system(gpu: &Gpu) -> Check {
     // With VRAM back, the prefetch moves everything.
     ctx.prefetch(mem.addr, mem.len, gpu.gpu_id).map_err(err("prefetch after free"))?;
     check_pattern(mem.slice(), 120, "CPU read after the second prefetch")
+}
+
+/// Retry faults find their process by the VM's PASID (upstream
+/// `kfd_lookup_process_by_pasid`): a parent and its forked child, each a
+/// KFD process with its own VM, fault the same VA and each GPU sees its
+/// own process's data.
+fn two_processes_fault_their_own_memory(gpu: &Gpu) -> Check {
+    let ctx = ctx_xnack(gpu)?;
+    let mem = Anon::new(2 * MIB)?;
+    mem.fill(60);
+    let mut b = vec![0u8; 4 * PAGE];
+    ctx.gpu_read(mem.addr, &mut b).map_err(err("parent GPU read"))?;
+    check_pattern(&b, 60, "parent before fork")?;
+    // SAFETY: fork; the child uses its own context and leaves with _exit.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let code = (|| -> Result<(), ()> {
+            let c = ctx_xnack(gpu).map_err(|_| ())?;
+            mem.fill(90);
+            let mut cb = vec![0u8; 4 * PAGE];
+            c.gpu_read(mem.addr + PAGE, &mut cb).map_err(|_| ())?;
+            check_pattern(&cb, 91, "child").map_err(|_| ())
+        })();
+        // SAFETY: leave without running the parent's destructors.
+        unsafe { libc::_exit(if code.is_ok() { 0 } else { 1 }) };
+    }
+    ensure(pid > 0, "fork")?;
+    let mut st = 0;
+    // SAFETY: our child.
+    unsafe { libc::waitpid(pid, &mut st, 0) };
+    ensure(libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0, format!("child saw its own data (status {st:#x})"))?;
+    ctx.gpu_read(mem.addr + 2 * MIB - 4 * PAGE, &mut b).map_err(err("parent GPU read after the child"))?;
+    check_pattern(&b, 60u8.wrapping_add((2 * MIB / PAGE - 4) as u8), "parent after the child")
+}
+
+/// debugfs `kfd/mem_limit`: (system used, system limit) in MiB.
+fn mem_limit() -> Result<(u64, u64), String> {
+    kfd_tests::svm::ensure_debugfs()?;
+    let p = "/sys/kernel/debug/kfd/mem_limit";
+    let s = std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"))?;
+    let l = s.lines().find_map(|l| l.strip_prefix("System mem used ")).ok_or(format!("{p}: {s:?}"))?;
+    let (used, limit) = l.split_once("M out of ").ok_or(format!("{p}: {l:?}"))?;
+    let limit = limit.trim_end_matches('M');
+    Ok((used.parse().map_err(|_| format!("{p}: {l:?}"))?, limit.parse().map_err(|_| format!("{p}: {l:?}"))?))
+}
+
+/// Reads `mem_limit` until it shows `want` MiB used (teardown may run in
+/// a worker); bounded, not timed: gives up after many reads.
+fn mem_used_becomes(want: u64, what: &str) -> Check {
+    let mut got = 0;
+    for _ in 0..500 {
+        got = mem_limit()?.0;
+        if got == want {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    Err(format!("{what}: mem_limit used {got} MiB, want {want}"))
+}
+
+/// With XNACK off, SVM ranges are reserved against the system-memory
+/// limit as user-pointer memory (upstream `svm_range_new(..,
+/// update_mem_usage)` → `amdgpu_amdkfd_reserve_mem_limit(.., USERPTR)`):
+/// debugfs `mem_limit` moves by the ranges' size, not with XNACK on;
+/// SET_XNACK_MODE moves the reservation
+/// (`svm_range_switch_xnack_reserve_mem`); munmap and exit give it back;
+/// a SET_ATTR over the limit is ENOMEM and records nothing.
+fn xnack_off_ranges_reserve_system_memory(gpu: &Gpu) -> Check {
+    let gran = |g| [(uapi::KFD_IOCTL_SVM_ATTR_GRANULARITY, g)];
+    let (u0, limit) = mem_limit()?;
+    println!("# mem_limit: {u0} MiB used of {limit} MiB");
+    {
+        let ctx = Ctx::new(gpu)?;
+        ensure_eq(ctx.set_xnack(false).map_err(err("SET_XNACK_MODE(0)"))?, 0, "xnack mode")?;
+        let a = Anon::new(64 * MIB)?;
+        ctx.svm_set(a.addr, a.len, &gran(9)).map_err(err("SET_ATTR 64 MiB"))?;
+        ensure_eq(mem_limit()?.0, u0 + 64, "used after SET_ATTR of 64 MiB, XNACK off")?;
+        // Pages already covered are not reserved twice.
+        ctx.svm_set(a.addr + 16 * MIB, 16 * MIB, &gran(4)).map_err(err("SET_ATTR inside"))?;
+        ensure_eq(mem_limit()?.0, u0 + 64, "used after a SET_ATTR inside the range")?;
+        // munmap of half of it (the deferred worker; GET_ATTR flushes it).
+        // SAFETY: the upper half of our mapping.
+        ensure_eq(unsafe { libc::munmap((a.addr + 32 * MIB) as *mut libc::c_void, 32 * MIB) }, 0, "munmap")?;
+        let mut q = [(uapi::KFD_IOCTL_SVM_ATTR_GRANULARITY, 0)];
+        ctx.svm_get(a.addr, 32 * MIB, &mut q).map_err(err("GET_ATTR"))?;
+        ensure_eq(mem_limit()?.0, u0 + 32, "used after munmap of half")?;
+        // XNACK on: given back, and new ranges are not reserved.
+        ensure_eq(ctx.set_xnack(true).map_err(err("SET_XNACK_MODE(1)"))?, 1, "xnack on")?;
+        ensure_eq(mem_limit()?.0, u0, "used with XNACK on")?;
+        let b = Anon::new(16 * MIB)?;
+        ctx.svm_set(b.addr, b.len, &gran(9)).map_err(err("SET_ATTR with XNACK on"))?;
+        ensure_eq(mem_limit()?.0, u0, "used after SET_ATTR with XNACK on")?;
+        // XNACK off again: every range is reserved.
+        ensure_eq(ctx.set_xnack(false).map_err(err("SET_XNACK_MODE(0) again"))?, 0, "xnack off")?;
+        ensure_eq(mem_limit()?.0, u0 + 48, "used after XNACK off again")?;
+        // Over the limit: ENOMEM, nothing recorded, nothing reserved.
+        let big = (limit - (u0 + 48) + 64) as usize * MIB;
+        // SAFETY: a fresh anonymous mapping, never touched.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                big,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        ensure(p != libc::MAP_FAILED, format!("mmap {big:#x}"))?;
+        let huge = Anon { addr: p as usize, len: big };
+        ensure_eq(ctx.svm_set(huge.addr, huge.len, &gran(9)).err(), Some(libc::ENOMEM), "SET_ATTR over the limit")?;
+        ensure_eq(mem_limit()?.0, u0 + 48, "used after the refused SET_ATTR")?;
+        let (ranges, _) = svm_dump()?;
+        let (hs, hl) = ((huge.addr / PAGE) as u64, ((huge.addr + big) / PAGE - 1) as u64);
+        ensure(!ranges.iter().any(|r| r.last >= hs && r.start <= hl), "a range was recorded by the refused SET_ATTR")?;
+        // SAFETY: the lower half, still mapped; `a` must not unmap the
+        // upper half again.
+        unsafe { libc::munmap(a.addr as *mut libc::c_void, 32 * MIB) };
+        std::mem::forget(a);
+    }
+    // Process exit (the context closed, its memory unmapped): back to the start.
+    mem_used_becomes(u0, "after the process's exit")?;
+    // A child that exits holding reserved ranges gives them back too.
+    // SAFETY: fork; the child uses its own context and leaves with _exit.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let ok = (|| -> Result<(), ()> {
+            let c = Ctx::new(gpu).map_err(|_| ())?;
+            c.set_xnack(false).map_err(|_| ())?;
+            let m = Anon::new(32 * MIB).map_err(|_| ())?;
+            c.svm_set(m.addr, m.len, &gran(9)).map_err(|_| ())?;
+            if mem_limit().map_err(|_| ())?.0 != u0 + 32 {
+                return Err(());
+            }
+            std::mem::forget(m);
+            std::mem::forget(c);
+            Ok(())
+        })();
+        // SAFETY: leave without cleanup: exit tears it down.
+        unsafe { libc::_exit(if ok.is_ok() { 0 } else { 1 }) };
+    }
+    ensure(pid > 0, "fork")?;
+    let mut st = 0;
+    // SAFETY: our child.
+    unsafe { libc::waitpid(pid, &mut st, 0) };
+    ensure(libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0, format!("child reserved 32 MiB (status {st:#x})"))?;
+    mem_used_becomes(u0, "after a child exited holding 32 MiB of ranges")
+}
+
+/// The 2 MiB-aligned 2 MiB inside a 4 MiB mapping (one fault window, one
+/// range block).
+struct Aligned2M {
+    addr: usize,
+    len: usize,
+}
+
+impl Aligned2M {
+    fn new(outer: &Anon) -> Aligned2M {
+        Aligned2M { addr: (outer.addr + 2 * MIB - 1) & !(2 * MIB - 1), len: 2 * MIB }
+    }
+
+    fn slice(&self) -> &mut [u8] {
+        // SAFETY: inside the caller's live mapping (`new`'s argument).
+        unsafe { std::slice::from_raw_parts_mut(self.addr as *mut u8, self.len) }
+    }
+
+    fn fill(&self, seed: u8) {
+        for (i, c) in self.slice().chunks_mut(PAGE).enumerate() {
+            c.fill(seed.wrapping_add(i as u8));
+        }
+    }
+}
+
+/// Pages moved into a GPU's VRAM so far (its `page_in` counter).
+fn page_in(ctx: &Ctx) -> Result<u64, String> {
+    Ok(ctx.counters()?.1)
+}
+
+/// The dump's `actual_loc` of the range at `addr`.
+fn actual_at(addr: usize) -> Result<String, String> {
+    Ok(dump_range_at(addr)?.ok_or(format!("no range at {addr:#x}"))?.actual)
+}
+
+/// Retry-fault locations with two GPUs A and B in one process (upstream
+/// `svm_range_best_restore_location`; virtual GPUs share no XGMI hive, so
+/// neither reaches the other's VRAM):
+/// - PREFERRED_LOC A, B in ACCESS (the XNACK-on default): B's fault
+///   migrates the window to B's VRAM; then A's fault (preferred) moves it
+///   to A's VRAM (through system memory);
+/// - PREFERRED_LOC A with the pages in A's VRAM, B only in
+///   ACCESS_IN_PLACE: B's fault brings them to system memory and maps them
+///   there (nothing moves into B's VRAM);
+/// - B in neither bitmap: B's fault is fatal.
+fn fault_location_with_two_gpus(a: &Gpu, b: &Gpu) -> Check {
+    use uapi::{KFD_IOCTL_SVM_ATTR_ACCESS as ACCESS, KFD_IOCTL_SVM_ATTR_ACCESS_IN_PLACE as AIP};
+    use uapi::KFD_IOCTL_SVM_ATTR_PREFERRED_LOC as PREFERRED;
+    let ca = ctx_xnack(a)?;
+    let cb = ctx_xnack(b)?;
+    let (ga, gb) = (format!("{:#x}", a.gpu_id), format!("{:#x}", b.gpu_id));
+    let window = (2 * MIB / PAGE) as u64;
+    // 1. Preferred A, B in ACCESS.
+    let _k1 = Anon::new(4 * MIB)?;
+    let m1 = Aligned2M::new(&_k1);
+    m1.fill(21);
+    ca.svm_set(m1.addr, m1.len, &[(PREFERRED, a.gpu_id)]).map_err(err("SET_ATTR PREFERRED_LOC A"))?;
+    let (ia0, ib0) = (page_in(&ca)?, page_in(&cb)?);
+    let mut buf = vec![0u8; 8 * PAGE];
+    cb.gpu_read(m1.addr, &mut buf).map_err(err("GPU B read"))?;
+    check_pattern(&buf, 21, "GPU B read")?;
+    ensure_eq((page_in(&ca)? - ia0, page_in(&cb)? - ib0), (0, window), "page_in (A, B) after B's fault")?;
+    ensure_eq(actual_at(m1.addr)?, gb.clone(), "actual_loc after B's fault")?;
+    ca.gpu_read(m1.addr + PAGE, &mut buf).map_err(err("GPU A read"))?;
+    check_pattern(&buf, 22, "GPU A read")?;
+    ensure_eq((page_in(&ca)? - ia0, page_in(&cb)? - ib0), (window, window), "page_in (A, B) after A's fault")?;
+    ensure_eq(actual_at(m1.addr)?, ga.clone(), "actual_loc after A's fault")?;
+    check_pattern(m1.slice(), 21, "CPU read of range 1")?;
+    // 2. Preferred A and in A's VRAM, B only in place.
+    let _k2 = Anon::new(4 * MIB)?;
+    let m2 = Aligned2M::new(&_k2);
+    m2.fill(33);
+    ca.svm_set(m2.addr, m2.len, &[(PREFERRED, a.gpu_id), (ACCESS, a.gpu_id), (AIP, b.gpu_id)])
+        .map_err(err("SET_ATTR ACCESS A, IN_PLACE B"))?;
+    ca.prefetch(m2.addr, m2.len, a.gpu_id).map_err(err("prefetch to A"))?;
+    ensure_eq(actual_at(m2.addr)?, ga, "actual_loc after prefetch to A")?;
+    let ib1 = page_in(&cb)?;
+    cb.gpu_read(m2.addr + 3 * PAGE, &mut buf).map_err(err("GPU B read in place"))?;
+    check_pattern(&buf, 36, "GPU B read in place")?;
+    ensure_eq(page_in(&cb)? - ib1, 0, "page_in of B after its in-place fault")?;
+    let act = actual_at(m2.addr)?;
+    ensure(act == "sys" || act == "mixed", format!("actual_loc after B's in-place fault: {act}, want its window in system memory"))?;
+    // 3. B has no access: fatal (last: it leaves B's VM faulted).
+    let m3 = Anon::new(2 * MIB)?;
+    ca.svm_set(m3.addr, m3.len, &[(ACCESS, a.gpu_id), (uapi::KFD_IOCTL_SVM_ATTR_NO_ACCESS, b.gpu_id)])
+        .map_err(err("SET_ATTR NO_ACCESS B"))?;
+    match cb.gpu_read(m3.addr, &mut buf) {
+        Err(e) if e == libc::EFAULT => {}
+        other => return Err(format!("GPU B read without access: {other:?}, want EFAULT")),
+    }
+    ca.gpu_read(m3.addr, &mut buf).map_err(err("GPU A read of range 3"))?;
+    Ok(())
 }
 
 fn killed_mid_migration(gpu: &Gpu) -> Check {
@@ -634,6 +1049,14 @@ fn main() {
         h.run("an SVM-capable GPU exists", || Err("no GPU advertises HSA_CAP_SVMAPI_SUPPORTED".into()));
         std::process::exit(h.finish("kfd-svm-hmm-tests"));
     };
+    // Two or more SVM GPUs (svm-hmm-tests.sh reloads gfx90a,gfx90a for
+    // this): the multi-GPU tests only.
+    let svm_gpus: Vec<Gpu> = gpus().into_iter().filter(|g| g.capability & CAP_SVMAPI != 0).collect();
+    if svm_gpus.len() >= 2 {
+        let (a, b) = (&svm_gpus[0], &svm_gpus[1]);
+        h.run("fault_location_with_two_gpus", || fault_location_with_two_gpus(a, b));
+        std::process::exit(h.finish("kfd-svm-hmm-2gpu"));
+    }
     let g = &gpu;
     h.run("capability", || capability(g));
     h.run("first_touch_maps", || first_touch_maps(g));
@@ -642,6 +1065,7 @@ fn main() {
     h.run("no_access_unmaps", || no_access_unmaps(g));
     h.run("prefetch_to_vram_then_cpu_reads", || prefetch_to_vram_then_cpu_reads(g));
     h.run("prefetch_round_trip_keeps_gpu_writes", || prefetch_round_trip_keeps_gpu_writes(g));
+    h.run("dump_shows_actual_location", || dump_shows_actual_location(g));
     h.run("preferred_location_migrates_on_fault", || preferred_location_migrates_on_fault(g));
     h.run("munmap_middle_of_range", || munmap_middle_of_range(g));
     h.run("fork_cow", || fork_cow(g));
@@ -649,8 +1073,11 @@ fn main() {
     h.run("xnack_off_fault_is_fatal", || xnack_off_fault_is_fatal(g));
     h.run("xnack_off_access_maps_and_restores", || xnack_off_access_maps_and_restores(g));
     h.run("no_vma_is_fatal", || no_vma_is_fatal(g));
+    h.run("unregistered_fault_creates_range", || unregistered_fault_creates_range(g));
     h.run("bad_prefetch_arguments", || bad_prefetch_arguments(g));
     h.run("vram_exhaustion_stays_in_system", || vram_exhaustion_stays_in_system(g));
+    h.run("xnack_off_ranges_reserve_system_memory", || xnack_off_ranges_reserve_system_memory(g));
+    h.run("two_processes_fault_their_own_memory", || two_processes_fault_their_own_memory(g));
     h.run("killed_mid_migration", || killed_mid_migration(g));
     h.run("concurrent_prefetch_munmap_touch", || concurrent_prefetch_munmap_touch(g));
     h.run("huge_device_pages", || huge_device_pages(g));
