@@ -47,7 +47,7 @@ use kernel::{
     rbtree::{RBTree, RBTreeNode},
     sync::{
         aref::ARef,
-        atomic::{Atomic, Relaxed},
+        atomic::{Acquire, Atomic, Full, Relaxed, Release},
         Arc, ArcBorrow, Mutex,
     },
 };
@@ -176,6 +176,12 @@ pub(crate) struct Svm {
     /// XNACK off and a mapped range was invalidated: the restore worker
     /// must remap.
     restore_pending: Atomic<bool>,
+    /// XNACK off: invalidations that quiesced the queues, and how many of
+    /// them the last finished restore covered.  The process is evicted
+    /// (its queues quiesced) while they differ (upstream
+    /// `svms->evicted_ranges`).
+    evictions: Atomic<u64>,
+    restored: Atomic<u64>,
     /// The process's XNACK mode, mirrored for the callbacks.
     xnack: Atomic<bool>,
     /// The attribute ranges (`Process::svm`): the `munmap` worker removes
@@ -196,6 +202,8 @@ impl Svm {
                 flush <- new_mutex!((), "Svm::flush"),
                 unmap_pending: Atomic::new(false),
                 restore_pending: Atomic::new(false),
+                evictions: Atomic::new(0),
+                restored: Atomic::new(0),
                 xnack: Atomic::new(false),
                 attrs,
             }),
@@ -532,6 +540,9 @@ impl Svm {
     /// XNACK off: remaps every range some GPU had mapped (the queues were
     /// quiesced by the invalidation), then resumes the queues.
     fn restore(&self, guard: &MmRead<'_>, ranges: &mut Ranges) {
+        // What this restore covers: the invalidations so far (a later one
+        // sets `restore_pending` again and keeps the process evicted).
+        let covered = self.evictions.load(Acquire);
         for r in ranges.tree.values_mut() {
             let gpus = core::mem::replace(&mut r.mapped_gpus, KVec::new());
             for gpu_id in gpus.iter() {
@@ -545,7 +556,13 @@ impl Svm {
                 }
             }
         }
-        queues_resume(self);
+        queues_resume(self, covered);
+    }
+
+    /// XNACK off: whether an invalidation quiesced the process and no
+    /// restore has remapped since.
+    pub(crate) fn evicted(&self) -> bool {
+        self.evictions.load(Acquire) != self.restored.load(Acquire)
     }
 
     /// A copy of the VM handle of GPU `gpu_id`.  Copies are used under
@@ -652,14 +669,23 @@ fn next_vma_start(guard: &MmRead<'_>, addr: u64, end: u64) -> u64 {
     end
 }
 
-/// XNACK off: stop the process's queues before its GPU mappings go stale
-/// (upstream `svm_range_evict` → `kgd2kfd_quiesce_mm`).  The queues are
-/// another part's; until they exist there is nothing to stop.
-fn queues_quiesce(_svm: &Svm) {}
+/// XNACK off: the process's queues must not run through the mappings an
+/// invalidation is removing (upstream `svm_range_evict` →
+/// `kgd2kfd_quiesce_mm`, which preempts them).  rkfd does not preempt from
+/// the notifier callback (that would wait for the GPU driver's engines
+/// inside reclaim); it marks the process evicted instead, and while it is,
+/// a GPU access that finds no PTE is answered "retry later" (`EAGAIN`,
+/// see `fault::gpu_fault`): the queue stalls on that access rather than
+/// taking a fatal fault, and continues once the restore worker remapped.
+fn queues_quiesce(svm: &Svm) {
+    svm.evictions.fetch_add(1, Full);
+}
 
-/// XNACK off: the restore worker remapped; restart the queues
-/// (`kgd2kfd_resume_mm`).
-fn queues_resume(_svm: &Svm) {}
+/// XNACK off: the restore worker remapped what the invalidations up to
+/// `covered` removed; the queues go on (`kgd2kfd_resume_mm`).
+fn queues_resume(svm: &Svm, covered: u64) {
+    svm.restored.store(covered, Release);
+}
 
 impl Invalidate for Svm {
     fn invalidate(this: ArcBorrow<'_, Self>, _range_start: u64, start: u64, end: u64, unmap: bool) {

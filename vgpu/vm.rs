@@ -506,6 +506,9 @@ const MAX_ACCESS: u64 = 1 << 30;
 /// Retry faults one page may raise before the access gives up (`EFAULT`):
 /// a racing invalidation can unmap a page between the fault and the retry.
 const MAX_RETRIES: u32 = 64;
+/// "Retry later" answers one page may get, 1 ms apart, before the access
+/// gives up (`EFAULT`).
+const MAX_WAITS: u32 = 5000;
 
 impl Vm {
     /// The GPU-access test interface: the GPU reads (or writes) `size` bytes
@@ -547,7 +550,7 @@ impl Vm {
                 let page_va = at + done as u64;
                 let len = ((PAGE - page_va % PAGE) as usize).min(chunk.len() - done);
                 let part = &mut chunk[done..done + len];
-                let mut tries = 0;
+                let (mut tries, mut waits) = (0, 0);
                 while !self.access_page(page_va, part, write)? {
                     tries += 1;
                     if tries > MAX_RETRIES {
@@ -556,7 +559,18 @@ impl Vm {
                     *faults = faults.saturating_add(1);
                     match kabi::svm_fault(&self.core, self, page_va, write, true) {
                         Ok(()) => {}
-                        Err(e) if e == EAGAIN => kernel::processor::cpu_relax(),
+                        // Retry later (a racing invalidation, or rkfd
+                        // quiesced the process until its restore worker
+                        // remaps): wait as a stalled queue would.
+                        Err(e) if e == EAGAIN && waits < MAX_WAITS => {
+                            if kernel::current!().signal_pending() {
+                                return Err(EINTR);
+                            }
+                            waits += 1;
+                            tries -= 1;
+                            kernel::time::delay::fsleep(kernel::time::Delta::from_millis(1));
+                        }
+                        Err(e) if e == EAGAIN => return Err(EFAULT),
                         Err(e) => return Err(e),
                     }
                 }

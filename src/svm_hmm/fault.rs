@@ -55,6 +55,12 @@ pub(crate) fn gpu_fault(dev: &Device, pasid: u32, vm: *const c_void, addr: u64, 
         (xnack, inner.pdds[gpu_idx].counters.clone(), gpu_idx, supported)
     };
     if !xnack {
+        // Quiesced by an invalidation the restore worker has not remapped
+        // yet (`svm_hmm::queues_quiesce`): the queue waits, as it would
+        // preempted.
+        if process.hmm.evicted() {
+            return Err(EAGAIN);
+        }
         kfd_err!(
             "GPU {} VM fault at {:#x} ({}), XNACK off: not retried (pid {})\n",
             dev.gpu_id(),

@@ -169,7 +169,10 @@ fn dump_actual(addr: usize, len: usize) -> Result<Vec<String>, String> {
 /// after the CPU pulled one page back, system after a prefetch to 0.
 fn dump_shows_actual_location(gpu: &Gpu) -> Check {
     let ctx = ctx_xnack(gpu)?;
-    let mem = Anon::new(2 * MIB)?;
+    // 4 MiB: a CPU touch brings back 64 pages, or a whole 2 MiB huge
+    // device page if the range got transparent huge pages; either way part
+    // of the range stays in VRAM.
+    let mem = Anon::new(4 * MIB)?;
     mem.fill(44);
     let g = format!("{:#x}", gpu.gpu_id);
     let all = |v: Vec<String>, want: &str, what: &str| -> Check {
@@ -179,7 +182,8 @@ fn dump_shows_actual_location(gpu: &Gpu) -> Check {
     all(dump_actual(mem.addr, mem.len)?, "sys", "in system memory")?;
     ctx.prefetch(mem.addr, mem.len, gpu.gpu_id).map_err(err("PREFETCH_LOC gpu"))?;
     all(dump_actual(mem.addr, mem.len)?, &g, "after prefetch to VRAM")?;
-    // The CPU touches one page: migrate_to_ram brings that one back.
+    // The CPU touches one page: migrate_to_ram brings it (and the pages
+    // around it) back.
     ensure_eq(mem.slice()[PAGE], 45, "CPU read of a VRAM page")?;
     let v = dump_actual(mem.addr, mem.len)?;
     ensure(v.iter().any(|a| a == "mixed"), format!("after one CPU touch: actual_loc {v:?}, want a mixed range"))?;
@@ -351,6 +355,31 @@ fn xnack_off_access_maps_and_restores(gpu: &Gpu) -> Check {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     Err("the restore worker never remapped the range".into())
+}
+
+/// XNACK off: a migration (PREFETCH_LOC) invalidates the GPU mapping and
+/// the restore worker remaps it later; a GPU access in between must wait
+/// for the restore (the process is quiesced), never take a fatal fault.
+fn xnack_off_access_waits_for_restore(gpu: &Gpu) -> Check {
+    let ctx = Ctx::new(gpu)?;
+    ensure_eq(ctx.set_xnack(false).map_err(err("SET_XNACK_MODE(0)"))?, 0, "xnack mode")?;
+    let mem = Anon::new(4 * MIB)?;
+    mem.fill(60);
+    ctx.svm_set(mem.addr, mem.len, &[(uapi::KFD_IOCTL_SVM_ATTR_ACCESS, gpu.gpu_id)])
+        .map_err(err("SET_ATTR ACCESS"))?;
+    let mut buf = vec![0u8; mem.len];
+    for round in 0..20 {
+        let loc = if round % 2 == 0 { gpu.gpu_id } else { 0 };
+        ctx.prefetch(mem.addr, mem.len, loc).map_err(err("PREFETCH_LOC"))?;
+        let faults = ctx
+            .gpu_read(mem.addr, &mut buf)
+            .map_err(|e| format!("round {round}: GPU read right after PREFETCH_LOC {loc:#x}: {}", errno_name(e)))?;
+        check_pattern(&buf, 60, "GPU read after the restore")?;
+        if round == 0 {
+            println!("# first round: {faults} retry answers before the restore");
+        }
+    }
+    Ok(())
 }
 
 /// A memory-exception event of `ctx`'s process (upstream
@@ -1072,6 +1101,7 @@ fn main() {
     h.run("mprotect_read_only", || mprotect_read_only(g));
     h.run("xnack_off_fault_is_fatal", || xnack_off_fault_is_fatal(g));
     h.run("xnack_off_access_maps_and_restores", || xnack_off_access_maps_and_restores(g));
+    h.run("xnack_off_access_waits_for_restore", || xnack_off_access_waits_for_restore(g));
     h.run("no_vma_is_fatal", || no_vma_is_fatal(g));
     h.run("unregistered_fault_creates_range", || unregistered_fault_creates_range(g));
     h.run("bad_prefetch_arguments", || bad_prefetch_arguments(g));
