@@ -106,15 +106,7 @@ impl Ctx {
 
     /// SVM SET_ATTR with `(type, value)` attributes over `[addr, addr+size)`.
     pub fn svm_set(&self, addr: usize, size: usize, attrs: &[(u32, u32)]) -> Result<(), i32> {
-        let mut buf = vec![0u64; 3 + attrs.len()];
-        buf[0] = addr as u64;
-        buf[1] = size as u64;
-        buf[2] = u64::from(uapi::KFD_IOCTL_SVM_OP_SET_ATTR) | ((attrs.len() as u64) << 32);
-        for (i, &(t, v)) in attrs.iter().enumerate() {
-            buf[3 + i] = u64::from(t) | (u64::from(v) << 32);
-        }
-        let cmd = uapi::amdkfd_ioc_svm(attrs.len() as u32);
-        self.kfd.ioctl_raw(cmd, buf.as_mut_ptr() as usize).map(|_| ())
+        svm_set_attr(self.kfd.fd, addr, size, attrs).map(|_| ())
     }
 
     /// SVM GET_ATTR over `[addr, addr+size)`: `attrs` are `(type, value)`
@@ -261,6 +253,19 @@ pub struct DumpRange {
     pub granularity: u32,
     pub access: u64,
     pub in_place: u64,
+}
+
+/// AMDKFD_IOC_SVM SET_ATTR with `(type, value)` attributes over
+/// `[addr, addr+size)` on the `/dev/kfd` file `kfd`.
+pub fn svm_set_attr(kfd: i32, addr: usize, size: usize, attrs: &[(u32, u32)]) -> Result<i32, i32> {
+    let mut buf = vec![0u64; 3 + attrs.len()];
+    buf[0] = addr as u64;
+    buf[1] = size as u64;
+    buf[2] = u64::from(uapi::KFD_IOCTL_SVM_OP_SET_ATTR) | ((attrs.len() as u64) << 32);
+    for (i, &(t, v)) in attrs.iter().enumerate() {
+        buf[3 + i] = u64::from(t) | (u64::from(v) << 32);
+    }
+    crate::kfd::ioctl_fd(kfd, uapi::amdkfd_ioc_svm(attrs.len() as u32), buf.as_mut_ptr() as usize)
 }
 
 /// Mounts debugfs if needed.

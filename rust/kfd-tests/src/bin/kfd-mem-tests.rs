@@ -9,7 +9,6 @@
 use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
 use kfd_tests::kfd::{errno_name, Kfd};
 use kfd_uapi as uapi;
-use std::ffi::CString;
 use std::fs;
 
 const PAGE: usize = 4096;
@@ -264,15 +263,7 @@ fn debugfs_pasid(gpu_id: u32) -> Result<u32, String> {
 }
 
 fn ensure_debugfs() -> Check {
-    if fs::metadata(DEBUGFS).is_ok() {
-        return Ok(());
-    }
-    let src = CString::new("none").unwrap();
-    let dst = CString::new("/sys/kernel/debug").unwrap();
-    let ty = CString::new("debugfs").unwrap();
-    // SAFETY: Valid C strings; mounting debugfs where it belongs.
-    unsafe { libc::mount(src.as_ptr(), dst.as_ptr(), ty.as_ptr(), 0, std::ptr::null()) };
-    ensure(fs::metadata(DEBUGFS).is_ok(), format!("{DEBUGFS} missing"))
+    kfd_tests::svm::ensure_debugfs()
 }
 
 // ---------------------------------------------------------------------------

@@ -590,14 +590,7 @@ fn svm_mismatch(seed: u64, buf: &[u8], first: usize) -> Option<String> {
 
 /// AMDKFD_IOC_SVM SET_ATTR on `kfd`.
 fn svm_set(kfd: i32, addr: usize, size: usize, attrs: &[(u32, u32)]) -> Result<i32, i32> {
-    let mut buf = vec![0u64; 3 + attrs.len()];
-    buf[0] = addr as u64;
-    buf[1] = size as u64;
-    buf[2] = u64::from(uapi::KFD_IOCTL_SVM_OP_SET_ATTR) | ((attrs.len() as u64) << 32);
-    for (i, &(t, v)) in attrs.iter().enumerate() {
-        buf[3 + i] = u64::from(t) | (u64::from(v) << 32);
-    }
-    ioctl_fd(kfd, uapi::amdkfd_ioc_svm(attrs.len() as u32), buf.as_mut_ptr() as usize)
+    kfd_tests::svm::svm_set_attr(kfd, addr, size, attrs)
 }
 
 /// GPU read through the access ioctl.  With XNACK off a migration leaves
