@@ -412,7 +412,12 @@ impl Svm {
     /// are removed, then the VM copies are dropped, so the process may
     /// release its VMs.  Idempotent.  Called without `Process::inner`.
     pub(crate) fn teardown(&self) {
-        let mm = self.mm.mmget_not_zero();
+        // Put asynchronously: teardown may run in the mm notifier's
+        // `release`, inside its SRCU read section, and the last `mmput`
+        // would run `exit_mmap`, which waits for that SRCU (a deadlock
+        // kfd-storm hit: the file closed at exit while a worker held the
+        // mm).
+        let mm = self.mm.mmget_not_zero().map(MmWithUser::into_mmput_async);
         let guard = mm.as_ref().map(|m| MmRead::new(m));
         let old = {
             let mut ranges = self.ranges.lock();
@@ -488,8 +493,10 @@ impl Svm {
         if ranges.dead {
             return;
         }
+        let mut restore = restore;
         if unmap {
-            self.drop_unmapped(&guard, &mut ranges);
+            // XNACK off: the split ranges lost their GPU mappings.
+            restore |= self.drop_unmapped(&guard, &mut ranges);
             guard.downgrade();
         }
         if restore {
@@ -500,9 +507,11 @@ impl Svm {
     /// Removes the parts of ranges that no VMA covers any more (`munmap`
     /// of all or part of a range; upstream `svm_range_unmap_from_cpu` +
     /// the deferred worker): such a range is removed and its still-mapped
-    /// parts get new ranges (a split).  Already unmapped from the GPUs by
-    /// the callback; the notifiers go now, outside any callback.
-    fn drop_unmapped(self: &Arc<Self>, guard: &MmRead<'_>, ranges: &mut Ranges) {
+    /// parts get new ranges (a split).  The callback unmapped the
+    /// munmapped part from the GPUs; the rest is unmapped here; the
+    /// notifiers go now, outside any callback.  Returns whether the new
+    /// ranges need the XNACK-off restore.
+    fn drop_unmapped(self: &Arc<Self>, guard: &MmRead<'_>, ranges: &mut Ranges) -> bool {
         let mut stale = KVec::new();
         for (k, r) in ranges.tree.iter() {
             let mut at = r.start();
@@ -516,8 +525,31 @@ impl Svm {
                 break;
             }
         }
+        let mut remap = false;
         for (start, end, preferred) in stale {
+            // Nothing of the old range stays mapped on a GPU: between its
+            // notifier's removal and the new ranges' insertion no
+            // invalidation is seen (a CPU fault under the VMA lock alone
+            // can migrate a page then), so a mapping kept across would go
+            // stale.  XNACK on: the next access faults it back; XNACK off:
+            // the new ranges are remapped below, as after an invalidation,
+            // the process quiesced meanwhile.
+            let xnack_off = !self.xnack.load(Relaxed);
+            if xnack_off && ranges.tree.get(&start).is_some_and(|r| !r.mapped_gpus.is_empty()) {
+                queues_quiesce(self);
+            }
+            for vm in self.vms.lock().iter() {
+                vm.unmap(start, end);
+            }
             let old = ranges.tree.remove(&start);
+            let mut gpus = KVec::new();
+            if let Some(old) = old.as_ref() {
+                for g in old.mapped_gpus.iter() {
+                    if gpus.push(*g, GFP_KERNEL).is_err() {
+                        break;
+                    }
+                }
+            }
             drop(old);
             let mut at = start;
             while at < end {
@@ -527,6 +559,11 @@ impl Svm {
                         if self.insert(guard, ranges, s, e).is_ok() {
                             if let Some(r) = ranges.tree.get_mut(&s) {
                                 r.preferred = preferred;
+                                for g in gpus.iter() {
+                                    if r.mapped_gpus.push(*g, GFP_KERNEL).is_ok() {
+                                        remap = true;
+                                    }
+                                }
                             }
                         }
                         at = e;
@@ -535,6 +572,7 @@ impl Svm {
                 }
             }
         }
+        remap && !self.xnack.load(Relaxed)
     }
 
     /// XNACK off: remaps every range some GPU had mapped (the queues were
