@@ -678,6 +678,21 @@ int rkfd_shim_svm_range_map(struct rkfd_svm_range *r, struct rkfd_svm_dev *sdev,
 			if (page_to_sdev(page) != sdev)
 				continue;	/* cannot happen: owner is sdev */
 			/*
+			 * A huge device page mapped by a PMD: 7.3's
+			 * hmm_vma_handle_absent_pmd() numbers the pfns from the
+			 * folio's head at the start of the walk, also when the
+			 * range starts inside the PMD (hmm_vma_handle_pmd adds
+			 * the offset).  Take the page from the address.
+			 */
+			if (hmm_pfn_to_map_order(p)) {
+				unsigned long addr = start + (i << PAGE_SHIFT);
+				unsigned long size = PAGE_SIZE << hmm_pfn_to_map_order(p);
+				struct folio *folio = page_folio(page);
+
+				if (folio_size(folio) == size)
+					page = folio_page(folio, (addr & (size - 1)) >> PAGE_SHIFT);
+			}
+			/*
 			 * hmm_range_fault does not fault our own device pages,
 			 * so a read-only one (shared copy-on-write after fork)
 			 * cannot be written by the GPU in place: the caller

@@ -1024,10 +1024,19 @@ fn huge_device_pages(gpu: &Gpu) -> Check {
     ensure_eq(vmstat("thp_split_pmd")? - splits, 0, "PMD splits while migrating 4 THPs to VRAM")?;
     let (_, in1, _) = ctx.counters()?;
     ensure_eq(in1 - in0, (8 * MIB / PAGE) as u64, "page_in after the prefetch")?;
+    let base = |i: usize| 110u8.wrapping_add((i * MIB / PAGE) as u8);
+    // First a GPU fault whose window starts inside a huge device page (a
+    // 1-page granularity on pages 5..10 of the second): each page must map
+    // its own frame, not the head's (7.3's hmm_range_fault numbers a
+    // device-private PMD's pfns from the head at the walk's start).
+    ctx.svm_set(mem.addr + 2 * MIB + 5 * PAGE, 5 * PAGE, &[(uapi::KFD_IOCTL_SVM_ATTR_GRANULARITY, 0)])
+        .map_err(err("SET_ATTR GRANULARITY 0 on 5 pages"))?;
+    let mut mid = vec![0u8; 5 * PAGE];
+    ctx.gpu_read(mem.addr + 2 * MIB + 5 * PAGE, &mut mid).map_err(err("GPU read inside a huge device page"))?;
+    check_pattern(&mid, base(2).wrapping_add(5), "GPU read of pages 5..10 of a huge device page")?;
     let mut buf = vec![0u8; mem.len];
     ctx.gpu_read(mem.addr, &mut buf).map_err(err("GPU read of VRAM"))?;
     check_pattern(&buf, 110, "GPU read of huge device pages")?;
-    let base = |i: usize| 110u8.wrapping_add((i * MIB / PAGE) as u8);
     // 1: one page unmapped inside the second huge page splits it.
     let splits = vmstat("thp_split_pmd")?;
     // SAFETY: a page of our mapping.
