@@ -20,7 +20,9 @@
 //! page of an SVM frame lives in `PoolInner::backing`, indexed by frame,
 //! because SVM frames are freed one by one from `folio_free`, which may
 //! run in atomic context: hence a spinlock.  A frame keeps its backing
-//! page after it is freed, as VRAM keeps existing: a migration then costs
+//! page after it is freed (up to a quarter of the VRAM's frames; beyond
+//! that freed frames give their page back), as VRAM keeps existing: a
+//! migration then costs
 //! the copy, not a system-memory allocation and free per page (the kernel's
 //! page allocator is not what a GPU's VRAM allocator costs).  The backing
 //! is bounded by the VRAM size; a memory object allocated on such a frame
@@ -75,7 +77,12 @@ struct PoolInner {
     backing: KVVec<SvmSlot>,
     /// Frames allocated for SVM.
     svm_frames: usize,
+    /// Backing pages kept for frames not allocated to SVM.
+    kept: usize,
 }
+
+/// At most `frames / KEEP_FRACTION` unused frames keep their backing page.
+const KEEP_FRACTION: usize = 4;
 
 /// A frame as SVM sees it.
 #[derive(Default)]
@@ -107,6 +114,7 @@ impl Pool {
                         cursor: 0,
                         backing: KVVec::new(),
                         svm_frames: 0,
+                        kept: 0,
                     },
                     "vram::Pool::inner"
                 ),
@@ -155,6 +163,9 @@ impl Pool {
             let mut inner = self.inner.lock();
             for &frame in alloc.frames.iter() {
                 let page = inner.backing.get_mut(frame as usize).and_then(|slot| slot.page.take());
+                if page.is_some() {
+                    inner.kept -= 1;
+                }
                 reused.push_within_capacity(page).map_err(|_| ENOMEM)?;
             }
         }
@@ -292,10 +303,14 @@ impl Pool {
         for &f in frames {
             let f = f as usize;
             let slot = &mut inner.backing[f];
-            if slot.page.is_none() {
+            let reused = slot.page.is_some();
+            if !reused {
                 slot.page = pages.next();
             }
             slot.live = true;
+            if reused {
+                inner.kept -= 1;
+            }
         }
         inner.svm_frames += frames.len();
         Ok(())
@@ -311,6 +326,15 @@ impl Pool {
             match usize::try_from(frame) {
                 Ok(f) if inner.backing.get(f).is_some_and(|slot| slot.live) => {
                     inner.backing[f].live = false;
+                    // Keep at most a quarter of the VRAM's backing while
+                    // unused: the rest goes back to the system (freeing a
+                    // page does not sleep).
+                    if inner.kept >= self.frames / KEEP_FRACTION {
+                        let page = inner.backing[f].page.take();
+                        drop(page);
+                    } else {
+                        inner.kept += 1;
+                    }
                     inner.used.clear_bit(f);
                     inner.free += 1;
                     inner.svm_frames -= 1;
@@ -552,8 +576,10 @@ mod tests {
 
     #[test]
     fn svm_backing_is_kept_and_handed_to_objects_zeroed() -> Result {
-        let pool = Pool::new(8 * PAGE)?;
-        let mut frames = [0u64; 8];
+        // 32 frames, all SVM: when freed, the first 8 (a quarter) keep
+        // their page.
+        let pool = Pool::new(32 * PAGE)?;
+        let mut frames = [0u64; 32];
         pool.svm_alloc(&mut frames)?;
         let pattern = [0x5au8; 32];
         for &f in &frames {
@@ -562,18 +588,18 @@ mod tests {
         }
         pool.svm_free(&frames);
         assert!(pool.svm_with_page(frames[0], |_| ()).is_err());
-        // SVM again: the old contents are still there (the copy engine
-        // overwrites them; nothing reads a frame before that).
-        let mut again = [0u64; 8];
+        // SVM again (all frames): a kept frame still has the old contents
+        // (the copy engine overwrites them; nothing reads a frame before).
+        let mut again = [0u64; 32];
         pool.svm_alloc(&mut again)?;
         let mut back = [0u8; 32];
         // SAFETY: `back` is valid for writes of 32 bytes.
-        pool.svm_with_page(again[3], |p| unsafe { p.read_raw(back.as_mut_ptr(), 64, 32) })??;
+        pool.svm_with_page(frames[3], |p| unsafe { p.read_raw(back.as_mut_ptr(), 64, 32) })??;
         assert_eq!(back, pattern);
         pool.svm_free(&again);
         // A memory object on those frames gets them zeroed.
-        let obj = pool.alloc(8)?;
-        for i in 0..8 {
+        let obj = pool.alloc(32)?;
+        for i in 0..32 {
             let mut buf = [0xa5u8; 32];
             // SAFETY: `buf` is valid for writes of 32 bytes; the page is ours.
             unsafe { obj.page(i).ok_or(EINVAL)?.read_raw(buf.as_mut_ptr(), 64, 32)? };
