@@ -66,8 +66,12 @@ pub struct QueueMem {
     pub handles: Vec<u64>,
 }
 
-// The raw pointers are plain shared memory: threads racing on them is the point.
+// SAFETY: The fields are plain addresses of shared memory mappings that
+// live as long as the value (no Rust references into them); threads racing
+// on that memory is the point of the race tests, and it is accessed through
+// raw pointers (volatile operations), never through Rust references.
 unsafe impl Send for QueueMem {}
+// SAFETY: As for `Send`: `&QueueMem` only hands out those addresses.
 unsafe impl Sync for QueueMem {}
 
 impl QueueMem {

@@ -399,9 +399,15 @@ pub(super) fn queue_process_exit(ctx: &Ctx, rng: &mut Rng) -> Check {
         // and exits (or is killed) mid-way.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            let Ok(k) = Kfd::open() else { unsafe { libc::_exit(3) } };
-            let Ok(fd) = bind(&k, &gpus[gi]) else { unsafe { libc::_exit(3) } };
-            let Ok(q) = QueueMem::new(k.fd, fd, &gpus[gi], 1 << 39) else { unsafe { libc::_exit(3) } };
+            // The grandchild leaves with `_exit` (no destructors of the
+            // parent's state run twice): exit status 3 = set-up failed.
+            let leave = |code: i32| -> ! {
+                // SAFETY: `_exit` ends the process without unwinding.
+                unsafe { libc::_exit(code) }
+            };
+            let Ok(k) = Kfd::open() else { leave(3) };
+            let Ok(fd) = bind(&k, &gpus[gi]) else { leave(3) };
+            let Ok(q) = QueueMem::new(k.fd, fd, &gpus[gi], 1 << 39) else { leave(3) };
             let q: &'static QueueMem = Box::leak(Box::new(q));
             std::mem::forget(k);
             let sdma = q.props.sdma_engines > 0;
