@@ -535,8 +535,16 @@ out:
 	kvfree(frames);
 	kvfree(dframes);
 	kvfree(pages);
-	/* Partial progress counts; the caller reports the error. */
-	return ret < 0 && !total ? ret : (ret < 0 ? -(long)ENOSPC : total);
+	/*
+	 * The real errno, even after partial progress (what moved stays
+	 * moved and counted): EFAULT for a VMA hole (a munmap whose range
+	 * pruning is still pending), ENOMEM for memory.  VRAM that runs out
+	 * part way is ENOSPC, which prefetch treats as "the rest stays in
+	 * system memory".
+	 */
+	if (ret == -ENOMEM && total && to_vram)
+		return -ENOSPC;
+	return ret < 0 ? ret : total;
 }
 
 long rkfd_shim_svm_migrate_to_vram(struct mm_struct *mm, struct rkfd_svm_dev *sdev, u64 start,

@@ -330,7 +330,8 @@ impl SvmDev {
     }
 
     /// Migrates this GPU's device pages of `[start, end)` back to system
-    /// memory; returns the pages moved.
+    /// memory; returns the pages moved.  `EFAULT`: a hole without a VMA
+    /// (pages before it moved); `ENOMEM`: no system memory.
     pub(crate) fn migrate_to_ram(&self, mm: &MmRead<'_>, start: u64, end: u64) -> Result<u64> {
         let mm = mm.mm();
         // SAFETY: `mm` is read-locked by the guard.
