@@ -18,7 +18,17 @@
  *     lib/test_hmm.c does; upstream amdkfd 7.3 migrates 4 KiB pages only):
  *     one folio to allocate, map and free instead of 512.  Anything else
  *     (no block free, a PTE-mapped or partial range, no THP) migrates page
- *     by page, the core splitting huge folios as needed;
+ *     by page.  A huge folio that cannot get a huge destination is never
+ *     handed to the core with small destinations: migrate_vma_pages()
+ *     would split it unmapped (migrate_vma_split_unmapped_folio), which
+ *     splits only this VMA's PMD, and a forked child's PMD migration
+ *     entry would later be restored as a PMD over one small folio (the
+ *     kernel then reports "Bad rss-counter state MM_ANONPAGES 512 /
+ *     MM_SHMEMPAGES -512" and non-zero pgtables_bytes at exit, and
+ *     hmm_range_fault() spins on a stale migration entry).  Such a folio
+ *     is left in place and its batch runs again without
+ *     MIGRATE_VMA_SELECT_COMPOUND: migrate_vma_collect() then splits it
+ *     with split_folio() while it is mapped, in every process;
  *   - one mmu_interval_notifier per SVM range, its lock (upstream
  *     prange->lock) and hmm_range_fault() with the read_begin/read_retry
  *     protocol of Documentation/mm/hmm.rst.
@@ -51,10 +61,19 @@
 
 /* Pages per migration or hmm_range_fault batch: one 2 MiB granule. */
 #define RKFD_SVM_BATCH 512UL
-/* Huge device pages (see rkfd_shim_svm_dev_init): off for now. */
-#define RKFD_SVM_HUGE 0
+/* Huge device pages (see rkfd_shim_svm_dev_init). */
+#define RKFD_SVM_HUGE 1
 /* Frames handed to svm_free_vram at once from folio_free (on the stack). */
 #define RKFD_SVM_FREE_CHUNK 32
+
+/*
+ * Fault injection for tests: huge destinations (a VRAM block, a system
+ * THP) are "unavailable", so huge folios take the split path.
+ */
+static bool svm_fail_huge_alloc;
+module_param(svm_fail_huge_alloc, bool, 0600);
+MODULE_PARM_DESC(svm_fail_huge_alloc,
+		 "SVM migration finds no huge VRAM block or system THP (fault injection for tests)");
 
 /* One GPU's device-private VRAM (upstream: adev->kfd.pgmap). */
 struct rkfd_svm_dev {
@@ -121,15 +140,28 @@ static void rkfd_svm_folio_split(struct folio *head, struct folio *tail)
 	tail->page.zone_device_data = counters ? rkfd_rs_svm_counters_get(counters, 0) : NULL;
 }
 
+/* How a pass of rkfd_svm_vram_to_ram_pass() treats a huge device page. */
+enum rkfd_svm_huge_back {
+	RKFD_BACK_SMALL,	/* no MIGRATE_VMA_SELECT_COMPOUND: collect splits it */
+	RKFD_BACK_HUGE,		/* as a THP, else left alone for a second pass */
+	/*
+	 * As a THP, else page by page, the core splitting the unmapped
+	 * folio: only for a folio no other process maps (the top of the
+	 * file says why).
+	 */
+	RKFD_BACK_HUGE_OR_SPLIT,
+};
+
 /*
- * Migrates the device pages of @sdev in [args->start, args->end) of
- * args->vma back to system memory; args->src/dst have room for the range.
- * With @huge, a huge device page comes back as a transparent huge page
- * when one can be allocated (else page by page, the core splitting it).
- * Returns the number of pages migrated or -errno.
+ * One pass of rkfd_svm_vram_to_ram(): @mode says what happens to a huge
+ * device page; *@again is set when one was left alone.  @gfp allocates
+ * transparent huge pages.
  */
-static long rkfd_svm_vram_to_ram(struct rkfd_svm_dev *sdev, struct migrate_vma *args, bool huge)
+static long rkfd_svm_vram_to_ram_pass(struct rkfd_svm_dev *sdev, struct migrate_vma *args,
+				      enum rkfd_svm_huge_back mode, gfp_t gfp, bool *again)
 {
+	bool huge = mode != RKFD_BACK_SMALL;
+
 	unsigned long i, j, nr, n = (args->end - args->start) >> PAGE_SHIFT, cpages = 0;
 	u64 *frames = NULL;
 	struct page **pages = NULL;
@@ -164,8 +196,14 @@ static long rkfd_svm_vram_to_ram(struct rkfd_svm_dev *sdev, struct migrate_vma *
 			continue;
 		if (args->src[i] & MIGRATE_PFN_COMPOUND) {
 			nr = min(folio_nr_pages(page_folio(spage)), n - i);
-			dfolio = vma_alloc_folio(GFP_TRANSHUGE_LIGHT, folio_order(page_folio(spage)),
-						 args->vma, addr);
+			if (!READ_ONCE(svm_fail_huge_alloc))
+				dfolio = vma_alloc_folio(gfp,
+							 folio_order(page_folio(spage)),
+							 args->vma, addr);
+			if (!dfolio && mode == RKFD_BACK_HUGE) {
+				*again = true;
+				continue;
+			}
 		}
 		if (dfolio) {
 			/* One huge page for the huge device page. */
@@ -177,7 +215,7 @@ static long rkfd_svm_vram_to_ram(struct rkfd_svm_dev *sdev, struct migrate_vma *
 			}
 			continue;
 		}
-		/* Page by page (a huge device page is split by the core). */
+		/* Page by page. */
 		for (j = 0; j < nr; j++) {
 			struct page *dpage = alloc_page_vma(GFP_HIGHUSER_MOVABLE, args->vma,
 							    addr + (j << PAGE_SHIFT));
@@ -236,11 +274,34 @@ finalize:
 }
 
 /*
+ * Migrates the device pages of @sdev in [args->start, args->end) of
+ * args->vma back to system memory; args->src/dst have room for the range.
+ * With @huge, a huge device page comes back as a transparent huge page
+ * when one can be allocated, else a second pass without
+ * MIGRATE_VMA_SELECT_COMPOUND brings it back page by page.  Returns the
+ * number of pages migrated or -errno.
+ */
+static long rkfd_svm_vram_to_ram(struct rkfd_svm_dev *sdev, struct migrate_vma *args, bool huge)
+{
+	unsigned long n = (args->end - args->start) >> PAGE_SHIFT;
+	bool again = false;
+	long ret, more;
+
+	ret = rkfd_svm_vram_to_ram_pass(sdev, args, huge ? RKFD_BACK_HUGE : RKFD_BACK_SMALL,
+					GFP_TRANSHUGE_LIGHT, &again);
+	if (ret < 0 || !again)
+		return ret;
+	memset(args->dst, 0, n * sizeof(*args->dst));
+	more = rkfd_svm_vram_to_ram_pass(sdev, args, RKFD_BACK_SMALL, 0, &again);
+	return more < 0 ? more : ret + more;
+}
+
+/*
  * dev_pagemap_ops.migrate_to_ram: the CPU touched a page in VRAM.  As
  * upstream svm_migrate_to_ram, more than the page comes back: 64 pages
  * (256 KiB, clipped to the VMA) around it, or the whole huge device page
- * when the fault hit one mapped by a PMD (as lib/test_hmm.c does).  Takes
- * no rkfd lock.
+ * when the fault hit one mapped by a PMD (as lib/test_hmm.c does), as a
+ * transparent huge page, else split first.  Takes no rkfd lock.
  */
 static vm_fault_t rkfd_svm_migrate_to_ram(struct vm_fault *vmf)
 {
@@ -278,7 +339,27 @@ static vm_fault_t rkfd_svm_migrate_to_ram(struct vm_fault *vmf)
 		memset(src_small, 0, sizeof(src_small));
 		memset(dst_small, 0, sizeof(dst_small));
 	}
-	ret = rkfd_svm_vram_to_ram(sdev, &args, huge);
+	if (huge) {
+		/*
+		 * The second pass of rkfd_svm_vram_to_ram() cannot split the
+		 * faulting folio (its collect step takes a second reference,
+		 * so split_folio() fails for ever and the CPU faults for
+		 * ever), and no split is exported to modules.  A folio only
+		 * this process maps may be split by the core unmapped; one a
+		 * forked child maps too must come back whole, so its huge
+		 * page may reclaim and compact (GFP_TRANSHUGE), and failing
+		 * that the fault fails as out of memory.
+		 */
+		bool shared = folio_mapcount(folio) > 1, again = false;
+
+		ret = rkfd_svm_vram_to_ram_pass(sdev, &args,
+						shared ? RKFD_BACK_HUGE : RKFD_BACK_HUGE_OR_SPLIT,
+						shared ? GFP_TRANSHUGE : GFP_TRANSHUGE_LIGHT, &again);
+		if (ret >= 0 && again)
+			ret = -ENOMEM;
+	} else {
+		ret = rkfd_svm_vram_to_ram(sdev, &args, false);
+	}
 out:
 	if (huge) {
 		kvfree(args.src);
@@ -324,14 +405,7 @@ int rkfd_shim_svm_dev_init(struct kgd_dev *kgd, const struct kfd2kgd_calls *call
 	sdev->calls = calls;
 	sdev->pfn_first = sdev->res->start >> PAGE_SHIFT;
 	sdev->npages = vram_size >> PAGE_SHIFT;
-	/*
-	 * Huge device pages need blocks and PMD-aligned device pfns.  Off
-	 * (RKFD_SVM_HUGE 0): with them kfd-storm made the kernel report
-	 * "BUG: Bad rss-counter state ... MM_ANONPAGES val:512 /
-	 * MM_SHMEMPAGES val:-512" and "non-zero pgtables_bytes" when a
-	 * process that had forked with huge device pages exited; not
-	 * understood yet.
-	 */
+	/* Huge device pages need blocks and PMD-aligned device pfns. */
 	sdev->huge = RKFD_SVM_HUGE && calls->svm_alloc_vram_block && thp_migration_supported() &&
 		     IS_ALIGNED(sdev->pfn_first, HPAGE_PMD_NR);
 	r = memremap_pages(&sdev->pgmap, numa_node_id());
@@ -367,21 +441,23 @@ void rkfd_shim_svm_dev_fini(struct rkfd_svm_dev *sdev)
  * per-GPU counters (page_in, svm bytes), a reference on which each device
  * folio keeps.  A transparent huge page (or an empty aligned 2 MiB) that
  * the batch covers whole becomes one huge device page when the GPU driver
- * has a block free, else single pages.  Returns pages migrated, or
- * -ENOMEM when VRAM ran out before anything moved.
+ * has a block free, else single pages (an empty 2 MiB directly; a THP
+ * after a second pass without MIGRATE_VMA_SELECT_COMPOUND has split it,
+ * see the top of the file).  @compound: first pass.  Returns pages
+ * migrated, or -ENOMEM when VRAM ran out before anything moved.
  */
 static long rkfd_svm_ram_to_vram_vma(struct rkfd_svm_dev *sdev, struct vm_area_struct *vma,
 				     unsigned long start, unsigned long end, void *counters,
 				     unsigned long *src, unsigned long *dst, u64 *frames,
-				     u64 *dframes, struct page **pages)
+				     u64 *dframes, struct page **pages, bool compound)
 {
 	unsigned long i, j, n = (end - start) >> PAGE_SHIFT, k = 0, nr, small = 0, next = 0;
 	struct migrate_vma args = {
 		.vma = vma, .start = start, .end = end, .src = src, .dst = dst,
 		.pgmap_owner = sdev, .flags = MIGRATE_VMA_SELECT_SYSTEM |
-			(sdev->huge ? MIGRATE_VMA_SELECT_COMPOUND : 0),
+			(compound ? MIGRATE_VMA_SELECT_COMPOUND : 0),
 	};
-	bool huge = false, wanted = false;
+	bool huge = false, wanted = false, again = false;
 	u64 first = 0;
 	long ret;
 	int err;
@@ -393,7 +469,8 @@ static long rkfd_svm_ram_to_vram_vma(struct rkfd_svm_dev *sdev, struct vm_area_s
 		return ret;
 	/*
 	 * A huge entry can only be the first of an aligned 2 MiB batch; its
-	 * other entries are empty.  Without a block it takes 512 frames.
+	 * other entries are empty.  Without a block an empty 2 MiB takes 512
+	 * frames, a THP waits for the second pass.
 	 */
 	for (i = 0; i < n; i++) {
 		if (!(src[i] & MIGRATE_PFN_MIGRATE))
@@ -401,10 +478,13 @@ static long rkfd_svm_ram_to_vram_vma(struct rkfd_svm_dev *sdev, struct vm_area_s
 		wanted = true;
 		if (!(src[i] & MIGRATE_PFN_COMPOUND))
 			small++;
-		else if (sdev->calls->svm_alloc_vram_block(sdev->kgd, HPAGE_PMD_ORDER, &first))
+		else if (!READ_ONCE(svm_fail_huge_alloc) &&
+			 !sdev->calls->svm_alloc_vram_block(sdev->kgd, HPAGE_PMD_ORDER, &first))
+			huge = true;
+		else if (!migrate_pfn_to_page(src[i]))
 			small += min(HPAGE_PMD_NR, n - i);
 		else
-			huge = true;
+			again = true;
 	}
 	if (small && sdev->calls->svm_alloc_vram(sdev->kgd, small, frames))
 		small = 0;	/* VRAM exhausted: only a huge page may still move */
@@ -421,6 +501,8 @@ static long rkfd_svm_ram_to_vram_vma(struct rkfd_svm_dev *sdev, struct vm_area_s
 		nr = (src[i] & MIGRATE_PFN_COMPOUND) ? min(HPAGE_PMD_NR, n - i) : 1;
 		if (!(src[i] & MIGRATE_PFN_MIGRATE))
 			continue;
+		if (nr > 1 && spage && !huge)
+			continue;	/* a THP without a block: second pass */
 		if (nr > 1 && huge) {
 			struct page *dpage = pfn_to_page(sdev->pfn_first + first);
 
@@ -452,6 +534,9 @@ static long rkfd_svm_ram_to_vram_vma(struct rkfd_svm_dev *sdev, struct vm_area_s
 		sdev->calls->svm_free_vram(sdev->kgd, frames + next, small - next);
 	if (!k) {
 		migrate_vma_finalize(&args);
+		if (again)
+			return rkfd_svm_ram_to_vram_vma(sdev, vma, start, end, counters, src, dst,
+							frames, dframes, pages, false);
 		return wanted ? -ENOMEM : 0;
 	}
 	err = sdev->calls->svm_copy(sdev->kgd, dframes, (void *const *)pages, k,
@@ -477,6 +562,13 @@ static long rkfd_svm_ram_to_vram_vma(struct rkfd_svm_dev *sdev, struct vm_area_s
 	/* Pages that did not migrate are freed by finalize (folio_free). */
 	migrate_vma_finalize(&args);
 	rkfd_rs_svm_count_page_in(counters, k);
+	if (again) {
+		long more = rkfd_svm_ram_to_vram_vma(sdev, vma, start, end, counters, src, dst,
+						     frames, dframes, pages, false);
+
+		if (more > 0)
+			k += more;
+	}
 	return k;
 }
 
@@ -513,7 +605,7 @@ static long rkfd_svm_migrate(struct mm_struct *mm, struct rkfd_svm_dev *sdev, u6
 				    (RKFD_SVM_BATCH << PAGE_SHIFT));
 		if (to_vram) {
 			ret = rkfd_svm_ram_to_vram_vma(sdev, vma, addr, next, counters, src, dst,
-						       frames, dframes, pages);
+						       frames, dframes, pages, sdev->huge);
 		} else {
 			struct migrate_vma args = {
 				.vma = vma, .start = addr, .end = next, .src = src, .dst = dst,

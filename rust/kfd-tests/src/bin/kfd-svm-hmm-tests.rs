@@ -1024,11 +1024,9 @@ fn huge_device_pages(gpu: &Gpu) -> Check {
     mem.fill(110);
     ensure_eq(anon_huge_bytes(mem.addr)?, (8 * MIB) as u64, "THP backs the aligned, advised mapping")?;
     let (_, in0, _) = ctx.counters()?;
-    // Huge device pages are off (shim RKFD_SVM_HUGE): the THPs split on
-    // the way; with them on, no PMD splits here.
     let splits = vmstat("thp_split_pmd")?;
     ctx.prefetch(mem.addr, mem.len, gpu.gpu_id).map_err(err("PREFETCH_LOC to VRAM"))?;
-    println!("# PMD splits while migrating 4 THPs to VRAM: {}", vmstat("thp_split_pmd")? - splits);
+    ensure_eq(vmstat("thp_split_pmd")? - splits, 0, "PMD splits while migrating 4 THPs to VRAM")?;
     let (_, in1, _) = ctx.counters()?;
     ensure_eq(in1 - in0, (8 * MIB / PAGE) as u64, "page_in after the prefetch")?;
     let base = |i: usize| 110u8.wrapping_add((i * MIB / PAGE) as u8);
@@ -1086,6 +1084,121 @@ fn huge_device_pages(gpu: &Gpu) -> Check {
     Ok(())
 }
 
+/// /dev/kmsg opened at its end: the kernel reports ("BUG:", "WARNING:")
+/// logged after `open`.
+struct KernelReports(std::fs::File);
+
+impl KernelReports {
+    fn open() -> Result<KernelReports, String> {
+        use std::io::{Seek, SeekFrom};
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open("/dev/kmsg")
+            .map_err(|e| format!("/dev/kmsg: {e}"))?;
+        f.seek(SeekFrom::End(0)).map_err(|e| format!("/dev/kmsg: {e}"))?;
+        Ok(KernelReports(f))
+    }
+
+    fn new_reports(&mut self) -> Vec<String> {
+        use std::io::Read;
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; 8192];
+        loop {
+            match self.0.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    let rec = String::from_utf8_lossy(&buf[..n]);
+                    let msg = rec.split_once(';').map_or(&*rec, |(_, m)| m).lines().next().unwrap_or("").to_string();
+                    if msg.contains("BUG:") || msg.contains("WARNING:") {
+                        out.push(msg);
+                    }
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue,
+                Err(_) => break,
+            }
+        }
+        out
+    }
+}
+
+/// The test knob that makes huge destinations unavailable to migration.
+const FAIL_HUGE_KNOB: &str = "/sys/module/rkfd/parameters/svm_fail_huge_alloc";
+
+/// Huge folios that a forked child maps too, with no huge destination
+/// (fault injection: rkfd.svm_fail_huge_alloc): a THP to VRAM and a huge
+/// device page back by prefetch must be split in both processes before
+/// they move page by page (the core's split of an unmapped folio splits
+/// only the migrating process's PMD: the child's exit then made the
+/// kernel report "Bad rss-counter state").  A CPU touch brings a shared
+/// huge device page back whole, and (with the injection) an unshared one
+/// page by page.
+fn huge_split_with_forked_child(gpu: &Gpu) -> Check {
+    let set = |on: bool| std::fs::write(FAIL_HUGE_KNOB, if on { "1" } else { "0" }).map_err(|e| format!("{FAIL_HUGE_KNOB}: {e}"));
+    let mut kmsg = KernelReports::open()?;
+    let ctx = ctx_xnack(gpu)?;
+    let mem = huge_anon(6 * MIB)?;
+    mem.fill(40);
+    ensure_eq(anon_huge_bytes(mem.addr)?, (6 * MIB) as u64, "THP backs the aligned, advised mapping")?;
+    let base = |i: usize| 40u8.wrapping_add((i * MIB / PAGE) as u8);
+    ctx.prefetch(mem.addr + 2 * MIB, 4 * MIB, gpu.gpu_id).map_err(err("PREFETCH_LOC to VRAM of 2..6 MiB"))?;
+    let mut pipe = [0i32; 2];
+    // SAFETY: a two-int array.
+    ensure_eq(unsafe { libc::pipe(pipe.as_mut_ptr()) }, 0, "pipe")?;
+    // SAFETY: fork; the child only waits, reads and exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let mut b = 0u8;
+        // SAFETY: our pipe; waits until the parent is done.
+        unsafe { libc::read(pipe[0], (&mut b as *mut u8).cast(), 1) };
+        let s = mem.slice();
+        let ok = (0..3).all(|k| check_pattern(&s[2 * k * MIB..2 * (k + 1) * MIB], base(2 * k), "").is_ok());
+        // SAFETY: leave without running the parent's destructors.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    ensure(pid > 0, "fork")?;
+    let run = || -> Check {
+        set(true)?;
+        // A THP shared with the child, to VRAM.
+        ctx.prefetch(mem.addr, 2 * MIB, gpu.gpu_id).map_err(err("PREFETCH_LOC to VRAM of a shared THP"))?;
+        let mut buf = vec![0u8; 2 * MIB];
+        ctx.gpu_read(mem.addr, &mut buf).map_err(err("GPU read"))?;
+        check_pattern(&buf, base(0), "GPU read of the first 2 MiB")?;
+        // A huge device page shared with the child, back by prefetch ...
+        ctx.prefetch(mem.addr + 2 * MIB, 2 * MIB, 0).map_err(err("PREFETCH_LOC 0 of a shared huge device page"))?;
+        let s = mem.slice();
+        check_pattern(&s[2 * MIB..4 * MIB], base(2), "CPU read after the prefetch back")?;
+        check_pattern(&s[..2 * MIB], base(0), "CPU read of the first 2 MiB")?;
+        // A CPU touch of a shared huge device page: it comes back whole.
+        set(false)?;
+        check_pattern(&s[4 * MIB..6 * MIB], base(4), "CPU touch of a shared huge device page")?;
+        // A CPU touch of one only this process maps, with the injection.
+        let own = huge_anon(2 * MIB)?;
+        own.fill(90);
+        ctx.prefetch(own.addr, 2 * MIB, gpu.gpu_id).map_err(err("PREFETCH_LOC to VRAM of an unshared THP"))?;
+        set(true)?;
+        check_pattern(own.slice(), 90, "CPU touch of an unshared huge device page")
+    };
+    let r = run();
+    let off = set(false);
+    // SAFETY: our pipe; wakes the child.
+    unsafe {
+        libc::write(pipe[1], b"x".as_ptr().cast(), 1);
+        libc::close(pipe[0]);
+        libc::close(pipe[1]);
+    }
+    let mut st = 0;
+    // SAFETY: our child.
+    unsafe { libc::waitpid(pid, &mut st, 0) };
+    r?;
+    off?;
+    ensure(libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0, "the child read its copy of all 6 MiB")?;
+    drop(mem);
+    let bad = kmsg.new_reports();
+    ensure(bad.is_empty(), format!("kernel reports: {bad:?}"))
+}
+
 fn main() {
     let mut h = Harness::new();
     let Some(gpu) = svm_gpu() else {
@@ -1125,5 +1238,6 @@ fn main() {
     h.run("killed_mid_migration", || killed_mid_migration(g));
     h.run("concurrent_prefetch_munmap_touch", || concurrent_prefetch_munmap_touch(g));
     h.run("huge_device_pages", || huge_device_pages(g));
+    h.run("huge_split_with_forked_child", || huge_split_with_forked_child(g));
     std::process::exit(h.finish("kfd-svm-hmm-tests"));
 }
