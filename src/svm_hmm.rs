@@ -139,18 +139,32 @@ impl Ranges {
         true
     }
 
-    /// The free gap around `addr` (not in any range), within `[lo, hi)`.
+    /// The free gap around `addr` (not in any range), within `[lo, hi)`:
+    /// bounded by the ranges before and after `addr` (two lookups; this
+    /// was a walk over every range, which made SET_ATTR cost grow with
+    /// the number of ranges).
     fn gap(&self, addr: u64, lo: u64, hi: u64) -> (u64, u64) {
-        let mut start = lo;
-        let mut end = hi;
-        for r in self.tree.values() {
-            if r.end() <= addr {
-                start = start.max(r.end());
-            } else if r.start() > addr {
-                end = end.min(r.start());
+        let (prev_end, next_start) = match self.tree.cursor_lower_bound(&(addr + 1)) {
+            Some(c) => (c.peek_prev().map(|(_, r)| r.end()), Some(c.current().1.start())),
+            None => (self.tree.cursor_back().map(|c| c.current().1.end()), None),
+        };
+        (prev_end.map_or(lo, |e| lo.max(e)), next_start.map_or(hi, |s| hi.min(s)))
+    }
+
+    /// The keys of the ranges overlapping `[start, end)`, in address
+    /// order (one lookup per range).
+    fn overlapping(&self, start: u64, end: u64) -> Result<KVec<u64>> {
+        let mut keys = KVec::new();
+        let mut from = self.containing(start).unwrap_or(start);
+        while let Some(c) = self.tree.cursor_lower_bound(&from) {
+            let (k, r) = c.current();
+            if *k >= end {
+                break;
             }
+            keys.push(*k, GFP_KERNEL)?;
+            from = r.end();
         }
-        (start, end)
+        Ok(keys)
     }
 }
 
@@ -398,10 +412,9 @@ impl Svm {
         let ranges = self.ranges.lock();
         let vm = self.vm_of(gpu_id)?;
         let sdev = vm.dev().svm.as_ref().ok_or(EINVAL)?;
-        for r in ranges.tree.values() {
-            let (s, e) = (r.start().max(start), r.end().min(end));
-            if s < e {
-                r.hmm.unmap(sdev, &vm, s, e);
+        for k in ranges.overlapping(start, end)? {
+            if let Some(r) = ranges.tree.get(&k) {
+                r.hmm.unmap(sdev, &vm, r.start().max(start), r.end().min(end));
             }
         }
         Ok(())

@@ -127,13 +127,7 @@ impl Svm {
         self.run_pending();
         let mm = self.mm.mmget_not_zero().ok_or(ESRCH)?;
         let (guard, mut ranges) = self.lock_covered(&mm, start, end)?;
-        let mut keys = KVec::new();
-        for (k, r) in ranges.tree.iter() {
-            if r.start() < end && start < r.end() {
-                keys.push(*k, GFP_KERNEL)?;
-            }
-        }
-        for k in keys {
+        for k in ranges.overlapping(start, end)? {
             let Some(r) = ranges.tree.get_mut(&k) else { continue };
             let (s, e) = (r.start().max(start), r.end().min(end));
             for &gpu in gpu_ids {
