@@ -13,7 +13,8 @@
 //!      also copies the migrated data back to user space for verification,
 //!      which our prefetch does not.
 //!
-//! Usage: kfd-svm-hmm-bench [MAX_MIB] (default 256).  Both sides use the same
+//! Usage: kfd-svm-hmm-bench [MAX_MIB] (default 256); RKFD_BENCH_ONLY_B=1
+//! skips (a).  Both sides use the same
 //! process, freshly mapped and CPU-populated memory for each sample; the
 //! best of 3 samples is printed.
 
@@ -89,45 +90,48 @@ fn run() -> Result<(), String> {
     }
     println!("# GPU {} gpu_id {}; best of 3 samples", gpu.name, gpu.gpu_id);
 
-    // (a) First GPU touch of cold (CPU-populated, GPU-unmapped) memory.
-    let size = 64 * MIB;
-    let npages = size / PAGE;
-    let mut buf = vec![0u8; size];
-    let ours = best(3, || {
-        let ctx = Ctx::new(&gpu)?;
-        ctx.set_xnack(true).map_err(|e| format!("xnack: {e}"))?;
-        let mem = Anon::new(size)?;
-        mem.fill(1);
-        secs(|| ctx.gpu_read(mem.addr, &mut buf).map(|_| ()).map_err(|e| format!("GPU read: {e}")))
-    })?;
-    // The default range attributes with XNACK on give the GPU ACCESS, so
-    // (as upstream svm_range_best_restore_location) a first touch migrates
-    // the window to VRAM; that figure is printed for information.  The
-    // figure compared with dmirror (which maps in place) prefers system
-    // memory (PREFERRED_LOC 0, set before the timed touch): fault + map.
-    let migrating = npages as f64 / ours;
-    println!("# (a) first touch migrating to VRAM (default attributes, upstream rule): {migrating:.0} pages/s");
-    let ours = best(3, || {
-        let ctx = Ctx::new(&gpu)?;
-        ctx.set_xnack(true).map_err(|e| format!("xnack: {e}"))?;
-        let mem = Anon::new(size)?;
-        mem.fill(1);
-        ctx.prefer(mem.addr, size, 0).map_err(|e| format!("PREFERRED_LOC 0: {e}"))?;
-        secs(|| ctx.gpu_read(mem.addr, &mut buf).map(|_| ()).map_err(|e| format!("GPU read: {e}")))
-    })?;
-    let ours_pps = npages as f64 / ours;
-    print!("(a) first touch, {} MiB, in place (PREFERRED_LOC system): rkfd retry faults {:.0} pages/s", size / MIB, ours_pps);
-    if dm.is_some() {
-        let theirs = best(3, || {
-            let d = Dmirror::open().ok_or("dmirror")?;
+    // RKFD_BENCH_ONLY_B=1: (b) alone (for profiling the migration path).
+    if std::env::var_os("RKFD_BENCH_ONLY_B").is_none() {
+        // (a) First GPU touch of cold (CPU-populated, GPU-unmapped) memory.
+        let size = 64 * MIB;
+        let npages = size / PAGE;
+        let mut buf = vec![0u8; size];
+        let ours = best(3, || {
+            let ctx = Ctx::new(&gpu)?;
+            ctx.set_xnack(true).map_err(|e| format!("xnack: {e}"))?;
             let mem = Anon::new(size)?;
             mem.fill(1);
-            secs(|| d.cmd(HMM_DMIRROR_READ, mem.addr, npages, &mut buf).map(|_| ()).map_err(|e| format!("dmirror read: {e}")))
+            secs(|| ctx.gpu_read(mem.addr, &mut buf).map(|_| ()).map_err(|e| format!("GPU read: {e}")))
         })?;
-        let theirs_pps = npages as f64 / theirs;
-        println!(", dmirror READ {:.0} pages/s, ratio {:.2}x", theirs_pps, ours_pps / theirs_pps);
-    } else {
-        println!();
+        // The default range attributes with XNACK on give the GPU ACCESS, so
+        // (as upstream svm_range_best_restore_location) a first touch migrates
+        // the window to VRAM; that figure is printed for information.  The
+        // figure compared with dmirror (which maps in place) prefers system
+        // memory (PREFERRED_LOC 0, set before the timed touch): fault + map.
+        let migrating = npages as f64 / ours;
+        println!("# (a) first touch migrating to VRAM (default attributes, upstream rule): {migrating:.0} pages/s");
+        let ours = best(3, || {
+            let ctx = Ctx::new(&gpu)?;
+            ctx.set_xnack(true).map_err(|e| format!("xnack: {e}"))?;
+            let mem = Anon::new(size)?;
+            mem.fill(1);
+            ctx.prefer(mem.addr, size, 0).map_err(|e| format!("PREFERRED_LOC 0: {e}"))?;
+            secs(|| ctx.gpu_read(mem.addr, &mut buf).map(|_| ()).map_err(|e| format!("GPU read: {e}")))
+        })?;
+        let ours_pps = npages as f64 / ours;
+        print!("(a) first touch, {} MiB, in place (PREFERRED_LOC system): rkfd retry faults {:.0} pages/s", size / MIB, ours_pps);
+        if dm.is_some() {
+            let theirs = best(3, || {
+                let d = Dmirror::open().ok_or("dmirror")?;
+                let mem = Anon::new(size)?;
+                mem.fill(1);
+                secs(|| d.cmd(HMM_DMIRROR_READ, mem.addr, npages, &mut buf).map(|_| ()).map_err(|e| format!("dmirror read: {e}")))
+            })?;
+            let theirs_pps = npages as f64 / theirs;
+            println!(", dmirror READ {:.0} pages/s, ratio {:.2}x", theirs_pps, ours_pps / theirs_pps);
+        } else {
+            println!();
+        }
     }
 
     // (b) Migration throughput.
