@@ -216,6 +216,10 @@ impl Anon {
         Ok(Anon { addr: p as usize, len })
     }
 
+    /// The mapping as bytes.  Memory the GPU and the kernel write behind
+    /// the compiler's back (like a `volatile` buffer), so a shared borrow
+    /// hands out a mutable slice; callers keep one slice at a time.
+    #[allow(clippy::mut_from_ref)]
     pub fn slice(&self) -> &mut [u8] {
         // SAFETY: our mapping, readable and writable while alive.
         unsafe { std::slice::from_raw_parts_mut(self.addr as *mut u8, self.len) }

@@ -68,7 +68,7 @@ fn short_caller_struct_copies_only_its_size() -> Check {
     let k = Kfd::open().map_err(|e| e.to_string())?;
     let mut buf = [0xaau8; 8];
     k.ioctl_raw(with_size(uapi::AMDKFD_IOC_GET_VERSION, 4), buf.as_mut_ptr() as usize)
-        .map_err(|e| errno_name(e))?;
+        .map_err(errno_name)?;
     ensure_eq(u32::from_ne_bytes(buf[0..4].try_into().unwrap()), 1, "major")?;
     ensure_eq(&buf[4..8], &[0xaa; 4][..], "bytes past the caller's size")
 }
@@ -78,7 +78,7 @@ fn long_caller_struct_is_zero_filled() -> Check {
     let k = Kfd::open().map_err(|e| e.to_string())?;
     let mut buf = [0xaau8; 32];
     k.ioctl_raw(with_size(uapi::AMDKFD_IOC_GET_VERSION, 24), buf.as_mut_ptr() as usize)
-        .map_err(|e| errno_name(e))?;
+        .map_err(errno_name)?;
     ensure_eq(u32::from_ne_bytes(buf[4..8].try_into().unwrap()), uapi::KFD_IOCTL_MINOR_VERSION, "minor")?;
     ensure_eq(&buf[8..24], &[0u8; 16][..], "tail of a longer struct")?;
     ensure_eq(&buf[24..32], &[0xaa; 8][..], "bytes past the caller's size")

@@ -71,13 +71,13 @@ impl Map {
     }
 
     fn write_u64(&self, off: usize, v: u64) {
-        assert!(off + 8 <= self.len && off % 8 == 0);
+        assert!(off + 8 <= self.len && off.is_multiple_of(8));
         // SAFETY: In bounds and aligned in a read-write mapping we own.
         unsafe { std::ptr::write_volatile(self.addr.add(off).cast::<u64>(), v) };
     }
 
     fn read_u64(&self, off: usize) -> u64 {
-        assert!(off + 8 <= self.len && off % 8 == 0);
+        assert!(off + 8 <= self.len && off.is_multiple_of(8));
         // SAFETY: In bounds and aligned in a readable mapping we own.
         unsafe { std::ptr::read_volatile(self.addr.add(off).cast::<u64>()) }
     }
