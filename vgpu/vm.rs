@@ -452,11 +452,32 @@ impl Vm {
     /// a retry fault.  Copies under `inner`, so an invalidation cannot free
     /// the page under the access (the HMM rule).
     pub(crate) fn access_page(&self, va: u64, buf: &mut [u8], write: bool) -> Result<bool> {
+        let inner = self.inner.lock();
+        self.access_page_locked(&inner, va, buf, write)
+    }
+
+    /// [`Vm::access_page`] over the pages of `[va, va + buf.len())` in
+    /// order, under one hold of `inner`: returns the bytes accessed before
+    /// the first page that needs a retry fault (all of `buf` if none).
+    pub(crate) fn access_run(&self, va: u64, buf: &mut [u8], write: bool) -> Result<usize> {
+        let inner = self.inner.lock();
+        let mut done = 0;
+        while done < buf.len() {
+            let at = va + done as u64;
+            let len = ((PAGE - at % PAGE) as usize).min(buf.len() - done);
+            if !self.access_page_locked(&inner, at, &mut buf[done..done + len], write)? {
+                break;
+            }
+            done += len;
+        }
+        Ok(done)
+    }
+
+    fn access_page_locked(&self, inner: &VmInner, va: u64, buf: &mut [u8], write: bool) -> Result<bool> {
         let offset = (va % PAGE) as usize;
         if buf.is_empty() || offset + buf.len() > PAGE as usize {
             return Err(EINVAL);
         }
-        let inner = self.inner.lock();
         let Some(pte) = inner.pt.lookup(va) else {
             return Ok(false);
         };
@@ -547,6 +568,12 @@ impl Vm {
             }
             let mut done = 0usize;
             while done < chunk.len() {
+                // The mapped pages in one go; then the first unmapped
+                // one page by page, through retry faults.
+                done += self.access_run(at + done as u64, &mut chunk[done..], write)?;
+                if done == chunk.len() {
+                    break;
+                }
                 let page_va = at + done as u64;
                 let len = ((PAGE - page_va % PAGE) as usize).min(chunk.len() - done);
                 let part = &mut chunk[done..done + len];
@@ -965,6 +992,13 @@ mod tests {
         assert!(!vm.access_page(2 * PAGE + va, &mut buf, true)?);
         assert!(vm.access_page(2 * PAGE + va + 8, &mut buf[..4], false)?);
         assert_eq!(&buf[..4], &[0u8; 4]);
+        // A run stops at the first page that needs a fault.
+        let mut run = KVVec::from_elem(0u8, 3 * PAGE_SIZE, GFP_KERNEL)?;
+        assert_eq!(vm.access_run(va + 100, &mut run[..PAGE_SIZE], false)?, PAGE_SIZE - 100);
+        assert_eq!(&run[..16], &pattern);
+        assert_eq!(vm.access_run(va, &mut run, false)?, PAGE_SIZE);
+        assert_eq!(vm.access_run(va + 2 * PAGE, &mut run[..PAGE_SIZE], false)?, PAGE_SIZE);
+        assert_eq!(vm.access_run(va + 2 * PAGE, &mut run[..8], true)?, 0);
         // Writes land in the VRAM page.
         assert!(vm.access_page(va + 200, &mut [7u8; 4], true)?);
         let mut back = [0u8; 4];
