@@ -160,9 +160,8 @@ enum rkfd_svm_huge_back {
 static long rkfd_svm_vram_to_ram_pass(struct rkfd_svm_dev *sdev, struct migrate_vma *args,
 				      enum rkfd_svm_huge_back mode, gfp_t gfp, bool *again)
 {
-	bool huge = mode != RKFD_BACK_SMALL;
-
 	unsigned long i, j, nr, n = (args->end - args->start) >> PAGE_SHIFT, cpages = 0;
+	bool huge = mode != RKFD_BACK_SMALL;
 	u64 *frames = NULL;
 	struct page **pages = NULL;
 	long ret;

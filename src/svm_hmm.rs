@@ -539,6 +539,7 @@ impl Svm {
             }
         }
         let mut remap = false;
+        let xnack_off = !self.xnack.load(Relaxed);
         for (start, end, preferred) in stale {
             // Nothing of the old range stays mapped on a GPU: between its
             // notifier's removal and the new ranges' insertion no
@@ -547,23 +548,14 @@ impl Svm {
             // stale.  XNACK on: the next access faults it back; XNACK off:
             // the new ranges are remapped below, as after an invalidation,
             // the process quiesced meanwhile.
-            let xnack_off = !self.xnack.load(Relaxed);
             if xnack_off && ranges.tree.get(&start).is_some_and(|r| !r.mapped_gpus.is_empty()) {
                 queues_quiesce(self);
             }
             for vm in self.vms.lock().iter() {
                 vm.unmap(start, end);
             }
-            let old = ranges.tree.remove(&start);
-            let mut gpus = KVec::new();
-            if let Some(old) = old.as_ref() {
-                for g in old.mapped_gpus.iter() {
-                    if gpus.push(*g, GFP_KERNEL).is_err() {
-                        break;
-                    }
-                }
-            }
-            drop(old);
+            // The old range (and its notifier) goes; its GPUs carry over.
+            let gpus = ranges.tree.remove(&start).map_or_else(KVec::new, |old| old.mapped_gpus);
             let mut at = start;
             while at < end {
                 match guard.usable_vma(at) {
@@ -585,7 +577,7 @@ impl Svm {
                 }
             }
         }
-        remap && !self.xnack.load(Relaxed)
+        remap && xnack_off
     }
 
     /// XNACK off: remaps every range some GPU had mapped (the queues were

@@ -330,8 +330,7 @@ impl Pool {
                     // unused: the rest goes back to the system (freeing a
                     // page does not sleep).
                     if inner.kept >= self.frames / KEEP_FRACTION {
-                        let page = inner.backing[f].page.take();
-                        drop(page);
+                        inner.backing[f].page = None;
                     } else {
                         inner.kept += 1;
                     }

@@ -6,6 +6,11 @@
 //! inside the test VM with rkfd and amdgpu (profile gfx90a) loaded; an
 //! optional argument filters tests by name.
 
+// The /dev/kmsg watcher the fuzzer and storm use.
+#[path = "../fuzz.rs"]
+#[allow(dead_code)]
+mod fuzz;
+
 use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
 use kfd_tests::kfd::errno_name;
 use kfd_tests::svm::{dump_range_at, gpus, svm_dump, svm_gpu, Anon, Ctx, Gpu, CAP_SVMAPI, PAGE};
@@ -1088,45 +1093,6 @@ fn huge_device_pages(gpu: &Gpu) -> Check {
     Ok(())
 }
 
-/// /dev/kmsg opened at its end: the kernel reports ("BUG:", "WARNING:")
-/// logged after `open`.
-struct KernelReports(std::fs::File);
-
-impl KernelReports {
-    fn open() -> Result<KernelReports, String> {
-        use std::io::{Seek, SeekFrom};
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut f = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open("/dev/kmsg")
-            .map_err(|e| format!("/dev/kmsg: {e}"))?;
-        f.seek(SeekFrom::End(0)).map_err(|e| format!("/dev/kmsg: {e}"))?;
-        Ok(KernelReports(f))
-    }
-
-    fn new_reports(&mut self) -> Vec<String> {
-        use std::io::Read;
-        let mut out = Vec::new();
-        let mut buf = vec![0u8; 8192];
-        loop {
-            match self.0.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    let rec = String::from_utf8_lossy(&buf[..n]);
-                    let msg = rec.split_once(';').map_or(&*rec, |(_, m)| m).lines().next().unwrap_or("").to_string();
-                    if msg.contains("BUG:") || msg.contains("WARNING:") {
-                        out.push(msg);
-                    }
-                }
-                Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue,
-                Err(_) => break,
-            }
-        }
-        out
-    }
-}
-
 /// The test knob that makes huge destinations unavailable to migration.
 const FAIL_HUGE_KNOB: &str = "/sys/module/rkfd/parameters/svm_fail_huge_alloc";
 
@@ -1140,7 +1106,7 @@ const FAIL_HUGE_KNOB: &str = "/sys/module/rkfd/parameters/svm_fail_huge_alloc";
 /// page by page.
 fn huge_split_with_forked_child(gpu: &Gpu) -> Check {
     let set = |on: bool| std::fs::write(FAIL_HUGE_KNOB, if on { "1" } else { "0" }).map_err(|e| format!("{FAIL_HUGE_KNOB}: {e}"));
-    let mut kmsg = KernelReports::open()?;
+    let mut kmsg = fuzz::KmsgWatch::open();
     let ctx = ctx_xnack(gpu)?;
     let mem = huge_anon(6 * MIB)?;
     mem.fill(40);
@@ -1199,7 +1165,7 @@ fn huge_split_with_forked_child(gpu: &Gpu) -> Check {
     off?;
     ensure(libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0, "the child read its copy of all 6 MiB")?;
     drop(mem);
-    let bad = kmsg.new_reports();
+    let bad = kmsg.bad_lines();
     ensure(bad.is_empty(), format!("kernel reports: {bad:?}"))
 }
 
