@@ -10,7 +10,7 @@
 //!
 //! Lock order: [`DEVICES`] is a leaf lock; nothing else is taken under it.
 
-use crate::kabi::log::{kfd_dev_info, kfd_info};
+use crate::kabi::log::{kfd_dev_info, kfd_err, kfd_info};
 use kernel::{
     prelude::*,
     sync::{
@@ -20,6 +20,7 @@ use kernel::{
 };
 
 use crate::{
+    gfx::GfxVersion,
     kabi::{
         hmm::SvmDev,
         kgd::{GpuInfo, KgdDevice},
@@ -33,6 +34,8 @@ pub(crate) struct Device {
     pub(crate) kgd: KgdDevice,
     /// What the GPU reported about itself at probe.
     pub(crate) info: GpuInfo,
+    /// Its generation, from `info.gfx_target_version` (C: `KFD_GC_VERSION`).
+    pub(crate) gfx: GfxVersion,
     /// The id user space names this GPU by (topology `gpu_id`); assigned
     /// by the topology when the device is published, 0 before.
     gpu_id: Atomic<u32>,
@@ -41,6 +44,14 @@ pub(crate) struct Device {
     pub(crate) svm: Option<SvmDev>,
     /// Queues on this device (upstream `dqm`), see `crate::queue`.
     pub(crate) queues: crate::queue::DeviceQueues,
+}
+
+/// Lets the kernel's `fmt!` print a [`GfxVersion`] as its target name
+/// (`gfx90a`), through the host crate's `core::fmt::Display`.
+impl kernel::fmt::Display for GfxVersion {
+    fn fmt(&self, f: &mut kernel::fmt::Formatter<'_>) -> kernel::fmt::Result {
+        core::fmt::Display::fmt(self, f)
+    }
 }
 
 /// The published devices, in topology order.
@@ -85,24 +96,29 @@ pub(crate) fn exit_module_state() {
 const HSA_CAP_SVMAPI_SUPPORTED: u32 = 0x0800_0000;
 
 /// Checks what a GPU reports before rkfd relies on it (user space divides
-/// by some of these and asserts on others).
-fn validate(info: &GpuInfo) -> Result {
+/// by some of these and asserts on others), and returns its generation: a
+/// target rkfd does not know (pre-SOC15 GPUs among them) is refused, as
+/// upstream `kgd2kfd_probe` refuses a GC version it has no entry for.
+fn validate(info: &GpuInfo) -> Result<GfxVersion> {
     let cus = info.num_shader_engines * info.sh_per_se * info.cu_per_sh;
     if cus == 0 || info.simd_per_cu == 0 || info.wave_front_size == 0 {
         return Err(EINVAL);
     }
-    if info.gfx_target_version == 0 || !(128..=255).contains(&info.drm_render_minor) {
+    if !(128..=255).contains(&info.drm_render_minor) {
         return Err(EINVAL);
     }
     if info.num_caches as usize > info.caches.len() {
         return Err(EINVAL);
     }
-    Ok(())
+    GfxVersion::from_target_version(info.gfx_target_version).ok_or_else(|| {
+        kfd_err!("gfx_target_version {} not supported\n", info.gfx_target_version);
+        EINVAL
+    })
 }
 
 /// `kgd2kfd_probe`: builds the device (not yet visible).
 pub(crate) fn probe(kgd: KgdDevice, info: GpuInfo) -> Result<Arc<Device>> {
-    validate(&info)?;
+    let gfx = validate(&info)?;
     let svm = if info.vram_size != 0 {
         match SvmDev::new(&kgd, info.vram_size) {
             Ok(s) => Some(s),
@@ -116,7 +132,7 @@ pub(crate) fn probe(kgd: KgdDevice, info: GpuInfo) -> Result<Arc<Device>> {
         None
     };
     let queues = crate::queue::DeviceQueues::new()?;
-    Ok(Arc::new(Device { kgd, info, gpu_id: Atomic::new(0), svm, queues }, GFP_KERNEL)?)
+    Ok(Arc::new(Device { kgd, info, gfx, gpu_id: Atomic::new(0), svm, queues }, GFP_KERNEL)?)
 }
 
 /// `kgd2kfd_device_init`: publishes the device.
@@ -140,10 +156,11 @@ pub(crate) fn init(dev: Arc<Device>) -> Result {
         return Err(e.into());
     }
     kfd_dev_info(fmt!(
-        "added device {:x}:{:x} (gfx_target_version {}, gpu_id {})",
+        "added device {:x}:{:x} ({}, gfx_target_version {}, gpu_id {})",
         dev.info.vendor_id,
         dev.info.device_id,
-        dev.info.gfx_target_version,
+        dev.gfx,
+        dev.gfx.target_version(),
         gpu_id
     ));
     crate::queue::device_init(&dev);
@@ -200,10 +217,9 @@ impl Device {
         self.svm.is_some() && self.supports_xnack_per_process()
     }
 
-    /// Whether the GPU can retry faults (XNACK) per process: GC 9.4.2
-    /// (gfx90a), 9.4.3, 9.4.4 and 9.5.0, as upstream's
-    /// `KFD_SUPPORT_XNACK_PER_PROCESS`.
+    /// Whether the GPU can retry faults (XNACK) per process (upstream
+    /// `KFD_SUPPORT_XNACK_PER_PROCESS`).
     pub(crate) fn supports_xnack_per_process(&self) -> bool {
-        matches!(self.info.gfx_target_version, 90010 | 90400 | 90401 | 90402 | 90500)
+        self.gfx.supports_xnack_per_process()
     }
 }

@@ -264,7 +264,7 @@ pub(crate) fn has_queues_locked(inner: &ProcessInner) -> bool {
 fn limits(dev: &Device) -> rules::DeviceLimits {
     let i = &dev.info;
     rules::DeviceLimits {
-        gfx_target_version: i.gfx_target_version,
+        gfx: dev.gfx,
         cwsr_size: i.cwsr_size,
         ctl_stack_size: i.ctl_stack_size,
         num_sdma_engines: i.num_sdma_engines,
@@ -623,7 +623,7 @@ pub(crate) fn set_cu_mask(process: &Process, args: &mut uapi::kfd_ioctl_set_cu_m
         .read_slice(mask.as_mut_bytes())?;
     let inner = process.inner.lock();
     let q = inner.queues.queues.iter().find(|q| q.shared.qid == args.queue_id).ok_or(EFAULT)?;
-    if !rules::cu_mask_pairs_ok(q.dev.info.gfx_target_version, bits, &mask) {
+    if !rules::cu_mask_pairs_ok(q.dev.gfx, bits, &mask) {
         return Err(EINVAL);
     }
     Ok(())
@@ -712,7 +712,7 @@ fn signal_reset(dev: &Device) {
 /// as upstream, for a GPU scheduled by MES (GFX11+).
 pub(crate) fn hang_hws(gpu_id: u32) -> Result {
     let dev = crate::device::all()?.into_iter().find(|d| d.gpu_id() == gpu_id).ok_or(EINVAL)?;
-    if dev.info.gfx_target_version >= 110000 {
+    if dev.gfx.uses_mes() {
         kfd_err!("MES not support hang_hws\n");
         return Err(EINVAL);
     }

@@ -14,6 +14,15 @@ mod chardev;
 mod debugfs;
 mod device;
 mod event;
+/// GPU generations, shared with the host crate `kfd-logic` (and the virtual
+/// GPU); at the crate root because `queue::rules` names it `crate::gfx`.
+#[path = "../rust/kfd-logic/src/gfx.rs"]
+#[expect(
+    unreachable_pub,
+    dead_code,
+    reason = "a file shared with a host crate and the virtual GPU: `pub` items, some used only there"
+)]
+mod gfx;
 mod interrupt;
 mod ioctl;
 mod kabi;

@@ -4,6 +4,8 @@
 //! Each module is one file that uses `core` only, so the kernel module can
 //! include the same file with `#[path]`:
 //!
+//! - [`gfx`]: GPU generations (`src/device.rs`, `src/queue.rs`, the
+//!   virtual GPU's `vgpu/profile.rs`);
 //! - [`event_state`]: the KFD event state machine (`src/event.rs`);
 //! - [`pasid`]: the PASID allocator (`src/process.rs`);
 //! - [`mmap_offset`]: `/dev/kfd` mmap offsets (`src/chardev.rs`);
@@ -15,6 +17,7 @@
 #![no_std]
 
 pub mod event_state;
+pub mod gfx;
 pub mod mmap_offset;
 pub mod pasid;
 pub mod queue_rules;

@@ -13,7 +13,11 @@
 //!
 //! Shared by the host crate (`cargo test`) and rkfd.ko (`src/queue.rs`
 //! includes it with `#[path]`), so it uses `core` only.  Errors are
-//! [`Errno`] values the kernel side maps to its own error type.
+//! [`Errno`] values the kernel side maps to its own error type.  What
+//! differs between GPU generations is asked of [`GfxVersion`] (`crate::gfx`,
+//! which rkfd.ko includes at its crate root).
+
+use crate::gfx::GfxVersion;
 
 /// The errno a rule answers (the kernel maps each to `-E...`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,9 +235,10 @@ pub fn check_update(ring_base: u64, ring_size: u32, percentage: u32, priority: u
 }
 
 /// What the device advertises that queue buffers are checked against.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct DeviceLimits {
-    pub gfx_target_version: u32,
+    /// The GPU's generation.
+    pub gfx: GfxVersion,
     /// Topology `cwsr_size`.
     pub cwsr_size: u32,
     /// Topology `ctl_stack_size`.
@@ -245,12 +250,9 @@ pub struct DeviceLimits {
 
 impl DeviceLimits {
     /// Queues a process may have on the device (C: `pqm_create_queue`'s
-    /// `max_queues`: the HWS limit 127, 255 on GC 9.4.3/9.4.4/9.5.0).
+    /// `max_queues`).
     pub fn max_queues_per_process(&self) -> u32 {
-        match self.gfx_target_version {
-            90402 | 90500 => 255,
-            _ => 127,
-        }
+        self.gfx.max_queues_per_process()
     }
 
     /// Highest `sdma_engine_id` SDMA_BY_ENG_ID accepts, if any engine.
@@ -258,26 +260,16 @@ impl DeviceLimits {
         (self.num_sdma_engines + self.num_sdma_xgmi_engines).checked_sub(1)
     }
 
-    /// Whether the SOC15 doorbell layout is Vega20's (GFX9) rather than
-    /// Navi10's (GFX10+).
-    fn vega20_layout(&self) -> bool {
-        self.gfx_target_version < 100000
-    }
-
     /// First and last doorbell index reserved for SDMA/IH/VCN
     /// (`doorbell_index.first_non_cp` / `last_non_cp`).
     pub fn non_cp_doorbells(&self) -> (u32, u32) {
-        if self.vega20_layout() {
-            (0x100, 0x18f)
-        } else {
-            (0x100, 0x190)
-        }
+        self.gfx.doorbell_layout().non_cp()
     }
 
     /// Doorbell index of SDMA engine `engine`'s first queue
-    /// (`doorbell_index.sdma_engine[]`: 0x100 + 10 per engine).
+    /// (`doorbell_index.sdma_engine[]`).
     pub fn sdma_engine_doorbell_base(&self, engine: u32) -> u32 {
-        0x100 + 0x0a * engine
+        self.gfx.doorbell_layout().sdma_engine_base(engine)
     }
 }
 
@@ -526,10 +518,10 @@ pub fn cu_mask_words(num_cu_mask: u32) -> Result<(u32, usize), Errno> {
     Ok((bits, (bits / 32) as usize))
 }
 
-/// The WGP pairing rule of GFX10+ (C: `pqm_update_mqd`): both CUs of a pair
-/// enabled or neither.
-pub fn cu_mask_pairs_ok(gfx_target_version: u32, bits: u32, mask: &[u32]) -> bool {
-    if gfx_target_version < 100000 {
+/// The WGP pairing rule (C: `pqm_update_mqd`): on a GPU with work-group
+/// processors both CUs of a pair enabled or neither.
+pub fn cu_mask_pairs_ok(gfx: GfxVersion, bits: u32, mask: &[u32]) -> bool {
+    if !gfx.has_wgp() {
         return true;
     }
     let mut i = 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 //! Host tests of the queue rules against upstream amdkfd's behaviour.
 
+use kfd_logic::gfx::GfxVersion;
 use kfd_logic::queue_rules::*;
 
 const LIMIT: u64 = (1 << 47) - 4096;
@@ -25,7 +26,7 @@ fn aql() -> CreateArgs {
 
 fn gfx90a() -> DeviceLimits {
     DeviceLimits {
-        gfx_target_version: 90010,
+        gfx: GfxVersion::GFX90A,
         cwsr_size: 0x255000,
         ctl_stack_size: 0x1000,
         num_sdma_engines: 2,
@@ -186,7 +187,7 @@ fn cp_doorbells_skip_non_cp_ranges() {
     assert_eq!(db.alloc_cp(), Ok(5));
     // Navi10 layout reserves one more (VPE).
     let mut n = d;
-    n.gfx_target_version = 100300;
+    n.gfx = GfxVersion::GFX1030;
     let db = Doorbells::new(&n);
     assert!(db.is_used(0x190) && db.is_used(0x390) && !db.is_used(0x191));
 }
@@ -239,7 +240,7 @@ fn sdma_queues_device_wide() {
 fn limits_per_process() {
     assert_eq!(gfx90a().max_queues_per_process(), 127);
     let mut d = gfx90a();
-    d.gfx_target_version = 90402;
+    d.gfx = GfxVersion::GFX942;
     assert_eq!(d.max_queues_per_process(), 255);
     assert_eq!(gfx90a().max_sdma_engine_id(), Some(4));
     d.num_sdma_engines = 0;
@@ -253,9 +254,9 @@ fn cu_mask_rules() {
     assert_eq!(cu_mask_words(33), Err(Errno::Inval));
     assert_eq!(cu_mask_words(64), Ok((64, 2)));
     assert_eq!(cu_mask_words(4096), Ok((1024, 32)));
-    assert!(cu_mask_pairs_ok(90010, 32, &[0b0101]));
-    assert!(!cu_mask_pairs_ok(100300, 32, &[0b0101]));
-    assert!(cu_mask_pairs_ok(100300, 32, &[0b1111]));
+    assert!(cu_mask_pairs_ok(GfxVersion::GFX90A, 32, &[0b0101]));
+    assert!(!cu_mask_pairs_ok(GfxVersion::GFX1030, 32, &[0b0101]));
+    assert!(cu_mask_pairs_ok(GfxVersion::GFX1030, 32, &[0b1111]));
 }
 
 #[test]
