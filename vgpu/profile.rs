@@ -23,6 +23,17 @@
 
 use kernel::prelude::*;
 
+/// GPU generations, shared with rkfd and the host crate `kfd-logic`.
+#[path = "../rust/kfd-logic/src/gfx.rs"]
+#[expect(
+    unreachable_pub,
+    dead_code,
+    reason = "a file shared with a host crate and rkfd: `pub` items, some used only there"
+)]
+mod gfx;
+
+pub(crate) use gfx::{GfxVersion, SaveArea};
+
 /// `HSA_CAP_*` and `HSA_CACHE_TYPE_*` bits from `include/uapi/linux/kfd_sysfs.h`.
 pub(crate) mod hsa {
     /// `HSA_CAP_DOORBELL_TYPE_TOTALBITS_SHIFT`.
@@ -105,8 +116,8 @@ pub(crate) struct Profile {
     pub(crate) product: &'static str,
     /// Topology `nodes/N/name`: upstream's lower-case ASIC name.
     pub(crate) asic_name: &'static str,
-    /// `major * 10000 + minor * 100 + stepping`.
-    pub(crate) gfx_target_version: u32,
+    /// The gfx target (reported as `gfx_target_version`).
+    pub(crate) gfx: GfxVersion,
     /// PCI device ID.
     pub(crate) device_id: u32,
     /// An APU: VRAM is a carve-out of system memory.
@@ -180,7 +191,7 @@ pub(crate) static PROFILES: [Profile; 4] = [
         name: "gfx90a",
         product: "AMD Instinct MI210",
         asic_name: "aldebaran",
-        gfx_target_version: 90010,
+        gfx: GfxVersion::GFX90A,
         device_id: 0x740f,
         apu: false,
         num_shader_engines: SE,
@@ -222,7 +233,7 @@ pub(crate) static PROFILES: [Profile; 4] = [
         name: "gfx1030",
         product: "AMD Radeon PRO W6800",
         asic_name: "sienna_cichlid",
-        gfx_target_version: 100300,
+        gfx: GfxVersion::GFX1030,
         device_id: 0x73a3,
         apu: false,
         num_shader_engines: SE,
@@ -265,7 +276,7 @@ pub(crate) static PROFILES: [Profile; 4] = [
         name: "gfx1100",
         product: "AMD Radeon PRO W7900",
         asic_name: "ip discovery",
-        gfx_target_version: 110000,
+        gfx: GfxVersion::GFX1100,
         device_id: 0x7448,
         apu: false,
         num_shader_engines: SE,
@@ -311,7 +322,7 @@ pub(crate) static PROFILES: [Profile; 4] = [
         name: "gfx1103",
         product: "AMD Radeon 780M",
         asic_name: "ip discovery",
-        gfx_target_version: 110003,
+        gfx: GfxVersion::GFX1103,
         device_id: 0x15bf,
         apu: true,
         num_shader_engines: SE,
@@ -352,23 +363,6 @@ pub(crate) static PROFILES: [Profile; 4] = [
         power_cap_w: 54,
     },
 ];
-
-/// Control-stack and context-save sizes of a user queue.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) struct SaveArea {
-    /// `cwsr_size`: the whole per-queue save area, bytes.
-    pub(crate) cwsr_size: u32,
-    /// `ctl_stack_size`: its control stack, bytes.
-    pub(crate) ctl_stack_size: u32,
-}
-
-/// `AMDGPU_GPU_PAGE_SIZE`, the alignment of the save areas.
-const GPU_PAGE: u32 = 4096;
-
-/// Rounds `v` up to a multiple of `GPU_PAGE`.
-const fn page_align(v: u32) -> u32 {
-    v.div_ceil(GPU_PAGE) * GPU_PAGE
-}
 
 impl Profile {
     /// Looks a profile up by its `profile=` name.
@@ -435,7 +429,7 @@ impl Profile {
         }
         // One render backend per shader engine on these small parts.
         let fields = (log2(self.num_shader_engines) & 3) << 19 | (log2(1) & 3) << 26;
-        if self.gfx_target_version < 100000 {
+        if self.gfx.is_gfx9() {
             0x2201_4042 | fields
         } else {
             let pkrs = log2(self.num_shader_engines * self.sh_per_se) & 7;
@@ -444,48 +438,16 @@ impl Profile {
     }
 
     /// Bytes of doorbells each process gets (`kfd_doorbell_process_slice`
-    /// without MES: `KFD_MAX_NUM_OF_QUEUES_PER_PROCESS` (1024) doorbells of
-    /// 8 bytes (SOC15, gfx9+), page aligned).  rkfd maps exactly this much.
+    /// without MES: `KFD_MAX_NUM_OF_QUEUES_PER_PROCESS` (1024) doorbells,
+    /// page aligned).  rkfd maps exactly this much.
     pub(crate) const fn doorbell_process_size(&self) -> u32 {
-        1024 * 8
+        (1024 * self.gfx.doorbell_size()).next_multiple_of(4096)
     }
 
     /// The per-queue save area, as upstream `kfd_queue.c:
     /// kfd_queue_ctx_save_restore_size()` computes it for this part (one XCC).
     pub(crate) const fn save_area(&self) -> SaveArea {
-        let gfxv = self.gfx_target_version;
-        let cu_num = self.cu_count();
-        // get_num_waves(): array_count / simd_arrays_per_engine = shader engines.
-        let wave_num = if gfxv < 100100 {
-            let by_se = self.num_shader_engines * 512;
-            if cu_num * 40 < by_se {
-                cu_num * 40
-            } else {
-                by_se
-            }
-        } else {
-            cu_num * 32
-        };
-        // kfd_get_vgpr_size_per_cu() (gfx12.5 aside, which no profile is).
-        let vgpr = match gfxv {
-            90402 | 90010 | 90008 | 90500 => 0x80000,
-            110000 | 110001 | 110501 | 120000 | 120001 => 0x60000,
-            _ => 0x40000,
-        };
-        let sgpr = 0x4000;
-        let lds = 0x10000;
-        let hwreg = 0x1000;
-        let wg_data_size = page_align(cu_num * (vgpr + sgpr + lds + hwreg));
-        let ctl_bytes_per_wave = if gfxv >= 100100 { 12 } else { 8 };
-        // SIZEOF_HSA_USER_CONTEXT_SAVE_AREA_HEADER = 40.
-        let mut ctl_stack_size = page_align(40 + wave_num * ctl_bytes_per_wave + 8);
-        if gfxv / 10000 == 10 && ctl_stack_size > 0x7000 {
-            ctl_stack_size = 0x7000;
-        }
-        SaveArea {
-            cwsr_size: page_align(ctl_stack_size + wg_data_size),
-            ctl_stack_size,
-        }
+        self.gfx.save_area(self.cu_count(), self.num_shader_engines, self.lds_size_kib)
     }
 
     /// A stable, non-zero unique ID for GPU `index` of this profile
@@ -558,7 +520,7 @@ mod tests {
     fn per_part_facts() -> Result {
         let mi210 = Profile::find(b"gfx90a").ok_or(EINVAL)?;
         assert_eq!(mi210.device_id, 0x740f);
-        assert_eq!(mi210.gfx_target_version, 90010);
+        assert_eq!(mi210.gfx.target_version(), 90010);
         assert_eq!(mi210.wave_front_size, 64);
         assert!(mi210.xnack_capable && mi210.sram_ecc);
         assert!(mi210.capability() & hsa::CAP_SRAM_EDC != 0);

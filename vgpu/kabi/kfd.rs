@@ -164,7 +164,7 @@ fn gpu_info(kgd: &Kgd) -> Result<kgd::kgd_gpu_info> {
     let p: &Profile = core.profile();
     let save = p.save_area();
     let mut info = kgd::kgd_gpu_info {
-        gfx_target_version: p.gfx_target_version,
+        gfx_target_version: p.gfx.target_version(),
         vendor_id: 0x1002,
         device_id: p.device_id,
         domain: 0,
