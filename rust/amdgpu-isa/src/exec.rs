@@ -1,0 +1,1657 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+//! The interpreter: one instruction of one wave per [`step`].
+//!
+//! Semantics follow AMD's "AMD Instinct MI200 Instruction Set Architecture"
+//! (gfx90a) and agree with gem5's `src/arch/amdgpu/vega/insts/instructions.cc`.
+//! Memory operations complete within their instruction, so `s_waitcnt` has
+//! nothing to wait for. An opcode the interpreter does not implement is an
+//! [`ExecError::UnsupportedOpcode`], never a silent no-op.
+
+use crate::decode::{self, src, DecodeError, Encoding, Instruction, ValuForm, VOP3_FROM_VOP1, VOP3_FROM_VOP2};
+
+/// v_readfirstlane_b32 has only the VOP1 form.
+const READFIRSTLANE_B32: u16 = VOP3_FROM_VOP1 + vop1::V_READFIRSTLANE_B32;
+use crate::memory::{Environment, MemoryFault};
+use crate::opcodes::{ds, smem, sop1, sop2, sopc, sopk, sopp, vop1, vop2, vop3};
+use crate::softfloat::{self as sf, Denormals};
+use crate::wave::{Wave, WAVE_SIZE};
+use core::fmt;
+
+/// What the wave does after a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepOutcome {
+    Continue,
+    /// `s_barrier`: the wave waits until every wave of its workgroup has
+    /// arrived (the pc is already past the barrier).
+    Barrier,
+    /// `s_endpgm`.
+    Ended,
+}
+
+/// Why a wave cannot go on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExecError {
+    Decode { pc: u64, error: DecodeError },
+    UnsupportedOpcode { pc: u64, encoding: Encoding, opcode: u16 },
+    /// A decodable instruction used in a way the interpreter does not
+    /// implement (e.g. an SDWA or DPP form of an opcode, clamp on an integer op).
+    UnsupportedForm { pc: u64, encoding: Encoding, opcode: u16, what: &'static str },
+    Memory { pc: u64, fault: MemoryFault },
+    /// An LDS or scratch access outside the allocation.
+    OutOfBounds { pc: u64, space: &'static str, offset: u64 },
+    Trap { pc: u64, code: u16 },
+}
+
+impl fmt::Display for ExecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            ExecError::Decode { pc, error } => write!(f, "undecodable instruction at pc {:#x}: {:?}", pc, error),
+            ExecError::UnsupportedOpcode { pc, encoding, opcode } => write!(
+                f,
+                "unsupported opcode {} ({} {:#x}) at pc {:#x}",
+                decode::mnemonic(encoding, opcode).unwrap_or("?"),
+                encoding.name(),
+                opcode,
+                pc
+            ),
+            ExecError::UnsupportedForm { pc, encoding, opcode, what } => write!(
+                f,
+                "unsupported {} of {} ({} {:#x}) at pc {:#x}",
+                what,
+                decode::mnemonic(encoding, opcode).unwrap_or("?"),
+                encoding.name(),
+                opcode,
+                pc
+            ),
+            ExecError::Memory { pc, fault } => write!(f, "memory fault at {:#x} (write: {}) at pc {:#x}", fault.address, fault.write, pc),
+            ExecError::OutOfBounds { pc, space, offset } => write!(f, "{} access at offset {:#x} out of bounds at pc {:#x}", space, offset, pc),
+            ExecError::Trap { pc, code } => write!(f, "s_trap {} at pc {:#x}", code, pc),
+        }
+    }
+}
+
+/// Fetches and decodes the instruction at the wave's pc.
+pub fn fetch(wave: &Wave, env: &mut Environment<'_>) -> Result<Instruction, ExecError> {
+    let pc = wave.pc;
+    let mut bytes = [0u8; 8];
+    env.global.read(pc, &mut bytes[..4]).map_err(|fault| ExecError::Memory { pc, fault })?;
+    let w0 = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    match decode::decode(&[w0]) {
+        Err(DecodeError::Truncated) => {
+            env.global.read(pc + 4, &mut bytes[4..]).map_err(|fault| ExecError::Memory { pc, fault })?;
+            let w1 = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
+            decode::decode(&[w0, w1]).map_err(|error| ExecError::Decode { pc, error })
+        }
+        other => other.map_err(|error| ExecError::Decode { pc, error }),
+    }
+}
+
+/// Executes one instruction of `wave`.
+pub fn step(wave: &mut Wave, env: &mut Environment<'_>) -> Result<StepOutcome, ExecError> {
+    let inst = fetch(wave, env)?;
+    execute(wave, env, &inst)
+}
+
+/// Executes a decoded instruction located at `wave.pc`.
+pub fn execute(wave: &mut Wave, env: &mut Environment<'_>, inst: &Instruction) -> Result<StepOutcome, ExecError> {
+    let mut cx = Context { pc: wave.pc, inst, wave, next_pc: 0 };
+    cx.next_pc = cx.pc + inst.size as u64;
+    let outcome = match inst.encoding {
+        Encoding::Sop2 => cx.sop2()?,
+        Encoding::Sopk => cx.sopk()?,
+        Encoding::Sop1 => cx.sop1()?,
+        Encoding::Sopc => cx.sopc()?,
+        Encoding::Sopp => cx.sopp()?,
+        Encoding::Smem => cx.smem(env)?,
+        Encoding::Vop3 => cx.valu(env)?,
+        Encoding::Ds => cx.ds(env)?,
+        Encoding::Flat | Encoding::Global | Encoding::Scratch => cx.flat(env)?,
+        Encoding::Vop3p | Encoding::Mubuf => return Err(cx.unsupported()),
+    };
+    cx.wave.pc = cx.next_pc;
+    if outcome == StepOutcome::Ended {
+        cx.wave.ended = true;
+    }
+    Ok(outcome)
+}
+
+struct Context<'w, 'i> {
+    pc: u64,
+    inst: &'i Instruction,
+    wave: &'w mut Wave,
+    next_pc: u64,
+}
+
+/// f32 inline constants 240..248 (0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0, 1/(2*pi)).
+const F32_INLINE: [u32; 9] = [0x3f00_0000, 0xbf00_0000, 0x3f80_0000, 0xbf80_0000, 0x4000_0000, 0xc000_0000, 0x4080_0000, 0xc080_0000, 0x3e22_f983];
+
+impl Context<'_, '_> {
+    fn unsupported(&self) -> ExecError {
+        ExecError::UnsupportedOpcode { pc: self.pc, encoding: self.inst.encoding, opcode: self.inst.opcode }
+    }
+
+    fn unsupported_form(&self, what: &'static str) -> ExecError {
+        ExecError::UnsupportedForm { pc: self.pc, encoding: self.inst.encoding, opcode: self.inst.opcode, what }
+    }
+
+    // ---- scalar operands -------------------------------------------------
+
+    /// A 32-bit scalar operand (also the scalar value of a VALU source).
+    fn scalar32(&self, code: u16) -> Result<u32, ExecError> {
+        let w = &*self.wave;
+        Ok(match code {
+            0..=101 => w.sgpr[code as usize],
+            102 => w.flat_scratch as u32,
+            103 => (w.flat_scratch >> 32) as u32,
+            104 | 105 => 0, // XNACK_MASK: no replay
+            src::VCC_LO => w.vcc as u32,
+            src::VCC_HI => (w.vcc >> 32) as u32,
+            108..=123 => w.ttmp[(code - 108) as usize],
+            src::M0 => w.m0,
+            src::EXEC_LO => w.exec as u32,
+            src::EXEC_HI => (w.exec >> 32) as u32,
+            128..=192 => (code - 128) as u32,
+            193..=208 => (-((code - 192) as i32)) as u32,
+            240..=248 => F32_INLINE[(code - 240) as usize],
+            src::VCCZ => (w.vcc == 0) as u32,
+            src::EXECZ => (w.exec == 0) as u32,
+            src::SCC => w.scc as u32,
+            src::LITERAL => self.inst.literal,
+            _ => return Err(self.unsupported_form("source operand")),
+        })
+    }
+
+    /// A 64-bit scalar operand; `float` selects the f64 meaning of the
+    /// float inline constants. 32-bit literals are zero-extended for
+    /// integers and are the high half of an f64.
+    fn scalar64(&self, code: u16, float: bool) -> Result<u64, ExecError> {
+        let w = &*self.wave;
+        Ok(match code {
+            0..=100 => w.sgpr[code as usize] as u64 | (w.sgpr[code as usize + 1] as u64) << 32,
+            102 => w.flat_scratch,
+            src::VCC_LO => w.vcc,
+            108..=122 => w.ttmp[(code - 108) as usize] as u64 | (w.ttmp[(code - 107) as usize] as u64) << 32,
+            src::EXEC_LO => w.exec,
+            128..=192 => (code - 128) as u64,
+            193..=208 => (-((code - 192) as i64)) as u64,
+            240..=248 if float => {
+                const F64: [u64; 9] = [
+                    0x3fe0_0000_0000_0000,
+                    0xbfe0_0000_0000_0000,
+                    0x3ff0_0000_0000_0000,
+                    0xbff0_0000_0000_0000,
+                    0x4000_0000_0000_0000,
+                    0xc000_0000_0000_0000,
+                    0x4010_0000_0000_0000,
+                    0xc010_0000_0000_0000,
+                    0x3fc4_5f30_6dc9_c882,
+                ];
+                F64[(code - 240) as usize]
+            }
+            240..=248 => F32_INLINE[(code - 240) as usize] as u64,
+            src::VCCZ | src::EXECZ | src::SCC => self.scalar32(code)? as u64,
+            src::LITERAL if float => (self.inst.literal as u64) << 32,
+            src::LITERAL => self.inst.literal as u64,
+            _ => return Err(self.unsupported_form("64-bit source operand")),
+        })
+    }
+
+    fn write_scalar32(&mut self, code: u16, value: u32) -> Result<(), ExecError> {
+        let w = &mut *self.wave;
+        match code {
+            0..=101 => w.sgpr[code as usize] = value,
+            102 => w.flat_scratch = (w.flat_scratch & !0xffff_ffff) | value as u64,
+            103 => w.flat_scratch = (w.flat_scratch & 0xffff_ffff) | (value as u64) << 32,
+            104 | 105 => {}
+            src::VCC_LO => w.vcc = (w.vcc & !0xffff_ffff) | value as u64,
+            src::VCC_HI => w.vcc = (w.vcc & 0xffff_ffff) | (value as u64) << 32,
+            108..=123 => w.ttmp[(code - 108) as usize] = value,
+            src::M0 => w.m0 = value,
+            src::EXEC_LO => w.exec = (w.exec & !0xffff_ffff) | value as u64,
+            src::EXEC_HI => w.exec = (w.exec & 0xffff_ffff) | (value as u64) << 32,
+            _ => return Err(self.unsupported_form("destination operand")),
+        }
+        Ok(())
+    }
+
+    fn write_scalar64(&mut self, code: u16, value: u64) -> Result<(), ExecError> {
+        match code {
+            src::VCC_LO => self.wave.vcc = value,
+            src::EXEC_LO => self.wave.exec = value,
+            102 => self.wave.flat_scratch = value,
+            0..=100 | 108..=122 => {
+                self.write_scalar32(code, value as u32)?;
+                self.write_scalar32(code + 1, (value >> 32) as u32)?;
+            }
+            _ => return Err(self.unsupported_form("64-bit destination operand")),
+        }
+        Ok(())
+    }
+
+    // ---- SOP2 --------------------------------------------------------------
+
+    fn sop2(&mut self) -> Result<StepOutcome, ExecError> {
+        let i = self.inst;
+        let op = i.opcode;
+        let wide = matches!(
+            op,
+            sop2::S_CSELECT_B64
+                | sop2::S_AND_B64
+                | sop2::S_OR_B64
+                | sop2::S_XOR_B64
+                | sop2::S_ANDN2_B64
+                | sop2::S_ORN2_B64
+                | sop2::S_NAND_B64
+                | sop2::S_NOR_B64
+                | sop2::S_XNOR_B64
+        );
+        if wide {
+            let a = self.scalar64(i.src[0], false)?;
+            let b = self.scalar64(i.src[1], false)?;
+            let d = match op {
+                sop2::S_CSELECT_B64 => {
+                    let d = if self.wave.scc { a } else { b };
+                    return self.write_scalar64(i.dst, d).map(|_| StepOutcome::Continue);
+                }
+                sop2::S_AND_B64 => a & b,
+                sop2::S_OR_B64 => a | b,
+                sop2::S_XOR_B64 => a ^ b,
+                sop2::S_ANDN2_B64 => a & !b,
+                sop2::S_ORN2_B64 => a | !b,
+                sop2::S_NAND_B64 => !(a & b),
+                sop2::S_NOR_B64 => !(a | b),
+                _ => !(a ^ b),
+            };
+            self.wave.scc = d != 0;
+            self.write_scalar64(i.dst, d)?;
+            return Ok(StepOutcome::Continue);
+        }
+        if matches!(op, sop2::S_LSHL_B64 | sop2::S_LSHR_B64 | sop2::S_ASHR_I64 | sop2::S_BFE_U64 | sop2::S_BFE_I64 | sop2::S_BFM_B64) {
+            let a = self.scalar64(i.src[0], false)?;
+            let b = self.scalar32(i.src[1])?;
+            let d = match op {
+                sop2::S_LSHL_B64 => a << (b & 63),
+                sop2::S_LSHR_B64 => a >> (b & 63),
+                sop2::S_ASHR_I64 => ((a as i64) >> (b & 63)) as u64,
+                sop2::S_BFM_B64 => {
+                    let a = self.scalar32(i.src[0])?;
+                    let d = (((1u128 << (a & 63)) - 1) as u64) << (b & 63);
+                    return self.write_scalar64(i.dst, d).map(|_| StepOutcome::Continue);
+                }
+                _ => {
+                    let offset = b & 63;
+                    let width = (b >> 16) & 127;
+                    let field = if width == 0 { 0 } else { (a >> offset) & (((1u128 << width.min(64)) - 1) as u64) };
+                    if op == sop2::S_BFE_I64 && width > 0 && width < 64 {
+                        (((field << (64 - width)) as i64) >> (64 - width)) as u64
+                    } else {
+                        field
+                    }
+                }
+            };
+            self.wave.scc = d != 0;
+            self.write_scalar64(i.dst, d)?;
+            return Ok(StepOutcome::Continue);
+        }
+        let a = self.scalar32(i.src[0])?;
+        let b = self.scalar32(i.src[1])?;
+        let scc = self.wave.scc;
+        let (d, new_scc) = match op {
+            sop2::S_ADD_U32 => {
+                let (d, c) = a.overflowing_add(b);
+                (d, Some(c))
+            }
+            sop2::S_SUB_U32 => (a.wrapping_sub(b), Some(b > a)),
+            sop2::S_ADD_I32 => {
+                let (d, o) = (a as i32).overflowing_add(b as i32);
+                (d as u32, Some(o))
+            }
+            sop2::S_SUB_I32 => {
+                let (d, o) = (a as i32).overflowing_sub(b as i32);
+                (d as u32, Some(o))
+            }
+            sop2::S_ADDC_U32 => {
+                let sum = a as u64 + b as u64 + scc as u64;
+                (sum as u32, Some(sum >> 32 != 0))
+            }
+            sop2::S_SUBB_U32 => {
+                let borrow = (b as u64 + scc as u64) > a as u64;
+                (a.wrapping_sub(b).wrapping_sub(scc as u32), Some(borrow))
+            }
+            sop2::S_MIN_I32 => ((a as i32).min(b as i32) as u32, Some((a as i32) < (b as i32))),
+            sop2::S_MIN_U32 => (a.min(b), Some(a < b)),
+            sop2::S_MAX_I32 => ((a as i32).max(b as i32) as u32, Some((a as i32) > (b as i32))),
+            sop2::S_MAX_U32 => (a.max(b), Some(a > b)),
+            sop2::S_CSELECT_B32 => (if scc { a } else { b }, None),
+            sop2::S_AND_B32 => nz(a & b),
+            sop2::S_OR_B32 => nz(a | b),
+            sop2::S_XOR_B32 => nz(a ^ b),
+            sop2::S_ANDN2_B32 => nz(a & !b),
+            sop2::S_ORN2_B32 => nz(a | !b),
+            sop2::S_NAND_B32 => nz(!(a & b)),
+            sop2::S_NOR_B32 => nz(!(a | b)),
+            sop2::S_XNOR_B32 => nz(!(a ^ b)),
+            sop2::S_LSHL_B32 => nz(a << (b & 31)),
+            sop2::S_LSHR_B32 => nz(a >> (b & 31)),
+            sop2::S_ASHR_I32 => nz(((a as i32) >> (b & 31)) as u32),
+            sop2::S_BFM_B32 => ((((1u64 << (a & 31)) - 1) as u32) << (b & 31), None),
+            sop2::S_MUL_I32 => ((a as i32).wrapping_mul(b as i32) as u32, None),
+            sop2::S_MUL_HI_U32 => (((a as u64 * b as u64) >> 32) as u32, None),
+            sop2::S_MUL_HI_I32 => (((a as i32 as i64 * b as i32 as i64) >> 32) as u32, None),
+            sop2::S_BFE_U32 | sop2::S_BFE_I32 => {
+                let offset = b & 31;
+                let width = (b >> 16) & 127;
+                let field = if width == 0 { 0 } else { ((a as u64 >> offset) & ((1u64 << width.min(32)) - 1)) as u32 };
+                let d = if op == sop2::S_BFE_I32 && width > 0 && width < 32 { ((field << (32 - width)) as i32 >> (32 - width)) as u32 } else { field };
+                nz(d)
+            }
+            sop2::S_ABSDIFF_I32 => nz((a as i32).wrapping_sub(b as i32).unsigned_abs()),
+            sop2::S_LSHL1_ADD_U32 | sop2::S_LSHL2_ADD_U32 | sop2::S_LSHL3_ADD_U32 | sop2::S_LSHL4_ADD_U32 => {
+                let shift = (op - sop2::S_LSHL1_ADD_U32 + 1) as u32;
+                let d = ((a as u64) << shift) + b as u64;
+                (d as u32, Some(d >> 32 != 0))
+            }
+            sop2::S_PACK_LL_B32_B16 => (a & 0xffff | b << 16, None),
+            sop2::S_PACK_LH_B32_B16 => (a & 0xffff | b & 0xffff_0000, None),
+            sop2::S_PACK_HH_B32_B16 => (a >> 16 | b & 0xffff_0000, None),
+            _ => return Err(self.unsupported()),
+        };
+        if let Some(s) = new_scc {
+            self.wave.scc = s;
+        }
+        self.write_scalar32(i.dst, d)?;
+        Ok(StepOutcome::Continue)
+    }
+
+    // ---- SOPK --------------------------------------------------------------
+
+    fn sopk(&mut self) -> Result<StepOutcome, ExecError> {
+        let i = self.inst;
+        let simm = i.imm;
+        let uimm = (simm as u32) & 0xffff;
+        match i.opcode {
+            sopk::S_MOVK_I32 => self.write_scalar32(i.dst, simm as u32)?,
+            sopk::S_CMOVK_I32 => {
+                if self.wave.scc {
+                    self.write_scalar32(i.dst, simm as u32)?
+                }
+            }
+            sopk::S_ADDK_I32 => {
+                let a = self.scalar32(i.dst)? as i32;
+                let (d, o) = a.overflowing_add(simm);
+                self.wave.scc = o;
+                self.write_scalar32(i.dst, d as u32)?;
+            }
+            sopk::S_MULK_I32 => {
+                let a = self.scalar32(i.dst)? as i32;
+                self.write_scalar32(i.dst, a.wrapping_mul(simm) as u32)?;
+            }
+            op @ sopk::S_CMPK_EQ_I32..=sopk::S_CMPK_LE_U32 => {
+                let a = self.scalar32(i.dst)?;
+                let signed = op <= sopk::S_CMPK_LE_I32;
+                let (x, y) = if signed { (a as i32 as i64, simm as i64) } else { (a as i64, uimm as i64) };
+                let k = if signed { op - sopk::S_CMPK_EQ_I32 } else { op - sopk::S_CMPK_EQ_U32 };
+                self.wave.scc = match k {
+                    0 => x == y,
+                    1 => x != y,
+                    2 => x > y,
+                    3 => x >= y,
+                    4 => x < y,
+                    _ => x <= y,
+                };
+            }
+            sopk::S_GETREG_B32 => {
+                let (id, offset, size) = hwreg(uimm);
+                let value = self.read_hwreg(id)?;
+                let mask = if size == 32 { u32::MAX } else { (1u32 << size) - 1 };
+                self.write_scalar32(i.dst, (value >> offset) & mask)?;
+            }
+            sopk::S_SETREG_B32 | sopk::S_SETREG_IMM32_B32 => {
+                let (id, offset, size) = hwreg(uimm);
+                let value = if i.opcode == sopk::S_SETREG_B32 { self.scalar32(i.dst)? } else { i.literal };
+                let mask = (if size == 32 { u32::MAX } else { (1u32 << size) - 1 }) << offset;
+                if id != HWREG_MODE {
+                    return Err(self.unsupported_form("s_setreg of a hardware register other than MODE"));
+                }
+                self.wave.mode.0 = (self.wave.mode.0 & !mask) | ((value << offset) & mask);
+            }
+            _ => return Err(self.unsupported()),
+        }
+        Ok(StepOutcome::Continue)
+    }
+
+    fn read_hwreg(&self, id: u32) -> Result<u32, ExecError> {
+        match id {
+            HWREG_MODE => Ok(self.wave.mode.0),
+            // STATUS, TRAPSTS, HW_ID, GPR_ALLOC, LDS_ALLOC, IB_STS: nothing a
+            // compute kernel depends on is modelled yet.
+            _ => Err(self.unsupported_form("s_getreg of a hardware register other than MODE")),
+        }
+    }
+
+    // ---- SOP1 --------------------------------------------------------------
+
+    fn sop1(&mut self) -> Result<StepOutcome, ExecError> {
+        let i = self.inst;
+        match i.opcode {
+            sop1::S_MOV_B32 => {
+                let v = self.scalar32(i.src[0])?;
+                self.write_scalar32(i.dst, v)?;
+            }
+            sop1::S_MOV_B64 => {
+                let v = self.scalar64(i.src[0], false)?;
+                self.write_scalar64(i.dst, v)?;
+            }
+            sop1::S_CMOV_B32 => {
+                let v = self.scalar32(i.src[0])?;
+                if self.wave.scc {
+                    self.write_scalar32(i.dst, v)?;
+                }
+            }
+            sop1::S_CMOV_B64 => {
+                let v = self.scalar64(i.src[0], false)?;
+                if self.wave.scc {
+                    self.write_scalar64(i.dst, v)?;
+                }
+            }
+            sop1::S_NOT_B32 => {
+                let v = !self.scalar32(i.src[0])?;
+                self.wave.scc = v != 0;
+                self.write_scalar32(i.dst, v)?;
+            }
+            sop1::S_NOT_B64 => {
+                let v = !self.scalar64(i.src[0], false)?;
+                self.wave.scc = v != 0;
+                self.write_scalar64(i.dst, v)?;
+            }
+            sop1::S_BREV_B32 => {
+                let v = self.scalar32(i.src[0])?.reverse_bits();
+                self.write_scalar32(i.dst, v)?;
+            }
+            sop1::S_BCNT1_I32_B32 => {
+                let v = self.scalar32(i.src[0])?.count_ones();
+                self.wave.scc = v != 0;
+                self.write_scalar32(i.dst, v)?;
+            }
+            sop1::S_BCNT1_I32_B64 => {
+                let v = self.scalar64(i.src[0], false)?.count_ones();
+                self.wave.scc = v != 0;
+                self.write_scalar32(i.dst, v)?;
+            }
+            sop1::S_FF1_I32_B32 => {
+                let v = self.scalar32(i.src[0])?;
+                self.write_scalar32(i.dst, if v == 0 { u32::MAX } else { v.trailing_zeros() })?;
+            }
+            sop1::S_FF1_I32_B64 => {
+                let v = self.scalar64(i.src[0], false)?;
+                self.write_scalar32(i.dst, if v == 0 { u32::MAX } else { v.trailing_zeros() })?;
+            }
+            sop1::S_FLBIT_I32_B32 => {
+                let v = self.scalar32(i.src[0])?;
+                self.write_scalar32(i.dst, if v == 0 { u32::MAX } else { v.leading_zeros() })?;
+            }
+            sop1::S_FLBIT_I32_B64 => {
+                let v = self.scalar64(i.src[0], false)?;
+                self.write_scalar32(i.dst, if v == 0 { u32::MAX } else { v.leading_zeros() })?;
+            }
+            sop1::S_SEXT_I32_I8 => {
+                let v = self.scalar32(i.src[0])? as i8 as i32 as u32;
+                self.write_scalar32(i.dst, v)?;
+            }
+            sop1::S_SEXT_I32_I16 => {
+                let v = self.scalar32(i.src[0])? as i16 as i32 as u32;
+                self.write_scalar32(i.dst, v)?;
+            }
+            sop1::S_BITSET0_B32 | sop1::S_BITSET1_B32 => {
+                let bit = self.scalar32(i.src[0])? & 31;
+                let d = self.scalar32(i.dst)?;
+                let d = if i.opcode == sop1::S_BITSET1_B32 { d | 1 << bit } else { d & !(1 << bit) };
+                self.write_scalar32(i.dst, d)?;
+            }
+            sop1::S_ABS_I32 => {
+                let v = (self.scalar32(i.src[0])? as i32).unsigned_abs();
+                self.wave.scc = v != 0;
+                self.write_scalar32(i.dst, v)?;
+            }
+            sop1::S_GETPC_B64 => self.write_scalar64(i.dst, self.next_pc)?,
+            sop1::S_SETPC_B64 => self.next_pc = self.scalar64(i.src[0], false)?,
+            sop1::S_SWAPPC_B64 => {
+                let target = self.scalar64(i.src[0], false)?;
+                self.write_scalar64(i.dst, self.next_pc)?;
+                self.next_pc = target;
+            }
+            op @ (sop1::S_AND_SAVEEXEC_B64
+            | sop1::S_OR_SAVEEXEC_B64
+            | sop1::S_XOR_SAVEEXEC_B64
+            | sop1::S_ANDN2_SAVEEXEC_B64
+            | sop1::S_ORN2_SAVEEXEC_B64
+            | sop1::S_NAND_SAVEEXEC_B64
+            | sop1::S_NOR_SAVEEXEC_B64
+            | sop1::S_XNOR_SAVEEXEC_B64
+            | sop1::S_ANDN1_SAVEEXEC_B64
+            | sop1::S_ORN1_SAVEEXEC_B64) => {
+                let s = self.scalar64(i.src[0], false)?;
+                let exec = self.wave.exec;
+                let new_exec = match op {
+                    sop1::S_AND_SAVEEXEC_B64 => s & exec,
+                    sop1::S_OR_SAVEEXEC_B64 => s | exec,
+                    sop1::S_XOR_SAVEEXEC_B64 => s ^ exec,
+                    sop1::S_ANDN2_SAVEEXEC_B64 => s & !exec,
+                    sop1::S_ORN2_SAVEEXEC_B64 => s | !exec,
+                    sop1::S_NAND_SAVEEXEC_B64 => !(s & exec),
+                    sop1::S_NOR_SAVEEXEC_B64 => !(s | exec),
+                    sop1::S_XNOR_SAVEEXEC_B64 => !(s ^ exec),
+                    sop1::S_ANDN1_SAVEEXEC_B64 => !s & exec,
+                    _ => !s | exec,
+                };
+                self.write_scalar64(i.dst, exec)?;
+                self.wave.exec = new_exec;
+                self.wave.scc = new_exec != 0;
+            }
+            _ => return Err(self.unsupported()),
+        }
+        Ok(StepOutcome::Continue)
+    }
+
+    // ---- SOPC --------------------------------------------------------------
+
+    fn sopc(&mut self) -> Result<StepOutcome, ExecError> {
+        let i = self.inst;
+        let op = i.opcode;
+        if op == sopc::S_CMP_EQ_U64 || op == sopc::S_CMP_LG_U64 {
+            let a = self.scalar64(i.src[0], false)?;
+            let b = self.scalar64(i.src[1], false)?;
+            self.wave.scc = (a == b) == (op == sopc::S_CMP_EQ_U64);
+            return Ok(StepOutcome::Continue);
+        }
+        let a = self.scalar32(i.src[0])?;
+        let b = self.scalar32(i.src[1])?;
+        self.wave.scc = match op {
+            sopc::S_CMP_EQ_I32 | sopc::S_CMP_EQ_U32 => a == b,
+            sopc::S_CMP_LG_I32 | sopc::S_CMP_LG_U32 => a != b,
+            sopc::S_CMP_GT_I32 => (a as i32) > (b as i32),
+            sopc::S_CMP_GE_I32 => (a as i32) >= (b as i32),
+            sopc::S_CMP_LT_I32 => (a as i32) < (b as i32),
+            sopc::S_CMP_LE_I32 => (a as i32) <= (b as i32),
+            sopc::S_CMP_GT_U32 => a > b,
+            sopc::S_CMP_GE_U32 => a >= b,
+            sopc::S_CMP_LT_U32 => a < b,
+            sopc::S_CMP_LE_U32 => a <= b,
+            sopc::S_BITCMP0_B32 => a >> (b & 31) & 1 == 0,
+            sopc::S_BITCMP1_B32 => a >> (b & 31) & 1 == 1,
+            sopc::S_BITCMP0_B64 | sopc::S_BITCMP1_B64 => {
+                let a = self.scalar64(i.src[0], false)?;
+                (a >> (b & 63) & 1 == 1) == (op == sopc::S_BITCMP1_B64)
+            }
+            _ => return Err(self.unsupported()),
+        };
+        Ok(StepOutcome::Continue)
+    }
+
+    // ---- SOPP --------------------------------------------------------------
+
+    fn sopp(&mut self) -> Result<StepOutcome, ExecError> {
+        let i = self.inst;
+        let target = (self.pc as i64 + 4 + 4 * i.imm as i64) as u64;
+        let w = &*self.wave;
+        let taken = match i.opcode {
+            sopp::S_NOP | sopp::S_WAITCNT | sopp::S_SLEEP | sopp::S_SETPRIO | sopp::S_ICACHE_INV => return Ok(StepOutcome::Continue),
+            sopp::S_ENDPGM => return Ok(StepOutcome::Ended),
+            sopp::S_BARRIER => return Ok(StepOutcome::Barrier),
+            sopp::S_TRAP => return Err(ExecError::Trap { pc: self.pc, code: (i.imm & 0xff) as u16 }),
+            sopp::S_BRANCH => true,
+            sopp::S_CBRANCH_SCC0 => !w.scc,
+            sopp::S_CBRANCH_SCC1 => w.scc,
+            sopp::S_CBRANCH_VCCZ => w.vcc == 0,
+            sopp::S_CBRANCH_VCCNZ => w.vcc != 0,
+            sopp::S_CBRANCH_EXECZ => w.exec == 0,
+            sopp::S_CBRANCH_EXECNZ => w.exec != 0,
+            _ => return Err(self.unsupported()),
+        };
+        if taken {
+            self.next_pc = target;
+        }
+        Ok(StepOutcome::Continue)
+    }
+
+    // ---- SMEM --------------------------------------------------------------
+
+    fn smem(&mut self, env: &mut Environment<'_>) -> Result<StepOutcome, ExecError> {
+        let i = self.inst;
+        let dwords = match i.opcode {
+            smem::S_LOAD_DWORD => 1,
+            smem::S_LOAD_DWORDX2 => 2,
+            smem::S_LOAD_DWORDX4 => 4,
+            smem::S_LOAD_DWORDX8 => 8,
+            smem::S_LOAD_DWORDX16 => 16,
+            smem::S_DCACHE_INV | smem::S_DCACHE_WB | smem::S_DCACHE_INV_VOL | smem::S_DCACHE_WB_VOL => return Ok(StepOutcome::Continue),
+            _ => return Err(self.unsupported()),
+        };
+        let base = self.scalar64(i.src[0], false)?;
+        let mut offset = if i.imm_offset { i.imm as i64 } else { self.scalar32(i.src[1])? as i64 };
+        if i.imm_offset && i.src[1] != src::OFF_7BIT {
+            offset += self.scalar32(i.src[1])? as i64;
+        }
+        // The scalar unit ignores the low two address bits.
+        let address = (base as i64).wrapping_add(offset) as u64 & !3;
+        for k in 0..dwords {
+            let mut b = [0u8; 4];
+            env.global.read(address + 4 * k as u64, &mut b).map_err(|fault| ExecError::Memory { pc: self.pc, fault })?;
+            self.write_scalar32(i.dst + k, u32::from_le_bytes(b))?;
+        }
+        Ok(StepOutcome::Continue)
+    }
+
+    // ---- VALU --------------------------------------------------------------
+
+    fn vgpr(&self, reg: u16, lane: usize) -> u32 {
+        self.wave.vgpr[reg as usize & 0xff][lane]
+    }
+
+    /// A 32-bit VALU source for one lane, before modifiers.
+    fn vsrc32(&self, code: u16, lane: usize) -> Result<u32, ExecError> {
+        if code >= src::VGPR0 {
+            Ok(self.vgpr(code - src::VGPR0, lane))
+        } else {
+            self.scalar32(code)
+        }
+    }
+
+    fn vsrc64(&self, code: u16, lane: usize, float: bool) -> Result<u64, ExecError> {
+        if code >= src::VGPR0 {
+            let r = code - src::VGPR0;
+            Ok(self.vgpr(r, lane) as u64 | (self.vgpr(r + 1, lane) as u64) << 32)
+        } else {
+            self.scalar64(code, float)
+        }
+    }
+
+    /// An f32 source with abs/neg applied.
+    fn fsrc(&self, n: usize, lane: usize) -> Result<u32, ExecError> {
+        if let ValuForm::Sdwa(s) = self.inst.form {
+            let sel = if n == 0 { s.src0_sel } else { s.src1_sel };
+            if sel != SDWA_DWORD {
+                return Err(self.unsupported_form("SDWA sub-dword select of an f32 operand"));
+            }
+        }
+        let mut v = self.vsrc32(self.inst.src[n], lane)?;
+        let m = self.inst.modifiers[n];
+        if m.abs {
+            v &= 0x7fff_ffff;
+        }
+        if m.neg {
+            v ^= 0x8000_0000;
+        }
+        Ok(v)
+    }
+
+    /// An integer source; SDWA forms select a byte or word of sources 0 and 1.
+    fn int_src(&self, n: usize, lane: usize) -> Result<u32, ExecError> {
+        let v = self.vsrc32(self.inst.src[n], lane)?;
+        Ok(match self.inst.form {
+            ValuForm::Sdwa(s) if n == 0 => sdwa_select(v, s.src0_sel, s.src0_sext),
+            ValuForm::Sdwa(s) if n == 1 => sdwa_select(v, s.src1_sel, s.src1_sext),
+            _ => v,
+        })
+    }
+
+    /// Writes a 32-bit VALU result; SDWA forms write only `dst_sel` and pad,
+    /// sign-extend or keep the rest as `dst_unused` says.
+    fn write_vdst(&mut self, lane: usize, d: u32) -> Result<(), ExecError> {
+        let reg = self.inst.dst as usize;
+        let d = match self.inst.form {
+            ValuForm::Sdwa(s) if s.dst_sel != SDWA_DWORD => {
+                let (shift, width) = match s.dst_sel {
+                    0..=3 => (8 * s.dst_sel as u32, 8),
+                    4 | 5 => (16 * (s.dst_sel as u32 - 4), 16),
+                    _ => return Err(self.unsupported_form("SDWA dst_sel")),
+                };
+                let field_mask = ((1u32 << width) - 1) << shift;
+                let field = (d << shift) & field_mask;
+                match s.dst_unused {
+                    0 => field,
+                    1 => {
+                        // sign-extend the field upward
+                        let top = shift + width;
+                        let v = ((field << (32 - top)) as i32 >> (32 - top)) as u32;
+                        v & !((1u32 << shift) - 1)
+                    }
+                    2 => (self.wave.vgpr[reg][lane] & !field_mask) | field,
+                    _ => return Err(self.unsupported_form("SDWA dst_unused")),
+                }
+            }
+            _ => d,
+        };
+        self.wave.vgpr[reg][lane] = d;
+        Ok(())
+    }
+
+    /// Applies output modifiers and clamp to an f32 result.
+    fn f32_output(&self, v: u32, denormals: Denormals) -> u32 {
+        let v = match self.inst.omod {
+            1 => sf::mul(v, 0x4000_0000, denormals),
+            2 => sf::mul(v, 0x4080_0000, denormals),
+            3 => sf::mul(v, 0x3f00_0000, denormals),
+            _ => v,
+        };
+        if self.inst.clamp {
+            // clamp to [0, 1]; NaN becomes 0 (DX10 clamp)
+            if sf::is_nan(v) || v & 0x8000_0000 != 0 {
+                0
+            } else if v > 0x3f80_0000 {
+                0x3f80_0000
+            } else {
+                v
+            }
+        } else {
+            v
+        }
+    }
+
+    fn valu(&mut self, env: &mut Environment<'_>) -> Result<StepOutcome, ExecError> {
+        let i = self.inst;
+        if let ValuForm::Dpp(_) = i.form {
+            return Err(self.unsupported_form("DPP form"));
+        }
+        let op = i.opcode;
+        if op < VOP3_FROM_VOP2 {
+            return self.vopc();
+        }
+        if matches!(op, READFIRSTLANE_B32 | vop3::V_READLANE_B32 | vop3::V_WRITELANE_B32) {
+            return self.lane_access();
+        }
+        let _ = env;
+        let den = self.wave.mode.f32_denormals();
+        let exec = self.wave.exec;
+        // Integer ops take no float modifiers and no output modifiers.
+        let float_op = is_f32_op(op);
+        if !float_op && (i.clamp || i.omod != 0 || i.modifiers.iter().any(|m| m.neg || m.abs)) && !is_64bit_shift_or_mad(op) {
+            return Err(self.unsupported_form("modifiers on an integer operation"));
+        }
+        let mut carry_out: u64 = 0;
+        let writes_carry = i.sdst != 0 && matches!(
+            op,
+            vop3::V_ADD_CO_U32 | vop3::V_SUB_CO_U32 | vop3::V_SUBREV_CO_U32 | vop3::V_ADDC_CO_U32 | vop3::V_SUBB_CO_U32 | vop3::V_SUBBREV_CO_U32 | vop3::V_MAD_U64_U32 | vop3::V_MAD_I64_I32
+        );
+        let carry_in = if matches!(op, vop3::V_ADDC_CO_U32 | vop3::V_SUBB_CO_U32 | vop3::V_SUBBREV_CO_U32 | vop3::V_CNDMASK_B32) {
+            self.scalar64(i.src[2], false)?
+        } else {
+            0
+        };
+        let wide_result = matches!(op, vop3::V_LSHLREV_B64 | vop3::V_LSHRREV_B64 | vop3::V_ASHRREV_I64 | vop3::V_MAD_U64_U32 | vop3::V_MAD_I64_I32);
+        for lane in 0..WAVE_SIZE {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            if wide_result {
+                let d = self.valu_lane64(lane, &mut carry_out)?;
+                self.wave.vgpr[i.dst as usize][lane] = d as u32;
+                self.wave.vgpr[(i.dst as usize + 1) & 0xff][lane] = (d >> 32) as u32;
+                continue;
+            }
+            let cin = (carry_in >> lane & 1) as u32;
+            let d = match op {
+                vop3::V_MOV_B32 => self.int_src(0, lane)?,
+                vop3::V_NOT_B32 => !self.int_src(0, lane)?,
+                vop3::V_BFREV_B32 => self.int_src(0, lane)?.reverse_bits(),
+                vop3::V_FFBH_U32 => {
+                    let v = self.int_src(0, lane)?;
+                    if v == 0 {
+                        u32::MAX
+                    } else {
+                        v.leading_zeros()
+                    }
+                }
+                vop3::V_FFBL_B32 => {
+                    let v = self.int_src(0, lane)?;
+                    if v == 0 {
+                        u32::MAX
+                    } else {
+                        v.trailing_zeros()
+                    }
+                }
+                vop3::V_CVT_F32_I32 => sf::from_i32(self.int_src(0, lane)? as i32),
+                vop3::V_CVT_F32_U32 => sf::from_u32(self.int_src(0, lane)?),
+                vop3::V_CVT_I32_F32 => sf::to_i32(self.fsrc(0, lane)?, den) as u32,
+                vop3::V_CVT_U32_F32 => sf::to_u32(self.fsrc(0, lane)?, den),
+                vop3::V_CVT_F32_UBYTE0 | vop3::V_CVT_F32_UBYTE1 | vop3::V_CVT_F32_UBYTE2 | vop3::V_CVT_F32_UBYTE3 => {
+                    let byte = (op - vop3::V_CVT_F32_UBYTE0) as u32;
+                    sf::from_u32(self.int_src(0, lane)? >> (8 * byte) & 0xff)
+                }
+                vop3::V_CNDMASK_B32 => {
+                    if cin == 1 {
+                        self.fsrc(1, lane)?
+                    } else {
+                        self.fsrc(0, lane)?
+                    }
+                }
+                vop3::V_ADD_F32 => sf::add(self.fsrc(0, lane)?, self.fsrc(1, lane)?, den),
+                vop3::V_SUB_F32 => sf::sub(self.fsrc(0, lane)?, self.fsrc(1, lane)?, den),
+                vop3::V_SUBREV_F32 => sf::sub(self.fsrc(1, lane)?, self.fsrc(0, lane)?, den),
+                vop3::V_MUL_F32 => sf::mul(self.fsrc(0, lane)?, self.fsrc(1, lane)?, den),
+                vop3::V_MIN_F32 => sf::min(self.fsrc(0, lane)?, self.fsrc(1, lane)?, den),
+                vop3::V_MAX_F32 => sf::max(self.fsrc(0, lane)?, self.fsrc(1, lane)?, den),
+                vop3::V_FMA_F32 => sf::fma(self.fsrc(0, lane)?, self.fsrc(1, lane)?, self.fsrc(2, lane)?, den),
+                vop3::V_FMAC_F32 => sf::fma(self.fsrc(0, lane)?, self.fsrc(1, lane)?, self.vgpr(i.dst, lane), den),
+                op if op == VOP3_FROM_VOP2 + vop2::V_MADMK_F32 || op == VOP3_FROM_VOP2 + vop2::V_MADAK_F32 => {
+                    // v_mad*: multiply and add rounded separately, f32
+                    // denormals flushed (MAD does not support them).
+                    let (a, b, c) = if op == VOP3_FROM_VOP2 + vop2::V_MADMK_F32 {
+                        (self.fsrc(0, lane)?, i.literal, self.fsrc(1, lane)?)
+                    } else {
+                        (self.fsrc(0, lane)?, self.fsrc(1, lane)?, i.literal)
+                    };
+                    sf::add(sf::mul(a, b, Denormals::Flush), c, Denormals::Flush)
+                }
+                vop3::V_MAC_F32 | vop3::V_MAD_F32 => {
+                    let c = if op == vop3::V_MAC_F32 { self.vgpr(i.dst, lane) } else { self.fsrc(2, lane)? };
+                    sf::add(sf::mul(self.fsrc(0, lane)?, self.fsrc(1, lane)?, Denormals::Flush), c, Denormals::Flush)
+                }
+                vop3::V_MUL_I32_I24 => (sext24(self.int_src(0, lane)?) as i64 * sext24(self.int_src(1, lane)?) as i64) as u32,
+                vop3::V_MUL_HI_I32_I24 => ((sext24(self.int_src(0, lane)?) as i64 * sext24(self.int_src(1, lane)?) as i64) >> 32) as u32,
+                vop3::V_MUL_U32_U24 => (self.int_src(0, lane)? & 0xff_ffff).wrapping_mul(self.int_src(1, lane)? & 0xff_ffff),
+                vop3::V_MUL_HI_U32_U24 => (((self.int_src(0, lane)? & 0xff_ffff) as u64 * (self.int_src(1, lane)? & 0xff_ffff) as u64) >> 32) as u32,
+                vop3::V_MAD_U32_U24 => (self.int_src(0, lane)? & 0xff_ffff).wrapping_mul(self.int_src(1, lane)? & 0xff_ffff).wrapping_add(self.int_src(2, lane)?),
+                vop3::V_MAD_I32_I24 => (sext24(self.int_src(0, lane)?).wrapping_mul(sext24(self.int_src(1, lane)?)) as u32).wrapping_add(self.int_src(2, lane)?),
+                vop3::V_MUL_LO_U32 => self.int_src(0, lane)?.wrapping_mul(self.int_src(1, lane)?),
+                vop3::V_MUL_HI_U32 => ((self.int_src(0, lane)? as u64 * self.int_src(1, lane)? as u64) >> 32) as u32,
+                vop3::V_MUL_HI_I32 => ((self.int_src(0, lane)? as i32 as i64 * self.int_src(1, lane)? as i32 as i64) >> 32) as u32,
+                vop3::V_MIN_I32 => (self.int_src(0, lane)? as i32).min(self.int_src(1, lane)? as i32) as u32,
+                vop3::V_MAX_I32 => (self.int_src(0, lane)? as i32).max(self.int_src(1, lane)? as i32) as u32,
+                vop3::V_MIN_U32 => self.int_src(0, lane)?.min(self.int_src(1, lane)?),
+                vop3::V_MAX_U32 => self.int_src(0, lane)?.max(self.int_src(1, lane)?),
+                vop3::V_LSHRREV_B32 => self.int_src(1, lane)? >> (self.int_src(0, lane)? & 31),
+                vop3::V_ASHRREV_I32 => ((self.int_src(1, lane)? as i32) >> (self.int_src(0, lane)? & 31)) as u32,
+                vop3::V_LSHLREV_B32 => self.int_src(1, lane)? << (self.int_src(0, lane)? & 31),
+                vop3::V_AND_B32 => self.int_src(0, lane)? & self.int_src(1, lane)?,
+                vop3::V_OR_B32 => self.int_src(0, lane)? | self.int_src(1, lane)?,
+                vop3::V_XOR_B32 => self.int_src(0, lane)? ^ self.int_src(1, lane)?,
+                vop3::V_XNOR_B32 => !(self.int_src(0, lane)? ^ self.int_src(1, lane)?),
+                vop3::V_ADD_U32 => self.int_src(0, lane)?.wrapping_add(self.int_src(1, lane)?),
+                vop3::V_SUB_U32 => self.int_src(0, lane)?.wrapping_sub(self.int_src(1, lane)?),
+                vop3::V_SUBREV_U32 => self.int_src(1, lane)?.wrapping_sub(self.int_src(0, lane)?),
+                vop3::V_ADD_CO_U32 | vop3::V_ADDC_CO_U32 => {
+                    let cin = if op == vop3::V_ADDC_CO_U32 { cin } else { 0 };
+                    let s = self.int_src(0, lane)? as u64 + self.int_src(1, lane)? as u64 + cin as u64;
+                    carry_out |= (s >> 32 & 1) << lane;
+                    s as u32
+                }
+                vop3::V_SUB_CO_U32 | vop3::V_SUBB_CO_U32 | vop3::V_SUBREV_CO_U32 | vop3::V_SUBBREV_CO_U32 => {
+                    let cin = if matches!(op, vop3::V_SUBB_CO_U32 | vop3::V_SUBBREV_CO_U32) { cin } else { 0 };
+                    let (a, b) = if matches!(op, vop3::V_SUBREV_CO_U32 | vop3::V_SUBBREV_CO_U32) {
+                        (self.int_src(1, lane)?, self.int_src(0, lane)?)
+                    } else {
+                        (self.int_src(0, lane)?, self.int_src(1, lane)?)
+                    };
+                    let borrow = (b as u64 + cin as u64) > a as u64;
+                    carry_out |= (borrow as u64) << lane;
+                    a.wrapping_sub(b).wrapping_sub(cin)
+                }
+                vop3::V_BFE_U32 | vop3::V_BFE_I32 => {
+                    let (v, offset, width) = (self.int_src(0, lane)?, self.int_src(1, lane)? & 31, self.int_src(2, lane)? & 31);
+                    if width == 0 {
+                        0
+                    } else {
+                        let field = (v >> offset) & ((1u64 << width) - 1) as u32;
+                        if op == vop3::V_BFE_I32 {
+                            ((field << (32 - width)) as i32 >> (32 - width)) as u32
+                        } else {
+                            field
+                        }
+                    }
+                }
+                vop3::V_BFI_B32 => {
+                    let (m, a, b) = (self.int_src(0, lane)?, self.int_src(1, lane)?, self.int_src(2, lane)?);
+                    (m & a) | (!m & b)
+                }
+                vop3::V_ALIGNBIT_B32 => ((((self.int_src(0, lane)? as u64) << 32) | self.int_src(1, lane)? as u64) >> (self.int_src(2, lane)? & 31)) as u32,
+                vop3::V_ALIGNBYTE_B32 => ((((self.int_src(0, lane)? as u64) << 32) | self.int_src(1, lane)? as u64) >> (8 * (self.int_src(2, lane)? & 3))) as u32,
+                vop3::V_ADD3_U32 => self.int_src(0, lane)?.wrapping_add(self.int_src(1, lane)?).wrapping_add(self.int_src(2, lane)?),
+                vop3::V_LSHL_ADD_U32 => (self.int_src(0, lane)? << (self.int_src(1, lane)? & 31)).wrapping_add(self.int_src(2, lane)?),
+                vop3::V_ADD_LSHL_U32 => self.int_src(0, lane)?.wrapping_add(self.int_src(1, lane)?) << (self.int_src(2, lane)? & 31),
+                vop3::V_LSHL_OR_B32 => (self.int_src(0, lane)? << (self.int_src(1, lane)? & 31)) | self.int_src(2, lane)?,
+                vop3::V_AND_OR_B32 => (self.int_src(0, lane)? & self.int_src(1, lane)?) | self.int_src(2, lane)?,
+                vop3::V_OR3_B32 => self.int_src(0, lane)? | self.int_src(1, lane)? | self.int_src(2, lane)?,
+                vop3::V_XAD_U32 => (self.int_src(0, lane)? ^ self.int_src(1, lane)?).wrapping_add(self.int_src(2, lane)?),
+                vop3::V_MIN3_I32 | vop3::V_MAX3_I32 | vop3::V_MED3_I32 => {
+                    let mut v = [self.int_src(0, lane)? as i32, self.int_src(1, lane)? as i32, self.int_src(2, lane)? as i32];
+                    v.sort_unstable();
+                    v[[vop3::V_MIN3_I32, vop3::V_MED3_I32, vop3::V_MAX3_I32].iter().position(|&o| o == op).unwrap_or(0)] as u32
+                }
+                vop3::V_MIN3_U32 | vop3::V_MAX3_U32 | vop3::V_MED3_U32 => {
+                    let mut v = [self.int_src(0, lane)?, self.int_src(1, lane)?, self.int_src(2, lane)?];
+                    v.sort_unstable();
+                    v[[vop3::V_MIN3_U32, vop3::V_MED3_U32, vop3::V_MAX3_U32].iter().position(|&o| o == op).unwrap_or(0)]
+                }
+                vop3::V_MIN3_F32 => sf::min(sf::min(self.fsrc(0, lane)?, self.fsrc(1, lane)?, den), self.fsrc(2, lane)?, den),
+                vop3::V_MAX3_F32 => sf::max(sf::max(self.fsrc(0, lane)?, self.fsrc(1, lane)?, den), self.fsrc(2, lane)?, den),
+                vop3::V_MBCNT_LO_U32_B32 => (self.int_src(0, lane)? & ((1u64 << lane.min(32)) - 1) as u32).count_ones().wrapping_add(self.int_src(1, lane)?),
+                vop3::V_MBCNT_HI_U32_B32 => {
+                    let below = if lane > 32 { (1u64 << (lane - 32)) - 1 } else { 0 } as u32;
+                    (self.int_src(0, lane)? & below).count_ones().wrapping_add(self.int_src(1, lane)?)
+                }
+                vop3::V_NOP => return Ok(StepOutcome::Continue),
+                _ => return Err(self.unsupported()),
+            };
+            let d = if float_op { self.f32_output(d, den) } else { d };
+            self.write_vdst(lane, d)?;
+        }
+        if writes_carry {
+            // Lanes outside EXEC read back as 0 in the carry mask.
+            self.write_scalar64(i.sdst, carry_out)?;
+        }
+        Ok(StepOutcome::Continue)
+    }
+
+    /// The 64-bit-result integer ops for one lane.
+    fn valu_lane64(&self, lane: usize, carry_out: &mut u64) -> Result<u64, ExecError> {
+        let i = self.inst;
+        Ok(match i.opcode {
+            vop3::V_LSHLREV_B64 => self.vsrc64(i.src[1], lane, false)? << (self.int_src(0, lane)? & 63),
+            vop3::V_LSHRREV_B64 => self.vsrc64(i.src[1], lane, false)? >> (self.int_src(0, lane)? & 63),
+            vop3::V_ASHRREV_I64 => ((self.vsrc64(i.src[1], lane, false)? as i64) >> (self.int_src(0, lane)? & 63)) as u64,
+            vop3::V_MAD_U64_U32 => {
+                let p = self.int_src(0, lane)? as u128 * self.int_src(1, lane)? as u128 + self.vsrc64(i.src[2], lane, false)? as u128;
+                *carry_out |= ((p >> 64) as u64 & 1) << lane;
+                p as u64
+            }
+            _ => {
+                let p = self.int_src(0, lane)? as i32 as i128 * self.int_src(1, lane)? as i32 as i128 + self.vsrc64(i.src[2], lane, false)? as i64 as i128;
+                *carry_out |= ((p > i64::MAX as i128 || p < i64::MIN as i128) as u64) << lane;
+                p as u64
+            }
+        })
+    }
+
+    fn lane_access(&mut self) -> Result<StepOutcome, ExecError> {
+        let i = self.inst;
+        match i.opcode {
+            READFIRSTLANE_B32 => {
+                let lane = if self.wave.exec == 0 { 0 } else { self.wave.exec.trailing_zeros() as usize };
+                let v = self.vsrc32(i.src[0], lane)?;
+                self.write_scalar32(i.dst, v)?;
+            }
+            vop3::V_READLANE_B32 => {
+                let lane = (self.scalar32(i.src[1])? & 63) as usize;
+                let v = self.vsrc32(i.src[0], lane)?;
+                self.write_scalar32(i.dst, v)?;
+            }
+            _ => {
+                let lane = (self.scalar32(i.src[1])? & 63) as usize;
+                let v = self.scalar32(i.src[0])?;
+                self.wave.vgpr[i.dst as usize][lane] = v;
+            }
+        }
+        Ok(StepOutcome::Continue)
+    }
+
+    /// VOPC: compares (v_cmp_*) and v_cmpx_* (which also write EXEC).
+    fn vopc(&mut self) -> Result<StepOutcome, ExecError> {
+        let i = self.inst;
+        let name = i.mnemonic().unwrap_or("");
+        let Some(cmp) = Comparison::parse(name) else {
+            return Err(self.unsupported());
+        };
+        let den = self.wave.mode.f32_denormals();
+        let exec = self.wave.exec;
+        let mut mask = 0u64;
+        for lane in 0..WAVE_SIZE {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let result = match cmp.kind {
+                Kind::F32 => {
+                    let ord = sf::compare(self.fsrc(0, lane)?, self.fsrc(1, lane)?, den);
+                    cmp.float_result(ord)
+                }
+                Kind::I32 | Kind::U32 => {
+                    let (a, b) = (self.int_src(0, lane)?, self.int_src(1, lane)?);
+                    let ord = if cmp.kind == Kind::I32 { (a as i32).cmp(&(b as i32)) } else { a.cmp(&b) };
+                    cmp.int_result(ord)
+                }
+                Kind::I64 | Kind::U64 => {
+                    let (a, b) = (self.vsrc64(i.src[0], lane, false)?, self.vsrc64(i.src[1], lane, false)?);
+                    let ord = if cmp.kind == Kind::I64 { (a as i64).cmp(&(b as i64)) } else { a.cmp(&b) };
+                    cmp.int_result(ord)
+                }
+                Kind::ClassF32 => {
+                    let v = self.fsrc(0, lane)?;
+                    let classes = self.int_src(1, lane)?;
+                    classes >> f32_class(v) & 1 == 1
+                }
+            };
+            mask |= (result as u64) << lane;
+        }
+        self.write_scalar64(i.sdst, mask)?;
+        if cmp.writes_exec {
+            self.wave.exec = mask;
+        }
+        Ok(StepOutcome::Continue)
+    }
+
+    // ---- DS (LDS) ------------------------------------------------------------
+
+    fn lds_range(&self, lds_len: usize, address: u32, bytes: usize) -> Result<usize, ExecError> {
+        let a = address as usize;
+        if a.checked_add(bytes).is_none_or(|end| end > lds_len) {
+            return Err(ExecError::OutOfBounds { pc: self.pc, space: "LDS", offset: address as u64 });
+        }
+        Ok(a)
+    }
+
+    fn ds(&mut self, env: &mut Environment<'_>) -> Result<StepOutcome, ExecError> {
+        let i = self.inst;
+        if i.gds {
+            return Err(self.unsupported_form("GDS access"));
+        }
+        let offset16 = (i.imm as u32) | (i.offset1 as u32) << 8;
+        let addr_reg = i.src[0] - src::VGPR0;
+        let data0 = i.src[1] - src::VGPR0;
+        let data1 = i.src[2] - src::VGPR0;
+        let exec = self.wave.exec;
+        let lds_len = env.lds.len();
+        for lane in 0..WAVE_SIZE {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let base = self.vgpr(addr_reg, lane);
+            match i.opcode {
+                ds::DS_WRITE_B32 | ds::DS_WRITE_B64 | ds::DS_WRITE_B128 | ds::DS_WRITE_B8 | ds::DS_WRITE_B16 => {
+                    let bytes = match i.opcode {
+                        ds::DS_WRITE_B8 => 1,
+                        ds::DS_WRITE_B16 => 2,
+                        ds::DS_WRITE_B32 => 4,
+                        ds::DS_WRITE_B64 => 8,
+                        _ => 16,
+                    };
+                    let a = self.lds_range(lds_len, base.wrapping_add(offset16), bytes)?;
+                    for k in 0..bytes {
+                        let word = self.vgpr(data0 + (k / 4) as u16, lane);
+                        env.lds[a + k] = (word >> (8 * (k % 4))) as u8;
+                    }
+                }
+                ds::DS_READ_B32 | ds::DS_READ_B64 | ds::DS_READ_B128 | ds::DS_READ_U8 | ds::DS_READ_I8 | ds::DS_READ_U16 | ds::DS_READ_I16 => {
+                    let bytes = match i.opcode {
+                        ds::DS_READ_U8 | ds::DS_READ_I8 => 1,
+                        ds::DS_READ_U16 | ds::DS_READ_I16 => 2,
+                        ds::DS_READ_B32 => 4,
+                        ds::DS_READ_B64 => 8,
+                        _ => 16,
+                    };
+                    let a = self.lds_range(lds_len, base.wrapping_add(offset16), bytes)?;
+                    let mut words = [0u32; 4];
+                    for k in 0..bytes {
+                        words[k / 4] |= (env.lds[a + k] as u32) << (8 * (k % 4));
+                    }
+                    words[0] = match i.opcode {
+                        ds::DS_READ_I8 => words[0] as i8 as i32 as u32,
+                        ds::DS_READ_I16 => words[0] as i16 as i32 as u32,
+                        _ => words[0],
+                    };
+                    for k in 0..bytes.div_ceil(4) {
+                        self.wave.vgpr[(i.dst as usize + k) & 0xff][lane] = words[k];
+                    }
+                }
+                ds::DS_WRITE2_B32 | ds::DS_WRITE2ST64_B32 => {
+                    let scale = if i.opcode == ds::DS_WRITE2_B32 { 4 } else { 256 };
+                    for (n, (off, reg)) in [(i.imm as u32, data0), (i.offset1 as u32, data1)].into_iter().enumerate() {
+                        let _ = n;
+                        let a = self.lds_range(lds_len, base.wrapping_add(off * scale), 4)?;
+                        env.lds[a..a + 4].copy_from_slice(&self.vgpr(reg, lane).to_le_bytes());
+                    }
+                }
+                ds::DS_READ2_B32 | ds::DS_READ2ST64_B32 => {
+                    let scale = if i.opcode == ds::DS_READ2_B32 { 4 } else { 256 };
+                    for (n, off) in [i.imm as u32, i.offset1 as u32].into_iter().enumerate() {
+                        let a = self.lds_range(lds_len, base.wrapping_add(off * scale), 4)?;
+                        let v = u32::from_le_bytes([env.lds[a], env.lds[a + 1], env.lds[a + 2], env.lds[a + 3]]);
+                        self.wave.vgpr[(i.dst as usize + n) & 0xff][lane] = v;
+                    }
+                }
+                op @ (ds::DS_ADD_U32
+                | ds::DS_SUB_U32
+                | ds::DS_MIN_I32
+                | ds::DS_MAX_I32
+                | ds::DS_MIN_U32
+                | ds::DS_MAX_U32
+                | ds::DS_AND_B32
+                | ds::DS_OR_B32
+                | ds::DS_XOR_B32
+                | ds::DS_ADD_F32
+                | ds::DS_ADD_RTN_U32
+                | ds::DS_SUB_RTN_U32
+                | ds::DS_MIN_RTN_I32
+                | ds::DS_MAX_RTN_I32
+                | ds::DS_MIN_RTN_U32
+                | ds::DS_MAX_RTN_U32
+                | ds::DS_AND_RTN_B32
+                | ds::DS_OR_RTN_B32
+                | ds::DS_XOR_RTN_B32
+                | ds::DS_ADD_RTN_F32
+                | ds::DS_WRXCHG_RTN_B32
+                | ds::DS_CMPST_B32
+                | ds::DS_CMPST_RTN_B32) => {
+                    let a = self.lds_range(lds_len, base.wrapping_add(offset16), 4)?;
+                    let old = u32::from_le_bytes([env.lds[a], env.lds[a + 1], env.lds[a + 2], env.lds[a + 3]]);
+                    let d0 = self.vgpr(data0, lane);
+                    let d1 = self.vgpr(data1, lane);
+                    let (new, returns) = atomic32(op_as_atomic(op), old, d0, d1, self.wave.mode.f32_denormals());
+                    env.lds[a..a + 4].copy_from_slice(&new.to_le_bytes());
+                    if returns {
+                        self.wave.vgpr[i.dst as usize][lane] = old;
+                    }
+                }
+                _ => return Err(self.unsupported()),
+            }
+        }
+        Ok(StepOutcome::Continue)
+    }
+
+    // ---- FLAT / GLOBAL / SCRATCH ------------------------------------------------
+
+    /// The lane's address: FLAT/GLOBAL 64-bit VGPR pair, or SGPR pair base plus
+    /// 32-bit VGPR offset (GLOBAL with saddr); SCRATCH a 32-bit offset.
+    fn flat_address(&self, lane: usize) -> Result<u64, ExecError> {
+        let i = self.inst;
+        let offset = i.imm as i64;
+        let saddr = i.src[2];
+        let base = match i.encoding {
+            Encoding::Scratch => {
+                let v = if saddr != src::OFF_7BIT { self.scalar32(saddr)? } else { 0 };
+                // With saddr, vaddr is not used (gfx9 scratch has either).
+                let a = if saddr != src::OFF_7BIT { 0 } else { self.vgpr(i.src[0] - src::VGPR0, lane) };
+                (v.wrapping_add(a)) as u64
+            }
+            Encoding::Global if saddr != src::OFF_7BIT => self.scalar64(saddr, false)?.wrapping_add(self.vgpr(i.src[0] - src::VGPR0, lane) as u64),
+            _ => self.vsrc64(i.src[0], lane, false)?,
+        };
+        Ok((base as i64).wrapping_add(offset) as u64)
+    }
+
+    fn flat(&mut self, env: &mut Environment<'_>) -> Result<StepOutcome, ExecError> {
+        let i = self.inst;
+        let name = i.mnemonic().unwrap_or("");
+        let Some(access) = FlatAccess::parse(name) else {
+            return Err(self.unsupported());
+        };
+        if i.acc {
+            return Err(self.unsupported_form("AGPR data"));
+        }
+        let exec = self.wave.exec;
+        let data = i.src[1] - src::VGPR0;
+        for lane in 0..WAVE_SIZE {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let address = self.flat_address(lane)?;
+            let space = self.space(env, address, lane)?;
+            match access {
+                FlatAccess::Load { bytes, signed } => {
+                    let mut buf = [0u8; 16];
+                    self.mem_read(env, space, &mut buf[..bytes])?;
+                    let mut words = [0u32; 4];
+                    for (k, b) in buf[..bytes].iter().enumerate() {
+                        words[k / 4] |= (*b as u32) << (8 * (k % 4));
+                    }
+                    if signed {
+                        words[0] = if bytes == 1 { words[0] as i8 as i32 as u32 } else { words[0] as i16 as i32 as u32 };
+                    }
+                    for k in 0..bytes.div_ceil(4) {
+                        self.wave.vgpr[(i.dst as usize + k) & 0xff][lane] = words[k];
+                    }
+                }
+                FlatAccess::Store { bytes } => {
+                    let mut buf = [0u8; 16];
+                    for k in 0..bytes {
+                        buf[k] = (self.vgpr(data + (k / 4) as u16, lane) >> (8 * (k % 4))) as u8;
+                    }
+                    self.mem_write(env, space, &buf[..bytes])?;
+                }
+                FlatAccess::Atomic { op, wide: false } => {
+                    let mut buf = [0u8; 4];
+                    self.mem_read(env, space, &mut buf)?;
+                    let old = u32::from_le_bytes(buf);
+                    // FLAT cmpswap data is {src, cmp}; atomic32 takes (cmp, src) as DS does.
+                    let (d0, d1) = if op == AtomicOp::CmpSwap { (self.vgpr(data + 1, lane), self.vgpr(data, lane)) } else { (self.vgpr(data, lane), 0) };
+                    let (new, _) = atomic32(op, old, d0, d1, self.wave.mode.f32_denormals());
+                    self.mem_write(env, space, &new.to_le_bytes())?;
+                    if i.glc {
+                        self.wave.vgpr[i.dst as usize][lane] = old;
+                    }
+                }
+                FlatAccess::Atomic { op, wide: true } => {
+                    let mut buf = [0u8; 8];
+                    self.mem_read(env, space, &mut buf)?;
+                    let old = u64::from_le_bytes(buf);
+                    let d = |k: u16| self.vgpr(data + k, lane) as u64 | (self.vgpr(data + k + 1, lane) as u64) << 32;
+                    let new = atomic64(op, old, d(0), d(2));
+                    self.mem_write(env, space, &new.to_le_bytes())?;
+                    if i.glc {
+                        self.wave.vgpr[i.dst as usize][lane] = old as u32;
+                        self.wave.vgpr[(i.dst as usize + 1) & 0xff][lane] = (old >> 32) as u32;
+                    }
+                }
+            }
+        }
+        Ok(StepOutcome::Continue)
+    }
+
+    /// Which memory a lane's FLAT/GLOBAL/SCRATCH address falls in.
+    fn space(&self, env: &Environment<'_>, address: u64, lane: usize) -> Result<Space, ExecError> {
+        let hi = (address >> 32) as u32;
+        Ok(match self.inst.encoding {
+            Encoding::Scratch => Space::Scratch { lane, offset: address as u32 },
+            Encoding::Flat if hi == env.apertures.shared_base_hi => Space::Lds(address as u32),
+            Encoding::Flat if hi == env.apertures.private_base_hi => Space::Scratch { lane, offset: address as u32 },
+            _ => Space::Global(address),
+        })
+    }
+
+    fn scratch_index(&self, env: &Environment<'_>, lane: usize, offset: u32, len: usize) -> Result<usize, ExecError> {
+        let lane_bytes = env.scratch_lane_bytes as usize;
+        let o = offset as usize;
+        if o + len > lane_bytes {
+            return Err(ExecError::OutOfBounds { pc: self.pc, space: "scratch", offset: offset as u64 });
+        }
+        Ok(lane * lane_bytes + o)
+    }
+
+    fn mem_read(&self, env: &mut Environment<'_>, space: Space, buf: &mut [u8]) -> Result<(), ExecError> {
+        match space {
+            Space::Global(a) => env.global.read(a, buf).map_err(|fault| ExecError::Memory { pc: self.pc, fault }),
+            Space::Lds(a) => {
+                let a = self.lds_range(env.lds.len(), a, buf.len())?;
+                buf.copy_from_slice(&env.lds[a..a + buf.len()]);
+                Ok(())
+            }
+            Space::Scratch { lane, offset } => {
+                let a = self.scratch_index(env, lane, offset, buf.len())?;
+                buf.copy_from_slice(&env.scratch[a..a + buf.len()]);
+                Ok(())
+            }
+        }
+    }
+
+    fn mem_write(&self, env: &mut Environment<'_>, space: Space, buf: &[u8]) -> Result<(), ExecError> {
+        match space {
+            Space::Global(a) => env.global.write(a, buf).map_err(|fault| ExecError::Memory { pc: self.pc, fault }),
+            Space::Lds(a) => {
+                let a = self.lds_range(env.lds.len(), a, buf.len())?;
+                env.lds[a..a + buf.len()].copy_from_slice(buf);
+                Ok(())
+            }
+            Space::Scratch { lane, offset } => {
+                let a = self.scratch_index(env, lane, offset, buf.len())?;
+                env.scratch[a..a + buf.len()].copy_from_slice(buf);
+                Ok(())
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Space {
+    Global(u64),
+    Lds(u32),
+    Scratch { lane: usize, offset: u32 },
+}
+
+/// SDWA select value for the whole dword.
+const SDWA_DWORD: u8 = 6;
+
+/// The byte (sel 0-3) or word (4-5) of `v` an SDWA source select names,
+/// zero- or sign-extended; sel 6 is the whole dword.
+fn sdwa_select(v: u32, sel: u8, sext: bool) -> u32 {
+    let (shift, width) = match sel {
+        0..=3 => (8 * sel as u32, 8),
+        4 | 5 => (16 * (sel as u32 - 4), 16),
+        _ => return v,
+    };
+    let field = (v >> shift) & ((1u32 << width) - 1);
+    if sext {
+        ((field << (32 - width)) as i32 >> (32 - width)) as u32
+    } else {
+        field
+    }
+}
+
+fn nz(v: u32) -> (u32, Option<bool>) {
+    (v, Some(v != 0))
+}
+
+fn sext24(v: u32) -> i32 {
+    ((v << 8) as i32) >> 8
+}
+
+const HWREG_MODE: u32 = 1;
+
+/// (id, offset, size) of a SOPK hwreg immediate: id [5:0], offset [10:6], size-1 [15:11].
+fn hwreg(imm: u32) -> (u32, u32, u32) {
+    (imm & 63, (imm >> 6) & 31, ((imm >> 11) & 31) + 1)
+}
+
+/// VALU opcodes whose operands and result are f32 (take abs/neg/clamp/omod).
+fn is_f32_op(op: u16) -> bool {
+    matches!(
+        op,
+        vop3::V_ADD_F32
+            | vop3::V_SUB_F32
+            | vop3::V_SUBREV_F32
+            | vop3::V_MUL_F32
+            | vop3::V_MIN_F32
+            | vop3::V_MAX_F32
+            | vop3::V_FMA_F32
+            | vop3::V_FMAC_F32
+            | vop3::V_MAC_F32
+            | vop3::V_MAD_F32
+            | vop3::V_MIN3_F32
+            | vop3::V_MAX3_F32
+            | vop3::V_CVT_F32_I32
+            | vop3::V_CVT_F32_U32
+            | vop3::V_CVT_I32_F32
+            | vop3::V_CVT_U32_F32
+            | vop3::V_CNDMASK_B32
+    ) || op == VOP3_FROM_VOP2 + vop2::V_MADMK_F32
+        || op == VOP3_FROM_VOP2 + vop2::V_MADAK_F32
+}
+
+fn is_64bit_shift_or_mad(_op: u16) -> bool {
+    false
+}
+
+/// The bit of v_cmp_class's mask that `v` belongs to: 0 sNaN, 1 qNaN,
+/// 2 -inf, 3 -normal, 4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf.
+fn f32_class(v: u32) -> u32 {
+    let negative = v >> 31 == 1;
+    let exp = (v >> 23) & 0xff;
+    let frac = v & 0x7f_ffff;
+    match (exp, frac) {
+        (0xff, 0) => {
+            if negative {
+                2
+            } else {
+                9
+            }
+        }
+        (0xff, f) => {
+            if f & 0x40_0000 != 0 {
+                1
+            } else {
+                0
+            }
+        }
+        (0, 0) => {
+            if negative {
+                5
+            } else {
+                6
+            }
+        }
+        (0, _) => {
+            if negative {
+                4
+            } else {
+                7
+            }
+        }
+        _ => {
+            if negative {
+                3
+            } else {
+                8
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    F32,
+    I32,
+    U32,
+    I64,
+    U64,
+    ClassF32,
+}
+
+/// A VOPC compare, from its LLVM mnemonic `v_cmp[x]_<cond>_<type>`.
+struct Comparison {
+    kind: Kind,
+    cond: &'static str,
+    writes_exec: bool,
+}
+
+impl Comparison {
+    fn parse(name: &'static str) -> Option<Comparison> {
+        let (writes_exec, rest) = if let Some(r) = name.strip_prefix("v_cmpx_") {
+            (true, r)
+        } else {
+            (false, name.strip_prefix("v_cmp_")?)
+        };
+        let (cond, ty) = rest.split_once('_')?;
+        let kind = match (cond, ty) {
+            ("class", "f32") => Kind::ClassF32,
+            (_, "f32") => Kind::F32,
+            (_, "i32") => Kind::I32,
+            (_, "u32") => Kind::U32,
+            (_, "i64") => Kind::I64,
+            (_, "u64") => Kind::U64,
+            _ => return None,
+        };
+        Some(Comparison { kind, cond, writes_exec })
+    }
+
+    fn int_result(&self, ord: core::cmp::Ordering) -> bool {
+        use core::cmp::Ordering::*;
+        match self.cond {
+            "f" => false,
+            "lt" => ord == Less,
+            "eq" => ord == Equal,
+            "le" => ord != Greater,
+            "gt" => ord == Greater,
+            "ne" | "lg" => ord != Equal,
+            "ge" => ord != Less,
+            _ => true, // "t"
+        }
+    }
+
+    fn float_result(&self, ord: sf::Ordering) -> bool {
+        use sf::Ordering::*;
+        let (lt, eq, gt, un) = (ord == Less, ord == Equal, ord == Greater, ord == Unordered);
+        match self.cond {
+            "f" => false,
+            "lt" => lt,
+            "eq" => eq,
+            "le" => lt || eq,
+            "gt" => gt,
+            "lg" => lt || gt,
+            "ge" => gt || eq,
+            "o" => !un,
+            "u" => un,
+            "nge" => !(gt || eq),
+            "nlg" => !(lt || gt),
+            "ngt" => !gt,
+            "nle" => !(lt || eq),
+            "neq" => !eq,
+            "nlt" => !lt,
+            _ => true, // "tru"
+        }
+    }
+}
+
+/// Read-modify-write operations shared by DS and FLAT/GLOBAL atomics.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum AtomicOp {
+    Swap,
+    CmpSwap,
+    Add,
+    Sub,
+    MinI,
+    MaxI,
+    MinU,
+    MaxU,
+    And,
+    Or,
+    Xor,
+    Inc,
+    Dec,
+    AddF32,
+}
+
+fn op_as_atomic(op: u16) -> AtomicOp {
+    match op {
+        ds::DS_ADD_U32 | ds::DS_ADD_RTN_U32 => AtomicOp::Add,
+        ds::DS_SUB_U32 | ds::DS_SUB_RTN_U32 => AtomicOp::Sub,
+        ds::DS_MIN_I32 | ds::DS_MIN_RTN_I32 => AtomicOp::MinI,
+        ds::DS_MAX_I32 | ds::DS_MAX_RTN_I32 => AtomicOp::MaxI,
+        ds::DS_MIN_U32 | ds::DS_MIN_RTN_U32 => AtomicOp::MinU,
+        ds::DS_MAX_U32 | ds::DS_MAX_RTN_U32 => AtomicOp::MaxU,
+        ds::DS_AND_B32 | ds::DS_AND_RTN_B32 => AtomicOp::And,
+        ds::DS_OR_B32 | ds::DS_OR_RTN_B32 => AtomicOp::Or,
+        ds::DS_XOR_B32 | ds::DS_XOR_RTN_B32 => AtomicOp::Xor,
+        ds::DS_ADD_F32 | ds::DS_ADD_RTN_F32 => AtomicOp::AddF32,
+        ds::DS_WRXCHG_RTN_B32 => AtomicOp::Swap,
+        _ => AtomicOp::CmpSwap,
+    }
+}
+
+/// (new value, whether the old value is returned) for DS ops; for FLAT the
+/// caller decides by GLC. CmpSwap stores `d1` if memory equals `d0` (DS
+/// cmpst's data0/data1 order).
+fn atomic32(op: AtomicOp, old: u32, d0: u32, d1: u32, den: Denormals) -> (u32, bool) {
+    let new = match op {
+        AtomicOp::Swap => d0,
+        AtomicOp::CmpSwap => {
+            if old == d0 {
+                d1
+            } else {
+                old
+            }
+        }
+        AtomicOp::Add => old.wrapping_add(d0),
+        AtomicOp::Sub => old.wrapping_sub(d0),
+        AtomicOp::MinI => (old as i32).min(d0 as i32) as u32,
+        AtomicOp::MaxI => (old as i32).max(d0 as i32) as u32,
+        AtomicOp::MinU => old.min(d0),
+        AtomicOp::MaxU => old.max(d0),
+        AtomicOp::And => old & d0,
+        AtomicOp::Or => old | d0,
+        AtomicOp::Xor => old ^ d0,
+        AtomicOp::Inc => {
+            if old >= d0 {
+                0
+            } else {
+                old + 1
+            }
+        }
+        AtomicOp::Dec => {
+            if old == 0 || old > d0 {
+                d0
+            } else {
+                old - 1
+            }
+        }
+        AtomicOp::AddF32 => sf::add(old, d0, den),
+    };
+    (new, true)
+}
+
+fn atomic64(op: AtomicOp, old: u64, d0: u64, d1: u64) -> u64 {
+    match op {
+        AtomicOp::Swap => d0,
+        AtomicOp::CmpSwap => {
+            if old == d1 {
+                d0
+            } else {
+                old
+            }
+        }
+        AtomicOp::Add => old.wrapping_add(d0),
+        AtomicOp::Sub => old.wrapping_sub(d0),
+        AtomicOp::MinI => (old as i64).min(d0 as i64) as u64,
+        AtomicOp::MaxI => (old as i64).max(d0 as i64) as u64,
+        AtomicOp::MinU => old.min(d0),
+        AtomicOp::MaxU => old.max(d0),
+        AtomicOp::And => old & d0,
+        AtomicOp::Or => old | d0,
+        AtomicOp::Xor => old ^ d0,
+        AtomicOp::Inc => {
+            if old >= d0 {
+                0
+            } else {
+                old + 1
+            }
+        }
+        AtomicOp::Dec => {
+            if old == 0 || old > d0 {
+                d0
+            } else {
+                old - 1
+            }
+        }
+        AtomicOp::AddF32 => old,
+    }
+}
+
+/// A FLAT/GLOBAL/SCRATCH operation, from its LLVM mnemonic.
+#[derive(Clone, Copy)]
+enum FlatAccess {
+    Load { bytes: usize, signed: bool },
+    Store { bytes: usize },
+    Atomic { op: AtomicOp, wide: bool },
+}
+
+impl FlatAccess {
+    fn parse(name: &str) -> Option<FlatAccess> {
+        let (_, rest) = name.split_once('_')?;
+        if let Some(ty) = rest.strip_prefix("load_") {
+            let (bytes, signed) = match ty {
+                "ubyte" => (1, false),
+                "sbyte" => (1, true),
+                "ushort" => (2, false),
+                "sshort" => (2, true),
+                "dword" => (4, false),
+                "dwordx2" => (8, false),
+                "dwordx3" => (12, false),
+                "dwordx4" => (16, false),
+                _ => return None,
+            };
+            return Some(FlatAccess::Load { bytes, signed });
+        }
+        if let Some(ty) = rest.strip_prefix("store_") {
+            let bytes = match ty {
+                "byte" => 1,
+                "short" => 2,
+                "dword" => 4,
+                "dwordx2" => 8,
+                "dwordx3" => 12,
+                "dwordx4" => 16,
+                _ => return None,
+            };
+            return Some(FlatAccess::Store { bytes });
+        }
+        let ty = rest.strip_prefix("atomic_")?;
+        let (ty, wide) = match ty.strip_suffix("_x2") {
+            Some(t) => (t, true),
+            None => (ty, false),
+        };
+        let op = match ty {
+            "swap" => AtomicOp::Swap,
+            "cmpswap" => AtomicOp::CmpSwap,
+            "add" => AtomicOp::Add,
+            "sub" => AtomicOp::Sub,
+            "smin" => AtomicOp::MinI,
+            "smax" => AtomicOp::MaxI,
+            "umin" => AtomicOp::MinU,
+            "umax" => AtomicOp::MaxU,
+            "and" => AtomicOp::And,
+            "or" => AtomicOp::Or,
+            "xor" => AtomicOp::Xor,
+            "inc" => AtomicOp::Inc,
+            "dec" => AtomicOp::Dec,
+            "add_f32" if !wide => AtomicOp::AddF32,
+            _ => return None,
+        };
+        Some(FlatAccess::Atomic { op, wide })
+    }
+}

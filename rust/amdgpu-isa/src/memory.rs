@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+//! What a wave sees of memory: the GPU virtual address space (through the
+//! virtual GPU's page table), the workgroup's LDS and the wave's scratch.
+
+/// A failed access of the GPU address space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryFault {
+    pub address: u64,
+    pub write: bool,
+}
+
+/// The GPU virtual address space as the virtual GPU's page table maps it.
+/// Accesses are at most 16 bytes and naturally aligned by the interpreter's
+/// callers only as the program makes them; an implementation splits at page
+/// boundaries itself.
+pub trait GlobalMemory {
+    fn read(&mut self, address: u64, bytes: &mut [u8]) -> Result<(), MemoryFault>;
+    fn write(&mut self, address: u64, bytes: &[u8]) -> Result<(), MemoryFault>;
+}
+
+/// The apertures flat addresses are checked against (the values
+/// `s_getreg`/`src_shared_base` report and ROCr programs into the queue).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Apertures {
+    /// High 32 bits of the LDS (shared) aperture; a flat address whose high
+    /// half equals this addresses LDS at its low half.
+    pub shared_base_hi: u32,
+    /// High 32 bits of the private (scratch) aperture.
+    pub private_base_hi: u32,
+}
+
+/// Everything outside the wave a step may touch.
+pub struct Environment<'a> {
+    pub global: &'a mut dyn GlobalMemory,
+    /// The workgroup's LDS (group segment).
+    pub lds: &'a mut [u8],
+    /// The wave's private segment, lane-major: lane L's byte `o` is
+    /// `scratch[L * scratch_lane_bytes + o]`.
+    pub scratch: &'a mut [u8],
+    pub scratch_lane_bytes: u32,
+    pub apertures: Apertures,
+}
