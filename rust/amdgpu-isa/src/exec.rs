@@ -771,13 +771,14 @@ impl Context<'_, '_> {
         let mut carry_out: u64 = 0;
         let writes_carry = i.sdst != 0 && matches!(
             op,
-            vop3::V_ADD_CO_U32 | vop3::V_SUB_CO_U32 | vop3::V_SUBREV_CO_U32 | vop3::V_ADDC_CO_U32 | vop3::V_SUBB_CO_U32 | vop3::V_SUBBREV_CO_U32 | vop3::V_MAD_U64_U32 | vop3::V_MAD_I64_I32
+            vop3::V_ADD_CO_U32 | vop3::V_SUB_CO_U32 | vop3::V_SUBREV_CO_U32 | vop3::V_ADDC_CO_U32 | vop3::V_SUBB_CO_U32 | vop3::V_SUBBREV_CO_U32 | vop3::V_MAD_U64_U32 | vop3::V_MAD_I64_I32 | vop3::V_DIV_SCALE_F32
         );
         let carry_in = if matches!(op, vop3::V_ADDC_CO_U32 | vop3::V_SUBB_CO_U32 | vop3::V_SUBBREV_CO_U32 | vop3::V_CNDMASK_B32) {
             self.scalar64(i.src[2], false)?
         } else {
             0
         };
+        let vcc_at_start = self.wave.vcc;
         let wide_result = matches!(op, vop3::V_LSHLREV_B64 | vop3::V_LSHRREV_B64 | vop3::V_ASHRREV_I64 | vop3::V_MAD_U64_U32 | vop3::V_MAD_I64_I32);
         for lane in 0..WAVE_SIZE {
             if exec >> lane & 1 == 0 {
@@ -930,6 +931,59 @@ impl Context<'_, '_> {
                     let below = if lane > 32 { (1u64 << (lane - 32)) - 1 } else { 0 } as u32;
                     (self.int_src(0, lane)? & below).count_ones().wrapping_add(self.int_src(1, lane)?)
                 }
+                vop3::V_RCP_F32 | vop3::V_RCP_IFLAG_F32 => sf::div(0x3f80_0000, self.fsrc(0, lane)?, den),
+                vop3::V_SQRT_F32 => sf::sqrt(self.fsrc(0, lane)?, den),
+                // 1/sqrt(x) with two roundings: within the 1 ULP the ISA allows.
+                vop3::V_RSQ_F32 => sf::div(0x3f80_0000, sf::sqrt(self.fsrc(0, lane)?, den), den),
+                vop3::V_FLOOR_F32 => sf::round_integral(self.fsrc(0, lane)?, sf::Integral::Floor, den),
+                vop3::V_CEIL_F32 => sf::round_integral(self.fsrc(0, lane)?, sf::Integral::Ceil, den),
+                vop3::V_TRUNC_F32 => sf::round_integral(self.fsrc(0, lane)?, sf::Integral::Trunc, den),
+                vop3::V_RNDNE_F32 => sf::round_integral(self.fsrc(0, lane)?, sf::Integral::NearestEven, den),
+                vop3::V_FRACT_F32 => sf::fract(self.fsrc(0, lane)?, den),
+                vop3::V_LDEXP_F32 => sf::ldexp(self.fsrc(0, lane)?, self.int_src(1, lane)? as i32, den),
+                vop3::V_FREXP_MANT_F32 => {
+                    let a = self.fsrc(0, lane)?;
+                    if sf::is_nan(a) || a & 0x7fff_ffff == 0x7f80_0000 || a & 0x7fff_ffff == 0 {
+                        a
+                    } else {
+                        // mantissa in [0.5, 1) with the sign of a
+                        let e = frexp_exponent(a);
+                        sf::ldexp(a, -e, Denormals::Keep)
+                    }
+                }
+                vop3::V_FREXP_EXP_I32_F32 => {
+                    let a = self.fsrc(0, lane)?;
+                    if sf::is_nan(a) || a & 0x7fff_ffff == 0x7f80_0000 || a & 0x7fff_ffff == 0 {
+                        0
+                    } else {
+                        frexp_exponent(a) as u32
+                    }
+                }
+                vop3::V_CVT_FLR_I32_F32 => sf::to_i32(sf::round_integral(self.fsrc(0, lane)?, sf::Integral::Floor, den), den) as u32,
+                vop3::V_CVT_RPI_I32_F32 => sf::to_i32(sf::round_integral(sf::add(self.fsrc(0, lane)?, 0x3f00_0000, den), sf::Integral::Floor, den), den) as u32,
+                vop3::V_CVT_F16_F32 => sf::f32_to_f16(self.fsrc(0, lane)?) as u32,
+                vop3::V_CVT_F32_F16 => {
+                    let h = self.int_src(0, lane)? as u16;
+                    let m = self.inst.modifiers[0];
+                    let h = if m.abs { h & 0x7fff } else { h };
+                    sf::f16_to_f32(if m.neg { h ^ 0x8000 } else { h })
+                }
+                vop3::V_DIV_SCALE_F32 => {
+                    let (s0, s1, s2) = (self.fsrc(0, lane)?, self.fsrc(1, lane)?, self.fsrc(2, lane)?);
+                    let (d, flag) = div_scale_f32(s0, s1, s2);
+                    carry_out |= (flag as u64) << lane;
+                    d
+                }
+                vop3::V_DIV_FMAS_F32 => {
+                    let (s0, s1, s2) = (self.fsrc(0, lane)?, self.fsrc(1, lane)?, self.fsrc(2, lane)?);
+                    if vcc_at_start >> lane & 1 == 1 {
+                        let scale = if sf::exponent_field(s2) > 127 { 64 } else { -64 };
+                        sf::fma_scaled(s0, s1, s2, scale, den)
+                    } else {
+                        sf::fma(s0, s1, s2, den)
+                    }
+                }
+                vop3::V_DIV_FIXUP_F32 => div_fixup_f32(self.fsrc(0, lane)?, self.fsrc(1, lane)?, self.fsrc(2, lane)?),
                 vop3::V_NOP => return Ok(StepOutcome::Continue),
                 _ => return Err(self.unsupported()),
             };
@@ -1351,12 +1405,115 @@ fn is_f32_op(op: u16) -> bool {
             | vop3::V_CVT_I32_F32
             | vop3::V_CVT_U32_F32
             | vop3::V_CNDMASK_B32
+            | vop3::V_RCP_F32
+            | vop3::V_RCP_IFLAG_F32
+            | vop3::V_SQRT_F32
+            | vop3::V_RSQ_F32
+            | vop3::V_FLOOR_F32
+            | vop3::V_CEIL_F32
+            | vop3::V_TRUNC_F32
+            | vop3::V_RNDNE_F32
+            | vop3::V_FRACT_F32
+            | vop3::V_LDEXP_F32
+            | vop3::V_FREXP_MANT_F32
+            | vop3::V_FREXP_EXP_I32_F32
+            | vop3::V_CVT_FLR_I32_F32
+            | vop3::V_CVT_RPI_I32_F32
+            | vop3::V_CVT_F16_F32
+            | vop3::V_DIV_SCALE_F32
+            | vop3::V_DIV_FMAS_F32
+            | vop3::V_DIV_FIXUP_F32
     ) || op == VOP3_FROM_VOP2 + vop2::V_MADMK_F32
         || op == VOP3_FROM_VOP2 + vop2::V_MADAK_F32
 }
 
-fn is_64bit_shift_or_mad(_op: u16) -> bool {
-    false
+/// Integer ops whose VOP3 form may carry source modifiers: v_cvt_f32_f16
+/// (an f16 source) is the only one so far.
+fn is_64bit_shift_or_mad(op: u16) -> bool {
+    op == vop3::V_CVT_F32_F16
+}
+
+/// The exponent frexp reports: a = mant * 2^e with |mant| in [0.5, 1).
+fn frexp_exponent(a: u32) -> i32 {
+    let field = sf::exponent_field(a);
+    if field == 0 {
+        // denormal: 0.frac * 2^-126
+        let frac = a & 0x7f_ffff;
+        -126 - (frac.leading_zeros() as i32 - 9)
+    } else {
+        field - 126
+    }
+}
+
+/// v_div_scale_f32 (MI200 ISA, VOP3 pseudo-code): scales the operand
+/// `s0` (the numerator or the denominator of `s2 / s1`) by 2^+-64 when the
+/// division would otherwise lose range; the flag tells v_div_fmas to undo it.
+fn div_scale_f32(s0: u32, s1: u32, s2: u32) -> (u32, bool) {
+    let zero = |x: u32| x & 0x7fff_ffff == 0;
+    if zero(s2) || zero(s1) {
+        return (sf::QUIET_NAN, false);
+    }
+    if sf::is_nan(s0) || sf::is_nan(s1) || sf::is_nan(s2) {
+        return (sf::QUIET_NAN, false);
+    }
+    let e1 = sf::exponent_field(s1);
+    let e2 = sf::exponent_field(s2);
+    let scale_up = |x: u32| sf::ldexp(x, 64, Denormals::Keep);
+    let scale_down = |x: u32| sf::ldexp(x, -64, Denormals::Keep);
+    // Exponents of the reciprocal and of the quotient, by the exponent fields.
+    let rcp_denormal = e1 >= 253;
+    // Borderline cases may go either way: scaling is exact and undone by
+    // v_div_fmas with one rounding.
+    let quotient_denormal = e2 - e1 <= -126;
+    if e2 - e1 >= 96 {
+        // N/D near the largest float: scale the denominator up
+        (if s0 == s1 { scale_up(s0) } else { s0 }, true)
+    } else if e1 == 0 {
+        (scale_up(s0), false)
+    } else if rcp_denormal && quotient_denormal {
+        // Huge denominator, tiny quotient: the denominator scaled down makes
+        // the quotient 2^64 larger; v_div_fmas (small S2) scales back down.
+        (if s0 == s1 { scale_down(s0) } else { s0 }, true)
+    } else if rcp_denormal {
+        (scale_down(s0), false)
+    } else if quotient_denormal {
+        (if s0 == s2 { scale_up(s0) } else { s0 }, true)
+    } else if e2 <= 23 {
+        // tiny numerator
+        (scale_up(s0), false)
+    } else {
+        (s0, false)
+    }
+}
+
+/// v_div_fixup_f32: the special cases of `s2 / s1` around the quotient `s0`
+/// v_div_fmas computed.
+fn div_fixup_f32(s0: u32, s1: u32, s2: u32) -> u32 {
+    let sign = (s1 ^ s2) & 0x8000_0000;
+    let abs1 = s1 & 0x7fff_ffff;
+    let abs2 = s2 & 0x7fff_ffff;
+    if sf::is_nan(s2) {
+        return s2 | 0x0040_0000;
+    }
+    if sf::is_nan(s1) {
+        return s1 | 0x0040_0000;
+    }
+    if abs1 == 0 && abs2 == 0 || abs1 == 0x7f80_0000 && abs2 == 0x7f80_0000 {
+        return sf::QUIET_NAN;
+    }
+    if abs1 == 0 || abs2 == 0x7f80_0000 {
+        return sign | 0x7f80_0000;
+    }
+    if abs1 == 0x7f80_0000 || abs2 == 0 {
+        return sign;
+    }
+    if s0 & 0x7f80_0000 == 0x7f80_0000 {
+        // The scaled v_div_fmas chain overflowed (|s2 / s1| beyond 2^192 or
+        // so): the ISA text leaves this result to the hardware's internals;
+        // the IEEE quotient is what a correctly rounded division must give.
+        return sf::div(s2, s1, Denormals::Keep);
+    }
+    sign | (s0 & 0x7fff_ffff)
 }
 
 /// The bit of v_cmp_class's mask that `v` belongs to: 0 sNaN, 1 qNaN,

@@ -348,3 +348,245 @@ fn truncated_magnitude(a: u32) -> u64 {
         0
     }
 }
+
+/// a / b, correctly rounded.
+pub fn div(a: u32, b: u32, denormals: Denormals) -> u32 {
+    let (a, b) = (flush_input(a, denormals), flush_input(b, denormals));
+    if is_nan(a) || is_nan(b) {
+        return propagate_nan(a, b);
+    }
+    let sign = (a ^ b) & SIGN;
+    if is_inf(a) {
+        return if is_inf(b) { QUIET_NAN } else { sign | INF };
+    }
+    if is_inf(b) {
+        return sign;
+    }
+    if is_zero(b) {
+        return if is_zero(a) { QUIET_NAN } else { sign | INF };
+    }
+    if is_zero(a) {
+        return sign;
+    }
+    let (ea, ma) = unpack(a);
+    let (eb, mb) = unpack(b);
+    // (ma << 64) / mb has at least 41 significant bits; the remainder is
+    // jammed into bit 0 so one rounding is exact.
+    let num = (ma as u128) << 64;
+    let q = num / mb as u128;
+    let sticky = (num % mb as u128 != 0) as u128;
+    flush_output(round_pack(sign != 0, ea - eb - 65, q << 1 | sticky), denormals)
+}
+
+/// sqrt(a), correctly rounded; negative non-zero inputs give the default NaN.
+pub fn sqrt(a: u32, denormals: Denormals) -> u32 {
+    let a = flush_input(a, denormals);
+    if is_nan(a) {
+        return quiet(a);
+    }
+    if is_zero(a) {
+        return a;
+    }
+    if a & SIGN != 0 {
+        return QUIET_NAN;
+    }
+    if is_inf(a) {
+        return a;
+    }
+    let (mut e, mut m) = unpack(a);
+    if e & 1 != 0 {
+        m <<= 1;
+        e -= 1;
+    }
+    // value = (m << 38) * 2^(e - 38) with e - 38 even; a 32-bit root of the
+    // up-to-63-bit radicand plus a sticky remainder rounds exactly.
+    let mut rem = (m as u64) << 38;
+    let mut root: u64 = 0;
+    let mut bit: u64 = 1 << 62;
+    while bit > rem {
+        bit >>= 2;
+    }
+    while bit != 0 {
+        if rem >= root + bit {
+            rem -= root + bit;
+            root = (root >> 1) + bit;
+        } else {
+            root >>= 1;
+        }
+        bit >>= 2;
+    }
+    let sticky = (rem != 0) as u128;
+    flush_output(round_pack(false, (e - 38) / 2 - 1, (root as u128) << 1 | sticky), denormals)
+}
+
+/// (a * b + c) * 2^scale with one rounding (v_div_fmas).
+pub fn fma_scaled(a: u32, b: u32, c: u32, scale: i32, denormals: Denormals) -> u32 {
+    let (a, b, c) = (flush_input(a, denormals), flush_input(b, denormals), flush_input(c, denormals));
+    let unscaled = fma(a, b, c, denormals);
+    if is_nan(unscaled) || is_inf(unscaled) || is_inf(a) || is_inf(b) || is_inf(c) {
+        return unscaled;
+    }
+    let psign = (a ^ b) & SIGN;
+    let product_zero = is_zero(a) || is_zero(b);
+    if product_zero && is_zero(c) {
+        return unscaled;
+    }
+    let r = if product_zero {
+        let (ec, mc) = unpack(c);
+        round_pack(c & SIGN != 0, ec + scale, mc as u128)
+    } else {
+        let (ea, ma) = unpack(a);
+        let (eb, mb) = unpack(b);
+        let product = ma as u128 * mb as u128;
+        if is_zero(c) {
+            round_pack(psign != 0, ea + eb + scale, product)
+        } else {
+            let (ec, mc) = unpack(c);
+            add_exact(psign != 0, ea + eb + scale, product, c & SIGN != 0, ec + scale, mc as u128)
+        }
+    };
+    flush_output(r, denormals)
+}
+
+/// a * 2^n (v_ldexp_f32), one rounding.
+pub fn ldexp(a: u32, n: i32, denormals: Denormals) -> u32 {
+    let a = flush_input(a, denormals);
+    if is_nan(a) {
+        return quiet(a);
+    }
+    if is_zero(a) || is_inf(a) {
+        return a;
+    }
+    let (e, m) = unpack(a);
+    let n = n.clamp(-400, 400);
+    flush_output(round_pack(a & SIGN != 0, e + n, m as u128), denormals)
+}
+
+/// The biased exponent field.
+pub const fn exponent_field(a: u32) -> i32 {
+    ((a >> 23) & 0xff) as i32
+}
+
+/// Rounding of a finite value to an integral value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Integral {
+    Floor,
+    Ceil,
+    Trunc,
+    NearestEven,
+}
+
+/// a rounded to an integral value (v_floor/v_ceil/v_trunc/v_rndne).
+pub fn round_integral(a: u32, mode: Integral, denormals: Denormals) -> u32 {
+    let a = flush_input(a, denormals);
+    if is_nan(a) {
+        return quiet(a);
+    }
+    let exp = exponent_field(a);
+    if exp >= 150 || is_zero(a) {
+        return a; // already integral (or inf)
+    }
+    let negative = a & SIGN != 0;
+    if exp < 127 {
+        // |a| < 1
+        let up = match mode {
+            Integral::Floor => negative,
+            Integral::Ceil => !negative,
+            Integral::Trunc => false,
+            Integral::NearestEven => exp == 126 && a & 0x7f_ffff != 0,
+        };
+        return if up { (a & SIGN) | 0x3f80_0000 } else { a & SIGN };
+    }
+    let frac_bits = (150 - exp) as u32;
+    let mask = (1u32 << frac_bits) - 1;
+    let frac = a & mask;
+    if frac == 0 {
+        return a;
+    }
+    let truncated = a & !mask;
+    let half = 1u32 << (frac_bits - 1);
+    let up = match mode {
+        Integral::Floor => negative,
+        Integral::Ceil => !negative,
+        Integral::Trunc => false,
+        Integral::NearestEven => frac > half || (frac == half && truncated & (1 << frac_bits) != 0),
+    };
+    // Adding one unit of the integer part to the magnitude carries into
+    // the exponent correctly.
+    if up {
+        truncated + (1 << frac_bits)
+    } else {
+        truncated
+    }
+}
+
+/// a - floor(a), below 1.0 (v_fract_f32); inf gives NaN.
+pub fn fract(a: u32, denormals: Denormals) -> u32 {
+    let a = flush_input(a, denormals);
+    if is_nan(a) {
+        return quiet(a);
+    }
+    if is_inf(a) {
+        return QUIET_NAN;
+    }
+    let r = sub(a, round_integral(a, Integral::Floor, denormals), denormals);
+    // min(r, 0x1.fffffep-1): a tiny negative a would round to 1.0
+    if r == 0x3f80_0000 {
+        0x3f7f_ffff
+    } else {
+        r
+    }
+}
+
+/// IEEE binary16 to binary32 (exact).
+pub fn f16_to_f32(h: u16) -> u32 {
+    let sign = ((h as u32) & 0x8000) << 16;
+    let exp = ((h >> 10) & 0x1f) as i32;
+    let frac = (h & 0x3ff) as u32;
+    match exp {
+        0 if frac == 0 => sign,
+        0 => sign | round_pack(false, -24, frac as u128),
+        0x1f if frac == 0 => sign | INF,
+        0x1f => sign | INF | 0x0040_0000 | frac << 13,
+        _ => sign | ((exp - 15 + 127) as u32) << 23 | frac << 13,
+    }
+}
+
+/// IEEE binary32 to binary16, round to nearest even.
+pub fn f32_to_f16(a: u32) -> u16 {
+    let sign = ((a >> 16) & 0x8000) as u16;
+    if is_nan(a) {
+        return sign | 0x7e00 | ((a >> 13) & 0x1ff) as u16;
+    }
+    if is_inf(a) {
+        return sign | 0x7c00;
+    }
+    if is_zero(a) {
+        return sign;
+    }
+    let (e, m) = unpack(a);
+    // value = m * 2^e; binary16: 11-bit significand, min exponent -14, denormal step 2^-24
+    let msb = 31 - m.leading_zeros() as i32;
+    let biased = msb + e + 15;
+    let shift = if biased >= 1 { msb - 10 } else { msb - 10 + (1 - biased) };
+    let mant: u64 = if shift <= 0 {
+        (m as u64) << (-shift) as u32
+    } else if shift >= 40 {
+        0
+    } else {
+        let kept = (m as u64) >> shift as u32;
+        let rest = (m as u64) & ((1u64 << shift as u32) - 1);
+        let half = 1u64 << (shift as u32 - 1);
+        if rest > half || (rest == half && kept & 1 == 1) {
+            kept + 1
+        } else {
+            kept
+        }
+    };
+    let bits = if biased >= 1 { (((biased - 1) as u64) << 10) + mant } else { mant };
+    if bits >= 0x7c00 {
+        sign | 0x7c00
+    } else {
+        sign | bits as u16
+    }
+}

@@ -144,3 +144,48 @@ fn histogram_with_global_atomics() {
     }
     assert_eq!(mem.read_u32s(pbins, 256), want.to_vec());
 }
+
+/// Division (v_div_scale/v_rcp/v_fma/v_div_fmas/v_div_fixup), sqrtf (scaled
+/// v_sqrt plus an fma correction), floorf and float->int->float, over
+/// operands spanning every exponent, denormals, zeros, infinities and NaN:
+/// each result must be the correctly rounded IEEE one the host computes.
+#[test]
+fn division_sqrt_floor_convert_match_cpu() {
+    let Some(code) = code() else { return };
+    let mut x = 0x1234_5678_9abc_def0u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let specials = [0u32, 0x8000_0000, 1, 0x007f_ffff, 0x0080_0000, 0x7f7f_ffff, 0x7f80_0000, 0xff80_0000, 0x7fc0_0000, 0x3f80_0000, 0x4040_0000, 0x0000_0300];
+    let n = 4096;
+    let mut a = Vec::with_capacity(n);
+    let mut b = Vec::with_capacity(n);
+    for i in 0..n {
+        let r = next();
+        let pick = |r: u64| if r & 7 == 0 { specials[(r >> 3) as usize % specials.len()] } else { (r >> 16) as u32 };
+        a.push(pick(r));
+        b.push(if i < specials.len() * specials.len() { specials[i % specials.len()] } else { pick(r >> 24 | r << 40) });
+        if i < specials.len() * specials.len() {
+            a[i] = specials[i / specials.len()];
+        }
+    }
+    let mut mem = SparseMemory::new();
+    load_code_object(&mut mem, &code);
+    let pa = mem.alloc_u32(&a);
+    let pb = mem.alloc_u32(&b);
+    let pout = mem.alloc_u32(&vec![0; 4 * n]);
+    let args = kernarg(&[&pa.to_le_bytes(), &pb.to_le_bytes(), &pout.to_le_bytes(), &(n as i32).to_le_bytes()]);
+    run_kernel(&mut mem, &code, "divsqrt", &args, [n as u32, 1, 1], [256, 1, 1]);
+    let out = mem.read_u32s(pout, 4 * n);
+    let same = |got: u32, want: f32| if want.is_nan() { f32::from_bits(got).is_nan() } else { got == want.to_bits() };
+    for i in 0..n {
+        let (x, y) = (f32::from_bits(a[i]), f32::from_bits(b[i]));
+        assert!(same(out[4 * i], x / y), "{x:e} / {y:e} ({:#x} / {:#x}) = {:e} ({:#x}), want {:e}", a[i], b[i], f32::from_bits(out[4 * i]), out[4 * i], x / y);
+        assert!(same(out[4 * i + 1], x.sqrt()), "sqrtf({x:e}) = {:e}", f32::from_bits(out[4 * i + 1]));
+        assert!(same(out[4 * i + 2], y.floor()), "floorf({y:e})");
+        assert!(same(out[4 * i + 3], (x as i32) as f32), "(float)(int){x:e}");
+    }
+}

@@ -191,3 +191,78 @@ fn compare_and_min_max_match_host() {
         }
     }
 }
+
+#[test]
+fn div_matches_host() {
+    check2("div", |a, b| sf::div(a, b, Denormals::Keep), |a, b| a / b);
+}
+
+#[test]
+fn sqrt_and_integral_rounding_match_host() {
+    let mut rng = Rng(4242);
+    let values: Vec<u32> = specials().into_iter().chain((0..RANDOM_CASES).map(|_| rng.f32_bits())).collect();
+    for &a in &values {
+        let x = f32::from_bits(a);
+        assert!(same(sf::sqrt(a, Denormals::Keep), x.sqrt()), "sqrt({a:#010x})");
+        assert!(same(sf::round_integral(a, sf::Integral::Floor, Denormals::Keep), x.floor()), "floor({a:#010x})");
+        assert!(same(sf::round_integral(a, sf::Integral::Ceil, Denormals::Keep), x.ceil()), "ceil({a:#010x})");
+        assert!(same(sf::round_integral(a, sf::Integral::Trunc, Denormals::Keep), x.trunc()), "trunc({a:#010x})");
+        assert!(same(sf::round_integral(a, sf::Integral::NearestEven, Denormals::Keep), x.round_ties_even()), "rndne({a:#010x})");
+        let n = (rng.next() % 600) as i32 - 300;
+        let want = (x as f64 * 2f64.powi(n)) as f32; // exact in f64, one rounding to f32
+        assert!(same(sf::ldexp(a, n, Denormals::Keep), want), "ldexp({a:#010x}, {n})");
+        if x.is_finite() {
+            let fr = x - x.floor();
+            let want = if fr == 1.0 { f32::from_bits(0x3f7f_ffff) } else { fr };
+            assert!(same(sf::fract(a, Denormals::Keep), want), "fract({a:#010x})");
+        }
+    }
+}
+
+/// f16 <-> f32 against the host's F16C instructions: every f16, and f32s
+/// around every f16 rounding boundary plus random ones.
+#[test]
+fn f16_conversions_exhaustive_against_f16c() {
+    if !std::is_x86_feature_detected!("f16c") {
+        eprintln!("\n*** SKIPPED: the host CPU has no F16C ***\n");
+        return;
+    }
+    #[target_feature(enable = "f16c")]
+    fn host_f16_to_f32(h: u16) -> f32 {
+        use std::arch::x86_64::*;
+        _mm_cvtss_f32(_mm_cvtph_ps(_mm_set1_epi16(h as i16)))
+    }
+    #[target_feature(enable = "f16c")]
+    fn host_f32_to_f16(x: f32) -> u16 {
+        use std::arch::x86_64::*;
+        _mm_extract_epi16::<0>(_mm_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm_set1_ps(x))) as u16
+    }
+    for h in 0..=u16::MAX {
+        // SAFETY: F16C was detected above.
+        let want = unsafe { host_f16_to_f32(h) };
+        assert!(same(sf::f16_to_f32(h), want), "f16_to_f32({h:#06x})");
+        let back = sf::f32_to_f16(want.to_bits());
+        if want.is_nan() {
+            assert_eq!(back & 0x7c00, 0x7c00);
+            assert_ne!(back & 0x3ff, 0);
+        } else {
+            assert_eq!(back, h, "f32_to_f16 round trip {h:#06x}");
+        }
+        // midpoints to the next f16 and one ulp either side
+        let mid = want.to_bits().wrapping_add(1 << 12);
+        for a in [mid.wrapping_sub(1), mid, mid.wrapping_add(1)] {
+            // SAFETY: as above.
+            let w = unsafe { host_f32_to_f16(f32::from_bits(a)) };
+            let o = sf::f32_to_f16(a);
+            assert!(o == w || (o & 0x7fff > 0x7c00 && w & 0x7fff > 0x7c00), "f32_to_f16({a:#010x}) = {o:#06x}, host {w:#06x}");
+        }
+    }
+    let mut rng = Rng(16);
+    for _ in 0..RANDOM_CASES {
+        let a = rng.f32_bits();
+        // SAFETY: as above.
+        let w = unsafe { host_f32_to_f16(f32::from_bits(a)) };
+        let o = sf::f32_to_f16(a);
+        assert!(o == w || (o & 0x7fff > 0x7c00 && w & 0x7fff > 0x7c00), "f32_to_f16({a:#010x}) = {o:#06x}, host {w:#06x}");
+    }
+}

@@ -23,3 +23,12 @@ extern "C" __global__ void histo(const unsigned* in, unsigned* bins, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) atomicAdd(&bins[in[i] & 255], 1u);
 }
+extern "C" __global__ void divsqrt(const float* a, const float* b, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    out[4 * i + 0] = a[i] / b[i];
+    out[4 * i + 1] = sqrtf(a[i]);
+    out[4 * i + 2] = floorf(b[i]);
+    out[4 * i + 3] = (float)(int)a[i];
+  }
+}
