@@ -8,6 +8,7 @@
 #                                  32-bit little-endian word per line
 #   tests/fixtures/kernels.co      tests/hip/kernels.hip built by hipcc for gfx90a
 #   tests/fixtures/kernels.dis     llvm-objdump-15's disassembly of it
+#   tests/fixtures/kernels_o0.co   the same built with -O0 (scratch, calls)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MC=(llvm-mc-15 -arch=amdgcn -mcpu=gfx90a -show-encoding)
@@ -35,4 +36,5 @@ echo "exec: $(ls tests/fixtures/exec | wc -l) programs"
 
 hipcc --offload-arch=gfx90a -O2 --cuda-device-only --no-gpu-bundle-output -c tests/hip/kernels.hip -o tests/fixtures/kernels.co
 llvm-objdump-15 -d --mcpu=gfx90a tests/fixtures/kernels.co >tests/fixtures/kernels.dis
+hipcc --offload-arch=gfx90a -O0 --cuda-device-only --no-gpu-bundle-output -c tests/hip/kernels.hip -o tests/fixtures/kernels_o0.co
 echo "kernels.co: $(grep -c '^\s[a-z]' tests/fixtures/kernels.dis) instructions"

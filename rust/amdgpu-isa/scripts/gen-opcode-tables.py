@@ -33,9 +33,12 @@ def words_vopc(op): return [0x7C000000 | op << 17 | 0x100]
 # three-source shapes are tried in turn.
 def words_vop3(op): return [[0xD0000000 | op << 16, src] for src in
                             (0x100 | 0x100 << 9 | 0x100 << 18, 0x100 | 0x100 << 9, 0x100, 0)]
-def words_vop3p(op): return [[0xD3800000 | op << 16 | hi14, src | hi] for src in
-                             (0x100 | 0x100 << 9 | 0x100 << 18, 0x100 | 0x100 << 9)
-                             for hi in (3 << 27, 0) for hi14 in (1 << 14, 0)]
+# VOP3P: one to three sources, op_sel_hi set or clear, and for the gfx90a
+# MAI instructions (v_accvgpr_*, v_mfma_*) the acc_cd bit 15.
+def words_vop3p(op): return [[0xD3800000 | op << 16 | hi14 | acc_cd, src | hi] for src in
+                             (0x100 | 0x100 << 9 | 0x100 << 18, 0x100 | 0x100 << 9, 0x100)
+                             for hi in (3 << 27, 0) for hi14 in (1 << 14, 0)
+                             for acc_cd in (0, 1 << 15)]
 def words_ds(op): return [0xD8000000 | op << 17, 0]
 def flat(seg): return lambda op: [[0xDC000000 | seg << 14 | op << 18, saddr << 16]
                                   for saddr in (0x7F, 0)]
@@ -52,7 +55,8 @@ CLASSES = [
     ("VOP2", "VOP2Instructions.td (VOP2_Real_e32_vi, gfx90a)", range(0, 62), words_vop2),
     ("VOP1", "VOP1Instructions.td (VOP1_Real_e32_vi)", range(0, 256), words_vop1),
     ("VOPC", "VOPCInstructions.td (VOPC_Real_vi)", range(0, 256), words_vopc),
-    ("VOP3", "VOP3Instructions.td + the e64 forms of VOP1/VOP2/VOPC (VOP3_Real_vi)", range(0, 1024), words_vop3),
+    # VOP3 opcodes 0x380 and up share their top bits with the VOP3P prefix.
+    ("VOP3", "VOP3Instructions.td + the e64 forms of VOP1/VOP2/VOPC (VOP3_Real_vi)", range(0, 0x380), words_vop3),
     ("VOP3P", "VOP3PInstructions.td (VOP3P_Real_vi, MAI for gfx90a)", range(0, 128), words_vop3p),
     ("DS", "DSInstructions.td (DS_Real_vi, gfx90a)", range(0, 256), words_ds),
     ("FLAT", "FLATInstructions.td (FLAT_Real_vi, seg=0)", range(0, 128), flat(0)),

@@ -11,7 +11,7 @@ use crate::decode::{self, src, DecodeError, Encoding, Instruction, ValuForm, VOP
 
 /// v_readfirstlane_b32 has only the VOP1 form.
 const READFIRSTLANE_B32: u16 = VOP3_FROM_VOP1 + vop1::V_READFIRSTLANE_B32;
-use crate::memory::{Environment, MemoryFault};
+use crate::memory::{Apertures, Environment, MemoryFault, BUFFER_ADD_TID_ENABLE};
 use crate::opcodes::{ds, smem, sop1, sop2, sopc, sopk, sopp, vop1, vop2, vop3};
 use crate::softfloat::{self as sf, Denormals};
 use crate::wave::{Wave, WAVE_SIZE};
@@ -94,7 +94,7 @@ pub fn step(wave: &mut Wave, env: &mut Environment<'_>) -> Result<StepOutcome, E
 
 /// Executes a decoded instruction located at `wave.pc`.
 pub fn execute(wave: &mut Wave, env: &mut Environment<'_>, inst: &Instruction) -> Result<StepOutcome, ExecError> {
-    let mut cx = Context { pc: wave.pc, inst, wave, next_pc: 0 };
+    let mut cx = Context { pc: wave.pc, inst, wave, next_pc: 0, apertures: env.apertures };
     cx.next_pc = cx.pc + inst.size as u64;
     let outcome = match inst.encoding {
         Encoding::Sop2 => cx.sop2()?,
@@ -106,7 +106,8 @@ pub fn execute(wave: &mut Wave, env: &mut Environment<'_>, inst: &Instruction) -
         Encoding::Vop3 => cx.valu(env)?,
         Encoding::Ds => cx.ds(env)?,
         Encoding::Flat | Encoding::Global | Encoding::Scratch => cx.flat(env)?,
-        Encoding::Vop3p | Encoding::Mubuf => return Err(cx.unsupported()),
+        Encoding::Vop3p => cx.vop3p()?,
+        Encoding::Mubuf => cx.mubuf(env)?,
     };
     cx.wave.pc = cx.next_pc;
     if outcome == StepOutcome::Ended {
@@ -116,6 +117,7 @@ pub fn execute(wave: &mut Wave, env: &mut Environment<'_>, inst: &Instruction) -
 }
 
 struct Context<'w, 'i> {
+    apertures: Apertures,
     pc: u64,
     inst: &'i Instruction,
     wave: &'w mut Wave,
@@ -153,6 +155,10 @@ impl Context<'_, '_> {
             128..=192 => (code - 128) as u32,
             193..=208 => (-((code - 192) as i32)) as u32,
             240..=248 => F32_INLINE[(code - 240) as usize],
+            // src_shared_base/limit, src_private_base/limit as 32-bit
+            // operands: the aperture's high half.
+            235 | 236 => self.apertures.shared_base_hi,
+            237 | 238 => self.apertures.private_base_hi,
             src::VCCZ => (w.vcc == 0) as u32,
             src::EXECZ => (w.exec == 0) as u32,
             src::SCC => w.scc as u32,
@@ -190,6 +196,10 @@ impl Context<'_, '_> {
             }
             240..=248 => F32_INLINE[(code - 240) as usize] as u64,
             src::VCCZ | src::EXECZ | src::SCC => self.scalar32(code)? as u64,
+            235 => (self.apertures.shared_base_hi as u64) << 32,
+            236 => (self.apertures.shared_base_hi as u64) << 32 | 0xffff_ffff,
+            237 => (self.apertures.private_base_hi as u64) << 32,
+            238 => (self.apertures.private_base_hi as u64) << 32 | 0xffff_ffff,
             src::LITERAL if float => (self.inst.literal as u64) << 32,
             src::LITERAL => self.inst.literal as u64,
             _ => return Err(self.unsupported_form("64-bit source operand")),
@@ -423,6 +433,9 @@ impl Context<'_, '_> {
     fn read_hwreg(&self, id: u32) -> Result<u32, ExecError> {
         match id {
             HWREG_MODE => Ok(self.wave.mode.0),
+            // SH_MEM_BASES: PRIVATE_BASE [15:0], SHARED_BASE [31:16], each
+            // bits 63:48 of its aperture.
+            HWREG_SH_MEM_BASES => Ok(self.apertures.private_base_hi >> 16 | self.apertures.shared_base_hi & 0xffff_0000),
             // STATUS, TRAPSTS, HW_ID, GPR_ALLOC, LDS_ALLOC, IB_STS: nothing a
             // compute kernel depends on is modelled yet.
             _ => Err(self.unsupported_form("s_getreg of a hardware register other than MODE")),
@@ -1083,6 +1096,166 @@ impl Context<'_, '_> {
         Ok(StepOutcome::Continue)
     }
 
+    // ---- VOP3P -------------------------------------------------------------
+
+    /// A 64-bit VOP3P source (a VGPR pair or a scalar value) as two halves.
+    fn pk_src(&self, n: usize, lane: usize) -> Result<[u32; 2], ExecError> {
+        let code = self.inst.src[n];
+        if code >= src::VGPR0 {
+            let r = code - src::VGPR0;
+            Ok([self.vgpr(r, lane), self.vgpr(r + 1, lane)])
+        } else {
+            let v = self.scalar32(code)?;
+            Ok([v, if (128..=208).contains(&code) || code == src::LITERAL { 0 } else { self.scalar32(code + 1).unwrap_or(0) }])
+        }
+    }
+
+    fn vop3p(&mut self) -> Result<StepOutcome, ExecError> {
+        use crate::opcodes::vop3p;
+        let i = self.inst;
+        let exec = self.wave.exec;
+        let den = self.wave.mode.f32_denormals();
+        for lane in 0..WAVE_SIZE {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            match i.opcode {
+                vop3p::V_ACCVGPR_WRITE_B32 => {
+                    let v = self.vsrc32(i.src[0], lane)?;
+                    self.wave.agpr[i.dst as usize][lane] = v;
+                }
+                vop3p::V_ACCVGPR_READ_B32 => {
+                    // src0 names an AGPR in the VGPR operand space
+                    let a = i.src[0].checked_sub(src::VGPR0).ok_or(self.unsupported_form("non-AGPR source"))?;
+                    self.wave.vgpr[i.dst as usize][lane] = self.wave.agpr[a as usize][lane];
+                }
+                vop3p::V_PK_MOV_B32 | vop3p::V_PK_ADD_F32 | vop3p::V_PK_MUL_F32 | vop3p::V_PK_FMA_F32 => {
+                    if i.clamp {
+                        return Err(self.unsupported_form("clamp on packed f32"));
+                    }
+                    let nsrc = match i.opcode {
+                        vop3p::V_PK_FMA_F32 => 3,
+                        _ => 2,
+                    };
+                    let mut lo = [0u32; 3];
+                    let mut hi = [0u32; 3];
+                    for n in 0..nsrc {
+                        let v = self.pk_src(n, lane)?;
+                        lo[n] = v[(i.op_sel >> n & 1) as usize];
+                        hi[n] = v[(i.op_sel_hi >> n & 1) as usize];
+                        if i.modifiers[n].neg {
+                            lo[n] ^= 0x8000_0000;
+                        }
+                        if i.neg_hi >> n & 1 == 1 {
+                            hi[n] ^= 0x8000_0000;
+                        }
+                    }
+                    let (d0, d1) = match i.opcode {
+                        // v_pk_mov_b32: lane halves from src0 and src1 by op_sel
+                        vop3p::V_PK_MOV_B32 => (lo[0], self.pk_src(1, lane)?[(i.op_sel >> 1 & 1) as usize]),
+                        vop3p::V_PK_ADD_F32 => (sf::add(lo[0], lo[1], den), sf::add(hi[0], hi[1], den)),
+                        vop3p::V_PK_MUL_F32 => (sf::mul(lo[0], lo[1], den), sf::mul(hi[0], hi[1], den)),
+                        _ => (sf::fma(lo[0], lo[1], lo[2], den), sf::fma(hi[0], hi[1], hi[2], den)),
+                    };
+                    self.wave.vgpr[i.dst as usize][lane] = d0;
+                    self.wave.vgpr[(i.dst as usize + 1) & 0xff][lane] = d1;
+                }
+                _ => return Err(self.unsupported()),
+            }
+        }
+        Ok(StepOutcome::Continue)
+    }
+
+    // ---- MUBUF ---------------------------------------------------------------
+
+    fn mubuf(&mut self, env: &mut Environment<'_>) -> Result<StepOutcome, ExecError> {
+        let i = self.inst;
+        let name = i.mnemonic().unwrap_or("");
+        if matches!(name, "buffer_wbl2" | "buffer_invl2" | "buffer_wbinvl1" | "buffer_wbinvl1_vol") {
+            return Ok(StepOutcome::Continue); // no caches
+        }
+        let access = match FlatAccess::parse(name) {
+            Some(a @ (FlatAccess::Load { .. } | FlatAccess::Store { .. })) => a,
+            _ => return Err(self.unsupported()),
+        };
+        if i.acc {
+            return Err(self.unsupported_form("AGPR data"));
+        }
+        let rsrc = [self.scalar32(i.src[1])?, self.scalar32(i.src[1] + 1)?, self.scalar32(i.src[1] + 2)?, self.scalar32(i.src[1] + 3)?];
+        let soffset = self.scalar32(i.src[2])?;
+        let swizzled = rsrc[3] & BUFFER_ADD_TID_ENABLE != 0;
+        if swizzled && soffset % 64 != 0 {
+            return Err(self.unsupported_form("swizzled buffer access with soffset not a multiple of 64"));
+        }
+        let base = rsrc[0] as u64 | ((rsrc[1] & 0xffff) as u64) << 32;
+        let stride = (rsrc[1] >> 16) & 0x3fff;
+        let num_records = rsrc[2];
+        let vaddr = i.src[0] - src::VGPR0;
+        let exec = self.wave.exec;
+        for lane in 0..WAVE_SIZE {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let (index, voffset) = match (i.idxen, i.offen) {
+                (true, true) => (self.vgpr(vaddr, lane), self.vgpr(vaddr + 1, lane)),
+                (true, false) => (self.vgpr(vaddr, lane), 0),
+                (false, true) => (0, self.vgpr(vaddr, lane)),
+                (false, false) => (0, 0),
+            };
+            let offset = (i.imm as u32).wrapping_add(voffset);
+            let space = if swizzled {
+                Space::Scratch { lane, offset: (soffset / 64).wrapping_add(offset) }
+            } else {
+                // Raw buffer: out-of-range accesses read 0 and drop writes.
+                let in_range = if stride == 0 { offset < num_records } else { index < num_records };
+                if !in_range {
+                    if let FlatAccess::Load { bytes, .. } = access {
+                        for k in 0..bytes.div_ceil(4) {
+                            self.wave.vgpr[(i.dst as usize + k) & 0xff][lane] = 0;
+                        }
+                    }
+                    continue;
+                }
+                Space::Global(base.wrapping_add(soffset as u64).wrapping_add(offset as u64).wrapping_add(index as u64 * stride as u64))
+            };
+            self.load_store_lane(env, access, space, lane, i.dst)?;
+        }
+        Ok(StepOutcome::Continue)
+    }
+
+    /// One lane of a plain load or store; `data` is the VGPR loaded into or stored from.
+    fn load_store_lane(&mut self, env: &mut Environment<'_>, access: FlatAccess, space: Space, lane: usize, data: u16) -> Result<(), ExecError> {
+        match access {
+            FlatAccess::Load { bytes, signed } => {
+                let mut buf = [0u8; 16];
+                self.mem_read(env, space, &mut buf[..bytes])?;
+                let mut words = [0u32; 4];
+                for (k, b) in buf[..bytes].iter().enumerate() {
+                    words[k / 4] |= (*b as u32) << (8 * (k % 4));
+                }
+                if signed {
+                    words[0] = if bytes == 1 { words[0] as i8 as i32 as u32 } else { words[0] as i16 as i32 as u32 };
+                }
+                for (k, w) in words.iter().enumerate().take(bytes.div_ceil(4)) {
+                    self.wave.vgpr[(data as usize + k) & 0xff][lane] = *w;
+                }
+            }
+            FlatAccess::Store { bytes } => {
+                let mut buf = [0u8; 16];
+                for (k, b) in buf.iter_mut().enumerate().take(bytes) {
+                    *b = (self.vgpr(data + (k / 4) as u16, lane) >> (8 * (k % 4))) as u8;
+                }
+                self.mem_write(env, space, &buf[..bytes])?;
+            }
+            FlatAccess::StoreHigh16 { bytes } => {
+                let v = self.vgpr(data, lane) >> 16;
+                self.mem_write(env, space, &v.to_le_bytes()[..bytes])?;
+            }
+            FlatAccess::Atomic { .. } => return Err(self.unsupported()),
+        }
+        Ok(())
+    }
+
     // ---- DS (LDS) ------------------------------------------------------------
 
     fn lds_range(&self, lds_len: usize, address: u32, bytes: usize) -> Result<usize, ExecError> {
@@ -1240,26 +1413,9 @@ impl Context<'_, '_> {
             let address = self.flat_address(lane)?;
             let space = self.space(env, address, lane)?;
             match access {
-                FlatAccess::Load { bytes, signed } => {
-                    let mut buf = [0u8; 16];
-                    self.mem_read(env, space, &mut buf[..bytes])?;
-                    let mut words = [0u32; 4];
-                    for (k, b) in buf[..bytes].iter().enumerate() {
-                        words[k / 4] |= (*b as u32) << (8 * (k % 4));
-                    }
-                    if signed {
-                        words[0] = if bytes == 1 { words[0] as i8 as i32 as u32 } else { words[0] as i16 as i32 as u32 };
-                    }
-                    for k in 0..bytes.div_ceil(4) {
-                        self.wave.vgpr[(i.dst as usize + k) & 0xff][lane] = words[k];
-                    }
-                }
-                FlatAccess::Store { bytes } => {
-                    let mut buf = [0u8; 16];
-                    for k in 0..bytes {
-                        buf[k] = (self.vgpr(data + (k / 4) as u16, lane) >> (8 * (k % 4))) as u8;
-                    }
-                    self.mem_write(env, space, &buf[..bytes])?;
+                FlatAccess::Load { .. } | FlatAccess::Store { .. } | FlatAccess::StoreHigh16 { .. } => {
+                    let reg = if matches!(access, FlatAccess::Load { .. }) { i.dst } else { data };
+                    self.load_store_lane(env, access, space, lane, reg)?;
                 }
                 FlatAccess::Atomic { op, wide: false } => {
                     let mut buf = [0u8; 4];
@@ -1378,6 +1534,7 @@ fn sext24(v: u32) -> i32 {
 }
 
 const HWREG_MODE: u32 = 1;
+const HWREG_SH_MEM_BASES: u32 = 15;
 
 /// (id, offset, size) of a SOPK hwreg immediate: id [5:0], offset [10:6], size-1 [15:11].
 fn hwreg(imm: u32) -> (u32, u32, u32) {
@@ -1755,6 +1912,8 @@ fn atomic64(op: AtomicOp, old: u64, d0: u64, d1: u64) -> u64 {
 enum FlatAccess {
     Load { bytes: usize, signed: bool },
     Store { bytes: usize },
+    /// `*_store_byte_d16_hi` / `*_store_short_d16_hi`: bits 31:16 of the data.
+    StoreHigh16 { bytes: usize },
     Atomic { op: AtomicOp, wide: bool },
 }
 
@@ -1776,6 +1935,11 @@ impl FlatAccess {
             return Some(FlatAccess::Load { bytes, signed });
         }
         if let Some(ty) = rest.strip_prefix("store_") {
+            match ty {
+                "byte_d16_hi" => return Some(FlatAccess::StoreHigh16 { bytes: 1 }),
+                "short_d16_hi" => return Some(FlatAccess::StoreHigh16 { bytes: 2 }),
+                _ => {}
+            }
             let bytes = match ty {
                 "byte" => 1,
                 "short" => 2,

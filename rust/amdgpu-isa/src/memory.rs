@@ -40,3 +40,15 @@ pub struct Environment<'a> {
     pub scratch_lane_bytes: u32,
     pub apertures: Apertures,
 }
+
+/// Dword 3 bit 23 of a buffer resource (V#): ADD_TID_ENABLE, the swizzled
+/// per-lane layout of the private segment buffer.
+pub const BUFFER_ADD_TID_ENABLE: u32 = 1 << 23;
+
+/// The private segment buffer V# the dispatcher hands to kernels (user
+/// SGPRs 0-3): MUBUF accesses through a resource with ADD_TID_ENABLE set go
+/// to the wave's lane-major scratch (`Environment::scratch`), the per-lane
+/// offset being `soffset / 64 + offset (+ vaddr)` — the inverse of the
+/// hardware's swizzle with index stride 64 and element size 4, which is also
+/// what flat addresses in the private aperture carry.
+pub const PRIVATE_SEGMENT_BUFFER: [u32; 4] = [0, 0, u32::MAX, BUFFER_ADD_TID_ENABLE];

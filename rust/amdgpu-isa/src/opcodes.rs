@@ -1704,68 +1704,6 @@ pub mod vop3 {
     pub const V_SUB_I16: u16 = 671;
     pub const V_PACK_B32_F16: u16 = 672;
     pub const V_MUL_LEGACY_F32: u16 = 673;
-    pub const V_PK_MAD_I16: u16 = 896;
-    pub const V_PK_MUL_LO_U16: u16 = 897;
-    pub const V_PK_ADD_I16: u16 = 898;
-    pub const V_PK_SUB_I16: u16 = 899;
-    pub const V_PK_LSHLREV_B16: u16 = 900;
-    pub const V_PK_LSHRREV_B16: u16 = 901;
-    pub const V_PK_ASHRREV_I16: u16 = 902;
-    pub const V_PK_MAX_I16: u16 = 903;
-    pub const V_PK_MIN_I16: u16 = 904;
-    pub const V_PK_MAD_U16: u16 = 905;
-    pub const V_PK_ADD_U16: u16 = 906;
-    pub const V_PK_SUB_U16: u16 = 907;
-    pub const V_PK_MAX_U16: u16 = 908;
-    pub const V_PK_MIN_U16: u16 = 909;
-    pub const V_PK_FMA_F16: u16 = 910;
-    pub const V_PK_ADD_F16: u16 = 911;
-    pub const V_PK_MUL_F16: u16 = 912;
-    pub const V_PK_MIN_F16: u16 = 913;
-    pub const V_PK_MAX_F16: u16 = 914;
-    pub const V_FMA_MIX_F32: u16 = 928;
-    pub const V_FMA_MIXLO_F16: u16 = 929;
-    pub const V_FMA_MIXHI_F16: u16 = 930;
-    pub const V_DOT2_F32_F16: u16 = 931;
-    pub const V_DOT2_I32_I16: u16 = 934;
-    pub const V_DOT2_U32_U16: u16 = 935;
-    pub const V_DOT4_I32_I8: u16 = 936;
-    pub const V_DOT4_U32_U8: u16 = 937;
-    pub const V_DOT8_I32_I4: u16 = 938;
-    pub const V_DOT8_U32_U4: u16 = 939;
-    pub const V_PK_FMA_F32: u16 = 944;
-    pub const V_PK_MUL_F32: u16 = 945;
-    pub const V_PK_ADD_F32: u16 = 946;
-    pub const V_PK_MOV_B32: u16 = 947;
-    pub const V_MFMA_F32_32X32X1F32: u16 = 960;
-    pub const V_MFMA_F32_16X16X1F32: u16 = 961;
-    pub const V_MFMA_F32_4X4X1F32: u16 = 962;
-    pub const V_MFMA_F32_32X32X2F32: u16 = 964;
-    pub const V_MFMA_F32_16X16X4F32: u16 = 965;
-    pub const V_MFMA_F32_32X32X4F16: u16 = 968;
-    pub const V_MFMA_F32_16X16X4F16: u16 = 969;
-    pub const V_MFMA_F32_4X4X4F16: u16 = 970;
-    pub const V_MFMA_F32_32X32X8F16: u16 = 972;
-    pub const V_MFMA_F32_16X16X16F16: u16 = 973;
-    pub const V_MFMA_I32_32X32X4I8: u16 = 976;
-    pub const V_MFMA_I32_16X16X4I8: u16 = 977;
-    pub const V_MFMA_I32_4X4X4I8: u16 = 978;
-    pub const V_MFMA_I32_32X32X8I8: u16 = 980;
-    pub const V_MFMA_I32_16X16X16I8: u16 = 981;
-    pub const V_ACCVGPR_READ_B32: u16 = 984;
-    pub const V_ACCVGPR_WRITE_B32: u16 = 985;
-    pub const V_MFMA_F32_32X32X4BF16_1K: u16 = 995;
-    pub const V_MFMA_F32_16X16X4BF16_1K: u16 = 996;
-    pub const V_MFMA_F32_4X4X4BF16_1K: u16 = 997;
-    pub const V_MFMA_F32_32X32X8BF16_1K: u16 = 998;
-    pub const V_MFMA_F32_16X16X16BF16_1K: u16 = 999;
-    pub const V_MFMA_F32_32X32X2BF16: u16 = 1000;
-    pub const V_MFMA_F32_16X16X2BF16: u16 = 1001;
-    pub const V_MFMA_F32_4X4X2BF16: u16 = 1003;
-    pub const V_MFMA_F32_32X32X4BF16: u16 = 1004;
-    pub const V_MFMA_F32_16X16X8BF16: u16 = 1005;
-    pub const V_MFMA_F64_16X16X4F64: u16 = 1006;
-    pub const V_MFMA_F64_4X4X4F64: u16 = 1007;
     /// (opcode, mnemonic) for every opcode LLVM decodes in this class.
     pub const NAMES: &[(u16, &str)] = &[
         (16, "v_cmp_class_f32"),
@@ -2199,68 +2137,6 @@ pub mod vop3 {
         (671, "v_sub_i16"),
         (672, "v_pack_b32_f16"),
         (673, "v_mul_legacy_f32"),
-        (896, "v_pk_mad_i16"),
-        (897, "v_pk_mul_lo_u16"),
-        (898, "v_pk_add_i16"),
-        (899, "v_pk_sub_i16"),
-        (900, "v_pk_lshlrev_b16"),
-        (901, "v_pk_lshrrev_b16"),
-        (902, "v_pk_ashrrev_i16"),
-        (903, "v_pk_max_i16"),
-        (904, "v_pk_min_i16"),
-        (905, "v_pk_mad_u16"),
-        (906, "v_pk_add_u16"),
-        (907, "v_pk_sub_u16"),
-        (908, "v_pk_max_u16"),
-        (909, "v_pk_min_u16"),
-        (910, "v_pk_fma_f16"),
-        (911, "v_pk_add_f16"),
-        (912, "v_pk_mul_f16"),
-        (913, "v_pk_min_f16"),
-        (914, "v_pk_max_f16"),
-        (928, "v_fma_mix_f32"),
-        (929, "v_fma_mixlo_f16"),
-        (930, "v_fma_mixhi_f16"),
-        (931, "v_dot2_f32_f16"),
-        (934, "v_dot2_i32_i16"),
-        (935, "v_dot2_u32_u16"),
-        (936, "v_dot4_i32_i8"),
-        (937, "v_dot4_u32_u8"),
-        (938, "v_dot8_i32_i4"),
-        (939, "v_dot8_u32_u4"),
-        (944, "v_pk_fma_f32"),
-        (945, "v_pk_mul_f32"),
-        (946, "v_pk_add_f32"),
-        (947, "v_pk_mov_b32"),
-        (960, "v_mfma_f32_32x32x1f32"),
-        (961, "v_mfma_f32_16x16x1f32"),
-        (962, "v_mfma_f32_4x4x1f32"),
-        (964, "v_mfma_f32_32x32x2f32"),
-        (965, "v_mfma_f32_16x16x4f32"),
-        (968, "v_mfma_f32_32x32x4f16"),
-        (969, "v_mfma_f32_16x16x4f16"),
-        (970, "v_mfma_f32_4x4x4f16"),
-        (972, "v_mfma_f32_32x32x8f16"),
-        (973, "v_mfma_f32_16x16x16f16"),
-        (976, "v_mfma_i32_32x32x4i8"),
-        (977, "v_mfma_i32_16x16x4i8"),
-        (978, "v_mfma_i32_4x4x4i8"),
-        (980, "v_mfma_i32_32x32x8i8"),
-        (981, "v_mfma_i32_16x16x16i8"),
-        (984, "v_accvgpr_read_b32"),
-        (985, "v_accvgpr_write_b32"),
-        (995, "v_mfma_f32_32x32x4bf16_1k"),
-        (996, "v_mfma_f32_16x16x4bf16_1k"),
-        (997, "v_mfma_f32_4x4x4bf16_1k"),
-        (998, "v_mfma_f32_32x32x8bf16_1k"),
-        (999, "v_mfma_f32_16x16x16bf16_1k"),
-        (1000, "v_mfma_f32_32x32x2bf16"),
-        (1001, "v_mfma_f32_16x16x2bf16"),
-        (1003, "v_mfma_f32_4x4x2bf16"),
-        (1004, "v_mfma_f32_32x32x4bf16"),
-        (1005, "v_mfma_f32_16x16x8bf16"),
-        (1006, "v_mfma_f64_16x16x4f64"),
-        (1007, "v_mfma_f64_4x4x4f64"),
     ];
 }
 
@@ -2314,6 +2190,8 @@ pub mod vop3p {
     pub const V_MFMA_I32_4X4X4I8: u16 = 82;
     pub const V_MFMA_I32_32X32X8I8: u16 = 84;
     pub const V_MFMA_I32_16X16X16I8: u16 = 85;
+    pub const V_ACCVGPR_READ_B32: u16 = 88;
+    pub const V_ACCVGPR_WRITE_B32: u16 = 89;
     pub const V_MFMA_F32_32X32X4BF16_1K: u16 = 99;
     pub const V_MFMA_F32_16X16X4BF16_1K: u16 = 100;
     pub const V_MFMA_F32_4X4X4BF16_1K: u16 = 101;
@@ -2376,6 +2254,8 @@ pub mod vop3p {
         (82, "v_mfma_i32_4x4x4i8"),
         (84, "v_mfma_i32_32x32x8i8"),
         (85, "v_mfma_i32_16x16x16i8"),
+        (88, "v_accvgpr_read_b32"),
+        (89, "v_accvgpr_write_b32"),
         (99, "v_mfma_f32_32x32x4bf16_1k"),
         (100, "v_mfma_f32_16x16x4bf16_1k"),
         (101, "v_mfma_f32_4x4x4bf16_1k"),

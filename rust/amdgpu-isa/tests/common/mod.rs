@@ -109,7 +109,7 @@ pub fn run_kernel(mem: &mut SparseMemory, code: &[u8], name: &str, kernarg: &[u8
         dispatch_id: 0,
         workgroup_size: workgroup,
         grid_size: grid,
-        private_segment_buffer: [0; 4],
+        private_segment_buffer: amdgpu_isa::memory::PRIVATE_SEGMENT_BUFFER,
         flat_scratch_init: 0,
         private_segment_size: kd.private_segment_fixed_size,
     };
@@ -128,7 +128,9 @@ pub fn run_kernel(mem: &mut SparseMemory, code: &[u8], name: &str, kernarg: &[u8
                     dispatch.init_wave(wave, id, w).expect("launch");
                 }
                 let mut lds = vec![0u8; kd.group_segment_fixed_size as usize];
-                let lane_bytes = kd.private_segment_fixed_size;
+                // A kernel with a dynamic stack (calls at -O0) gets 16 KiB more
+                // per lane, as ROCr's default scratch allowance would.
+                let lane_bytes = kd.private_segment_fixed_size + if kd.kernel_code_properties & (1 << 11) != 0 { 16384 } else { 0 };
                 let mut scratch = vec![0u8; n * 64 * lane_bytes as usize];
                 match run_workgroup(&mut waves[..n], mem, &mut lds, &mut scratch, lane_bytes, APERTURES, 64, 10_000_000) {
                     Ok(s) => steps += s,
@@ -145,6 +147,11 @@ pub fn run_kernel(mem: &mut SparseMemory, code: &[u8], name: &str, kernarg: &[u8
 /// hipcc, says so loudly and uses tests/fixtures/<name>.co (built by
 /// scripts/gen-fixtures.sh) if there is one, else None (the test is skipped).
 pub fn compile_hip(source: &str, name: &str) -> Option<Vec<u8>> {
+    compile_hip_with(source, name, "-O2")
+}
+
+/// As [`compile_hip`], at optimisation level `opt` ("-O0", "-O2").
+pub fn compile_hip_with(source: &str, name: &str, opt: &str) -> Option<Vec<u8>> {
     let have = std::process::Command::new("hipcc").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
     if !have {
         let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(format!("{name}.co"));
@@ -156,7 +163,7 @@ pub fn compile_hip(source: &str, name: &str) -> Option<Vec<u8>> {
     }
     let out = std::env::temp_dir().join(format!("amdgpu-isa-{}-{}.co", name, std::process::id()));
     let status = std::process::Command::new("hipcc")
-        .args(["--offload-arch=gfx90a", "-O2", "--cuda-device-only", "--no-gpu-bundle-output", "-c", source, "-o"])
+        .args(["--offload-arch=gfx90a", opt, "--cuda-device-only", "--no-gpu-bundle-output", "-c", source, "-o"])
         .arg(&out)
         .status()
         .expect("run hipcc");
