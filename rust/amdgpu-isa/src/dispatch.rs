@@ -56,11 +56,7 @@ impl Dispatch {
 
     /// Workgroups in each dimension.
     pub fn workgroup_count(&self) -> [u32; 3] {
-        let mut c = [0; 3];
-        for d in 0..3 {
-            c[d] = self.grid_size[d].div_ceil(self.workgroup_size[d].max(1));
-        }
-        c
+        core::array::from_fn(|d| self.grid_size[d].div_ceil(self.workgroup_size[d].max(1)))
     }
 
     /// Waves of workgroup `id`.
@@ -75,7 +71,7 @@ impl Dispatch {
         if kd.wavefront_size32() {
             return Err(LaunchError::Wave32);
         }
-        if self.workgroup_size.iter().any(|&s| s == 0) || self.workgroup_size.iter().product::<u32>() > 1024 {
+        if self.workgroup_size.contains(&0) || self.workgroup_size.iter().product::<u32>() > 1024 {
             return Err(LaunchError::WorkgroupSize);
         }
         wave.reset();

@@ -1315,8 +1315,8 @@ impl Context<'_, '_> {
                         ds::DS_READ_I16 => words[0] as i16 as i32 as u32,
                         _ => words[0],
                     };
-                    for k in 0..bytes.div_ceil(4) {
-                        self.wave.vgpr[(i.dst as usize + k) & 0xff][lane] = words[k];
+                    for (k, w) in words.iter().enumerate().take(bytes.div_ceil(4)) {
+                        self.wave.vgpr[(i.dst as usize + k) & 0xff][lane] = *w;
                     }
                 }
                 ds::DS_WRITE2_B32 | ds::DS_WRITE2ST64_B32 => {

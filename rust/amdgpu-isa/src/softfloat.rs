@@ -374,7 +374,7 @@ pub fn div(a: u32, b: u32, denormals: Denormals) -> u32 {
     // jammed into bit 0 so one rounding is exact.
     let num = (ma as u128) << 64;
     let q = num / mb as u128;
-    let sticky = (num % mb as u128 != 0) as u128;
+    let sticky = !num.is_multiple_of(mb as u128) as u128;
     flush_output(round_pack(sign != 0, ea - eb - 65, q << 1 | sticky), denormals)
 }
 

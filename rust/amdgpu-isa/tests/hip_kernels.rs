@@ -111,7 +111,7 @@ fn shared_memory_reduction_with_barriers() {
     let args = kernarg(&[&pin.to_le_bytes(), &pout.to_le_bytes(), &(n as i32).to_le_bytes()]);
     run_kernel(&mut mem, &code, "reduce", &args, [(blocks * wg) as u32, 1, 1], [wg as u32, 1, 1]);
     let out = mem.read_u32s(pout, blocks);
-    for b in 0..blocks {
+    for (b, &got) in out.iter().enumerate() {
         // The kernel's tree order, in f32.
         let mut s: Vec<f32> = (0..wg).map(|t| input.get(b * wg + t).copied().unwrap_or(0.0)).collect();
         let mut stride = wg / 2;
@@ -121,14 +121,14 @@ fn shared_memory_reduction_with_barriers() {
             }
             stride /= 2;
         }
-        assert_eq!(out[b], s[0].to_bits(), "block {b}: {} vs {}", f32::from_bits(out[b]), s[0]);
+        assert_eq!(got, s[0].to_bits(), "block {b}: {} vs {}", f32::from_bits(got), s[0]);
     }
 }
 
 #[test]
 fn histogram_with_global_atomics() {
     let Some(code) = code() else { return };
-    let n = 3000;
+    let n: i32 = 3000;
     let mut mem = SparseMemory::new();
     load_code_object(&mut mem, &code);
     let mut x = 12345u32;
@@ -140,7 +140,7 @@ fn histogram_with_global_atomics() {
         .collect();
     let pin = mem.alloc_u32(&input);
     let pbins = mem.alloc_u32(&[0; 256]);
-    let args = kernarg(&[&pin.to_le_bytes(), &pbins.to_le_bytes(), &(n as i32).to_le_bytes()]);
+    let args = kernarg(&[&pin.to_le_bytes(), &pbins.to_le_bytes(), &n.to_le_bytes()]);
     run_kernel(&mut mem, &code, "histo", &args, [3072, 1, 1], [256, 1, 1]);
     let mut want = [0u32; 256];
     for v in &input {
@@ -171,7 +171,7 @@ fn division_sqrt_floor_convert_match_cpu() {
         let r = next();
         let pick = |r: u64| if r & 7 == 0 { specials[(r >> 3) as usize % specials.len()] } else { (r >> 16) as u32 };
         a.push(pick(r));
-        b.push(if i < specials.len() * specials.len() { specials[i % specials.len()] } else { pick(r >> 24 | r << 40) });
+        b.push(if i < specials.len() * specials.len() { specials[i % specials.len()] } else { pick(r.rotate_right(24)) });
         if i < specials.len() * specials.len() {
             a[i] = specials[i / specials.len()];
         }

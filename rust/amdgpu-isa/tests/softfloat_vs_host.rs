@@ -183,7 +183,7 @@ fn compare_and_min_max_match_host() {
         if x.is_nan() && y.is_nan() {
             assert!(sf::is_nan(lo) && sf::is_nan(hi));
         } else if x == 0.0 && y == 0.0 {
-            assert_eq!(lo, a.max(b) & 0x8000_0000 | 0, "min of zeros {a:#x} {b:#x}");
+            assert_eq!(lo, a.max(b) & 0x8000_0000, "min of zeros {a:#x} {b:#x}");
             assert_eq!(hi, if a & b & 0x8000_0000 != 0 { 0x8000_0000 } else { 0 });
         } else {
             assert!(same(lo, x.min(y)), "min({a:#010x}, {b:#010x}) = {lo:#010x}");
