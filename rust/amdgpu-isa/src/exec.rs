@@ -670,6 +670,36 @@ impl Context<'_, '_> {
         }
     }
 
+    /// VALU source `n` for `lane`; a DPP form's src0 comes from the lane its
+    /// control selects (0 when that lane is outside the row or inactive and
+    /// bound_ctrl is set — lanes with no source are not written at all, see
+    /// [`Self::dpp_write_mask`]).
+    fn valu_src32(&self, n: usize, lane: usize) -> Result<u32, ExecError> {
+        if let (0, ValuForm::Dpp(dpp)) = (n, self.inst.form) {
+            return Ok(match dpp_source_lane(dpp.control, lane) {
+                Some(l) if self.wave.exec >> l & 1 == 1 => self.vgpr(self.inst.src[0] - src::VGPR0, l),
+                _ => 0,
+            });
+        }
+        self.vsrc32(self.inst.src[n], lane)
+    }
+
+    /// Lanes a DPP instruction writes: those in row_mask/bank_mask whose
+    /// source lane exists and is active, or any lane with bound_ctrl set.
+    fn dpp_write_mask(&self) -> u64 {
+        let ValuForm::Dpp(dpp) = self.inst.form else { return u64::MAX };
+        let mut mask = 0u64;
+        for lane in 0..WAVE_SIZE {
+            let row_ok = dpp.row_mask >> (lane / 16) & 1 == 1;
+            let bank_ok = dpp.bank_mask >> ((lane / 4) % 4) & 1 == 1;
+            let source_ok = matches!(dpp_source_lane(dpp.control, lane), Some(l) if self.wave.exec >> l & 1 == 1);
+            if row_ok && bank_ok && (source_ok || dpp.bound_ctrl) {
+                mask |= 1 << lane;
+            }
+        }
+        mask
+    }
+
     fn vsrc64(&self, code: u16, lane: usize, float: bool) -> Result<u64, ExecError> {
         if code >= src::VGPR0 {
             let r = code - src::VGPR0;
@@ -687,7 +717,7 @@ impl Context<'_, '_> {
                 return Err(self.unsupported_form("SDWA sub-dword select of an f32 operand"));
             }
         }
-        let mut v = self.vsrc32(self.inst.src[n], lane)?;
+        let mut v = self.valu_src32(n, lane)?;
         let m = self.inst.modifiers[n];
         if m.abs {
             v &= 0x7fff_ffff;
@@ -700,7 +730,7 @@ impl Context<'_, '_> {
 
     /// An integer source; SDWA forms select a byte or word of sources 0 and 1.
     fn int_src(&self, n: usize, lane: usize) -> Result<u32, ExecError> {
-        let v = self.vsrc32(self.inst.src[n], lane)?;
+        let v = self.valu_src32(n, lane)?;
         Ok(match self.inst.form {
             ValuForm::Sdwa(s) if n == 0 => sdwa_select(v, s.src0_sel, s.src0_sext),
             ValuForm::Sdwa(s) if n == 1 => sdwa_select(v, s.src1_sel, s.src1_sext),
@@ -763,10 +793,12 @@ impl Context<'_, '_> {
 
     fn valu(&mut self, env: &mut Environment<'_>) -> Result<StepOutcome, ExecError> {
         let i = self.inst;
-        if let ValuForm::Dpp(_) = i.form {
-            return Err(self.unsupported_form("DPP form"));
-        }
         let op = i.opcode;
+        if let ValuForm::Dpp(_) = i.form {
+            if op < VOP3_FROM_VOP2 || matches!(op, vop3::V_ADDC_CO_U32 | vop3::V_SUBB_CO_U32 | vop3::V_SUBBREV_CO_U32 | vop3::V_ADD_CO_U32 | vop3::V_SUB_CO_U32 | vop3::V_SUBREV_CO_U32) {
+                return Err(self.unsupported_form("DPP form of a compare or carry operation"));
+            }
+        }
         if op < VOP3_FROM_VOP2 {
             return self.vopc();
         }
@@ -793,8 +825,9 @@ impl Context<'_, '_> {
         };
         let vcc_at_start = self.wave.vcc;
         let wide_result = matches!(op, vop3::V_LSHLREV_B64 | vop3::V_LSHRREV_B64 | vop3::V_ASHRREV_I64 | vop3::V_MAD_U64_U32 | vop3::V_MAD_I64_I32);
+        let written = exec & self.dpp_write_mask();
         for lane in 0..WAVE_SIZE {
-            if exec >> lane & 1 == 0 {
+            if written >> lane & 1 == 0 {
                 continue;
             }
             if wide_result {
@@ -1276,6 +1309,10 @@ impl Context<'_, '_> {
         let data0 = i.src[1] - src::VGPR0;
         let data1 = i.src[2] - src::VGPR0;
         let exec = self.wave.exec;
+        if matches!(i.opcode, ds::DS_BPERMUTE_B32 | ds::DS_PERMUTE_B32 | ds::DS_SWIZZLE_B32) {
+            self.ds_cross_lane(addr_reg, data0, offset16);
+            return Ok(StepOutcome::Continue);
+        }
         let lds_len = env.lds.len();
         for lane in 0..WAVE_SIZE {
             if exec >> lane & 1 == 0 {
@@ -1372,6 +1409,50 @@ impl Context<'_, '_> {
             }
         }
         Ok(StepOutcome::Continue)
+    }
+
+    /// ds_bpermute_b32 (read another lane's data0), ds_permute_b32 (write to
+    /// another lane) and ds_swizzle_b32: lane exchanges through the LDS
+    /// crossbar, no LDS memory touched. Inactive source lanes read as 0.
+    fn ds_cross_lane(&mut self, addr_reg: u16, data0: u16, offset: u32) {
+        let i = self.inst;
+        let exec = self.wave.exec;
+        // ds_swizzle_b32 takes its data in the address field.
+        let source = if i.opcode == ds::DS_SWIZZLE_B32 { addr_reg } else { data0 };
+        let data = |l: usize| if exec >> l & 1 == 1 { self.vgpr(source, l) } else { 0 };
+        let mut result = [0u32; WAVE_SIZE];
+        match i.opcode {
+            ds::DS_BPERMUTE_B32 => {
+                for (lane, r) in result.iter_mut().enumerate() {
+                    let from = ((self.vgpr(addr_reg, lane).wrapping_add(offset) >> 2) & 63) as usize;
+                    *r = data(from);
+                }
+            }
+            ds::DS_PERMUTE_B32 => {
+                for lane in (0..WAVE_SIZE).filter(|&l| exec >> l & 1 == 1) {
+                    let to = ((self.vgpr(addr_reg, lane).wrapping_add(offset) >> 2) & 63) as usize;
+                    result[to] = self.vgpr(data0, lane);
+                }
+            }
+            _ => {
+                for (lane, r) in result.iter_mut().enumerate() {
+                    let from = if offset & 0x8000 != 0 {
+                        // quad permute: 2-bit selectors per lane of each quad
+                        (lane & !3) | ((offset >> (2 * (lane & 3))) & 3) as usize
+                    } else {
+                        // bit masks within groups of 32 lanes
+                        let (and, or, xor) = (offset & 31, (offset >> 5) & 31, (offset >> 10) & 31);
+                        (lane & !31) | ((((lane as u32 & 31) & and) | or) ^ xor) as usize
+                    };
+                    *r = data(from);
+                }
+            }
+        }
+        for (lane, r) in result.iter().enumerate() {
+            if exec >> lane & 1 == 1 {
+                self.wave.vgpr[i.dst as usize][lane] = *r;
+            }
+        }
     }
 
     // ---- FLAT / GLOBAL / SCRATCH ------------------------------------------------
@@ -1504,6 +1585,31 @@ enum Space {
     Global(u64),
     Lds(u32),
     Scratch { lane: usize, offset: u32 },
+}
+
+/// The lane a DPP control (VOP_DPP dpp_ctrl, gfx9) reads `lane`'s src0
+/// from, or None when it falls outside the row / wave.
+fn dpp_source_lane(control: u16, lane: usize) -> Option<usize> {
+    let row = lane & !15;
+    let in_row = lane & 15;
+    let c = control as usize;
+    match c {
+        0x000..=0x0ff => Some((lane & !3) | (c >> (2 * (lane & 3))) & 3),
+        0x101..=0x10f => (in_row + (c & 15) < 16).then(|| lane + (c & 15)),
+        0x111..=0x11f => (in_row >= (c & 15)).then(|| lane - (c & 15)),
+        0x121..=0x12f => Some(row | ((in_row + 16 - (c & 15)) & 15)),
+        0x130 => (lane < 63).then_some(lane + 1),      // wave_shl:1
+        0x134 => Some((lane + 1) & 63),                 // wave_rol:1
+        0x138 => lane.checked_sub(1),                   // wave_shr:1
+        0x13c => Some((lane + 63) & 63),                // wave_ror:1
+        0x140 => Some(row | (15 - in_row)),             // row_mirror
+        0x141 => Some((lane & !7) | (7 - (lane & 7))),  // row_half_mirror
+        // row_bcast:15: the last lane of each row feeds the next row
+        0x142 => (row >= 16).then(|| row - 1),
+        // row_bcast:31: lane 31 feeds rows 2 and 3
+        0x143 => (row >= 32).then_some(31),
+        _ => None,
+    }
 }
 
 /// SDWA select value for the whole dword.

@@ -403,3 +403,62 @@ fn unmapped_global_address_is_a_fault() {
     assert!(matches!(err, ExecError::Memory { fault, .. } if fault.address == 0x42_dead_0000 && !fault.write), "{err}");
     let _ = m.mem.read(0, &mut []);
 }
+
+#[test]
+fn dpp_lane_movements() {
+    let mut m = Machine::new(program!("dpp"));
+    m.wave.exec = !(1u64 << 20); // lane 20 inactive: a source nobody may read
+    for r in 10..17 {
+        for lane in 0..64 {
+            m.wave.vgpr[r][lane] = 1000;
+        }
+    }
+    m.run().unwrap();
+    for lane in 0..64usize {
+        if lane == 20 {
+            assert!((10..17).all(|r| m.v(r, lane) == 1000), "inactive lane written");
+            continue;
+        }
+        let row = lane / 16;
+        let src_ok = |l: usize| l != 20;
+        let quad = (lane & !3) | [1, 0, 3, 2][lane & 3];
+        assert_eq!(m.v(10, lane), if src_ok(quad) { quad as u32 } else { 1000 }, "quad_perm lane {lane}");
+        // row_shr:1 with bound_ctrl: lane 0 of each row (and readers of lane 20) read 0
+        let shr = if lane % 16 == 0 || lane - 1 == 20 { 0 } else { lane as u32 - 1 };
+        assert_eq!(m.v(11, lane), shr, "row_shr lane {lane}");
+        // row_shl:1 without bound_ctrl: no source -> not written
+        let shl = if lane % 16 == 15 || lane + 1 == 20 { 1000 } else { lane as u32 + 1 };
+        assert_eq!(m.v(12, lane), shl, "row_shl lane {lane}");
+        // row_bcast:15 with row_mask 0xa: rows 1 and 3 take lane 15 / 47
+        let bcast = match row {
+            1 => 15,
+            3 => 47,
+            _ => 1000,
+        };
+        assert_eq!(m.v(13, lane), bcast, "row_bcast15 lane {lane}");
+        let wshr = if lane == 0 || lane - 1 == 20 { 1000 } else { lane as u32 - 1 };
+        assert_eq!(m.v(14, lane), wshr, "wave_shr lane {lane}");
+        // row_mirror with bank_mask 0x5: banks 0 and 2 (lanes 0-3, 8-11 of a row)
+        let mirror = row * 16 + 15 - lane % 16;
+        let bank_ok = (lane / 4) % 4 == 0 || (lane / 4) % 4 == 2;
+        assert_eq!(m.v(15, lane), if bank_ok && src_ok(mirror) { mirror as u32 } else { 1000 }, "row_mirror lane {lane}");
+        let ror = row * 16 + (lane % 16 + 12) % 16;
+        assert_eq!(m.v(16, lane), if src_ok(ror) { (ror + lane) as u32 } else { 1000 }, "row_ror:4 + lane {lane}");
+    }
+}
+
+#[test]
+fn cross_lane_ds_permutes_and_swizzles() {
+    let mut m = Machine::new(program!("cross_lane"));
+    m.run().unwrap();
+    for lane in 0..64usize {
+        let partner = lane ^ 5;
+        assert_eq!(m.v(3, lane), 100 + partner as u32, "bpermute lane {lane}");
+        // permute: lane L sends to L ^ 5, so lane L receives from L ^ 5 too
+        assert_eq!(m.v(4, lane), 100 + partner as u32, "permute lane {lane}");
+        assert_eq!(m.v(5, lane), 100 + (lane ^ 16) as u32, "swizzle SWAP 16 lane {lane}");
+        assert_eq!(m.v(6, lane), 100 + ((lane & !3) | (3 - (lane & 3))) as u32, "swizzle quad perm lane {lane}");
+        let shifted = ((partner * 4 + 4) >> 2) & 63;
+        assert_eq!(m.v(7, lane), 100 + shifted as u32, "bpermute offset:4 lane {lane}");
+    }
+}

@@ -217,3 +217,38 @@ fn o0_builds_with_scratch_and_calls_match_cpu() {
         assert_eq!(out[i], alpha.mul_add(x[i], y[i]).to_bits(), "y[{i}]");
     }
 }
+
+/// Warp shuffles (__shfl_xor butterfly sum, __shfl_down, __shfl: ds_bpermute)
+/// and __ballot/__popcll over full waves.
+#[test]
+fn warp_shuffles_and_ballot_match_cpu() {
+    let Some(code) = code() else { return };
+    let n = 512;
+    let input = f32s(9, n);
+    let mut mem = SparseMemory::new();
+    load_code_object(&mut mem, &code);
+    let pin = mem.alloc_u32(&bits(&input));
+    let pout = mem.alloc_u32(&vec![0; 3 * n]);
+    let pcount = mem.alloc_u32(&[0]);
+    let args = kernarg(&[&pin.to_le_bytes(), &pout.to_le_bytes(), &pcount.to_le_bytes()]);
+    run_kernel(&mut mem, &code, "warpsum", &args, [n as u32, 1, 1], [128, 1, 1]);
+    let out = mem.read_u32s(pout, 3 * n);
+    for i in 0..n {
+        let wave = i / 64 * 64;
+        let lane = i % 64;
+        // the butterfly's order: v += v[lane ^ off] for off = 32, 16, ..., 1
+        let mut v: Vec<f32> = input[wave..wave + 64].to_vec();
+        let mut off = 32;
+        while off > 0 {
+            v = (0..64).map(|l| v[l] + v[l ^ off]).collect();
+            off >>= 1;
+        }
+        assert_eq!(out[3 * i], v[lane].to_bits(), "butterfly sum lane {i}");
+        // __shfl_down past the end of the wave returns the lane's own value
+        let down = if lane + 1 < 64 { input[i + 1] } else { input[i] };
+        assert_eq!(out[3 * i + 1], down.to_bits(), "__shfl_down lane {i}");
+        assert_eq!(out[3 * i + 2], input[wave + 5].to_bits(), "__shfl lane {i}");
+    }
+    let positives = input.iter().filter(|&&x| x > 0.0).count() as u32;
+    assert_eq!(mem.read_u32s(pcount, 1)[0], positives);
+}

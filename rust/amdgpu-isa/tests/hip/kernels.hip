@@ -32,3 +32,13 @@ extern "C" __global__ void divsqrt(const float* a, const float* b, float* out, i
     out[4 * i + 3] = (float)(int)a[i];
   }
 }
+extern "C" __global__ void warpsum(const float* in, float* out, int* counter) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = in[i];
+  for (int off = 32; off > 0; off >>= 1) v += __shfl_xor(v, off);
+  out[3 * i] = v;
+  out[3 * i + 1] = __shfl_down(in[i], 1);
+  out[3 * i + 2] = __shfl(in[i], 5);
+  unsigned long long positive = __ballot(in[i] > 0.0f);
+  if (threadIdx.x % 64 == 0) atomicAdd(counter, __popcll(positive));
+}
