@@ -813,6 +813,9 @@ impl Context<'_, '_> {
         if !float_op && (i.clamp || i.omod != 0 || i.modifiers.iter().any(|m| m.neg || m.abs)) && !is_64bit_shift_or_mad(op) {
             return Err(self.unsupported_form("modifiers on an integer operation"));
         }
+        if i.op_sel != 0 {
+            return Err(self.unsupported_form("op_sel"));
+        }
         let mut carry_out: u64 = 0;
         let writes_carry = i.sdst != 0 && matches!(
             op,
@@ -1030,6 +1033,19 @@ impl Context<'_, '_> {
                     }
                 }
                 vop3::V_DIV_FIXUP_F32 => div_fixup_f32(self.fsrc(0, lane)?, self.fsrc(1, lane)?, self.fsrc(2, lane)?),
+                // 16-bit integer ops: the low halves; gfx9 zeroes the high half
+                // of the result (GCNSubtarget::zeroesHigh16BitsOfDest).
+                vop3::V_ADD_U16 => (self.int_src(0, lane)? as u16).wrapping_add(self.int_src(1, lane)? as u16) as u32,
+                vop3::V_SUB_U16 => (self.int_src(0, lane)? as u16).wrapping_sub(self.int_src(1, lane)? as u16) as u32,
+                vop3::V_SUBREV_U16 => (self.int_src(1, lane)? as u16).wrapping_sub(self.int_src(0, lane)? as u16) as u32,
+                vop3::V_MUL_LO_U16 => (self.int_src(0, lane)? as u16).wrapping_mul(self.int_src(1, lane)? as u16) as u32,
+                vop3::V_LSHLREV_B16 => ((self.int_src(1, lane)? as u16) << (self.int_src(0, lane)? & 15)) as u32,
+                vop3::V_LSHRREV_B16 => ((self.int_src(1, lane)? as u16) >> (self.int_src(0, lane)? & 15)) as u32,
+                vop3::V_ASHRREV_I16 => ((self.int_src(1, lane)? as i16) >> (self.int_src(0, lane)? & 15)) as u16 as u32,
+                vop3::V_MAX_U16 => (self.int_src(0, lane)? as u16).max(self.int_src(1, lane)? as u16) as u32,
+                vop3::V_MIN_U16 => (self.int_src(0, lane)? as u16).min(self.int_src(1, lane)? as u16) as u32,
+                vop3::V_MAX_I16 => (self.int_src(0, lane)? as i16).max(self.int_src(1, lane)? as i16) as u16 as u32,
+                vop3::V_MIN_I16 => (self.int_src(0, lane)? as i16).min(self.int_src(1, lane)? as i16) as u16 as u32,
                 vop3::V_NOP => return Ok(StepOutcome::Continue),
                 _ => return Err(self.unsupported()),
             };
@@ -1107,6 +1123,11 @@ impl Context<'_, '_> {
                 Kind::I32 | Kind::U32 => {
                     let (a, b) = (self.int_src(0, lane)?, self.int_src(1, lane)?);
                     let ord = if cmp.kind == Kind::I32 { (a as i32).cmp(&(b as i32)) } else { a.cmp(&b) };
+                    cmp.int_result(ord)
+                }
+                Kind::I16 | Kind::U16 => {
+                    let (a, b) = (self.int_src(0, lane)? as u16, self.int_src(1, lane)? as u16);
+                    let ord = if cmp.kind == Kind::I16 { (a as i16).cmp(&(b as i16)) } else { a.cmp(&b) };
                     cmp.int_result(ord)
                 }
                 Kind::I64 | Kind::U64 => {
@@ -1827,6 +1848,8 @@ fn f32_class(v: u32) -> u32 {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     F32,
+    I16,
+    U16,
     I32,
     U32,
     I64,
@@ -1852,6 +1875,8 @@ impl Comparison {
         let kind = match (cond, ty) {
             ("class", "f32") => Kind::ClassF32,
             (_, "f32") => Kind::F32,
+            (_, "i16") => Kind::I16,
+            (_, "u16") => Kind::U16,
             (_, "i32") => Kind::I32,
             (_, "u32") => Kind::U32,
             (_, "i64") => Kind::I64,

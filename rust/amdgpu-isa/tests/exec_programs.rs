@@ -462,3 +462,29 @@ fn cross_lane_ds_permutes_and_swizzles() {
         assert_eq!(m.v(7, lane), 100 + shifted as u32, "bpermute offset:4 lane {lane}");
     }
 }
+
+#[test]
+fn sixteen_bit_integer_ops_and_compares() {
+    let mut m = Machine::new(program!("int16"));
+    let pairs = [(0xabcd_8001u32, 0x1234_7fffu32), (0x0000_0005, 0xffff_0005), (0xffff_ffff, 0x0000_0002), (0x7777_0010, 0x0000_fff0)];
+    for lane in 0..64 {
+        let (a, b) = pairs[lane % 4];
+        m.wave.vgpr[0][lane] = a;
+        m.wave.vgpr[1][lane] = b;
+    }
+    m.run().unwrap();
+    let mask = |p: &dyn Fn(u16, u16) -> bool| (0..64).fold(0u64, |acc, l| acc | (p(pairs[l % 4].0 as u16, pairs[l % 4].1 as u16) as u64) << l);
+    for lane in 0..64 {
+        let (a, b) = (pairs[lane % 4].0 as u16, pairs[lane % 4].1 as u16);
+        assert_eq!(m.v(2, lane), a.wrapping_add(b) as u32, "high half zeroed");
+        assert_eq!(m.v(3, lane), a.wrapping_sub(b) as u32);
+        assert_eq!(m.v(4, lane), a.wrapping_mul(b) as u32);
+        assert_eq!(m.v(5, lane), (b << 3) as u32);
+        assert_eq!(m.v(6, lane), ((b as i16) >> 2) as u16 as u32);
+        assert_eq!(m.v(7, lane), (a as i16).max(b as i16) as u16 as u32);
+        assert_eq!(m.v(8, lane), a.min(b) as u32);
+    }
+    assert_eq!(m.s64(0), mask(&|a, b| (a as i16) < (b as i16)));
+    assert_eq!(m.s64(2), mask(&|a, b| a > b));
+    assert_eq!(m.s64(4), mask(&|a, b| a == b), "v_cmpx writes EXEC");
+}
