@@ -8,7 +8,8 @@
 //! - [`opcodes`]: opcode numbers and mnemonics per encoding class, generated
 //!   from LLVM's AMDGPU disassembler by `scripts/gen-opcode-tables.py`;
 //! - [`decode`]: instruction words to [`decode::Instruction`];
-//! - [`softfloat`]: IEEE binary32 arithmetic in integers (no FPU in the kernel);
+//! - [`softfloat`], [`softfloat64`]: IEEE binary32 and binary64 arithmetic in
+//!   integers (no FPU in the kernel);
 //! - [`wave`]: one wave's registers (SGPRs, VGPRs, AGPRs, EXEC, VCC, SCC, M0, MODE);
 //! - [`memory`]: what a wave sees of memory (GPU VA through a trait, LDS, scratch);
 //! - [`exec`]: the interpreter, one instruction per [`exec::step`];
@@ -26,4 +27,5 @@ pub mod exec;
 pub mod memory;
 pub mod opcodes;
 pub mod softfloat;
+pub mod softfloat64;
 pub mod wave;

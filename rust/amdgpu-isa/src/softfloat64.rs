@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+//! IEEE 754 binary64 arithmetic in integers: the f64 counterpart of
+//! [`crate::softfloat`] (round to nearest even, one rounding per operation,
+//! denormals kept or flushed, NaN results quiet).
+
+use crate::softfloat::Denormals;
+
+pub const QUIET_NAN: u64 = 0x7ff8_0000_0000_0000;
+const SIGN: u64 = 1 << 63;
+const INF: u64 = 0x7ff0_0000_0000_0000;
+const FRAC: u64 = (1 << 52) - 1;
+
+pub const fn is_nan(a: u64) -> bool {
+    a & !SIGN > INF
+}
+const fn is_inf(a: u64) -> bool {
+    a & !SIGN == INF
+}
+const fn is_zero(a: u64) -> bool {
+    a & !SIGN == 0
+}
+const fn quiet(a: u64) -> u64 {
+    a | 1 << 51
+}
+
+fn flush(a: u64, denormals: Denormals) -> u64 {
+    if denormals == Denormals::Flush && a & INF == 0 {
+        a & SIGN
+    } else {
+        a
+    }
+}
+
+fn propagate_nan(a: u64, b: u64) -> u64 {
+    if is_nan(a) {
+        quiet(a)
+    } else {
+        quiet(b)
+    }
+}
+
+/// (exponent, significand) with value = significand * 2^exponent and the
+/// significand in [2^52, 2^53), for finite non-zero `a`.
+fn unpack(a: u64) -> (i32, u64) {
+    let exp = ((a >> 52) & 0x7ff) as i32;
+    let frac = a & FRAC;
+    if exp == 0 {
+        let shift = frac.leading_zeros() as i32 - 11;
+        (1 - 1023 - 52 - shift, frac << shift)
+    } else {
+        (exp - 1023 - 52, frac | 1 << 52)
+    }
+}
+
+/// Rounds sign * sig * 2^exp (sig != 0) to the nearest even binary64.
+pub fn round_pack(sign: bool, exp: i32, sig: u128) -> u64 {
+    let sign_bit = if sign { SIGN } else { 0 };
+    let msb = 127 - sig.leading_zeros() as i32;
+    let biased = msb + exp + 1023;
+    let shift = if biased >= 1 { msb - 52 } else { msb - 52 + (1 - biased) };
+    let mant: u128 = if shift <= 0 {
+        sig << (-shift) as u32
+    } else if shift >= 128 {
+        0
+    } else {
+        let kept = sig >> shift as u32;
+        let rest = sig & ((1u128 << shift as u32) - 1);
+        let half = 1u128 << (shift as u32 - 1);
+        if rest > half || (rest == half && kept & 1 == 1) {
+            kept + 1
+        } else {
+            kept
+        }
+    };
+    let bits: u128 = if biased >= 1 { (((biased - 1) as u128) << 52) + mant } else { mant };
+    if bits >= INF as u128 {
+        sign_bit | INF
+    } else {
+        sign_bit | bits as u64
+    }
+}
+
+/// The exact sum of two signed terms m * 2^e (m below 2^107, both of the
+/// same width so the larger exponent is the larger magnitude within a bit),
+/// rounded once. Both are shifted up 20 bits and the one with the smaller
+/// exponent down by the difference, lost bits jammed into bit 0: bits are
+/// lost only when the exponents differ by more than 20, where no
+/// cancellation can reach the rounding position.
+fn add_exact(sa: bool, ea: i32, ma: u128, sb: bool, eb: i32, mb: u128) -> u64 {
+    const GUARD: u32 = 20;
+    let (hi_s, hi_e, hi_m, lo_s, lo_e, lo_m) = if ea >= eb { (sa, ea, ma, sb, eb, mb) } else { (sb, eb, mb, sa, ea, ma) };
+    let hi = hi_m << GUARD;
+    let d = (hi_e - lo_e) as u32;
+    let lo_full = lo_m << GUARD;
+    let lo = if d >= 128 {
+        1
+    } else {
+        let kept = lo_full >> d;
+        if kept << d != lo_full {
+            kept | 1
+        } else {
+            kept
+        }
+    };
+    let exp = hi_e - GUARD as i32;
+    if hi_s == lo_s {
+        round_pack(hi_s, exp, hi + lo)
+    } else if hi > lo {
+        round_pack(hi_s, exp, hi - lo)
+    } else if lo > hi {
+        round_pack(lo_s, exp, lo - hi)
+    } else {
+        0
+    }
+}
+
+pub fn add(a: u64, b: u64, denormals: Denormals) -> u64 {
+    let (a, b) = (flush(a, denormals), flush(b, denormals));
+    if is_nan(a) || is_nan(b) {
+        return propagate_nan(a, b);
+    }
+    if is_inf(a) || is_inf(b) {
+        if is_inf(a) && is_inf(b) && (a ^ b) & SIGN != 0 {
+            return QUIET_NAN;
+        }
+        return if is_inf(a) { a } else { b };
+    }
+    if is_zero(a) && is_zero(b) {
+        return a & b;
+    }
+    if is_zero(a) {
+        return b;
+    }
+    if is_zero(b) {
+        return a;
+    }
+    let (ea, ma) = unpack(a);
+    let (eb, mb) = unpack(b);
+    flush(add_exact(a & SIGN != 0, ea, ma as u128, b & SIGN != 0, eb, mb as u128), denormals)
+}
+
+pub fn mul(a: u64, b: u64, denormals: Denormals) -> u64 {
+    let (a, b) = (flush(a, denormals), flush(b, denormals));
+    if is_nan(a) || is_nan(b) {
+        return propagate_nan(a, b);
+    }
+    let sign = (a ^ b) & SIGN;
+    if is_inf(a) || is_inf(b) {
+        if is_zero(a) || is_zero(b) {
+            return QUIET_NAN;
+        }
+        return sign | INF;
+    }
+    if is_zero(a) || is_zero(b) {
+        return sign;
+    }
+    let (ea, ma) = unpack(a);
+    let (eb, mb) = unpack(b);
+    flush(round_pack(sign != 0, ea + eb, ma as u128 * mb as u128), denormals)
+}
+
+pub fn fma(a: u64, b: u64, c: u64, denormals: Denormals) -> u64 {
+    let (a, b, c) = (flush(a, denormals), flush(b, denormals), flush(c, denormals));
+    if is_nan(a) || is_nan(b) {
+        return propagate_nan(a, b);
+    }
+    if is_nan(c) {
+        return quiet(c);
+    }
+    let psign = (a ^ b) & SIGN;
+    if is_inf(a) || is_inf(b) {
+        if is_zero(a) || is_zero(b) || (is_inf(c) && c & SIGN != psign) {
+            return QUIET_NAN;
+        }
+        return psign | INF;
+    }
+    if is_inf(c) {
+        return c;
+    }
+    if is_zero(a) || is_zero(b) {
+        return if is_zero(c) { psign & c } else { c };
+    }
+    let (ea, ma) = unpack(a);
+    let (eb, mb) = unpack(b);
+    let product = ma as u128 * mb as u128;
+    if is_zero(c) {
+        return flush(round_pack(psign != 0, ea + eb, product), denormals);
+    }
+    // c widened to the product's 106 bits, so that the exponents compare
+    // magnitudes and a cancelling sum is never jammed.
+    let (ec, mc) = unpack(c);
+    flush(add_exact(psign != 0, ea + eb, product, c & SIGN != 0, ec - 53, (mc as u128) << 53), denormals)
+}
+
+/// IEEE comparison, -0 == +0.
+pub fn compare(a: u64, b: u64, denormals: Denormals) -> crate::softfloat::Ordering {
+    use crate::softfloat::Ordering;
+    let (a, b) = (flush(a, denormals), flush(b, denormals));
+    if is_nan(a) || is_nan(b) {
+        return Ordering::Unordered;
+    }
+    if is_zero(a) && is_zero(b) || a == b {
+        return Ordering::Equal;
+    }
+    let key = |x: u64| if x & SIGN != 0 { !x } else { x | SIGN };
+    if key(a) < key(b) {
+        Ordering::Less
+    } else {
+        Ordering::Greater
+    }
+}
+
+/// minNum/maxNum: a NaN operand yields the other; -0 < +0.
+pub fn min_max(a: u64, b: u64, want_min: bool, denormals: Denormals) -> u64 {
+    let (a, b) = (flush(a, denormals), flush(b, denormals));
+    if is_nan(a) {
+        return if is_nan(b) { quiet(a) } else { b };
+    }
+    if is_nan(b) {
+        return a;
+    }
+    let key = |x: u64| if x & SIGN != 0 { !x } else { x | SIGN };
+    if (key(a) < key(b)) == want_min {
+        a
+    } else {
+        b
+    }
+}
+
+/// a * 2^n, one rounding.
+pub fn ldexp(a: u64, n: i32, denormals: Denormals) -> u64 {
+    let a = flush(a, denormals);
+    if is_nan(a) {
+        return quiet(a);
+    }
+    if is_zero(a) || is_inf(a) {
+        return a;
+    }
+    let (e, m) = unpack(a);
+    flush(round_pack(a & SIGN != 0, e + n.clamp(-3000, 3000), m as u128), denormals)
+}
+
+/// f32 to f64 (exact).
+pub fn from_f32(a: u32) -> u64 {
+    let sign = ((a as u64) & 0x8000_0000) << 32;
+    let exp = (a >> 23) & 0xff;
+    let frac = (a & 0x7f_ffff) as u64;
+    match exp {
+        0 if frac == 0 => sign,
+        0 => sign | round_pack(false, -149, frac as u128),
+        0xff if frac == 0 => sign | INF,
+        0xff => sign | INF | 1 << 51 | frac << 29,
+        _ => sign | ((exp as u64 + 1023 - 127) << 52) | frac << 29,
+    }
+}
+
+/// f64 to f32, round to nearest even.
+pub fn to_f32(a: u64, denormals: Denormals) -> u32 {
+    let sign = ((a >> 32) & 0x8000_0000) as u32;
+    if is_nan(a) {
+        return sign | 0x7fc0_0000 | ((a >> 29) as u32 & 0x3f_ffff);
+    }
+    if is_inf(a) {
+        return sign | 0x7f80_0000;
+    }
+    if is_zero(a) {
+        return sign;
+    }
+    let (e, m) = unpack(a);
+    let r = crate::softfloat::round_pack(sign != 0, e, m as u128);
+    if denormals == Denormals::Flush && r & 0x7f80_0000 == 0 {
+        r & 0x8000_0000
+    } else {
+        r
+    }
+}
+
+pub fn from_i32(v: i32) -> u64 {
+    if v == 0 {
+        0
+    } else {
+        round_pack(v < 0, 0, v.unsigned_abs() as u128)
+    }
+}
+
+pub fn from_u32(v: u32) -> u64 {
+    if v == 0 {
+        0
+    } else {
+        round_pack(false, 0, v as u128)
+    }
+}
+
+/// Truncating, saturating conversion to i32 (NaN gives 0).
+pub fn to_i32(a: u64) -> i32 {
+    if is_nan(a) {
+        return 0;
+    }
+    let m = truncated_magnitude(a);
+    if a & SIGN != 0 {
+        if m >= 1 << 31 {
+            i32::MIN
+        } else {
+            -(m as i32)
+        }
+    } else if m > i32::MAX as u64 {
+        i32::MAX
+    } else {
+        m as i32
+    }
+}
+
+/// Truncating, saturating conversion to u32 (NaN and negatives give 0).
+pub fn to_u32(a: u64) -> u32 {
+    if is_nan(a) || a & SIGN != 0 {
+        return 0;
+    }
+    truncated_magnitude(a).min(u32::MAX as u64) as u32
+}
+
+fn truncated_magnitude(a: u64) -> u64 {
+    if is_zero(a) {
+        return 0;
+    }
+    if is_inf(a) {
+        return 1 << 33;
+    }
+    let (e, m) = unpack(a);
+    if e >= -19 {
+        // |a| >= 2^33
+        1 << 33
+    } else if e > -64 {
+        m >> (-e) as u32
+    } else {
+        0
+    }
+}
