@@ -14,6 +14,7 @@ const READFIRSTLANE_B32: u16 = VOP3_FROM_VOP1 + vop1::V_READFIRSTLANE_B32;
 use crate::memory::{Apertures, Environment, MemoryFault, BUFFER_ADD_TID_ENABLE};
 use crate::opcodes::{ds, smem, sop1, sop2, sopc, sopk, sopp, vop1, vop2, vop3};
 use crate::softfloat::{self as sf, Denormals};
+use crate::softfloat64 as sf64;
 use crate::wave::{Wave, WAVE_SIZE};
 use core::fmt;
 
@@ -769,6 +770,40 @@ impl Context<'_, '_> {
         Ok(())
     }
 
+    /// An f64 source with abs/neg applied (inline constants as f64).
+    fn fsrc64(&self, n: usize, lane: usize) -> Result<u64, ExecError> {
+        let mut v = self.vsrc64(self.inst.src[n], lane, true)?;
+        let m = self.inst.modifiers[n];
+        if m.abs {
+            v &= !(1 << 63);
+        }
+        if m.neg {
+            v ^= 1 << 63;
+        }
+        Ok(v)
+    }
+
+    /// Output modifiers and clamp of an f64 result.
+    fn f64_output(&self, v: u64, denormals: Denormals) -> u64 {
+        let v = match self.inst.omod {
+            1 => sf64::ldexp(v, 1, denormals),
+            2 => sf64::ldexp(v, 2, denormals),
+            3 => sf64::ldexp(v, -1, denormals),
+            _ => v,
+        };
+        if self.inst.clamp {
+            if sf64::is_nan(v) || v >> 63 == 1 {
+                0
+            } else if v > 0x3ff0_0000_0000_0000 {
+                0x3ff0_0000_0000_0000
+            } else {
+                v
+            }
+        } else {
+            v
+        }
+    }
+
     /// Applies output modifiers and clamp to an f32 result.
     fn f32_output(&self, v: u32, denormals: Denormals) -> u32 {
         let v = match self.inst.omod {
@@ -810,7 +845,8 @@ impl Context<'_, '_> {
         let exec = self.wave.exec;
         // Integer ops take no float modifiers and no output modifiers.
         let float_op = is_f32_op(op);
-        if !float_op && (i.clamp || i.omod != 0 || i.modifiers.iter().any(|m| m.neg || m.abs)) && !is_64bit_shift_or_mad(op) {
+        let f64_op = is_f64_result_op(op) || matches!(op, vop3::V_CVT_F32_F64 | vop3::V_CVT_I32_F64 | vop3::V_CVT_U32_F64);
+        if !float_op && !f64_op && (i.clamp || i.omod != 0 || i.modifiers.iter().any(|m| m.neg || m.abs)) && !is_64bit_shift_or_mad(op) {
             return Err(self.unsupported_form("modifiers on an integer operation"));
         }
         if i.op_sel != 0 {
@@ -827,7 +863,7 @@ impl Context<'_, '_> {
             0
         };
         let vcc_at_start = self.wave.vcc;
-        let wide_result = matches!(op, vop3::V_LSHLREV_B64 | vop3::V_LSHRREV_B64 | vop3::V_ASHRREV_I64 | vop3::V_MAD_U64_U32 | vop3::V_MAD_I64_I32);
+        let wide_result = matches!(op, vop3::V_LSHLREV_B64 | vop3::V_LSHRREV_B64 | vop3::V_ASHRREV_I64 | vop3::V_MAD_U64_U32 | vop3::V_MAD_I64_I32) || is_f64_result_op(op);
         let written = exec & self.dpp_write_mask();
         for lane in 0..WAVE_SIZE {
             if written >> lane & 1 == 0 {
@@ -1011,6 +1047,9 @@ impl Context<'_, '_> {
                 vop3::V_CVT_FLR_I32_F32 => sf::to_i32(sf::round_integral(self.fsrc(0, lane)?, sf::Integral::Floor, den), den) as u32,
                 vop3::V_CVT_RPI_I32_F32 => sf::to_i32(sf::round_integral(sf::add(self.fsrc(0, lane)?, 0x3f00_0000, den), sf::Integral::Floor, den), den) as u32,
                 vop3::V_CVT_F16_F32 => sf::f32_to_f16(self.fsrc(0, lane)?) as u32,
+                vop3::V_CVT_F32_F64 => sf64::to_f32(self.fsrc64(0, lane)?, den),
+                vop3::V_CVT_I32_F64 => sf64::to_i32(self.fsrc64(0, lane)?) as u32,
+                vop3::V_CVT_U32_F64 => sf64::to_u32(self.fsrc64(0, lane)?),
                 vop3::V_CVT_F32_F16 => {
                     let h = self.int_src(0, lane)? as u16;
                     let m = self.inst.modifiers[0];
@@ -1063,6 +1102,25 @@ impl Context<'_, '_> {
     fn valu_lane64(&self, lane: usize, carry_out: &mut u64) -> Result<u64, ExecError> {
         let i = self.inst;
         Ok(match i.opcode {
+            op if is_f64_result_op(op) => {
+                let den = self.wave.mode.f64_denormals();
+                let d = match op {
+                    vop3::V_ADD_F64 => sf64::add(self.fsrc64(0, lane)?, self.fsrc64(1, lane)?, den),
+                    vop3::V_MUL_F64 => sf64::mul(self.fsrc64(0, lane)?, self.fsrc64(1, lane)?, den),
+                    vop3::V_FMA_F64 => sf64::fma(self.fsrc64(0, lane)?, self.fsrc64(1, lane)?, self.fsrc64(2, lane)?, den),
+                    vop3::V_FMAC_F64 => {
+                        let acc = self.vgpr(i.dst, lane) as u64 | (self.vgpr(i.dst + 1, lane) as u64) << 32;
+                        sf64::fma(self.fsrc64(0, lane)?, self.fsrc64(1, lane)?, acc, den)
+                    }
+                    vop3::V_MIN_F64 => sf64::min_max(self.fsrc64(0, lane)?, self.fsrc64(1, lane)?, true, den),
+                    vop3::V_MAX_F64 => sf64::min_max(self.fsrc64(0, lane)?, self.fsrc64(1, lane)?, false, den),
+                    vop3::V_LDEXP_F64 => sf64::ldexp(self.fsrc64(0, lane)?, self.int_src(1, lane)? as i32, den),
+                    vop3::V_CVT_F64_F32 => sf64::from_f32(self.fsrc(0, lane)?),
+                    vop3::V_CVT_F64_I32 => sf64::from_i32(self.int_src(0, lane)? as i32),
+                    _ => sf64::from_u32(self.int_src(0, lane)?), // V_CVT_F64_U32
+                };
+                self.f64_output(d, den)
+            }
             vop3::V_LSHLREV_B64 => self.vsrc64(i.src[1], lane, false)? << (self.int_src(0, lane)? & 63),
             vop3::V_LSHRREV_B64 => self.vsrc64(i.src[1], lane, false)? >> (self.int_src(0, lane)? & 63),
             vop3::V_ASHRREV_I64 => ((self.vsrc64(i.src[1], lane, false)? as i64) >> (self.int_src(0, lane)? & 63)) as u64,
@@ -1124,6 +1182,10 @@ impl Context<'_, '_> {
                     let (a, b) = (self.int_src(0, lane)?, self.int_src(1, lane)?);
                     let ord = if cmp.kind == Kind::I32 { (a as i32).cmp(&(b as i32)) } else { a.cmp(&b) };
                     cmp.int_result(ord)
+                }
+                Kind::F64 => {
+                    let ord = sf64::compare(self.fsrc64(0, lane)?, self.fsrc64(1, lane)?, self.wave.mode.f64_denormals());
+                    cmp.float_result(ord)
                 }
                 Kind::I16 | Kind::U16 => {
                     let (a, b) = (self.int_src(0, lane)? as u16, self.int_src(1, lane)? as u16);
@@ -1711,6 +1773,14 @@ fn is_f32_op(op: u16) -> bool {
         || op == VOP3_FROM_VOP2 + vop2::V_MADAK_F32
 }
 
+/// VALU opcodes with an f64 result (written to a VGPR pair).
+fn is_f64_result_op(op: u16) -> bool {
+    matches!(
+        op,
+        vop3::V_ADD_F64 | vop3::V_MUL_F64 | vop3::V_FMA_F64 | vop3::V_FMAC_F64 | vop3::V_MIN_F64 | vop3::V_MAX_F64 | vop3::V_LDEXP_F64 | vop3::V_CVT_F64_F32 | vop3::V_CVT_F64_I32 | vop3::V_CVT_F64_U32
+    )
+}
+
 /// Integer ops whose VOP3 form may carry source modifiers: v_cvt_f32_f16
 /// (an f16 source) is the only one so far.
 fn is_64bit_shift_or_mad(op: u16) -> bool {
@@ -1848,6 +1918,7 @@ fn f32_class(v: u32) -> u32 {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     F32,
+    F64,
     I16,
     U16,
     I32,
@@ -1875,6 +1946,8 @@ impl Comparison {
         let kind = match (cond, ty) {
             ("class", "f32") => Kind::ClassF32,
             (_, "f32") => Kind::F32,
+            ("class", "f64") => return None,
+            (_, "f64") => Kind::F64,
             (_, "i16") => Kind::I16,
             (_, "u16") => Kind::U16,
             (_, "i32") => Kind::I32,

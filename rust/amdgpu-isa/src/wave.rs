@@ -22,6 +22,14 @@ impl Mode {
             crate::softfloat::Denormals::Keep
         }
     }
+    /// FP_DENORM[3:2]: f64 and f16 denormals; bits [7:6].
+    pub fn f64_denormals(self) -> crate::softfloat::Denormals {
+        if (self.0 >> 6) & 3 == 0 {
+            crate::softfloat::Denormals::Flush
+        } else {
+            crate::softfloat::Denormals::Keep
+        }
+    }
     /// FP_ROUND[1:0] for f32; bits [1:0]. 0 is round to nearest even.
     pub fn f32_round(self) -> u32 {
         self.0 & 3

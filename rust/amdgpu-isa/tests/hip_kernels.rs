@@ -252,3 +252,52 @@ fn warp_shuffles_and_ballot_match_cpu() {
     let positives = input.iter().filter(|&&x| x > 0.0).count() as u32;
     assert_eq!(mem.read_u32s(pcount, 1)[0], positives);
 }
+
+/// f64 add/mul/fma/fmin, f64<->f32 and f64->int conversions and f64
+/// compares (hipcc's v_add_f64, v_mul_f64, v_fma_f64, v_min_f64,
+/// v_cvt_*_f64, v_cmp_*_f64) against the host's doubles.
+#[test]
+fn f64_arithmetic_matches_cpu() {
+    let Some(code) = code() else { return };
+    let n = 1024;
+    let mut x = 0xfeed_f00d_u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let specials = [0.0f64, -0.0, 1.0, f64::MAX, f64::MIN_POSITIVE, 5e-324, f64::INFINITY, f64::NAN, 1e300, -2.5];
+    let a: Vec<f64> = (0..n).map(|i| if i % 5 == 0 { specials[(i / 5) % specials.len()] } else { f64::from_bits(next()) }).collect();
+    let b: Vec<f64> = (0..n).map(|i| if i % 7 == 0 { specials[(i / 7) % specials.len()] } else if i % 3 == 0 { ((next() % 2000) as f64 - 1000.0) / 8.0 } else { f64::from_bits(next()) }).collect();
+    let words = |v: &[f64]| v.iter().flat_map(|d| [d.to_bits() as u32, (d.to_bits() >> 32) as u32]).collect::<Vec<u32>>();
+    let mut mem = SparseMemory::new();
+    load_code_object(&mut mem, &code);
+    let pa = mem.alloc_u32(&words(&a));
+    let pb = mem.alloc_u32(&words(&b));
+    let pout = mem.alloc_u32(&vec![0; 8 * n]);
+    let pnarrow = mem.alloc_u32(&vec![0; n]);
+    let pflags = mem.alloc_u32(&vec![0; n]);
+    let args = kernarg(&[&pa.to_le_bytes(), &pb.to_le_bytes(), &pout.to_le_bytes(), &pnarrow.to_le_bytes(), &pflags.to_le_bytes(), &(n as i32).to_le_bytes()]);
+    run_kernel(&mut mem, &code, "f64ops", &args, [n as u32, 1, 1], [256, 1, 1]);
+    let out = mem.read_u32s(pout, 8 * n);
+    let narrowed = mem.read_u32s(pnarrow, n);
+    let flags = mem.read_u32s(pflags, n);
+    let get = |k: usize| f64::from_bits(out[2 * k] as u64 | (out[2 * k + 1] as u64) << 32);
+    let same = |got: f64, want: f64| if want.is_nan() { got.is_nan() } else { got.to_bits() == want.to_bits() };
+    for i in 0..n {
+        let (x, y) = (a[i], b[i]);
+        assert!(same(get(4 * i), x + y), "{x:e} + {y:e} = {:e}", get(4 * i));
+        assert!(same(get(4 * i + 1), x * y), "{x:e} * {y:e}");
+        assert!(same(get(4 * i + 2), x.mul_add(y, -x)), "fma({x:e}, {y:e}, -x)");
+        // fmin: a NaN operand yields the other; the zeros' sign is not checked
+        let m = if x.is_nan() { y } else if y.is_nan() { x } else { x.min(y) };
+        let want = m - (x as f32) as f64;
+        let got = get(4 * i + 3);
+        assert!(same(got, want) || (m == 0.0 && got == want), "fmin({x:e}, {y:e}) - (float)x = {got:e}, want {want:e}");
+        let nar = f32::from_bits(narrowed[i]);
+        assert!(if ((x - y) as f32).is_nan() { nar.is_nan() } else { nar.to_bits() == ((x - y) as f32).to_bits() }, "(float)({x:e} - {y:e})");
+        let want_flags = (x < y) as i32 | ((x == y) as i32) << 1 | (x as i32).wrapping_mul(4);
+        assert_eq!(flags[i] as i32, want_flags, "flags of {x:e}, {y:e}");
+    }
+}

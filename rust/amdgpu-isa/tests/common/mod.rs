@@ -86,7 +86,9 @@ pub fn run_kernel(mem: &mut SparseMemory, code: &[u8], name: &str, kernarg: &[u8
     let kd_vaddr = elf.symbol(&format!("{name}.kd")).unwrap_or_else(|| panic!("{name}.kd symbol"));
     let kd = KernelDescriptor::parse(elf.bytes_at(kd_vaddr, 64).expect("descriptor bytes")).expect("descriptor");
     let mut kernarg = kernarg.to_vec();
-    kernarg.resize(kd.kernarg_size.max(kernarg.len() as u32) as usize, 0);
+    // Kernels load kernargs in 16-byte s_load_dwordx4 pieces past the
+    // declared size; ROCr's kernarg pool hands out 64-byte-aligned blocks.
+    kernarg.resize((kd.kernarg_size.max(kernarg.len() as u32) as usize).next_multiple_of(64), 0);
     let kernarg_address = mem.alloc(kernarg);
     // hsa_kernel_dispatch_packet_t
     let mut packet = vec![0u8; 64];

@@ -42,3 +42,15 @@ extern "C" __global__ void warpsum(const float* in, float* out, int* counter) {
   unsigned long long positive = __ballot(in[i] > 0.0f);
   if (threadIdx.x % 64 == 0) atomicAdd(counter, __popcll(positive));
 }
+extern "C" __global__ void f64ops(const double* a, const double* b, double* out, float* narrowed, int* flags, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    double x = a[i], y = b[i];
+    out[4 * i + 0] = x + y;
+    out[4 * i + 1] = x * y;
+    out[4 * i + 2] = fma(x, y, -x);
+    out[4 * i + 3] = fmin(x, y) - (double)(float)x;
+    narrowed[i] = (float)(x - y);
+    flags[i] = (x < y ? 1 : 0) | (x == y ? 2 : 0) | (int)x * 4;
+  }
+}
