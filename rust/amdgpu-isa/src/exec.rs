@@ -855,7 +855,7 @@ impl Context<'_, '_> {
         let mut carry_out: u64 = 0;
         let writes_carry = i.sdst != 0 && matches!(
             op,
-            vop3::V_ADD_CO_U32 | vop3::V_SUB_CO_U32 | vop3::V_SUBREV_CO_U32 | vop3::V_ADDC_CO_U32 | vop3::V_SUBB_CO_U32 | vop3::V_SUBBREV_CO_U32 | vop3::V_MAD_U64_U32 | vop3::V_MAD_I64_I32 | vop3::V_DIV_SCALE_F32
+            vop3::V_ADD_CO_U32 | vop3::V_SUB_CO_U32 | vop3::V_SUBREV_CO_U32 | vop3::V_ADDC_CO_U32 | vop3::V_SUBB_CO_U32 | vop3::V_SUBBREV_CO_U32 | vop3::V_MAD_U64_U32 | vop3::V_MAD_I64_I32 | vop3::V_DIV_SCALE_F32 | vop3::V_DIV_SCALE_F64
         );
         let carry_in = if matches!(op, vop3::V_ADDC_CO_U32 | vop3::V_SUBB_CO_U32 | vop3::V_SUBBREV_CO_U32 | vop3::V_CNDMASK_B32) {
             self.scalar64(i.src[2], false)?
@@ -1116,6 +1116,26 @@ impl Context<'_, '_> {
                     vop3::V_MAX_F64 => sf64::min_max(self.fsrc64(0, lane)?, self.fsrc64(1, lane)?, false, den),
                     vop3::V_LDEXP_F64 => sf64::ldexp(self.fsrc64(0, lane)?, self.int_src(1, lane)? as i32, den),
                     vop3::V_CVT_F64_F32 => sf64::from_f32(self.fsrc(0, lane)?),
+                    vop3::V_RCP_F64 => sf64::div(0x3ff0_0000_0000_0000, self.fsrc64(0, lane)?, den),
+                    vop3::V_SQRT_F64 => sf64::sqrt(self.fsrc64(0, lane)?, den),
+                    // two roundings: within the ISA's stated accuracy
+                    vop3::V_RSQ_F64 => sf64::div(0x3ff0_0000_0000_0000, sf64::sqrt(self.fsrc64(0, lane)?, den), den),
+                    vop3::V_FLOOR_F64 => sf64::floor(self.fsrc64(0, lane)?, den),
+                    vop3::V_DIV_SCALE_F64 => {
+                        let (d, flag) = div_scale_f64(self.fsrc64(0, lane)?, self.fsrc64(1, lane)?, self.fsrc64(2, lane)?);
+                        *carry_out |= (flag as u64) << lane;
+                        d
+                    }
+                    vop3::V_DIV_FMAS_F64 => {
+                        let (s0, s1, s2) = (self.fsrc64(0, lane)?, self.fsrc64(1, lane)?, self.fsrc64(2, lane)?);
+                        if self.wave.vcc >> lane & 1 == 1 {
+                            let scale = if sf64::exponent_field(s2) > 1023 { 128 } else { -128 };
+                            sf64::fma_scaled(s0, s1, s2, scale, den)
+                        } else {
+                            sf64::fma(s0, s1, s2, den)
+                        }
+                    }
+                    vop3::V_DIV_FIXUP_F64 => div_fixup_f64(self.fsrc64(0, lane)?, self.fsrc64(1, lane)?, self.fsrc64(2, lane)?),
                     vop3::V_CVT_F64_I32 => sf64::from_i32(self.int_src(0, lane)? as i32),
                     _ => sf64::from_u32(self.int_src(0, lane)?), // V_CVT_F64_U32
                 };
@@ -1777,7 +1797,23 @@ fn is_f32_op(op: u16) -> bool {
 fn is_f64_result_op(op: u16) -> bool {
     matches!(
         op,
-        vop3::V_ADD_F64 | vop3::V_MUL_F64 | vop3::V_FMA_F64 | vop3::V_FMAC_F64 | vop3::V_MIN_F64 | vop3::V_MAX_F64 | vop3::V_LDEXP_F64 | vop3::V_CVT_F64_F32 | vop3::V_CVT_F64_I32 | vop3::V_CVT_F64_U32
+        vop3::V_ADD_F64
+            | vop3::V_MUL_F64
+            | vop3::V_FMA_F64
+            | vop3::V_FMAC_F64
+            | vop3::V_MIN_F64
+            | vop3::V_MAX_F64
+            | vop3::V_LDEXP_F64
+            | vop3::V_CVT_F64_F32
+            | vop3::V_CVT_F64_I32
+            | vop3::V_CVT_F64_U32
+            | vop3::V_RCP_F64
+            | vop3::V_SQRT_F64
+            | vop3::V_RSQ_F64
+            | vop3::V_FLOOR_F64
+            | vop3::V_DIV_SCALE_F64
+            | vop3::V_DIV_FMAS_F64
+            | vop3::V_DIV_FIXUP_F64
     )
 }
 
@@ -1838,6 +1874,63 @@ fn div_scale_f32(s0: u32, s1: u32, s2: u32) -> (u32, bool) {
     } else {
         (s0, false)
     }
+}
+
+/// v_div_scale_f64: [`div_scale_f32`] with binary64's exponent range and a
+/// 2^+-128 scale.
+fn div_scale_f64(s0: u64, s1: u64, s2: u64) -> (u64, bool) {
+    let zero = |x: u64| x << 1 == 0;
+    if zero(s2) || zero(s1) || sf64::is_nan(s0) || sf64::is_nan(s1) || sf64::is_nan(s2) {
+        return (sf64::QUIET_NAN, false);
+    }
+    let e1 = sf64::exponent_field(s1);
+    let e2 = sf64::exponent_field(s2);
+    let up = |x: u64| sf64::ldexp(x, 128, Denormals::Keep);
+    let down = |x: u64| sf64::ldexp(x, -128, Denormals::Keep);
+    let rcp_denormal = e1 >= 2045;
+    let quotient_denormal = e2 - e1 <= -1022;
+    if e2 - e1 >= 768 {
+        (if s0 == s1 { up(s0) } else { s0 }, true)
+    } else if e1 == 0 {
+        (up(s0), false)
+    } else if rcp_denormal && quotient_denormal {
+        (if s0 == s1 { down(s0) } else { s0 }, true)
+    } else if rcp_denormal {
+        (down(s0), false)
+    } else if quotient_denormal {
+        (if s0 == s2 { up(s0) } else { s0 }, true)
+    } else if e2 <= 53 {
+        (up(s0), false)
+    } else {
+        (s0, false)
+    }
+}
+
+/// v_div_fixup_f64: as [`div_fixup_f32`].
+fn div_fixup_f64(s0: u64, s1: u64, s2: u64) -> u64 {
+    const INF: u64 = 0x7ff0_0000_0000_0000;
+    let sign = (s1 ^ s2) & 1 << 63;
+    let (abs1, abs2) = (s1 & !(1 << 63), s2 & !(1 << 63));
+    if sf64::is_nan(s2) {
+        return s2 | 1 << 51;
+    }
+    if sf64::is_nan(s1) {
+        return s1 | 1 << 51;
+    }
+    if abs1 == 0 && abs2 == 0 || abs1 == INF && abs2 == INF {
+        return sf64::QUIET_NAN;
+    }
+    if abs1 == 0 || abs2 == INF {
+        return sign | INF;
+    }
+    if abs1 == INF || abs2 == 0 {
+        return sign;
+    }
+    if s0 & INF == INF {
+        // the scaled chain overflowed: see div_fixup_f32
+        return sf64::div(s2, s1, Denormals::Keep);
+    }
+    sign | (s0 & !(1 << 63))
 }
 
 /// v_div_fixup_f32: the special cases of `s2 / s1` around the quotient `s0`

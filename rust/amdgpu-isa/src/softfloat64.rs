@@ -335,3 +335,131 @@ fn truncated_magnitude(a: u64) -> u64 {
         0
     }
 }
+
+/// a / b, correctly rounded.
+pub fn div(a: u64, b: u64, denormals: Denormals) -> u64 {
+    let (a, b) = (flush(a, denormals), flush(b, denormals));
+    if is_nan(a) || is_nan(b) {
+        return propagate_nan(a, b);
+    }
+    let sign = (a ^ b) & SIGN;
+    if is_inf(a) {
+        return if is_inf(b) { QUIET_NAN } else { sign | INF };
+    }
+    if is_inf(b) {
+        return sign;
+    }
+    if is_zero(b) {
+        return if is_zero(a) { QUIET_NAN } else { sign | INF };
+    }
+    if is_zero(a) {
+        return sign;
+    }
+    let (ea, ma) = unpack(a);
+    let (eb, mb) = unpack(b);
+    let num = (ma as u128) << 64;
+    let q = num / mb as u128;
+    let sticky = !num.is_multiple_of(mb as u128) as u128;
+    flush(round_pack(sign != 0, ea - eb - 65, q << 1 | sticky), denormals)
+}
+
+/// sqrt(a), correctly rounded; negative non-zero inputs give the default NaN.
+pub fn sqrt(a: u64, denormals: Denormals) -> u64 {
+    let a = flush(a, denormals);
+    if is_nan(a) {
+        return quiet(a);
+    }
+    if is_zero(a) {
+        return a;
+    }
+    if a & SIGN != 0 {
+        return QUIET_NAN;
+    }
+    if is_inf(a) {
+        return a;
+    }
+    let (mut e, mut m) = unpack(a);
+    if e & 1 != 0 {
+        m <<= 1;
+        e -= 1;
+    }
+    // radicand (m << 64) < 2^118, root about 59 bits plus a sticky remainder
+    let mut rem = (m as u128) << 64;
+    let mut root: u128 = 0;
+    let mut bit: u128 = 1 << 126;
+    while bit > rem {
+        bit >>= 2;
+    }
+    while bit != 0 {
+        if rem >= root + bit {
+            rem -= root + bit;
+            root = (root >> 1) + bit;
+        } else {
+            root >>= 1;
+        }
+        bit >>= 2;
+    }
+    let sticky = (rem != 0) as u128;
+    flush(round_pack(false, (e - 64) / 2 - 1, root << 1 | sticky), denormals)
+}
+
+/// (a * b + c) * 2^scale with one rounding (v_div_fmas_f64).
+pub fn fma_scaled(a: u64, b: u64, c: u64, scale: i32, denormals: Denormals) -> u64 {
+    let (a, b, c) = (flush(a, denormals), flush(b, denormals), flush(c, denormals));
+    let unscaled = fma(a, b, c, denormals);
+    if is_nan(unscaled) || is_inf(unscaled) || is_inf(a) || is_inf(b) || is_inf(c) {
+        return unscaled;
+    }
+    let psign = (a ^ b) & SIGN;
+    let product_zero = is_zero(a) || is_zero(b);
+    if product_zero && is_zero(c) {
+        return unscaled;
+    }
+    let r = if product_zero {
+        let (ec, mc) = unpack(c);
+        round_pack(c & SIGN != 0, ec + scale, mc as u128)
+    } else {
+        let (ea, ma) = unpack(a);
+        let (eb, mb) = unpack(b);
+        let product = ma as u128 * mb as u128;
+        if is_zero(c) {
+            round_pack(psign != 0, ea + eb + scale, product)
+        } else {
+            let (ec, mc) = unpack(c);
+            add_exact(psign != 0, ea + eb + scale, product, c & SIGN != 0, ec - 53 + scale, (mc as u128) << 53)
+        }
+    };
+    flush(r, denormals)
+}
+
+/// The biased exponent field.
+pub const fn exponent_field(a: u64) -> i32 {
+    ((a >> 52) & 0x7ff) as i32
+}
+
+/// a rounded toward -infinity to an integral value (v_floor_f64).
+pub fn floor(a: u64, denormals: Denormals) -> u64 {
+    let a = flush(a, denormals);
+    if is_nan(a) {
+        return quiet(a);
+    }
+    let exp = exponent_field(a);
+    if exp >= 1075 || is_zero(a) {
+        return a;
+    }
+    let negative = a & SIGN != 0;
+    if exp < 1023 {
+        return if negative { SIGN | 0x3ff0_0000_0000_0000 } else { 0 };
+    }
+    let frac_bits = (1075 - exp) as u32;
+    let mask = (1u64 << frac_bits) - 1;
+    if a & mask == 0 {
+        return a;
+    }
+    let truncated = a & !mask;
+    if negative {
+        truncated + (1 << frac_bits)
+    } else {
+        truncated
+    }
+}

@@ -301,3 +301,38 @@ fn f64_arithmetic_matches_cpu() {
         assert_eq!(flags[i] as i32, want_flags, "flags of {x:e}, {y:e}");
     }
 }
+
+/// f64 division (v_div_scale/v_rcp/v_fma/v_div_fmas/v_div_fixup_f64),
+/// sqrt (OCML: v_rsq_f64 and fma Newton steps) and floor against the host.
+#[test]
+fn f64_division_sqrt_floor_match_cpu() {
+    let Some(code) = code() else { return };
+    let n = 2048;
+    let mut x = 0x0bad_cafe_u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let specials = [0.0f64, -0.0, 1.0, 3.0, f64::MAX, f64::MIN_POSITIVE, 5e-324, f64::INFINITY, f64::NAN, 1e300, 1e-300, -2.5];
+    let a: Vec<f64> = (0..n).map(|i| if i < 144 { specials[i / 12] } else { f64::from_bits(next() & !(1 << 63)) }).collect();
+    let b: Vec<f64> = (0..n).map(|i| if i < 144 { specials[i % 12] } else { f64::from_bits(next()) }).collect();
+    let words = |v: &[f64]| v.iter().flat_map(|d| [d.to_bits() as u32, (d.to_bits() >> 32) as u32]).collect::<Vec<u32>>();
+    let mut mem = SparseMemory::new();
+    load_code_object(&mut mem, &code);
+    let pa = mem.alloc_u32(&words(&a));
+    let pb = mem.alloc_u32(&words(&b));
+    let pout = mem.alloc_u32(&vec![0; 6 * n]);
+    let args = kernarg(&[&pa.to_le_bytes(), &pb.to_le_bytes(), &pout.to_le_bytes(), &(n as i32).to_le_bytes()]);
+    run_kernel(&mut mem, &code, "f64div", &args, [n as u32, 1, 1], [256, 1, 1]);
+    let out = mem.read_u32s(pout, 6 * n);
+    let get = |k: usize| f64::from_bits(out[2 * k] as u64 | (out[2 * k + 1] as u64) << 32);
+    let same = |got: f64, want: f64| if want.is_nan() { got.is_nan() } else { got.to_bits() == want.to_bits() };
+    for i in 0..n {
+        let (x, y) = (a[i], b[i]);
+        assert!(same(get(3 * i), x / y), "{x:e} / {y:e} = {:e}, want {:e}", get(3 * i), x / y);
+        assert!(same(get(3 * i + 1), x.sqrt()), "sqrt({x:e}) = {:e}, want {:e}", get(3 * i + 1), x.sqrt());
+        assert!(same(get(3 * i + 2), y.floor()), "floor({y:e})");
+    }
+}

@@ -121,3 +121,16 @@ fn conversions_compare_min_max_ldexp_match_host() {
         assert!(same(sf::ldexp(a, n, Denormals::Keep), want), "ldexp({a:#x}, {n})");
     }
 }
+
+#[test]
+fn div_sqrt_floor_match_host() {
+    let mut rng = Rng(0x3141);
+    let sp = specials();
+    let pairs: Vec<(u64, u64)> = sp.iter().flat_map(|&a| sp.iter().map(move |&b| (a, b))).chain((0..RANDOM_CASES).map(|_| (rng.f64_bits(), rng.f64_bits()))).collect();
+    for (a, b) in pairs {
+        let (x, y) = (f64::from_bits(a), f64::from_bits(b));
+        assert!(same(sf::div(a, b, Denormals::Keep), x / y), "div({a:#x}, {b:#x})");
+        assert!(same(sf::sqrt(a, Denormals::Keep), x.sqrt()), "sqrt({a:#x})");
+        assert!(same(sf::floor(b, Denormals::Keep), y.floor()), "floor({b:#x})");
+    }
+}

@@ -54,3 +54,11 @@ extern "C" __global__ void f64ops(const double* a, const double* b, double* out,
     flags[i] = (x < y ? 1 : 0) | (x == y ? 2 : 0) | (int)x * 4;
   }
 }
+extern "C" __global__ void f64div(const double* a, const double* b, double* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    out[3 * i + 0] = a[i] / b[i];
+    out[3 * i + 1] = sqrt(a[i]);
+    out[3 * i + 2] = floor(b[i]);
+  }
+}
