@@ -478,6 +478,25 @@ impl Context<'_, '_> {
                 self.wave.scc = v != 0;
                 self.write_scalar64(i.dst, v)?;
             }
+            sop1::S_BREV_B64 => {
+                let v = self.scalar64(i.src[0], false)?.reverse_bits();
+                self.write_scalar64(i.dst, v)?;
+            }
+            sop1::S_BCNT0_I32_B32 | sop1::S_BCNT0_I32_B64 => {
+                let v = if i.opcode == sop1::S_BCNT0_I32_B32 { self.scalar32(i.src[0])?.count_zeros() } else { self.scalar64(i.src[0], false)?.count_zeros() };
+                self.wave.scc = v != 0;
+                self.write_scalar32(i.dst, v)?;
+            }
+            sop1::S_FF0_I32_B32 | sop1::S_FF0_I32_B64 => {
+                let v = if i.opcode == sop1::S_FF0_I32_B32 { self.scalar32(i.src[0])? as u64 | !0xffff_ffffu64 } else { self.scalar64(i.src[0], false)? };
+                self.write_scalar32(i.dst, if v == u64::MAX { u32::MAX } else { v.trailing_ones() })?;
+            }
+            sop1::S_BITSET0_B64 | sop1::S_BITSET1_B64 => {
+                let bit = self.scalar32(i.src[0])? & 63;
+                let d = self.scalar64(i.dst, false)?;
+                let d = if i.opcode == sop1::S_BITSET1_B64 { d | 1 << bit } else { d & !(1 << bit) };
+                self.write_scalar64(i.dst, d)?;
+            }
             sop1::S_BREV_B32 => {
                 let v = self.scalar32(i.src[0])?.reverse_bits();
                 self.write_scalar32(i.dst, v)?;
@@ -1085,6 +1104,39 @@ impl Context<'_, '_> {
                 vop3::V_MIN_U16 => (self.int_src(0, lane)? as u16).min(self.int_src(1, lane)? as u16) as u32,
                 vop3::V_MAX_I16 => (self.int_src(0, lane)? as i16).max(self.int_src(1, lane)? as i16) as u16 as u32,
                 vop3::V_MIN_I16 => (self.int_src(0, lane)? as i16).min(self.int_src(1, lane)? as i16) as u16 as u32,
+                vop3::V_BCNT_U32_B32 => self.int_src(0, lane)?.count_ones().wrapping_add(self.int_src(1, lane)?),
+                vop3::V_BFM_B32 => (((1u64 << (self.int_src(0, lane)? & 31)) - 1) as u32) << (self.int_src(1, lane)? & 31),
+                vop3::V_PERM_B32 => byte_permute(self.int_src(0, lane)?, self.int_src(1, lane)?, self.int_src(2, lane)?),
+                vop3::V_MED3_F32 => {
+                    let (a, b, c) = (self.fsrc(0, lane)?, self.fsrc(1, lane)?, self.fsrc(2, lane)?);
+                    // median as max(min(a, b), min(max(a, b), c)) with NaN-avoiding min/max
+                    sf::max(sf::min(a, b, den), sf::min(sf::max(a, b, den), c, den), den)
+                }
+                vop3::V_ADD_I32 => self.int_src(0, lane)?.wrapping_add(self.int_src(1, lane)?),
+                vop3::V_SUB_I32 => self.int_src(0, lane)?.wrapping_sub(self.int_src(1, lane)?),
+                vop3::V_MAD_U32_U16 => (self.int_src(0, lane)? & 0xffff).wrapping_mul(self.int_src(1, lane)? & 0xffff).wrapping_add(self.int_src(2, lane)?),
+                vop3::V_MAD_I32_I16 => ((self.int_src(0, lane)? as i16 as i32).wrapping_mul(self.int_src(1, lane)? as i16 as i32) as u32).wrapping_add(self.int_src(2, lane)?),
+                vop3::V_FFBH_I32 => {
+                    // leading bits equal to the sign bit, -1 for 0 and -1
+                    let v = self.int_src(0, lane)? as i32;
+                    if v == 0 || v == -1 {
+                        u32::MAX
+                    } else if v < 0 {
+                        (!v).leading_zeros()
+                    } else {
+                        v.leading_zeros()
+                    }
+                }
+                op if op == VOP3_FROM_VOP1 + vop1::V_SWAP_B32 => {
+                    let (a, b) = (self.vgpr(i.dst, lane), self.int_src(0, lane)?);
+                    self.wave.vgpr[(i.src[0] - src::VGPR0) as usize][lane] = a;
+                    b
+                }
+                op if op == VOP3_FROM_VOP1 + vop1::V_ACCVGPR_MOV_B32 => {
+                    let v = self.wave.agpr[(i.src[0] - src::VGPR0) as usize & 0xff][lane];
+                    self.wave.agpr[i.dst as usize][lane] = v;
+                    continue;
+                }
                 vop3::V_NOP => return Ok(StepOutcome::Continue),
                 _ => return Err(self.unsupported()),
             };
@@ -1715,6 +1767,29 @@ fn dpp_source_lane(control: u16, lane: usize) -> Option<usize> {
     }
 }
 
+/// v_perm_b32: each byte of the result picks a byte of {s0, s1} (s1 is
+/// bytes 0-3) by the matching byte of `sel`; 8-11 replicate the sign bit of
+/// bytes 1, 3, 5, 7; 12 gives 0x00 and 13 and above 0xff.
+fn byte_permute(s0: u32, s1: u32, sel: u32) -> u32 {
+    let input = (s0 as u64) << 32 | s1 as u64;
+    let byte = |k: u32| (input >> (8 * k)) as u8;
+    (0..4).fold(0u32, |acc, n| {
+        let b = match (sel >> (8 * n)) & 0xff {
+            k @ 0..=7 => byte(k),
+            k @ 8..=11 => {
+                if byte(2 * (k - 8) + 1) & 0x80 != 0 {
+                    0xff
+                } else {
+                    0
+                }
+            }
+            12 => 0,
+            _ => 0xff,
+        };
+        acc | (b as u32) << (8 * n)
+    })
+}
+
 /// SDWA select value for the whole dword.
 const SDWA_DWORD: u8 = 6;
 
@@ -1766,6 +1841,7 @@ fn is_f32_op(op: u16) -> bool {
             | vop3::V_MAD_F32
             | vop3::V_MIN3_F32
             | vop3::V_MAX3_F32
+            | vop3::V_MED3_F32
             | vop3::V_CVT_F32_I32
             | vop3::V_CVT_F32_U32
             | vop3::V_CVT_I32_F32

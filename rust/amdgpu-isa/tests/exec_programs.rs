@@ -488,3 +488,40 @@ fn sixteen_bit_integer_ops_and_compares() {
     assert_eq!(m.s64(2), mask(&|a, b| a > b));
     assert_eq!(m.s64(4), mask(&|a, b| a == b), "v_cmpx writes EXEC");
 }
+
+#[test]
+fn more_integer_and_bit_operations() {
+    let mut m = Machine::new(program!("more_alu"));
+    let pairs = [(0x1234_8678u32, 0x3f80_0000u32), (0xffff_fffe, 0x8000_0001), (0x0000_00ff, 0x4020_0000), (7, 0xc0a0_0000)];
+    m.wave.sgpr[0] = 0x0c_08_07_00; // bytes: s1.byte0, s0.byte3 (byte 7), sign of byte 1, zero
+    m.wave.sgpr[2] = 0x0000_0f0f;
+    m.wave.sgpr[3] = 0x8000_0000;
+    for lane in 0..64 {
+        m.wave.vgpr[0][lane] = pairs[lane % 4].0;
+        m.wave.vgpr[1][lane] = pairs[lane % 4].1;
+    }
+    m.run().unwrap();
+    for lane in 0..64 {
+        let (a, b) = pairs[lane % 4];
+        assert_eq!(m.v(2, lane), a.count_ones() + 5);
+        assert_eq!(m.v(3, lane), 0b11111 << 3);
+        let input = (a as u64) << 32 | b as u64;
+        let sign1 = if (input >> 8) as u8 & 0x80 != 0 { 0xff } else { 0 };
+        assert_eq!(m.v(4, lane), (b & 0xff) | ((input >> 56) as u32 & 0xff) << 8 | sign1 << 16, "v_perm_b32 lane {lane}");
+        let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+        let mut v = [x, y, -y];
+        if v.iter().all(|f| !f.is_nan()) {
+            v.sort_by(|p, q| p.partial_cmp(q).unwrap());
+            assert_eq!(m.v(5, lane), v[1].to_bits(), "v_med3_f32 lane {lane}");
+        }
+        assert_eq!(m.v(6, lane), (a & 0xffff) * (b & 0xffff) + 7);
+        assert_eq!(m.v(7, lane) as i32, (a as i16 as i32) * (b as i16 as i32) + 7);
+        let sb = b as i32;
+        assert_eq!(m.v(8, lane), if sb == 0 || sb == -1 { u32::MAX } else if sb < 0 { (!sb).leading_zeros() } else { sb.leading_zeros() });
+        assert_eq!((m.v(9, lane), m.v(10, lane)), (b, a), "v_swap_b32");
+    }
+    assert_eq!(m.s64(4), 0x8000_0000_0000_0f0fu64.reverse_bits());
+    assert_eq!(m.wave.sgpr[6], 0x8000_0000_0000_0f0fu64.count_zeros());
+    assert_eq!(m.wave.sgpr[7], 4, "first zero bit of 0xf0f");
+    assert_eq!(m.s64(8), 1 << 40);
+}

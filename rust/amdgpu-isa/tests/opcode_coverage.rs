@@ -83,6 +83,7 @@ fn opcode_coverage_per_class() {
     let mut report = String::new();
     for (class, table) in classes {
         let (mut decoded, mut executed, mut partial) = (0, 0, 0);
+        let mut not_executed = Vec::new();
         for &(op, name) in table {
             // VOP3 opcodes below 0x1c0 are the VOP1/VOP2/VOPC e64 forms: counted there.
             if class == "VOP3" && op < VOP3_FROM_VOP1 + 0x80 {
@@ -99,11 +100,17 @@ fn opcode_coverage_per_class() {
                     if ran == Some(false) {
                         partial += 1;
                     }
+                    if ran.is_none() {
+                        not_executed.push(name);
+                    }
                 }
                 Err(e) => panic!("{class} {name} ({op}) does not decode: {e}"),
             }
         }
         report += &format!("{class:>8}: {decoded:>4} decoded, {executed:>4} executed ({partial} of them only in some forms)\n");
+        if std::env::var_os("AMDGPU_ISA_LIST_MISSING").is_some() {
+            report += &format!("          not executed: {}\n", not_executed.join(" "));
+        }
         total_decoded += decoded;
         total_executed += executed;
     }
