@@ -1475,8 +1475,9 @@ impl Context<'_, '_> {
             }
             let base = self.vgpr(addr_reg, lane);
             match i.opcode {
-                ds::DS_WRITE_B32 | ds::DS_WRITE_B64 | ds::DS_WRITE_B128 | ds::DS_WRITE_B8 | ds::DS_WRITE_B16 => {
+                ds::DS_WRITE_B32 | ds::DS_WRITE_B64 | ds::DS_WRITE_B96 | ds::DS_WRITE_B128 | ds::DS_WRITE_B8 | ds::DS_WRITE_B16 => {
                     let bytes = match i.opcode {
+                        ds::DS_WRITE_B96 => 12,
                         ds::DS_WRITE_B8 => 1,
                         ds::DS_WRITE_B16 => 2,
                         ds::DS_WRITE_B32 => 4,
@@ -1489,8 +1490,9 @@ impl Context<'_, '_> {
                         env.lds[a + k] = (word >> (8 * (k % 4))) as u8;
                     }
                 }
-                ds::DS_READ_B32 | ds::DS_READ_B64 | ds::DS_READ_B128 | ds::DS_READ_U8 | ds::DS_READ_I8 | ds::DS_READ_U16 | ds::DS_READ_I16 => {
+                ds::DS_READ_B32 | ds::DS_READ_B64 | ds::DS_READ_B96 | ds::DS_READ_B128 | ds::DS_READ_U8 | ds::DS_READ_I8 | ds::DS_READ_U16 | ds::DS_READ_I16 => {
                     let bytes = match i.opcode {
+                        ds::DS_READ_B96 => 12,
                         ds::DS_READ_U8 | ds::DS_READ_I8 => 1,
                         ds::DS_READ_U16 | ds::DS_READ_I16 => 2,
                         ds::DS_READ_B32 => 4,
@@ -1509,6 +1511,25 @@ impl Context<'_, '_> {
                     };
                     for (k, w) in words.iter().enumerate().take(bytes.div_ceil(4)) {
                         self.wave.vgpr[(i.dst as usize + k) & 0xff][lane] = *w;
+                    }
+                }
+                ds::DS_WRITE2_B64 | ds::DS_WRITE2ST64_B64 => {
+                    let scale = if i.opcode == ds::DS_WRITE2_B64 { 8 } else { 512 };
+                    for (off, reg) in [(i.imm as u32, data0), (i.offset1 as u32, data1)] {
+                        let a = self.lds_range(lds_len, base.wrapping_add(off * scale), 8)?;
+                        env.lds[a..a + 4].copy_from_slice(&self.vgpr(reg, lane).to_le_bytes());
+                        env.lds[a + 4..a + 8].copy_from_slice(&self.vgpr(reg + 1, lane).to_le_bytes());
+                    }
+                }
+                ds::DS_READ2_B64 | ds::DS_READ2ST64_B64 => {
+                    let scale = if i.opcode == ds::DS_READ2_B64 { 8 } else { 512 };
+                    for (n, off) in [i.imm as u32, i.offset1 as u32].into_iter().enumerate() {
+                        let a = self.lds_range(lds_len, base.wrapping_add(off * scale), 8)?;
+                        for k in 0..2 {
+                            let b = a + 4 * k;
+                            let v = u32::from_le_bytes([env.lds[b], env.lds[b + 1], env.lds[b + 2], env.lds[b + 3]]);
+                            self.wave.vgpr[(i.dst as usize + 2 * n + k) & 0xff][lane] = v;
+                        }
                     }
                 }
                 ds::DS_WRITE2_B32 | ds::DS_WRITE2ST64_B32 => {
@@ -1549,7 +1570,17 @@ impl Context<'_, '_> {
                 | ds::DS_ADD_RTN_F32
                 | ds::DS_WRXCHG_RTN_B32
                 | ds::DS_CMPST_B32
-                | ds::DS_CMPST_RTN_B32) => {
+                | ds::DS_CMPST_RTN_B32
+                | ds::DS_MIN_F32
+                | ds::DS_MAX_F32
+                | ds::DS_MIN_RTN_F32
+                | ds::DS_MAX_RTN_F32
+                | ds::DS_INC_U32
+                | ds::DS_DEC_U32
+                | ds::DS_INC_RTN_U32
+                | ds::DS_DEC_RTN_U32
+                | ds::DS_RSUB_U32
+                | ds::DS_RSUB_RTN_U32) => {
                     let a = self.lds_range(lds_len, base.wrapping_add(offset16), 4)?;
                     let old = u32::from_le_bytes([env.lds[a], env.lds[a + 1], env.lds[a + 2], env.lds[a + 3]]);
                     let d0 = self.vgpr(data0, lane);
@@ -2182,7 +2213,13 @@ pub enum AtomicOp {
     Xor,
     Inc,
     Dec,
+    Rsub,
     AddF32,
+    MinF32,
+    MaxF32,
+    AddF64,
+    MinF64,
+    MaxF64,
 }
 
 fn op_as_atomic(op: u16) -> AtomicOp {
@@ -2198,6 +2235,11 @@ fn op_as_atomic(op: u16) -> AtomicOp {
         ds::DS_XOR_B32 | ds::DS_XOR_RTN_B32 => AtomicOp::Xor,
         ds::DS_ADD_F32 | ds::DS_ADD_RTN_F32 => AtomicOp::AddF32,
         ds::DS_WRXCHG_RTN_B32 => AtomicOp::Swap,
+        ds::DS_MIN_F32 | ds::DS_MIN_RTN_F32 => AtomicOp::MinF32,
+        ds::DS_MAX_F32 | ds::DS_MAX_RTN_F32 => AtomicOp::MaxF32,
+        ds::DS_INC_U32 | ds::DS_INC_RTN_U32 => AtomicOp::Inc,
+        ds::DS_DEC_U32 | ds::DS_DEC_RTN_U32 => AtomicOp::Dec,
+        ds::DS_RSUB_U32 | ds::DS_RSUB_RTN_U32 => AtomicOp::Rsub,
         _ => AtomicOp::CmpSwap,
     }
 }
@@ -2239,6 +2281,11 @@ fn atomic32(op: AtomicOp, old: u32, d0: u32, d1: u32, den: Denormals) -> (u32, b
             }
         }
         AtomicOp::AddF32 => sf::add(old, d0, den),
+        AtomicOp::MinF32 => sf::min(old, d0, den),
+        AtomicOp::MaxF32 => sf::max(old, d0, den),
+        AtomicOp::Rsub => d0.wrapping_sub(old),
+        // f64 operations are 64-bit only (FlatAccess::parse never pairs them with 32-bit data)
+        AtomicOp::AddF64 | AtomicOp::MinF64 | AtomicOp::MaxF64 => old,
     };
     (new, true)
 }
@@ -2276,7 +2323,12 @@ fn atomic64(op: AtomicOp, old: u64, d0: u64, d1: u64) -> u64 {
                 old - 1
             }
         }
-        AtomicOp::AddF32 => old,
+        AtomicOp::Rsub => d0.wrapping_sub(old),
+        AtomicOp::AddF64 => sf64::add(old, d0, Denormals::Keep),
+        AtomicOp::MinF64 => sf64::min_max(old, d0, true, Denormals::Keep),
+        AtomicOp::MaxF64 => sf64::min_max(old, d0, false, Denormals::Keep),
+        // 32-bit float operations have no 64-bit form
+        AtomicOp::AddF32 | AtomicOp::MinF32 | AtomicOp::MaxF32 => old,
     }
 }
 
@@ -2344,6 +2396,9 @@ impl FlatAccess {
             "inc" => AtomicOp::Inc,
             "dec" => AtomicOp::Dec,
             "add_f32" if !wide => AtomicOp::AddF32,
+            "add_f64" => return Some(FlatAccess::Atomic { op: AtomicOp::AddF64, wide: true }),
+            "min_f64" => return Some(FlatAccess::Atomic { op: AtomicOp::MinF64, wide: true }),
+            "max_f64" => return Some(FlatAccess::Atomic { op: AtomicOp::MaxF64, wide: true }),
             _ => return None,
         };
         Some(FlatAccess::Atomic { op, wide })

@@ -525,3 +525,38 @@ fn more_integer_and_bit_operations() {
     assert_eq!(m.wave.sgpr[7], 4, "first zero bit of 0xf0f");
     assert_eq!(m.s64(8), 1 << 40);
 }
+
+#[test]
+fn wide_lds_accesses_more_atomics_and_f64_global_atomic() {
+    let mut m = Machine::new(program!("lds_wide"));
+    for lane in 0..64 {
+        for (r, base) in [(2, 0x100), (3, 0x200), (4, 0x300), (5, 0x400), (10, 0x500), (11, 0x600), (12, 0x700)] {
+            m.wave.vgpr[r][lane] = base + lane as u32;
+        }
+        // v2 doubles as an f32 for ds_max: lane-dependent, the largest at lane 40
+        m.wave.vgpr[2][lane] = (-((lane as f32) - 40.0).abs()).to_bits();
+    }
+    // LDS word 1025 (offset 4100) counts with ds_inc's wrap limit 1.0 as an integer
+    let base = m.mem.alloc_u32(&[0, 0]);
+    m.wave.sgpr[0] = base as u32;
+    m.wave.sgpr[1] = (base >> 32) as u32;
+    m.lds[4104..4108].copy_from_slice(&1000u32.to_le_bytes());
+    m.run().unwrap();
+    let mut max = f32::NEG_INFINITY.to_bits();
+    let mut rsub = 1000u32;
+    for lane in 0..64 {
+        let v2 = m.v(2, lane);
+        assert_eq!([m.v(6, lane), m.v(7, lane), m.v(8, lane), m.v(9, lane)], [v2, 0x200 + lane as u32, 0x300 + lane as u32, 0x400 + lane as u32], "read2_b64 lane {lane}");
+        assert_eq!([m.v(14, lane), m.v(15, lane), m.v(16, lane)], [0x500 + lane as u32, 0x600 + lane as u32, 0x700 + lane as u32], "b96 lane {lane}");
+        // ds_max_rtn_f32 returns the running maximum before this lane (LDS starts at +0.0)
+        let before = if lane == 0 { 0 } else { max };
+        assert_eq!(m.v(19, lane), before, "ds_max_rtn_f32 lane {lane}");
+        max = if lane == 0 { if f32::from_bits(v2) > 0.0 { v2 } else { 0 } } else if f32::from_bits(v2) > f32::from_bits(max) { v2 } else { max };
+        // ds_inc with limit 0x3f800000: counts 0, 1, 2, ...
+        assert_eq!(m.v(20, lane), lane as u32, "ds_inc_rtn lane {lane}");
+        assert_eq!(m.v(21, lane), rsub, "ds_rsub_rtn lane {lane}");
+        rsub = (lane as u32).wrapping_sub(rsub);
+    }
+    let sum = m.mem.read_u32s(base, 2);
+    assert_eq!(f64::from_bits(sum[0] as u64 | (sum[1] as u64) << 32), 32.0, "64 lanes added 0.5");
+}
