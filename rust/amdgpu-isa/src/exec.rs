@@ -658,6 +658,11 @@ impl Context<'_, '_> {
             smem::S_LOAD_DWORDX8 => 8,
             smem::S_LOAD_DWORDX16 => 16,
             smem::S_DCACHE_INV | smem::S_DCACHE_WB | smem::S_DCACHE_INV_VOL | smem::S_DCACHE_WB_VOL => return Ok(StepOutcome::Continue),
+            smem::S_MEMTIME | smem::S_MEMREALTIME => {
+                let t = if i.opcode == smem::S_MEMTIME { env.global.shader_clock() } else { env.global.real_time() };
+                self.write_scalar64(i.dst, t)?;
+                return Ok(StepOutcome::Continue);
+            }
             _ => return Err(self.unsupported()),
         };
         let base = self.scalar64(i.src[0], false)?;

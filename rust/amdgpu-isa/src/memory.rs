@@ -16,6 +16,12 @@ pub struct MemoryFault {
 pub trait GlobalMemory {
     fn read(&mut self, address: u64, bytes: &mut [u8]) -> Result<(), MemoryFault>;
     fn write(&mut self, address: u64, bytes: &[u8]) -> Result<(), MemoryFault>;
+    /// The shader clock `s_memtime` reads (HIP `clock64()`): a 64-bit
+    /// counter that never goes backwards.
+    fn shader_clock(&mut self) -> u64;
+    /// The constant 100 MHz counter `s_memrealtime` reads (HIP
+    /// `wall_clock64()`).
+    fn real_time(&mut self) -> u64;
 }
 
 /// The apertures flat addresses are checked against (the values

@@ -560,3 +560,13 @@ fn wide_lds_accesses_more_atomics_and_f64_global_atomic() {
     let sum = m.mem.read_u32s(base, 2);
     assert_eq!(f64::from_bits(sum[0] as u64 | (sum[1] as u64) << 32), 32.0, "64 lanes added 0.5");
 }
+
+#[test]
+fn clocks_come_from_the_memory_interface() {
+    let mut m = Machine::new(program!("clock"));
+    m.run().unwrap();
+    // SparseMemory's shader clock advances 4 per read, real time 1 per read / 4
+    assert_eq!(m.s64(0), 4);
+    assert_eq!(m.s64(2), 5 / 4);
+    assert_eq!(m.s64(4), 9);
+}

@@ -12,11 +12,13 @@ use amdgpu_isa::wave::Wave;
 pub struct SparseMemory {
     regions: Vec<(u64, Vec<u8>)>,
     next: u64,
+    /// Shader clock: advances by 4 per read; real time by 1.
+    ticks: u64,
 }
 
 impl SparseMemory {
     pub fn new() -> Self {
-        SparseMemory { regions: Vec::new(), next: 0x1_0000_0000 }
+        SparseMemory { regions: Vec::new(), next: 0x1_0000_0000, ticks: 0 }
     }
     pub fn map(&mut self, base: u64, bytes: Vec<u8>) {
         self.regions.push((base, bytes));
@@ -56,6 +58,14 @@ impl GlobalMemory for SparseMemory {
         let dst = self.find(address, bytes.len()).ok_or(MemoryFault { address, write: true })?;
         dst.copy_from_slice(bytes);
         Ok(())
+    }
+    fn shader_clock(&mut self) -> u64 {
+        self.ticks += 4;
+        self.ticks
+    }
+    fn real_time(&mut self) -> u64 {
+        self.ticks += 1;
+        self.ticks / 4
     }
 }
 
