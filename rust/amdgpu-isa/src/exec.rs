@@ -1178,6 +1178,10 @@ impl Context<'_, '_> {
                     // two roundings: within the ISA's stated accuracy
                     vop3::V_RSQ_F64 => sf64::div(0x3ff0_0000_0000_0000, sf64::sqrt(self.fsrc64(0, lane)?, den), den),
                     vop3::V_FLOOR_F64 => sf64::floor(self.fsrc64(0, lane)?, den),
+                    vop3::V_CEIL_F64 => sf64::round_integral(self.fsrc64(0, lane)?, sf::Integral::Ceil, den),
+                    vop3::V_TRUNC_F64 => sf64::round_integral(self.fsrc64(0, lane)?, sf::Integral::Trunc, den),
+                    vop3::V_RNDNE_F64 => sf64::round_integral(self.fsrc64(0, lane)?, sf::Integral::NearestEven, den),
+                    vop3::V_FRACT_F64 => sf64::fract(self.fsrc64(0, lane)?, den),
                     vop3::V_DIV_SCALE_F64 => {
                         let (d, flag) = div_scale_f64(self.fsrc64(0, lane)?, self.fsrc64(1, lane)?, self.fsrc64(2, lane)?);
                         *carry_out |= (flag as u64) << lane;
@@ -1273,6 +1277,10 @@ impl Context<'_, '_> {
                     let (a, b) = (self.vsrc64(i.src[0], lane, false)?, self.vsrc64(i.src[1], lane, false)?);
                     let ord = if cmp.kind == Kind::I64 { (a as i64).cmp(&(b as i64)) } else { a.cmp(&b) };
                     cmp.int_result(ord)
+                }
+                Kind::ClassF64 => {
+                    let v = self.fsrc64(0, lane)?;
+                    self.int_src(1, lane)? >> sf64::class(v) & 1 == 1
                 }
                 Kind::ClassF32 => {
                     let v = self.fsrc(0, lane)?;
@@ -1923,6 +1931,10 @@ fn is_f64_result_op(op: u16) -> bool {
             | vop3::V_SQRT_F64
             | vop3::V_RSQ_F64
             | vop3::V_FLOOR_F64
+            | vop3::V_CEIL_F64
+            | vop3::V_TRUNC_F64
+            | vop3::V_RNDNE_F64
+            | vop3::V_FRACT_F64
             | vop3::V_DIV_SCALE_F64
             | vop3::V_DIV_FMAS_F64
             | vop3::V_DIV_FIXUP_F64
@@ -2131,6 +2143,7 @@ enum Kind {
     I64,
     U64,
     ClassF32,
+    ClassF64,
 }
 
 /// A VOPC compare, from its LLVM mnemonic `v_cmp[x]_<cond>_<type>`.
@@ -2151,7 +2164,7 @@ impl Comparison {
         let kind = match (cond, ty) {
             ("class", "f32") => Kind::ClassF32,
             (_, "f32") => Kind::F32,
-            ("class", "f64") => return None,
+            ("class", "f64") => Kind::ClassF64,
             (_, "f64") => Kind::F64,
             (_, "i16") => Kind::I16,
             (_, "u16") => Kind::U16,

@@ -439,6 +439,12 @@ pub const fn exponent_field(a: u64) -> i32 {
 
 /// a rounded toward -infinity to an integral value (v_floor_f64).
 pub fn floor(a: u64, denormals: Denormals) -> u64 {
+    round_integral(a, crate::softfloat::Integral::Floor, denormals)
+}
+
+/// a rounded to an integral value (v_floor/v_ceil/v_trunc/v_rndne_f64).
+pub fn round_integral(a: u64, mode: crate::softfloat::Integral, denormals: Denormals) -> u64 {
+    use crate::softfloat::Integral;
     let a = flush(a, denormals);
     if is_nan(a) {
         return quiet(a);
@@ -449,17 +455,62 @@ pub fn floor(a: u64, denormals: Denormals) -> u64 {
     }
     let negative = a & SIGN != 0;
     if exp < 1023 {
-        return if negative { SIGN | 0x3ff0_0000_0000_0000 } else { 0 };
+        let up = match mode {
+            Integral::Floor => negative,
+            Integral::Ceil => !negative,
+            Integral::Trunc => false,
+            Integral::NearestEven => exp == 1022 && a & FRAC != 0,
+        };
+        return if up { (a & SIGN) | 0x3ff0_0000_0000_0000 } else { a & SIGN };
     }
     let frac_bits = (1075 - exp) as u32;
     let mask = (1u64 << frac_bits) - 1;
-    if a & mask == 0 {
+    let frac = a & mask;
+    if frac == 0 {
         return a;
     }
     let truncated = a & !mask;
-    if negative {
+    let half = 1u64 << (frac_bits - 1);
+    let up = match mode {
+        Integral::Floor => negative,
+        Integral::Ceil => !negative,
+        Integral::Trunc => false,
+        Integral::NearestEven => frac > half || (frac == half && truncated & (1 << frac_bits) != 0),
+    };
+    if up {
         truncated + (1 << frac_bits)
     } else {
         truncated
+    }
+}
+
+/// a - floor(a), below 1.0 (v_fract_f64); inf gives NaN.
+pub fn fract(a: u64, denormals: Denormals) -> u64 {
+    let a = flush(a, denormals);
+    if is_nan(a) {
+        return quiet(a);
+    }
+    if is_inf(a) {
+        return QUIET_NAN;
+    }
+    let r = add(a, floor(a, denormals) ^ SIGN, denormals);
+    if r == 0x3ff0_0000_0000_0000 {
+        0x3fef_ffff_ffff_ffff
+    } else {
+        r
+    }
+}
+
+/// The v_cmp_class bit of `a`: 0 sNaN, 1 qNaN, 2 -inf, 3 -normal,
+/// 4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf.
+pub fn class(a: u64) -> u32 {
+    let negative = a & SIGN != 0;
+    let pick = |neg: u32, pos: u32| if negative { neg } else { pos };
+    match (exponent_field(a), a & FRAC) {
+        (0x7ff, 0) => pick(2, 9),
+        (0x7ff, f) => (f >> 51 & 1) as u32,
+        (0, 0) => pick(5, 6),
+        (0, _) => pick(4, 7),
+        _ => pick(3, 8),
     }
 }

@@ -134,3 +134,29 @@ fn div_sqrt_floor_match_host() {
         assert!(same(sf::floor(b, Denormals::Keep), y.floor()), "floor({b:#x})");
     }
 }
+
+#[test]
+fn integral_rounding_fract_class_match_host() {
+    use amdgpu_isa::softfloat::Integral;
+    let mut rng = Rng(0x2718);
+    for a in specials().into_iter().chain((0..RANDOM_CASES).map(|_| rng.f64_bits())) {
+        let x = f64::from_bits(a);
+        assert!(same(sf::round_integral(a, Integral::Floor, Denormals::Keep), x.floor()), "floor({a:#x})");
+        assert!(same(sf::round_integral(a, Integral::Ceil, Denormals::Keep), x.ceil()), "ceil({a:#x})");
+        assert!(same(sf::round_integral(a, Integral::Trunc, Denormals::Keep), x.trunc()), "trunc({a:#x})");
+        assert!(same(sf::round_integral(a, Integral::NearestEven, Denormals::Keep), x.round_ties_even()), "rndne({a:#x})");
+        if x.is_finite() {
+            let fr = x - x.floor();
+            let want = if fr == 1.0 { f64::from_bits(0x3fef_ffff_ffff_ffff) } else { fr };
+            assert!(same(sf::fract(a, Denormals::Keep), want), "fract({a:#x})");
+        }
+        let class = match x.classify() {
+            std::num::FpCategory::Nan => if a >> 51 & 1 == 1 { 1 } else { 0 },
+            std::num::FpCategory::Infinite => if x < 0.0 { 2 } else { 9 },
+            std::num::FpCategory::Normal => if x < 0.0 { 3 } else { 8 },
+            std::num::FpCategory::Subnormal => if x < 0.0 { 4 } else { 7 },
+            std::num::FpCategory::Zero => if x.is_sign_negative() { 5 } else { 6 },
+        };
+        assert_eq!(sf::class(a), class, "class({a:#x})");
+    }
+}
