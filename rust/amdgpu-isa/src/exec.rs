@@ -104,7 +104,7 @@ pub fn execute(wave: &mut Wave, env: &mut Environment<'_>, inst: &Instruction) -
         Encoding::Sopc => cx.sopc()?,
         Encoding::Sopp => cx.sopp()?,
         Encoding::Smem => cx.smem(env)?,
-        Encoding::Vop3 => cx.valu(env)?,
+        Encoding::Vop3 => cx.valu()?,
         Encoding::Ds => cx.ds(env)?,
         Encoding::Flat | Encoding::Global | Encoding::Scratch => cx.flat(env)?,
         Encoding::Vop3p => cx.vop3p()?,
@@ -850,7 +850,7 @@ impl Context<'_, '_> {
         }
     }
 
-    fn valu(&mut self, env: &mut Environment<'_>) -> Result<StepOutcome, ExecError> {
+    fn valu(&mut self) -> Result<StepOutcome, ExecError> {
         let i = self.inst;
         let op = i.opcode;
         if let ValuForm::Dpp(_) = i.form {
@@ -864,13 +864,12 @@ impl Context<'_, '_> {
         if matches!(op, READFIRSTLANE_B32 | vop3::V_READLANE_B32 | vop3::V_WRITELANE_B32) {
             return self.lane_access();
         }
-        let _ = env;
         let den = self.wave.mode.f32_denormals();
         let exec = self.wave.exec;
         // Integer ops take no float modifiers and no output modifiers.
         let float_op = is_f32_op(op);
         let f64_op = is_f64_result_op(op) || matches!(op, vop3::V_CVT_F32_F64 | vop3::V_CVT_I32_F64 | vop3::V_CVT_U32_F64);
-        if !float_op && !f64_op && (i.clamp || i.omod != 0 || i.modifiers.iter().any(|m| m.neg || m.abs)) && !is_64bit_shift_or_mad(op) {
+        if !float_op && !f64_op && (i.clamp || i.omod != 0 || i.modifiers.iter().any(|m| m.neg || m.abs)) && !integer_op_taking_source_modifiers(op) {
             return Err(self.unsupported_form("modifiers on an integer operation"));
         }
         if i.op_sel != 0 {
@@ -1547,8 +1546,7 @@ impl Context<'_, '_> {
                 }
                 ds::DS_WRITE2_B32 | ds::DS_WRITE2ST64_B32 => {
                     let scale = if i.opcode == ds::DS_WRITE2_B32 { 4 } else { 256 };
-                    for (n, (off, reg)) in [(i.imm as u32, data0), (i.offset1 as u32, data1)].into_iter().enumerate() {
-                        let _ = n;
+                    for (off, reg) in [(i.imm as u32, data0), (i.offset1 as u32, data1)] {
                         let a = self.lds_range(lds_len, base.wrapping_add(off * scale), 4)?;
                         env.lds[a..a + 4].copy_from_slice(&self.vgpr(reg, lane).to_le_bytes());
                     }
@@ -1943,7 +1941,7 @@ fn is_f64_result_op(op: u16) -> bool {
 
 /// Integer ops whose VOP3 form may carry source modifiers: v_cvt_f32_f16
 /// (an f16 source) is the only one so far.
-fn is_64bit_shift_or_mad(op: u16) -> bool {
+fn integer_op_taking_source_modifiers(op: u16) -> bool {
     op == vop3::V_CVT_F32_F16
 }
 
