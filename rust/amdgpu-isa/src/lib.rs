@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+//! An AMDGPU shader interpreter for the virtual GPU: GFX9 as gfx90a
+//! implements it (wave64), pure logic over traits the virtual GPU implements.
+//!
+//! Each module is one `core`-only file, to be included by the kernel module
+//! with `#[path]` like `rust/gpu-engines`:
+//!
+//! - [`opcodes`]: opcode numbers and mnemonics per encoding class, generated
+//!   from LLVM's AMDGPU disassembler by `scripts/gen-opcode-tables.py`;
+//! - [`decode`]: instruction words to [`decode::Instruction`];
+//! - [`softfloat`], [`softfloat64`]: IEEE binary32 and binary64 arithmetic in
+//!   integers (no FPU in the kernel);
+//! - [`wave`]: one wave's registers (SGPRs, VGPRs, AGPRs, EXEC, VCC, SCC, M0, MODE);
+//! - [`memory`]: what a wave sees of memory (GPU VA through a trait, LDS, scratch);
+//! - [`exec`]: the interpreter, one instruction per [`exec::step`];
+//! - [`code_object`]: the kernel descriptor (`.kd`) and a minimal ELF64 reader
+//!   for host tests and tools;
+//! - [`dispatch`]: a wave's initial SGPRs/VGPRs from the kernel descriptor and
+//!   the dispatch, and running one workgroup's waves with `s_barrier`.
+
+#![no_std]
+
+pub mod code_object;
+pub mod decode;
+pub mod dispatch;
+pub mod exec;
+pub mod memory;
+pub mod opcodes;
+pub mod softfloat;
+pub mod softfloat64;
+pub mod wave;

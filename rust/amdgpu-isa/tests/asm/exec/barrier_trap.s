@@ -1,0 +1,3 @@
+s_barrier
+s_trap 2
+s_endpgm
