@@ -46,7 +46,14 @@
 //! events and in the process's own pid namespace for the others, as
 //! upstream.  SVM addresses are page numbers, as upstream.  rkfd has no
 //! TTM eviction, userptr eviction or suspend, so those triggers never
-//! appear; its virtual GPUs throttle only when told to.
+//! appear; its virtual GPUs throttle only when told to.  Not reported:
+//! the migrations back to system memory at process teardown (upstream
+//! frees the VRAM instead), the one `map_range_on` makes before mapping a
+//! read-only device page for a write (`EXDEV`), and the `munmap` worker's
+//! unmapping of the surviving parts of a split range (rkfd re-registers
+//! them; upstream splits in place); XNACK off, an invalidation sends
+//! `QUEUE_EVICTION`, not `UNMAP_FROM_GPU` (upstream evicts the queues there
+//! instead of unmapping; rkfd does both).
 //!
 //! # Context and locks
 //!
