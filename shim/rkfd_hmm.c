@@ -53,6 +53,7 @@
 #include <linux/pagemap.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/timekeeping.h>
 #include <linux/workqueue.h>
 
 #include <rkfd/kgd_kfd_interface.h>
@@ -321,7 +322,13 @@ static vm_fault_t rkfd_svm_migrate_to_ram(struct vm_fault *vmf)
 	};
 	/* A PTE-mapped page of a huge folio: migrate it as small pages. */
 	bool huge = folio_test_large(folio) && !vmf->pte;
+	/* For the SMI event: the process and GPU the page belongs to. */
+	void *counters = vmf->page->zone_device_data;
+	u64 t0 = ktime_get_boottime_ns();
 	long ret;
+
+	if (counters)
+		counters = rkfd_rs_svm_counters_get(counters, 0);
 
 	if (huge) {
 		unsigned long size = folio_size(folio);
@@ -363,6 +370,10 @@ out:
 	if (huge) {
 		kvfree(args.src);
 		kvfree(args.dst);
+	}
+	if (counters) {
+		rkfd_rs_svm_cpu_migrated(counters, args.start, args.end, t0, ret);
+		rkfd_rs_svm_counters_put(counters, 0);
 	}
 	if (ret < 0)
 		return ret == -ENOMEM ? VM_FAULT_OOM : VM_FAULT_SIGBUS;
@@ -677,7 +688,7 @@ static bool rkfd_svm_invalidate(struct mmu_interval_notifier *mni,
 	flags = memalloc_noreclaim_save();
 	mmu_interval_set_seq(mni, cur_seq);
 	rkfd_rs_svm_invalidate(r->cookie, mni->interval_tree.start, start, end,
-			       range->event == MMU_NOTIFY_UNMAP);
+			       range->event == MMU_NOTIFY_UNMAP, range->event == MMU_NOTIFY_MIGRATE);
 	memalloc_noreclaim_restore(flags);
 	mutex_unlock(&r->lock);
 	return true;

@@ -50,6 +50,13 @@ int kgd2kfd_svm_fault(struct kfd_dev *kfd, __u32 pasid, void *vm, __u64 addr, __
 }
 EXPORT_SYMBOL_GPL(kgd2kfd_svm_fault);
 
+void kgd2kfd_smi_event_throttle(struct kfd_dev *kfd, __u64 throttle_bitmask, __u64 counter)
+{
+	if (kfd)
+		rkfd_rs_kgd2kfd_smi_event_throttle(kfd, throttle_bitmask, counter);
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_smi_event_throttle);
+
 void *rkfd_shim_fget(int fd)
 {
 	return fget(fd);

@@ -55,6 +55,7 @@ int rkfd_rs_kgd2kfd_device_init(struct kfd_dev *kfd);
 void rkfd_rs_kgd2kfd_device_exit(struct kfd_dev *kfd);
 void rkfd_rs_kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry);
 int rkfd_rs_kgd2kfd_svm_fault(struct kfd_dev *kfd, u32 pasid, void *vm, u64 addr, u32 flags);
+void rkfd_rs_kgd2kfd_smi_event_throttle(struct kfd_dev *kfd, u64 throttle_bitmask, u64 counter);
 
 /* Process address-space lifetime (shim/rkfd_mm.c). */
 struct mm_struct;
@@ -112,7 +113,9 @@ void *rkfd_rs_svm_counters_get(void *counters, u64 bytes);
 void rkfd_rs_svm_counters_put(void *counters, u64 bytes);
 void rkfd_rs_svm_count_page_in(void *counters, u64 pages);
 void rkfd_rs_svm_count_page_out(void *counters, u64 pages);
+void rkfd_rs_svm_cpu_migrated(void *counters, u64 start, u64 end, u64 t0_ns, long ret);
 /* Rust side: a range's invalidate callback, under the range's lock. */
-void rkfd_rs_svm_invalidate(void *cookie, u64 range_start, u64 start, u64 end, bool unmap);
+void rkfd_rs_svm_invalidate(void *cookie, u64 range_start, u64 start, u64 end, bool unmap,
+			    bool migrate);
 
 #endif /* RKFD_SHIM_H */

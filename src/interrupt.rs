@@ -15,8 +15,9 @@
 //!   `kfd_signal_hw_exception_event`; upstream routes CP bad-opcode errors
 //!   to the debugger or the runtime when one is enabled, which ROCm 5.2.3
 //!   never does);
-//! - `KGD_IH_VM_FAULT`: a dmesg report in amdgpu's words and the process's
-//!   MEMORY events with the fault (C: `kfd_signal_vm_fault_event`).
+//! - `KGD_IH_VM_FAULT`: a dmesg report in amdgpu's words, an SMI `VMFAULT`
+//!   event (C: `kfd_smi_event_update_vmfault`) and the process's MEMORY
+//!   events with the fault (C: `kfd_signal_vm_fault_event`).
 //!
 //! Context and locks: entries may come from the GPU driver's engine
 //! threads, in any non-atomic context, including while another thread
@@ -87,6 +88,7 @@ pub(crate) fn handle(dev: &Device, entry: &IhEntry) {
                 }
             );
             let Some(p) = p else { return };
+            crate::smi::vm_fault(dev, &p);
             let fault = VmFault {
                 page_addr: addr >> kernel::page::PAGE_SHIFT,
                 prot_valid: false,

@@ -48,10 +48,14 @@ pub(crate) struct ProcCounters {
     /// Pages migrated from this GPU's VRAM to system memory
     /// (`counters_<id>/page_out`).
     pub(crate) page_out: Atomic<u64>,
+    /// The process, for SMI events of its device pages (a CPU fault
+    /// migrating them back names the process through these counters).
+    pub(crate) owner: crate::smi::Owner,
 }
 
 impl ProcCounters {
-    /// Zeroed counters of device `gpu_id`.
+    /// Zeroed counters of device `gpu_id`, for the current process (its
+    /// opener creates it).
     pub(crate) fn new(gpu_id: u32) -> Result<Arc<Self>> {
         Ok(Arc::new(
             ProcCounters {
@@ -66,6 +70,7 @@ impl ProcCounters {
                 faults: Atomic::new(0),
                 page_in: Atomic::new(0),
                 page_out: Atomic::new(0),
+                owner: crate::smi::Owner::current(),
             },
             GFP_KERNEL,
         )?)

@@ -663,7 +663,8 @@ pub(crate) fn get_wave_state(process: &Process, args: &mut uapi::kfd_ioctl_get_q
 
 /// Recovers devices whose scheduler hung (C: the HWS-hang path of
 /// `unmap_queues_cpsch` → `kfd_hws_hang` → amdgpu reset →
-/// `kgd2kfd_pre_reset` / `kfd_signal_reset_event`): resets the GPU (every
+/// `kgd2kfd_pre_reset` / `kfd_signal_reset_event` / `kgd2kfd_post_reset`,
+/// with SMI `GPU_PRE_RESET` / `GPU_POST_RESET` events): resets the GPU (every
 /// queue on it stops with `KGD_QUEUE_ERROR_RESET`), counts the hang and
 /// notifies every process using the device through its HW_EXCEPTION events
 /// (whole-GPU reset, cause GPU_HANG, memory lost).  Call without any rkfd
@@ -671,6 +672,7 @@ pub(crate) fn get_wave_state(process: &Process, args: &mut uapi::kfd_ioctl_get_q
 pub(crate) fn recover(hung: Hung) {
     for dev in hung {
         kfd_err!("GPU reset begin! gpu_id {} (HWS hang)\n", dev.gpu_id());
+        crate::smi::gpu_reset(&dev, false, "HWS hang");
         if let Err(e) = dev.kgd.gpu_reset() {
             kfd_err!("GPU reset of gpu {} failed: {:?}\n", dev.gpu_id(), e);
         }
@@ -684,6 +686,7 @@ pub(crate) fn recover(hung: Hung) {
             }
         }
         signal_reset(&dev);
+        crate::smi::gpu_reset(&dev, true, "");
         kfd_info!("GPU reset succeeded, gpu_id {}\n", dev.gpu_id());
     }
 }

@@ -29,24 +29,43 @@
 //!   while one is open) but none on the GPU: a client only remembers the
 //!   `gpu_id`, so it outlives the GPU driver safely (it then receives nothing).
 //!
-//! # Producers
+//! # Producers (where upstream sends each event)
 //!
-//! rkfd emits `PROCESS_START` when a process binds a GPU VM
-//! (`ACQUIRE_VM`, upstream `kfd_process_device_init_vm`) and `PROCESS_END`
-//! when it gives the VM back at teardown (upstream
-//! `kfd_process_destroy_pdds`).  The other events belong to subsystems that
-//! are being built; they call the `event_*` functions below at the points
-//! upstream does (named in each function's comment).  The pid printed is
-//! the lead thread's, in hex for process/VM-fault events and in the
-//! process's own pid namespace for the others, as upstream.
+//! | event | rkfd | upstream |
+//! |---|---|---|
+//! | `PROCESS_START` / `_END` | `process.rs`: `ACQUIRE_VM`, teardown | `kfd_process_device_init_vm`, `kfd_process_destroy_pdds` |
+//! | `VMFAULT` | `interrupt.rs`: a `KGD_IH_VM_FAULT` entry | `event_interrupt_wq_v9` |
+//! | `THERMAL_THROTTLE` | `kgd2kfd_smi_event_throttle` (the virtual GPU's hwmon `vgpu_throttle`) | same entry, from amdgpu's SMU |
+//! | `GPU_PRE_RESET` / `_POST_RESET` | `queue::recover` (a scheduler hang, debugfs `hang_hws`) | `kgd2kfd_pre_reset` / `_post_reset` |
+//! | `PAGE_FAULT_START` / `_END` | `svm_hmm::fault`: a retry fault | `svm_range_restore_pages` |
+//! | `MIGRATE_START` / `_END` | `svm_hmm::migrate` (prefetch), `svm_hmm::fault` (GPU fault), `kabi::hmm` (CPU fault) | `svm_migrate_ram_to_vram` / `_vram_to_ram` |
+//! | `QUEUE_EVICTION` / `_RESTORE` | `svm_hmm`: XNACK-off invalidation / restore | `kfd_process_evict_queues` / `_restore_queues` |
+//! | `UNMAP_FROM_GPU` | `svm_hmm`: invalidation (XNACK on, or `munmap`), SET_ATTR `NO_ACCESS` | `svm_range_unmap_from_gpus` |
+//!
+//! The pid printed is the lead thread's, in hex for process/VM-fault
+//! events and in the process's own pid namespace for the others, as
+//! upstream.  SVM addresses are page numbers, as upstream.  rkfd has no
+//! TTM eviction, userptr eviction or suspend, so those triggers never
+//! appear; its virtual GPUs throttle only when told to.  Not reported:
+//! the migrations back to system memory at process teardown (upstream
+//! frees the VRAM instead), the one `map_range_on` makes before mapping a
+//! read-only device page for a write (`EXDEV`), and the `munmap` worker's
+//! unmapping of the surviving parts of a split range (rkfd re-registers
+//! them; upstream splits in place); XNACK off, an invalidation sends
+//! `QUEUE_EVICTION`, not `UNMAP_FROM_GPU` (upstream evicts the queues there
+//! instead of unmapping; rkfd does both).
 //!
 //! # Context and locks
 //!
-//! Every `event_*` function may be called from any context that may take a
+//! Every event function may be called from any context that may take a
 //! spinlock (process context, work items, softirq; not hard-IRQ), with any
-//! rkfd lock held: it takes only [`CLIENTS`] and then a client's fifo lock
-//! (both leaves, in that order), allocates nothing, and does nothing but a
-//! lock and a test when no client exists.
+//! rkfd lock held, inside MMU-notifier callbacks and under
+//! `memalloc_noreclaim_save()`: it takes only [`CLIENTS`] and then a
+//! client's fifo lock (both leaves, in that order), allocates nothing (the
+//! line is formatted on the stack), and does nothing but a lock and a test
+//! when no client exists.  (`gpu_reset` may allocate its sequence-number
+//! slot with `GFP_ATOMIC`.)  [`migration`] runs its closure with no SMI lock
+//! held.
 
 use kernel::{
     fs::File,
@@ -72,6 +91,7 @@ use crate::{
 mod logic;
 
 use logic::{Line, Ring, FIFO_SIZE};
+pub(crate) use logic::{MIGRATE_TRIGGER_PAGEFAULT_GPU, MIGRATE_TRIGGER_PREFETCH, SVM_UNMAP_TRIGGER_UNMAP_FROM_CPU};
 
 /// The fifo of one client (C: `client->fifo` under `client->lock`).
 struct Fifo {
@@ -230,17 +250,40 @@ fn add(gpu_id: u32, tgid: i32, event: u32, line: impl FnOnce() -> Line) {
     }
 }
 
-/// Global thread group id (for matching clients) and the pid to print: the
-/// lead thread's tgid in its own pid namespace (C: `kfd_smi_task_tgid`,
-/// `kfd_smi_task_to_pid`).
-fn pids(process: &Process) -> (i32, i32) {
-    let lead: &Task = process.lead_thread();
-    let ns = lead.get_pid_ns();
-    (process.pid(), lead.tgid_nr_ns(ns.as_deref()))
+/// The process an event is about, as SMI prints and filters it: the
+/// global thread group id of its lead thread (clients are matched by it,
+/// C: `kfd_smi_task_tgid`) and that thread's tgid in its own pid namespace
+/// (printed, C: `kfd_smi_task_to_pid`).  Taken once, when the process is
+/// created (neither changes for a thread group), so that events can be
+/// sent from paths that hold SVM locks and must not look the process up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Owner {
+    tgid: i32,
+    pid: i32,
 }
 
-fn now() -> i64 {
+impl Owner {
+    /// The current thread group's (the opener of `/dev/kfd` creates the
+    /// process, so this is the process's lead thread).
+    pub(crate) fn current() -> Owner {
+        Owner::of_task(kernel::current!().group_leader())
+    }
+
+    /// `task`'s thread group.
+    fn of_task(task: &Task) -> Owner {
+        let ns = task.get_pid_ns();
+        Owner { tgid: task.tgid(), pid: task.tgid_nr_ns(ns.as_deref()) }
+    }
+}
+
+/// Boot-time ns (C: `ktime_get_boottime_ns`), the events' timestamps.
+pub(crate) fn now() -> i64 {
     kabi::time::boottime_ns() as i64
+}
+
+/// Page number of a byte address (SVM events print pages, as upstream).
+const fn pfn(addr: u64) -> u64 {
+    addr >> kernel::page::PAGE_SHIFT
 }
 
 /// `PROCESS_START` / `PROCESS_END`: `process` bound / gave back its VM on
@@ -254,23 +297,23 @@ pub(crate) fn event_process(dev: &Device, process: &Process, start: bool) {
     });
 }
 
-/// `VMFAULT`: a GPU VM fault of `process` on `dev` (C:
-/// `kfd_smi_event_update_vmfault`, called from the interrupt work of a
-/// VM-fault IH entry).
-#[allow(dead_code)] // Producer: the interrupt handler (issue of queues/faults).
-pub(crate) fn event_vmfault(dev: &Device, process: &Process) {
+/// `VMFAULT`: a fatal GPU VM fault of `process` on `dev`, for clients
+/// allowed to see that process (C: `kfd_smi_event_update_vmfault` from the
+/// interrupt handler of a VM-fault IH entry; `src/interrupt.rs`).
+pub(crate) fn vm_fault(dev: &Device, process: &Process) {
     let lead = process.lead_thread();
     add(dev.gpu_id(), process.pid(), logic::VMFAULT, || {
         logic::fmt_vmfault(lead.pid(), &file::task_comm(lead))
     });
 }
 
-/// `GPU_PRE_RESET` (`post == false`, increments the GPU's reset sequence
-/// number) / `GPU_POST_RESET`, seen by every client of `dev` that asked
-/// (C: `kfd_smi_event_update_gpu_reset`, from `kgd2kfd_pre_reset` /
-/// `kgd2kfd_post_reset`).  `cause` as `amdgpu_reset_get_desc`, may be "".
-#[allow(dead_code)] // Producer: GPU reset handling.
-pub(crate) fn event_gpu_reset(dev: &Device, post: bool, cause: &str) {
+/// `GPU_PRE_RESET` (`post == false`: increments the GPU's reset sequence
+/// number, whether or not a client listens, as upstream) / `GPU_POST_RESET`
+/// (the same number), seen by every client of `dev` that asked (C:
+/// `kfd_smi_event_update_gpu_reset` from `kgd2kfd_pre_reset` /
+/// `kgd2kfd_post_reset`; `queue::recover`).  `cause` as
+/// `amdgpu_reset_get_desc` ("HWS hang"); upstream's post-reset has none ("").
+pub(crate) fn gpu_reset(dev: &Device, post: bool, cause: &str) {
     let gpu_id = dev.gpu_id();
     let mut c = CLIENTS.lock();
     let pos = c.resets.iter().position(|r| r.0 == gpu_id);
@@ -293,121 +336,184 @@ pub(crate) fn event_gpu_reset(dev: &Device, post: bool, cause: &str) {
     add(gpu_id, 0, event, || logic::fmt_gpu_reset(post, seq, cause));
 }
 
-/// `THERMAL_THROTTLE` (C: `kfd_smi_event_update_thermal_throttling`): the
-/// throttle bitmask and the GPU's throttling counter.
-#[allow(dead_code)] // Producer: a GPU driver's thermal interrupt.
-pub(crate) fn event_thermal_throttle(dev: &Device, bitmask: u64, counter: u64) {
-    add(dev.gpu_id(), 0, logic::THERMAL_THROTTLE, || {
-        logic::Line::new(logic::THERMAL_THROTTLE, format_args!("{:x}:{:x}\n", bitmask, counter))
+/// `THERMAL_THROTTLE`: the GPU driver reports throttling (C:
+/// `kgd2kfd_smi_event_throttle` → `kfd_smi_event_update_thermal_throttling`);
+/// `counter` is the driver's throttling-interrupt count (upstream asks
+/// amdgpu for it, `amdgpu_dpm_get_thermal_throttling_counter`; here the
+/// driver passes it).
+pub(crate) fn thermal_throttle(dev: &Device, bitmask: u64, counter: u64) {
+    add(dev.gpu_id(), 0, logic::THERMAL_THROTTLE, || logic::fmt_thermal_throttle(bitmask, counter));
+}
+
+/// `PAGE_FAULT_START`: a GPU retry fault of `owner` on `gpu_id` at byte
+/// address `addr`, about to be recovered (C: `kfd_smi_event_page_fault_start`
+/// in `svm_range_restore_pages`, with the IH entry's timestamp; rkfd's
+/// faults carry none, so the time the handler reached this point).
+pub(crate) fn page_fault_start(owner: &Owner, gpu_id: u32, addr: u64, write: bool) {
+    add(gpu_id, owner.tgid, logic::PAGE_FAULT_START, || {
+        logic::fmt_page_fault_start(now(), owner.pid, pfn(addr), gpu_id, write)
     });
 }
 
-/// `PAGE_FAULT_START`: a GPU retry fault of `process` at page `addr`
-/// (C: `kfd_smi_event_page_fault_start`, `svm_range_restore_pages`);
-/// `ts_ns` is the fault's boot-time timestamp.
-#[allow(dead_code)] // Producer: SVM fault handling.
-pub(crate) fn event_page_fault_start(dev: &Device, process: &Process, addr: u64, write: bool, ts_ns: i64) {
-    let (tgid, pid) = pids(process);
-    let node = dev.gpu_id();
-    add(node, tgid, logic::PAGE_FAULT_START, || {
-        logic::fmt_page_fault_start(ts_ns, pid, addr, node, write)
+/// `PAGE_FAULT_END`: the fault at `addr` was handled, after a migration
+/// (`migrated`) or by updating the mapping only (C:
+/// `kfd_smi_event_page_fault_end`).
+pub(crate) fn page_fault_end(owner: &Owner, gpu_id: u32, addr: u64, migrated: bool) {
+    add(gpu_id, owner.tgid, logic::PAGE_FAULT_END, || {
+        logic::fmt_page_fault_end(now(), owner.pid, pfn(addr), gpu_id, migrated)
     });
 }
 
-/// `PAGE_FAULT_END`: the fault at page `addr` was recovered, by migration
-/// (`migrated`) or by updating the mapping (C: `kfd_smi_event_page_fault_end`).
-#[allow(dead_code)] // Producer: SVM fault handling.
-pub(crate) fn event_page_fault_end(dev: &Device, process: &Process, addr: u64, migrated: bool) {
-    let (tgid, pid) = pids(process);
-    let node = dev.gpu_id();
-    add(node, tgid, logic::PAGE_FAULT_END, || {
-        logic::fmt_page_fault_end(now(), pid, addr, node, migrated)
-    });
+/// One SVM migration, as `MIGRATE_START` / `MIGRATE_END` describe it.
+pub(crate) struct Migration {
+    /// The GPU whose VRAM the pages enter or leave (the event's device).
+    pub(crate) gpu_id: u32,
+    /// Byte addresses `[start, end)`.
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    /// gpu_ids, 0 for system memory.
+    pub(crate) from: u32,
+    pub(crate) to: u32,
+    /// The range's PREFETCH_LOC and PREFERRED_LOC (0xffffffff: undefined).
+    pub(crate) prefetch_loc: u32,
+    pub(crate) preferred_loc: u32,
+    /// `KFD_MIGRATE_TRIGGER_*`.
+    pub(crate) trigger: u32,
 }
 
-/// `MIGRATE_START`: pages `start..end` move `from` → `to` (gpu_ids, 0 for
-/// system memory); `trigger` is a `KFD_MIGRATE_TRIGGER_*` (C:
-/// `kfd_smi_event_migration_start`, `svm_migrate_ram_to_vram` etc.).
-#[allow(dead_code, clippy::too_many_arguments)] // Producer: SVM migration.
-pub(crate) fn event_migration_start(
-    dev: &Device,
-    process: &Process,
-    start: u64,
-    end: u64,
-    from: u32,
-    to: u32,
-    prefetch_loc: u32,
-    preferred_loc: u32,
-    trigger: u32,
-) {
-    let (tgid, pid) = pids(process);
-    add(dev.gpu_id(), tgid, logic::MIGRATE_START, || {
+impl Migration {
+    /// To `gpu_id`'s VRAM from system memory.
+    pub(crate) fn to_vram(gpu_id: u32, start: u64, end: u64, locs: (u32, u32), trigger: u32) -> Self {
+        Migration { gpu_id, start, end, from: 0, to: gpu_id, prefetch_loc: locs.0, preferred_loc: locs.1, trigger }
+    }
+
+    /// From `gpu_id`'s VRAM to system memory.
+    pub(crate) fn to_ram(gpu_id: u32, start: u64, end: u64, locs: (u32, u32), trigger: u32) -> Self {
+        Migration { gpu_id, start, end, from: gpu_id, to: 0, prefetch_loc: locs.0, preferred_loc: locs.1, trigger }
+    }
+}
+
+/// Runs migration `f` (which returns the pages it moved) and reports it
+/// to `owner`'s clients as `MIGRATE_START` (timestamped before `f` ran) and
+/// `MIGRATE_END` with its error code (C: `kfd_smi_event_migration_start` /
+/// `_end` around `migrate_vma_*` in `svm_migrate_ram_to_vram` /
+/// `svm_migrate_vram_to_ram`).  Only a migration that moved pages or
+/// failed is reported: upstream skips ranges already at the destination
+/// by their `actual_loc` before migrating, where rkfd's mechanism asks
+/// each device and learns from the result that nothing was there.  So
+/// both lines are queued after `f` returns (an `UNMAP_FROM_GPU` that the
+/// migration's own invalidation caused is queued before them, with a
+/// later timestamp than the start).
+pub(crate) fn migration(owner: &Owner, m: Migration, f: impl FnOnce() -> Result<u64>) -> Result<u64> {
+    let t0 = now();
+    let ret = f();
+    migrated(owner, &m, t0, ret.as_ref().map(|n| *n).map_err(|e| e.to_errno()));
+    ret
+}
+
+/// Reports migration `m` that started at `t0` and ended with `ret` (pages
+/// moved, or a negative errno), if it moved something or failed.
+fn migrated(owner: &Owner, m: &Migration, t0: i64, ret: core::result::Result<u64, i32>) {
+    let error_code = match ret {
+        Ok(0) => return,
+        Ok(_) => 0,
+        Err(e) => e,
+    };
+    let (start, end) = (pfn(m.start), pfn(m.end));
+    add(m.gpu_id, owner.tgid, logic::MIGRATE_START, || {
         logic::fmt_migrate_start(
-            now(),
-            pid,
+            t0,
+            owner.pid,
             start,
             end.wrapping_sub(start),
-            from,
-            to,
-            prefetch_loc,
-            preferred_loc,
-            trigger,
+            m.from,
+            m.to,
+            m.prefetch_loc,
+            m.preferred_loc,
+            m.trigger,
         )
     });
-}
-
-/// `MIGRATE_END`: as [`event_migration_start`], with the migration's
-/// error code (0 on success) (C: `kfd_smi_event_migration_end`).
-#[allow(dead_code, clippy::too_many_arguments)] // Producer: SVM migration.
-pub(crate) fn event_migration_end(
-    dev: &Device,
-    process: &Process,
-    start: u64,
-    end: u64,
-    from: u32,
-    to: u32,
-    trigger: u32,
-    error_code: i32,
-) {
-    let (tgid, pid) = pids(process);
-    add(dev.gpu_id(), tgid, logic::MIGRATE_END, || {
-        logic::fmt_migrate_end(now(), pid, start, end.wrapping_sub(start), from, to, trigger, error_code)
+    add(m.gpu_id, owner.tgid, logic::MIGRATE_END, || {
+        logic::fmt_migrate_end(now(), owner.pid, start, end.wrapping_sub(start), m.from, m.to, m.trigger, error_code)
     });
 }
 
-/// `QUEUE_EVICTION`: the process's queues on `dev` are evicted;
-/// `trigger` is a `KFD_QUEUE_EVICTION_TRIGGER_*` (C:
-/// `kfd_smi_event_queue_eviction`, `kfd_process_evict_queues`).
-#[allow(dead_code)] // Producer: queue eviction.
-pub(crate) fn event_queue_eviction(dev: &Device, process: &Process, trigger: u32) {
-    let (tgid, pid) = pids(process);
-    let node = dev.gpu_id();
-    add(node, tgid, logic::QUEUE_EVICTION, || {
-        logic::fmt_queue_eviction(now(), pid, node, trigger)
-    });
+/// A CPU fault brought `[start, end)` back from VRAM to system memory
+/// (dev_pagemap `migrate_to_ram`, C: `svm_migrate_to_ram` with
+/// `KFD_MIGRATE_TRIGGER_PAGEFAULT_CPU`); `owner` and `gpu_id` are the
+/// device page's (its process counters), `t0` when it started, `ret` pages
+/// moved or a negative errno.  That path takes no rkfd lock, so the
+/// range's prefetch and preferred locations are not known: printed as
+/// undefined (ffffffff).
+pub(crate) fn migration_cpu_fault(owner: &Owner, gpu_id: u32, start: u64, end: u64, t0: i64, ret: i64) {
+    let m = Migration::to_ram(gpu_id, start, end, (UNDEFINED, UNDEFINED), logic::MIGRATE_TRIGGER_PAGEFAULT_CPU);
+    let ret = if ret < 0 { Err(ret as i32) } else { Ok(ret as u64) };
+    migrated(owner, &m, t0, ret);
 }
 
-/// `QUEUE_RESTORE`: the queues are back (`rescheduled`: the restore failed
-/// and was rescheduled) (C: `kfd_smi_event_queue_restore`,
-/// `kfd_smi_event_queue_restore_rescheduled`).
-#[allow(dead_code)] // Producer: queue restore.
-pub(crate) fn event_queue_restore(dev: &Device, process: &Process, rescheduled: bool) {
-    let (tgid, pid) = pids(process);
-    let node = dev.gpu_id();
-    add(node, tgid, logic::QUEUE_RESTORE, || {
-        logic::fmt_queue_restore(now(), pid, node, rescheduled)
-    });
+/// `KFD_IOCTL_SVM_LOCATION_UNDEFINED`.
+const UNDEFINED: u32 = 0xffff_ffff;
+
+/// `QUEUE_EVICTION` on each of `gpu_ids`: the process's queues are
+/// stopped, for `trigger` (`KFD_QUEUE_EVICTION_TRIGGER_*`) (C:
+/// `kfd_smi_event_queue_eviction` per pdd in `kfd_process_evict_queues`).
+pub(crate) fn queue_eviction(owner: &Owner, gpu_ids: impl Iterator<Item = u32>, trigger: u32) {
+    for gpu_id in gpu_ids {
+        add(gpu_id, owner.tgid, logic::QUEUE_EVICTION, || {
+            logic::fmt_queue_eviction(now(), owner.pid, gpu_id, trigger)
+        });
+    }
 }
 
-/// `UNMAP_FROM_GPU`: pages `addr..=last` were unmapped from `dev`;
-/// `trigger` is a `KFD_SVM_UNMAP_TRIGGER_*` (C:
-/// `kfd_smi_event_unmap_from_gpu`, `svm_range_unmap_from_gpus`).
-#[allow(dead_code)] // Producer: SVM.
-pub(crate) fn event_unmap_from_gpu(dev: &Device, process: &Process, addr: u64, last: u64, trigger: u32) {
-    let (tgid, pid) = pids(process);
-    let node = dev.gpu_id();
-    add(node, tgid, logic::UNMAP_FROM_GPU, || {
-        logic::fmt_unmap_from_gpu(now(), pid, addr, last.wrapping_sub(addr).wrapping_add(1), node, trigger)
+/// `QUEUE_RESTORE` on each of `gpu_ids`: the queues run again (C:
+/// `kfd_smi_event_queue_restore` per pdd in `kfd_process_restore_queues`).
+pub(crate) fn queue_restore(owner: &Owner, gpu_ids: impl Iterator<Item = u32>) {
+    for gpu_id in gpu_ids {
+        add(gpu_id, owner.tgid, logic::QUEUE_RESTORE, || {
+            logic::fmt_queue_restore(now(), owner.pid, gpu_id, false)
+        });
+    }
+}
+
+/// An MMU-notifier invalidation of `owner`'s SVM memory `[start, end)`
+/// unmapped it from `gpu_id` (`munmap`: the memory is freed; `migrate`:
+/// `MMU_NOTIFY_MIGRATE`): `UNMAP_FROM_GPU` with upstream's trigger, or
+/// nothing with XNACK off unless it is a `munmap` (upstream evicts the
+/// queues there instead: [`svm_evicted`]).
+pub(crate) fn svm_invalidated(owner: &Owner, gpu_id: u32, start: u64, end: u64, munmap: bool, migrate: bool, xnack_on: bool) {
+    if let Some(trigger) = logic::unmap_trigger(munmap, migrate, xnack_on) {
+        unmap_from_gpu(owner, gpu_id, start, end, trigger);
+    }
+}
+
+/// XNACK off: an invalidation quiesced `owner`'s queues (C:
+/// `kgd2kfd_quiesce_mm(mm, KFD_QUEUE_EVICTION_TRIGGER_SVM)` on the first
+/// evicted range); `QUEUE_EVICTION` on each of `gpu_ids` if the queues ran
+/// until now (`evictions_before == restored`, see `logic::eviction_starts`).
+pub(crate) fn svm_evicted(owner: &Owner, evictions_before: u64, restored: u64, gpu_ids: impl Iterator<Item = u32>) {
+    if logic::eviction_starts(evictions_before, restored) {
+        queue_eviction(owner, gpu_ids, logic::QUEUE_EVICTION_TRIGGER_SVM);
+    }
+}
+
+/// XNACK off: a restore covering `covered` invalidations finished (C:
+/// `kgd2kfd_resume_mm` from `svm_range_restore_work`); `QUEUE_RESTORE` on
+/// each of `gpu_ids` if that resumed the queues (no invalidation since).
+pub(crate) fn svm_restored(owner: &Owner, evictions_now: u64, covered: u64, gpu_ids: impl Iterator<Item = u32>) {
+    if logic::restore_resumes(evictions_now, covered) {
+        queue_restore(owner, gpu_ids);
+    }
+}
+
+/// `UNMAP_FROM_GPU`: bytes `[start, end)` were unmapped from `gpu_id`, for
+/// `trigger` (`KFD_SVM_UNMAP_TRIGGER_*`) (C: `kfd_smi_event_unmap_from_gpu`
+/// in `svm_range_unmap_from_gpus`; printed as first page and page count).
+pub(crate) fn unmap_from_gpu(owner: &Owner, gpu_id: u32, start: u64, end: u64, trigger: u32) {
+    if end <= start {
+        return;
+    }
+    add(gpu_id, owner.tgid, logic::UNMAP_FROM_GPU, || {
+        logic::fmt_unmap_from_gpu(now(), owner.pid, pfn(start), pfn(end - 1) - pfn(start) + 1, gpu_id, trigger)
     });
 }
 

@@ -201,6 +201,8 @@ pub(crate) struct Svm {
     /// The attribute ranges (`Process::svm`): the `munmap` worker removes
     /// what no VMA covers any more from them too.
     attrs: Arc<Mutex<SvmState>>,
+    /// The process, as SMI events name it (its opener creates it).
+    owner: crate::smi::Owner,
 }
 
 impl Svm {
@@ -220,6 +222,7 @@ impl Svm {
                 restored: Atomic::new(0),
                 xnack: Atomic::new(false),
                 attrs,
+                owner: crate::smi::Owner::current(),
             }),
             GFP_KERNEL,
         )
@@ -415,6 +418,7 @@ impl Svm {
         for k in ranges.overlapping(start, end)? {
             if let Some(r) = ranges.tree.get(&k) {
                 r.hmm.unmap(sdev, &vm, r.start().max(start), r.end().min(end));
+                crate::smi::unmap_from_gpu(&self.owner, gpu_id, r.start().max(start), r.end().min(end), crate::smi::SVM_UNMAP_TRIGGER_UNMAP_FROM_CPU);
             }
         }
         Ok(())
@@ -721,22 +725,25 @@ fn next_vma_start(guard: &MmRead<'_>, addr: u64, end: u64) -> u64 {
 /// see `fault::gpu_fault`): the queue stalls on that access rather than
 /// taking a fatal fault, and continues once the restore worker remapped.
 fn queues_quiesce(svm: &Svm) {
-    svm.evictions.fetch_add(1, Full);
+    let before = svm.evictions.fetch_add(1, Full);
+    crate::smi::svm_evicted(&svm.owner, before, svm.restored.load(Acquire), svm.vms.lock().iter().map(|v| v.dev().gpu_id()));
 }
 
 /// XNACK off: the restore worker remapped what the invalidations up to
 /// `covered` removed; the queues go on (`kgd2kfd_resume_mm`).
 fn queues_resume(svm: &Svm, covered: u64) {
     svm.restored.store(covered, Release);
+    crate::smi::svm_restored(&svm.owner, svm.evictions.load(Acquire), covered, svm.vms.lock().iter().map(|v| v.dev().gpu_id()));
 }
 
 impl Invalidate for Svm {
-    fn invalidate(this: ArcBorrow<'_, Self>, _range_start: u64, start: u64, end: u64, unmap: bool) {
+    fn invalidate(this: ArcBorrow<'_, Self>, _range_start: u64, start: u64, end: u64, unmap: bool, migrate: bool) {
         // Under the range's lock: unmap from every GPU (upstream
         // `svm_range_unmap_from_gpus`); the next GPU access faults (XNACK
         // on) or the restore worker remaps (XNACK off).
         for vm in this.vms.lock().iter() {
             vm.unmap(start, end);
+            crate::smi::svm_invalidated(&this.owner, vm.dev().gpu_id(), start, end, unmap, migrate, this.xnack.load(Relaxed));
         }
         let kick = if unmap {
             // The range is removed or split by the worker: the callback

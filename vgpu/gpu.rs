@@ -6,7 +6,9 @@
 //! C: `struct amdgpu_device` and `amdgpu_amdkfd_device_probe/init/fini`
 //! (`drivers/gpu/drm/amd/amdgpu/amdgpu_amdkfd.c`).
 
-// Lock order: `Core::offsets` is a leaf lock.
+// Lock order: `Core::offsets` is a leaf lock.  `Core::throttle` is held
+// across rkfd's `kgd2kfd_smi_event_throttle`, which takes only rkfd's SMI
+// spinlocks (leaves); no lock of this driver is taken under it.
 
 use kernel::{
     id_pool::IdPool,
@@ -66,6 +68,18 @@ pub(crate) struct Core {
     /// rkfd's `struct kfd_dev *` for this GPU once probed (retry faults
     /// name the device by it), 0 before.
     kfd_handle: Atomic<usize>,
+    /// Thermal throttling (amdgpu's SMU throttling work): where to report
+    /// it while rkfd has the device, and how many throttling interrupts
+    /// the GPU raised (`smu->throttle_int_counter`).  The lock keeps the
+    /// report and the device's removal apart.
+    #[pin]
+    throttle: Mutex<Throttle>,
+}
+
+/// See [`Core::throttle`].
+struct Throttle {
+    kfd: Option<kabi::KfdIrq>,
+    count: u64,
 }
 
 impl Core {
@@ -88,6 +102,7 @@ impl Core {
                 clock_base: Instant::now(),
                 mmio_remap: Arc::new(kabi::SharedPages::new(1)?, GFP_KERNEL)?,
                 kfd_handle: Atomic::new(0),
+                throttle <- new_mutex!(Throttle { kfd: None, count: 0 }, "Core::throttle"),
             }),
             GFP_KERNEL,
         )
@@ -142,6 +157,26 @@ impl Core {
             0 => None,
             h => Some(h),
         }
+    }
+
+    /// Raises a thermal throttling interrupt with amdgpu's throttler
+    /// bitmask (the hwmon knob `vgpu_throttle`, as the SMU's interrupt
+    /// would): counts it and tells rkfd (`kgd2kfd_smi_event_throttle`), if
+    /// rkfd has the device.  Process context.
+    pub(crate) fn raise_throttle(&self, bitmask: u64) {
+        let mut t = self.throttle.lock();
+        t.count += 1;
+        let count = t.count;
+        if let Some(kfd) = t.kfd.as_ref() {
+            // Under the lock: `Gpu::drop` clears `kfd` (taking it) before
+            // rkfd removes the device.  rkfd takes only its SMI spinlocks.
+            kfd.throttle(bitmask, count);
+        }
+    }
+
+    /// Where throttling is reported (`None`: nowhere, the device is going).
+    fn set_throttle_target(&self, kfd: Option<kabi::KfdIrq>) {
+        self.throttle.lock().kfd = kfd;
     }
 
     /// The system memory accounts.
@@ -281,6 +316,7 @@ impl Gpu {
         ))?;
         kgd.devices.log(&msg);
         kgd.engine.set_kfd(kfd.irq());
+        kgd.core.set_throttle_target(Some(kfd.irq()));
         Ok(Gpu {
             _kfd: kfd,
             _kgd: kgd,
@@ -291,8 +327,9 @@ impl Gpu {
 impl Drop for Gpu {
     fn drop(&mut self) {
         // The engine thread stops (and stops raising interrupts) before
-        // rkfd removes the device.
+        // rkfd removes the device; so do throttling reports.
         self._kgd.engine.shutdown();
+        self._kgd.core.set_throttle_target(None);
     }
 }
 

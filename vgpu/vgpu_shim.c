@@ -8,6 +8,7 @@
  *     mem_info_vram_total mem_info_vram_used gpu_busy_percent
  *     pp_dpm_sclk pp_dpm_mclk power_dpm_force_performance_level
  *     hwmon/hwmonN/{name,in0_*,temp1_*,power1_*,pwm1,pwm1_max}
+ *     hwmon/hwmonN/vgpu_throttle              raises a throttling interrupt
  *     drm/cardN, drm/renderDN                  a minimal DRM driver
  *
  * The DRM driver has one ioctl of its own, the GPU-access test interface
@@ -377,8 +378,30 @@ static ssize_t pwm1_max_show(struct device *dev, struct device_attribute *attr, 
 }
 static DEVICE_ATTR_RO(pwm1_max);
 
+/*
+ * vgpu_throttle (write-only, root): raises a thermal throttling interrupt
+ * with the written throttler bitmask (decimal or 0x-hex u64), as the SMU
+ * firmware's would on a real GPU; rkfd then sends an SMI THERMAL_THROTTLE
+ * event.  A virtual GPU never throttles by itself.
+ */
+static ssize_t vgpu_throttle_store(struct device *dev, struct device_attribute *attr,
+				   const char *buf, size_t count)
+{
+	struct vgpu_shim_dev *vdev = dev_get_drvdata(dev);
+	u64 mask;
+	int ret;
+
+	ret = kstrtou64(buf, 0, &mask);
+	if (ret)
+		return ret;
+	vgpu_rs_throttle(vdev->gpu, mask);
+	return count;
+}
+static DEVICE_ATTR_WO(vgpu_throttle);
+
 static struct attribute *vgpu_hwmon_attrs[] = {
 	&dev_attr_pwm1_max.attr,
+	&dev_attr_vgpu_throttle.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(vgpu_hwmon);

@@ -103,6 +103,7 @@ struct page *vgpu_rs_mem_page(void *mem, unsigned long pgoff);
 void vgpu_rs_mem_get(void *mem);
 void vgpu_rs_mem_put(void *mem);
 u64 vgpu_rs_vram_used(void *gpu);
+void vgpu_rs_throttle(void *gpu, u64 bitmask);
 int vgpu_rs_gpu_access(void *vm, u64 va, u64 size, u64 buf, bool write, u32 *faults);
 
 #endif /* VGPU_SHIM_H */

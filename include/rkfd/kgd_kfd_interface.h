@@ -336,5 +336,15 @@ void kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry);
  * locks that kfd2kgd callbacks take (svm_map takes the page-table lock).
  */
 int kgd2kfd_svm_fault(struct kfd_dev *kfd, __u32 pasid, void *vm, __u64 addr, __u32 flags);
+/*
+ * The GPU throttles (upstream kgd2kfd_smi_event_throttle, which amdgpu's
+ * SMU code calls from its throttling work): @throttle_bitmask as amdgpu
+ * reports it, @counter the driver's count of throttling interrupts (upstream
+ * amdkfd reads it back with amdgpu_dpm_get_thermal_throttling_counter; here
+ * the driver passes it).  rkfd sends an SMI THERMAL_THROTTLE event.
+ * Process context; the GPU driver holds none of its locks that kfd2kgd
+ * callbacks take.
+ */
+void kgd2kfd_smi_event_throttle(struct kfd_dev *kfd, __u64 throttle_bitmask, __u64 counter);
 
 #endif /* RKFD_KGD_KFD_INTERFACE_H */

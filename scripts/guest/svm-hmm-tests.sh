@@ -11,7 +11,8 @@
 # on: retry faults; the full list's round runs them with XNACK off),
 # printing "kfd-race: ...", and a short kfd-storm whose lifecycles all have
 # SVM ranges (kills land mid-retry-fault and mid-migration), printing
-# "storm: ...".
+# "storm: ...".  kfd-smi-tests (SMI events, several of them SVM ones that
+# need XNACK on) runs in the one-gfx90a reload too: "kfd-smi-tests: ...".
 set -u
 cd "$RKFD_ROOT"
 orig=${RKFD_GPU:-gfx90a}
@@ -30,6 +31,7 @@ svm_race() {
 }
 if [ "$orig" = gfx90a ] || reload gfx90a; then
 	rust/target/release/kfd-svm-hmm-tests || rc=1
+	rust/target/release/kfd-smi-tests || rc=1
 	svm_race
 else
 	echo "kfd-svm-hmm-tests: 0 passed, 1 failed (reload as gfx90a)"

@@ -353,8 +353,9 @@ impl Drop for SvmDev {
 /// nor allocate with reclaim).
 pub(crate) trait Invalidate: Sync + Send + Sized {
     /// CPU mappings of `[start, end)` of the range starting at `range_start`
-    /// changed; `unmap`: they are gone (`munmap`).
-    fn invalidate(this: ArcBorrow<'_, Self>, range_start: u64, start: u64, end: u64, unmap: bool);
+    /// changed; `unmap`: they are gone (`munmap`); `migrate`: a migration
+    /// moves the pages (`MMU_NOTIFY_MIGRATE`).
+    fn invalidate(this: ArcBorrow<'_, Self>, range_start: u64, start: u64, end: u64, unmap: bool, migrate: bool);
 }
 
 /// A VM handle copied for the invalidate callback, which cannot take the
@@ -560,7 +561,7 @@ struct Trampoline {
     cookie: *const c_void,
     /// `invalidate_tramp::<T>` for the `T` behind `cookie`: sound to
     /// call with this `cookie` only, while `HmmRange::new`'s contract holds.
-    call: unsafe fn(*const c_void, u64, u64, u64, bool),
+    call: unsafe fn(*const c_void, u64, u64, u64, bool, bool),
 }
 
 /// Calls `T::invalidate` on a type-erased cookie.
@@ -568,10 +569,17 @@ struct Trampoline {
 /// # Safety
 ///
 /// `cookie` is `Arc::as_ptr` of a live `Arc<T>`.
-unsafe fn invalidate_tramp<T: Invalidate>(cookie: *const c_void, range_start: u64, start: u64, end: u64, unmap: bool) {
+unsafe fn invalidate_tramp<T: Invalidate>(
+    cookie: *const c_void,
+    range_start: u64,
+    start: u64,
+    end: u64,
+    unmap: bool,
+    migrate: bool,
+) {
     // SAFETY: The caller's contract: an `Arc` keeps a reference.
     let t = unsafe { ArcBorrow::from_raw(cookie.cast::<T>()) };
-    T::invalidate(t, range_start, start, end, unmap);
+    T::invalidate(t, range_start, start, end, unmap, migrate);
 }
 
 /// The trampoline a shim range was created with.
@@ -598,11 +606,18 @@ extern "C" {
 ///
 /// Called by the shim with the cookie of a live range.
 #[no_mangle]
-unsafe extern "C" fn rkfd_rs_svm_invalidate(cookie: *mut c_void, range_start: u64, start: u64, end: u64, unmap: bool) {
+unsafe extern "C" fn rkfd_rs_svm_invalidate(
+    cookie: *mut c_void,
+    range_start: u64,
+    start: u64,
+    end: u64,
+    unmap: bool,
+    migrate: bool,
+) {
     // SAFETY: The cookie is the range's live trampoline.
     let t = unsafe { &*cookie.cast::<Trampoline>() };
     // SAFETY: The trampoline's cookie outlives the range (`HmmRange::new`).
-    unsafe { (t.call)(t.cookie, range_start, start, end, unmap) };
+    unsafe { (t.call)(t.cookie, range_start, start, end, unmap, migrate) };
 }
 
 /// A device page takes a reference on its process's counters and adds its
@@ -653,4 +668,19 @@ unsafe extern "C" fn rkfd_rs_svm_count_page_out(counters: *mut c_void, pages: u6
     // SAFETY: The caller's contract.
     let c = unsafe { &*counters.cast::<ProcCounters>() };
     c.page_out.fetch_add(pages, Relaxed);
+}
+
+/// A CPU fault migrated `[start, end)` from a device page's VRAM back to
+/// system memory (`dev_pagemap_ops.migrate_to_ram`), starting at boot-time
+/// `t0_ns`; `ret` is the pages moved or a negative errno.  Any context
+/// the fault handler runs in; takes only the SMI locks (leaves).
+///
+/// # Safety
+///
+/// `counters` came from `rkfd_rs_svm_counters_get` and is still held.
+#[no_mangle]
+unsafe extern "C" fn rkfd_rs_svm_cpu_migrated(counters: *mut c_void, start: u64, end: u64, t0_ns: u64, ret: c_long) {
+    // SAFETY: The caller's contract.
+    let c = unsafe { &*counters.cast::<ProcCounters>() };
+    crate::smi::migration_cpu_fault(&c.owner, c.gpu_id, start, end, t0_ns as i64, ret as i64);
 }

@@ -578,3 +578,15 @@ unsafe extern "C" fn rkfd_rs_kgd2kfd_svm_fault(
         Err(e) => e.to_errno(),
     }
 }
+
+/// `kgd2kfd_smi_event_throttle`: the GPU throttles; an SMI event.
+///
+/// # Safety
+///
+/// `kfd` is a live device handle.
+#[no_mangle]
+unsafe extern "C" fn rkfd_rs_kgd2kfd_smi_event_throttle(kfd: *mut kfd_dev, throttle_bitmask: u64, counter: u64) {
+    // SAFETY: Caller's contract.
+    let dev = unsafe { borrow_device(kfd) };
+    crate::smi::thermal_throttle(dev, throttle_bitmask, counter);
+}

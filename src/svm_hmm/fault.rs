@@ -200,37 +200,51 @@ impl Svm {
             _ => super::LOCATION_SYSMEM,
         };
         let best = fa.best_location(gpu_idx, gpu_id, sdev.is_none(), actual).ok_or(EACCES)?;
-        if best == super::LOCATION_SYSMEM {
-            // This GPU's device pages in the window go back to system
-            // memory (upstream `svm_migrate_vram_to_ram`); other GPUs'
-            // are faulted back by `hmm_range_fault` when mapping.
-            if let Some(s) = sdev {
-                s.migrate_to_ram(&guard, ws, we)?;
-            }
-        } else if best == gpu_id {
-            if let Some(sdev) = sdev {
-                // Pages in another GPU's VRAM go through system memory
-                // first (upstream `svm_migrate_vram_to_vram`): migration to
-                // VRAM takes system pages only.
-                if self.vms_on_other_devices(gpu_id) {
-                    for d in self.devices().iter().filter(|d| d.gpu_id() != gpu_id) {
-                        if let Some(s) = d.svm.as_ref() {
-                            s.migrate_to_ram(&guard, ws, we)?;
+        // SMI: PAGE_FAULT_START here and PAGE_FAULT_END after the mapping,
+        // whatever its outcome (upstream `svm_range_restore_pages`);
+        // migrations in between are MIGRATE_START/END pairs.
+        crate::smi::page_fault_start(&self.owner, gpu_id, page, write);
+        let locs = (fa.attrs.prefetch_loc, fa.attrs.preferred_loc);
+        let trigger = crate::smi::MIGRATE_TRIGGER_PAGEFAULT_GPU;
+        let mut migrated = 0;
+        let res = (|| -> Result {
+            if best == super::LOCATION_SYSMEM {
+                // This GPU's device pages in the window go back to system
+                // memory (upstream `svm_migrate_vram_to_ram`); other GPUs'
+                // are faulted back by `hmm_range_fault` when mapping.
+                if let Some(s) = sdev {
+                    let m = crate::smi::Migration::to_ram(gpu_id, ws, we, locs, trigger);
+                    migrated += crate::smi::migration(&self.owner, m, || s.migrate_to_ram(&guard, ws, we))?;
+                }
+            } else if best == gpu_id {
+                if let Some(sdev) = sdev {
+                    // Pages in another GPU's VRAM go through system memory
+                    // first (upstream `svm_migrate_vram_to_vram`): migration to
+                    // VRAM takes system pages only.
+                    if self.vms_on_other_devices(gpu_id) {
+                        for d in self.devices().iter().filter(|d| d.gpu_id() != gpu_id) {
+                            if let Some(s) = d.svm.as_ref() {
+                                let m = crate::smi::Migration::to_ram(d.gpu_id(), ws, we, locs, trigger);
+                                migrated += crate::smi::migration(&self.owner, m, || s.migrate_to_ram(&guard, ws, we))?;
+                            }
                         }
                     }
-                }
-                match sdev.migrate_to_vram(&guard, ws, we, counters) {
-                    Ok(_) => {}
-                    // VRAM is full: the data stays in system memory.
-                    // Debug level: this is the fault path, and every fault
-                    // of a process over a full VRAM would print otherwise.
-                    Err(e) if e == ENOMEM || e == ENOSPC => {
-                        kernel::pr_debug!("GPU {}: VRAM full, {:#x}..{:#x} stays in system memory\n", gpu_id, ws, we)
+                    let m = crate::smi::Migration::to_vram(gpu_id, ws, we, locs, trigger);
+                    match crate::smi::migration(&self.owner, m, || sdev.migrate_to_vram(&guard, ws, we, counters)) {
+                        Ok(n) => migrated += n,
+                        // VRAM is full: the data stays in system memory.
+                        // Debug level: this is the fault path, and every fault
+                        // of a process over a full VRAM would print otherwise.
+                        Err(e) if e == ENOMEM || e == ENOSPC => {
+                            kernel::pr_debug!("GPU {}: VRAM full, {:#x}..{:#x} stays in system memory\n", gpu_id, ws, we)
+                        }
+                        Err(e) => return Err(e),
                     }
-                    Err(e) => return Err(e),
                 }
             }
-        }
-        self.map_range_on(&guard, r, gpu_id, ws, we, write)
+            self.map_range_on(&guard, r, gpu_id, ws, we, write)
+        })();
+        crate::smi::page_fault_end(&self.owner, gpu_id, page, migrated != 0);
+        res
     }
 }

@@ -32,11 +32,14 @@ impl Svm {
     pub(crate) fn prefetch(self: &Arc<Self>, start: u64, end: u64, target: Target<'_>) -> Result<u64> {
         self.run_pending();
         let mm = self.mm.mmget_not_zero().ok_or(ESRCH)?;
-        let (guard, _ranges) = self.lock_covered(&mm, start, end)?;
+        let (guard, ranges) = self.lock_covered(&mm, start, end)?;
+        // For SMI events: the range's PREFERRED_LOC (at `start`).
+        let preferred = ranges.containing(start).and_then(|k| ranges.tree.get(&k)).map_or(super::LOCATION_UNDEFINED, |r| r.preferred);
         match target {
             Target::Gpu(dev, counters) => {
                 let sdev = dev.svm.as_ref().ok_or(EINVAL)?;
-                match sdev.migrate_to_vram(&guard, start, end, counters) {
+                let m = crate::smi::Migration::to_vram(dev.gpu_id(), start, end, (dev.gpu_id(), preferred), crate::smi::MIGRATE_TRIGGER_PREFETCH);
+                match crate::smi::migration(&self.owner, m, || sdev.migrate_to_vram(&guard, start, end, counters)) {
                     Ok(n) => Ok(n),
                     Err(e) if e == ENOMEM || e == ENOSPC => {
                         kfd_info!(
@@ -54,7 +57,8 @@ impl Svm {
                 let mut moved = 0;
                 for dev in self.devices().iter() {
                     if let Some(sdev) = dev.svm.as_ref() {
-                        moved += sdev.migrate_to_ram(&guard, start, end)?;
+                        let m = crate::smi::Migration::to_ram(dev.gpu_id(), start, end, (super::LOCATION_SYSMEM, preferred), crate::smi::MIGRATE_TRIGGER_PREFETCH);
+                        moved += crate::smi::migration(&self.owner, m, || sdev.migrate_to_ram(&guard, start, end))?;
                     }
                 }
                 Ok(moved)

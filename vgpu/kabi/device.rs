@@ -268,6 +268,19 @@ unsafe extern "C" fn vgpu_rs_vram_used(gpu: *mut c_void) -> u64 {
     core.vram().used()
 }
 
+/// hwmon `vgpu_throttle` (write): a thermal throttling interrupt with
+/// throttler bitmask `bitmask`.
+///
+/// # Safety
+///
+/// `gpu` is the pointer live devices were created with.
+#[no_mangle]
+unsafe extern "C" fn vgpu_rs_throttle(gpu: *mut c_void, bitmask: u64) {
+    // SAFETY: The caller's requirement.
+    let core = unsafe { core_from_raw(gpu) };
+    core.raise_throttle(bitmask);
+}
+
 /// DRM ioctl `AMDGPU_VGPU_ACCESS` (the GPU-access test interface): the GPU
 /// reads or writes `size` bytes at `va` of the file's VM from or into the
 /// user buffer `buf`, raising retry faults; `*faults` counts them.

@@ -148,6 +148,16 @@ impl KfdIrq {
     }
 }
 
+impl KfdIrq {
+    /// rkfd's `kgd2kfd_smi_event_throttle`: the GPU throttles for the
+    /// reasons in `bitmask`; `counter` throttling interrupts so far.
+    /// Process context, with no lock held that a kfd2kgd callback takes.
+    pub(crate) fn throttle(&self, bitmask: u64, counter: u64) {
+        // SAFETY: By the type invariant the device is registered.
+        unsafe { kgd::kgd2kfd_smi_event_throttle(self.kfd.as_ptr(), bitmask, counter) };
+    }
+}
+
 impl Drop for KfdDevice {
     fn drop(&mut self) {
         // No DRM file is open (they pin the module), so no retry fault is

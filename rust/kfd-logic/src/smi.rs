@@ -43,6 +43,59 @@ pub const UNMAP_FROM_GPU: u32 = 11;
 pub const PROCESS_START: u32 = 12;
 pub const PROCESS_END: u32 = 13;
 
+/// Why pages migrated (C: `enum KFD_MIGRATE_TRIGGERS`).
+pub const MIGRATE_TRIGGER_PREFETCH: u32 = 0;
+pub const MIGRATE_TRIGGER_PAGEFAULT_GPU: u32 = 1;
+pub const MIGRATE_TRIGGER_PAGEFAULT_CPU: u32 = 2;
+pub const MIGRATE_TRIGGER_TTM_EVICTION: u32 = 3;
+
+/// Why a process's queues were evicted (C: `enum KFD_QUEUE_EVICTION_TRIGGERS`).
+pub const QUEUE_EVICTION_TRIGGER_SVM: u32 = 0;
+pub const QUEUE_EVICTION_TRIGGER_USERPTR: u32 = 1;
+pub const QUEUE_EVICTION_TRIGGER_TTM: u32 = 2;
+pub const QUEUE_EVICTION_TRIGGER_SUSPEND: u32 = 3;
+
+/// Why SVM memory was unmapped from a GPU (C: `enum KFD_SVM_UNMAP_TRIGGERS`).
+pub const SVM_UNMAP_TRIGGER_MMU_NOTIFY: u32 = 0;
+pub const SVM_UNMAP_TRIGGER_MMU_NOTIFY_MIGRATE: u32 = 1;
+pub const SVM_UNMAP_TRIGGER_UNMAP_FROM_CPU: u32 = 2;
+
+/// The trigger of the `UNMAP_FROM_GPU` an MMU-notifier invalidation sends
+/// (C: `svm_range_unmap_from_cpu` for `munmap`, `svm_range_evict`
+/// otherwise): `munmap` frees the memory; a migration's invalidation
+/// (`MMU_NOTIFY_MIGRATE`) moves it; anything else changes the CPU mapping.
+/// `None` with XNACK off except for `munmap`: upstream then evicts the
+/// process's queues (a `QUEUE_EVICTION`) instead of unmapping.
+pub fn unmap_trigger(munmap: bool, migrate: bool, xnack_on: bool) -> Option<u32> {
+    if munmap {
+        Some(SVM_UNMAP_TRIGGER_UNMAP_FROM_CPU)
+    } else if !xnack_on {
+        None
+    } else if migrate {
+        Some(SVM_UNMAP_TRIGGER_MMU_NOTIFY_MIGRATE)
+    } else {
+        Some(SVM_UNMAP_TRIGGER_MMU_NOTIFY)
+    }
+}
+
+/// XNACK-off eviction bookkeeping (C: `svms->evicted_ranges`, whose first
+/// increment quiesces the queues and whose restore resumes them): the
+/// counters are `evictions` (invalidations that quiesced the process) and
+/// `restored` (how many of them the last finished restore covered).  An
+/// invalidation that finds `evictions_before == restored` is the first
+/// since the queues last ran: it sends `QUEUE_EVICTION`.
+pub fn eviction_starts(evictions_before: u64, restored: u64) -> bool {
+    evictions_before == restored
+}
+
+/// A restore that covered `covered` invalidations resumes the queues (and
+/// sends `QUEUE_RESTORE`) only if no invalidation came since
+/// (`evictions_now == covered`); otherwise the process stays evicted and a
+/// later restore resumes it, so evictions and restores pair up.
+pub fn restore_resumes(evictions_now: u64, covered: u64) -> bool {
+    evictions_now == covered
+}
+
 /// `KFD_SMI_EVENT_MASK_FROM_INDEX(i)`; 0 outside 1..=64.
 pub const fn mask_from_index(i: u32) -> u64 {
     if i >= 1 && i <= 64 {
@@ -185,6 +238,11 @@ pub fn fmt_vmfault(pid: i32, comm: &[u8]) -> Line {
 pub fn fmt_gpu_reset(post: bool, seq: u32, cause: &str) -> Line {
     let event = if post { GPU_POST_RESET } else { GPU_PRE_RESET };
     Line::new(event, format_args!("{:x} {}\n", seq, cause))
+}
+
+/// `KFD_EVENT_FMT_THERMAL_THROTTLING(bitmask, counter)`: `"%llx:%llx\n"`.
+pub fn fmt_thermal_throttle(bitmask: u64, counter: u64) -> Line {
+    Line::new(THERMAL_THROTTLE, format_args!("{:x}:{:x}\n", bitmask, counter))
 }
 
 /// `KFD_EVENT_FMT_PAGEFAULT_START(ns, pid, addr, node, rw)`:

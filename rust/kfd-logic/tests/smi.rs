@@ -101,3 +101,76 @@ fn ring_matches_a_model_on_random_operations() {
         assert_eq!(r.len(), model.len());
     }
 }
+
+#[test]
+fn thermal_throttle_is_two_hex_numbers() {
+    // KFD_EVENT_FMT_THERMAL_THROTTLING: "%llx:%llx\n".
+    assert_eq!(s(&fmt_thermal_throttle(0x3, 0x1a)), "2 3:1a\n");
+    assert_eq!(s(&fmt_thermal_throttle(u64::MAX, 0)), "2 ffffffffffffffff:0\n");
+}
+
+#[test]
+fn triggers_are_upstream_enum_values() {
+    assert_eq!(
+        (MIGRATE_TRIGGER_PREFETCH, MIGRATE_TRIGGER_PAGEFAULT_GPU, MIGRATE_TRIGGER_PAGEFAULT_CPU, MIGRATE_TRIGGER_TTM_EVICTION),
+        (0, 1, 2, 3)
+    );
+    assert_eq!(
+        (QUEUE_EVICTION_TRIGGER_SVM, QUEUE_EVICTION_TRIGGER_USERPTR, QUEUE_EVICTION_TRIGGER_TTM, QUEUE_EVICTION_TRIGGER_SUSPEND),
+        (0, 1, 2, 3)
+    );
+    assert_eq!(
+        (SVM_UNMAP_TRIGGER_MMU_NOTIFY, SVM_UNMAP_TRIGGER_MMU_NOTIFY_MIGRATE, SVM_UNMAP_TRIGGER_UNMAP_FROM_CPU),
+        (0, 1, 2)
+    );
+    // munmap wins (MMU_NOTIFY_UNMAP is never a migration), then migration;
+    // XNACK off sends no unmap for anything but munmap (queues are evicted).
+    for xnack in [false, true] {
+        assert_eq!(unmap_trigger(true, false, xnack), Some(SVM_UNMAP_TRIGGER_UNMAP_FROM_CPU));
+        assert_eq!(unmap_trigger(true, true, xnack), Some(SVM_UNMAP_TRIGGER_UNMAP_FROM_CPU));
+    }
+    assert_eq!(unmap_trigger(false, true, true), Some(SVM_UNMAP_TRIGGER_MMU_NOTIFY_MIGRATE));
+    assert_eq!(unmap_trigger(false, false, true), Some(SVM_UNMAP_TRIGGER_MMU_NOTIFY));
+    assert_eq!(unmap_trigger(false, true, false), None);
+    assert_eq!(unmap_trigger(false, false, false), None);
+}
+
+/// Drives the XNACK-off counters as `svm_hmm` does (an invalidation adds
+/// one to `evictions`; a restore covers what it saw at its start and then
+/// stores it in `restored`) and checks that evictions and restores alternate.
+#[test]
+fn evictions_and_restores_pair_up() {
+    let (mut evictions, mut restored) = (0u64, 0u64);
+    let mut sent = Vec::new();
+    let mut evict = |evictions: &mut u64, restored: u64, sent: &mut Vec<char>| {
+        if eviction_starts(*evictions, restored) {
+            sent.push('E');
+        }
+        *evictions += 1;
+    };
+    // Two invalidations, then a restore covering both.
+    evict(&mut evictions, restored, &mut sent);
+    evict(&mut evictions, restored, &mut sent);
+    let covered = evictions;
+    restored = covered;
+    if restore_resumes(evictions, covered) {
+        sent.push('R');
+    }
+    // A restore that an invalidation overtakes does not resume ...
+    evict(&mut evictions, restored, &mut sent);
+    let covered = evictions;
+    evict(&mut evictions, restored, &mut sent);
+    restored = covered;
+    if restore_resumes(evictions, covered) {
+        sent.push('R');
+    }
+    assert!(!eviction_starts(evictions, restored), "still evicted: a new invalidation sends nothing");
+    // ... the next one does, and the one after that starts a new pair.
+    let covered = evictions;
+    restored = covered;
+    if restore_resumes(evictions, covered) {
+        sent.push('R');
+    }
+    evict(&mut evictions, restored, &mut sent);
+    assert_eq!(sent.iter().collect::<String>(), "ERERE");
+}

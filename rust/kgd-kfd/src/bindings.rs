@@ -340,3 +340,10 @@ unsafe extern "C" {
         flags: __u32,
     ) -> core::ffi::c_int;
 }
+unsafe extern "C" {
+    pub fn kgd2kfd_smi_event_throttle(
+        kfd: *mut kfd_dev,
+        throttle_bitmask: __u64,
+        counter: __u64,
+    );
+}
