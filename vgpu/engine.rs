@@ -257,6 +257,11 @@ pub(crate) struct Hqd {
 struct HqdInner {
     /// The packet processor.
     proc: Proc,
+    /// The ring `proc` serves: `(base, size)`.
+    ring: (u64, u64),
+    /// Disabled by `hqd_update` with a NULL ring: not served, its
+    /// processor and pointers kept for when the ring comes back.
+    disabled: bool,
     /// 0 or the `KGD_QUEUE_ERROR_*` that stopped it.
     error: u32,
     /// Packets completed since load.
@@ -562,6 +567,8 @@ impl Engine {
                 state <- new_mutex!(
                     HqdInner {
                         proc,
+                        ring: (desc.ring_base, desc.ring_size),
+                        disabled: false,
                         error: 0,
                         packets: 0,
                         removed: false,
@@ -611,9 +618,13 @@ impl Engine {
         }
     }
 
-    /// `hqd_update`: a new ring, priority and percentage.  A new ring
-    /// (base or size) restarts the queue's pointers at 0, as a remapped
-    /// MQD does; `EINVAL` if the engines cannot serve it.
+    /// `hqd_update`: a new ring, priority and percentage.  A NULL ring
+    /// (or size 0) disables the queue, as upstream's `is_active`: it is
+    /// not served, and keeps its processor and read pointer (upstream's
+    /// HWS saves them in the MQD at unmap), so restoring the same ring
+    /// resumes where it stopped and runs what was written meanwhile.  A
+    /// different ring restarts the queue's pointers at 0, as a new MQD
+    /// does; `EINVAL` if the engines cannot serve it.
     pub(crate) fn update(
         &self,
         hqd: &Hqd,
@@ -622,21 +633,25 @@ impl Engine {
         priority: u32,
         percentage: u32,
     ) -> Result {
+        let enabled = ring_base != 0 && ring_size != 0;
         {
             let mut st = hqd.state.lock();
-            if ring_base != hqd.desc.ring_base || ring_size != hqd.desc.ring_size {
+            if enabled && (ring_base, ring_size) != st.ring {
                 let desc = QueueDesc {
                     ring_base,
                     ring_size,
                     ..hqd.desc
                 };
                 st.proc = Proc::new(&desc)?;
+                st.ring = (ring_base, ring_size);
             }
+            st.disabled = !enabled;
         }
+        let share = if enabled { percentage } else { 0 };
         let mut g = self.inner.lock();
         let g = &mut *g;
         if let Some(s) = g.queues.iter_mut().find(|s| core::ptr::eq(&*s.hqd, hqd)) {
-            g.clock.update(&mut s.entry, priority, percentage);
+            g.clock.update(&mut s.entry, priority, share);
             s.idle = false;
         }
         self.kick(g);
@@ -717,7 +732,7 @@ impl Engine {
         // taken (see `RunEvents::push`).
         let _ = irqs.reserve(QUANTUM as usize + 4, GFP_KERNEL);
         let mut st = hqd.state.lock();
-        if st.removed || st.error != 0 {
+        if st.removed || st.error != 0 || st.disabled {
             return (0, Stop::Idle);
         }
         let mut m = VmMem::new(&hqd.vm);

@@ -338,6 +338,71 @@ impl Mem {
         }
     }
 
+    /// The memory page `index` of the object the CPU reaches (VRAM, GTT);
+    /// `None` for memory owned elsewhere (doorbells, MMIO remap) or pinned
+    /// user pages, which the driver does not access for the CPU.
+    fn cpu_page(&self, index: usize) -> Option<&Page> {
+        match &self.backing {
+            Backing::Vram(alloc) => alloc.page(index),
+            Backing::Gtt { pages, .. } => pages.get(index),
+            Backing::User { .. } | Backing::Shared(_) => None,
+        }
+    }
+
+    /// Runs `f(page, offset in page, buffer range)` over the pages holding
+    /// `len` bytes at render-node byte offset `offset` (a VMA's `access`,
+    /// as TTM's `ttm_bo_vm_access`): `EIO` if any byte is outside the
+    /// object or not memory the driver reaches.
+    fn for_cpu_bytes(
+        &self,
+        offset: u64,
+        len: usize,
+        mut f: impl FnMut(&Page, usize, core::ops::Range<usize>) -> Result,
+    ) -> Result {
+        let start = offset.checked_sub(self.mmap_offset()).ok_or(EIO)?;
+        let end = start.checked_add(len as u64).ok_or(EIO)?;
+        if len == 0 || end > self.size() {
+            return Err(EIO);
+        }
+        let page = PAGE_SIZE as u64;
+        let mut at = start;
+        while at < end {
+            let index = usize::try_from(at / page).map_err(|_| EIO)?;
+            let in_page = (at % page) as usize;
+            let n = (page - at % page).min(end - at) as usize;
+            let done = (at - start) as usize;
+            f(self.cpu_page(index).ok_or(EIO)?, in_page, done..done + n)?;
+            at += n as u64;
+        }
+        Ok(())
+    }
+
+    /// Reads `buf.len()` bytes at render-node byte offset `offset` for a
+    /// debugger (`ptrace`, `/proc/PID/mem`), whatever the CPU mapping's
+    /// protection: `EIO` outside the object or for doorbells and the MMIO
+    /// remap page (upstream's `amdgpu_ttm_access_memory` serves VRAM only,
+    /// TTM system pages directly).
+    pub(crate) fn cpu_read(&self, offset: u64, buf: &mut [u8]) -> Result {
+        let len = buf.len();
+        self.for_cpu_bytes(offset, len, |page, in_page, r| {
+            let dst = buf.get_mut(r).ok_or(EIO)?;
+            // SAFETY: `dst` is valid for writes of `dst.len()` bytes, and
+            // `in_page + dst.len()` is within the page.
+            unsafe { page.read_raw(dst.as_mut_ptr(), in_page, dst.len()) }
+        })
+    }
+
+    /// Writes `buf` at render-node byte offset `offset`, as
+    /// [`Mem::cpu_read`] reads.
+    pub(crate) fn cpu_write(&self, offset: u64, buf: &[u8]) -> Result {
+        self.for_cpu_bytes(offset, buf.len(), |page, in_page, r| {
+            let src = buf.get(r).ok_or(EIO)?;
+            // SAFETY: `src` is valid for reads of `src.len()` bytes, and
+            // `in_page + src.len()` is within the page.
+            unsafe { page.write_raw(src.as_ptr(), in_page, src.len()) }
+        })
+    }
+
     /// A kernel mapping of a GTT object (the event page), made on first
     /// use and kept until the object is released.  `EINVAL` for other
     /// domains, as `amdgpu_amdkfd_gpuvm_map_gtt_bo_to_kernel`.

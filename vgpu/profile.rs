@@ -16,10 +16,18 @@
 //! - **VRAM:** a few hundred MiB instead of 16–64 GiB (module parameter
 //!   `vram_mb` overrides it).
 //!
-//! The virtual GPU runs no firmware.  The MEC firmware version is the
-//! lowest one that passes every upstream feature check for the part
-//! (`kfd_topology.c`, `kfd_packet_manager_v9.c`, `kfd_device.c`), since rkfd
-//! may gate features on it; the SDMA version is only displayed, so it is 0.
+//! The virtual GPU runs no firmware, but it reports the MEC and SDMA
+//! firmware versions a real board of the part reports: amdgpu reads them
+//! from the `ucode_version` of the firmware file's header
+//! (`adev->gfx.mec_fw_version`, `adev->sdma.instance[0].fw_version`), hands
+//! them to amdkfd through `amdgpu_amdkfd_get_fw_version(KGD_ENGINE_MEC1 /
+//! KGD_ENGINE_SDMA1)`, and `kfd_topology.c` prints both unchanged as
+//! `fw_version` and `sdma_fw_version` (libhsakmt keeps `& 0x3ff` of each as
+//! `uCodeEngineVersions`; ROCm refuses an SDMA version of 0).  Each
+//! profile's fields say which board's readout they come from.  Every value
+//! also passes upstream's version gates for the part (`kfd_topology.c`
+//! debug-firmware table, `kfd_device.c` atomics check), as a real board's
+//! firmware does.
 
 use kernel::prelude::*;
 
@@ -212,8 +220,11 @@ pub(crate) static PROFILES: [Profile; 4] = [
         vram_width: 4096,
         default_vram_mib: 512,
         vram_is_public: true,
-        fw_version: 63,
-        sdma_fw_version: 0,
+        // rocm-smi of three MI210s (1002:740f, VBIOS 113-D67301-063):
+        // "MEC firmware version: 69", "SDMA firmware version: 8"
+        // (github ROCm/legacy-rocm-build issue 1886, January 2023).
+        fw_version: 69,
+        sdma_fw_version: 8,
         xnack_capable: true,
         sram_ecc: true,
         mem_ecc: true,
@@ -253,8 +264,13 @@ pub(crate) static PROFILES: [Profile; 4] = [
         vram_width: 256,
         default_vram_mib: 512,
         vram_is_public: true,
-        fw_version: 93,
-        sdma_fw_version: 0,
+        // amdgpu_firmware_info of a Navi 21 board (sienna_cichlid_mec.bin and
+        // sienna_cichlid_sdma.bin, the W6800's files): "MEC ... firmware
+        // version: 0x00000071", "SDMA0 ... firmware version: 0x00000053"
+        // (amd-gfx list, May 2023, "Re: [PATCH 10/66] drm/amd/display: Do not
+        // set drr on pipe commit").
+        fw_version: 113,
+        sdma_fw_version: 83,
         xnack_capable: false,
         sram_ecc: false,
         mem_ecc: false,
@@ -297,8 +313,13 @@ pub(crate) static PROFILES: [Profile; 4] = [
         vram_width: 384,
         default_vram_mib: 512,
         vram_is_public: true,
-        fw_version: 509,
-        sdma_fw_version: 0,
+        // amdgpu_firmware_info of a Navi 31 board (gc_11_0_0_mec.bin and
+        // sdma_6_0_0.bin, the W7900's files): "MEC ... firmware version:
+        // 0x000001fe", "SDMA0 ... firmware version: 0x00000013" (the
+        // geohot/7900xtx notes, README).  RS64 MEC firmware: upstream needs
+        // >= 509 for HWS without PCIe atomics.
+        fw_version: 510,
+        sdma_fw_version: 19,
         xnack_capable: false,
         sram_ecc: false,
         mem_ecc: false,
@@ -345,8 +366,13 @@ pub(crate) static PROFILES: [Profile; 4] = [
         // The BIOS "UMA frame buffer" carve-out.
         default_vram_mib: 256,
         vram_is_public: true,
-        fw_version: 509,
-        sdma_fw_version: 0,
+        // rocm-smi of Phoenix boards (GC 11.0.1, gc_11_0_1_mec.bin, F32 MEC
+        // firmware): "MEC firmware version: 40" (a 780M, Phoenix3, in
+        // sebhildebrandt/systeminformation pull request 960) and "SDMA
+        // firmware version: 16" (a 7840U, Phoenix1 1002:15bf, in ROCm/legacy-rocm-build
+        // issue 3207).
+        fw_version: 40,
+        sdma_fw_version: 16,
         xnack_capable: false,
         sram_ecc: false,
         mem_ecc: false,

@@ -4,11 +4,18 @@
 //! GPU of the module.
 //!
 //! As upstream's `amdgpu_amdkfd_reserve_mem_limit()`: GTT and user-pointer
-//! objects both count against a system limit (all RAM but 1/64), because
-//! both are (or will be, once pinned) the host's pages; GTT objects, whose
-//! pages the driver allocates itself, also count against the GTT limit
-//! (three quarters of RAM, amdgpu's default GTT size).  This also bounds the
-//! page tables a user can make the driver build for user pointers.
+//! objects both count against a system limit, because both are (or will
+//! be, once pinned) the host's pages; GTT objects, whose pages the driver
+//! allocates itself, also count against the TTM limit.  This also bounds
+//! the page tables a user can make the driver build for user pointers.
+//!
+//! The limits are upstream's (`amdgpu_amdkfd_gpuvm_init_mem_limits`): the
+//! system limit is all RAM but 1/64, less `AMDGPU_RESERVE_MEM_LIMIT`
+//! (1.5 GiB) left to the rest of the system, or half of it on a machine
+//! with less than twice that; the TTM limit is `ttm_tt_pages_limit()`,
+//! half of RAM by default.  Without the reserve, a 2 GiB machine let one
+//! process pin ~1.97 GiB of user pointers: the pinning faulted the pages in
+//! until the OOM killer killed the process (issue 16).
 //!
 //! C: `drivers/gpu/drm/amd/amdgpu/amdgpu_amdkfd_gpuvm.c` (`kfd_mem_limit`).
 
@@ -37,6 +44,22 @@ pub(crate) struct SystemMemory {
     gtt_limit: u64,
 }
 
+/// `AMDGPU_RESERVE_MEM_LIMIT`: system memory KFD leaves to the rest of the
+/// system.
+const RESERVE_MEM_LIMIT: u64 = 3 << 29;
+
+/// Upstream's `(system, TTM)` limits for `ram` bytes of RAM
+/// (`amdgpu_amdkfd_gpuvm_init_mem_limits`, `ttm_tt_mgr_init`).
+fn limits_for_ram(ram: u64) -> (u64, u64) {
+    let mut system = ram - (ram >> 6);
+    if system < 2 * RESERVE_MEM_LIMIT {
+        system >>= 1;
+    } else {
+        system -= RESERVE_MEM_LIMIT;
+    }
+    (system, ram / 2)
+}
+
 /// Adds `bytes` to `counter` unless that would pass `limit` (`ENOMEM`).
 fn add_limited(counter: &Atomic<u64>, bytes: u64, limit: u64) -> Result {
     let mut cur = counter.load(Relaxed);
@@ -55,8 +78,8 @@ fn add_limited(counter: &Atomic<u64>, bytes: u64, limit: u64) -> Result {
 impl SystemMemory {
     /// The accounts, with upstream's limits for this machine's RAM.
     pub(crate) fn new() -> Result<Arc<Self>> {
-        let ram = kabi::total_ram();
-        Self::with_limits(ram - (ram >> 6), ram / 4 * 3)
+        let (limit, gtt_limit) = limits_for_ram(kabi::total_ram());
+        Self::with_limits(limit, gtt_limit)
     }
 
     /// The accounts, with the given limits.
@@ -194,7 +217,23 @@ mod tests {
         m.unreserve_bytes(80, false);
         assert_eq!((m.used(), m.gtt_used()), (0, 0));
         let ram = SystemMemory::new()?;
-        assert!(ram.limit > ram.gtt_limit && ram.gtt_limit > 0);
+        assert!(ram.limit > 0 && ram.gtt_limit > 0);
+        Ok(())
+    }
+
+    #[test]
+    fn upstream_limits() -> Result {
+        const GIB: u64 = 1 << 30;
+        // A 2 GiB guest: half of 63/64 of RAM for the system, half for TTM.
+        assert_eq!(limits_for_ram(2 * GIB), (2 * GIB * 63 / 64 / 2, GIB));
+        // 64 GiB: all but 1/64 and 1.5 GiB.
+        assert_eq!(limits_for_ram(64 * GIB), (63 * GIB - 3 * GIB / 2, 32 * GIB));
+        // Either way the system keeps memory of its own.
+        for ram in [GIB, 2 * GIB, 3 * GIB, 4 * GIB, 16 * GIB] {
+            let (system, ttm) = limits_for_ram(ram);
+            assert!(system <= ram / 2 || system <= ram - RESERVE_MEM_LIMIT);
+            assert!(ttm <= ram / 2);
+        }
         Ok(())
     }
 }

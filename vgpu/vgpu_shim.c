@@ -127,10 +127,29 @@ static vm_fault_t vgpu_vm_fault(struct vm_fault *vmf)
 	return vmf_insert_pfn(vma, vmf->address, page_to_pfn(page));
 }
 
+/*
+ * ptrace (PTRACE_PEEKDATA/POKEDATA) and /proc/PID/mem on a mapping of an
+ * object, as TTM's ttm_bo_vm_access() with amdgpu_ttm_access_memory():
+ * GUP refuses VM_PFNMAP, so access_remote_vm() asks us.  Also through the
+ * PROT_NONE private mapping libhsakmt makes of VRAM the host may not
+ * access (upstream reads such VRAM through MM_INDEX/MM_DATA).  Bytes
+ * copied, or -EIO (outside the object, doorbells, MMIO remap: as upstream).
+ */
+static int vgpu_vm_access(struct vm_area_struct *vma, unsigned long addr, void *buf, int len,
+			  int write)
+{
+	u64 offset = ((u64)vma->vm_pgoff << PAGE_SHIFT) + (addr - vma->vm_start);
+
+	if (len < 1)
+		return -EIO;
+	return vgpu_rs_mem_access(vma->vm_private_data, offset, buf, len, write != 0);
+}
+
 static const struct vm_operations_struct vgpu_vm_ops = {
 	.open = vgpu_vm_open,
 	.close = vgpu_vm_close,
 	.fault = vgpu_vm_fault,
+	.access = vgpu_vm_access,
 };
 
 static int vgpu_drm_mmap(struct file *filp, struct vm_area_struct *vma)

@@ -100,6 +100,7 @@ int vgpu_rs_file_open(void *gpu, void **vm);
 void vgpu_rs_file_close(void *vm);
 int vgpu_rs_mmap(void *vm, unsigned long pgoff, unsigned long npages, void **mem);
 struct page *vgpu_rs_mem_page(void *mem, unsigned long pgoff);
+int vgpu_rs_mem_access(void *mem, u64 offset, void *buf, int len, bool write);
 void vgpu_rs_mem_get(void *mem);
 void vgpu_rs_mem_put(void *mem);
 u64 vgpu_rs_vram_used(void *gpu);

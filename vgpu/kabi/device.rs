@@ -230,6 +230,45 @@ unsafe extern "C" fn vgpu_rs_mem_page(mem: *mut c_void, pgoff: c_ulong) -> *mut 
         .map_or(core::ptr::null_mut(), |p| p.as_ptr())
 }
 
+/// VMA `access` (ptrace, `/proc/PID/mem`): copies `len` bytes at
+/// render-node byte offset `offset` of the object to or from `buf`.  The
+/// byte count, or `-EIO` as TTM answers (outside the object, or memory the
+/// driver cannot reach this way).
+///
+/// # Safety
+///
+/// `mem` is a live VMA's reference; `buf` is valid for reads and writes of
+/// `len > 0` bytes and not otherwise accessed during the call.
+#[no_mangle]
+unsafe extern "C" fn vgpu_rs_mem_access(
+    mem: *mut c_void,
+    offset: u64,
+    buf: *mut c_void,
+    len: c_int,
+    write: bool,
+) -> c_int {
+    let Ok(n) = usize::try_from(len) else {
+        return EIO.to_errno();
+    };
+    if n == 0 || buf.is_null() {
+        return EIO.to_errno();
+    }
+    // SAFETY: The VMA holds a reference, so the object is alive.
+    let mem = unsafe { <Arc<Mem> as ForeignOwnable>::borrow(mem) };
+    // SAFETY: The caller's requirement: `buf` is `n` valid bytes, ours for
+    // the call.
+    let buf = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), n) };
+    let r = if write {
+        mem.cpu_write(offset, buf)
+    } else {
+        mem.cpu_read(offset, buf)
+    };
+    match r {
+        Ok(()) => len,
+        Err(_) => EIO.to_errno(),
+    }
+}
+
 /// VMA `open` (split, fork, mremap): a reference for the new VMA.
 ///
 /// # Safety

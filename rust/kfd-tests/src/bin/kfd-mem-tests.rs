@@ -442,6 +442,7 @@ const MMIO: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP
     | uapi::KFD_IOC_ALLOC_MEM_FLAGS_COHERENT
     | uapi::KFD_IOC_ALLOC_MEM_FLAGS_NO_SUBSTITUTE;
 const USERPTR: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
+const GTT: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
 
 fn doorbell_and_mmio_objects(gpus: &[Gpu]) -> Check {
     in_child(|| {
@@ -526,6 +527,95 @@ fn userptr_pins(gpus: &[Gpu]) -> Check {
         ok(alloc(&k, g, va, 4 * PAGE as u64, USERPTR, base), "USERPTR before the hole")?;
         Ok(())
     })
+}
+
+/// `/proc/vmstat`'s `oom_kill`: processes the OOM killer has killed.
+fn oom_kills() -> Result<u64, String> {
+    read("/proc/vmstat")?
+        .lines()
+        .find_map(|l| l.strip_prefix("oom_kill ").and_then(|v| v.trim().parse().ok()))
+        .ok_or_else(|| "/proc/vmstat: no oom_kill".into())
+}
+
+/// `MemTotal` of `/proc/meminfo`, bytes.
+fn mem_total() -> Result<u64, String> {
+    read("/proc/meminfo")?
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:").and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok()))
+        .map(|kib| kib << 10)
+        .ok_or_else(|| "/proc/meminfo: no MemTotal".into())
+}
+
+/// ALLOC + MAP + UNMAP + FREE of a `size`-byte GTT or user-pointer
+/// (`user`) buffer: whether the driver accepted it; any refusal but
+/// ENOMEM is an error.
+fn try_system_buffer(k: &Kfd, gpu: u32, size: u64, user: bool) -> Result<bool, String> {
+    let what = if user { "USERPTR" } else { "GTT" };
+    // The memory a user pointer names: reserved lazily, as malloc's.
+    let mem = if user {
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
+        Some(
+            Map::new(-1, 0, size as usize, libc::PROT_READ | libc::PROT_WRITE, flags)
+                .map_err(|e| format!("anonymous mmap of {size}: {}", errno_name(e)))?,
+        )
+    } else {
+        None
+    };
+    let addr = mem.as_ref().map_or(0, |m| m.addr as u64);
+    let flags = if user { USERPTR } else { GTT };
+    let r = alloc(k, gpu, 0x40_0000_0000, size, flags, addr).and_then(|(h, _)| match map_to_gpu(k, h, gpu, true) {
+        Ok(_) => Ok(h),
+        Err(e) => {
+            let _ = free(k, h);
+            Err(e)
+        }
+    });
+    match r {
+        Ok(h) => {
+            ok(map_to_gpu(k, h, gpu, false), "UNMAP")?;
+            free(k, h)?;
+            Ok(true)
+        }
+        Err(libc::ENOMEM) => Ok(false),
+        Err(e) => Err(format!("{what} of {size} bytes: {}, want ENOMEM", errno_name(e))),
+    }
+}
+
+/// KFDTest's `LargestSysBufferTest`: the largest GTT or user-pointer
+/// (`user`) buffer ALLOC + MAP accept, searched between 0 and all RAM in
+/// 32 MiB steps (halving on failure, as a bisection does), so that sizes
+/// right at the driver's limits are tried.  Every refusal must be ENOMEM
+/// (upstream `amdgpu_amdkfd_reserve_mem_limit`), never a process killed for
+/// memory the driver accepted but the system cannot back.  The size found
+/// (at least 64 MiB).
+fn largest_system_buffer(gpu: u32, user: bool) -> Result<u64, String> {
+    const STEP: u64 = 32 << 20;
+    let k = open_kfd()?;
+    let _r = acquire(&k, gpu)?;
+    let (mut low, mut high) = (0u64, mem_total()? / STEP);
+    while high - low > 1 {
+        let mid = (low + high) / 2;
+        if try_system_buffer(&k, gpu, mid * STEP, user)? {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    ensure(low * STEP >= 64 << 20, format!("largest buffer {} MiB", low * STEP >> 20))?;
+    Ok(low * STEP)
+}
+
+fn largest_system_buffers(gpus: &[Gpu]) -> Check {
+    let kills = oom_kills()?;
+    for user in [false, true] {
+        in_child(|| {
+            let size = largest_system_buffer(gpus[0].gpu_id, user)?;
+            println!("# largest {}: {} MiB", if user { "USERPTR" } else { "GTT" }, size >> 20);
+            Ok(())
+        })
+            .map_err(|e| format!("{} search: {e}", if user { "USERPTR" } else { "GTT" }))?;
+    }
+    ensure_eq(oom_kills()?, kills, "processes the OOM killer killed during the searches")
 }
 
 /// A process that exits with everything allocated, mapped and mmapped
@@ -704,6 +794,7 @@ fn main() {
     h.run("alloc: DOORBELL and MMIO_REMAP objects", || doorbell_and_mmio_objects(&gpus));
     h.run("alloc: USERPTR pins, EFAULT for holes and read-only memory", || userptr_pins(&gpus));
     h.run("teardown: exit without freeing leaves the accounts as they were", || exit_without_freeing(&gpus));
+    h.run("alloc: the largest GTT and USERPTR buffers: ENOMEM past them, nothing killed", || largest_system_buffers(&gpus));
     h.run("GET_TILE_CONFIG: gb_addr_config, zero tables clamped, EFAULT", || tile_config(&gpus));
     h.run("mmap: seeded random /dev/kfd offsets map or fail cleanly", || mmap_offsets_fuzz(&gpus));
     std::process::exit(h.finish("kfd-mem-tests"));

@@ -423,6 +423,201 @@ fn update_cu_mask_gws_wave_state() -> Check {
     expect_ok(k.ioctl(uapi::AMDKFD_IOC_SET_XNACK_MODE, &mut x), "SET_XNACK_MODE once the queues are gone")
 }
 
+/// GPU VAs of the disable/restore test's objects.
+const VA_WORK: u64 = 0x20_5000_0000;
+const VA_SIGNALS: u64 = 0x20_6000_0000;
+/// Its work object: the ring, the pointers, the data target.
+const WORK_RING: u64 = 0;
+const WORK_RPTR: u64 = 4096;
+const WORK_WPTR: u64 = 4096 + 8;
+const WORK_TARGET: u64 = 8192;
+const WORK_SIZE: u64 = 16384;
+/// PM4 type-3 headers (`PACKET3(op, count)`): WRITE_DATA of one dword and
+/// RELEASE_MEM (gfx9+: 7 dwords after the header).
+const PM4_WRITE_DATA_1: u32 = (3 << 30) | (3 << 16) | (0x37 << 8);
+const PM4_RELEASE_MEM: u32 = (3 << 30) | (6 << 16) | (0x49 << 8);
+/// WRITE_DATA `dst_sel` memory; RELEASE_MEM `data_sel` 32-bit data and
+/// `int_sel` "interrupt after the write".
+const PM4_DST_MEMORY: u32 = 5 << 8;
+const PM4_DATA32_INT: u32 = (1 << 29) | (2 << 24);
+/// SDMA FENCE (addr, 32-bit data) and TRAP (int_ctx).
+const SDMA_FENCE: u32 = 5;
+const SDMA_TRAP: u32 = 6;
+
+/// A CPU mapping of a GTT object through the render node.
+struct CpuMap {
+    at: usize,
+    len: usize,
+}
+
+impl CpuMap {
+    fn new(render: i32, offset: u64, len: u64) -> Result<CpuMap, String> {
+        // SAFETY: a new shared mapping of our object; nothing else is at
+        // the address the kernel picks.
+        let at = unsafe {
+            libc::mmap(std::ptr::null_mut(), len as usize, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, render, offset as i64)
+        };
+        if at == libc::MAP_FAILED {
+            return Err(format!("mmap: {}", std::io::Error::last_os_error()));
+        }
+        Ok(CpuMap { at: at as usize, len: len as usize })
+    }
+
+    fn write32(&self, off: u64, v: u32) {
+        assert!(off as usize + 4 <= self.len);
+        // SAFETY: inside the mapping (checked), aligned by every caller.
+        unsafe { ((self.at + off as usize) as *mut u32).write_volatile(v) }
+    }
+
+    fn write64(&self, off: u64, v: u64) {
+        assert!(off as usize + 8 <= self.len);
+        // SAFETY: as write32.
+        unsafe { ((self.at + off as usize) as *mut u64).write_volatile(v) }
+    }
+
+    fn read32(&self, off: u64) -> u32 {
+        assert!(off as usize + 4 <= self.len);
+        // SAFETY: as write32.
+        unsafe { ((self.at + off as usize) as *const u32).read_volatile() }
+    }
+}
+
+impl Drop for CpuMap {
+    fn drop(&mut self) {
+        // SAFETY: our mapping.
+        unsafe { libc::munmap(self.at as *mut _, self.len) };
+    }
+}
+
+/// Allocates a GTT object at `va`, maps it to the GPU and the CPU.
+fn gtt_cpu(s: &Setup, va: u64, size: u64) -> Result<(u64, CpuMap), String> {
+    let mut a = uapi::kfd_ioctl_alloc_memory_of_gpu_args {
+        va_addr: va,
+        size,
+        gpu_id: s.gpu,
+        flags: uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE,
+        ..Default::default()
+    };
+    s.kfd.ioctl(uapi::AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).map_err(|e| format!("ALLOC va {va:#x}: {}", errno_name(e)))?;
+    map_or_unmap(&s.kfd, a.handle, s.gpu, true).map_err(|e| format!("MAP va {va:#x}: {}", errno_name(e)))?;
+    Ok((a.handle, CpuMap::new(s.render, a.mmap_offset, size)?))
+}
+
+/// WAIT_EVENTS on one event for `ms`: whether it was signalled.
+fn wait_event(k: &Kfd, id: u32, ms: u32) -> Result<bool, String> {
+    // SAFETY: plain data, all-zero is valid.
+    let mut data: uapi::kfd_event_data = unsafe { std::mem::zeroed() };
+    data.event_id = id;
+    let mut w = uapi::kfd_ioctl_wait_events_args {
+        events_ptr: &mut data as *mut _ as u64,
+        num_events: 1,
+        wait_for_all: 1,
+        timeout: ms,
+        wait_result: 0,
+    };
+    k.ioctl(uapi::AMDKFD_IOC_WAIT_EVENTS, &mut w).map_err(|e| format!("WAIT_EVENTS: {}", errno_name(e)))?;
+    Ok(w.wait_result == uapi::KFD_IOC_WAIT_RESULT_COMPLETE)
+}
+
+/// Writes one round at ring position `pos` (PM4: dwords; SDMA: bytes):
+/// `value` to the data target, then the event's slot and its interrupt
+/// (PM4: WRITE_DATA + RELEASE_MEM; SDMA: FENCE + FENCE + TRAP).  Returns
+/// the new write pointer.
+fn write_round(w: &CpuMap, sdma: bool, pos: u64, value: u32, slot_va: u64, event: u32) -> u64 {
+    let target = VA_WORK + WORK_TARGET;
+    let words: Vec<u32> = if sdma {
+        vec![
+            SDMA_FENCE, target as u32, (target >> 32) as u32, value,
+            SDMA_FENCE, slot_va as u32, (slot_va >> 32) as u32, 1,
+            SDMA_TRAP, event,
+        ]
+    } else {
+        vec![
+            PM4_WRITE_DATA_1, PM4_DST_MEMORY, target as u32, (target >> 32) as u32, value,
+            PM4_RELEASE_MEM, 0, PM4_DATA32_INT, slot_va as u32, (slot_va >> 32) as u32, 1, 0, event,
+        ]
+    };
+    let unit = if sdma { 1 } else { 4 };
+    for (i, &v) in words.iter().enumerate() {
+        let byte = (pos * unit + 4 * i as u64) % 4096;
+        w.write32(WORK_RING + byte, v);
+    }
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    let end = pos + words.len() as u64 * 4 / unit;
+    w.write64(WORK_WPTR, end);
+    end
+}
+
+/// UPDATE_QUEUE with ring address 0 disables a queue (upstream
+/// `is_active`: address, size and percentage all non-zero); packets written
+/// meanwhile wait, and run once a second UPDATE_QUEUE restores the ring.
+fn update_queue_disable_restore(sdma: bool) -> Check {
+    let s = setup()?;
+    if sdma && s.sdma_engines == 0 {
+        return Ok(());
+    }
+    let (_work, w) = gtt_cpu(&s, VA_WORK, WORK_SIZE)?;
+    let (page, _sig) = gtt_cpu(&s, VA_SIGNALS, fuzz::SIGNAL_PAGE_SIZE)?;
+    let mut ev = uapi::kfd_ioctl_create_event_args {
+        event_page_offset: page,
+        event_type: uapi::KFD_IOC_EVENT_SIGNAL,
+        auto_reset: 1,
+        ..Default::default()
+    };
+    expect_ok(s.kfd.ioctl(uapi::AMDKFD_IOC_CREATE_EVENT, &mut ev), "CREATE_EVENT")?;
+    let slot_va = VA_SIGNALS + 8 * u64::from(ev.event_slot_index);
+    let mut a = CreateArgs {
+        ring_base_address: VA_WORK + WORK_RING,
+        write_pointer_address: VA_WORK + WORK_WPTR,
+        read_pointer_address: VA_WORK + WORK_RPTR,
+        ring_size: 4096,
+        gpu_id: s.gpu,
+        queue_type: if sdma { uapi::KFD_IOC_QUEUE_TYPE_SDMA } else { uapi::KFD_IOC_QUEUE_TYPE_COMPUTE },
+        queue_percentage: 100,
+        queue_priority: 7,
+        ..Default::default()
+    };
+    if !sdma {
+        a.eop_buffer_address = VA_EOP;
+        a.eop_buffer_size = 4096;
+        a.ctx_save_restore_address = VA_CTX;
+        a.ctx_save_restore_size = s.cwsr_size;
+        a.ctl_stack_size = s.ctl_stack_size;
+    }
+    let Some(q) = s.create_or_unsupported(&mut a)? else {
+        return Ok(());
+    };
+    let kind = if sdma { "SDMA" } else { "PM4" };
+    // The read pointer as the engine reports it: PM4 a 32-bit dword offset
+    // in the ring, SDMA a 64-bit byte count (its low half here).
+    let units = if sdma { 4096 } else { 1024 };
+    let rptr = |w: &CpuMap| u64::from(w.read32(WORK_RPTR)) % units;
+    let mut u = uapi::kfd_ioctl_update_queue_args {
+        ring_base_address: VA_WORK + WORK_RING,
+        queue_id: q,
+        ring_size: 4096,
+        queue_percentage: 100,
+        queue_priority: 7,
+    };
+    let mut run = || -> Check {
+        let end = write_round(&w, sdma, 0, 1, slot_va, ev.event_id);
+        ensure(wait_event(&s.kfd, ev.event_id, 5000)?, format!("{kind}: first round's event"))?;
+        ensure_eq(w.read32(WORK_TARGET), 1, &format!("{kind}: first round's data"))?;
+        u.ring_base_address = 0;
+        expect_ok(s.kfd.ioctl(uapi::AMDKFD_IOC_UPDATE_QUEUE, &mut u), "UPDATE_QUEUE ring 0 (disable)")?;
+        let end2 = write_round(&w, sdma, end, 2, slot_va, ev.event_id);
+        ensure(!wait_event(&s.kfd, ev.event_id, 300)?, format!("{kind}: a disabled queue ran"))?;
+        ensure_eq((w.read32(WORK_TARGET), rptr(&w)), (1, end % units), &format!("{kind}: data, rptr while disabled"))?;
+        u.ring_base_address = VA_WORK + WORK_RING;
+        expect_ok(s.kfd.ioctl(uapi::AMDKFD_IOC_UPDATE_QUEUE, &mut u), "UPDATE_QUEUE restoring the ring")?;
+        ensure(wait_event(&s.kfd, ev.event_id, 5000)?, format!("{kind}: no event after the restore (rptr {})", rptr(&w)))?;
+        ensure_eq((w.read32(WORK_TARGET), rptr(&w)), (2, end2 % units), &format!("{kind}: data, rptr after the restore"))
+    };
+    let r = run();
+    expect_ok(s.destroy(q), "DESTROY")?;
+    r
+}
+
 fn per_device_limit_127() -> Check {
     let s = setup()?;
     let mut made = 0u32;
@@ -599,6 +794,8 @@ fn main() {
     h.run("ids: unknown queue ids give upstream's errnos", unknown_queue_ids);
     h.run("create: AQL and SDMA ids, doorbell offsets, sysfs, pinned ring", aql_and_sdma_queue_ids_doorbells_and_sysfs);
     h.run("queue: UPDATE, SET_CU_MASK, ALLOC_QUEUE_GWS, GET_QUEUE_WAVE_STATE, SET_XNACK_MODE", update_cu_mask_gws_wave_state);
+    h.run("update: PM4 queue disabled by ring 0 runs its packets once restored", || update_queue_disable_restore(false));
+    h.run("update: SDMA queue disabled by ring 0 runs its packets once restored", || update_queue_disable_restore(true));
     h.run("limit: 127 queues per process and device, then ENOSPC", per_device_limit_127);
     h.run("processes: two processes have separate queues and doorbells", two_processes_have_separate_queues);
     h.run("teardown: a process killed with queues active", killed_process_with_queues);

@@ -330,6 +330,33 @@ fn gpu_nodes_have_41_keys() -> Check {
     Ok(())
 }
 
+/// `(device_id, fw_version, sdma_fw_version)` of each virtual GPU profile:
+/// the MEC and SDMA firmware versions a real board of the part reports, as
+/// vgpu/profile.rs documents them with their source.
+const PROFILE_FIRMWARE: [(u64, u64, u64); 4] = [
+    (0x740f, 69, 8),   // gfx90a, MI210
+    (0x73a3, 113, 83), // gfx1030, W6800
+    (0x7448, 510, 19), // gfx1100, W7900
+    (0x15bf, 40, 16),  // gfx1103, 780M
+];
+
+/// libhsakmt keeps `& 0x3ff` of both as `uCodeEngineVersions`; ROCm needs a
+/// non-zero SDMA version.  A virtual part reports its board's versions.
+fn gpu_firmware_versions() -> Check {
+    for i in gpu_nodes()? {
+        let p = props(node_dir(i).join("properties"))?;
+        let (mec, sdma) = (p.get("fw_version")?, p.get("sdma_fw_version")?);
+        ensure(mec & 0x3ff != 0, format!("node {i}: fw_version {mec}"))?;
+        ensure(sdma & 0x3ff != 0, format!("node {i}: sdma_fw_version {sdma}"))?;
+        let id = p.get("device_id")?;
+        if let Some(&(_, want_mec, want_sdma)) = PROFILE_FIRMWARE.iter().find(|f| f.0 == id) {
+            ensure_eq(mec, want_mec, &format!("node {i} (device {id:#x}) fw_version"))?;
+            ensure_eq(sdma, want_sdma, &format!("node {i} (device {id:#x}) sdma_fw_version"))?;
+        }
+    }
+    Ok(())
+}
+
 fn gpu_ids_nonzero_stable_unique() -> Check {
     let gpus = gpu_nodes()?;
     let mut ids = vec![];
@@ -426,6 +453,7 @@ fn main() {
         Ok(g) if !g.is_empty() => {
             h.run("topology: GPU nodes print 41 keys in order", gpu_nodes_have_41_keys);
             h.run("topology: gpu_id non-zero, stable, unique", gpu_ids_nonzero_stable_unique);
+            h.run("topology: MEC and SDMA firmware versions are the part's", gpu_firmware_versions);
             h.run("topology: GPU has an HSACU|DATA cache, sibling_map format", gpu_has_hsacu_data_cache);
             h.run("topology: GPU links to a CPU node over PCIe", gpu_links_to_a_cpu);
         }

@@ -640,6 +640,157 @@ fn vram_maps_prot_none_private(cards: &[Card]) -> Check {
     Ok(())
 }
 
+/// A child stopped under our ptrace (PTRACE_TRACEME, then SIGSTOP): it
+/// has our mappings (fork), so its addresses are ours.  Killed on drop.
+struct Tracee(i32);
+
+impl Tracee {
+    fn start() -> Result<Tracee, String> {
+        // SAFETY: The child only stops itself and exits.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err("fork failed".into());
+        }
+        if pid == 0 {
+            // SAFETY: Plain system calls in the child, which never returns.
+            unsafe {
+                libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0);
+                libc::raise(libc::SIGSTOP);
+                libc::_exit(0);
+            }
+        }
+        let t = Tracee(pid);
+        let mut status = 0;
+        // SAFETY: Waiting for our child.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        ensure(r == pid && libc::WIFSTOPPED(status), format!("tracee did not stop (status {status:#x})"))?;
+        Ok(t)
+    }
+
+    fn peek(&self, addr: usize) -> Result<u64, i32> {
+        // SAFETY: PEEKDATA reads the stopped tracee; errors come in errno.
+        unsafe {
+            *libc::__errno_location() = 0;
+            let v = libc::ptrace(libc::PTRACE_PEEKDATA, self.0, addr, 0);
+            match *libc::__errno_location() {
+                0 => Ok(v as u64),
+                e => Err(e),
+            }
+        }
+    }
+
+    fn poke(&self, addr: usize, v: u64) -> Result<(), i32> {
+        // SAFETY: POKEDATA writes the stopped tracee.
+        let r = unsafe { libc::ptrace(libc::PTRACE_POKEDATA, self.0, addr, v as usize) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+        }
+    }
+
+    /// `/proc/PID/mem` at `addr`: `Ok(bytes)` read or written.
+    fn mem(&self, addr: usize, buf: &mut [u8], write: bool) -> Result<usize, i32> {
+        use std::os::unix::fs::FileExt;
+        let f = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(format!("/proc/{}/mem", self.0))
+            .map_err(|e| e.raw_os_error().unwrap_or(0))?;
+        let r = if write {
+            f.write_at(buf, addr as u64)
+        } else {
+            f.read_at(buf, addr as u64)
+        };
+        r.map_err(|e| e.raw_os_error().unwrap_or(0))
+    }
+}
+
+impl Drop for Tracee {
+    fn drop(&mut self) {
+        // SAFETY: Killing and reaping our own child.
+        unsafe {
+            libc::kill(self.0, libc::SIGKILL);
+            libc::waitpid(self.0, std::ptr::null_mut(), 0);
+        }
+    }
+}
+
+/// What a debugger does to GPU memory a process maps from the render node
+/// (upstream: TTM's `ttm_bo_vm_access`, `amdgpu_ttm_access_memory`):
+/// PTRACE_PEEKDATA/POKEDATA and `/proc/PID/mem` reads and writes, across
+/// a page boundary, on GTT, host-visible VRAM (MAP_SHARED) and VRAM the
+/// host does not access (libhsakmt's PROT_NONE + MAP_PRIVATE mapping;
+/// its bytes are checked through the GPU).  The data is checked both
+/// ways.
+fn ptrace_reaches_render_mappings(cards: &[Card]) -> Check {
+    let k = Kfd::open().map_err(|e| e.to_string())?;
+    for (id, _card, fd) in bind_all(&k, cards)? {
+        let len = 2 * PAGE;
+        let (gtt, gtt_off) = alloc(&k, id, 0x5_0000_0000, len as u64, GTT)
+            .map_err(|e| format!("ALLOC GTT: {}", errno_name(e)))?;
+        let public = VRAM | uapi::KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC;
+        let (vis, vis_off) = alloc(&k, id, 0x5_1000_0000, len as u64, public)
+            .map_err(|e| format!("ALLOC public VRAM: {}", errno_name(e)))?;
+        let (inv, inv_off) = alloc(&k, id, 0x5_2000_0000, len as u64, VRAM)
+            .map_err(|e| format!("ALLOC VRAM: {}", errno_name(e)))?;
+        ensure_eq(map_to_gpu(&k, inv, id, true), Ok(1), "MAP_MEMORY_TO_GPU (VRAM)")?;
+        let g = Map::shared_rw(&fd, gtt_off, len)?;
+        let v = Map::shared_rw(&fd, vis_off, len)?;
+        let n = Map::new(&fd, inv_off, len, libc::PROT_NONE, libc::MAP_PRIVATE)
+            .map_err(|e| format!("VRAM PROT_NONE MAP_PRIVATE: {}", errno_name(e)))?;
+        // The invisible object's bytes, as the GPU sees them at its VA.
+        let gpu = |off: usize, buf: &mut [u8], write: bool| -> Check {
+            let faults = kfd_tests::svm::gpu_access(fd.0, 0x5_2000_0000 + off, buf.as_mut_ptr() as usize, buf.len(), write)
+                .map_err(|e| format!("VGPU_ACCESS: {}", errno_name(e)))?;
+            ensure_eq(faults, 0, "GPU access faults")
+        };
+        let t = Tracee::start()?;
+        let pattern: Vec<u8> = (0..200u32).map(|i| (i * 7 + 3) as u8).collect();
+        for (what, map) in [("GTT", &g), ("public VRAM", &v), ("VRAM (PROT_NONE private)", &n)] {
+            let cpu = map.addr as usize;
+            let invisible = std::ptr::eq(map, &n);
+            let put = |off: usize, data: &[u8]| -> Check {
+                if invisible {
+                    gpu(off, &mut data.to_vec(), true)
+                } else {
+                    map.write(off, data);
+                    Ok(())
+                }
+            };
+            let get = |off: usize, len: usize| -> Result<Vec<u8>, String> {
+                if invisible {
+                    let mut b = vec![0u8; len];
+                    gpu(off, &mut b, false)?;
+                    Ok(b)
+                } else {
+                    Ok(map.read(off, len))
+                }
+            };
+            // The process's bytes reach the debugger...
+            put(PAGE - 8, &0x1122_3344_5566_7788u64.to_ne_bytes())?;
+            ensure_eq(t.peek(cpu + PAGE - 8), Ok(0x1122_3344_5566_7788), &format!("{what}: PEEKDATA"))?;
+            put(PAGE - 100, &pattern)?;
+            let mut buf = vec![0u8; 200];
+            ensure_eq(t.mem(cpu + PAGE - 100, &mut buf, false), Ok(200), &format!("{what}: /proc/PID/mem read"))?;
+            ensure_eq(&buf, &pattern, &format!("{what}: bytes read across the page boundary"))?;
+            // ...and the debugger's bytes reach the process.
+            ensure_eq(t.poke(cpu + 16, 0x0bad_cafe_dead_beef), Ok(()), &format!("{what}: POKEDATA"))?;
+            ensure_eq(get(16, 8)?, 0x0bad_cafe_dead_beefu64.to_ne_bytes().to_vec(), &format!("{what}: poked word"))?;
+            let mut rev: Vec<u8> = pattern.iter().rev().copied().collect();
+            ensure_eq(t.mem(cpu + PAGE - 60, &mut rev, true), Ok(200), &format!("{what}: /proc/PID/mem write"))?;
+            ensure_eq(get(PAGE - 60, 200)?, rev, &format!("{what}: bytes written across the page boundary"))?;
+        }
+        drop(t);
+        drop((g, v, n));
+        ensure_eq(map_to_gpu(&k, inv, id, false), Ok(1), "UNMAP_MEMORY_FROM_GPU (VRAM)")?;
+        for h in [gtt, vis, inv] {
+            free(&k, h)?;
+        }
+    }
+    Ok(())
+}
+
 fn vram_accounting_follows_allocations(cards: &[Card]) -> Check {
     let k = Kfd::open().map_err(|e| e.to_string())?;
     for (id, card, _fd) in bind_all(&k, cards)? {
@@ -723,6 +874,9 @@ fn main() {
         });
         h.run("kfd: VRAM maps PROT_NONE + MAP_PRIVATE", || {
             in_child(|| vram_maps_prot_none_private(&cards))
+        });
+        h.run("kfd: ptrace and /proc/PID/mem reach GTT and VRAM mappings", || {
+            in_child(|| ptrace_reaches_render_mappings(&cards))
         });
         h.run("kfd: VRAM accounting follows allocations", || {
             in_child(|| vram_accounting_follows_allocations(&cards))
