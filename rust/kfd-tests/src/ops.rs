@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Small typed wrappers around the KFD ioctls, the topology and process
-//! plumbing (fork a scenario, pass fds), shared by kfd-isolation and kfd-race.
+//! plumbing (fork a scenario, pass fds), shared by the guest programs.
 
 use crate::kfd::{errno_name, ioctl_fd, Kfd};
 use kfd_uapi as uapi;
@@ -16,14 +16,8 @@ pub fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
-/// Fails unless `r` is `Err(want)`.
-pub fn expect_err<T>(r: Result<T, i32>, want: i32, what: &str) -> Result<(), String> {
-    match r {
-        Err(e) if e == want => Ok(()),
-        Err(e) => Err(format!("{what}: got {}, want {}", errno_name(e), errno_name(want))),
-        Ok(_) => Err(format!("{what}: succeeded, want {}", errno_name(want))),
-    }
-}
+/// The old name of [`crate::harness::expect_errno`].
+pub use crate::harness::expect_errno as expect_err;
 
 /// A GPU node of the topology.
 #[derive(Clone, Debug)]

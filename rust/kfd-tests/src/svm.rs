@@ -272,23 +272,7 @@ pub fn svm_set_attr(kfd: i32, addr: usize, size: usize, attrs: &[(u32, u32)]) ->
     crate::kfd::ioctl_fd(kfd, uapi::amdkfd_ioc_svm(attrs.len() as u32), buf.as_mut_ptr() as usize)
 }
 
-/// Mounts debugfs if needed.
-pub fn ensure_debugfs() -> Result<(), String> {
-    const DEBUGFS: &str = "/sys/kernel/debug/kfd";
-    if fs::metadata(DEBUGFS).is_ok() {
-        return Ok(());
-    }
-    let src = CString::new("none").unwrap();
-    let dst = CString::new("/sys/kernel/debug").unwrap();
-    let ty = CString::new("debugfs").unwrap();
-    // SAFETY: Valid C strings; mounting debugfs where it belongs.
-    unsafe { libc::mount(src.as_ptr(), dst.as_ptr(), ty.as_ptr(), 0, std::ptr::null()) };
-    if fs::metadata(DEBUGFS).is_ok() {
-        Ok(())
-    } else {
-        Err(format!("{DEBUGFS} missing"))
-    }
-}
+pub use crate::kfd::ensure_debugfs;
 
 /// This process's SVM dump: the `attr` lines and the `# gpus:` map
 /// (gpu_id -> bit index of the access bitmaps).

@@ -38,8 +38,8 @@
 //! (fuzz.rs), never at the fuzzer's own state.  WAIT_EVENTS always gets a
 //! timeout of 0..10 ms.
 
-#[path = "../fuzz.rs"]
-mod fuzz;
+use kfd_tests::fuzz;
+use kfd_tests::ops;
 
 use fuzz::{PtrKind, Rng, ARG, SUB};
 use kfd_tests::kfd::{ioctl_fd, Kfd};
@@ -1765,7 +1765,7 @@ impl Fuzzer {
                 fuzz::close(fd);
             }
             let paths = self.render_paths.clone();
-            self.renders = paths.iter().filter_map(|p| fuzz::open_rw(p)).collect();
+            self.renders = paths.iter().filter_map(|p| ops::open_rw(p).ok()).collect();
             self.pairing.retain(|&(_, i)| i < self.renders.len());
             for fd in std::mem::take(&mut self.dmabufs) {
                 fuzz::close(fd);
@@ -1875,7 +1875,7 @@ fn main() {
     };
     let gpus = fuzz::discover_gpus(&k);
     println!("fuzz: gpus={:?} render_nodes={:?}", gpus.ids, gpus.render_nodes);
-    let renders: Vec<i32> = gpus.render_nodes.iter().filter_map(|p| fuzz::open_rw(p)).collect();
+    let renders: Vec<i32> = gpus.render_nodes.iter().filter_map(|p| ops::open_rw(p).ok()).collect();
     let kfd = k.fd;
     std::mem::forget(k);
 

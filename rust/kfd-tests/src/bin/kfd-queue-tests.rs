@@ -12,9 +12,8 @@
 //! tests that need a queue then check exactly that.  An optional argument
 //! filters tests by name.
 
-#[path = "../fuzz.rs"]
-#[allow(dead_code)]
-mod fuzz;
+use kfd_tests::fuzz;
+use kfd_tests::ops;
 
 use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
 use kfd_tests::kfd::{errno_name, Kfd};
@@ -104,7 +103,7 @@ fn setup() -> Result<Setup, String> {
     let gpu = first_gpu()?;
     let props = node_props(gpu).ok_or("no topology node")?;
     let minor = prop(&props, "drm_render_minor");
-    let render = fuzz::open_rw(&format!("/dev/dri/renderD{minor}")).ok_or("open render node")?;
+    let render = ops::open_rw(&format!("/dev/dri/renderD{minor}")).ok().ok_or("open render node")?;
     fuzz::acquire_vm(kfd.fd, render, gpu).map_err(|e| format!("ACQUIRE_VM: {}", errno_name(e)))?;
     let cwsr_size = prop(&props, "cwsr_size");
     let ctl_stack_size = prop(&props, "ctl_stack_size");

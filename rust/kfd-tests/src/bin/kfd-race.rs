@@ -34,9 +34,7 @@
 //! The seed fixes the choices (delays, sizes, which thread does what);
 //! the interleaving is the machine's.
 
-#[path = "../fuzz.rs"]
-#[allow(dead_code)]
-mod fuzz;
+use kfd_tests::fuzz;
 #[path = "../race_svmq.rs"]
 mod svmq;
 

@@ -51,8 +51,8 @@
 //! kills is the machine's, so a storm is reproducible in what it tries,
 //! not in where exactly a kill lands.
 
-#[path = "../fuzz.rs"]
-mod fuzz;
+use kfd_tests::fuzz;
+use kfd_tests::ops;
 
 use fuzz::Rng;
 use kfd_tests::kfd::{ioctl_fd, Kfd};
@@ -218,7 +218,7 @@ impl Child {
         for &gpu in &want {
             let mut bound = false;
             for path in &gpus.render_nodes {
-                let Some(fd) = fuzz::open_rw(path) else { continue };
+                let Ok(fd) = ops::open_rw(path) else { continue };
                 renders.push(fd);
                 let r = if self.plan.vm_race { self.acquire_racing(fd, gpu) } else { fuzz::acquire_vm(self.kfd, fd, gpu) };
                 if self.check(r, "ACQUIRE_VM") {

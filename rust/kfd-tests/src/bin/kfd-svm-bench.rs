@@ -12,9 +12,8 @@
 //! (the area stays mapped, so nothing removes them), so the set grows by
 //! the number of samples, a few percent of N.
 
-#[path = "../fuzz.rs"]
-#[allow(dead_code)]
-mod fuzz;
+use kfd_tests::fuzz;
+use kfd_tests::ops;
 
 use kfd_tests::kfd::{errno_name, ioctl_fd, Kfd};
 use kfd_uapi as uapi;
@@ -43,7 +42,7 @@ fn measure(n: u64, samples: u64) -> Result<(f64, f64, f64), String> {
     let mut bound = false;
     'outer: for &gpu in &gpus.ids {
         for path in &gpus.render_nodes {
-            if let Some(fd) = fuzz::open_rw(path) {
+            if let Ok(fd) = ops::open_rw(path) {
                 if fuzz::acquire_vm(k.fd, fd, gpu).is_ok() {
                     bound = true;
                     break 'outer;

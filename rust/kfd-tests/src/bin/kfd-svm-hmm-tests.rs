@@ -7,9 +7,7 @@
 //! optional argument filters tests by name.
 
 // The /dev/kmsg watcher the fuzzer and storm use.
-#[path = "../fuzz.rs"]
-#[allow(dead_code)]
-mod fuzz;
+use kfd_tests::fuzz;
 
 use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
 use kfd_tests::kfd::errno_name;

@@ -10,9 +10,8 @@
 //! debugfs `svm_ranges` dump is checked by `debugfs_dump`.  An optional
 //! argument filters tests by name.
 
-#[path = "../fuzz.rs"]
-#[allow(dead_code)]
-mod fuzz;
+use kfd_tests::fuzz;
+use kfd_tests::ops;
 
 use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
 use kfd_tests::kfd::{errno_name, ioctl_fd, Kfd};
@@ -49,7 +48,7 @@ impl Ctx {
         let mut renders = Vec::new();
         for &gpu in &found.ids {
             for path in &found.render_nodes {
-                let Some(fd) = fuzz::open_rw(path) else { continue };
+                let Ok(fd) = ops::open_rw(path) else { continue };
                 if fuzz::acquire_vm(kfd.fd, fd, gpu).is_ok() {
                     gpus.push(gpu);
                     renders.push(fd);
