@@ -58,6 +58,7 @@ use fuzz::Rng;
 use kfd_tests::kfd::{ioctl_fd, Kfd};
 use kfd_tests::ops::{topology_gpus, TopoGpu};
 use kfd_tests::queue::QueueMem;
+use kfd_tests::svm::svm_set_attr;
 use kfd_uapi as uapi;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -588,11 +589,6 @@ fn svm_mismatch(seed: u64, buf: &[u8], first: usize) -> Option<String> {
     })
 }
 
-/// AMDKFD_IOC_SVM SET_ATTR on `kfd`.
-fn svm_set(kfd: i32, addr: usize, size: usize, attrs: &[(u32, u32)]) -> Result<i32, i32> {
-    kfd_tests::svm::svm_set_attr(kfd, addr, size, attrs)
-}
-
 /// GPU read through the access ioctl.  With XNACK off a migration leaves
 /// the GPU mapping to the restore worker (upstream `svm_range_set_attr`:
 /// "restore_work will update mappings of GPUs"; the queues are quiesced
@@ -615,7 +611,7 @@ fn gpu_read(rfd: i32, addr: usize, buf: &mut [u8], xnack: bool) -> Result<i32, i
 /// (retry faults when XNACK is on and pages moved back), back to system.
 fn svm_pass(kfd: i32, rfd: i32, gpu: u32, addr: usize, len: usize, seed: u64, xnack: bool) -> Vec<String> {
     let mut errors = Vec::new();
-    if let Err(e) = svm_set(kfd, addr, len, &[(uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, gpu)]) {
+    if let Err(e) = svm_set_attr(kfd, addr, len, &[(uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, gpu)]) {
         errors.push(format!("SVM thread: PREFETCH_LOC gpu: {}", fuzz::errno_str(e)));
     }
     let mut buf = vec![0u8; len];
@@ -627,7 +623,7 @@ fn svm_pass(kfd: i32, rfd: i32, gpu: u32, addr: usize, len: usize, seed: u64, xn
         }
         Err(e) => errors.push(format!("SVM thread: GPU read of {len} bytes: {}", fuzz::errno_str(e))),
     }
-    if let Err(e) = svm_set(kfd, addr, len, &[(uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, 0)]) {
+    if let Err(e) = svm_set_attr(kfd, addr, len, &[(uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, 0)]) {
         errors.push(format!("SVM thread: PREFETCH_LOC system: {}", fuzz::errno_str(e)));
     }
     errors
@@ -680,7 +676,7 @@ impl Child {
             // XNACK off: mapped now, or the GPU may not touch it.
             attrs.push((uapi::KFD_IOCTL_SVM_ATTR_ACCESS, gpu));
         }
-        let r = svm_set(self.kfd, addr, len, &attrs);
+        let r = svm_set_attr(self.kfd, addr, len, &attrs);
         if !self.svm_err(r, "SVM SET_ATTR") {
             return None;
         }
@@ -694,7 +690,7 @@ impl Child {
             }
         }
         self.report();
-        let r = svm_set(self.kfd, addr, len, &[(uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, gpu)]);
+        let r = svm_set_attr(self.kfd, addr, len, &[(uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, gpu)]);
         self.svm_err(r, "PREFETCH_LOC to VRAM");
         self.report();
         let r = gpu_read(rfd, addr, &mut buf, xnack);

@@ -13,8 +13,8 @@
 use kfd_tests::fuzz;
 use kfd_tests::ops;
 
-use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
-use kfd_tests::kfd::{errno_name, ioctl_fd, Kfd};
+use kfd_tests::harness::{ensure, ensure_eq, expect_errno, Check, Harness};
+use kfd_tests::kfd::{ensure_debugfs, errno_name, ioctl_fd, Kfd};
 use kfd_uapi as uapi;
 
 const PAGE: u64 = 4096;
@@ -113,22 +113,6 @@ fn svm_fd(fd: i32, op: u32, start: u64, size: u64, attrs: &mut [(u32, u32)]) -> 
 fn svm_raw(fd: i32, size_field: u32, buf: &mut [u64]) -> Result<i32, i32> {
     let cmd = uapi::ioc(uapi::IOC_READ | uapi::IOC_WRITE, uapi::AMDKFD_IOCTL_BASE, uapi::ioc_nr(uapi::AMDKFD_IOC_SVM), size_field);
     ioctl_fd(fd, cmd, buf.as_mut_ptr() as usize)
-}
-
-fn expect_errno(r: Result<(), i32>, want: i32, what: &str) -> Check {
-    match r {
-        Err(e) if e == want => Ok(()),
-        Err(e) => Err(format!("{what}: got {}, want {}", errno_name_ext(e), errno_name_ext(want))),
-        Ok(()) => Err(format!("{what}: succeeded, want {}", errno_name_ext(want))),
-    }
-}
-
-fn errno_name_ext(e: i32) -> String {
-    match e {
-        libc::EOVERFLOW => "EOVERFLOW".into(),
-        libc::EADDRINUSE => "EADDRINUSE".into(),
-        _ => errno_name(e),
-    }
 }
 
 /// An anonymous private mapping, never unmapped (so no test sees another's
@@ -615,19 +599,6 @@ fn debugfs_dump(c: &Ctx) -> Check {
     ensure(covered == 0 || covered == 16 * PAGE, format!("hmm ranges cover {covered:#x} of {:#x}", 16 * PAGE))?;
     println!("# svm_ranges: {} attr lines, hmm coverage {covered:#x}", text.lines().filter(|l| l.starts_with("attr ")).count());
     Ok(())
-}
-
-fn ensure_debugfs() -> Check {
-    const DEBUGFS: &str = "/sys/kernel/debug/kfd";
-    if std::fs::metadata(DEBUGFS).is_ok() {
-        return Ok(());
-    }
-    let src = std::ffi::CString::new("none").unwrap();
-    let dst = std::ffi::CString::new("/sys/kernel/debug").unwrap();
-    let ty = std::ffi::CString::new("debugfs").unwrap();
-    // SAFETY: Valid C strings; mounting debugfs where it belongs.
-    unsafe { libc::mount(src.as_ptr(), dst.as_ptr(), ty.as_ptr(), 0, std::ptr::null()) };
-    ensure(std::fs::metadata(DEBUGFS).is_ok(), format!("{DEBUGFS} missing"))
 }
 
 /// A CPU `munmap` removes the attribute ranges of the unmapped VA (the
