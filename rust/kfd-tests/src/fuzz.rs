@@ -510,7 +510,7 @@ impl CpuMap {
         Ok(CpuMap { addr: p as usize, len })
     }
 
-    #[allow(clippy::mut_from_ref)] // memory the kernel and GPU write too; one slice at a time
+    #[expect(clippy::mut_from_ref, reason = "memory the kernel and GPU write too; one slice at a time")]
     pub fn bytes(&self) -> &mut [u8] {
         // SAFETY: our mapping of `len` bytes, alive until drop.
         unsafe { std::slice::from_raw_parts_mut(self.addr as *mut u8, self.len) }

@@ -219,7 +219,7 @@ impl Anon {
     /// The mapping as bytes.  Memory the GPU and the kernel write behind
     /// the compiler's back (like a `volatile` buffer), so a shared borrow
     /// hands out a mutable slice; callers keep one slice at a time.
-    #[allow(clippy::mut_from_ref)]
+    #[expect(clippy::mut_from_ref, reason = "memory written behind the compiler's back; one slice at a time")]
     pub fn slice(&self) -> &mut [u8] {
         // SAFETY: our mapping, readable and writable while alive.
         unsafe { std::slice::from_raw_parts_mut(self.addr as *mut u8, self.len) }

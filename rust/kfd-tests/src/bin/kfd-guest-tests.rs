@@ -328,7 +328,7 @@ fn main() {
 
 fn dev_major(dev: u64) -> u32 {
     // SAFETY: pure arithmetic on a device number.
-    #[allow(unused_unsafe)]
+    #[expect(unused_unsafe, reason = "libc::major/minor are safe const fns in this libc, unsafe in older ones")]
     unsafe {
         libc::major(dev)
     }
@@ -336,7 +336,7 @@ fn dev_major(dev: u64) -> u32 {
 
 fn dev_minor(dev: u64) -> u32 {
     // SAFETY: pure arithmetic on a device number.
-    #[allow(unused_unsafe)]
+    #[expect(unused_unsafe, reason = "libc::major/minor are safe const fns in this libc, unsafe in older ones")]
     unsafe {
         libc::minor(dev)
     }

@@ -119,7 +119,7 @@ fn svm_raw(fd: i32, size_field: u32, buf: &mut [u64]) -> Result<i32, i32> {
 /// VA again; `munmap_prunes_ranges` unmaps on purpose).
 struct Anon {
     addr: u64,
-    #[allow(dead_code)]
+    #[expect(dead_code, reason = "the mapping is never unmapped; its length is kept for a reader of the struct (and a debugger)")]
     len: u64,
 }
 
