@@ -787,6 +787,6 @@ fn main() {
         }
         ensure(after == before, format!("available memory before {before:?}, after {after:?}"))
     });
-    h.detail(format!("seed {seed:#x}, {rounds} rounds of {ops} operations per race"));
+    h.detail(format!("{rounds} rounds of {ops} operations per race"));
     std::process::exit(h.finish("kfd-race"));
 }
