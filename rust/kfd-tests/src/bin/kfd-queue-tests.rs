@@ -71,19 +71,14 @@ fn prop(props: &str, key: &str) -> u32 {
         .unwrap_or(0)
 }
 
+/// ALLOC (writable) and, if `map`, MAP on `gpu`; returns the handle.
 fn alloc(k: &Kfd, gpu: u32, va: u64, size: u64, flags: u32, map: bool) -> Result<u64, String> {
-    let mut a = uapi::kfd_ioctl_alloc_memory_of_gpu_args {
-        va_addr: va,
-        size,
-        gpu_id: gpu,
-        flags: flags | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE,
-        ..Default::default()
-    };
-    k.ioctl(uapi::AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).map_err(|e| format!("ALLOC va {va:#x}: {}", errno_name(e)))?;
+    let (handle, _) = ops::alloc(k.fd, gpu, va, size, flags | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE, 0)
+        .map_err(|e| format!("ALLOC va {va:#x}: {}", errno_name(e)))?;
     if map {
-        ops::map(k.fd, a.handle, gpu, true).map_err(|e| format!("MAP va {va:#x}: {}", errno_name(e)))?;
+        ops::map(k.fd, handle, gpu, true).map_err(|e| format!("MAP va {va:#x}: {}", errno_name(e)))?;
     }
-    Ok(a.handle)
+    Ok(handle)
 }
 
 fn first_gpu() -> Result<u32, String> {
