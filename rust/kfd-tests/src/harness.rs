@@ -5,7 +5,8 @@
 //!
 //! The closing line counts test cases: a case is one `ok`/`not ok` line,
 //! however many calls, lifecycles or checks it made.  Those go beside the
-//! counts, in parentheses (`fuzz: 1 passed, 0 failed (100000 calls)`), where
+//! counts, in parentheses (`fuzz: 2 passed, 0 failed (100000 calls, 0
+//! failures)`), where
 //! scripts/check shows them on its guest line without summing them.  Also:
 //! the errno checks, the helpers that run a scenario in a child process,
 //! command-line options and the guest programs' plumbing (stdout flushing,
@@ -69,11 +70,6 @@ impl Harness {
         self.details.push(what.to_string());
     }
 
-    /// Failed cases so far.
-    pub fn failed(&self) -> usize {
-        self.failed
-    }
-
     /// Prints the closing line and returns the process exit code.
     pub fn finish(self, layer: &str) -> i32 {
         print_closing_line(layer, self.passed, self.failed, &self.details);
@@ -90,10 +86,15 @@ impl Harness {
 /// details in parentheses: for [`Harness::finish`] and for a watchdog
 /// thread that has to end the program without the harness.
 pub fn print_closing_line(layer: &str, passed: usize, failed: usize, details: &[String]) {
+    println!("{}", closing_line(layer, passed, failed, details));
+}
+
+/// The text of [`print_closing_line`].
+fn closing_line(layer: &str, passed: usize, failed: usize, details: &[String]) -> String {
     if details.is_empty() {
-        println!("{layer}: {passed} passed, {failed} failed");
+        format!("{layer}: {passed} passed, {failed} failed")
     } else {
-        println!("{layer}: {passed} passed, {failed} failed ({})", details.join(", "));
+        format!("{layer}: {passed} passed, {failed} failed ({})", details.join(", "))
     }
 }
 
@@ -212,4 +213,36 @@ pub fn kernel_stacks(pid: i32) -> String {
 /// Flushes stdout (the console log is all a crashed guest leaves).
 pub fn flush() {
     let _ = std::io::stdout().flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closing_line_counts_cases_and_puts_details_beside() {
+        assert_eq!(closing_line("guest", 18, 0, &[]), "guest: 18 passed, 0 failed");
+        let details = ["100000 calls".to_string(), "0 failures".to_string()];
+        assert_eq!(closing_line("fuzz", 2, 0, &details), "fuzz: 2 passed, 0 failed (100000 calls, 0 failures)");
+    }
+
+    #[test]
+    fn record_counts_one_case_per_call_and_fails_the_exit_code() {
+        let mut h = Harness::default();
+        h.record("a", Ok(()));
+        h.record("b", Err("why".into()));
+        assert_eq!((h.passed, h.failed), (1, 1));
+        assert_eq!(h.finish("t"), 1);
+        let mut h = Harness::default();
+        h.record("a", Ok(()));
+        assert_eq!(h.finish("t"), 0);
+        assert_eq!(Harness::default().finish("t"), 1, "no case passed");
+    }
+
+    #[test]
+    fn expect_errno_names_both_errnos() {
+        assert_eq!(expect_errno(Err::<i32, i32>(libc::EINVAL), libc::EINVAL, "x"), Ok(()));
+        assert_eq!(expect_errno(Err::<i32, i32>(libc::ESRCH), libc::EINVAL, "x"), Err("x: got ESRCH, want EINVAL".into()));
+        assert_eq!(expect_errno(Ok::<i32, i32>(0), libc::EOVERFLOW, "x"), Err("x: succeeded, want EOVERFLOW".into()));
+    }
 }
