@@ -424,25 +424,51 @@ def rustc_errors(stderr, src, where):
 # 4. Compare and report.
 # ---------------------------------------------------------------------------
 
+# The thing a fact is about: its struct/union, enum, ioctl, constant or
+# macro.  A test case is one such subject in one section (passed when every
+# fact of it holds); the facts are the detail.
+SUBJECT_KIND = {"sizeof": "type", "alignof": "type", "offsetof": "type", "fieldsize": "type",
+                "signed": "type", "enum": "enum", "ioctl": "ioctl", "const": "const",
+                "ctype": "const", "fnmacro": "macro"}
+
+
+def subject_of(cat, key):
+    kind = SUBJECT_KIND.get(cat)
+    if kind is None:  # table rows, builds, extraction problems: each its own case
+        return "%s %s" % (cat, key)
+    name = key.split(" ", 1)[1] if " " in key else key
+    return "%s %s" % (kind, name.split(".", 1)[0])
+
+
 class Report:
     def __init__(self, verbose):
         self.verbose = verbose
+        # Test cases (subjects), and the facts they are made of.
         self.passed = 0
         self.failed = 0
+        self.facts = 0
+        self.facts_failed = 0
 
     def section(self, title, results):
         """results: list of (category, key, ok, message)."""
         by_cat = collections.OrderedDict()
+        subjects = collections.OrderedDict()
         for cat, key, ok, msg in results:
             by_cat.setdefault(cat, []).append((key, ok, msg))
-        print("== %s" % title)
+            subj = subject_of(cat, key)
+            subjects[subj] = subjects.get(subj, True) and ok
+        sp = sum(1 for ok in subjects.values() if ok)
+        self.passed += sp
+        self.failed += len(subjects) - sp
+        print("== %s: %d subjects (a type, enum, ioctl, constant, macro or build each): %d passed, %d failed"
+              % (title, len(subjects), sp, len(subjects) - sp))
         order = list(CATEGORIES) + ["table", "build", "extract"]
         for cat, rows in sorted(by_cat.items(), key=lambda kv: order.index(kv[0])):
             p = sum(1 for _, ok, _ in rows if ok)
             f = len(rows) - p
-            self.passed += p
-            self.failed += f
-            print("  %-10s %5d passed %5d failed" % (cat, p, f))
+            self.facts += len(rows)
+            self.facts_failed += f
+            print("  %-10s %5d facts hold %5d failed" % (cat, p, f))
             shown = 0
             for key, ok, msg in rows:
                 if ok:
@@ -595,7 +621,8 @@ def main():
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
-        print("abi: %d passed, %d failed" % (report.passed, report.failed))
+        print("abi: %d passed, %d failed (%d facts, %d failed)"
+              % (report.passed, report.failed, report.facts, report.facts_failed))
 
 
 def run(args, upstream, cflags, workdir, report):

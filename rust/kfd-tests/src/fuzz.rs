@@ -1,130 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Shared pieces of the reliability harness (`kfd-fuzz`, `kfd-storm`):
-//! a seeded PRNG, the errno whitelist, GPU and render-node discovery, a
-//! fixed "fuzz zone" of user memory whose every pointer is safe to hand to
-//! the kernel, and a /dev/kmsg watcher that spots kernel reports while the
-//! programs run.
+//! Shared pieces of the reliability harness (`kfd-fuzz`, `kfd-storm`,
+//! `kfd-race`): the errno whitelist, GPU and render-node discovery, a fixed
+//! "fuzz zone" of user memory whose every pointer is safe to hand to the
+//! kernel, hostile values, CPU mappings of memory objects and fd sweeping.
 //!
-//! The bins include this file with `#[path]` so the shared `lib.rs` stays
-//! untouched.
+//! The PRNG ([`crate::rng`]), the /dev/kmsg watcher ([`crate::kmsg`]), the
+//! option parser and the stdout/stack helpers ([`crate::harness`]) and the
+//! fd plumbing ([`crate::ops`]) live in their own modules; they are
+//! re-exported here under the names the programs have always used.
 
-#![allow(dead_code)]
-
-use kfd_tests::kfd::{errno_name, ioctl_fd, Kfd};
+use crate::kfd::{ioctl_fd, Kfd};
 use kfd_uapi as uapi;
-use std::ffi::CString;
-use std::io::Write;
 
-// ---------------------------------------------------------------------------
-// PRNG: xoshiro256** seeded through splitmix64.  Same seed, same stream, on
-// every machine; no dependency.
-
-pub fn splitmix64(x: &mut u64) -> u64 {
-    *x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// A deterministic PRNG.
-#[derive(Clone)]
-pub struct Rng {
-    s: [u64; 4],
-}
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        let mut x = seed;
-        let mut s = [0u64; 4];
-        for v in s.iter_mut() {
-            *v = splitmix64(&mut x);
-        }
-        Rng { s }
-    }
-
-    pub fn next(&mut self) -> u64 {
-        let r = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
-        let t = self.s[1] << 17;
-        self.s[2] ^= self.s[0];
-        self.s[3] ^= self.s[1];
-        self.s[1] ^= self.s[2];
-        self.s[0] ^= self.s[3];
-        self.s[2] ^= t;
-        self.s[3] = self.s[3].rotate_left(45);
-        r
-    }
-
-    pub fn u32(&mut self) -> u32 {
-        (self.next() >> 32) as u32
-    }
-
-    /// Uniform in `0..n` (0 when `n == 0`).
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
-    }
-
-    /// Uniform in `lo..=hi`.
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo + 1)
-    }
-
-    /// True with probability `num / den`.
-    pub fn chance(&mut self, num: u64, den: u64) -> bool {
-        self.below(den) < num
-    }
-
-    pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len() as u64) as usize]
-    }
-
-    /// Index chosen by weight.
-    pub fn weighted(&mut self, weights: &[u32]) -> usize {
-        let total: u64 = weights.iter().map(|&w| u64::from(w)).sum();
-        let mut r = self.below(total);
-        for (i, &w) in weights.iter().enumerate() {
-            if r < u64::from(w) {
-                return i;
-            }
-            r -= u64::from(w);
-        }
-        weights.len() - 1
-    }
-
-    pub fn fill(&mut self, buf: &mut [u8]) {
-        for chunk in buf.chunks_mut(8) {
-            let v = self.next().to_ne_bytes();
-            chunk.copy_from_slice(&v[..chunk.len()]);
-        }
-    }
-
-    /// A child stream: independent of how much of `self` is used later.
-    pub fn fork(&mut self) -> Rng {
-        Rng::new(self.next())
-    }
-}
-
-/// A seed from /dev/urandom (time as a fallback).
-pub fn random_seed() -> u64 {
-    let mut b = [0u8; 8];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
-        use std::io::Read;
-        if f.read_exact(&mut b).is_ok() {
-            return u64::from_ne_bytes(b);
-        }
-    }
-    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    t.as_nanos() as u64 ^ u64::from(std::process::id())
-}
-
-/// Parses a seed: decimal or 0x-hex.
-pub fn parse_u64(s: &str) -> Option<u64> {
-    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        u64::from_str_radix(h, 16).ok()
-    } else {
-        s.parse().ok()
-    }
-}
+pub use crate::harness::{flush, kernel_stacks, Args};
+/// The old name of [`crate::kfd::errno_name`] (which now knows every errno
+/// this one did).
+pub use crate::kfd::errno_name as errno_str;
+pub use crate::kmsg::{KmsgWatch, BAD_KMSG};
+pub use crate::ops::{acquire_vm, close};
+pub use crate::rng::{parse_u64, random_seed, splitmix64, Rng};
 
 // ---------------------------------------------------------------------------
 // Errnos.
@@ -185,31 +79,6 @@ pub fn is_clear_errno_for(nr: u32, e: i32) -> bool {
 
 /// Smallest signal page: KFD_SIGNAL_EVENT_LIMIT slots of 8 bytes.
 pub const SIGNAL_PAGE_SIZE: u64 = 4096 * 8;
-
-/// errno name, more of them than `kfd::errno_name`.
-pub fn errno_str(e: i32) -> String {
-    let n = match e {
-        libc::ESRCH => "ESRCH",
-        libc::EINTR => "EINTR",
-        libc::EIO => "EIO",
-        libc::ENXIO => "ENXIO",
-        libc::E2BIG => "E2BIG",
-        libc::EAGAIN => "EAGAIN",
-        libc::EEXIST => "EEXIST",
-        libc::ENODEV => "ENODEV",
-        libc::ENOSPC => "ENOSPC",
-        libc::ERANGE => "ERANGE",
-        libc::ENOSYS => "ENOSYS",
-        libc::EOVERFLOW => "EOVERFLOW",
-        libc::EADDRINUSE => "EADDRINUSE",
-        libc::ETIME => "ETIME",
-        libc::ETIMEDOUT => "ETIMEDOUT",
-        libc::EMFILE => "EMFILE",
-        libc::ENFILE => "ENFILE",
-        _ => return errno_name(e),
-    };
-    n.to_string()
-}
 
 // ---------------------------------------------------------------------------
 // GPUs.
@@ -287,23 +156,6 @@ pub fn discover_gpus(k: &Kfd) -> Gpus {
         }
     }
     Gpus { ids, render_nodes: render_nodes() }
-}
-
-pub fn open_rw(path: &str) -> Option<i32> {
-    let c = CString::new(path).ok()?;
-    // SAFETY: valid C string.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-    (fd >= 0).then_some(fd)
-}
-
-pub fn close(fd: i32) {
-    // SAFETY: closing an fd we own.
-    unsafe { libc::close(fd) };
-}
-
-pub fn acquire_vm(kfd_fd: i32, drm_fd: i32, gpu_id: u32) -> Result<i32, i32> {
-    let mut a = uapi::kfd_ioctl_acquire_vm_args { drm_fd: drm_fd as u32, gpu_id };
-    ioctl_fd(kfd_fd, uapi::AMDKFD_IOC_ACQUIRE_VM, &mut a as *mut _ as usize)
 }
 
 pub fn get_version(fd: i32) -> Result<(u32, u32), i32> {
@@ -658,7 +510,7 @@ impl CpuMap {
         Ok(CpuMap { addr: p as usize, len })
     }
 
-    #[allow(clippy::mut_from_ref)] // memory the kernel and GPU write too; one slice at a time
+    #[expect(clippy::mut_from_ref, reason = "memory the kernel and GPU write too; one slice at a time")]
     pub fn bytes(&self) -> &mut [u8] {
         // SAFETY: our mapping of `len` bytes, alive until drop.
         unsafe { std::slice::from_raw_parts_mut(self.addr as *mut u8, self.len) }
@@ -698,99 +550,6 @@ impl Drop for CpuMap {
 }
 
 // ---------------------------------------------------------------------------
-// Kernel log watcher.
-
-/// Lines of the kernel log that fail a run (scripts/dmesg-check's list).
-pub const BAD_KMSG: &[&str] = &[
-    "WARNING:",
-    "BUG:",
-    "Oops",
-    "general protection fault",
-    "Kernel panic",
-    "kernel BUG",
-    "possible circular locking",
-    "possible recursive locking",
-    "inconsistent lock state",
-    "DEADLOCK",
-    "blocked for more than",
-    "rcu: INFO",
-    "detected stall",
-    "KFENCE:",
-    "kmemleak:",
-    "sleeping function called from invalid context",
-    "Unable to handle",
-    "UBSAN",
-    "refcount_t:",
-    "list_add corruption",
-    "list_del corruption",
-    "double free",
-    "use-after-free",
-    "rust_panic",
-    "panicked at",
-];
-
-/// Reads new /dev/kmsg records without blocking.
-pub struct KmsgWatch {
-    fd: i32,
-    writer: Option<std::fs::File>,
-}
-
-impl KmsgWatch {
-    pub fn open() -> KmsgWatch {
-        let path = CString::new("/dev/kmsg").unwrap();
-        // SAFETY: valid C string.
-        let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC) };
-        if fd >= 0 {
-            // SAFETY: our fd; only new records from now on.
-            unsafe { libc::lseek(fd, 0, libc::SEEK_END) };
-        }
-        let writer = std::fs::OpenOptions::new().write(true).open("/dev/kmsg").ok();
-        KmsgWatch { fd, writer }
-    }
-
-    pub fn fd(&self) -> i32 {
-        self.fd
-    }
-
-    /// Writes a line to the kernel log (so dmesg.log carries the seed).
-    pub fn mark(&mut self, line: &str) {
-        if let Some(w) = self.writer.as_mut() {
-            let _ = w.write_all(line.as_bytes());
-        }
-    }
-
-    /// New records that match [`BAD_KMSG`].
-    pub fn bad_lines(&mut self) -> Vec<String> {
-        let mut out = Vec::new();
-        if self.fd < 0 {
-            return out;
-        }
-        let mut buf = vec![0u8; 8192];
-        loop {
-            // SAFETY: reading one record into our buffer.
-            let n = unsafe { libc::read(self.fd, buf.as_mut_ptr().cast(), buf.len()) };
-            if n < 0 {
-                let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
-                if e == libc::EPIPE {
-                    continue; // records were overwritten; keep reading
-                }
-                break;
-            }
-            if n == 0 {
-                break;
-            }
-            let rec = String::from_utf8_lossy(&buf[..n as usize]);
-            let msg = rec.split_once(';').map(|(_, m)| m).unwrap_or(&rec);
-            let msg = msg.lines().next().unwrap_or("").to_string();
-            if BAD_KMSG.iter().any(|p| msg.contains(p)) && !msg.contains("kmemleak: Kernel memory leak detector") {
-                out.push(msg);
-            }
-        }
-        out
-    }
-}
-
-// ---------------------------------------------------------------------------
 // File descriptors.
 
 /// Open fds of this process.
@@ -815,57 +574,3 @@ pub fn sweep_fds(keep: &[i32]) -> usize {
     n
 }
 
-/// Parses `--name value` style arguments.
-pub struct Args {
-    args: Vec<String>,
-}
-
-impl Args {
-    pub fn from_env() -> Args {
-        Args { args: std::env::args().skip(1).collect() }
-    }
-
-    pub fn flag(&self, name: &str) -> bool {
-        self.args.iter().any(|a| a == name)
-    }
-
-    pub fn value(&self, name: &str) -> Option<&str> {
-        let i = self.args.iter().position(|a| a == name)?;
-        self.args.get(i + 1).map(|s| s.as_str())
-    }
-
-    pub fn u64(&self, name: &str, default: u64) -> u64 {
-        match self.value(name) {
-            Some(v) => parse_u64(v).unwrap_or_else(|| {
-                eprintln!("bad value for {name}: {v}");
-                std::process::exit(2)
-            }),
-            None => default,
-        }
-    }
-}
-
-/// Kernel stacks of every thread of `pid` (root only), for hang reports.
-pub fn kernel_stacks(pid: i32) -> String {
-    let mut out = String::new();
-    let Ok(rd) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return out;
-    };
-    for t in rd.filter_map(|e| e.ok()) {
-        let tid = t.file_name().to_string_lossy().to_string();
-        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
-        let wchan = std::fs::read_to_string(t.path().join("wchan")).unwrap_or_default();
-        out += &format!("  task {tid} ({}) wchan {wchan}\n", comm.trim());
-        if let Ok(st) = std::fs::read_to_string(t.path().join("stack")) {
-            for l in st.lines() {
-                out += &format!("    {l}\n");
-            }
-        }
-    }
-    out
-}
-
-/// Flushes stdout (the console log is all a crashed guest leaves).
-pub fn flush() {
-    let _ = std::io::stdout().flush();
-}

@@ -53,20 +53,57 @@ pub fn ioctl_fd(fd: i32, cmd: u32, arg: usize) -> Result<i32, i32> {
     }
 }
 
-/// errno name for messages.
+/// The name of errno `e` for messages (`errno N` for one not listed).
 pub fn errno_name(e: i32) -> String {
     let name = match e {
         libc::EPERM => "EPERM",
         libc::ENOENT => "ENOENT",
+        libc::ESRCH => "ESRCH",
+        libc::EINTR => "EINTR",
+        libc::EIO => "EIO",
+        libc::ENXIO => "ENXIO",
+        libc::E2BIG => "E2BIG",
         libc::EBADF => "EBADF",
-        libc::EFAULT => "EFAULT",
-        libc::EBUSY => "EBUSY",
-        libc::EINVAL => "EINVAL",
-        libc::ENOTTY => "ENOTTY",
-        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::EAGAIN => "EAGAIN",
         libc::ENOMEM => "ENOMEM",
         libc::EACCES => "EACCES",
+        libc::EFAULT => "EFAULT",
+        libc::EBUSY => "EBUSY",
+        libc::EEXIST => "EEXIST",
+        libc::ENODEV => "ENODEV",
+        libc::EINVAL => "EINVAL",
+        libc::ENFILE => "ENFILE",
+        libc::EMFILE => "EMFILE",
+        libc::ENOTTY => "ENOTTY",
+        libc::ENOSPC => "ENOSPC",
+        libc::ERANGE => "ERANGE",
+        libc::ENOSYS => "ENOSYS",
+        libc::EOVERFLOW => "EOVERFLOW",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::EADDRINUSE => "EADDRINUSE",
+        libc::ETIME => "ETIME",
+        libc::ETIMEDOUT => "ETIMEDOUT",
         _ => return format!("errno {e}"),
     };
     name.to_string()
+}
+
+/// rkfd's debugfs directory.
+pub const DEBUGFS: &str = "/sys/kernel/debug/kfd";
+
+/// Mounts debugfs if needed; fails unless [`DEBUGFS`] exists then.
+pub fn ensure_debugfs() -> Result<(), String> {
+    if std::fs::metadata(DEBUGFS).is_ok() {
+        return Ok(());
+    }
+    let src = CString::new("none").unwrap();
+    let dst = CString::new("/sys/kernel/debug").unwrap();
+    let ty = CString::new("debugfs").unwrap();
+    // SAFETY: Valid C strings; mounting debugfs where it belongs.
+    unsafe { libc::mount(src.as_ptr(), dst.as_ptr(), ty.as_ptr(), 0, std::ptr::null()) };
+    if std::fs::metadata(DEBUGFS).is_ok() {
+        Ok(())
+    } else {
+        Err(format!("{DEBUGFS} missing"))
+    }
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Small typed wrappers around the KFD ioctls, the topology and process
-//! plumbing (fork a scenario, pass fds), shared by kfd-isolation and kfd-race.
+//! plumbing (fork a scenario, pass fds), shared by the guest programs.
 
 use crate::kfd::{errno_name, ioctl_fd, Kfd};
 use kfd_uapi as uapi;
@@ -16,14 +16,8 @@ pub fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
-/// Fails unless `r` is `Err(want)`.
-pub fn expect_err<T>(r: Result<T, i32>, want: i32, what: &str) -> Result<(), String> {
-    match r {
-        Err(e) if e == want => Ok(()),
-        Err(e) => Err(format!("{what}: got {}, want {}", errno_name(e), errno_name(want))),
-        Ok(_) => Err(format!("{what}: succeeded, want {}", errno_name(want))),
-    }
-}
+/// The old name of [`crate::harness::expect_errno`].
+pub use crate::harness::expect_errno as expect_err;
 
 /// A GPU node of the topology.
 #[derive(Clone, Debug)]
@@ -212,20 +206,32 @@ pub fn wait_child(pid: i32, secs: u32) -> Option<i32> {
     None
 }
 
+/// Room for one `SCM_RIGHTS` control message carrying one fd.
+fn scm_space() -> usize {
+    // SAFETY: CMSG_SPACE is a pure computation.
+    unsafe { libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) as usize }
+}
+
+/// A message of one data byte (`iov`) with the control buffer `cbuf`.
+fn scm_msghdr(iov: &mut libc::iovec, cbuf: &mut [u8]) -> libc::msghdr {
+    // SAFETY: msghdr is plain data; all-zero is a valid empty message.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf.as_mut_ptr().cast();
+    msg.msg_controllen = cbuf.len();
+    msg
+}
+
 /// Sends `fd` over a Unix socket (SCM_RIGHTS).
 pub fn send_fd(sock: i32, fd: i32) -> Result<(), String> {
     let mut byte = [0u8; 1];
     let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
-    // SAFETY: CMSG_SPACE is a pure computation.
-    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) } as usize;
-    let mut cbuf = vec![0u8; space];
-    // SAFETY: msghdr is plain data; the pointers refer to our live buffers.
+    let mut cbuf = vec![0u8; scm_space()];
+    let msg = scm_msghdr(&mut iov, &mut cbuf);
+    // SAFETY: the pointers of `msg` refer to our live buffers; the control
+    // buffer has room for the one header CMSG_FIRSTHDR returns.
     unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = cbuf.as_mut_ptr().cast();
-        msg.msg_controllen = space;
         let c = libc::CMSG_FIRSTHDR(&msg);
         (*c).cmsg_level = libc::SOL_SOCKET;
         (*c).cmsg_type = libc::SCM_RIGHTS;
@@ -242,16 +248,11 @@ pub fn send_fd(sock: i32, fd: i32) -> Result<(), String> {
 pub fn recv_fd(sock: i32) -> Option<i32> {
     let mut byte = [0u8; 1];
     let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
-    // SAFETY: as in send_fd.
-    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<i32>() as u32) } as usize;
-    let mut cbuf = vec![0u8; space];
-    // SAFETY: as in send_fd; the kernel fills our buffers.
+    let mut cbuf = vec![0u8; scm_space()];
+    let mut msg = scm_msghdr(&mut iov, &mut cbuf);
+    // SAFETY: as in send_fd; the kernel fills our buffers, and a control
+    // header it returns lies inside `cbuf`.
     unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = cbuf.as_mut_ptr().cast();
-        msg.msg_controllen = space;
         if libc::recvmsg(sock, &mut msg, 0) <= 0 {
             return None;
         }

@@ -219,7 +219,7 @@ impl Anon {
     /// The mapping as bytes.  Memory the GPU and the kernel write behind
     /// the compiler's back (like a `volatile` buffer), so a shared borrow
     /// hands out a mutable slice; callers keep one slice at a time.
-    #[allow(clippy::mut_from_ref)]
+    #[expect(clippy::mut_from_ref, reason = "memory written behind the compiler's back; one slice at a time")]
     pub fn slice(&self) -> &mut [u8] {
         // SAFETY: our mapping, readable and writable while alive.
         unsafe { std::slice::from_raw_parts_mut(self.addr as *mut u8, self.len) }
@@ -272,23 +272,7 @@ pub fn svm_set_attr(kfd: i32, addr: usize, size: usize, attrs: &[(u32, u32)]) ->
     crate::kfd::ioctl_fd(kfd, uapi::amdkfd_ioc_svm(attrs.len() as u32), buf.as_mut_ptr() as usize)
 }
 
-/// Mounts debugfs if needed.
-pub fn ensure_debugfs() -> Result<(), String> {
-    const DEBUGFS: &str = "/sys/kernel/debug/kfd";
-    if fs::metadata(DEBUGFS).is_ok() {
-        return Ok(());
-    }
-    let src = CString::new("none").unwrap();
-    let dst = CString::new("/sys/kernel/debug").unwrap();
-    let ty = CString::new("debugfs").unwrap();
-    // SAFETY: Valid C strings; mounting debugfs where it belongs.
-    unsafe { libc::mount(src.as_ptr(), dst.as_ptr(), ty.as_ptr(), 0, std::ptr::null()) };
-    if fs::metadata(DEBUGFS).is_ok() {
-        Ok(())
-    } else {
-        Err(format!("{DEBUGFS} missing"))
-    }
-}
+pub use crate::kfd::ensure_debugfs;
 
 /// This process's SVM dump: the `attr` lines and the `# gpus:` map
 /// (gpu_id -> bit index of the access bitmaps).

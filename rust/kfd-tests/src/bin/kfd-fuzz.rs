@@ -30,7 +30,9 @@
 //! whitelist in fuzz.rs) and the fd still answers GET_VERSION afterwards.
 //! Kernel reports (WARN, BUG, lockdep, KFENCE, …) seen on /dev/kmsg while
 //! running are failures too, reported with the range of calls they
-//! appeared in.  Same seed and same driver ⇒ same call sequence: rerun with
+//! appeared in.  The closing line counts two test cases (the calls, the
+//! kernel log) with the number of calls and failures beside it:
+//! `fuzz: 2 passed, 0 failed (100000 calls, 0 failures)`.  Same seed and same driver ⇒ same call sequence: rerun with
 //! `--seed S --calls I+1 --trace-from I-50` to see the calls before a
 //! failure at index I.
 //!
@@ -38,20 +40,21 @@
 //! (fuzz.rs), never at the fuzzer's own state.  WAIT_EVENTS always gets a
 //! timeout of 0..10 ms.
 
-#[path = "../fuzz.rs"]
-mod fuzz;
+use kfd_tests::fuzz;
+use kfd_tests::ops;
 
 use fuzz::{PtrKind, Rng, ARG, SUB};
+use kfd_tests::harness::{print_closing_line, Harness};
 use kfd_tests::kfd::{ioctl_fd, Kfd};
 use kfd_uapi as uapi;
 use std::mem::{offset_of, size_of};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-/// Mirrors of the counters for the watchdog thread.
+/// Mirror of the call counter for the watchdog thread.
 static CALLS: AtomicU64 = AtomicU64::new(0);
-static PASSED: AtomicU64 = AtomicU64::new(0);
-static FAILED: AtomicU64 = AtomicU64::new(0);
+/// The test case of the calls, for the watchdog's closing line.
+const CASE_CALLS: &str = "seeded ioctl calls answer success or a clear errno, /dev/kfd stays usable, chain checks hold";
 
 /// Ends the run if one call does not return within `secs` (a deadlock or a
 /// wait that ignores its timeout): prints the seed, the call and the kernel
@@ -73,7 +76,8 @@ fn watchdog(seed: u64, secs: u64) {
                 println!("fuzz: FAIL seed={seed:#x} call={idx}: no return for {secs} s (hung ioctl?)");
                 println!("fuzz:   rerun: kfd-fuzz --seed {seed:#x} --calls {} --trace-from {}", idx + 1, idx.saturating_sub(50));
                 print!("{}", fuzz::kernel_stacks(std::process::id() as i32));
-                println!("fuzz: {} passed, {} failed", PASSED.load(Relaxed), FAILED.load(Relaxed) + 1);
+                println!("not ok 1 - {CASE_CALLS}: call {idx} did not return");
+                print_closing_line("fuzz", 0, 1, &[format!("{now} calls, call {idx} hung")]);
                 fuzz::flush();
                 // SAFETY: ending the process; the stuck thread cannot be joined.
                 unsafe { libc::_exit(1) };
@@ -189,8 +193,12 @@ struct Fuzzer {
     next_va: u64,
 
     calls: u64,
+    /// Calls that passed (a chain check that fails takes its call back).
     passed: u64,
+    /// Failures: calls, chain checks and kernel reports.
     failed: u64,
+    /// Of `failed`, the kernel reports.
+    kmsg_failed: u64,
     stats: Vec<Stat>,
     kmsg: fuzz::KmsgWatch,
     kmsg_from: u64,
@@ -212,7 +220,6 @@ impl Fuzzer {
 
     fn fail(&mut self, idx: u64, why: String) {
         self.failed += 1;
-        FAILED.store(self.failed, Relaxed);
         if self.failed <= MAX_FAILURE_DETAILS {
             println!("fuzz: FAIL seed={:#x} call={idx}: {why}", self.seed);
             println!(
@@ -233,6 +240,7 @@ impl Fuzzer {
             let (a, b) = (self.kmsg_from, self.calls.saturating_sub(1));
             let idx = b;
             let first = bad[0].clone();
+            self.kmsg_failed += 1;
             self.fail(
                 idx,
                 format!("kernel report during calls {a}..={b} ({} line(s)), first: {first}", bad.len()),
@@ -369,7 +377,6 @@ impl Fuzzer {
             Ok((1, _)) => {
                 if ok {
                     self.passed += 1;
-                    PASSED.store(self.passed, Relaxed);
                 }
             }
             other => {
@@ -1176,7 +1183,6 @@ impl Fuzzer {
             let idx = self.calls.saturating_sub(1);
             self.fail(idx, format!("chain: {what}"));
             self.passed = self.passed.saturating_sub(1);
-            PASSED.store(self.passed, Relaxed);
         }
     }
 
@@ -1765,7 +1771,7 @@ impl Fuzzer {
                 fuzz::close(fd);
             }
             let paths = self.render_paths.clone();
-            self.renders = paths.iter().filter_map(|p| fuzz::open_rw(p)).collect();
+            self.renders = paths.iter().filter_map(|p| ops::open_rw(p).ok()).collect();
             self.pairing.retain(|&(_, i)| i < self.renders.len());
             for fd in std::mem::take(&mut self.dmabufs) {
                 fuzz::close(fd);
@@ -1860,22 +1866,21 @@ fn main() {
     if watchdog_secs > 0 {
         watchdog(seed, watchdog_secs);
     }
+    let mut h = Harness::default();
     if let Err(e) = fuzz::map_zone() {
-        println!("fuzz: cannot map the fuzz zone: {e}");
-        println!("fuzz: 0 passed, 1 failed");
-        std::process::exit(1);
+        h.record("the fuzz zone maps", Err(e));
+        std::process::exit(h.finish("fuzz"));
     }
     let k = match Kfd::open() {
         Ok(k) => k,
         Err(e) => {
-            println!("fuzz: cannot open /dev/kfd: {e}");
-            println!("fuzz: 0 passed, 1 failed");
-            std::process::exit(1);
+            h.record("/dev/kfd opens", Err(e.to_string()));
+            std::process::exit(h.finish("fuzz"));
         }
     };
     let gpus = fuzz::discover_gpus(&k);
     println!("fuzz: gpus={:?} render_nodes={:?}", gpus.ids, gpus.render_nodes);
-    let renders: Vec<i32> = gpus.render_nodes.iter().filter_map(|p| fuzz::open_rw(p)).collect();
+    let renders: Vec<i32> = gpus.render_nodes.iter().filter_map(|p| ops::open_rw(p).ok()).collect();
     let kfd = k.fd;
     std::mem::forget(k);
 
@@ -1914,6 +1919,7 @@ fn main() {
         calls: 0,
         passed: 0,
         failed: 0,
+        kmsg_failed: 0,
         stats: vec![Stat::default(); 256],
         kmsg,
         kmsg_from: 0,
@@ -1956,6 +1962,22 @@ fn main() {
         f.gpus.len()
     );
     f.kmsg.mark(&format!("<7>kfd-fuzz: seed={seed:#x} done after {} calls, {} failed\n", f.calls, f.failed));
-    println!("fuzz: {} passed, {} failed", f.passed, f.failed);
-    std::process::exit(if f.failed == 0 && f.passed > 0 { 0 } else { 1 });
+    let call_failures = f.failed - f.kmsg_failed;
+    h.record(
+        CASE_CALLS,
+        if call_failures > 0 {
+            Err(format!("{call_failures} failures (the FAIL lines above)"))
+        } else if f.passed == 0 {
+            Err("no call passed".into())
+        } else {
+            Ok(())
+        },
+    );
+    h.record(
+        "no kernel report on /dev/kmsg during the calls",
+        if f.kmsg_failed == 0 { Ok(()) } else { Err(format!("{} report(s) (the FAIL lines above)", f.kmsg_failed)) },
+    );
+    h.detail(format!("{} calls", f.calls));
+    h.detail(format!("{} failures", f.failed));
+    std::process::exit(h.finish("fuzz"));
 }

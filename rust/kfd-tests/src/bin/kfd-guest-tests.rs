@@ -3,7 +3,8 @@
 //! rules and the sysfs paths.  Run inside the test VM with rkfd loaded;
 //! an optional argument filters tests by name.
 
-use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
+use kfd_tests::harness::{ensure, ensure_eq, expect_errno, expect_ok, Check, Harness};
+use kfd_tests::ops::{recv_fd, send_fd};
 use kfd_tests::kfd::{self, errno_name, ioctl_fd, Kfd};
 use kfd_uapi as uapi;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -13,14 +14,6 @@ fn get_version(k: &Kfd) -> Result<uapi::kfd_ioctl_get_version_args, String> {
     k.ioctl(uapi::AMDKFD_IOC_GET_VERSION, &mut args)
         .map_err(|e| format!("GET_VERSION: {}", errno_name(e)))?;
     Ok(args)
-}
-
-fn expect_errno(r: Result<i32, i32>, want: i32, what: &str) -> Check {
-    match r {
-        Err(e) if e == want => Ok(()),
-        Err(e) => Err(format!("{what}: got {}, want {}", errno_name(e), errno_name(want))),
-        Ok(v) => Err(format!("{what}: succeeded ({v}), want {}", errno_name(want))),
-    }
 }
 
 /// Encodes a command with another size in the size field, like callers
@@ -88,10 +81,6 @@ fn zero_size_copies_nothing() -> Check {
     let k = Kfd::open().map_err(|e| e.to_string())?;
     // Size 0: nothing to copy, so even a NULL pointer is fine (as upstream).
     expect_ok(k.ioctl_raw(with_size(uapi::AMDKFD_IOC_GET_VERSION, 0), 0), "size 0, NULL")
-}
-
-fn expect_ok(r: Result<i32, i32>, what: &str) -> Check {
-    r.map(|_| ()).map_err(|e| format!("{what}: {}", errno_name(e)))
 }
 
 fn bad_pointers_are_efault() -> Check {
@@ -293,48 +282,6 @@ fn proc_sysfs_follows_the_process() -> Check {
     ensure(!std::path::Path::new(&dir).exists(), format!("{dir} still exists after the last close"))
 }
 
-fn send_fd(sock: i32, fd: i32) -> Check {
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
-    let mut cbuf = [0u64; 4];
-    // SAFETY: building a standard SCM_RIGHTS message in local buffers.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = cbuf.as_mut_ptr().cast();
-        msg.msg_controllen = libc::CMSG_SPACE(4) as usize;
-        let c = libc::CMSG_FIRSTHDR(&msg);
-        (*c).cmsg_level = libc::SOL_SOCKET;
-        (*c).cmsg_type = libc::SCM_RIGHTS;
-        (*c).cmsg_len = libc::CMSG_LEN(4) as usize;
-        std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<i32>(), fd);
-        ensure(libc::sendmsg(sock, &msg, 0) == 1, "sendmsg")
-    }
-}
-
-fn recv_fd(sock: i32) -> Option<i32> {
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
-    let mut cbuf = [0u64; 4];
-    // SAFETY: receiving a standard SCM_RIGHTS message into local buffers.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = cbuf.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&cbuf);
-        if libc::recvmsg(sock, &mut msg, 0) != 1 {
-            return None;
-        }
-        let c = libc::CMSG_FIRSTHDR(&msg);
-        if c.is_null() || (*c).cmsg_type != libc::SCM_RIGHTS {
-            return None;
-        }
-        Some(std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<i32>()))
-    }
-}
-
 fn rmmod_refused_while_open() -> Check {
     // With /dev/kfd open the module is pinned (fops owner): rmmod must fail.
     let k = Kfd::open().map_err(|e| e.to_string())?;
@@ -381,7 +328,7 @@ fn main() {
 
 fn dev_major(dev: u64) -> u32 {
     // SAFETY: pure arithmetic on a device number.
-    #[allow(unused_unsafe)]
+    #[expect(unused_unsafe, reason = "libc::major/minor are safe const fns in this libc, unsafe in older ones")]
     unsafe {
         libc::major(dev)
     }
@@ -389,7 +336,7 @@ fn dev_major(dev: u64) -> u32 {
 
 fn dev_minor(dev: u64) -> u32 {
     // SAFETY: pure arithmetic on a device number.
-    #[allow(unused_unsafe)]
+    #[expect(unused_unsafe, reason = "libc::major/minor are safe const fns in this libc, unsafe in older ones")]
     unsafe {
         libc::minor(dev)
     }

@@ -16,7 +16,7 @@
 //! Needs root (cgroups, bpf(2), setuid).  Prints
 //! `kfd-isolation: N passed, N failed`.
 
-use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
+use kfd_tests::harness::{ensure, ensure_eq, expect_errno, Check, Harness};
 use kfd_tests::kfd::{errno_name, ioctl_fd, Kfd};
 use kfd_tests::ops::*;
 use kfd_uapi as uapi;
@@ -192,7 +192,7 @@ fn cgroup_hides_topology(gpus: &[TopoGpu]) -> Check {
             }
         }
         // The render node itself is denied by the cgroup (the kernel, not rkfd).
-        expect_err(open_rw(&denied.render_path()), libc::EPERM, "open of the denied render node")?;
+        expect_errno(open_rw(&denied.render_path()), libc::EPERM, "open of the denied render node")?;
         Ok(())
     })?;
     // Outside the cgroup everything is readable, while it exists.
@@ -217,13 +217,13 @@ fn cgroup_hides_gpu_from_kfd(gpus: &[TopoGpu]) -> Check {
         k.ioctl(uapi::AMDKFD_IOC_GET_PROCESS_APERTURES, &mut old).map_err(|e| format!("APERTURES: {}", errno_name(e)))?;
         ensure_eq(old.num_of_nodes as usize, ids.len(), "GET_PROCESS_APERTURES nodes")?;
         let mut am = uapi::kfd_ioctl_get_available_memory_args { gpu_id: denied.gpu_id, ..Default::default() };
-        expect_err(k.ioctl(uapi::AMDKFD_IOC_AVAILABLE_MEMORY, &mut am), libc::EINVAL, "AVAILABLE_MEMORY(denied)")?;
+        expect_errno(k.ioctl(uapi::AMDKFD_IOC_AVAILABLE_MEMORY, &mut am), libc::EINVAL, "AVAILABLE_MEMORY(denied)")?;
         let mut smi = uapi::kfd_ioctl_smi_events_args { gpuid: denied.gpu_id, anon_fd: 0 };
-        expect_err(k.ioctl(uapi::AMDKFD_IOC_SMI_EVENTS, &mut smi), libc::EINVAL, "SMI_EVENTS(denied)")?;
+        expect_errno(k.ioctl(uapi::AMDKFD_IOC_SMI_EVENTS, &mut smi), libc::EINVAL, "SMI_EVENTS(denied)")?;
         // The allowed GPU's render fd offered for the denied gpu_id.
         let fd = bind(&k, &allowed)?;
-        expect_err(acquire_vm(k.fd, fd, denied.gpu_id), libc::EINVAL, "ACQUIRE_VM(denied gpu_id)")?;
-        expect_err(
+        expect_errno(acquire_vm(k.fd, fd, denied.gpu_id), libc::EINVAL, "ACQUIRE_VM(denied gpu_id)")?;
+        expect_errno(
             alloc(k.fd, denied.gpu_id, 1 << 30, 1 << 16, GTT, 0),
             libc::EINVAL,
             "ALLOC on the denied gpu",
@@ -328,8 +328,8 @@ fn has_line(text: &str, event: u32, pid: i32) -> bool {
 
 fn smi_errnos(gpus: &[TopoGpu]) -> Check {
     let k = Kfd::open().map_err(|e| e.to_string())?;
-    expect_err(smi_open(&k, 0), libc::EINVAL, "SMI_EVENTS gpu_id 0")?;
-    expect_err(smi_open(&k, 0xdead_beef), libc::EINVAL, "SMI_EVENTS unknown gpu_id")?;
+    expect_errno(smi_open(&k, 0), libc::EINVAL, "SMI_EVENTS gpu_id 0")?;
+    expect_errno(smi_open(&k, 0xdead_beef), libc::EINVAL, "SMI_EVENTS unknown gpu_id")?;
     let fd = smi_open(&k, gpus[0].gpu_id).map_err(|e| format!("SMI_EVENTS: {}", errno_name(e)))?;
     // SAFETY: fcntl on our fd.
     let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
@@ -574,9 +574,9 @@ fn other_process_handles_are_einval(gpus: &[TopoGpu]) -> Check {
         let _fd = bind(&k, &gpu)?;
         // Upstream: an unknown IDR handle is ENOMEM for MAP/UNMAP
         // (kfd_ioctl_map_memory_to_gpu), EINVAL for FREE.
-        expect_err(map(k.fd, h, gpu.gpu_id, true), libc::ENOMEM, "MAP of another process's handle")?;
-        expect_err(map(k.fd, h, gpu.gpu_id, false), libc::ENOMEM, "UNMAP of another process's handle")?;
-        expect_err(free(k.fd, h), libc::EINVAL, "FREE of another process's handle")?;
+        expect_errno(map(k.fd, h, gpu.gpu_id, true), libc::ENOMEM, "MAP of another process's handle")?;
+        expect_errno(map(k.fd, h, gpu.gpu_id, false), libc::ENOMEM, "UNMAP of another process's handle")?;
+        expect_errno(free(k.fd, h), libc::EINVAL, "FREE of another process's handle")?;
         // Its proc/<pid> is still intact: the owner's VRAM is counted.
         let v = std::fs::read_to_string(format!("/sys/class/kfd/kfd/proc/{pid}/vram_{}", gpu.gpu_id))
             .map_err(|e| format!("owner's vram file: {e}"))?;
@@ -651,7 +651,7 @@ fn render_fd_over_socket_acquire_vm(gpus: &[TopoGpu]) -> Check {
         let fresh = recv_fd(b).ok_or("no fd")?;
         let bound = recv_fd(b).ok_or("no fd")?;
         let k = Kfd::open().map_err(|e| e.to_string())?;
-        expect_err(acquire_vm(k.fd, bound, g.gpu_id), libc::EINVAL, "ACQUIRE_VM with a render fd bound by another process")?;
+        expect_errno(acquire_vm(k.fd, bound, g.gpu_id), libc::EINVAL, "ACQUIRE_VM with a render fd bound by another process")?;
         acquire_vm(k.fd, fresh, g.gpu_id).map_err(|e| format!("ACQUIRE_VM with a received unbound render fd: {}", errno_name(e)))?;
         let (h, _) = alloc(k.fd, g.gpu_id, 1 << 32, 1 << 16, GTT, 0).map_err(|e| format!("ALLOC: {}", errno_name(e)))?;
         free(k.fd, h).map_err(|e| format!("FREE: {}", errno_name(e)))?;
@@ -719,7 +719,7 @@ fn doorbells_of_live_processes_are_separate(gpus: &[TopoGpu]) -> Check {
         let afd = recv_fd(a).ok_or("process A failed to map its doorbells")?;
         let got = map_doorbells(afd, gpu.gpu_id);
         close(afd);
-        expect_err(got, libc::EBADF, "doorbell mmap through a received /dev/kfd fd")?;
+        expect_errno(got, libc::EBADF, "doorbell mmap through a received /dev/kfd fd")?;
         let g = gpu.clone();
         in_child(CHILD_SECS, move || {
             let k = Kfd::open().map_err(|e| e.to_string())?;
@@ -750,7 +750,7 @@ fn smi_via_forked_child_is_ebadf(gpus: &[TopoGpu]) -> Check {
     let id = gpus[0].gpu_id;
     in_child(CHILD_SECS, move || {
         let mut a = uapi::kfd_ioctl_smi_events_args { gpuid: id, anon_fd: 0 };
-        expect_err(ioctl_fd(kfd, uapi::AMDKFD_IOC_SMI_EVENTS, &mut a as *mut _ as usize), libc::EBADF, "SMI_EVENTS from a child")
+        expect_errno(ioctl_fd(kfd, uapi::AMDKFD_IOC_SMI_EVENTS, &mut a as *mut _ as usize), libc::EBADF, "SMI_EVENTS from a child")
     })
 }
 

@@ -6,8 +6,10 @@
 //! loaded; an optional argument filters tests by name.  Every scenario
 //! runs in a forked child (rkfd keeps one process per mm).
 
-use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
-use kfd_tests::kfd::{errno_name, Kfd};
+use kfd_tests::harness::{ensure, ensure_eq, expect_errno, expect_ok, read_trimmed as read, Check, Harness};
+use kfd_tests::kfd::{ensure_debugfs, errno_name, Kfd, DEBUGFS};
+use kfd_tests::ops::{alloc, free, in_child, map};
+use kfd_tests::rng::splitmix64;
 use kfd_uapi as uapi;
 use std::fs;
 
@@ -18,24 +20,12 @@ const TYPE_DOORBELL: u64 = 0x3 << 62;
 const TYPE_EVENTS: u64 = 0x2 << 62;
 const TYPE_RESERVED_MEM: u64 = 0x1 << 62;
 const GPU_ID_SHIFT: u32 = 46;
-const DEBUGFS: &str = "/sys/kernel/debug/kfd";
+/// How long a scenario's child process may run before it is killed and
+/// reported as hung (generous: a loaded TCG guest is slow).
+const CHILD_SECS: u32 = 300;
 
 fn kfd_off(kind: u64, gpu_id: u32) -> u64 {
     kind | (u64::from(gpu_id) << GPU_ID_SHIFT)
-}
-
-fn read(path: &str) -> Result<String, String> {
-    fs::read_to_string(path)
-        .map(|s| s.trim_end().to_string())
-        .map_err(|e| format!("{path}: {e}"))
-}
-
-fn expect_err<T>(r: Result<T, i32>, want: i32, what: &str) -> Check {
-    match r {
-        Err(e) if e == want => Ok(()),
-        Err(e) => Err(format!("{what}: got {}, want {}", errno_name(e), errno_name(want))),
-        Ok(_) => Err(format!("{what}: succeeded, want {}", errno_name(want))),
-    }
 }
 
 fn ok<T>(r: Result<T, i32>, what: &str) -> Result<T, String> {
@@ -97,47 +87,6 @@ impl Drop for Map {
     }
 }
 
-/// Runs `f` in a forked child and reports its outcome.
-fn in_child(f: impl FnOnce() -> Check) -> Check {
-    let mut fds = [0i32; 2];
-    // SAFETY: `fds` has room for two descriptors.
-    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
-        return Err("pipe failed".into());
-    }
-    // SAFETY: The child only runs `f` and exits.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err("fork failed".into());
-    }
-    if pid == 0 {
-        // SAFETY: Closing our copy of the read end.
-        unsafe { libc::close(fds[0]) };
-        let msg = f().err().unwrap_or_default();
-        // SAFETY: Writing our own buffer, then exiting without the parent's
-        // destructors.
-        unsafe {
-            libc::write(fds[1], msg.as_ptr().cast(), msg.len());
-            libc::_exit(if msg.is_empty() { 0 } else { 1 });
-        }
-    }
-    // SAFETY: Closing our copy of the write end.
-    unsafe { libc::close(fds[1]) };
-    let msg = read_all(fds[0]);
-    let mut status = 0;
-    // SAFETY: Our read end; waiting for our child.
-    unsafe {
-        libc::close(fds[0]);
-        libc::waitpid(pid, &mut status, 0);
-    }
-    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
-        Ok(())
-    } else if !msg.is_empty() {
-        Err(msg)
-    } else {
-        Err(format!("child died (status {status:#x})"))
-    }
-}
-
 fn read_all(fd: i32) -> String {
     let mut msg = Vec::new();
     let mut buf = [0u8; 512];
@@ -168,11 +117,11 @@ fn gpus() -> Result<Vec<Gpu>, String> {
     let mut out = Vec::new();
     for e in fs::read_dir(base).map_err(|e| format!("{base}: {e}"))? {
         let path = e.map_err(|e| e.to_string())?.path();
-        let id: u32 = read(&format!("{}/gpu_id", path.display()))?.parse().unwrap_or(0);
+        let id: u32 = read(format!("{}/gpu_id", path.display()))?.parse().unwrap_or(0);
         if id == 0 {
             continue;
         }
-        let props = read(&format!("{}/properties", path.display()))?;
+        let props = read(format!("{}/properties", path.display()))?;
         let prop = |k: &str| -> u32 {
             props
                 .lines()
@@ -211,37 +160,6 @@ fn acquire(k: &Kfd, gpu_id: u32) -> Result<Fd, String> {
     Err(format!("gpu {gpu_id}: no render node accepted"))
 }
 
-fn alloc(k: &Kfd, gpu_id: u32, va: u64, size: u64, flags: u32, user: u64) -> Result<(u64, u64), i32> {
-    let mut a = uapi::kfd_ioctl_alloc_memory_of_gpu_args {
-        va_addr: va,
-        size,
-        gpu_id,
-        flags,
-        mmap_offset: user,
-        ..Default::default()
-    };
-    k.ioctl(uapi::AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a)?;
-    Ok((a.handle, a.mmap_offset))
-}
-
-fn free(k: &Kfd, handle: u64) -> Check {
-    let mut a = uapi::kfd_ioctl_free_memory_of_gpu_args { handle };
-    ok(k.ioctl(uapi::AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut a), "FREE").map(|_| ())
-}
-
-fn map_to_gpu(k: &Kfd, handle: u64, gpu_id: u32, map: bool) -> Result<u32, i32> {
-    let ids = [gpu_id];
-    let mut a = uapi::kfd_ioctl_map_memory_to_gpu_args {
-        handle,
-        device_ids_array_ptr: ids.as_ptr() as u64,
-        n_devices: 1,
-        n_success: 0,
-    };
-    let cmd = if map { uapi::AMDKFD_IOC_MAP_MEMORY_TO_GPU } else { uapi::AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU };
-    k.ioctl(cmd, &mut a)?;
-    Ok(a.n_success)
-}
-
 fn open_kfd() -> Result<Kfd, String> {
     Kfd::open().map_err(|e| format!("open /dev/kfd: {e}"))
 }
@@ -249,7 +167,7 @@ fn open_kfd() -> Result<Kfd, String> {
 fn my_sysfs_pasid() -> Result<u32, String> {
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() };
-    read(&format!("/sys/class/kfd/kfd/proc/{pid}/pasid"))?
+    read(format!("/sys/class/kfd/kfd/proc/{pid}/pasid"))?
         .parse()
         .map_err(|e| format!("pasid: {e}"))
 }
@@ -257,13 +175,9 @@ fn my_sysfs_pasid() -> Result<u32, String> {
 fn debugfs_pasid(gpu_id: u32) -> Result<u32, String> {
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() };
-    read(&format!("{DEBUGFS}/proc/{pid}/pasid_{gpu_id}"))?
+    read(format!("{DEBUGFS}/proc/{pid}/pasid_{gpu_id}"))?
         .parse()
         .map_err(|e| format!("pasid_{gpu_id}: {e}"))
-}
-
-fn ensure_debugfs() -> Check {
-    kfd_tests::svm::ensure_debugfs()
 }
 
 // ---------------------------------------------------------------------------
@@ -272,7 +186,7 @@ fn ensure_debugfs() -> Check {
 /// Non-zero, distinct across live processes; `pasid_<gpu_id>` shows it once
 /// the device is bound (0 before, as upstream's pdd->pasid).
 fn pasids(gpus: &[Gpu]) -> Check {
-    in_child(|| {
+    in_child(CHILD_SECS, || {
         let k = open_kfd()?;
         // sysfs prints 0 as upstream 7.3 (per-VM PASIDs); debugfs has them.
         ensure_eq(my_sysfs_pasid()?, 0, "proc/<pid>/pasid")?;
@@ -316,7 +230,7 @@ fn pasids(gpus: &[Gpu]) -> Check {
 
 fn debugfs_files(gpus: &[Gpu]) -> Check {
     ensure_debugfs()?;
-    let limit = read(&format!("{DEBUGFS}/mem_limit"))?;
+    let limit = read(format!("{DEBUGFS}/mem_limit"))?;
     let lines: Vec<&str> = limit.lines().collect();
     ensure_eq(lines.len(), 2, "mem_limit lines")?;
     for (line, what) in lines.iter().zip(["System", "TTM"]) {
@@ -330,7 +244,7 @@ fn debugfs_files(gpus: &[Gpu]) -> Check {
     }
     // A process's directory exists while it has /dev/kfd open, one pasid
     // file per GPU and the SVM range dump, and goes when it closes.
-    in_child(|| {
+    in_child(CHILD_SECS, || {
         let _k = open_kfd()?;
         // SAFETY: getpid has no preconditions.
         let dir = format!("{DEBUGFS}/proc/{}", unsafe { libc::getpid() });
@@ -352,11 +266,11 @@ fn debugfs_files(gpus: &[Gpu]) -> Check {
 // /dev/kfd mmap.
 
 fn doorbell_mmap(gpus: &[Gpu]) -> Check {
-    in_child(|| {
+    in_child(CHILD_SECS, || {
         let k = open_kfd()?;
         let g = gpus[0].gpu_id;
         // Before ACQUIRE_VM the doorbells do not exist yet.
-        expect_err(Map::kfd(&k, kfd_off(TYPE_DOORBELL, g), DOORBELL_SLICE), libc::ENODEV, "before ACQUIRE_VM")?;
+        expect_errno(Map::kfd(&k, kfd_off(TYPE_DOORBELL, g), DOORBELL_SLICE), libc::ENODEV, "before ACQUIRE_VM")?;
         let _r = acquire(&k, g)?;
         let a = ok(Map::kfd(&k, kfd_off(TYPE_DOORBELL, g), DOORBELL_SLICE), "doorbell mmap")?;
         // A second view (a queue's doorbell offset in the low bits is
@@ -369,21 +283,21 @@ fn doorbell_mmap(gpus: &[Gpu]) -> Check {
         }
         // Exactly one slice.
         for len in [PAGE, 3 * PAGE, 4 * PAGE] {
-            expect_err(Map::kfd(&k, kfd_off(TYPE_DOORBELL, g), len), libc::EINVAL, &format!("doorbell len {len}"))?;
+            expect_errno(Map::kfd(&k, kfd_off(TYPE_DOORBELL, g), len), libc::EINVAL, &format!("doorbell len {len}"))?;
         }
         // A gpu_id the process does not have.
         let unknown = (1..0xffffu32).find(|id| gpus.iter().all(|x| x.gpu_id != *id)).unwrap_or(0);
-        expect_err(Map::kfd(&k, kfd_off(TYPE_DOORBELL, unknown), DOORBELL_SLICE), libc::ENODEV, "unknown gpu_id")?;
-        expect_err(Map::kfd(&k, kfd_off(0, unknown), PAGE), libc::ENODEV, "MMIO of an unknown gpu_id")?;
+        expect_errno(Map::kfd(&k, kfd_off(TYPE_DOORBELL, unknown), DOORBELL_SLICE), libc::ENODEV, "unknown gpu_id")?;
+        expect_errno(Map::kfd(&k, kfd_off(0, unknown), PAGE), libc::ENODEV, "MMIO of an unknown gpu_id")?;
         // Types upstream no longer serves.
-        expect_err(Map::kfd(&k, kfd_off(TYPE_EVENTS, g), PAGE), libc::EINVAL, "EVENTS")?;
-        expect_err(Map::kfd(&k, kfd_off(TYPE_RESERVED_MEM, g), PAGE), libc::EINVAL, "RESERVED_MEM")?;
+        expect_errno(Map::kfd(&k, kfd_off(TYPE_EVENTS, g), PAGE), libc::EINVAL, "EVENTS")?;
+        expect_errno(Map::kfd(&k, kfd_off(TYPE_RESERVED_MEM, g), PAGE), libc::EINVAL, "RESERVED_MEM")?;
         // A forked child may not map through the parent's file.
         let fd = k.fd;
-        in_child(move || {
+        in_child(CHILD_SECS, move || {
             // SAFETY: `fd` is inherited and open.
             let r = Map::new(fd, kfd_off(TYPE_DOORBELL, g), DOORBELL_SLICE, libc::PROT_READ, libc::MAP_SHARED);
-            expect_err(r, libc::EBADF, "doorbell mmap from a forked child")
+            expect_errno(r, libc::EBADF, "doorbell mmap from a forked child")
         })?;
         drop(b);
         ensure_eq(a.read_u64(8), 0x2222, "doorbell after the other view is gone")
@@ -392,7 +306,7 @@ fn doorbell_mmap(gpus: &[Gpu]) -> Check {
 
 /// Each GPU's doorbells are its own pages; a fresh process gets fresh ones.
 fn doorbells_per_gpu_and_process(gpus: &[Gpu]) -> Check {
-    in_child(|| {
+    in_child(CHILD_SECS, || {
         let k = open_kfd()?;
         let mut maps = Vec::new();
         let mut fds = Vec::new();
@@ -409,7 +323,7 @@ fn doorbells_per_gpu_and_process(gpus: &[Gpu]) -> Check {
         Ok(())
     })?;
     // The next process's doorbells start at zero.
-    in_child(|| {
+    in_child(CHILD_SECS, || {
         let k = open_kfd()?;
         let g = gpus[0].gpu_id;
         let _r = acquire(&k, g)?;
@@ -419,13 +333,13 @@ fn doorbells_per_gpu_and_process(gpus: &[Gpu]) -> Check {
 }
 
 fn mmio_mmap(gpus: &[Gpu]) -> Check {
-    in_child(|| {
+    in_child(CHILD_SECS, || {
         let k = open_kfd()?;
         for g in gpus {
             // One page, no VM needed (the remap page is the device's).
             let m = ok(Map::kfd(&k, kfd_off(0, g.gpu_id), PAGE), "MMIO mmap")?;
             m.write_u64(0, 1); // An HDP flush: harmless.
-            expect_err(Map::kfd(&k, kfd_off(0, g.gpu_id), 2 * PAGE), libc::EINVAL, "MMIO two pages")?;
+            expect_errno(Map::kfd(&k, kfd_off(0, g.gpu_id), 2 * PAGE), libc::EINVAL, "MMIO two pages")?;
         }
         Ok(())
     })
@@ -445,37 +359,37 @@ const USERPTR: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR | uapi::KFD_IOC_ALLOC
 const GTT: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
 
 fn doorbell_and_mmio_objects(gpus: &[Gpu]) -> Check {
-    in_child(|| {
+    in_child(CHILD_SECS, || {
         let k = open_kfd()?;
         let mut fds = Vec::new();
         for (i, g) in gpus.iter().enumerate() {
             let id = g.gpu_id;
             let va = 0x10_0000_0000u64 + ((i as u64) << 30);
-            expect_err(alloc(&k, id, va, PAGE as u64, DOORBELL, 0), libc::ENODEV, "DOORBELL before ACQUIRE_VM")?;
+            expect_errno(alloc(k.fd, id, va, PAGE as u64, DOORBELL, 0), libc::ENODEV, "DOORBELL before ACQUIRE_VM")?;
             fds.push(acquire(&k, id)?);
-            expect_err(alloc(&k, id, va, PAGE as u64, DOORBELL, 0), libc::EINVAL, "DOORBELL of one page")?;
-            expect_err(alloc(&k, id, va, 4 * PAGE as u64, DOORBELL, 0), libc::EINVAL, "DOORBELL of 4 pages")?;
-            expect_err(alloc(&k, id, va, 2 * PAGE as u64, MMIO, 0), libc::EINVAL, "MMIO_REMAP of 2 pages")?;
-            let (d, doff) = ok(alloc(&k, id, va, DOORBELL_SLICE as u64, DOORBELL, 0), "DOORBELL")?;
+            expect_errno(alloc(k.fd, id, va, PAGE as u64, DOORBELL, 0), libc::EINVAL, "DOORBELL of one page")?;
+            expect_errno(alloc(k.fd, id, va, 4 * PAGE as u64, DOORBELL, 0), libc::EINVAL, "DOORBELL of 4 pages")?;
+            expect_errno(alloc(k.fd, id, va, 2 * PAGE as u64, MMIO, 0), libc::EINVAL, "MMIO_REMAP of 2 pages")?;
+            let (d, doff) = ok(alloc(k.fd, id, va, DOORBELL_SLICE as u64, DOORBELL, 0), "DOORBELL")?;
             ensure_eq(doff, kfd_off(TYPE_DOORBELL, id), "DOORBELL mmap_offset")?;
-            let (m, moff) = ok(alloc(&k, id, va + 0x10_0000, PAGE as u64, MMIO, 0), "MMIO_REMAP")?;
+            let (m, moff) = ok(alloc(k.fd, id, va + 0x10_0000, PAGE as u64, MMIO, 0), "MMIO_REMAP")?;
             ensure_eq(moff, kfd_off(0, id), "MMIO_REMAP mmap_offset")?;
             ensure_eq(d >> 32, u64::from(id), "handle's gpu_id")?;
             // Mapped to the GPU like other objects, and by the CPU at the
             // offsets returned.
-            ensure_eq(ok(map_to_gpu(&k, d, id, true), "MAP doorbell")?, 1, "n_success")?;
-            ensure_eq(ok(map_to_gpu(&k, m, id, true), "MAP mmio")?, 1, "n_success")?;
+            ensure_eq(ok(map(k.fd, d, id, true), "MAP doorbell")?, 1, "n_success")?;
+            ensure_eq(ok(map(k.fd, m, id, true), "MAP mmio")?, 1, "n_success")?;
             let dm = ok(Map::kfd(&k, doff, DOORBELL_SLICE), "mmap DOORBELL offset")?;
             let mm = ok(Map::kfd(&k, moff, PAGE), "mmap MMIO_REMAP offset")?;
             dm.write_u64(0, 7);
             ensure_eq(dm.read_u64(0), 7, "doorbell write")?;
             drop((dm, mm));
             let mut fa = uapi::kfd_ioctl_free_memory_of_gpu_args { handle: d };
-            expect_err(k.ioctl(uapi::AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut fa), libc::EBUSY, "FREE while mapped")?;
-            ok(map_to_gpu(&k, d, id, false), "UNMAP doorbell")?;
-            ok(map_to_gpu(&k, m, id, false), "UNMAP mmio")?;
-            free(&k, d)?;
-            free(&k, m)?;
+            expect_errno(k.ioctl(uapi::AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut fa), libc::EBUSY, "FREE while mapped")?;
+            ok(map(k.fd, d, id, false), "UNMAP doorbell")?;
+            ok(map(k.fd, m, id, false), "UNMAP mmio")?;
+            expect_ok(free(k.fd, d), "FREE")?;
+            expect_ok(free(k.fd, m), "FREE")?;
         }
         Ok(())
     })
@@ -484,14 +398,14 @@ fn doorbell_and_mmio_objects(gpus: &[Gpu]) -> Check {
 fn mem_info_userptr_kib() -> Result<u64, String> {
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() };
-    let s = read(&format!("/sys/class/kfd/kfd/proc/{pid}/mem_info"))?;
+    let s = read(format!("/sys/class/kfd/kfd/proc/{pid}/mem_info"))?;
     s.lines()
         .find_map(|l| l.strip_prefix("userptr_allocated ").and_then(|v| v.parse().ok()))
         .ok_or(format!("mem_info: {s:?}"))
 }
 
 fn userptr_pins(gpus: &[Gpu]) -> Check {
-    in_child(|| {
+    in_child(CHILD_SECS, || {
         let k = open_kfd()?;
         let g = gpus[0].gpu_id;
         let _r = acquire(&k, g)?;
@@ -504,27 +418,27 @@ fn userptr_pins(gpus: &[Gpu]) -> Check {
         mem.write_u64(0, 0xfeed);
         // (The returned mmap_offset is the GPU driver's, as upstream's
         // amdgpu_bo_mmap_offset; the CPU keeps using its own mapping.)
-        let (h, _) = ok(alloc(&k, g, va, 4 * PAGE as u64, USERPTR, base), "USERPTR")?;
+        let (h, _) = ok(alloc(k.fd, g, va, 4 * PAGE as u64, USERPTR, base), "USERPTR")?;
         ensure_eq(mem_info_userptr_kib()?, 16, "userptr_allocated (KiB)")?;
-        ok(map_to_gpu(&k, h, g, true), "MAP USERPTR")?;
+        ok(map(k.fd, h, g, true), "MAP USERPTR")?;
         // The memory stays the process's: CPU access is unchanged.
         ensure_eq(mem.read_u64(0), 0xfeed, "CPU view of pinned memory")?;
         mem.write_u64(8, 0xbeef);
         ensure_eq(mem.read_u64(8), 0xbeef, "CPU write to pinned memory")?;
-        ok(map_to_gpu(&k, h, g, false), "UNMAP USERPTR")?;
-        free(&k, h)?;
+        ok(map(k.fd, h, g, false), "UNMAP USERPTR")?;
+        expect_ok(free(k.fd, h), "FREE")?;
         ensure_eq(mem_info_userptr_kib()?, 0, "userptr_allocated after FREE")?;
         // Holes: past the end, in the middle, nothing mapped; read-only.
-        expect_err(alloc(&k, g, va, 9 * PAGE as u64, USERPTR, base), libc::EFAULT, "range past the mapping")?;
+        expect_errno(alloc(k.fd, g, va, 9 * PAGE as u64, USERPTR, base), libc::EFAULT, "range past the mapping")?;
         mem.punch(4 * PAGE, PAGE)?;
-        expect_err(alloc(&k, g, va, 8 * PAGE as u64, USERPTR, base), libc::EFAULT, "range with a hole")?;
-        expect_err(alloc(&k, g, va, PAGE as u64, USERPTR, base + 4 * PAGE as u64), libc::EFAULT, "unmapped page")?;
+        expect_errno(alloc(k.fd, g, va, 8 * PAGE as u64, USERPTR, base), libc::EFAULT, "range with a hole")?;
+        expect_errno(alloc(k.fd, g, va, PAGE as u64, USERPTR, base + 4 * PAGE as u64), libc::EFAULT, "unmapped page")?;
         let ro = Map::anon(PAGE, libc::PROT_READ)?;
-        expect_err(alloc(&k, g, va, PAGE as u64, USERPTR, ro.addr as u64), libc::EFAULT, "read-only memory")?;
-        expect_err(alloc(&k, g, va, PAGE as u64, USERPTR, 0), libc::EINVAL, "user address 0")?;
+        expect_errno(alloc(k.fd, g, va, PAGE as u64, USERPTR, ro.addr as u64), libc::EFAULT, "read-only memory")?;
+        expect_errno(alloc(k.fd, g, va, PAGE as u64, USERPTR, 0), libc::EINVAL, "user address 0")?;
         ensure_eq(mem_info_userptr_kib()?, 0, "userptr_allocated after failures")?;
         // The part before the hole still works; left for teardown.
-        ok(alloc(&k, g, va, 4 * PAGE as u64, USERPTR, base), "USERPTR before the hole")?;
+        ok(alloc(k.fd, g, va, 4 * PAGE as u64, USERPTR, base), "USERPTR before the hole")?;
         Ok(())
     })
 }
@@ -622,8 +536,8 @@ fn largest_system_buffers(gpus: &[Gpu]) -> Check {
 /// leaves the system memory accounts as they were.
 fn exit_without_freeing(gpus: &[Gpu]) -> Check {
     ensure_debugfs()?;
-    let before = read(&format!("{DEBUGFS}/mem_limit"))?;
-    in_child(|| {
+    let before = read(format!("{DEBUGFS}/mem_limit"))?;
+    in_child(CHILD_SECS, || {
         let k = open_kfd()?;
         let mut keep = Vec::new();
         for (i, g) in gpus.iter().enumerate() {
@@ -631,10 +545,10 @@ fn exit_without_freeing(gpus: &[Gpu]) -> Check {
             keep.push(acquire(&k, id)?);
             let va = 0x30_0000_0000u64 + ((i as u64) << 32);
             let mem = Map::anon(1024 * PAGE, libc::PROT_READ | libc::PROT_WRITE)?;
-            let (u, _) = ok(alloc(&k, id, va, 1024 * PAGE as u64, USERPTR, mem.addr as u64), "USERPTR")?;
-            ok(map_to_gpu(&k, u, id, true), "MAP")?;
-            let (d, doff) = ok(alloc(&k, id, va + (1 << 30), DOORBELL_SLICE as u64, DOORBELL, 0), "DOORBELL")?;
-            ok(map_to_gpu(&k, d, id, true), "MAP")?;
+            let (u, _) = ok(alloc(k.fd, id, va, 1024 * PAGE as u64, USERPTR, mem.addr as u64), "USERPTR")?;
+            ok(map(k.fd, u, id, true), "MAP")?;
+            let (d, doff) = ok(alloc(k.fd, id, va + (1 << 30), DOORBELL_SLICE as u64, DOORBELL, 0), "DOORBELL")?;
+            ok(map(k.fd, d, id, true), "MAP")?;
             let db = ok(Map::kfd(&k, doff, DOORBELL_SLICE), "doorbell mmap")?;
             db.write_u64(0, 1);
             std::mem::forget(db);
@@ -643,7 +557,7 @@ fn exit_without_freeing(gpus: &[Gpu]) -> Check {
         // SAFETY: Exiting without cleanup is the point.
         unsafe { libc::_exit(0) }
     })?;
-    ensure_eq(read(&format!("{DEBUGFS}/mem_limit"))?, before, "mem_limit after the process exited")
+    ensure_eq(read(format!("{DEBUGFS}/mem_limit"))?, before, "mem_limit after the process exited")
 }
 
 // ---------------------------------------------------------------------------
@@ -664,7 +578,7 @@ fn expected_gb_addr_config(g: &Gpu) -> u32 {
 }
 
 fn tile_config(gpus: &[Gpu]) -> Check {
-    in_child(|| {
+    in_child(CHILD_SECS, || {
         let k = open_kfd()?;
         for g in gpus {
             let mut tiles = [0xffff_ffffu32; 40];
@@ -696,21 +610,12 @@ fn tile_config(gpus: &[Gpu]) -> Check {
             // A bad array: EFAULT, count 0.
             a.tile_config_ptr = 8;
             a.num_tile_configs = 4;
-            expect_err(k.ioctl(uapi::AMDKFD_IOC_GET_TILE_CONFIG, &mut a), libc::EFAULT, "bad tile array")?;
+            expect_errno(k.ioctl(uapi::AMDKFD_IOC_GET_TILE_CONFIG, &mut a), libc::EFAULT, "bad tile array")?;
             ensure_eq(a.num_tile_configs, 0, "count after EFAULT")?;
         }
         let mut a = uapi::kfd_ioctl_get_tile_config_args { gpu_id: 0x1_0000, ..Default::default() };
-        expect_err(k.ioctl(uapi::AMDKFD_IOC_GET_TILE_CONFIG, &mut a), libc::EINVAL, "unknown gpu_id")
+        expect_errno(k.ioctl(uapi::AMDKFD_IOC_GET_TILE_CONFIG, &mut a), libc::EINVAL, "unknown gpu_id")
     })
-}
-
-/// splitmix64: a small deterministic PRNG step.
-fn splitmix64(x: &mut u64) -> u64 {
-    *x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// Seeded random `/dev/kfd` mmaps (type, gpu_id, low bits, length,
@@ -719,7 +624,7 @@ fn splitmix64(x: &mut u64) -> u64 {
 fn mmap_offsets_fuzz(gpus: &[Gpu]) -> Check {
     let seed = std::env::var("KFD_MEM_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x6b66_6d6du64);
     println!("# mmap fuzz seed {seed}");
-    in_child(|| {
+    in_child(CHILD_SECS, || {
         let k = open_kfd()?;
         let mut rng = seed;
         let mut bound = Vec::new();

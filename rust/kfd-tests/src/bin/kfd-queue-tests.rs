@@ -12,16 +12,19 @@
 //! tests that need a queue then check exactly that.  An optional argument
 //! filters tests by name.
 
-#[path = "../fuzz.rs"]
-#[allow(dead_code)]
-mod fuzz;
+use kfd_tests::fuzz;
+use kfd_tests::ops;
 
-use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
+use kfd_tests::harness::{ensure, ensure_eq, expect_errno, expect_ok, Check, Harness};
+use kfd_tests::ops::in_child;
 use kfd_tests::kfd::{errno_name, Kfd};
 use kfd_uapi as uapi;
 use uapi::kfd_ioctl_create_queue_args as CreateArgs;
 
 /// `-ENOTSUPP` as user space sees it (CREATE_QUEUE's unknown type).
+/// How long a scenario's child process may run before it is killed and
+/// reported as hung (generous: a loaded TCG guest is slow).
+const CHILD_SECS: u32 = 300;
 const ENOTSUPP: i32 = 524;
 const KERNEL_ADDR: u64 = 0xffff_8000_0000_0000;
 /// GPU VAs of the test objects (GPU VM aperture, away from the CPU's heap).
@@ -68,31 +71,14 @@ fn prop(props: &str, key: &str) -> u32 {
         .unwrap_or(0)
 }
 
+/// ALLOC (writable) and, if `map`, MAP on `gpu`; returns the handle.
 fn alloc(k: &Kfd, gpu: u32, va: u64, size: u64, flags: u32, map: bool) -> Result<u64, String> {
-    let mut a = uapi::kfd_ioctl_alloc_memory_of_gpu_args {
-        va_addr: va,
-        size,
-        gpu_id: gpu,
-        flags: flags | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE,
-        ..Default::default()
-    };
-    k.ioctl(uapi::AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).map_err(|e| format!("ALLOC va {va:#x}: {}", errno_name(e)))?;
+    let (handle, _) = ops::alloc(k.fd, gpu, va, size, flags | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE, 0)
+        .map_err(|e| format!("ALLOC va {va:#x}: {}", errno_name(e)))?;
     if map {
-        map_or_unmap(k, a.handle, gpu, true).map_err(|e| format!("MAP va {va:#x}: {}", errno_name(e)))?;
+        ops::map(k.fd, handle, gpu, true).map_err(|e| format!("MAP va {va:#x}: {}", errno_name(e)))?;
     }
-    Ok(a.handle)
-}
-
-fn map_or_unmap(k: &Kfd, handle: u64, gpu: u32, map: bool) -> Result<i32, i32> {
-    let ids = [gpu];
-    let mut m = uapi::kfd_ioctl_map_memory_to_gpu_args {
-        handle,
-        device_ids_array_ptr: ids.as_ptr() as u64,
-        n_devices: 1,
-        n_success: 0,
-    };
-    let cmd = if map { uapi::AMDKFD_IOC_MAP_MEMORY_TO_GPU } else { uapi::AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU };
-    k.ioctl(cmd, &mut m)
+    Ok(handle)
 }
 
 fn first_gpu() -> Result<u32, String> {
@@ -104,7 +90,7 @@ fn setup() -> Result<Setup, String> {
     let gpu = first_gpu()?;
     let props = node_props(gpu).ok_or("no topology node")?;
     let minor = prop(&props, "drm_render_minor");
-    let render = fuzz::open_rw(&format!("/dev/dri/renderD{minor}")).ok_or("open render node")?;
+    let render = ops::open_rw(&format!("/dev/dri/renderD{minor}")).ok().ok_or("open render node")?;
     fuzz::acquire_vm(kfd.fd, render, gpu).map_err(|e| format!("ACQUIRE_VM: {}", errno_name(e)))?;
     let cwsr_size = prop(&props, "cwsr_size");
     let ctl_stack_size = prop(&props, "ctl_stack_size");
@@ -174,14 +160,6 @@ impl Setup {
     }
 }
 
-fn expect_errno(r: Result<i32, i32>, want: i32, what: &str) -> Check {
-    match r {
-        Err(e) if e == want => Ok(()),
-        Err(e) => Err(format!("{what}: got {}, want {}", fuzz::errno_str(e), fuzz::errno_str(want))),
-        Ok(_) => Err(format!("{what}: succeeded, want {}", fuzz::errno_str(want))),
-    }
-}
-
 fn bad_create_arguments() -> Check {
     let s = setup()?;
     type Edit = fn(&mut CreateArgs);
@@ -230,48 +208,12 @@ fn bad_create_arguments() -> Check {
     a.queue_percentage = 0;
     expect_errno(s.create(&mut a), libc::EFAULT, "pointers before type")?;
     // Without ACQUIRE_VM: ESRCH (a forked child is a new KFD process).
-    let child = fork_and(|| {
+    let child = in_child(CHILD_SECS, || {
         let k = Kfd::open().map_err(|e| e.to_string())?;
         let mut a = CreateArgs { gpu_id: first_gpu()?, ring_size: 4096, queue_percentage: 100, ..Default::default() };
         expect_errno(k.ioctl(uapi::AMDKFD_IOC_CREATE_QUEUE, &mut a), libc::ESRCH, "no VM")
     });
     child.map_err(|e| format!("child: {e}"))
-}
-
-/// Runs `f` in a forked child (a new KFD process); its result comes back.
-fn fork_and(f: impl FnOnce() -> Check) -> Check {
-    let mut fds = [0i32; 2];
-    // SAFETY: a pipe for the child's message.
-    ensure(unsafe { libc::pipe(fds.as_mut_ptr()) } == 0, "pipe")?;
-    // SAFETY: the child runs `f` and exits without returning.
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
-        let msg = match f() {
-            Ok(()) => String::new(),
-            Err(e) => e,
-        };
-        // SAFETY: writing to our pipe, then leaving at once.
-        unsafe {
-            libc::write(fds[1], msg.as_ptr().cast(), msg.len());
-            libc::_exit(0);
-        }
-    }
-    // SAFETY: closing the write end.
-    unsafe { libc::close(fds[1]) };
-    let mut buf = vec![0u8; 4096];
-    // SAFETY: reading into our buffer.
-    let n = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
-    let mut status = 0;
-    // SAFETY: reaping our child; closing the read end.
-    unsafe {
-        libc::waitpid(pid, &mut status, 0);
-        libc::close(fds[0]);
-    }
-    ensure(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, format!("child status {status:#x}"))?;
-    if n > 0 {
-        return Err(String::from_utf8_lossy(&buf[..n as usize]).into_owned());
-    }
-    Ok(())
 }
 
 fn old_88_byte_create_queue_is_zero_filled() -> Check {
@@ -292,10 +234,6 @@ fn old_88_byte_create_queue_is_zero_filled() -> Check {
         Err(libc::EOPNOTSUPP) => Ok(()),
         Err(e) => Err(format!("88-byte valid queue: {}", errno_name(e))),
     }
-}
-
-fn expect_ok(r: Result<i32, i32>, what: &str) -> Check {
-    r.map(|_| ()).map_err(|e| format!("{what}: {}", errno_name(e)))
 }
 
 fn unknown_queue_ids() -> Check {
@@ -364,7 +302,7 @@ fn aql_and_sdma_queue_ids_doorbells_and_sysfs() -> Check {
         expect_ok(s.destroy(2), "DESTROY SDMA")?;
     }
     // The ring's object is pinned to the GPU while queues use it.
-    expect_errno(map_or_unmap(&s.kfd, s.ring_handle, s.gpu, false), libc::EBUSY, "UNMAP of a queue's ring")?;
+    expect_errno(ops::map(s.kfd.fd, s.ring_handle, s.gpu, false), libc::EBUSY, "UNMAP of a queue's ring")?;
     expect_ok(s.destroy(q0), "DESTROY 0")?;
     ensure(!std::path::Path::new(&d).exists(), "queues/0 still there after DESTROY")?;
     expect_errno(s.destroy(q0), libc::EINVAL, "DESTROY 0 twice")?;
@@ -374,7 +312,7 @@ fn aql_and_sdma_queue_ids_doorbells_and_sysfs() -> Check {
     ensure_eq((c.queue_id, c.doorbell_offset & 0xfff), (0, 0), "reused id and doorbell")?;
     expect_ok(s.destroy(0), "DESTROY")?;
     expect_ok(s.destroy(1), "DESTROY")?;
-    expect_ok(map_or_unmap(&s.kfd, s.ring_handle, s.gpu, false), "UNMAP of the ring once no queue uses it")
+    expect_ok(ops::map(s.kfd.fd, s.ring_handle, s.gpu, false), "UNMAP of the ring once no queue uses it")
 }
 
 fn update_cu_mask_gws_wave_state() -> Check {
@@ -644,7 +582,7 @@ fn two_processes_have_separate_queues() -> Check {
         return Ok(());
     };
     let mine = a.doorbell_offset;
-    fork_and(move || {
+    in_child(CHILD_SECS, move || {
         let c = setup()?;
         let mut b = c.aql();
         c.create(&mut b).map_err(|e| format!("child CREATE: {}", errno_name(e)))?;

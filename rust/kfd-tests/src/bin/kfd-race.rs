@@ -34,9 +34,7 @@
 //! The seed fixes the choices (delays, sizes, which thread does what);
 //! the interleaving is the machine's.
 
-#[path = "../fuzz.rs"]
-#[allow(dead_code)]
-mod fuzz;
+use kfd_tests::fuzz;
 #[path = "../race_svmq.rs"]
 mod svmq;
 
@@ -789,5 +787,6 @@ fn main() {
         }
         ensure(after == before, format!("available memory before {before:?}, after {after:?}"))
     });
+    h.detail(format!("{rounds} rounds of {ops} operations per race"));
     std::process::exit(h.finish("kfd-race"));
 }

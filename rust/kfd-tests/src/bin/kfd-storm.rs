@@ -47,17 +47,25 @@
 //! appeared on /dev/kmsg.  The guest runner then checks that `rmmod rkfd`
 //! succeeds and that kmemleak finds nothing.
 //!
+//! The closing line counts test cases: the lifecycles (one case, however
+//! many), /dev/kfd answering after the storm, the memory accounting, the
+//! per-process sysfs directories and the kernel log; the number of
+//! lifecycles and of failures stands beside it:
+//! `storm: 5 passed, 0 failed (200 lifecycles, 0 failures)`.
+//!
 //! The seed fixes every choice (fates, steps, delays, work); the timing of
 //! kills is the machine's, so a storm is reproducible in what it tries,
 //! not in where exactly a kill lands.
 
-#[path = "../fuzz.rs"]
-mod fuzz;
+use kfd_tests::fuzz;
+use kfd_tests::ops;
 
 use fuzz::Rng;
+use kfd_tests::harness::Harness;
 use kfd_tests::kfd::{ioctl_fd, Kfd};
 use kfd_tests::ops::{topology_gpus, TopoGpu};
 use kfd_tests::queue::QueueMem;
+use kfd_tests::svm::svm_set_attr;
 use kfd_uapi as uapi;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -218,7 +226,7 @@ impl Child {
         for &gpu in &want {
             let mut bound = false;
             for path in &gpus.render_nodes {
-                let Some(fd) = fuzz::open_rw(path) else { continue };
+                let Ok(fd) = ops::open_rw(path) else { continue };
                 renders.push(fd);
                 let r = if self.plan.vm_race { self.acquire_racing(fd, gpu) } else { fuzz::acquire_vm(self.kfd, fd, gpu) };
                 if self.check(r, "ACQUIRE_VM") {
@@ -588,11 +596,6 @@ fn svm_mismatch(seed: u64, buf: &[u8], first: usize) -> Option<String> {
     })
 }
 
-/// AMDKFD_IOC_SVM SET_ATTR on `kfd`.
-fn svm_set(kfd: i32, addr: usize, size: usize, attrs: &[(u32, u32)]) -> Result<i32, i32> {
-    kfd_tests::svm::svm_set_attr(kfd, addr, size, attrs)
-}
-
 /// GPU read through the access ioctl.  With XNACK off a migration leaves
 /// the GPU mapping to the restore worker (upstream `svm_range_set_attr`:
 /// "restore_work will update mappings of GPUs"; the queues are quiesced
@@ -615,7 +618,7 @@ fn gpu_read(rfd: i32, addr: usize, buf: &mut [u8], xnack: bool) -> Result<i32, i
 /// (retry faults when XNACK is on and pages moved back), back to system.
 fn svm_pass(kfd: i32, rfd: i32, gpu: u32, addr: usize, len: usize, seed: u64, xnack: bool) -> Vec<String> {
     let mut errors = Vec::new();
-    if let Err(e) = svm_set(kfd, addr, len, &[(uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, gpu)]) {
+    if let Err(e) = svm_set_attr(kfd, addr, len, &[(uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, gpu)]) {
         errors.push(format!("SVM thread: PREFETCH_LOC gpu: {}", fuzz::errno_str(e)));
     }
     let mut buf = vec![0u8; len];
@@ -627,7 +630,7 @@ fn svm_pass(kfd: i32, rfd: i32, gpu: u32, addr: usize, len: usize, seed: u64, xn
         }
         Err(e) => errors.push(format!("SVM thread: GPU read of {len} bytes: {}", fuzz::errno_str(e))),
     }
-    if let Err(e) = svm_set(kfd, addr, len, &[(uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, 0)]) {
+    if let Err(e) = svm_set_attr(kfd, addr, len, &[(uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, 0)]) {
         errors.push(format!("SVM thread: PREFETCH_LOC system: {}", fuzz::errno_str(e)));
     }
     errors
@@ -680,7 +683,7 @@ impl Child {
             // XNACK off: mapped now, or the GPU may not touch it.
             attrs.push((uapi::KFD_IOCTL_SVM_ATTR_ACCESS, gpu));
         }
-        let r = svm_set(self.kfd, addr, len, &attrs);
+        let r = svm_set_attr(self.kfd, addr, len, &attrs);
         if !self.svm_err(r, "SVM SET_ATTR") {
             return None;
         }
@@ -694,7 +697,7 @@ impl Child {
             }
         }
         self.report();
-        let r = svm_set(self.kfd, addr, len, &[(uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, gpu)]);
+        let r = svm_set_attr(self.kfd, addr, len, &[(uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC, gpu)]);
         self.svm_err(r, "PREFETCH_LOC to VRAM");
         self.report();
         let r = gpu_read(rfd, addr, &mut buf, xnack);
@@ -959,16 +962,14 @@ fn kfd_proc_pids() -> Option<Vec<String>> {
     Some(v)
 }
 
+/// The failures (each printed as a FAIL line when it happens), counted so
+/// that each test case knows how many were its own.
 struct Tally {
-    passed: u64,
     failed: u64,
     seed: u64,
 }
 
 impl Tally {
-    fn pass(&mut self) {
-        self.passed += 1;
-    }
     fn fail(&mut self, what: String) {
         self.failed += 1;
         println!("storm: FAIL seed={:#x}: {what}", self.seed);
@@ -992,7 +993,8 @@ fn main() {
     fuzz::flush();
     let mut kmsg = fuzz::KmsgWatch::open();
     kmsg.mark(&format!("<7>kfd-storm: seed={seed:#x} lifecycles={lifecycles} start\n"));
-    let mut t = Tally { passed: 0, failed: 0, seed };
+    let mut t = Tally { failed: 0, seed };
+    let mut h = Harness::default();
 
     // SAFETY: become the reaper of orphaned grandchildren.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
@@ -1000,9 +1002,8 @@ fn main() {
     let k = match Kfd::open() {
         Ok(k) => k,
         Err(e) => {
-            println!("storm: cannot open /dev/kfd: {e}");
-            println!("storm: 0 passed, 1 failed");
-            std::process::exit(1);
+            h.record("/dev/kfd opens", Err(e.to_string()));
+            std::process::exit(h.finish("storm"));
         }
     };
     let gpus = fuzz::discover_gpus(&k);
@@ -1033,6 +1034,9 @@ fn main() {
     // Lifecycles that showed only known bugs, and that could have shown them.
     let mut known_seen = 0u64;
     let mut known_chances = 0u64;
+    // Lifecycles that ended as planned; kernel reports seen during the storm.
+    let mut lifecycles_ok = 0u64;
+    let mut kmsg_failed = 0u64;
 
     loop {
         let out_of_time = deadline.is_some_and(|d| Instant::now() >= d);
@@ -1179,7 +1183,7 @@ fn main() {
                 killed_early += 1;
             }
             if ok {
-                t.pass();
+                lifecycles_ok += 1;
                 if verbose {
                     println!("# lifecycle {} {:?} steps {} ok", r.index, r.plan.fate, r.steps);
                 }
@@ -1197,6 +1201,7 @@ fn main() {
         }
         let bad = kmsg.bad_lines();
         if !bad.is_empty() {
+            kmsg_failed += 1;
             t.fail(format!("kernel report after {done} lifecycles: {}", bad[0]));
             for l in bad.iter().skip(1).take(5) {
                 println!("storm:   kmsg: {l}");
@@ -1232,12 +1237,30 @@ fn main() {
         std::thread::sleep(Duration::from_millis(5));
     }
     let secs = start.elapsed().as_secs_f64();
+    let lifecycle_failures = t.failed - kmsg_failed;
+    h.record(
+        "process lifecycles (clean, abandoned, killed) end as planned, every ioctl with success or a clear errno",
+        if lifecycle_failures > 0 {
+            Err(format!("{lifecycle_failures} failures (the FAIL lines above)"))
+        } else if lifecycles_ok == 0 {
+            Err("no lifecycle ran".into())
+        } else {
+            Ok(())
+        },
+    );
 
     // After the storm: the driver answers, and nothing stayed allocated.
-    match Kfd::open().map(|k2| fuzz::get_version(k2.fd)) {
-        Ok(Ok((1, _))) => t.pass(),
-        other => t.fail(format!("fresh open + GET_VERSION after the storm: {other:?}")),
-    }
+    h.record(
+        "/dev/kfd opens and answers GET_VERSION after the storm",
+        match Kfd::open().map(|k2| fuzz::get_version(k2.fd)) {
+            Ok(Ok((1, _))) => Ok(()),
+            other => {
+                t.fail(format!("fresh open + GET_VERSION after the storm: {other:?}"));
+                Err(format!("{other:?}"))
+            }
+        },
+    );
+    let failed_before_memory = t.failed;
     let mut after = memory_snapshot(&k, &gpus.ids);
     let settle = Instant::now() + Duration::from_secs(3);
     while after != before && Instant::now() < settle {
@@ -1245,7 +1268,6 @@ fn main() {
         after = memory_snapshot(&k, &gpus.ids);
     }
     if after == before {
-        t.pass();
         if !before.is_empty() {
             println!("storm: memory accounting back to the start ({} counters)", before.len());
         }
@@ -1259,19 +1281,30 @@ fn main() {
             t.fail(format!("memory counters changed: {before:?} -> {after:?}"));
         }
     }
+    h.record(
+        "available memory and vram_used back to the values before the storm",
+        if t.failed == failed_before_memory { Ok(()) } else { Err(format!("{} counters differ", t.failed - failed_before_memory)) },
+    );
     if let (Some(b), Some(a)) = (procs_before, kfd_proc_pids()) {
-        if a == b {
-            t.pass();
-        } else {
-            t.fail(format!("/sys/class/kfd/kfd/proc: {b:?} before, {a:?} after"));
-        }
+        h.record(
+            "/sys/class/kfd/kfd/proc lists the same processes as before the storm",
+            if a == b {
+                Ok(())
+            } else {
+                t.fail(format!("/sys/class/kfd/kfd/proc: {b:?} before, {a:?} after"));
+                Err(format!("{b:?} before, {a:?} after"))
+            },
+        );
     }
     let bad = kmsg.bad_lines();
-    if bad.is_empty() {
-        t.pass();
-    } else {
+    if !bad.is_empty() {
+        kmsg_failed += 1;
         t.fail(format!("kernel report at the end of the storm: {}", bad[0]));
     }
+    h.record(
+        "no kernel report on /dev/kmsg during the storm",
+        if kmsg_failed == 0 { Ok(()) } else { Err(format!("{kmsg_failed} report(s) (the FAIL lines above)")) },
+    );
     drop(k);
 
     if done < lifecycles {
@@ -1295,6 +1328,7 @@ fn main() {
     );
     println!("storm: {with_svm} lifecycles with an SVM range ({with_svm_thread} with a migrating/faulting thread), {with_queues} with queues");
     kmsg.mark(&format!("<7>kfd-storm: seed={seed:#x} done after {done} lifecycles, {} failed\n", t.failed));
-    println!("storm: {} passed, {} failed", t.passed, t.failed);
-    std::process::exit(if t.failed == 0 && t.passed > 0 { 0 } else { 1 });
+    h.detail(format!("{done} lifecycles"));
+    h.detail(format!("{} failures", t.failed));
+    std::process::exit(h.finish("storm"));
 }

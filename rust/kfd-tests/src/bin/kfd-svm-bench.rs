@@ -12,25 +12,18 @@
 //! (the area stays mapped, so nothing removes them), so the set grows by
 //! the number of samples, a few percent of N.
 
-#[path = "../fuzz.rs"]
-#[allow(dead_code)]
-mod fuzz;
+use kfd_tests::fuzz;
+use kfd_tests::ops;
 
-use kfd_tests::kfd::{errno_name, ioctl_fd, Kfd};
+use kfd_tests::kfd::{errno_name, Kfd};
+use kfd_tests::svm::svm_set_attr;
 use kfd_uapi as uapi;
 use std::time::Instant;
 
 const PAGE: u64 = 4096;
 
 fn set_attr(fd: i32, start: u64, attrs: &[(u32, u32)]) -> Result<(), String> {
-    let mut buf = vec![0u64; 3 + attrs.len()];
-    buf[0] = start;
-    buf[1] = PAGE;
-    buf[2] = u64::from(uapi::KFD_IOCTL_SVM_OP_SET_ATTR) | (attrs.len() as u64) << 32;
-    for (i, &(t, v)) in attrs.iter().enumerate() {
-        buf[3 + i] = u64::from(t) | u64::from(v) << 32;
-    }
-    ioctl_fd(fd, uapi::amdkfd_ioc_svm(attrs.len() as u32), buf.as_mut_ptr() as usize)
+    svm_set_attr(fd, start as usize, PAGE as usize, attrs)
         .map(|_| ())
         .map_err(|e| format!("SET_ATTR {start:#x}: {}", errno_name(e)))
 }
@@ -43,7 +36,7 @@ fn measure(n: u64, samples: u64) -> Result<(f64, f64, f64), String> {
     let mut bound = false;
     'outer: for &gpu in &gpus.ids {
         for path in &gpus.render_nodes {
-            if let Some(fd) = fuzz::open_rw(path) {
+            if let Ok(fd) = ops::open_rw(path) {
                 if fuzz::acquire_vm(k.fd, fd, gpu).is_ok() {
                     bound = true;
                     break 'outer;

@@ -7,9 +7,7 @@
 //! optional argument filters tests by name.
 
 // The /dev/kmsg watcher the fuzzer and storm use.
-#[path = "../fuzz.rs"]
-#[allow(dead_code)]
-mod fuzz;
+use kfd_tests::fuzz;
 
 use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
 use kfd_tests::kfd::errno_name;
@@ -749,7 +747,7 @@ impl Aligned2M {
     /// The mapping as bytes.  Memory the GPU and the kernel write behind
     /// the compiler's back (like a `volatile` buffer), so a shared borrow
     /// hands out a mutable slice; callers keep one slice at a time.
-    #[allow(clippy::mut_from_ref)]
+    #[expect(clippy::mut_from_ref, reason = "memory written behind the compiler's back; one slice at a time")]
     fn slice(&self) -> &mut [u8] {
         // SAFETY: inside the caller's live mapping (`new`'s argument).
         unsafe { std::slice::from_raw_parts_mut(self.addr as *mut u8, self.len) }

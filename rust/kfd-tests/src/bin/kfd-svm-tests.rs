@@ -10,12 +10,11 @@
 //! debugfs `svm_ranges` dump is checked by `debugfs_dump`.  An optional
 //! argument filters tests by name.
 
-#[path = "../fuzz.rs"]
-#[allow(dead_code)]
-mod fuzz;
+use kfd_tests::fuzz;
+use kfd_tests::ops;
 
-use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
-use kfd_tests::kfd::{errno_name, ioctl_fd, Kfd};
+use kfd_tests::harness::{ensure, ensure_eq, expect_errno, Check, Harness};
+use kfd_tests::kfd::{ensure_debugfs, errno_name, ioctl_fd, Kfd};
 use kfd_uapi as uapi;
 
 const PAGE: u64 = 4096;
@@ -49,7 +48,7 @@ impl Ctx {
         let mut renders = Vec::new();
         for &gpu in &found.ids {
             for path in &found.render_nodes {
-                let Some(fd) = fuzz::open_rw(path) else { continue };
+                let Ok(fd) = ops::open_rw(path) else { continue };
                 if fuzz::acquire_vm(kfd.fd, fd, gpu).is_ok() {
                     gpus.push(gpu);
                     renders.push(fd);
@@ -116,27 +115,11 @@ fn svm_raw(fd: i32, size_field: u32, buf: &mut [u64]) -> Result<i32, i32> {
     ioctl_fd(fd, cmd, buf.as_mut_ptr() as usize)
 }
 
-fn expect_errno(r: Result<(), i32>, want: i32, what: &str) -> Check {
-    match r {
-        Err(e) if e == want => Ok(()),
-        Err(e) => Err(format!("{what}: got {}, want {}", errno_name_ext(e), errno_name_ext(want))),
-        Ok(()) => Err(format!("{what}: succeeded, want {}", errno_name_ext(want))),
-    }
-}
-
-fn errno_name_ext(e: i32) -> String {
-    match e {
-        libc::EOVERFLOW => "EOVERFLOW".into(),
-        libc::EADDRINUSE => "EADDRINUSE".into(),
-        _ => errno_name(e),
-    }
-}
-
 /// An anonymous private mapping, never unmapped (so no test sees another's
 /// VA again; `munmap_prunes_ranges` unmaps on purpose).
 struct Anon {
     addr: u64,
-    #[allow(dead_code)]
+    #[expect(dead_code, reason = "the mapping is never unmapped; its length is kept for a reader of the struct (and a debugger)")]
     len: u64,
 }
 
@@ -616,19 +599,6 @@ fn debugfs_dump(c: &Ctx) -> Check {
     ensure(covered == 0 || covered == 16 * PAGE, format!("hmm ranges cover {covered:#x} of {:#x}", 16 * PAGE))?;
     println!("# svm_ranges: {} attr lines, hmm coverage {covered:#x}", text.lines().filter(|l| l.starts_with("attr ")).count());
     Ok(())
-}
-
-fn ensure_debugfs() -> Check {
-    const DEBUGFS: &str = "/sys/kernel/debug/kfd";
-    if std::fs::metadata(DEBUGFS).is_ok() {
-        return Ok(());
-    }
-    let src = std::ffi::CString::new("none").unwrap();
-    let dst = std::ffi::CString::new("/sys/kernel/debug").unwrap();
-    let ty = std::ffi::CString::new("debugfs").unwrap();
-    // SAFETY: Valid C strings; mounting debugfs where it belongs.
-    unsafe { libc::mount(src.as_ptr(), dst.as_ptr(), ty.as_ptr(), 0, std::ptr::null()) };
-    ensure(std::fs::metadata(DEBUGFS).is_ok(), format!("{DEBUGFS} missing"))
 }
 
 /// A CPU `munmap` removes the attribute ranges of the unmapped VA (the

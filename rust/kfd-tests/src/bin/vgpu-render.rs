@@ -6,7 +6,8 @@
 //! mapping memory objects.  Run inside the test VM with rkfd and amdgpu
 //! loaded; an optional argument filters tests by name.
 
-use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
+use kfd_tests::harness::{ensure, ensure_eq, expect_errno, expect_ok, read_trimmed as read, Check, Harness};
+use kfd_tests::ops::{alloc, free, in_child, map};
 use kfd_tests::kfd::{errno_name, ioctl_fd, Kfd};
 use kfd_uapi as uapi;
 use std::fs;
@@ -14,6 +15,9 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 const PAGE: usize = 4096;
+/// How long a scenario's child process may run before it is killed and
+/// reported as hung (generous: a loaded TCG guest is slow).
+const CHILD_SECS: u32 = 300;
 
 /// One DRM card of the virtual GPU.
 #[derive(Clone, Debug)]
@@ -24,13 +28,6 @@ struct Card {
     device: PathBuf,
     /// The render node's minor.
     render_minor: u32,
-}
-
-fn read(path: impl AsRef<Path>) -> Result<String, String> {
-    let p = path.as_ref();
-    fs::read_to_string(p)
-        .map(|s| s.trim_end().to_string())
-        .map_err(|e| format!("{}: {e}", p.display()))
 }
 
 /// The cards whose device reports AMD's vendor ID.
@@ -156,72 +153,6 @@ impl Drop for Map {
     }
 }
 
-fn expect_err<T>(r: Result<T, i32>, want: i32, what: &str) -> Check {
-    match r {
-        Err(e) if e == want => Ok(()),
-        Err(e) => Err(format!(
-            "{what}: got {}, want {}",
-            errno_name(e),
-            errno_name(want)
-        )),
-        Ok(_) => Err(format!("{what}: succeeded, want {}", errno_name(want))),
-    }
-}
-
-/// Runs `f` in a forked child: rkfd keeps one process per mm, so each KFD
-/// scenario starts from a fresh one.
-fn in_child(f: impl FnOnce() -> Check) -> Check {
-    let mut fds = [0i32; 2];
-    // SAFETY: `fds` has room for two descriptors.
-    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
-        return Err("pipe failed".into());
-    }
-    // SAFETY: The child only runs `f` and exits.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err("fork failed".into());
-    }
-    if pid == 0 {
-        // SAFETY: Closing our copy of the read end.
-        unsafe { libc::close(fds[0]) };
-        let msg = match f() {
-            Ok(()) => String::new(),
-            Err(e) => e,
-        };
-        // SAFETY: Writing our own buffer to our pipe, then exiting without
-        // running the parent's destructors.
-        unsafe {
-            libc::write(fds[1], msg.as_ptr().cast(), msg.len());
-            libc::_exit(if msg.is_empty() { 0 } else { 1 });
-        }
-    }
-    // SAFETY: Closing our copy of the write end.
-    unsafe { libc::close(fds[1]) };
-    let mut msg = Vec::new();
-    let mut buf = [0u8; 512];
-    loop {
-        // SAFETY: Reading into our buffer.
-        let n = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
-        if n <= 0 {
-            break;
-        }
-        msg.extend_from_slice(&buf[..n as usize]);
-    }
-    // SAFETY: Our read end; waiting for our child.
-    let mut status = 0;
-    unsafe {
-        libc::close(fds[0]);
-        libc::waitpid(pid, &mut status, 0);
-    }
-    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
-        Ok(())
-    } else if !msg.is_empty() {
-        Err(String::from_utf8_lossy(&msg).to_string())
-    } else {
-        Err(format!("child died (status {status:#x})"))
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Module and devices.
 
@@ -327,7 +258,7 @@ fn render_node_is_drm(card: &Card) -> Check {
 
 fn render_node_refuses_unknown_offsets(card: &Card) -> Check {
     let fd = Fd::open(&render_path(card))?;
-    expect_err(
+    expect_errno(
         Map::new(
             &fd,
             0,
@@ -338,12 +269,12 @@ fn render_node_refuses_unknown_offsets(card: &Card) -> Check {
         libc::EINVAL,
         "offset 0",
     )?;
-    expect_err(
+    expect_errno(
         Map::new(&fd, 1 << 40, PAGE, libc::PROT_NONE, libc::MAP_PRIVATE),
         libc::EINVAL,
         "offset 1 TiB",
     )?;
-    expect_err(
+    expect_errno(
         Map::new(&fd, 123 << 40, PAGE, libc::PROT_READ, libc::MAP_SHARED),
         libc::EINVAL,
         "offset 123 TiB",
@@ -467,7 +398,7 @@ fn bind_all(k: &Kfd, cards: &[Card]) -> Result<Vec<(u32, Card, Fd)>, String> {
     let null = Fd::open("/dev/null")?;
     let mut bound = Vec::new();
     for &id in &ids {
-        expect_err(
+        expect_errno(
             acquire(k, null.0, id),
             libc::EINVAL,
             "ACQUIRE_VM with /dev/null",
@@ -497,42 +428,6 @@ fn bind_all(k: &Kfd, cards: &[Card]) -> Result<Vec<(u32, Card, Fd)>, String> {
     Ok(bound)
 }
 
-fn alloc(k: &Kfd, gpu_id: u32, va: u64, size: u64, flags: u32) -> Result<(u64, u64), i32> {
-    let mut a = uapi::kfd_ioctl_alloc_memory_of_gpu_args {
-        va_addr: va,
-        size,
-        gpu_id,
-        flags,
-        ..Default::default()
-    };
-    k.ioctl(uapi::AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a)?;
-    Ok((a.handle, a.mmap_offset))
-}
-
-fn free(k: &Kfd, handle: u64) -> Check {
-    let mut a = uapi::kfd_ioctl_free_memory_of_gpu_args { handle };
-    k.ioctl(uapi::AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut a)
-        .map(|_| ())
-        .map_err(|e| format!("FREE: {}", errno_name(e)))
-}
-
-fn map_to_gpu(k: &Kfd, handle: u64, gpu_id: u32, map: bool) -> Result<u32, i32> {
-    let ids = [gpu_id];
-    let mut a = uapi::kfd_ioctl_map_memory_to_gpu_args {
-        handle,
-        device_ids_array_ptr: ids.as_ptr() as u64,
-        n_devices: 1,
-        n_success: 0,
-    };
-    let cmd = if map {
-        uapi::AMDKFD_IOC_MAP_MEMORY_TO_GPU
-    } else {
-        uapi::AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU
-    };
-    k.ioctl(cmd, &mut a)?;
-    Ok(a.n_success)
-}
-
 const GTT: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
 const VRAM: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
 
@@ -544,7 +439,7 @@ fn acquire_vm_takes_our_render_nodes(cards: &[Card]) -> Check {
 fn gtt_maps_shared_through_render_node(cards: &[Card]) -> Check {
     let k = Kfd::open().map_err(|e| e.to_string())?;
     for (id, _card, fd) in bind_all(&k, cards)? {
-        let (h, off) = alloc(&k, id, 0x1_0000_0000, 2 * PAGE as u64, GTT)
+        let (h, off) = alloc(k.fd, id, 0x1_0000_0000, 2 * PAGE as u64, GTT, 0)
             .map_err(|e| format!("ALLOC GTT: {}", errno_name(e)))?;
         ensure(
             off != 0 && off % PAGE as u64 == 0,
@@ -564,19 +459,19 @@ fn gtt_maps_shared_through_render_node(cards: &[Card]) -> Check {
             "second mapping",
         )?;
         ensure_eq(
-            map_to_gpu(&k, h, id, true),
+            map(k.fd, h, id, true),
             Ok(1),
             "MAP_MEMORY_TO_GPU n_success",
         )?;
         ensure_eq(
-            map_to_gpu(&k, h, id, false),
+            map(k.fd, h, id, false),
             Ok(1),
             "UNMAP_MEMORY_FROM_GPU n_success",
         )?;
         drop((a, b));
-        free(&k, h)?;
+        expect_ok(free(k.fd, h), "FREE")?;
         // A freed object's offset is gone.
-        expect_err(
+        expect_errno(
             Map::new(&fd, off, PAGE, libc::PROT_READ, libc::MAP_SHARED),
             libc::EINVAL,
             "mmap after FREE",
@@ -588,13 +483,13 @@ fn gtt_maps_shared_through_render_node(cards: &[Card]) -> Check {
 fn vram_maps_prot_none_private(cards: &[Card]) -> Check {
     let k = Kfd::open().map_err(|e| e.to_string())?;
     for (id, _card, fd) in bind_all(&k, cards)? {
-        let (h, off) = alloc(&k, id, 0x2_0000_0000, 4 * PAGE as u64, VRAM)
+        let (h, off) = alloc(k.fd, id, 0x2_0000_0000, 4 * PAGE as u64, VRAM, 0)
             .map_err(|e| format!("ALLOC VRAM: {}", errno_name(e)))?;
         // libhsakmt's mapping of VRAM the host may not access.
         let none = Map::new(&fd, off, 4 * PAGE, libc::PROT_NONE, libc::MAP_PRIVATE)
             .map_err(|e| format!("PROT_NONE MAP_PRIVATE: {}", errno_name(e)))?;
         // A private mapping with access would be copy-on-write: refused.
-        expect_err(
+        expect_errno(
             Map::new(
                 &fd,
                 off,
@@ -618,12 +513,12 @@ fn vram_maps_prot_none_private(cards: &[Card]) -> Check {
             "VRAM through MAP_SHARED",
         )?;
         // Larger than the object, or not at its start: refused.
-        expect_err(
+        expect_errno(
             Map::new(&fd, off, 5 * PAGE, libc::PROT_READ, libc::MAP_SHARED),
             libc::EINVAL,
             "too long",
         )?;
-        expect_err(
+        expect_errno(
             Map::new(
                 &fd,
                 off + PAGE as u64,
@@ -635,7 +530,7 @@ fn vram_maps_prot_none_private(cards: &[Card]) -> Check {
             "inside",
         )?;
         drop((none, rw));
-        free(&k, h)?;
+        expect_ok(free(k.fd, h), "FREE")?;
     }
     Ok(())
 }
@@ -803,7 +698,7 @@ fn vram_accounting_follows_allocations(cards: &[Card]) -> Check {
             .parse()
             .map_err(|e| format!("{e}"))?;
         let before = used()?;
-        let (h, _) = alloc(&k, id, 0x3_0000_0000, 1 << 20, VRAM)
+        let (h, _) = alloc(k.fd, id, 0x3_0000_0000, 1 << 20, VRAM, 0)
             .map_err(|e| format!("ALLOC 1 MiB: {}", errno_name(e)))?;
         ensure_eq(used()?, before + (1 << 20), "vram_used after 1 MiB")?;
         let mut avail = uapi::kfd_ioctl_get_available_memory_args {
@@ -817,12 +712,12 @@ fn vram_accounting_follows_allocations(cards: &[Card]) -> Check {
             format!("available {} of {total}", avail.available),
         )?;
         // More than all of it.
-        expect_err(
-            alloc(&k, id, 0x4_0000_0000, total, VRAM),
+        expect_errno(
+            alloc(k.fd, id, 0x4_0000_0000, total, VRAM, 0),
             libc::ENOMEM,
             "ALLOC all of VRAM again",
         )?;
-        free(&k, h)?;
+        expect_ok(free(k.fd, h), "FREE")?;
         ensure_eq(used()?, before, "vram_used after FREE")?;
     }
     Ok(())
@@ -867,19 +762,19 @@ fn main() {
     if Path::new("/dev/kfd").exists() {
         h.run(
             "kfd: ACQUIRE_VM takes one of our render nodes per GPU",
-            || in_child(|| acquire_vm_takes_our_render_nodes(&cards)),
+            || in_child(CHILD_SECS, || acquire_vm_takes_our_render_nodes(&cards)),
         );
         h.run("kfd: GTT maps MAP_SHARED through the render node", || {
-            in_child(|| gtt_maps_shared_through_render_node(&cards))
+            in_child(CHILD_SECS, || gtt_maps_shared_through_render_node(&cards))
         });
         h.run("kfd: VRAM maps PROT_NONE + MAP_PRIVATE", || {
-            in_child(|| vram_maps_prot_none_private(&cards))
+            in_child(CHILD_SECS, || vram_maps_prot_none_private(&cards))
         });
         h.run("kfd: ptrace and /proc/PID/mem reach GTT and VRAM mappings", || {
             in_child(|| ptrace_reaches_render_mappings(&cards))
         });
         h.run("kfd: VRAM accounting follows allocations", || {
-            in_child(|| vram_accounting_follows_allocations(&cards))
+            in_child(CHILD_SECS, || vram_accounting_follows_allocations(&cards))
         });
     }
     std::process::exit(h.finish("vgpu"));
