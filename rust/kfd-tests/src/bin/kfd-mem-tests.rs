@@ -477,17 +477,17 @@ fn try_system_buffer(k: &Kfd, gpu: u32, size: u64, user: bool) -> Result<bool, S
     };
     let addr = mem.as_ref().map_or(0, |m| m.addr as u64);
     let flags = if user { USERPTR } else { GTT };
-    let r = alloc(k, gpu, 0x40_0000_0000, size, flags, addr).and_then(|(h, _)| match map_to_gpu(k, h, gpu, true) {
+    let r = alloc(k.fd, gpu, 0x40_0000_0000, size, flags, addr).and_then(|(h, _)| match map(k.fd, h, gpu, true) {
         Ok(_) => Ok(h),
         Err(e) => {
-            let _ = free(k, h);
+            let _ = free(k.fd, h);
             Err(e)
         }
     });
     match r {
         Ok(h) => {
-            ok(map_to_gpu(k, h, gpu, false), "UNMAP")?;
-            free(k, h)?;
+            expect_ok(map(k.fd, h, gpu, false), "UNMAP")?;
+            expect_ok(free(k.fd, h), "FREE")?;
             Ok(true)
         }
         Err(libc::ENOMEM) => Ok(false),
@@ -522,7 +522,7 @@ fn largest_system_buffer(gpu: u32, user: bool) -> Result<u64, String> {
 fn largest_system_buffers(gpus: &[Gpu]) -> Check {
     let kills = oom_kills()?;
     for user in [false, true] {
-        in_child(|| {
+        in_child(CHILD_SECS, || {
             let size = largest_system_buffer(gpus[0].gpu_id, user)?;
             println!("# largest {}: {} MiB", if user { "USERPTR" } else { "GTT" }, size >> 20);
             Ok(())

@@ -437,7 +437,7 @@ fn gtt_cpu(s: &Setup, va: u64, size: u64) -> Result<(u64, CpuMap), String> {
         ..Default::default()
     };
     s.kfd.ioctl(uapi::AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut a).map_err(|e| format!("ALLOC va {va:#x}: {}", errno_name(e)))?;
-    map_or_unmap(&s.kfd, a.handle, s.gpu, true).map_err(|e| format!("MAP va {va:#x}: {}", errno_name(e)))?;
+    ops::map(s.kfd.fd, a.handle, s.gpu, true).map_err(|e| format!("MAP va {va:#x}: {}", errno_name(e)))?;
     Ok((a.handle, CpuMap::new(s.render, a.mmap_offset, size)?))
 }
 

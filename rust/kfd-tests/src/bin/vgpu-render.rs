@@ -622,14 +622,14 @@ fn ptrace_reaches_render_mappings(cards: &[Card]) -> Check {
     let k = Kfd::open().map_err(|e| e.to_string())?;
     for (id, _card, fd) in bind_all(&k, cards)? {
         let len = 2 * PAGE;
-        let (gtt, gtt_off) = alloc(&k, id, 0x5_0000_0000, len as u64, GTT)
+        let (gtt, gtt_off) = alloc(k.fd, id, 0x5_0000_0000, len as u64, GTT, 0)
             .map_err(|e| format!("ALLOC GTT: {}", errno_name(e)))?;
         let public = VRAM | uapi::KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC;
-        let (vis, vis_off) = alloc(&k, id, 0x5_1000_0000, len as u64, public)
+        let (vis, vis_off) = alloc(k.fd, id, 0x5_1000_0000, len as u64, public, 0)
             .map_err(|e| format!("ALLOC public VRAM: {}", errno_name(e)))?;
-        let (inv, inv_off) = alloc(&k, id, 0x5_2000_0000, len as u64, VRAM)
+        let (inv, inv_off) = alloc(k.fd, id, 0x5_2000_0000, len as u64, VRAM, 0)
             .map_err(|e| format!("ALLOC VRAM: {}", errno_name(e)))?;
-        ensure_eq(map_to_gpu(&k, inv, id, true), Ok(1), "MAP_MEMORY_TO_GPU (VRAM)")?;
+        ensure_eq(map(k.fd, inv, id, true), Ok(1), "MAP_MEMORY_TO_GPU (VRAM)")?;
         let g = Map::shared_rw(&fd, gtt_off, len)?;
         let v = Map::shared_rw(&fd, vis_off, len)?;
         let n = Map::new(&fd, inv_off, len, libc::PROT_NONE, libc::MAP_PRIVATE)
@@ -678,9 +678,9 @@ fn ptrace_reaches_render_mappings(cards: &[Card]) -> Check {
         }
         drop(t);
         drop((g, v, n));
-        ensure_eq(map_to_gpu(&k, inv, id, false), Ok(1), "UNMAP_MEMORY_FROM_GPU (VRAM)")?;
+        ensure_eq(map(k.fd, inv, id, false), Ok(1), "UNMAP_MEMORY_FROM_GPU (VRAM)")?;
         for h in [gtt, vis, inv] {
-            free(&k, h)?;
+            expect_ok(free(k.fd, h), "FREE")?;
         }
     }
     Ok(())
@@ -771,7 +771,7 @@ fn main() {
             in_child(CHILD_SECS, || vram_maps_prot_none_private(&cards))
         });
         h.run("kfd: ptrace and /proc/PID/mem reach GTT and VRAM mappings", || {
-            in_child(|| ptrace_reaches_render_mappings(&cards))
+            in_child(CHILD_SECS, || ptrace_reaches_render_mappings(&cards))
         });
         h.run("kfd: VRAM accounting follows allocations", || {
             in_child(CHILD_SECS, || vram_accounting_follows_allocations(&cards))
