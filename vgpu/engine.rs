@@ -138,6 +138,10 @@ pub(crate) const POLL_MAX_US: i64 = 1000;
 pub(crate) const SLOW_POLL_MS: u32 = 2;
 /// Idle polls before the slow poll (about 0.2 s at the longest short interval).
 const SLOW_AFTER: u32 = 200;
+/// Runs a queue may fault again at a page rkfd resolved, with nothing done
+/// in between, before the fault is fatal (a racing invalidation can unmap
+/// a page between the fault and the retry, but not this often).
+const MAX_RESOLVED_RETRIES: u32 = 1000;
 /// The most queues one GPU serves.
 const MAX_HQDS: usize = 1024;
 
@@ -263,6 +267,9 @@ struct HqdInner {
     packets: u64,
     /// Destroyed: the engine must not touch it again.
     removed: bool,
+    /// The page of the last retry fault rkfd resolved, and how many times
+    /// in a row the queue faulted there again without completing a packet.
+    retry: (u64, u32),
 }
 
 impl Hqd {
@@ -565,6 +572,7 @@ impl Engine {
                         error: 0,
                         packets: 0,
                         removed: false,
+                        retry: (0, 0),
                     },
                     "Hqd::state"
                 ),
@@ -754,14 +762,29 @@ impl Engine {
                 // `m` holds `Vm::inner` between accesses: release it first.
                 drop(m);
                 drop(st);
-                match kabi::svm_fault(&self.core, &hqd.vm, f.va, f.write, false) {
-                    Ok(()) => return (run.packets, Stop::Blocked),
+                let resolved = match kabi::svm_fault(&self.core, &hqd.vm, f.va, f.write, false) {
+                    Ok(()) => true,
                     Err(e) if e == EAGAIN => return (run.packets, Stop::Blocked),
-                    Err(_) => {}
-                }
+                    Err(_) => false,
+                };
                 let mut st = hqd.state.lock();
                 if st.removed || st.error != 0 {
                     return (run.packets, Stop::Idle);
+                }
+                if resolved {
+                    // A fault rkfd says it resolved but that comes back at
+                    // the same page, with no packet done in between, for
+                    // [`MAX_RESOLVED_RETRIES`] runs: the page is mapped
+                    // where the engine cannot reach it.  A VM fault, not a
+                    // queue that stalls for ever.
+                    let page = f.va & !(PAGE - 1);
+                    st.retry = match st.retry {
+                        (p, n) if p == page && run.packets == 0 => (p, n.saturating_add(1)),
+                        _ => (page, 1),
+                    };
+                    if st.retry.1 <= MAX_RESOLVED_RETRIES {
+                        return (run.packets, Stop::Blocked);
+                    }
                 }
                 st.error = QUEUE_ERROR_VM_FAULT;
                 ev.push(IhEntry {

@@ -314,7 +314,20 @@ impl GpuPages<'_> {
             pt::Aperture::System => GpuTarget::Pfn(pte.frame()),
             pt::Aperture::UserVa => GpuTarget::User(pte.frame() << kernel::page::PAGE_SHIFT),
             pt::Aperture::Vram => {
-                // The frame's host page: the local VRAM object mapped here.
+                // An SVM frame (a page rkfd migrated to VRAM, mapped by
+                // `svm_map`): its backing page, by frame number.  It stays
+                // allocated while `self` holds `Vm::inner`: SVM frames are
+                // freed only after the invalidation that unmaps them here
+                // (`svm_unmap`, which takes `Vm::inner`), as for the SVM
+                // system pages of `Aperture::System`.
+                if let Ok(pfn) = self.core.vram().svm_with_page(pte.frame(), kabi::page_pfn) {
+                    return Some(GpuPage {
+                        target: GpuTarget::Pfn(pfn),
+                        writable,
+                    });
+                }
+                // Otherwise the frame's host page: the local VRAM object
+                // mapped here.
                 let page = kernel::page::PAGE_SIZE as u64;
                 let core = self.core;
                 GpuTarget::Page(self.inner.mappings.values().find_map(|m| {
