@@ -299,9 +299,12 @@ fn issue_rounds(b: &Bench) -> Result<(), String> {
         let mut qs = Vec::new();
         for i in 0..QUEUES {
             let mut q = b.create(i, false)?;
-            for k in 0..1024u32 {
+            for k in 0..1023u32 {
                 b.write_data(&mut q, TARGET + i as u64 * 4096 + u64::from(k % 1024) * 4, k);
             }
+            // The last one signals the event's slot, so that the
+            // interrupt names a signalled event (as ROCr's mailboxes do).
+            b.write_data(&mut q, SIGNAL_PAGE - BASE + 8 * u64::from(ev), rounds);
             b.release_mem(&mut q, fence(i), rounds, ev);
             b.kick(&q);
             qs.push(q);
