@@ -26,8 +26,8 @@ use kernel::{
 
 use crate::{
     engine::{
-        Engine,
-        EngineHandle, //
+        EngineHandle,
+        Engines, //
     },
     kabi,
     profile::Profile,
@@ -224,7 +224,7 @@ impl Kgd {
     }
 
     /// The scheduler and engines.
-    pub(crate) fn engine(&self) -> &Arc<Engine> {
+    pub(crate) fn engine(&self) -> &Engines {
         self.engine.engine()
     }
 }
