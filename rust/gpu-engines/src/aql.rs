@@ -158,7 +158,12 @@ impl AqlQueue {
 
     /// Executes the packet at the read index: `Ok(false)` if there is
     /// none.  `known` is the write index as last read.
-    fn step<M: GpuMemory, E: Events>(&mut self, m: &mut M, ev: &mut E, known: &mut Option<u64>) -> Result<bool, Stop> {
+    fn step<M: GpuMemory, E: Events>(
+        &mut self,
+        m: &mut M,
+        ev: &mut E,
+        known: &mut Option<u64>,
+    ) -> Result<bool, Stop> {
         let wptr = match *known {
             Some(w) if w.wrapping_sub(self.rptr) as i64 > 0 => w,
             _ => {
