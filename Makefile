@@ -9,7 +9,9 @@
 #   make soak       the guest fuzzer and process storm at 10x make check's counts
 #   make bench-svm  the SVM benchmark beside test_hmm (figures, not a test)
 #   make bench-queues  queue benchmark in the test VM (ROCr: signal round trip,
-#                   SDMA GB/s vs memcpy, priority 15 vs 7 packets/s); prints figures
+#                   SDMA GB/s vs memcpy, priority 15 vs 7 packets/s; raw KFD:
+#                   PM4 packets/s, SDMA GB/s with 4 queues, queue create+destroy/s,
+#                   events/s, doorbell latency); prints figures
 #   make setup      install the toolchain and kernel source (idempotent)
 #   make kernel     build (or reuse) the cached test kernel
 
@@ -56,4 +58,5 @@ bench-svm: modules
 
 bench-queues: modules
 	$(MAKE) -s -C tests/rocr
-	scripts/vm-run --gpu $(or $(GPU),gfx90a) -- tests/rocr/build/rocr-bench
+	cd rust && cargo build -q --release -p kfd-tests
+	scripts/vm-run --gpu $(or $(GPU),gfx90a) -- sh -c 'tests/rocr/build/rocr-bench; r=$$?; rust/target/release/kfd-queue-bench || r=1; exit $$r'

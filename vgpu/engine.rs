@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The virtual GPU's hardware queues (HQDs) and the software engines that
-//! serve them: one scheduler thread per GPU (`vgpu-engine/<index>`).
+//! serve them: per GPU, one worker per online CPU ([`Engines`]), each a
+//! scheduler thread (`vgpu-engine/<gpu>.<worker>`, an [`Engine`]) with its
+//! own queues; a new queue goes to the worker with the fewest.
 //!
 //! rkfd loads a queue with `hqd_load` after validating CREATE_QUEUE; the
 //! engine then executes its packets through the queue's VM page table: AQL
@@ -12,13 +14,16 @@
 //! traps: the event id), queue errors (the queue id and
 //! `KGD_QUEUE_ERROR_*`), VM faults (the address).
 //!
-//! Doorbells: user space writes them to plain memory, which raises no
-//! interrupt, so the thread watches the queues' write pointers: while any
-//! queue is loaded it polls, with a back-off from [`POLL_MIN_US`] to
-//! [`POLL_MAX_US`] while idle (reset by any progress), then once per
-//! [`SLOW_POLL_MS`]; with no queue (or hung) it sleeps until kicked
-//! (`hqd_load`, `hqd_update`, `gpu_reset`).  Service between busy queues
-//! follows the stride scheduler (`sched`): priority and percentage.
+//! Doorbells: user space writes them to plain memory (the VM's doorbell
+//! pages), which raises no interrupt, so a worker polls them: a queue
+//! that ran out of packets is run again when its doorbell changes (a
+//! blocked one every round; every queue's write pointer is read every
+//! [`FULL_POLL_MS`] for producers that do not ring).  How long a worker
+//! waits between polls is `sched::poll`: it spins right after work, polls
+//! every few microseconds for a second, then every millisecond; with no
+//! queue (or hung) it sleeps until kicked (`hqd_load`, `hqd_update`,
+//! `gpu_reset`).  Service between a worker's busy queues follows the
+//! stride scheduler (`sched`): priority and percentage.
 //!
 //! Upstream: the MEC firmware (HWS) maps queues, the CP executes them
 //! (`amdgpu/gfx_v9_0.c`, `kfd_device_queue_manager.c`); SDMA engines
@@ -34,9 +39,10 @@
 
 // Lock order (outermost first):
 //
-//   Engine::inner   the queue list, the scheduler clock, the hang flag.
+//   Engine::inner   a worker's queue list, scheduler clock, hang flag.
 //                   Never held while a queue runs or an interrupt is
-//                   delivered; only leaf allocations under it.
+//                   delivered; only leaf allocations under it.  Workers'
+//                   locks are never nested (`Engines` takes them in turn).
 //   Hqd::state      one queue's engine state.  The engine thread holds it
 //                   while it runs the queue for one quantum; hqd_destroy,
 //                   hqd_update and hqd_get_state take it (with nothing else
@@ -68,7 +74,9 @@ use kernel::{
     time::{
         delay::fsleep,
         msecs_to_jiffies,
-        Delta, //
+        Delta,
+        Instant,
+        Monotonic, //
     },
 };
 
@@ -126,18 +134,22 @@ pub(crate) const VM_FAULT_WRITE: u32 = 1;
 /// `KGD_VM_FAULT_NO_RETRY`.
 pub(crate) const VM_FAULT_NO_RETRY: u32 = 4;
 
-/// Packets a queue is served per turn (one quantum).
-const QUANTUM: u32 = 16;
+/// Packets a queue is served per turn (one quantum): bounds how long
+/// preemption waits (`hqd_destroy`) and the scheduler's granularity, and
+/// spreads a turn's fixed costs (locks, interrupt delivery) over packets.
+const QUANTUM: u32 = 64;
 /// Turns per round before the thread looks at stop and hang requests again.
 const ROUND_TURNS: u32 = 256;
-/// The shortest poll interval while queues are loaded, µs.
-pub(crate) const POLL_MIN_US: i64 = 20;
-/// The longest short poll interval, µs.
-pub(crate) const POLL_MAX_US: i64 = 1000;
-/// The poll interval after [`SLOW_AFTER`] idle polls, ms.
-pub(crate) const SLOW_POLL_MS: u32 = 2;
-/// Idle polls before the slow poll (about 0.2 s at the longest short interval).
-const SLOW_AFTER: u32 = 200;
+/// How often an idle queue's write pointer is read although its doorbell
+/// did not change (producers that publish a write pointer without ringing
+/// the doorbell, as the KUnit tests below), ms.
+const FULL_POLL_MS: u64 = 2;
+/// The most workers (threads) one GPU's engine has.
+const MAX_WORKERS: u32 = 8;
+/// Runs a queue may fault again at a page rkfd resolved, with nothing done
+/// in between, before the fault is fatal (a racing invalidation can unmap
+/// a page between the fault and the retry, but not this often).
+const MAX_RESOLVED_RETRIES: u32 = 1000;
 /// The most queues one GPU serves.
 const MAX_HQDS: usize = 1024;
 
@@ -248,6 +260,8 @@ pub(crate) struct Hqd {
     vm: Arc<Vm>,
     /// What rkfd asked for.
     desc: QueueDesc,
+    /// The worker ([`Engine`]) serving it.
+    worker: usize,
     /// The engine state.
     #[pin]
     state: Mutex<HqdInner>,
@@ -268,6 +282,9 @@ struct HqdInner {
     packets: u64,
     /// Destroyed: the engine must not touch it again.
     removed: bool,
+    /// The page of the last retry fault rkfd resolved, and how many times
+    /// in a row the queue faulted there again without completing a packet.
+    retry: (u64, u32),
 }
 
 impl Hqd {
@@ -275,6 +292,37 @@ impl Hqd {
     pub(crate) fn desc(&self) -> &QueueDesc {
         &self.desc
     }
+
+    /// The doorbell as user space last wrote it (0 if outside the slice).
+    fn doorbell(&self) -> u64 {
+        usize::try_from(self.desc.doorbell_offset)
+            .ok()
+            .and_then(|o| self.vm.doorbell(o))
+            .unwrap_or(0)
+    }
+}
+
+/// Whether a loaded queue is worth running now.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Wait {
+    /// It may have work.
+    Runnable,
+    /// It was out of packets when its doorbell read this: it has work
+    /// again once the doorbell changes (or its write pointer moved
+    /// without one: the periodic full poll).
+    Idle(u64),
+    /// Its next packet waits for memory to change (a dependency signal,
+    /// WAIT_REG_MEM, POLL_REGMEM, a retry fault): polled every round.
+    Blocked,
+}
+
+/// Which waiting queues a round looks at again ([`Engine::serve_round`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Wake {
+    /// Runnable and blocked queues, and idle ones whose doorbell changed.
+    Doorbells,
+    /// Every queue (the write pointers are read).
+    All,
 }
 
 /// A loaded queue's place in the scheduler.
@@ -283,8 +331,8 @@ struct Slot {
     hqd: Arc<Hqd>,
     /// Its weight and virtual time.
     entry: sched::Entry,
-    /// Nothing to do in the current round.
-    idle: bool,
+    /// Whether it has work.
+    wait: Wait,
 }
 
 /// The engine's shared state.
@@ -321,11 +369,14 @@ struct Stats {
     sleeps: Atomic<u64>,
 }
 
-/// One GPU's scheduler and engines.
+/// One worker of a GPU's engines: a scheduler thread serving its share of
+/// the GPU's queues ([`Engines`] spreads them).
 #[pin_data]
 pub(crate) struct Engine {
     /// The GPU (its clock).
     core: Arc<Core>,
+    /// Which worker of the GPU.
+    index: usize,
     /// Queues and scheduler state.
     #[pin]
     inner: Mutex<EngineInner>,
@@ -509,21 +560,14 @@ impl GpuMemory for VmMem<'_> {
 }
 
 
-/// The next poll interval after `idle` consecutive idle polls, µs.
-pub(crate) fn poll_interval_us(idle: u32) -> i64 {
-    if idle >= SLOW_AFTER {
-        return i64::from(SLOW_POLL_MS) * 1000;
-    }
-    let shift = idle.min(16);
-    (POLL_MIN_US << shift).min(POLL_MAX_US)
-}
-
 impl Engine {
-    /// The engine of `core`, with no thread yet ([`EngineHandle`] starts it).
-    fn new(core: &Arc<Core>) -> Result<Arc<Self>> {
+    /// Worker `index` of `core`'s engines, with no thread yet
+    /// ([`EngineHandle`] starts it).
+    fn new(core: &Arc<Core>, index: usize) -> Result<Arc<Self>> {
         Arc::pin_init(
             try_pin_init!(Engine {
                 core: core.clone(),
+                index,
                 inner <- new_mutex!(
                     EngineInner {
                         queues: KVec::new(),
@@ -564,6 +608,7 @@ impl Engine {
             try_pin_init!(Hqd {
                 vm,
                 desc: *desc,
+                worker: self.index,
                 state <- new_mutex!(
                     HqdInner {
                         proc,
@@ -572,6 +617,7 @@ impl Engine {
                         error: 0,
                         packets: 0,
                         removed: false,
+                        retry: (0, 0),
                     },
                     "Hqd::state"
                 ),
@@ -588,7 +634,7 @@ impl Engine {
             Slot {
                 hqd: hqd.clone(),
                 entry,
-                idle: false,
+                wait: Wait::Runnable,
             },
             GFP_KERNEL,
         )?;
@@ -652,7 +698,7 @@ impl Engine {
         let g = &mut *g;
         if let Some(s) = g.queues.iter_mut().find(|s| core::ptr::eq(&*s.hqd, hqd)) {
             g.clock.update(&mut s.entry, priority, share);
-            s.idle = false;
+            s.wait = Wait::Runnable;
         }
         self.kick(g);
         Ok(())
@@ -673,10 +719,7 @@ impl Engine {
         HqdState {
             rptr: st.proc.rptr(),
             wptr: wptr.wrapping_mul(st.proc.unit()),
-            doorbell: usize::try_from(hqd.desc.doorbell_offset)
-                .ok()
-                .and_then(|o| hqd.vm.doorbell(o))
-                .unwrap_or(0),
+            doorbell: hqd.doorbell(),
             packets: st.packets,
             active: served && st.error == 0 && !st.removed,
             error: st.error,
@@ -769,14 +812,29 @@ impl Engine {
                 // `m` holds `Vm::inner` between accesses: release it first.
                 drop(m);
                 drop(st);
-                match kabi::svm_fault(&self.core, &hqd.vm, f.va, f.write, false) {
-                    Ok(()) => return (run.packets, Stop::Blocked),
+                let resolved = match kabi::svm_fault(&self.core, &hqd.vm, f.va, f.write, false) {
+                    Ok(()) => true,
                     Err(e) if e == EAGAIN => return (run.packets, Stop::Blocked),
-                    Err(_) => {}
-                }
+                    Err(_) => false,
+                };
                 let mut st = hqd.state.lock();
                 if st.removed || st.error != 0 {
                     return (run.packets, Stop::Idle);
+                }
+                if resolved {
+                    // A fault rkfd says it resolved but that comes back at
+                    // the same page, with no packet done in between, for
+                    // [`MAX_RESOLVED_RETRIES`] runs: the page is mapped
+                    // where the engine cannot reach it.  A VM fault, not a
+                    // queue that stalls for ever.
+                    let page = f.va & !(PAGE - 1);
+                    st.retry = match st.retry {
+                        (p, n) if p == page && run.packets == 0 => (p, n.saturating_add(1)),
+                        _ => (page, 1),
+                    };
+                    if st.retry.1 <= MAX_RESOLVED_RETRIES {
+                        return (run.packets, Stop::Blocked);
+                    }
                 }
                 st.error = QUEUE_ERROR_VM_FAULT;
                 ev.push(IhEntry {
@@ -814,22 +872,35 @@ impl Engine {
     }
 
     /// One round: serves runnable queues by the scheduler until all are
-    /// idle or blocked, or `turns` turns.  Whether any packet ran.
+    /// idle or blocked, or `turns` turns; every queue is looked at.
+    /// Whether any packet ran.
     fn serve(&self, irqs: &mut KVec<IhEntry>, turns: u32) -> bool {
+        self.serve_round(irqs, turns, Wake::All)
+    }
+
+    /// One round over the queues `wake` selects: serves them by the
+    /// scheduler until all are idle or blocked, or `turns` turns.
+    /// Whether any packet ran.
+    fn serve_round(&self, irqs: &mut KVec<IhEntry>, turns: u32, wake: Wake) -> bool {
         static NOT_RUNNABLE: sched::Entry = sched::Entry { weight: 0, pass: 0 };
         {
             let mut g = self.inner.lock();
             let g = &mut *g;
             for s in g.queues.iter_mut() {
-                if s.idle {
-                    s.idle = false;
+                let again = match s.wait {
+                    Wait::Runnable => continue,
+                    Wait::Blocked => true,
+                    Wait::Idle(seen) => wake == Wake::All || s.hqd.doorbell() != seen,
+                };
+                if again {
+                    s.wait = Wait::Runnable;
                     g.clock.wake(&mut s.entry);
                 }
             }
         }
         let mut progress = false;
         for _ in 0..turns {
-            let hqd = {
+            let (hqd, doorbell) = {
                 let g = self.inner.lock();
                 if g.hung || g.stop {
                     return progress;
@@ -837,9 +908,15 @@ impl Engine {
                 let runnable = g
                     .queues
                     .iter()
-                    .map(|s| if s.idle { &NOT_RUNNABLE } else { &s.entry });
+                    .map(|s| if s.wait == Wait::Runnable { &s.entry } else { &NOT_RUNNABLE });
                 match g.clock.pick(runnable) {
-                    Some(i) => g.queues[i].hqd.clone(),
+                    Some(i) => {
+                        let hqd = g.queues[i].hqd.clone();
+                        // Read before the run: a doorbell rung during it
+                        // makes the queue runnable again.
+                        let doorbell = hqd.doorbell();
+                        (hqd, doorbell)
+                    }
                     None => return progress,
                 }
             };
@@ -851,9 +928,11 @@ impl Engine {
             let g = &mut *g;
             if let Some(s) = g.queues.iter_mut().find(|s| Arc::ptr_eq(&s.hqd, &hqd)) {
                 g.clock.charge(&mut s.entry, packets);
-                if stop != Stop::Budget {
-                    s.idle = true;
-                }
+                s.wait = match stop {
+                    Stop::Budget => Wait::Runnable,
+                    Stop::Blocked | Stop::Fault(_) => Wait::Blocked,
+                    Stop::Idle | Stop::Error(_) => Wait::Idle(doorbell),
+                };
             }
         }
         progress
@@ -863,97 +942,201 @@ impl Engine {
 impl kabi::ThreadMain for Engine {
     fn main(&self) {
         let mut irqs = KVec::new();
-        let mut idle = 0u32;
         let mut seen = 0u64;
+        let mut busy = Instant::<Monotonic>::now();
+        let mut full = busy;
+        let mut wake = Wake::All;
         loop {
             if kabi::should_stop() || self.inner.lock().stop {
                 return;
             }
-            if self.serve(&mut irqs, ROUND_TURNS) {
-                idle = 0;
+            if full.elapsed().as_millis() >= FULL_POLL_MS as i64 {
+                full = Instant::<Monotonic>::now();
+                wake = Wake::All;
+            }
+            if self.serve_round(&mut irqs, ROUND_TURNS, wake) {
+                busy = Instant::<Monotonic>::now();
+                wake = Wake::Doorbells;
                 continue;
             }
+            wake = Wake::Doorbells;
             let mut g = self.inner.lock();
             if g.stop {
                 return;
             }
             if g.kicks != seen {
+                // A queue was loaded or changed: its packets are likely
+                // to follow, so poll as after work.
                 seen = g.kicks;
-                idle = 0;
+                busy = Instant::<Monotonic>::now();
+                wake = Wake::All;
                 continue;
             }
-            self.stats.sleeps.fetch_add(1, Relaxed);
             if g.hung || g.queues.is_empty() {
+                self.stats.sleeps.fetch_add(1, Relaxed);
                 // Nothing to watch: sleep until kicked.
                 // A kthread has no signals to interrupt this.
                 let _ = self.wake.wait_interruptible(&mut g);
                 continue;
             }
-            let us = poll_interval_us(idle);
-            idle = idle.saturating_add(1);
-            if us < 1000 {
-                drop(g);
-                fsleep(Delta::from_micros(us));
-            } else {
-                let j = msecs_to_jiffies((us / 1000) as u32);
-                let _ = self.wake.wait_interruptible_timeout(&mut g, j);
+            let idle_ns = u64::try_from(busy.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            match sched::poll(idle_ns) {
+                sched::Poll::Spin => {
+                    drop(g);
+                    kabi::cond_resched();
+                }
+                sched::Poll::SleepUs(us) => {
+                    drop(g);
+                    self.stats.sleeps.fetch_add(1, Relaxed);
+                    fsleep(Delta::from_micros(i64::from(us)));
+                }
+                sched::Poll::WaitMs(ms) => {
+                    self.stats.sleeps.fetch_add(1, Relaxed);
+                    let _ = self.wake.wait_interruptible_timeout(&mut g, msecs_to_jiffies(ms));
+                }
             }
         }
     }
 }
 
-/// A GPU's engine with its thread; stops the thread on drop.
+/// One GPU's engines: a worker per online CPU (at most [`MAX_WORKERS`]),
+/// each a scheduler thread with its own queues; a new queue goes to the
+/// worker with the fewest.
+pub(crate) struct Engines {
+    /// The workers.
+    workers: KVec<Arc<Engine>>,
+}
+
+impl Engines {
+    /// The worker serving `hqd`.
+    fn of(&self, hqd: &Hqd) -> &Engine {
+        // `hqd.worker` is the index of the worker that loaded it.
+        &self.workers[hqd.worker]
+    }
+
+    /// `hqd_load` on the least loaded worker.
+    pub(crate) fn load(&self, vm: Arc<Vm>, desc: &QueueDesc) -> Result<Arc<Hqd>> {
+        let w = sched::spread(self.workers.iter().map(|w| w.inner.lock().queues.len())).ok_or(ENODEV)?;
+        self.workers[w].load(vm, desc)
+    }
+
+    /// `hqd_destroy` ([`Engine::destroy`]).
+    pub(crate) fn destroy(&self, hqd: Arc<Hqd>) -> Result {
+        let w = hqd.worker;
+        self.workers[w].destroy(hqd)
+    }
+
+    /// `hqd_update` ([`Engine::update`]).
+    pub(crate) fn update(
+        &self,
+        hqd: &Hqd,
+        ring_base: u64,
+        ring_size: u64,
+        priority: u32,
+        percentage: u32,
+    ) -> Result {
+        self.of(hqd).update(hqd, ring_base, ring_size, priority, percentage)
+    }
+
+    /// `hqd_get_state` ([`Engine::state`]).
+    pub(crate) fn state(&self, hqd: &Hqd) -> HqdState {
+        self.of(hqd).state(hqd)
+    }
+
+    /// `hws_hang` on every worker ([`Engine::hang`]).
+    pub(crate) fn hang(&self) {
+        for w in self.workers.iter() {
+            w.hang();
+        }
+    }
+
+    /// `gpu_reset` on every worker ([`Engine::reset`]).
+    pub(crate) fn reset(&self) -> Result {
+        for w in self.workers.iter() {
+            w.reset()?;
+        }
+        Ok(())
+    }
+
+    /// Times the workers went to sleep.
+    pub(crate) fn sleeps(&self) -> u64 {
+        self.workers.iter().map(|w| w.sleeps()).sum()
+    }
+}
+
+/// A GPU's engines with their threads; stops the threads on drop.
 pub(crate) struct EngineHandle {
-    /// The engine.
-    engine: Arc<Engine>,
+    /// The workers.
+    engines: Engines,
 }
 
 impl EngineHandle {
-    /// The engine of `core`, its thread started.
+    /// The engines of `core`: a worker per online CPU, threads started.
     pub(crate) fn start(core: &Arc<Core>) -> Result<Self> {
-        let engine = Engine::new(core)?;
-        let thread = kabi::Thread::start(engine.clone(), core.index())?;
-        *engine.thread.lock() = Some(thread);
-        Ok(EngineHandle { engine })
+        let n = kabi::online_cpus().clamp(1, MAX_WORKERS);
+        let mut h = EngineHandle {
+            engines: Engines {
+                workers: KVec::with_capacity(n as usize, GFP_KERNEL)?,
+            },
+        };
+        for i in 0..n {
+            let engine = Engine::new(core, i as usize)?;
+            // Dropping `h` on an error stops the threads started so far.
+            h.engines.workers.push(engine.clone(), GFP_KERNEL)?;
+            let thread = kabi::Thread::start(engine.clone(), core.index(), i)?;
+            *engine.thread.lock() = Some(thread);
+        }
+        Ok(h)
     }
 
-    /// The engine.
-    pub(crate) fn engine(&self) -> &Arc<Engine> {
-        &self.engine
+    /// The engines.
+    pub(crate) fn engine(&self) -> &Engines {
+        &self.engines
     }
 
     /// Sends interrupts to rkfd from now on.
     pub(crate) fn set_kfd(&self, kfd: kabi::KfdIrq) {
-        *self.engine.irq.lock() = IrqTarget::Kfd(kfd);
+        for w in self.engines.workers.iter() {
+            *w.irq.lock() = IrqTarget::Kfd(kfd);
+        }
     }
 
     /// Records interrupts instead (KUnit).
     #[cfg(CONFIG_KUNIT = "y")]
     pub(crate) fn record_irqs(&self) {
-        *self.engine.irq.lock() = IrqTarget::Record(KVec::new());
+        for w in self.engines.workers.iter() {
+            *w.irq.lock() = IrqTarget::Record(KVec::new());
+        }
     }
 
-    /// The interrupts recorded so far (KUnit), taken.
+    /// The interrupts recorded so far (KUnit), taken, worker by worker.
     #[cfg(CONFIG_KUNIT = "y")]
     pub(crate) fn take_irqs(&self) -> KVec<IhEntry> {
-        match &mut *self.engine.irq.lock() {
-            IrqTarget::Record(v) => core::mem::take(v),
-            _ => KVec::new(),
+        let mut all = KVec::new();
+        for w in self.engines.workers.iter() {
+            if let IrqTarget::Record(v) = &mut *w.irq.lock() {
+                for e in core::mem::take(v).iter() {
+                    let _ = all.push(*e, GFP_KERNEL);
+                }
+            }
         }
+        all
     }
 
-    /// Stops the thread and the interrupts: after this, nothing is sent to
-    /// rkfd.  Idempotent.
+    /// Stops the threads and the interrupts: after this, nothing is sent
+    /// to rkfd.  Idempotent.
     pub(crate) fn shutdown(&self) {
-        {
-            let mut g = self.engine.inner.lock();
+        for w in self.engines.workers.iter() {
+            let mut g = w.inner.lock();
             g.stop = true;
-            self.engine.kick(&mut g);
+            w.kick(&mut g);
         }
-        // Waits for the thread to return.
-        let thread = self.engine.thread.lock().take();
-        drop(thread);
-        *self.engine.irq.lock() = IrqTarget::None;
+        for w in self.engines.workers.iter() {
+            // Waits for the thread to return.
+            let thread = w.thread.lock().take();
+            drop(thread);
+            *w.irq.lock() = IrqTarget::None;
+        }
     }
 }
 
@@ -961,12 +1144,14 @@ impl Drop for EngineHandle {
     fn drop(&mut self) {
         self.shutdown();
         // Queues rkfd did not destroy (it destroys them all before the
-        // device goes): dropped here, after the thread.
-        let left = core::mem::take(&mut self.engine.inner.lock().queues);
-        if !left.is_empty() {
-            pr_warn!("vgpu engine: {} queues still loaded at removal\n", left.len());
+        // device goes): dropped here, after the threads.
+        for w in self.engines.workers.iter() {
+            let left = core::mem::take(&mut w.inner.lock().queues);
+            if !left.is_empty() {
+                pr_warn!("vgpu engine: {} queues still loaded at removal\n", left.len());
+            }
+            drop(left);
         }
-        drop(left);
     }
 }
 
@@ -981,11 +1166,6 @@ mod tests {
         profile::PROFILES,
         sysmem::SystemMemory, //
     };
-    use kernel::time::{
-        Instant,
-        Monotonic, //
-    };
-
     const GTT: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
     const VRAM: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
 
@@ -1407,7 +1587,7 @@ mod tests {
     #[test]
     fn priority_shares_and_throughput() -> Result {
         let (core, vm) = gpu(0x45)?;
-        let engine = Engine::new(&core)?;
+        let engine = Engine::new(&core, 0)?;
         const SLOTS: u64 = 1024;
         let (hi_ring, lo_ring, ptrs) = (0x100_0000u64, 0x200_0000u64, 0x300_0000u64);
         let _a = map(&vm, hi_ring, SLOTS * 64 / PAGE, GTT)?;
@@ -1428,14 +1608,14 @@ mod tests {
         let lo = engine.load(vm.clone(), &aql_desc(2, lo_ring, SLOTS * 64, ptrs + 16, ptrs + 24))?;
         let mut irqs = KVec::new();
         let t = Instant::<Monotonic>::now();
-        engine.serve(&mut irqs, 48);
+        engine.serve(&mut irqs, 12);
         let (h1, l1) = (engine.state(&hi).packets, engine.state(&lo).packets);
         pr_info!(
-            "engine bench: 48 turns, both queues busy: priority 15 got {} packets, priority 7 got {}\n",
+            "engine bench: 12 turns, both queues busy: priority 15 got {} packets, priority 7 got {}\n",
             h1,
             l1
         );
-        assert_eq!(h1 + l1, 48 * u64::from(QUANTUM));
+        assert_eq!(h1 + l1, 12 * u64::from(QUANTUM));
         assert!(h1.abs_diff(2 * l1) <= 2 * u64::from(QUANTUM));
         // UPDATE_QUEUE to percentage 0: the queue is not served any more;
         // back to 100: it is.
@@ -1465,7 +1645,7 @@ mod tests {
     #[test]
     fn sdma_copy_bandwidth() -> Result {
         let (core, vm) = gpu(0x46)?;
-        let engine = Engine::new(&core)?;
+        let engine = Engine::new(&core, 0)?;
         const MB: u64 = 1 << 20;
         const LEN: u64 = 4 * MB;
         const ROUNDS: u64 = 8;

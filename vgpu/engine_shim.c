@@ -7,15 +7,16 @@
 #include <linux/err.h>
 #include <linux/highmem.h>
 #include <linux/kthread.h>
+#include <linux/cpumask.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
 
 #include "engine_shim.h"
 
 int vgpu_engine_thread_start(int (*fn)(void *), void *data, unsigned int index,
-			     struct task_struct **out)
+			     unsigned int worker, struct task_struct **out)
 {
-	struct task_struct *t = kthread_run(fn, data, "vgpu-engine/%u", index);
+	struct task_struct *t = kthread_run(fn, data, "vgpu-engine/%u.%u", index, worker);
 
 	if (IS_ERR(t))
 		return PTR_ERR(t);
@@ -34,12 +35,34 @@ bool vgpu_engine_thread_should_stop(void)
 	return kthread_should_stop();
 }
 
+/* A polling engine thread lets others run (it polls without sleeping). */
+void vgpu_engine_cond_resched(void)
+{
+	cond_resched();
+}
+
+unsigned int vgpu_engine_online_cpus(void)
+{
+	return num_online_cpus();
+}
+
 /* A local mapping of the page at @pfn, NULL if it is not memory. */
 void *vgpu_engine_kmap_pfn(unsigned long pfn)
 {
 	if (!pfn_valid(pfn))
 		return NULL;
 	return kmap_local_page(pfn_to_page(pfn));
+}
+
+/*
+ * The direct-map address of the page at @pfn, NULL if it is not memory or
+ * the kernel has HIGHMEM (then only kmap reaches every page).
+ */
+void *vgpu_engine_direct_pfn(unsigned long pfn)
+{
+	if (IS_ENABLED(CONFIG_HIGHMEM) || !pfn_valid(pfn))
+		return NULL;
+	return page_address(pfn_to_page(pfn));
 }
 
 void *vgpu_engine_kmap_page(struct page *page)

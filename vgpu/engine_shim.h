@@ -12,10 +12,13 @@ struct page;
 struct task_struct;
 
 int vgpu_engine_thread_start(int (*fn)(void *), void *data, unsigned int index,
-			     struct task_struct **out);
+			     unsigned int worker, struct task_struct **out);
 void vgpu_engine_thread_stop(struct task_struct *t);
 bool vgpu_engine_thread_should_stop(void);
+void vgpu_engine_cond_resched(void);
+unsigned int vgpu_engine_online_cpus(void);
 void *vgpu_engine_kmap_pfn(unsigned long pfn);
+void *vgpu_engine_direct_pfn(unsigned long pfn);
 void *vgpu_engine_kmap_page(struct page *page);
 void vgpu_engine_kunmap(void *addr);
 

@@ -28,8 +28,8 @@ use kernel::{
 
 use crate::{
     engine::{
-        Engine,
-        EngineHandle, //
+        EngineHandle,
+        Engines, //
     },
     kabi,
     profile::Profile,
@@ -259,7 +259,7 @@ impl Kgd {
     }
 
     /// The scheduler and engines.
-    pub(crate) fn engine(&self) -> &Arc<Engine> {
+    pub(crate) fn engine(&self) -> &Engines {
         self.engine.engine()
     }
 }

@@ -24,6 +24,9 @@ pub(crate) mod testing;
 
 pub(crate) use device::Devices;
 pub(crate) use engine::{
+    cond_resched,
+    Direct,
+    online_cpus,
     should_stop,
     PageMap,
     Thread,

@@ -31,6 +31,8 @@
 // one takes `vram::Pool::inner`, `Core::offsets` and `Mem::kmap`.  A later
 // user-pointer implementation must not take mmap_lock under `Vm::inner`.
 
+use core::cell::Cell;
+
 use kernel::{
     new_mutex,
     page::Page,
@@ -292,29 +294,104 @@ impl Vm {
         GpuPages {
             inner: self.inner.lock(),
             core: &self.core,
+            tlb: Cell::new([None; TLB_ENTRIES]),
+            next: Cell::new(0),
         }
     }
 }
 
+/// Translations a [`GpuPages`] remembers.
+const TLB_ENTRIES: usize = 4;
+
+/// One remembered translation: the page at GPU address `page` is the
+/// kernel's direct mapping `addr`.
+#[derive(Copy, Clone)]
+struct TlbEntry {
+    /// The GPU page address.
+    page: u64,
+    /// Where the kernel maps it.
+    addr: kabi::Direct,
+    /// The GPU may write it.
+    writable: bool,
+}
+
 /// The GPU's view of a [`Vm`] while its mappings are held stable
 /// ([`Vm::gpu_pages`]).
+///
+/// It remembers the last few translations (a TLB that lives as long as
+/// the lock is held, so no mapping can change under it): an engine
+/// touches the same few pages (ring, pointers, targets) packet after
+/// packet.
 pub(crate) struct GpuPages<'a> {
     /// The locked VM state.
     inner: kernel::sync::MutexGuard<'a, VmInner>,
     /// The VM's GPU.
     core: &'a Core,
+    /// Translations of system and VRAM pages to the kernel's direct map.
+    tlb: Cell<[Option<TlbEntry>; TLB_ENTRIES]>,
+    /// The entry to replace next.
+    next: Cell<usize>,
 }
 
 impl GpuPages<'_> {
     /// What the GPU reaches at `va`; `None`: unmapped.
     pub(crate) fn get(&self, va: u64) -> Option<GpuPage<'_>> {
+        let page_va = va & !(PAGE - 1);
+        let tlb = self.tlb.get();
+        if let Some(e) = tlb.iter().flatten().find(|e| e.page == page_va) {
+            // INVARIANT: Translated under the same hold of `inner`.
+            return Some(GpuPage {
+                target: GpuTarget::Direct(e.addr),
+                writable: e.writable,
+            });
+        }
+        let page = self.translate(va)?;
+        let pfn = match page.target {
+            GpuTarget::Pfn(pfn) => Some(pfn),
+            GpuTarget::Page(p) => Some(kabi::page_pfn(p)),
+            GpuTarget::User(_) | GpuTarget::Direct(_) => None,
+        };
+        let Some(addr) = pfn.and_then(kabi::Direct::of_pfn) else {
+            return Some(page);
+        };
+        let mut tlb = tlb;
+        let slot = self.next.get() % TLB_ENTRIES;
+        tlb[slot] = Some(TlbEntry {
+            page: page_va,
+            addr,
+            writable: page.writable,
+        });
+        self.tlb.set(tlb);
+        self.next.set(slot + 1);
+        // INVARIANT: The same page as `page`.
+        Some(GpuPage {
+            target: GpuTarget::Direct(addr),
+            writable: page.writable,
+        })
+    }
+
+    /// [`GpuPages::get`] through the page table.
+    fn translate(&self, va: u64) -> Option<GpuPage<'_>> {
         let pte = self.inner.pt.lookup(va)?;
         let writable = pte.writable();
         let target = match pte.aperture() {
             pt::Aperture::System => GpuTarget::Pfn(pte.frame()),
             pt::Aperture::UserVa => GpuTarget::User(pte.frame() << kernel::page::PAGE_SHIFT),
             pt::Aperture::Vram => {
-                // The frame's host page: the local VRAM object mapped here.
+                // An SVM frame (a page rkfd migrated to VRAM, mapped by
+                // `svm_map`): its backing page, by frame number.  It stays
+                // allocated while `self` holds `Vm::inner`: SVM frames are
+                // freed only after the invalidation that unmaps them here
+                // (`svm_unmap`, which takes `Vm::inner`), as for the SVM
+                // system pages of `Aperture::System`.
+                if let Ok(pfn) = self.core.vram().svm_with_page(pte.frame(), kabi::page_pfn) {
+                    return Some(GpuPage {
+                        target: GpuTarget::Pfn(pfn),
+                        writable,
+                    });
+                }
+                // Otherwise the frame's host page: the local VRAM object
+                // mapped here.
                 let page = kernel::page::PAGE_SIZE as u64;
                 let core = self.core;
                 GpuTarget::Page(self.inner.mappings.values().find_map(|m| {
@@ -366,6 +443,8 @@ pub(crate) enum GpuTarget<'a> {
     /// A user-pointer page, by user address (not reachable by the engines
     /// yet: they have no reference on the process's mm).
     User(#[allow(dead_code)] u64),
+    /// A system page or a page of this GPU's VRAM, where the kernel maps it.
+    Direct(kabi::Direct),
 }
 
 /// SVM: pages rkfd maps from `hmm_range_fault` results and migrated VRAM

@@ -41,11 +41,15 @@ extern "C" {
         f: unsafe extern "C" fn(*mut c_void) -> c_int,
         data: *mut c_void,
         index: c_uint,
+        worker: c_uint,
         out: *mut *mut bindings::task_struct,
     ) -> c_int;
     fn vgpu_engine_thread_stop(t: *mut bindings::task_struct);
     fn vgpu_engine_thread_should_stop() -> bool;
+    fn vgpu_engine_cond_resched();
+    fn vgpu_engine_online_cpus() -> c_uint;
     fn vgpu_engine_kmap_pfn(pfn: c_ulong) -> *mut c_void;
+    fn vgpu_engine_direct_pfn(pfn: c_ulong) -> *mut c_void;
     fn vgpu_engine_kmap_page(page: *mut bindings::page) -> *mut c_void;
     fn vgpu_engine_kunmap(addr: *mut c_void);
 }
@@ -91,13 +95,13 @@ unsafe extern "C" fn thread_fn<T: ThreadMain>(data: *mut c_void) -> c_int {
 }
 
 impl Thread {
-    /// Starts `vgpu-engine/<index>` running `body.main()`.
-    pub(crate) fn start<T: ThreadMain>(body: Arc<T>, index: u32) -> Result<Self> {
+    /// Starts `vgpu-engine/<index>.<worker>` running `body.main()`.
+    pub(crate) fn start<T: ThreadMain>(body: Arc<T>, index: u32, worker: u32) -> Result<Self> {
         let data = body.into_foreign();
         let mut task = core::ptr::null_mut();
         // SAFETY: `thread_fn::<T>` takes ownership of `data` if the thread
         // starts; `task` is valid for writes.
-        let ret = unsafe { vgpu_engine_thread_start(thread_fn::<T>, data, index, &mut task) };
+        let ret = unsafe { vgpu_engine_thread_start(thread_fn::<T>, data, index, worker, &mut task) };
         if let Err(e) = to_result(ret) {
             // SAFETY: The thread never ran (kthread_run failed), so the
             // reference is still ours.
@@ -119,10 +123,40 @@ impl Drop for Thread {
     }
 }
 
+/// Lets other tasks run if the current one should yield (a polling
+/// [`Thread`] between polls).
+pub(crate) fn cond_resched() {
+    // SAFETY: Called from a kthread, in process context with no lock held.
+    unsafe { vgpu_engine_cond_resched() }
+}
+
+/// The number of online CPUs.
+pub(crate) fn online_cpus() -> u32 {
+    // SAFETY: Reads a global count.
+    unsafe { vgpu_engine_online_cpus() }
+}
+
 /// Whether the current [`Thread`] is being stopped.
 pub(crate) fn should_stop() -> bool {
     // SAFETY: Called from a kthread (the engine's), as the function requires.
     unsafe { vgpu_engine_thread_should_stop() }
+}
+
+/// Where the kernel's direct map has a page of memory (`page_address`, on
+/// kernels without HIGHMEM, where every page has one for its lifetime).
+/// Only an address: [`PageMap::of`] accesses it for a page known to stay
+/// allocated.
+#[derive(Copy, Clone)]
+pub(crate) struct Direct(NonNull<u8>);
+
+impl Direct {
+    /// The direct-map address of the page at `pfn`; `None` if it is not
+    /// memory or the kernel has HIGHMEM (pages must be kmapped then).
+    pub(crate) fn of_pfn(pfn: u64) -> Option<Direct> {
+        let pfn = c_ulong::try_from(pfn).ok()?;
+        // SAFETY: Only computes an address (the shim checks `pfn_valid`).
+        NonNull::new(unsafe { vgpu_engine_direct_pfn(pfn) }.cast()).map(Direct)
+    }
 }
 
 /// A local kernel mapping (`kmap_local_page`) of a page the GPU reaches
@@ -136,6 +170,8 @@ pub(crate) fn should_stop() -> bool {
 pub(crate) struct PageMap<'a> {
     /// The mapping.
     addr: NonNull<u8>,
+    /// `addr` is a `kmap_local_page` mapping (else the direct map).
+    kmapped: bool,
     /// The VM mappings that keep the page allocated.
     _held: PhantomData<&'a ()>,
 }
@@ -152,10 +188,20 @@ impl<'a> PageMap<'a> {
             // SAFETY: `p` lives for `'a`.
             GpuTarget::Page(p) => unsafe { vgpu_engine_kmap_page(p.as_ptr()) },
             GpuTarget::User(_) => return None,
+            // INVARIANT: The direct map covers the page for its lifetime,
+            // which lasts for `'a` (as above); nothing to unmap.
+            GpuTarget::Direct(d) => {
+                return Some(PageMap {
+                    addr: d.0,
+                    kmapped: false,
+                    _held: PhantomData,
+                })
+            }
         };
         // INVARIANT: As argued above.
         NonNull::new(addr.cast()).map(|addr| PageMap {
             addr,
+            kmapped: true,
             _held: PhantomData,
         })
     }
@@ -231,7 +277,9 @@ impl<'a> PageMap<'a> {
 
 impl Drop for PageMap<'_> {
     fn drop(&mut self) {
-        // SAFETY: By the type invariant `addr` is a live local mapping.
-        unsafe { vgpu_engine_kunmap(self.addr.as_ptr().cast()) };
+        if self.kmapped {
+            // SAFETY: By the type invariant `addr` is a live local mapping.
+            unsafe { vgpu_engine_kunmap(self.addr.as_ptr().cast()) };
+        }
     }
 }

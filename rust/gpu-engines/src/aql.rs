@@ -140,11 +140,14 @@ impl AqlQueue {
     /// Runs the queue for at most `budget` packets.
     pub fn run<M: GpuMemory, E: Events>(&mut self, m: &mut M, ev: &mut E, budget: u32) -> Run {
         let mut packets = 0;
+        // The write index as last read: read again only once the read
+        // index caught up with it.
+        let mut wptr = None;
         let stop = loop {
             if packets == budget {
                 break Stop::Budget;
             }
-            match self.step(m, ev) {
+            match self.step(m, ev, &mut wptr) {
                 Ok(true) => packets += 1,
                 Ok(false) => break Stop::Idle,
                 Err(s) => break s,
@@ -153,9 +156,22 @@ impl AqlQueue {
         Run { packets, stop }
     }
 
-    /// Executes the packet at the read index: `Ok(false)` if there is none.
-    fn step<M: GpuMemory, E: Events>(&mut self, m: &mut M, ev: &mut E) -> Result<bool, Stop> {
-        let wptr = fault(m.read_u64(self.wptr_va))?;
+    /// Executes the packet at the read index: `Ok(false)` if there is
+    /// none.  `known` is the write index as last read.
+    fn step<M: GpuMemory, E: Events>(
+        &mut self,
+        m: &mut M,
+        ev: &mut E,
+        known: &mut Option<u64>,
+    ) -> Result<bool, Stop> {
+        let wptr = match *known {
+            Some(w) if w.wrapping_sub(self.rptr) as i64 > 0 => w,
+            _ => {
+                let w = fault(m.read_u64(self.wptr_va))?;
+                *known = Some(w);
+                w
+            }
+        };
         // The write index never runs behind the read index; a producer
         // that moves it back has nothing for us.
         if wptr.wrapping_sub(self.rptr) as i64 <= 0 {

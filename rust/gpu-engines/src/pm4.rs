@@ -328,13 +328,21 @@ impl Pm4Queue {
         self.rptr
     }
 
-    /// Runs the queue for at most `budget` packets.
+    /// Runs the queue for at most `budget` packets.  The read pointer is
+    /// published once, when the run ends (however it ends).
     pub fn run<M: GpuMemory, E: Events>(&mut self, m: &mut M, ev: &mut E, budget: u32) -> Run {
         let mut packets = 0;
-        let stop = match self.run_inner(m, ev, budget, &mut packets) {
+        let start = self.rptr;
+        let mut stop = match self.run_inner(m, ev, budget, &mut packets) {
             Ok(()) => Stop::Idle,
             Err(s) => s,
         };
+        if self.rptr != start {
+            let off = (self.rptr & (self.dwords - 1)) as u32;
+            if let Err(f) = m.write_u32(self.rptr_va, off) {
+                stop = Stop::Fault(f);
+            }
+        }
         Run { packets, stop }
     }
 
@@ -350,12 +358,19 @@ impl Pm4Queue {
             base: self.base,
             mask,
         };
+        // Dwords known to be in the ring past the read pointer, and whether
+        // that was read from the write pointer since the last packet.
+        let (mut avail, mut fresh) = (0u64, false);
         loop {
             if let Some(len) = self.ib.run_ib(m, ev, &mut budget, packets)? {
-                self.advance(m, len)?;
+                self.rptr = self.rptr.wrapping_add(len);
+                avail = avail.saturating_sub(len);
             }
-            let wptr = fault(m.read_u64(self.wptr_va))?;
-            let avail = wptr.wrapping_sub(self.rptr) & mask;
+            if avail == 0 {
+                let wptr = fault(m.read_u64(self.wptr_va))?;
+                avail = wptr.wrapping_sub(self.rptr) & mask;
+                fresh = true;
+            }
             if avail == 0 {
                 return Ok(());
             }
@@ -366,8 +381,11 @@ impl Pm4Queue {
                 Step::Done(n) => {
                     budget -= 1;
                     *packets += 1;
-                    self.advance(m, n)?;
+                    self.rptr = self.rptr.wrapping_add(n);
+                    avail = avail.saturating_sub(n);
+                    fresh = false;
                 }
+                Step::Partial if !fresh => avail = 0,
                 Step::Partial => return Ok(()),
                 Step::Call { ib, len, .. } => {
                     // The IB runs on the next iteration; the packet counts
@@ -378,10 +396,4 @@ impl Pm4Queue {
         }
     }
 
-    /// Consumes `n` dwords and publishes the read pointer.
-    fn advance<M: GpuMemory>(&mut self, m: &mut M, n: u64) -> Result<(), Stop> {
-        self.rptr = self.rptr.wrapping_add(n);
-        let off = (self.rptr & (self.dwords - 1)) as u32;
-        fault(m.write_u32(self.rptr_va, off))
-    }
 }

@@ -94,3 +94,53 @@ impl Clock {
         self.wake(e);
     }
 }
+
+/// How long an engine thread that found nothing to do waits before it
+/// looks again ([`poll`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Poll {
+    /// Look again at once (after yielding the CPU if someone else wants it).
+    Spin,
+    /// Sleep this many microseconds.
+    SleepUs(u32),
+    /// Sleep this many milliseconds, or until kicked.
+    WaitMs(u32),
+}
+
+/// Busy-polling window after the last packet, ns: doorbells rung in a
+/// burst (the next packet of a producer) are seen at once.
+pub const SPIN_NS: u64 = 200_000;
+/// Short-polling window after the last packet, ns.
+pub const SHORT_NS: u64 = 1_000_000_000;
+/// The short poll interval, µs: the doorbell-to-first-packet latency while
+/// the GPU was busy within [`SHORT_NS`].
+pub const SHORT_US: u32 = 20;
+/// The poll interval of an idle GPU, ms.
+pub const LONG_MS: u32 = 1;
+
+/// The wait of an engine thread whose queues have been idle for `idle_ns`.
+/// Doorbells are plain memory (no interrupt tells the engine about them),
+/// so it polls: busily right after work, every [`SHORT_US`] for a while,
+/// then every [`LONG_MS`].
+pub fn poll(idle_ns: u64) -> Poll {
+    if idle_ns < SPIN_NS {
+        Poll::Spin
+    } else if idle_ns < SHORT_NS {
+        Poll::SleepUs(SHORT_US)
+    } else {
+        Poll::WaitMs(LONG_MS)
+    }
+}
+
+/// Which worker a new queue goes to, given each worker's queue count: the
+/// least loaded, the first of equals (queues spread over the workers).
+/// `None` without workers.
+pub fn spread<I: IntoIterator<Item = usize>>(loads: I) -> Option<usize> {
+    let mut best: Option<(usize, usize)> = None;
+    for (i, n) in loads.into_iter().enumerate() {
+        if best.is_none_or(|(_, b)| n < b) {
+            best = Some((i, n));
+        }
+    }
+    best.map(|(i, _)| i)
+}

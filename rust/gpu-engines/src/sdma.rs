@@ -160,12 +160,19 @@ impl SdmaQueue {
     pub fn run<M: GpuMemory, E: Events>(&mut self, m: &mut M, ev: &mut E, budget: u32) -> Run {
         let mut packets = 0;
         let mut room = RUN_BYTES;
-        let stop = loop {
-            let wptr = match m.read_u64(self.wptr_va) {
-                Ok(w) => w,
-                Err(f) => break Stop::Fault(f),
-            };
-            let avail = wptr.wrapping_sub(self.rptr) & (self.size - 1) & !3;
+        let start = self.rptr;
+        // Bytes known to be in the ring past the read pointer, and whether
+        // that was read from the write pointer since the last packet.
+        let (mut avail, mut fresh) = (0u64, false);
+        let mut stop = loop {
+            if avail == 0 {
+                let wptr = match m.read_u64(self.wptr_va) {
+                    Ok(w) => w,
+                    Err(f) => break Stop::Fault(f),
+                };
+                avail = wptr.wrapping_sub(self.rptr) & (self.size - 1) & !3;
+                fresh = true;
+            }
             if avail == 0 {
                 break Stop::Idle;
             }
@@ -176,14 +183,20 @@ impl SdmaQueue {
                 Ok(Step::Done(n)) => {
                     packets += 1;
                     self.rptr = self.rptr.wrapping_add(n * 4);
-                    if let Err(f) = m.write_u64(self.rptr_va, self.rptr) {
-                        break Stop::Fault(f);
-                    }
+                    avail = avail.saturating_sub(n * 4);
+                    fresh = false;
                 }
+                Ok(Step::Partial) if !fresh => avail = 0,
                 Ok(Step::Partial) => break Stop::Idle,
                 Err(s) => break s,
             }
         };
+        // The read pointer is published once, when the run ends.
+        if self.rptr != start {
+            if let Err(f) = m.write_u64(self.rptr_va, self.rptr) {
+                stop = Stop::Fault(f);
+            }
+        }
         Run { packets, stop }
     }
 

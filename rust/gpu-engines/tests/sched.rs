@@ -82,3 +82,29 @@ fn idle_time_earns_no_credit() {
     clock.update(&mut a, 0, 50);
     assert_eq!(a.weight, 50);
 }
+
+#[test]
+fn polling_spins_then_sleeps_short_then_long() {
+    assert_eq!(poll(0), Poll::Spin);
+    assert_eq!(poll(SPIN_NS - 1), Poll::Spin);
+    assert_eq!(poll(SPIN_NS), Poll::SleepUs(SHORT_US));
+    assert_eq!(poll(SHORT_NS - 1), Poll::SleepUs(SHORT_US));
+    assert_eq!(poll(SHORT_NS), Poll::WaitMs(LONG_MS));
+    assert_eq!(poll(u64::MAX), Poll::WaitMs(LONG_MS));
+    // The short interval is what bounds the doorbell latency of a GPU
+    // that was busy recently: under 100 us.
+    assert!(SHORT_US < 100);
+}
+
+#[test]
+fn queues_spread_over_workers() {
+    assert_eq!(spread([]), None);
+    assert_eq!(spread([0]), Some(0));
+    assert_eq!(spread([3, 1, 1]), Some(1));
+    let mut loads = [0usize; 3];
+    for _ in 0..9 {
+        let w = spread(loads).unwrap();
+        loads[w] += 1;
+    }
+    assert_eq!(loads, [3, 3, 3]);
+}

@@ -265,3 +265,23 @@ fn long_transfers_run_in_slices() {
     assert!(g.peek(dst, RUN_BYTES as usize + 8).chunks(4).all(|c| c == [4, 3, 2, 1]));
     assert_eq!(g.peek64(RPTR), w);
 }
+
+/// One read of the write pointer per batch of packets and one write of
+/// the read pointer per run, not one each per packet.
+#[test]
+fn pointers_are_read_and_published_once_per_run() {
+    let ring = 4 * PAGE;
+    let (mut g, mut ev, mut q) = setup(ring);
+    let mut w = 0;
+    for i in 0..100u32 {
+        push(&mut g, ring, &mut w, &fence(SIG + 4 * u64::from(i % 64), i));
+    }
+    let before = g.accesses;
+    assert_eq!(q.run(&mut g, &mut ev, 1000), Run { packets: 100, stop: Stop::Idle });
+    // Each FENCE: its header read once to size it, then 3 dwords read
+    // and one written.
+    let per_packet = 5;
+    let pointers = g.accesses - before - 100 * per_packet;
+    assert!(pointers <= 3, "{pointers} pointer accesses for 100 packets");
+    assert_eq!(g.peek64(RPTR), w);
+}

@@ -359,3 +359,36 @@ pub fn queues_served(q: &QueueMem) -> bool {
         Err(_) => false,
     }
 }
+
+/// SDMA packets as words for [`QueueMem::raw_submit`] (one 64-byte slot).
+impl QueueMem {
+    /// The GPU address of the SDMA fence target ([`QueueMem::fence`]).
+    pub fn fence_va(&self) -> u64 {
+        self.va + FENCE
+    }
+
+    /// One ring slot: COPY_LINEAR of `len` bytes (1..=2^30) from `src` to
+    /// `dst`, then a FENCE writing `value` to [`QueueMem::fence_va`],
+    /// padded with a NOP to 16 dwords.
+    pub fn sdma_copy_slot(&self, dst: u64, src: u64, len: u32, value: u32) -> [u32; 16] {
+        let f = self.fence_va();
+        [
+            1, // SDMA_OP_COPY, SDMA_SUBOP_COPY_LINEAR
+            len - 1,
+            0,
+            src as u32,
+            (src >> 32) as u32,
+            dst as u32,
+            (dst >> 32) as u32,
+            SDMA_FENCE,
+            f as u32,
+            (f >> 32) as u32,
+            value,
+            4 << 16, // SDMA_OP_NOP with 4 more dwords
+            0,
+            0,
+            0,
+            0,
+        ]
+    }
+}

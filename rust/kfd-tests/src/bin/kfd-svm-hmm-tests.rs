@@ -11,6 +11,8 @@ use kfd_tests::fuzz;
 
 use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
 use kfd_tests::kfd::errno_name;
+use kfd_tests::ops::{alloc, free, map, topology_gpus, GTT};
+use kfd_tests::queue::QueueMem;
 use kfd_tests::svm::{dump_range_at, gpus, svm_dump, svm_gpu, Anon, Ctx, Gpu, CAP_SVMAPI, PAGE};
 use kfd_uapi as uapi;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -1167,6 +1169,168 @@ fn huge_split_with_forked_child(gpu: &Gpu) -> Check {
     ensure(bad.is_empty(), format!("kernel reports: {bad:?}"))
 }
 
+/// Where an SDMA test's queue memory and GTT source live (GPU VAs; the
+/// SVM ranges are the process's own anonymous memory).
+const SDMA_QUEUE_VA: u64 = 1 << 39;
+const SDMA_SRC_VA: u64 = SDMA_QUEUE_VA + (16 << 20);
+
+/// An SDMA queue of `ctx`'s process and a CPU-mapped GTT source buffer
+/// of `len` bytes holding the pattern `Anon::fill(seed)` writes.
+struct SdmaRig {
+    q: QueueMem,
+    src_handle: u64,
+    src_cpu: usize,
+    len: usize,
+    qid: u32,
+    doorbell: u64,
+    next: u64,
+}
+
+impl SdmaRig {
+    fn new(ctx: &Ctx, len: usize, seed: u8) -> Result<SdmaRig, String> {
+        let topo = topology_gpus()
+            .into_iter()
+            .find(|t| t.gpu_id == ctx.gpu.gpu_id)
+            .ok_or("the SVM GPU is not in the topology")?;
+        let q = QueueMem::new(ctx.kfd.fd, ctx.render, &topo, SDMA_QUEUE_VA)?;
+        ensure(q.props.sdma_engines > 0, "the GPU has SDMA engines")?;
+        let (h, off) = alloc(ctx.kfd.fd, ctx.gpu.gpu_id, SDMA_SRC_VA, len as u64, GTT, 0).map_err(err("ALLOC source GTT"))?;
+        map(ctx.kfd.fd, h, ctx.gpu.gpu_id, true).map_err(err("MAP source GTT"))?;
+        // SAFETY: mapping the object through its render node.
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, ctx.render, off as i64)
+        };
+        if p == libc::MAP_FAILED {
+            return Err(format!("mmap source GTT: {}", std::io::Error::last_os_error()));
+        }
+        // SAFETY: the fresh mapping above, `len` bytes.
+        let s = unsafe { std::slice::from_raw_parts_mut(p as *mut u8, len) };
+        for (i, c) in s.chunks_mut(PAGE).enumerate() {
+            c.fill(seed.wrapping_add(i as u8));
+        }
+        let (qid, doorbell) = q.create(true).map_err(err("CREATE_QUEUE SDMA"))?;
+        Ok(SdmaRig { q, src_handle: h, src_cpu: p as usize, len, qid, doorbell, next: 0 })
+    }
+
+    /// Copies the whole source to `dst` in `chunks` COPY_LINEAR packets,
+    /// each followed by a fence; waits up to `secs` for the last fence.
+    /// An error names how far the queue got.
+    fn copy_to(&mut self, dst: u64, chunks: usize, secs: u64) -> Check {
+        let step = self.len / chunks;
+        let mut last = 0;
+        for c in 0..chunks {
+            self.next += 1;
+            last = 0x5d00_0000 | self.next as u32;
+            let off = (c * step) as u64;
+            let words = self.q.sdma_copy_slot(dst + off, SDMA_SRC_VA + off, step as u32, last);
+            self.q.raw_submit(true, self.next - 1, &words, self.doorbell);
+        }
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+        while self.q.fence() != last {
+            if std::time::Instant::now() > until {
+                return Err(format!(
+                    "SDMA copy into SVM memory stalled: fence {:#x} after {secs} s, want {last:#x}",
+                    self.q.fence()
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        Ok(())
+    }
+
+    fn release(self) {
+        let _ = self.q.destroy(self.qid);
+        // SAFETY: our mapping.
+        unsafe { libc::munmap(self.src_cpu as *mut libc::c_void, self.len) };
+        let _ = map(self.q.kfd, self.src_handle, self.q.gpu, false);
+        let _ = free(self.q.kfd, self.src_handle);
+        self.q.release();
+    }
+}
+
+/// Issue #16 defect 4: an SDMA queue copies a GTT buffer into an SVM
+/// range the GPU may access (XNACK off: SET_ATTR ACCESS maps it; XNACK on:
+/// retry faults), after PREFETCH_LOC to VRAM or to system memory
+/// (`prefetch`: `None` for neither), while `migrators` threads keep
+/// migrating the range between VRAM and system memory.  The copy must
+/// complete with the right data, never stall.
+fn sdma_copy_into_svm(gpu: &Gpu, xnack: bool, prefetch: Option<u32>, migrators: usize) -> Check {
+    let ctx = Ctx::new(gpu)?;
+    ensure_eq(ctx.set_xnack(xnack).map_err(err("SET_XNACK_MODE"))?, i32::from(xnack), "xnack mode")?;
+    let len = 2 * MIB;
+    let dst = Anon::new(len)?;
+    dst.fill(0x80);
+    if !xnack || prefetch.is_some() {
+        ctx.svm_set(dst.addr, len, &[(uapi::KFD_IOCTL_SVM_ATTR_ACCESS, gpu.gpu_id)]).map_err(err("SET_ATTR ACCESS"))?;
+    }
+    if let Some(loc) = prefetch {
+        ctx.prefetch(dst.addr, len, loc).map_err(err("PREFETCH_LOC"))?;
+    }
+    let mut rig = SdmaRig::new(&ctx, len, 0x21)?;
+    let stop = AtomicBool::new(false);
+    let moved = AtomicU32::new(0);
+    let res = std::thread::scope(|s| {
+        for t in 0..migrators {
+            let (ctx, stop, moved, addr) = (&ctx, &stop, &moved, dst.addr);
+            s.spawn(move || {
+                let mut i = t;
+                while !stop.load(Ordering::Relaxed) {
+                    let loc = if i % 2 == 0 { gpu.gpu_id } else { 0 };
+                    if ctx.prefetch(addr, len, loc).is_ok() {
+                        moved.fetch_add(1, Ordering::Relaxed);
+                    }
+                    i += 1;
+                }
+            });
+        }
+        let rounds = if migrators > 0 { 8 } else { 1 };
+        let mut r = Ok(());
+        for round in 0..rounds {
+            // Different data each round, so a lost copy shows.
+            if round > 0 {
+                // SAFETY: the rig's source mapping, `len` bytes.
+                let s = unsafe { std::slice::from_raw_parts_mut(rig.src_cpu as *mut u8, rig.len) };
+                for (i, c) in s.chunks_mut(PAGE).enumerate() {
+                    c.fill((0x21 + round as u8).wrapping_add(i as u8));
+                }
+            }
+            r = rig.copy_to(dst.addr as u64, 16, 30).map_err(|e| format!("round {round}: {e}"));
+            if r.is_err() {
+                break;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        r
+    });
+    let seed = 0x21 + if migrators > 0 { 7 } else { 0 };
+    let out = res.and_then(|()| check_pattern(dst.slice(), seed, "SVM memory after the SDMA copy"));
+    if migrators > 0 {
+        println!("# {} migrations during the copies", moved.load(Ordering::Relaxed));
+    }
+    rig.release();
+    out
+}
+
+/// XNACK off, an SVM range the GPU was never given (no ACCESS): an SDMA
+/// copy into it is a fatal VM fault: the memory-exception event names the
+/// address and the queue stops (its fence never lands), promptly.
+fn sdma_copy_into_inaccessible_svm_faults(gpu: &Gpu) -> Check {
+    let ctx = Ctx::new(gpu)?;
+    ensure_eq(ctx.set_xnack(false).map_err(err("SET_XNACK_MODE(0)"))?, 0, "xnack mode")?;
+    let ev = memory_event(&ctx)?;
+    let len = 2 * MIB;
+    let dst = Anon::new(len)?;
+    dst.fill(0x80);
+    ctx.prefetch(dst.addr, len, 0).map_err(err("PREFETCH_LOC 0"))?;
+    let mut rig = SdmaRig::new(&ctx, len, 0x21)?;
+    let r = rig.copy_to(dst.addr as u64, 1, 3);
+    let got = memory_event_va(&ctx, ev, 10_000)?;
+    rig.release();
+    ensure(r.is_err(), "the copy into memory the GPU may not access completed")?;
+    ensure_eq(got.map(|va| va & !(PAGE as u64 - 1)), Some(dst.addr as u64), "memory-exception event VA")?;
+    check_pattern(dst.slice(), 0x80, "the refused copy changed nothing")
+}
+
 fn main() {
     let mut h = Harness::new();
     let Some(gpu) = svm_gpu() else {
@@ -1207,5 +1371,13 @@ fn main() {
     h.run("concurrent_prefetch_munmap_touch", || concurrent_prefetch_munmap_touch(g));
     h.run("huge_device_pages", || huge_device_pages(g));
     h.run("huge_split_with_forked_child", || huge_split_with_forked_child(g));
+    h.run("sdma_copy_into_svm_xnack_off_vram", || sdma_copy_into_svm(g, false, Some(g.gpu_id), 0));
+    h.run("sdma_copy_into_svm_xnack_off_sys", || sdma_copy_into_svm(g, false, Some(0), 0));
+    h.run("sdma_copy_into_svm_xnack_off_migrating", || sdma_copy_into_svm(g, false, Some(g.gpu_id), 2));
+    h.run("sdma_copy_into_svm_xnack_on_vram", || sdma_copy_into_svm(g, true, Some(g.gpu_id), 0));
+    h.run("sdma_copy_into_svm_xnack_on_sys", || sdma_copy_into_svm(g, true, Some(0), 0));
+    h.run("sdma_copy_into_svm_xnack_on_retry_fault", || sdma_copy_into_svm(g, true, None, 0));
+    h.run("sdma_copy_into_svm_xnack_on_migrating", || sdma_copy_into_svm(g, true, None, 2));
+    h.run("sdma_copy_into_inaccessible_svm_faults", || sdma_copy_into_inaccessible_svm_faults(g));
     std::process::exit(h.finish("kfd-svm-hmm-tests"));
 }
