@@ -285,3 +285,37 @@ pub fn socketpair() -> (i32, i32) {
     unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, sv.as_mut_ptr()) };
     (sv[0], sv[1])
 }
+
+/// `CAP_SYS_ADMIN` (linux/capability.h).
+pub const CAP_SYS_ADMIN: u32 = 21;
+
+/// Drops CAP_SYS_ADMIN from the effective and permitted sets (uid stays 0,
+/// so /dev/kfd and the render nodes still open).
+pub fn drop_sys_admin() -> Result<(), String> {
+    #[repr(C)]
+    struct Hdr {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Default, Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    let mut hdr = Hdr { version: 0x2008_0522, pid: 0 };
+    let mut data = [Data::default(); 2];
+    // SAFETY: capget/capset with a v3 header and two data words.
+    unsafe {
+        if libc::syscall(libc::SYS_capget, &mut hdr, data.as_mut_ptr()) != 0 {
+            return Err(format!("capget: {}", errno_name(errno())));
+        }
+        data[0].effective &= !(1 << CAP_SYS_ADMIN);
+        data[0].permitted &= !(1 << CAP_SYS_ADMIN);
+        if libc::syscall(libc::SYS_capset, &mut hdr, data.as_ptr()) != 0 {
+            return Err(format!("capset: {}", errno_name(errno())));
+        }
+    }
+    Ok(())
+}

@@ -22,8 +22,6 @@ use kfd_tests::ops::*;
 use kfd_uapi as uapi;
 
 const CHILD_SECS: u32 = 60;
-/// `CAP_SYS_ADMIN` (linux/capability.h).
-const CAP_SYS_ADMIN: u32 = 21;
 
 // ---------------------------------------------------------------------------
 // Device cgroup.
@@ -418,37 +416,6 @@ fn smi_gpus_are_separate(gpus: &[TopoGpu]) -> Check {
     let text = smi_drain(fd, 300);
     close(fd);
     ensure(!text.contains(&format!(" {pid:x} ")), format!("gpu {} client saw gpu {}'s events: {text:?}", gpus[1].gpu_id, gpus[0].gpu_id))
-}
-
-/// Drops CAP_SYS_ADMIN from the effective and permitted sets (uid stays 0,
-/// so /dev/kfd and the render nodes still open).
-fn drop_sys_admin() -> Result<(), String> {
-    #[repr(C)]
-    struct Hdr {
-        version: u32,
-        pid: i32,
-    }
-    #[repr(C)]
-    #[derive(Default, Clone, Copy)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    let mut hdr = Hdr { version: 0x2008_0522, pid: 0 };
-    let mut data = [Data::default(); 2];
-    // SAFETY: capget/capset with a v3 header and two data words.
-    unsafe {
-        if libc::syscall(libc::SYS_capget, &mut hdr, data.as_mut_ptr()) != 0 {
-            return Err(format!("capget: {}", errno_name(errno())));
-        }
-        data[0].effective &= !(1 << CAP_SYS_ADMIN);
-        data[0].permitted &= !(1 << CAP_SYS_ADMIN);
-        if libc::syscall(libc::SYS_capset, &mut hdr, data.as_ptr()) != 0 {
-            return Err(format!("capset: {}", errno_name(errno())));
-        }
-    }
-    Ok(())
 }
 
 fn smi_unprivileged_sees_only_itself(gpus: &[TopoGpu]) -> Check {

@@ -22,7 +22,7 @@
 
 use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
 use kfd_tests::kfd::{errno_name, Kfd};
-use kfd_tests::ops::{bind, close, errno, recv_u64, send_u64, socketpair, topology_gpus, TopoGpu};
+use kfd_tests::ops::{bind, close, drop_sys_admin, recv_u64, send_u64, socketpair, topology_gpus, TopoGpu};
 use kfd_tests::queue::QueueMem;
 use kfd_tests::svm::{ensure_debugfs, svm_gpu, Anon, Ctx, Gpu, PAGE};
 use kfd_uapi as uapi;
@@ -31,8 +31,6 @@ use std::time::{Duration, Instant};
 const MIB: usize = 1 << 20;
 /// `KFD_IOCTL_SVM_LOCATION_UNDEFINED`, as SMI prints it.
 const UNDEFINED: u32 = 0xffff_ffff;
-/// `CAP_SYS_ADMIN` (linux/capability.h).
-const CAP_SYS_ADMIN: u32 = 21;
 
 fn err(what: &str) -> impl Fn(i32) -> String + '_ {
     move |e| format!("{what}: {}", errno_name(e))
@@ -491,35 +489,6 @@ fn queue_evict_restore(gpu: &Gpu) -> Check {
 
 // ---------------------------------------------------------------------------
 // Privilege.
-
-fn drop_sys_admin() -> Result<(), String> {
-    #[repr(C)]
-    struct Hdr {
-        version: u32,
-        pid: i32,
-    }
-    #[repr(C)]
-    #[derive(Clone, Copy, Default)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    let mut hdr = Hdr { version: 0x2008_0522, pid: 0 };
-    let mut data = [Data::default(); 2];
-    // SAFETY: capget/capset with a v3 header and two data words.
-    unsafe {
-        if libc::syscall(libc::SYS_capget, &mut hdr, data.as_mut_ptr()) != 0 {
-            return Err(format!("capget: {}", errno_name(errno())));
-        }
-        data[0].effective &= !(1 << CAP_SYS_ADMIN);
-        data[0].permitted &= !(1 << CAP_SYS_ADMIN);
-        if libc::syscall(libc::SYS_capset, &mut hdr, data.as_ptr()) != 0 {
-            return Err(format!("capset: {}", errno_name(errno())));
-        }
-    }
-    Ok(())
-}
 
 /// A prefetch to VRAM and back of 1 MiB (MIGRATE events of the caller).
 fn prefetch_round(ctx: &Ctx) -> Check {
