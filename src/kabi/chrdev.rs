@@ -18,15 +18,7 @@ use super::kgd::Vma;
 
 use super::to_result;
 
-mod shim {
-    use kernel::ffi::c_int;
-
-    extern "C" {
-        pub(super) fn rkfd_shim_chrdev_register() -> c_int;
-        pub(super) fn rkfd_shim_chrdev_unregister();
-        pub(super) fn rkfd_shim_chrdev_major() -> c_int;
-    }
-}
+use super::shim_ffi as shim;
 
 /// The `/dev/kfd` character device, its `kfd` class and device
 /// (`/sys/devices/virtual/kfd/kfd`).  Unregistered when dropped.

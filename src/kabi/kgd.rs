@@ -22,7 +22,7 @@ use kernel::{
 use crate::device::{self, Device};
 
 #[path = "../../rust/kgd-kfd/src/interface.rs"]
-mod interface;
+pub(super) mod interface;
 
 pub(crate) use interface::{
     kgd_gpu_info as GpuInfo, kgd_hqd_state as HqdState, kgd_ih_entry as IhEntry, kgd_mem_alloc as MemAlloc,
@@ -33,16 +33,7 @@ use interface::{kfd2kgd_calls, kfd_dev, kgd_dev, module};
 #[cfg(CONFIG_KUNIT = "y")]
 pub(crate) mod fake;
 
-mod shim {
-    use kernel::ffi::{c_int, c_void};
-
-    extern "C" {
-        pub(super) fn rkfd_shim_fget(fd: c_int) -> *mut c_void;
-        pub(super) fn rkfd_shim_fput(file: *mut c_void);
-        pub(super) fn rkfd_shim_try_module_get(owner: *mut c_void) -> bool;
-        pub(super) fn rkfd_shim_module_put(owner: *mut c_void);
-    }
-}
+use super::shim_ffi as shim;
 
 /// A GPU driver's device: its `kfd2kgd` calls and its opaque handle.
 ///
@@ -436,8 +427,8 @@ impl KgdDevice {
 
     /// The raw handles, for the HMM shim (`shim/rkfd_hmm.c`), which calls
     /// the `svm_*` calls itself.
-    pub(super) fn raw(&self) -> (*mut c_void, *const c_void) {
-        (self.kgd.as_ptr().cast(), self.calls.as_ptr().cast_const().cast())
+    pub(super) fn raw(&self) -> (*mut kgd_dev, *const kfd2kgd_calls) {
+        (self.kgd.as_ptr(), self.calls.as_ptr().cast_const())
     }
 
     /// kfd2kgd `svm_unmap` on a raw VM handle.

@@ -16,18 +16,7 @@ use kernel::{
 
 use crate::process::Process;
 
-mod shim {
-    use kernel::{bindings, ffi::c_void};
-
-    // `mm_struct` contains zero-sized arch members bindgen cannot prove
-    // FFI-safe; only pointers to it cross this boundary.
-    #[allow(improper_ctypes)]
-    extern "C" {
-        pub(super) fn rkfd_shim_mm_notifier_register(mm: *mut bindings::mm_struct, cookie: *mut c_void) -> *mut c_void;
-        pub(super) fn rkfd_shim_mm_notifier_unregister(handle: *mut c_void, mm: *mut bindings::mm_struct);
-        pub(super) fn rkfd_shim_user_addr_limit() -> u64;
-    }
-}
+use super::shim_ffi as shim;
 
 /// A registered `mmu_notifier` whose `release` calls
 /// [`Process::mm_released`]; unregistered on drop (which calls `release`

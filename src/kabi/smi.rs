@@ -20,15 +20,7 @@ use kernel::{
 
 use crate::smi::{self, Client};
 
-mod shim {
-    use kernel::ffi::{c_char, c_int, c_void};
-
-    extern "C" {
-        pub(super) fn rkfd_shim_smi_getfd(client: *mut c_void) -> c_int;
-        pub(super) fn rkfd_shim_capable_sys_admin() -> bool;
-        pub(super) fn rkfd_shim_task_comm(task: *mut c_void, buf: *mut c_char);
-    }
-}
+use super::shim_ffi as shim;
 
 /// `TASK_COMM_LEN`.
 pub(crate) const COMM_LEN: usize = 16;

@@ -42,7 +42,7 @@ use crate::{
 /// its GPU, and is destroyed only by `drop`.
 pub(crate) struct Devices {
     /// The C object.
-    dev: NonNull<shim::ShimDev>,
+    dev: NonNull<shim::vgpu_shim_dev>,
     /// The GPU the devices call back into; outlives `dev`.
     _core: Arc<Core>,
 }
@@ -64,7 +64,7 @@ impl Devices {
     /// Creates the devices of `core`.
     pub(crate) fn create(core: &Arc<Core>) -> Result<Self> {
         let profile = core.profile();
-        let mut info = shim::DevInfo {
+        let mut info = shim::vgpu_shim_dev_info {
             vendor_id: 0x1002,
             device_id: profile.device_id,
             unique_id: profile.unique_id(core.index()),
@@ -128,7 +128,7 @@ impl Devices {
         // SAFETY: `dev` is live by the type invariant; the caller keeps
         // `file` alive.  The shim checks `file` is one of our DRM files
         // before it looks at its private data.
-        to_result(unsafe { shim::vgpu_shim_file_vm(self.dev.as_ptr(), file, &mut vm) })?;
+        to_result(unsafe { shim::vgpu_shim_file_vm(self.dev.as_ptr(), file.cast(), &mut vm) })?;
         // SAFETY: The shim returned the file's `driver_priv`, which
         // `vgpu_rs_file_open` set from `into_foreign` and which stays valid
         // while the file is open (the caller holds it).

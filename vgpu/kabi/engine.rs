@@ -13,7 +13,6 @@ use kernel::{
     bindings,
     ffi::{
         c_int,
-        c_uint,
         c_ulong,
         c_void, //
     },
@@ -35,20 +34,14 @@ use crate::vm::{
     GpuTarget, //
 };
 
-#[allow(improper_ctypes)]
-extern "C" {
-    fn vgpu_engine_thread_start(
-        f: unsafe extern "C" fn(*mut c_void) -> c_int,
-        data: *mut c_void,
-        index: c_uint,
-        out: *mut *mut bindings::task_struct,
-    ) -> c_int;
-    fn vgpu_engine_thread_stop(t: *mut bindings::task_struct);
-    fn vgpu_engine_thread_should_stop() -> bool;
-    fn vgpu_engine_kmap_pfn(pfn: c_ulong) -> *mut c_void;
-    fn vgpu_engine_kmap_page(page: *mut bindings::page) -> *mut c_void;
-    fn vgpu_engine_kunmap(addr: *mut c_void);
-}
+use super::shim::{
+    vgpu_engine_kmap_page,
+    vgpu_engine_kmap_pfn,
+    vgpu_engine_kunmap,
+    vgpu_engine_thread_should_stop,
+    vgpu_engine_thread_start,
+    vgpu_engine_thread_stop, //
+};
 
 /// The body of a [`Thread`].
 pub(crate) trait ThreadMain: Send + Sync + 'static {
@@ -97,7 +90,7 @@ impl Thread {
         let mut task = core::ptr::null_mut();
         // SAFETY: `thread_fn::<T>` takes ownership of `data` if the thread
         // starts; `task` is valid for writes.
-        let ret = unsafe { vgpu_engine_thread_start(thread_fn::<T>, data, index, &mut task) };
+        let ret = unsafe { vgpu_engine_thread_start(Some(thread_fn::<T>), data, index, &mut task) };
         if let Err(e) = to_result(ret) {
             // SAFETY: The thread never ran (kthread_run failed), so the
             // reference is still ours.

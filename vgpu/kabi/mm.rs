@@ -163,7 +163,7 @@ impl SharedPages {
         // `len` valid pages for the call; each inserted page gets its own
         // reference, so it outlives `self` while user space maps it.
         super::to_result(unsafe {
-            shim::vgpu_shim_mmap_pages(vma, ptrs.as_mut_ptr(), ptrs.len() as kernel::ffi::c_ulong)
+            shim::vgpu_shim_mmap_pages(vma.cast(), ptrs.as_mut_ptr(), ptrs.len() as kernel::ffi::c_ulong)
         })
     }
 }

@@ -7,16 +7,14 @@
 use core::ptr::NonNull;
 
 use kernel::{
-    ffi::{
-        c_ulong,
-        c_void, //
-    },
+    bindings,
+    ffi::c_ulong,
     prelude::*,
     sync::Arc,
 };
 
 use super::{
-    shim::test as shim,
+    shim,
     to_result,
     Devices, //
 };
@@ -29,7 +27,7 @@ use crate::vm::Vm;
 /// `file` is a `struct file *` we own a reference on.
 pub(crate) struct TestFile {
     /// The file.
-    file: NonNull<c_void>,
+    file: NonNull<bindings::file>,
 }
 
 impl TestFile {
@@ -49,7 +47,7 @@ impl TestFile {
     /// What `acquire_vm` gives rkfd for this file.
     pub(crate) fn vm_of(&self, devices: &Devices) -> Result<Arc<Vm>> {
         // SAFETY: By the type invariant we hold a reference on the file.
-        unsafe { devices.file_vm(self.file.as_ptr()) }
+        unsafe { devices.file_vm(self.file.as_ptr().cast()) }
     }
 
     /// Maps `len` bytes at `offset` of the file into the test's mm.
