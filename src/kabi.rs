@@ -2,14 +2,33 @@
 
 //! The thin layer between rkfd and the kernel's C side.
 //!
-//! Every call into the C shim (`shim/`) and every entry point the shim calls
-//! back (`rkfd_rs_*`) lives below this module, each with its safety argument.
-//! Everything above it is safe Rust.  Review rule:
+//! Every call into the C shim (`shim/`, declared by the generated
+//! [`shim_ffi`]) and every entry point C calls back lives below this
+//! module, each with its safety argument.  Review rule:
 //! `git grep -n 'bindings::\|extern "C"' src/ ':!src/kabi*'` is empty.
+//!
+//! It imports nothing from the layers above: what C calls back goes through
+//! traits the driver implements, with one table of `extern "C"` trampolines
+//! per implementing type (the Rust Binder / `miscdevice` pattern):
+//! [`chrdev::FileOps`] (`/dev/kfd`), [`kgd::Kgd2Kfd`] (the `kgd2kfd_*`
+//! exports), [`mm::MmRelease`] (the mm notifier), [`smi::SmiFile`] (SMI
+//! files), [`sysfs::Show`] and [`hmm::Invalidate`].  Review rule:
+//! `git grep -n 'crate::' src/kabi ':!src/kabi/hmm.rs'` names only
+//! `crate::kabi` and `crate::uapi` (the generated `kfd_ioctl.h`).
+//!
+//! What is not true yet, and where:
+//! - `hmm.rs` (SVM, being merged into one `svm` module) still names
+//!   `crate::device::Device` and `crate::procfs::ProcCounters`, and its
+//!   `rkfd_rs_svm_*` entry points are fixed symbols, not a table.
+//! - `unsafe` above this layer: the `unsafe(uninit)` statics and their
+//!   `init()` (`global_lock!`), `unsafe impl MmRelease for Process` (a
+//!   contract on the implementor), the SVM code's calls of
+//!   `HmmRange::new` / `VmRef::new`, `event/page.rs` (the event page is
+//!   plain shared memory), and `uapi.rs` (the one cast of an ioctl buffer).
 
 use kernel::{ffi::c_int, prelude::*};
 
-mod chrdev;
+pub(crate) mod chrdev;
 pub(crate) mod devcgroup;
 pub(crate) mod hmm;
 pub(crate) mod kgd;
