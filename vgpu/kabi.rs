@@ -1,13 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The thin layer between the virtual amdgpu and C: the shim
-//! (`vgpu_shim.c`), rkfd's `kgd2kfd_*` exports and the `kfd2kgd`
-//! callbacks rkfd makes.
+//! The thin layer between the virtual amdgpu and C: the shims
+//! (`vgpu_shim.c`, `engine_shim.c`, declared by the generated `shim_ffi`),
+//! rkfd's `kgd2kfd_*` exports and the `kfd2kgd` callbacks rkfd makes.
 //!
-//! Every call into C and every entry point C calls back (`vgpu_rs_*`,
-//! `kfd2kgd_calls`) lives below this module, each with its safety argument.
-//! Everything above it is safe Rust.  Review rule:
+//! Every call into C and every entry point C calls back lives below this
+//! module, each with its safety argument.  Review rule:
 //! `git grep -n 'bindings::\|extern "C"' vgpu/ ':!vgpu/kabi*'` is empty.
+//!
+//! It imports nothing from the layers above: what C and rkfd call back
+//! goes through traits the GPU implements, with one table of `extern "C"`
+//! trampolines per implementing type: [`RenderNode`] (the DRM render node,
+//! its VMAs and sysfs), [`Kfd2Kgd`] (the `kfd2kgd_calls` rkfd makes) and
+//! [`ThreadMain`] (the engine thread).  Review rule:
+//! `git grep -n 'crate::' vgpu/kabi` is empty.
+//!
+//! `unsafe` above this layer: `KfdDevice::register` in `gpu.rs` (the `kgd`
+//! must not move while registered), `GpuPage::new` in `vm.rs` (the VM's
+//! mappings keep the page allocated), `KernelMap::new` in `mem.rs`, the
+//! kernel crate's `Page::{read,write,fill_zero}_raw` in `vm.rs` and
+//! `vram.rs`, and KUnit tests.
 
 use kernel::{
     ffi::c_int,
@@ -36,17 +48,35 @@ use shim_ffi as shim;
 #[cfg(CONFIG_KUNIT = "y")]
 pub(crate) mod testing;
 
-pub(crate) use device::Devices;
+pub(crate) use device::{
+    DeviceInfo,
+    Devices,
+    RenderNode, //
+};
 pub(crate) use engine::{
     should_stop,
+    GpuPage,
+    GpuTarget,
     PageMap,
     Thread,
     ThreadMain, //
 };
 pub(crate) use kfd::{
-    svm_fault,
+    clear_page,
+    kgd,
+    CacheInfo,
+    CopyPages,
+    DrmFileRef,
+    GpuInfo,
+    HqdState,
+    IhEntry,
+    Kfd2Kgd,
     KfdDevice,
     KfdIrq,
+    MemAlloc,
+    MemLimits,
+    MmapVma,
+    QueueDesc,
     SVM_PTE_FRAME_MASK,
     SVM_PTE_VALID,
     SVM_PTE_VRAM,

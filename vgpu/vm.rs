@@ -327,46 +327,19 @@ impl GpuPages<'_> {
                 })?)
             }
         };
-        // INVARIANT: The page stays allocated while `self` is borrowed.
-        Some(GpuPage { target, writable })
+        // SAFETY: The page stays allocated while `self` is borrowed: the
+        // VM's mappings (and the objects they hold) cannot change while
+        // `inner` is locked, and a VRAM page is one of those objects'.
+        Some(unsafe { GpuPage::new(target, writable) })
     }
 }
 
-/// What an engine reaches through one PTE ([`GpuPages::get`]).
-///
-/// # Invariants
-///
-/// Made only by [`GpuPages::get`]: the page stays allocated for `'a`
-/// (the mappings are held for as long as the `GpuPages` is borrowed).
-pub(crate) struct GpuPage<'a> {
-    /// The memory.
-    target: GpuTarget<'a>,
-    /// The GPU may write it.
-    writable: bool,
-}
-
-impl<'a> GpuPage<'a> {
-    /// The memory.
-    pub(crate) fn target(&self) -> &GpuTarget<'a> {
-        &self.target
-    }
-
-    /// Whether the GPU may write it.
-    pub(crate) fn writable(&self) -> bool {
-        self.writable
-    }
-}
-
-/// The memory behind a PTE.
-pub(crate) enum GpuTarget<'a> {
-    /// A system page (GTT, or another GPU's VRAM through its BAR), by frame.
-    Pfn(u64),
-    /// A page of this GPU's VRAM.
-    Page(&'a kernel::page::Page),
-    /// A user-pointer page, by user address (not reachable by the engines
-    /// yet: they have no reference on the process's mm).
-    User(#[allow(dead_code)] u64),
-}
+/// What an engine reaches through one PTE ([`GpuPages::get`]); defined in
+/// `kabi`, whose local mappings ([`kabi::PageMap`]) rely on its invariant.
+pub(crate) use crate::kabi::{
+    GpuPage,
+    GpuTarget, //
+};
 
 /// SVM: pages rkfd maps from `hmm_range_fault` results and migrated VRAM
 /// (`svm_map` / `svm_unmap`), and the GPU-access test interface that walks
@@ -584,7 +557,7 @@ impl Vm {
                         return Err(EFAULT);
                     }
                     *faults = faults.saturating_add(1);
-                    match kabi::svm_fault(&self.core, self, page_va, write, true) {
+                    match self.svm_fault(page_va, write, true) {
                         Ok(()) => {}
                         // Retry later (a racing invalidation, or rkfd
                         // quiesced the process until its restore worker

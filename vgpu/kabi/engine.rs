@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What the software engines ([`crate::engine`]) need from C: the
+//! What the software engines (`engine.rs` above) need from C: the
 //! scheduler thread and local mappings of the pages the GPU accesses
 //! (`vgpu/engine_shim.c`).
 
@@ -16,7 +16,7 @@ use kernel::{
         c_ulong,
         c_void, //
     },
-    page::PAGE_SIZE,
+    page::{Page, PAGE_SIZE},
     prelude::*,
     sync::{
         atomic::{
@@ -29,10 +29,6 @@ use kernel::{
 };
 
 use super::to_result;
-use crate::vm::{
-    GpuPage,
-    GpuTarget, //
-};
 
 use super::shim::{
     vgpu_engine_kmap_page,
@@ -118,6 +114,53 @@ pub(crate) fn should_stop() -> bool {
     unsafe { vgpu_engine_thread_should_stop() }
 }
 
+/// The memory behind a GPU page-table entry, as the engines reach it.
+pub(crate) enum GpuTarget<'a> {
+    /// A system page (GTT, or another GPU's VRAM through its BAR), by frame.
+    Pfn(u64),
+    /// A page of this GPU's VRAM.
+    Page(&'a Page),
+    /// A user-pointer page, by user address (not reachable by the engines
+    /// yet: they have no reference on the process's mm).
+    User(#[allow(dead_code)] u64),
+}
+
+/// What an engine reaches through one PTE while the VM's mappings are held
+/// (the GPU driver's `Vm::gpu_pages`).
+///
+/// # Invariants
+///
+/// The memory `target` names stays allocated for `'a`.
+pub(crate) struct GpuPage<'a> {
+    /// The memory.
+    target: GpuTarget<'a>,
+    /// The GPU may write it.
+    writable: bool,
+}
+
+impl<'a> GpuPage<'a> {
+    /// What a PTE points at.
+    ///
+    /// # Safety
+    ///
+    /// The memory `target` names (for [`GpuTarget::Pfn`]: that frame)
+    /// stays allocated for `'a`.
+    pub(crate) unsafe fn new(target: GpuTarget<'a>, writable: bool) -> Self {
+        // INVARIANT: The caller's contract.
+        GpuPage { target, writable }
+    }
+
+    /// The memory.
+    pub(crate) fn target(&self) -> &GpuTarget<'a> {
+        &self.target
+    }
+
+    /// Whether the GPU may write it.
+    pub(crate) fn writable(&self) -> bool {
+        self.writable
+    }
+}
+
 /// A local kernel mapping (`kmap_local_page`) of a page the GPU reaches
 /// through a VM, valid while that VM's mappings are held (`'a`); unmapped
 /// on drop.  Mappings must be dropped in the reverse order of their
@@ -138,9 +181,8 @@ impl<'a> PageMap<'a> {
     /// (user-pointer pages: no mm reference yet).
     pub(crate) fn of(page: &GpuPage<'a>) -> Option<Self> {
         let addr = match page.target() {
-            // SAFETY: A `GpuPage<'a>` exists only while the VM's mappings
-            // are held for `'a` (`Vm::with_gpu_pages`), and the object
-            // mapped there holds this page; the shim checks `pfn_valid`.
+            // SAFETY: The frame stays allocated for `'a` (the `GpuPage`
+            // invariant); the shim checks `pfn_valid`.
             GpuTarget::Pfn(pfn) => unsafe { vgpu_engine_kmap_pfn(c_ulong::try_from(*pfn).ok()?) },
             // SAFETY: `p` lives for `'a`.
             GpuTarget::Page(p) => unsafe { vgpu_engine_kmap_page(p.as_ptr()) },

@@ -31,10 +31,57 @@ pub struct vgpu_shim_dev_info {
     pub power_avg_uw: kernel::ffi::c_uint,
     pub power_cap_uw: kernel::ffi::c_uint,
 }
+#[repr(C)]
+#[derive(Default, Copy, Clone)]
+pub struct vgpu_shim_ops {
+    pub file_open: ::core::option::Option<
+        unsafe extern "C" fn(
+            gpu: *mut kernel::ffi::c_void,
+            vm: *mut *mut kernel::ffi::c_void,
+        ) -> kernel::ffi::c_int,
+    >,
+    pub file_close: ::core::option::Option<
+        unsafe extern "C" fn(vm: *mut kernel::ffi::c_void),
+    >,
+    pub mmap: ::core::option::Option<
+        unsafe extern "C" fn(
+            vm: *mut kernel::ffi::c_void,
+            pgoff: kernel::ffi::c_ulong,
+            npages: kernel::ffi::c_ulong,
+            mem: *mut *mut kernel::ffi::c_void,
+        ) -> kernel::ffi::c_int,
+    >,
+    pub mem_page: ::core::option::Option<
+        unsafe extern "C" fn(
+            mem: *mut kernel::ffi::c_void,
+            pgoff: kernel::ffi::c_ulong,
+        ) -> *mut page,
+    >,
+    pub mem_get: ::core::option::Option<
+        unsafe extern "C" fn(mem: *mut kernel::ffi::c_void),
+    >,
+    pub mem_put: ::core::option::Option<
+        unsafe extern "C" fn(mem: *mut kernel::ffi::c_void),
+    >,
+    pub vram_used: ::core::option::Option<
+        unsafe extern "C" fn(gpu: *mut kernel::ffi::c_void) -> kernel::ffi::c_ulonglong,
+    >,
+    pub gpu_access: ::core::option::Option<
+        unsafe extern "C" fn(
+            vm: *mut kernel::ffi::c_void,
+            va: kernel::ffi::c_ulonglong,
+            size: kernel::ffi::c_ulonglong,
+            buf: kernel::ffi::c_ulonglong,
+            write: bool,
+            faults: *mut kernel::ffi::c_uint,
+        ) -> kernel::ffi::c_int,
+    >,
+}
 unsafe extern "C" {
     pub fn vgpu_shim_dev_create(
         info: *const vgpu_shim_dev_info,
         gpu: *mut kernel::ffi::c_void,
+        ops: *const vgpu_shim_ops,
         out: *mut *mut vgpu_shim_dev,
     ) -> kernel::ffi::c_int;
 }
@@ -163,48 +210,6 @@ unsafe extern "C" {
         dst: *mut kernel::ffi::c_void,
         addr: kernel::ffi::c_ulong,
         len: kernel::ffi::c_ulong,
-    ) -> kernel::ffi::c_int;
-}
-unsafe extern "C" {
-    pub fn vgpu_rs_file_open(
-        gpu: *mut kernel::ffi::c_void,
-        vm: *mut *mut kernel::ffi::c_void,
-    ) -> kernel::ffi::c_int;
-}
-unsafe extern "C" {
-    pub fn vgpu_rs_file_close(vm: *mut kernel::ffi::c_void);
-}
-unsafe extern "C" {
-    pub fn vgpu_rs_mmap(
-        vm: *mut kernel::ffi::c_void,
-        pgoff: kernel::ffi::c_ulong,
-        npages: kernel::ffi::c_ulong,
-        mem: *mut *mut kernel::ffi::c_void,
-    ) -> kernel::ffi::c_int;
-}
-unsafe extern "C" {
-    pub fn vgpu_rs_mem_page(
-        mem: *mut kernel::ffi::c_void,
-        pgoff: kernel::ffi::c_ulong,
-    ) -> *mut page;
-}
-unsafe extern "C" {
-    pub fn vgpu_rs_mem_get(mem: *mut kernel::ffi::c_void);
-}
-unsafe extern "C" {
-    pub fn vgpu_rs_mem_put(mem: *mut kernel::ffi::c_void);
-}
-unsafe extern "C" {
-    pub fn vgpu_rs_vram_used(gpu: *mut kernel::ffi::c_void) -> kernel::ffi::c_ulonglong;
-}
-unsafe extern "C" {
-    pub fn vgpu_rs_gpu_access(
-        vm: *mut kernel::ffi::c_void,
-        va: kernel::ffi::c_ulonglong,
-        size: kernel::ffi::c_ulonglong,
-        buf: kernel::ffi::c_ulonglong,
-        write: bool,
-        faults: *mut kernel::ffi::c_uint,
     ) -> kernel::ffi::c_int;
 }
 unsafe extern "C" {
