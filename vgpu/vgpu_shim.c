@@ -165,7 +165,8 @@ static int vgpu_drm_mmap(struct file *filp, struct vm_area_struct *vma)
 		return -EINVAL;
 
 	/* Looks the offset up in this file's VM; takes a reference. */
-	ret = drm_file_vdev(priv)->ops->mmap(priv->driver_priv, vma->vm_pgoff, vma_pages(vma), &mem);
+	ret = drm_file_vdev(priv)->ops->mmap(priv->driver_priv, vma->vm_pgoff, vma_pages(vma),
+					     &mem);
 	if (ret)
 		return ret;
 
