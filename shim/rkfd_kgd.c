@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rkfd C shim: the kgd2kfd entry points GPU drivers call (exported, as
- * upstream amdkfd exports them to amdgpu), forwarding to Rust, plus the
+ * upstream amdkfd exports them to amdgpu), forwarding to Rust through the
+ * table src/kabi/kgd.rs sets at module init, plus the
  * struct file and module reference helpers the device interface needs.
  */
 #include <linux/file.h>
@@ -12,48 +13,72 @@
 
 #include "rkfd_shim.h"
 
+/*
+ * Set at module init, before any GPU driver can link against the exports
+ * below, and cleared at exit, after every such driver is gone.
+ */
+static const struct rkfd_kgd2kfd_ops *rkfd_kgd_ops;
+
+void rkfd_shim_kgd2kfd_set_ops(const struct rkfd_kgd2kfd_ops *ops)
+{
+	WRITE_ONCE(rkfd_kgd_ops, ops);
+}
+
 struct kfd_dev *kgd2kfd_probe(struct kgd_dev *kgd, struct module *owner,
 			      const struct kfd2kgd_calls *calls,
 			      const struct kgd_gpu_info *info)
 {
-	if (!kgd || !calls || !info)
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	if (!ops || !kgd || !calls || !info)
 		return NULL;
-	return rkfd_rs_kgd2kfd_probe(kgd, owner, calls, info);
+	return ops->probe(kgd, owner, calls, info);
 }
 EXPORT_SYMBOL_GPL(kgd2kfd_probe);
 
 int kgd2kfd_device_init(struct kfd_dev *kfd)
 {
-	return kfd ? rkfd_rs_kgd2kfd_device_init(kfd) : -EINVAL;
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	return ops && kfd ? ops->device_init(kfd) : -EINVAL;
 }
 EXPORT_SYMBOL_GPL(kgd2kfd_device_init);
 
 void kgd2kfd_device_exit(struct kfd_dev *kfd)
 {
-	if (kfd)
-		rkfd_rs_kgd2kfd_device_exit(kfd);
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	if (ops && kfd)
+		ops->device_exit(kfd);
 }
 EXPORT_SYMBOL_GPL(kgd2kfd_device_exit);
 
 void kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry)
 {
-	if (kfd && ih_ring_entry)
-		rkfd_rs_kgd2kfd_interrupt(kfd, ih_ring_entry);
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	if (ops && kfd && ih_ring_entry)
+		ops->interrupt(kfd, ih_ring_entry);
 }
 EXPORT_SYMBOL_GPL(kgd2kfd_interrupt);
 
 int kgd2kfd_svm_fault(struct kfd_dev *kfd, __u32 pasid, void *vm, __u64 addr, __u32 flags)
 {
-	if (!kfd || !vm)
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	if (!ops || !kfd || !vm)
 		return -EINVAL;
-	return rkfd_rs_kgd2kfd_svm_fault(kfd, pasid, vm, addr, flags);
+	return ops->svm_fault(kfd, pasid, vm, addr, flags);
 }
 EXPORT_SYMBOL_GPL(kgd2kfd_svm_fault);
 
 void kgd2kfd_smi_event_throttle(struct kfd_dev *kfd, __u64 throttle_bitmask, __u64 counter)
 {
-	if (kfd)
-		rkfd_rs_kgd2kfd_smi_event_throttle(kfd, throttle_bitmask, counter);
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	if (!ops || !kfd)
+		return;
+	ops->smi_event_throttle(kfd, throttle_bitmask, counter);
 }
 EXPORT_SYMBOL_GPL(kgd2kfd_smi_event_throttle);
 

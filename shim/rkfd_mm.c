@@ -13,29 +13,34 @@
 struct rkfd_mm_notifier {
 	struct mmu_notifier mn;
 	void *cookie;
+	void (*release)(void *cookie);
 };
 
 static void rkfd_mm_release(struct mmu_notifier *mn, struct mm_struct *mm)
 {
 	struct rkfd_mm_notifier *n = container_of(mn, struct rkfd_mm_notifier, mn);
 
-	rkfd_rs_mm_release(n->cookie);
+	n->release(n->cookie);
 }
 
 static const struct mmu_notifier_ops rkfd_mm_notifier_ops = {
 	.release = rkfd_mm_release,
 };
 
-void *rkfd_shim_mm_notifier_register(struct mm_struct *mm, void *cookie)
+void *rkfd_shim_mm_notifier_register(struct mm_struct *mm, void *cookie,
+				     void (*release)(void *cookie))
 {
 	struct rkfd_mm_notifier *n;
 	int err;
 
+	if (!release)
+		return ERR_PTR(-EINVAL);
 	n = kzalloc(sizeof(*n), GFP_KERNEL);
 	if (!n)
 		return ERR_PTR(-ENOMEM);
 	n->mn.ops = &rkfd_mm_notifier_ops;
 	n->cookie = cookie;
+	n->release = release;
 	err = mmu_notifier_register(&n->mn, mm);
 	if (err) {
 		kfree(n);

@@ -5,7 +5,8 @@
  * (kfd_chardev.c); ROCm's libhsakmt hard-codes that path for its topology.
  * A misc device would appear under /sys/devices/virtual/misc instead.
  *
- * The file operations are thin trampolines into Rust (rkfd_rs_*).
+ * The file operations are thin trampolines into Rust (struct
+ * rkfd_chrdev_ops, given at registration).
  */
 #include <linux/compat.h>
 #include <linux/device.h>
@@ -19,6 +20,9 @@
 static const char rkfd_dev_name[] = "kfd";
 static int rkfd_major = -1;
 static struct device *rkfd_device;
+
+/* Set before the device exists, cleared after it is gone. */
+static const struct rkfd_chrdev_ops *rkfd_ops;
 
 static const struct class rkfd_class = {
 	.name = rkfd_dev_name,
@@ -34,25 +38,25 @@ static int rkfd_fop_open(struct inode *inode, struct file *filp)
 			 current->pid);
 		return -EPERM;
 	}
-	return rkfd_rs_open(&filp->private_data);
+	return rkfd_ops->open(&filp->private_data);
 }
 
 static int rkfd_fop_release(struct inode *inode, struct file *filp)
 {
 	if (filp->private_data)
-		rkfd_rs_release(filp->private_data);
+		rkfd_ops->release(filp->private_data);
 	filp->private_data = NULL;
 	return 0;
 }
 
 static long rkfd_fop_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
-	return rkfd_rs_ioctl(filp->private_data, cmd, arg);
+	return rkfd_ops->ioctl(filp->private_data, cmd, arg);
 }
 
 static int rkfd_fop_mmap(struct file *filp, struct vm_area_struct *vma)
 {
-	return rkfd_rs_mmap(filp->private_data, vma, vma->vm_start, vma->vm_end, vma->vm_pgoff);
+	return rkfd_ops->mmap(filp->private_data, vma, vma->vm_start, vma->vm_end, vma->vm_pgoff);
 }
 
 static const struct file_operations rkfd_fops = {
@@ -64,10 +68,13 @@ static const struct file_operations rkfd_fops = {
 	.mmap = rkfd_fop_mmap,
 };
 
-int rkfd_shim_chrdev_register(void)
+int rkfd_shim_chrdev_register(const struct rkfd_chrdev_ops *ops)
 {
 	int err;
 
+	if (!ops || !ops->open || !ops->release || !ops->ioctl || !ops->mmap)
+		return -EINVAL;
+	rkfd_ops = ops;
 	rkfd_major = register_chrdev(0, rkfd_dev_name, &rkfd_fops);
 	if (rkfd_major < 0)
 		return rkfd_major;
@@ -90,6 +97,7 @@ err_device:
 err_class:
 	unregister_chrdev(rkfd_major, rkfd_dev_name);
 	rkfd_major = -1;
+	rkfd_ops = NULL;
 	return err;
 }
 
@@ -102,6 +110,7 @@ void rkfd_shim_chrdev_unregister(void)
 	unregister_chrdev(rkfd_major, rkfd_dev_name);
 	rkfd_device = NULL;
 	rkfd_major = -1;
+	rkfd_ops = NULL;
 }
 
 int rkfd_shim_chrdev_major(void)

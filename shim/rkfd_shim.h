@@ -5,7 +5,10 @@
  * C owns what Rust for Linux 7.3 has no abstraction for (character device +
  * class registration, raw file_operations); Rust owns all driver state.
  * Rust objects are opaque to C (void *).  Functions named rkfd_shim_* are C
- * called from Rust; rkfd_rs_* are Rust called from C.
+ * called from Rust.  What C calls in Rust comes in tables of function
+ * pointers (struct rkfd_*_ops) that Rust hands over when it registers
+ * something (src/kabi/ builds one table per implementing type); the
+ * rkfd_rs_* functions are the few fixed entry points that remain.
  */
 #ifndef RKFD_SHIM_H
 #define RKFD_SHIM_H
@@ -16,19 +19,24 @@ struct file;
 struct vm_area_struct;
 struct kobject;
 
-/* C side, called from Rust (src/kabi.rs). */
-int rkfd_shim_chrdev_register(void);
+/*
+ * The file operations of /dev/kfd, in Rust.  @open stores the file's
+ * state in *@private_data; the others get it back; @release is its last use.
+ */
+struct rkfd_chrdev_ops {
+	int (*open)(void **private_data);
+	void (*release)(void *private_data);
+	long (*ioctl)(void *private_data, unsigned int cmd, unsigned long arg);
+	int (*mmap)(void *private_data, struct vm_area_struct *vma, unsigned long vm_start,
+		    unsigned long vm_end, unsigned long vm_pgoff);
+};
+
+/* C side, called from Rust (src/kabi/). @ops must outlive the registration. */
+int rkfd_shim_chrdev_register(const struct rkfd_chrdev_ops *ops);
 void rkfd_shim_chrdev_unregister(void);
 int rkfd_shim_chrdev_major(void);
 /* The kobject of /sys/devices/virtual/kfd/kfd; NULL while not registered. */
 struct kobject *rkfd_shim_kfd_kobject(void);
-
-/* Rust side, called from the file operations of /dev/kfd. */
-int rkfd_rs_open(void **private_data);
-void rkfd_rs_release(void *private_data);
-long rkfd_rs_ioctl(void *private_data, unsigned int cmd, unsigned long arg);
-int rkfd_rs_mmap(void *private_data, struct vm_area_struct *vma, unsigned long vm_start,
-		 unsigned long vm_end, unsigned long vm_pgoff);
 
 int rkfd_shim_log_level(void);
 void rkfd_shim_kfd_dev_info(const char *msg);
@@ -48,20 +56,29 @@ void rkfd_shim_fput(void *file);
 bool rkfd_shim_try_module_get(void *owner);
 void rkfd_shim_module_put(void *owner);
 
-struct kfd_dev *rkfd_rs_kgd2kfd_probe(struct kgd_dev *kgd, struct module *owner,
-				      const struct kfd2kgd_calls *calls,
-				      const struct kgd_gpu_info *info);
-int rkfd_rs_kgd2kfd_device_init(struct kfd_dev *kfd);
-void rkfd_rs_kgd2kfd_device_exit(struct kfd_dev *kfd);
-void rkfd_rs_kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry);
-int rkfd_rs_kgd2kfd_svm_fault(struct kfd_dev *kfd, u32 pasid, void *vm, u64 addr, u32 flags);
-void rkfd_rs_kgd2kfd_smi_event_throttle(struct kfd_dev *kfd, u64 throttle_bitmask, u64 counter);
+/*
+ * What the exported kgd2kfd_* functions call, in Rust (arguments checked as
+ * kgd_kfd_interface.h promises: non-NULL handles).  Set at module init,
+ * cleared at exit (no GPU driver is loaded then: it needs our exports).
+ */
+struct rkfd_kgd2kfd_ops {
+	struct kfd_dev *(*probe)(struct kgd_dev *kgd, struct module *owner,
+				 const struct kfd2kgd_calls *calls,
+				 const struct kgd_gpu_info *info);
+	int (*device_init)(struct kfd_dev *kfd);
+	void (*device_exit)(struct kfd_dev *kfd);
+	void (*interrupt)(struct kfd_dev *kfd, const void *ih_ring_entry);
+	int (*svm_fault)(struct kfd_dev *kfd, u32 pasid, void *vm, u64 addr, u32 flags);
+	void (*smi_event_throttle)(struct kfd_dev *kfd, u64 throttle_bitmask, u64 counter);
+};
+void rkfd_shim_kgd2kfd_set_ops(const struct rkfd_kgd2kfd_ops *ops);
 
 /* Process address-space lifetime (shim/rkfd_mm.c). */
 struct mm_struct;
-void *rkfd_shim_mm_notifier_register(struct mm_struct *mm, void *cookie);
+/* @release(@cookie) runs once when @mm goes away (or at unregister). */
+void *rkfd_shim_mm_notifier_register(struct mm_struct *mm, void *cookie,
+				     void (*release)(void *cookie));
 void rkfd_shim_mm_notifier_unregister(void *handle, struct mm_struct *mm);
-void rkfd_rs_mm_release(void *cookie);
 u64 rkfd_shim_user_addr_limit(void);
 
 /* Device cgroup (shim/rkfd_cgroup.c): 0 or -EPERM for the current task. */
@@ -69,14 +86,18 @@ int rkfd_shim_devcgroup_check_render(unsigned int render_minor);
 
 /* SMI event files (shim/rkfd_smi.c). */
 struct poll_table_struct;
-int rkfd_shim_smi_getfd(void *client);
+/* The file operations of an SMI file, in Rust; @client is the file's state. */
+struct rkfd_smi_ops {
+	ssize_t (*read)(void *client, char __user *buf, size_t size);
+	ssize_t (*write)(void *client, const char __user *buf);
+	bool (*poll)(void *client, struct file *filp, struct poll_table_struct *wait);
+	void (*release)(void *client);
+};
+/* A new "kfd_smi_ev" fd for @client; @ops must outlive every such file. */
+int rkfd_shim_smi_getfd(void *client, const struct rkfd_smi_ops *ops);
 bool rkfd_shim_capable_sys_admin(void);
 /* Copies task->comm (TASK_COMM_LEN = 16 bytes, NUL padded) to buf. */
 void rkfd_shim_task_comm(void *task, char *buf);
-ssize_t rkfd_rs_smi_read(void *client, char __user *buf, size_t size);
-ssize_t rkfd_rs_smi_write(void *client, const char __user *buf);
-bool rkfd_rs_smi_poll(void *client, struct file *filp, struct poll_table_struct *wait);
-void rkfd_rs_smi_release(void *client);
 /* SVM on HMM (shim/rkfd_hmm.c). */
 struct rkfd_svm_dev;
 struct rkfd_svm_range;

@@ -1,28 +1,50 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! File operations of `/dev/kfd`, above the raw entry points in [`crate::kabi`].
+//! File operations of `/dev/kfd` ([`KfdFile`]), which the `kabi` layer's
+//! trampolines ([`kabi::chrdev`]) call.
 //!
 //! C: `drivers/gpu/drm/amd/amdkfd/kfd_chardev.c` (`kfd_open`, `kfd_release`,
 //! `kfd_ioctl`, `kfd_mmap`).
 
-use kernel::{page::PAGE_SIZE, prelude::*, sync::Arc};
+use kernel::{
+    page::PAGE_SIZE,
+    prelude::*,
+    sync::{Arc, ArcBorrow}, //
+};
 
-use crate::{ioctl, kabi::kgd::Vma, process::Process};
+use crate::{
+    ioctl,
+    kabi::{self, kgd::Vma},
+    process::Process, //
+};
 use mmap_offset::Kind;
 
-/// Opens `/dev/kfd` for the current thread group.
-pub(crate) fn open() -> Result<Arc<Process>> {
-    Process::open_current()
-}
+/// `/dev/kfd`'s file operations (upstream `kfd_fops`): each open file
+/// refers to the opener's [`Process`].
+pub(crate) struct KfdFile;
 
-/// Releases a file's reference to its process.
-pub(crate) fn release(process: Arc<Process>) {
-    process.release_file();
-}
+impl kabi::chrdev::FileOps for KfdFile {
+    type Data = Arc<Process>;
 
-/// Dispatches an ioctl; see [`ioctl::dispatch`].
-pub(crate) fn ioctl(process: &Process, cmd: u32, arg: usize) -> Result<isize> {
-    ioctl::dispatch(process, cmd, arg)
+    /// Opens `/dev/kfd` for the current thread group.
+    fn open() -> Result<Arc<Process>> {
+        Process::open_current()
+    }
+
+    /// Releases a file's reference to its process.
+    fn release(process: Arc<Process>) {
+        process.release_file();
+    }
+
+    /// Dispatches an ioctl; see [`ioctl::dispatch`].
+    fn ioctl(process: ArcBorrow<'_, Process>, cmd: u32, arg: usize) -> Result<isize> {
+        ioctl::dispatch(&process, cmd, arg)
+    }
+
+    /// See [`mmap`].
+    fn mmap(process: ArcBorrow<'_, Process>, vma: &Vma<'_>) -> Result {
+        mmap(&process, vma)
+    }
 }
 
 /// `/dev/kfd` mmap offsets, shared with the host crate `kfd-logic`.

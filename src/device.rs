@@ -23,7 +23,7 @@ use crate::{
     gfx::GfxVersion,
     kabi::{
         hmm::SvmDev,
-        kgd::{GpuInfo, KgdDevice},
+        kgd::{GpuInfo, IhEntry, Kgd2Kfd, KgdDevice},
     },
     topology::Topology,
 };
@@ -182,6 +182,39 @@ pub(crate) fn exit(dev: Arc<Device>) {
             let _ = t.remove_gpu(gpu_id);
         }
         kfd_info!("removed device gpu_id {}\n", gpu_id);
+    }
+}
+
+/// The `kgd2kfd_*` entry points GPU drivers call (upstream `kfd_device.c`
+/// and friends): registered with [`crate::kabi::kgd::Kgd2KfdRegistration`]
+/// at module init.
+pub(crate) struct Kgd2KfdEntries;
+
+impl Kgd2Kfd for Kgd2KfdEntries {
+    type Device = Device;
+
+    fn probe(kgd: KgdDevice, info: GpuInfo) -> Result<Arc<Device>> {
+        probe(kgd, info)
+    }
+
+    fn device_init(dev: Arc<Device>) -> Result {
+        init(dev)
+    }
+
+    fn device_exit(dev: Arc<Device>) {
+        exit(dev);
+    }
+
+    fn interrupt(dev: &Device, entry: &IhEntry) {
+        crate::interrupt::handle(dev, entry);
+    }
+
+    fn svm_fault(dev: &Device, pasid: u32, vm: *const core::ffi::c_void, addr: u64, write: bool) -> Result {
+        crate::svm_hmm::fault::gpu_fault(dev, pasid, vm, addr, write)
+    }
+
+    fn smi_event_throttle(dev: &Device, bitmask: u64, counter: u64) {
+        crate::smi::thermal_throttle(dev, bitmask, counter);
     }
 }
 

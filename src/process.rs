@@ -52,7 +52,7 @@ use crate::{
     kabi::{
         devcgroup,
         kgd::{DrmFile, KgdVm},
-        mm::MmNotifier,
+        mm::{MmNotifier, MmRelease},
         sysfs::Dir,
     },
     memory::MemoryObjects,
@@ -253,6 +253,16 @@ impl PinnedDrop for Process {
     }
 }
 
+// SAFETY: A process keeps the notifier registered for it only in
+// `mm_notifier`, and drops it in `release_file` (while the caller's `Arc`
+// keeps the process alive) or, first thing, in its `PinnedDrop` above, so
+// the notifier never outlives the process nor anything `mm_released` uses.
+unsafe impl MmRelease for Process {
+    fn mm_released(&self) {
+        Process::mm_released(self);
+    }
+}
+
 /// An entry of the process table.
 struct ProcessEntry {
     process: Arc<Process>,
@@ -385,9 +395,7 @@ impl Process {
             }),
             GFP_KERNEL,
         )?;
-        // SAFETY: The notifier is unregistered in `release_file` (or when the
-        // process drops), while `process` is still alive.
-        let notifier = unsafe { MmNotifier::register(mm, Arc::as_ptr(&process))? };
+        let notifier = MmNotifier::register(mm, &process)?;
         *process.mm_notifier.lock() = Some(notifier);
         // SVM's interval notifiers need the mm's interval tree, set up once
         // here (it takes mmap_lock for writing).

@@ -51,18 +51,22 @@ struct Rkfd {
     _topology: Arc<topology::Topology>,
     /// `/dev/kfd`, class `kfd`: unregistered on drop.
     _chardev: kabi::Chardev,
-    /// The SVM workqueue: drained and destroyed last.
+    /// The SVM workqueue: drained and destroyed after the above.
     _svm_wq: kabi::hmm::SvmWq,
+    /// The `kgd2kfd_*` exports call rkfd while this exists (withdrawn last;
+    /// no GPU driver is loaded then: they link against the exports).
+    _kgd2kfd: kabi::kgd::Kgd2KfdRegistration,
 }
 
 impl kernel::Module for Rkfd {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         device::init_module_state();
         process::init_module_state();
+        let kgd2kfd = kabi::kgd::Kgd2KfdRegistration::new::<device::Kgd2KfdEntries>();
         let svm_wq = kabi::hmm::SvmWq::new()?;
         debugfs::init();
         smi::init_module_state();
-        let chardev = kabi::Chardev::register()
+        let chardev = kabi::Chardev::register::<chardev::KfdFile>()
             .inspect_err(|e| kfd_err!("failed to register /dev/kfd: {:?}\n", e))?;
         kfd_info!(
             "Initialized module, interface {}.{}, /dev/kfd major {}\n",
@@ -79,6 +83,7 @@ impl kernel::Module for Rkfd {
             _topology: topology,
             _chardev: chardev,
             _svm_wq: svm_wq,
+            _kgd2kfd: kgd2kfd,
         })
     }
 }

@@ -191,6 +191,25 @@ pub(crate) fn release(client: Arc<Client>) {
     drop(client);
 }
 
+/// The SMI file's operations ([`kabi::smi`] calls them).
+impl file::SmiFile for Client {
+    fn read(&self, out: UserSliceWriter, size: usize) -> Result<usize> {
+        Client::read(self, out, size)
+    }
+
+    fn set_mask(&self, mask: u64) {
+        Client::set_mask(self, mask);
+    }
+
+    fn poll(&self, file: &File, table: &PollTable<'_>) -> bool {
+        Client::poll(self, file, table)
+    }
+
+    fn release(this: Arc<Self>) {
+        release(this);
+    }
+}
+
 impl Client {
     /// `write()`: the new event mask (C: `kfd_smi_ev_write`).
     pub(crate) fn set_mask(&self, mask: u64) {

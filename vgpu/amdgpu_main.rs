@@ -37,6 +37,7 @@ use kernel::prelude::*;
 mod engine;
 mod gpu;
 mod kabi;
+mod kfd2kgd;
 mod mem;
 mod profile;
 mod sysmem;

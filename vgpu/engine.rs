@@ -33,7 +33,7 @@
 //! Page faults: an access the page table does not allow stops the queue
 //! with a VM fault (`KGD_IH_VM_FAULT` with `KGD_VM_FAULT_NO_RETRY`, then
 //! `KGD_IH_QUEUE_ERROR`), unless rkfd resolves it as a retry fault
-//! (`kabi::svm_fault`: XNACK on, an SVM address), in which case the packet
+//! (`Vm::svm_fault`: XNACK on, an SVM address), in which case the packet
 //! is executed again on the next turn.
 //! User-pointer pages are not reachable yet (no mm reference): they fault.
 
@@ -812,7 +812,7 @@ impl Engine {
                 // `m` holds `Vm::inner` between accesses: release it first.
                 drop(m);
                 drop(st);
-                let resolved = match kabi::svm_fault(&self.core, &hqd.vm, f.va, f.write, false) {
+                let resolved = match hqd.vm.svm_fault(f.va, f.write, false) {
                     Ok(()) => true,
                     Err(e) if e == EAGAIN => return (run.packets, Stop::Blocked),
                     Err(_) => false,
@@ -865,7 +865,7 @@ impl Engine {
                 }
             };
             if let Some(k) = kfd {
-                k.interrupt(e);
+                k.interrupt(&e.into());
             }
         }
         irqs.clear();

@@ -13,12 +13,14 @@
 use kernel::{
     id_pool::IdPool,
     new_mutex,
+    page::Page,
     prelude::*,
     str::CString,
     sync::{
-        atomic::{Acquire, Atomic, Release},
         Arc,
-        Mutex, //
+        ArcBorrow,
+        Mutex,
+        SetOnce, //
     },
     time::{
         Instant,
@@ -32,8 +34,10 @@ use crate::{
         Engines, //
     },
     kabi,
+    mem::Mem,
     profile::Profile,
     sysmem::SystemMemory,
+    vm::Vm,
     vram, //
 };
 
@@ -65,9 +69,9 @@ pub(crate) struct Core {
     /// registers user space writes to flush the host data path).  A virtual
     /// GPU has no HDP: a zeroed page whose writes are harmless.
     mmio_remap: Arc<kabi::SharedPages>,
-    /// rkfd's `struct kfd_dev *` for this GPU once probed (retry faults
-    /// name the device by it), 0 before.
-    kfd_handle: Atomic<usize>,
+    /// rkfd's device for this GPU once registered (retry faults name the
+    /// device by it), unset before.
+    kfd: SetOnce<kabi::KfdIrq>,
     /// Thermal throttling (amdgpu's SMU throttling work): where to report
     /// it while rkfd has the device, and how many throttling interrupts
     /// the GPU raised (`smu->throttle_int_counter`).  The lock keeps the
@@ -101,7 +105,7 @@ impl Core {
                 offsets <- new_mutex!(IdPool::new(), "Core::offsets"),
                 clock_base: Instant::now(),
                 mmio_remap: Arc::new(kabi::SharedPages::new(1)?, GFP_KERNEL)?,
-                kfd_handle: Atomic::new(0),
+                kfd: SetOnce::default(),
                 throttle <- new_mutex!(Throttle { kfd: None, count: 0 }, "Core::throttle"),
             }),
             GFP_KERNEL,
@@ -146,17 +150,14 @@ impl Core {
         &self.mmio_remap
     }
 
-    /// Records rkfd's device handle (`kgd2kfd_probe`'s result).
-    pub(crate) fn set_kfd_handle(&self, handle: usize) {
-        self.kfd_handle.store(handle, Release);
+    /// Records rkfd's device (once, after registration).
+    pub(crate) fn set_kfd(&self, kfd: kabi::KfdIrq) {
+        let _ = self.kfd.populate(kfd);
     }
 
-    /// rkfd's device handle, once probed.
-    pub(crate) fn kfd_handle(&self) -> Option<usize> {
-        match self.kfd_handle.load(Acquire) {
-            0 => None,
-            h => Some(h),
-        }
+    /// rkfd's device, once registered.
+    pub(crate) fn kfd(&self) -> Option<kabi::KfdIrq> {
+        self.kfd.copy()
     }
 
     /// Raises a thermal throttling interrupt with amdgpu's throttler
@@ -236,11 +237,74 @@ impl Drop for OffsetSlot {
     }
 }
 
+/// The render node's callbacks ([`kabi::Devices`] calls them): every open
+/// file gets its own VM, as `amdgpu_driver_open_kms` does, and its mmap
+/// maps that VM's memory objects.
+impl kabi::RenderNode for Core {
+    type File = Vm;
+    type Mem = Mem;
+
+    fn open(core: ArcBorrow<'_, Core>) -> Result<Arc<Vm>> {
+        Vm::new(core.into())
+    }
+
+    fn mmap(vm: ArcBorrow<'_, Vm>, pgoff: u64, npages: u64) -> Result<Arc<Mem>> {
+        vm.mmap_lookup(pgoff, npages)
+    }
+
+    fn mem_page(mem: &Mem, pgoff: u64) -> Option<&Page> {
+        mem.page_at(pgoff)
+    }
+
+    fn mem_access(mem: &Mem, offset: u64, buf: &mut [u8], write: bool) -> Result {
+        if write {
+            mem.cpu_write(offset, buf)
+        } else {
+            mem.cpu_read(offset, buf)
+        }
+    }
+
+    fn vram_used(&self) -> u64 {
+        self.vram().used()
+    }
+
+    fn throttle(&self, bitmask: u64) {
+        self.raise_throttle(bitmask);
+    }
+
+    fn gpu_access(vm: ArcBorrow<'_, Vm>, va: u64, size: u64, buf: u64, write: bool, faults: &mut u32) -> Result {
+        vm.gpu_access(va, size, buf, write, faults)
+    }
+}
+
+/// Creates the devices of `core` (parent device, render node, sysfs,
+/// hwmon), showing what its profile says.
+fn create_devices(core: &Arc<Core>) -> Result<kabi::Devices<Core>> {
+    let profile = core.profile();
+    let name = CString::try_from_fmt(fmt!("0000:{:02x}:00.0", core.bus()))?;
+    let vbios = CString::try_from_fmt(fmt!("rkfd-vgpu-{}", profile.name))?;
+    let info = kabi::DeviceInfo {
+        name: &name,
+        vbios_version: &vbios,
+        vendor_id: 0x1002,
+        device_id: profile.device_id,
+        unique_id: profile.unique_id(core.index()),
+        vram_total: core.vram().size(),
+        sclk_mhz: profile.max_engine_clk_mhz,
+        mclk_mhz: profile.mem_clk_max_mhz,
+        temp_mdeg: 45_000,
+        vddgfx_mv: profile.vddgfx_mv,
+        power_avg_uw: profile.idle_power_w * 1_000_000,
+        power_cap_uw: profile.power_cap_w * 1_000_000,
+    };
+    kabi::Devices::create(core, &info)
+}
+
 /// What rkfd's `struct kgd_dev *` handle and the devices' callbacks point
 /// at.  Never moves and never changes once rkfd knows it.
 pub(crate) struct Kgd {
     /// The devices: destroyed before `core` is released (field order).
-    devices: kabi::Devices,
+    devices: kabi::Devices<Core>,
     /// The GPU.
     core: Arc<Core>,
     /// The scheduler and engines (hardware queues).
@@ -249,7 +313,7 @@ pub(crate) struct Kgd {
 
 impl Kgd {
     /// The devices.
-    pub(crate) fn devices(&self) -> &kabi::Devices {
+    pub(crate) fn devices(&self) -> &kabi::Devices<Core> {
         &self.devices
     }
 
@@ -284,7 +348,7 @@ impl Kgd {
         sysmem: &Arc<SystemMemory>,
     ) -> Result<KBox<Self>> {
         let core = Core::new(profile, index, vram_size, sysmem)?;
-        let devices = kabi::Devices::create(&core)?;
+        let devices = create_devices(&core)?;
         let engine = EngineHandle::start(&core)?;
         Ok(KBox::new(
             Kgd {
@@ -301,10 +365,13 @@ impl Gpu {
     /// Registers a GPU with rkfd (probe, then init).
     pub(crate) fn register(kgd: KBox<Kgd>, module: &'static ThisModule) -> Result<Self> {
         let core = &kgd.core;
+        let info = crate::kfd2kgd::gpu_info(&kgd)?;
         // SAFETY: `kgd` is boxed, never moved out of or changed, and is
         // dropped only after the returned device (field order of `Gpu`).
-        let kfd = unsafe { kabi::KfdDevice::register(&kgd, module) }
+        let kfd = unsafe { kabi::KfdDevice::register(&*kgd, module, info) }
             .inspect_err(|e| pr_err!("GPU {}: rkfd refused the device: {:?}\n", core.index(), e))?;
+        // Retry faults name the device by it.
+        core.set_kfd(kfd.irq());
         let profile = core.profile();
         let msg = CString::try_from_fmt(fmt!(
             "virtual {} ({}), {} CUs, {} MiB VRAM, renderD{}",
@@ -393,18 +460,18 @@ mod render_tests {
 
     /// A GPU with devices but no rkfd registration.  Indices from 0x30 up
     /// keep the test devices' names (0000:f1:00.0, ...) clear of real GPUs'.
-    fn gpu(index: u32, vram_pages: u64) -> Result<(Arc<Core>, kabi::Devices)> {
+    fn gpu(index: u32, vram_pages: u64) -> Result<(Arc<Core>, kabi::Devices<Core>)> {
         let core = Core::new(
             &PROFILES[0],
             index,
             vram_pages * PAGE,
             &SystemMemory::new()?,
         )?;
-        let devs = kabi::Devices::create(&core)?;
+        let devs = create_devices(&core)?;
         Ok((core, devs))
     }
 
-    fn open_render(devs: &kabi::Devices) -> Result<TestFile> {
+    fn open_render(devs: &kabi::Devices<Core>) -> Result<TestFile> {
         TestFile::open(&CString::try_from_fmt(fmt!(
             "dri/renderD{}",
             devs.render_minor()

@@ -17,7 +17,7 @@
  * is mmap(): the render node maps the memory objects rkfd allocates
  * through kfd2kgd, by the offset alloc_memory_of_gpu returned, as
  * amdgpu's GEM mmap does for libhsakmt.  All state lives in Rust
- * (vgpu_rs_*); this file holds no GPU logic.
+ * (called through struct vgpu_shim_ops); this file holds no GPU logic.
  *
  * Lifetimes: struct vgpu_shim_dev is created and destroyed by Rust
  * (vgpu/kabi/device.rs) and never outlives the Rust GPU it points to.  DRM
@@ -77,6 +77,7 @@ struct vgpu_shim_dev {
 	struct vgpu_drm *drm;		/* devres-managed on faux->dev */
 	struct device *hwmon;
 	void *gpu;			/* the Rust GPU, outlives this */
+	const struct vgpu_shim_ops *ops;	/* what C calls in Rust */
 	struct vgpu_shim_dev_info info;
 };
 
@@ -95,25 +96,39 @@ static int vgpu_drm_open(struct drm_device *drm, struct drm_file *file)
 	struct vgpu_drm *vdrm = container_of(drm, struct vgpu_drm, drm);
 
 	/* Every DRM file gets its own GPU VM, as amdgpu_driver_open_kms does. */
-	return vgpu_rs_file_open(vdrm->dev->gpu, &file->driver_priv);
+	return vdrm->dev->ops->file_open(vdrm->dev->gpu, &file->driver_priv);
+}
+
+static struct vgpu_shim_dev *drm_file_vdev(struct drm_file *file)
+{
+	return container_of(file->minor->dev, struct vgpu_drm, drm)->dev;
+}
+
+/*
+ * The devices of a VMA of our render node: its file holds a reference on
+ * the DRM file, which pins the module, so the devices are not destroyed.
+ */
+static struct vgpu_shim_dev *vma_vdev(struct vm_area_struct *vma)
+{
+	return drm_file_vdev(vma->vm_file->private_data);
 }
 
 static void vgpu_drm_postclose(struct drm_device *drm, struct drm_file *file)
 {
 	if (file->driver_priv)
-		vgpu_rs_file_close(file->driver_priv);
+		drm_file_vdev(file)->ops->file_close(file->driver_priv);
 	file->driver_priv = NULL;
 }
 
 static void vgpu_vm_open(struct vm_area_struct *vma)
 {
 	/* A split, a fork or an mremap: the new VMA takes its own reference. */
-	vgpu_rs_mem_get(vma->vm_private_data);
+	vma_vdev(vma)->ops->mem_get(vma->vm_private_data);
 }
 
 static void vgpu_vm_close(struct vm_area_struct *vma)
 {
-	vgpu_rs_mem_put(vma->vm_private_data);
+	vma_vdev(vma)->ops->mem_put(vma->vm_private_data);
 }
 
 static vm_fault_t vgpu_vm_fault(struct vm_fault *vmf)
@@ -121,7 +136,7 @@ static vm_fault_t vgpu_vm_fault(struct vm_fault *vmf)
 	struct vm_area_struct *vma = vmf->vma;
 	struct page *page;
 
-	page = vgpu_rs_mem_page(vma->vm_private_data, vmf->pgoff);
+	page = vma_vdev(vma)->ops->mem_page(vma->vm_private_data, vmf->pgoff);
 	if (!page)
 		return VM_FAULT_SIGBUS;
 	return vmf_insert_pfn(vma, vmf->address, page_to_pfn(page));
@@ -142,7 +157,7 @@ static int vgpu_vm_access(struct vm_area_struct *vma, unsigned long addr, void *
 
 	if (len < 1)
 		return -EIO;
-	return vgpu_rs_mem_access(vma->vm_private_data, offset, buf, len, write != 0);
+	return vma_vdev(vma)->ops->mem_access(vma->vm_private_data, offset, buf, len, write != 0);
 }
 
 static const struct vm_operations_struct vgpu_vm_ops = {
@@ -170,7 +185,8 @@ static int vgpu_drm_mmap(struct file *filp, struct vm_area_struct *vma)
 		return -EINVAL;
 
 	/* Looks the offset up in this file's VM; takes a reference. */
-	ret = vgpu_rs_mmap(priv->driver_priv, vma->vm_pgoff, vma_pages(vma), &mem);
+	ret = drm_file_vdev(priv)->ops->mmap(priv->driver_priv, vma->vm_pgoff, vma_pages(vma),
+					     &mem);
 	if (ret)
 		return ret;
 
@@ -187,8 +203,8 @@ static int vgpu_ioctl_access(struct drm_device *drm, void *data, struct drm_file
 
 	if (!file->driver_priv)
 		return -EINVAL;
-	return vgpu_rs_gpu_access(file->driver_priv, args->va, args->size, args->buf,
-				  args->write != 0, &args->faults);
+	return drm_file_vdev(file)->ops->gpu_access(file->driver_priv, args->va, args->size,
+						    args->buf, args->write != 0, &args->faults);
 }
 
 static const struct drm_ioctl_desc vgpu_ioctls[] = {
@@ -281,7 +297,9 @@ static DEVICE_ATTR_RO(mem_info_vram_total);
 static ssize_t mem_info_vram_used_show(struct device *dev, struct device_attribute *attr,
 				       char *buf)
 {
-	return sysfs_emit(buf, "%llu\n", vgpu_rs_vram_used(to_vdev(dev)->gpu));
+	struct vgpu_shim_dev *vdev = to_vdev(dev);
+
+	return sysfs_emit(buf, "%llu\n", vdev->ops->vram_used(vdev->gpu));
 }
 static DEVICE_ATTR_RO(mem_info_vram_used);
 
@@ -413,7 +431,7 @@ static ssize_t vgpu_throttle_store(struct device *dev, struct device_attribute *
 	ret = kstrtou64(buf, 0, &mask);
 	if (ret)
 		return ret;
-	vgpu_rs_throttle(vdev->gpu, mask);
+	vdev->ops->throttle(vdev->gpu, mask);
 	return count;
 }
 static DEVICE_ATTR_WO(vgpu_throttle);
@@ -430,12 +448,16 @@ ATTRIBUTE_GROUPS(vgpu_hwmon);
  */
 
 int vgpu_shim_dev_create(const struct vgpu_shim_dev_info *info, void *gpu,
-			 struct vgpu_shim_dev **out)
+			 const struct vgpu_shim_ops *ops, struct vgpu_shim_dev **out)
 {
 	struct vgpu_shim_dev *dev;
 	struct vgpu_drm *vdrm;
 	int ret;
 
+	if (!ops || !ops->file_open || !ops->file_close || !ops->mmap || !ops->mem_page ||
+	    !ops->mem_access || !ops->mem_get || !ops->mem_put || !ops->vram_used ||
+	    !ops->throttle || !ops->gpu_access)
+		return -EINVAL;
 	dev = kzalloc_obj(*dev);
 	if (!dev)
 		return -ENOMEM;
@@ -443,6 +465,7 @@ int vgpu_shim_dev_create(const struct vgpu_shim_dev_info *info, void *gpu,
 	dev->info.name[VGPU_SHIM_NAME_LEN - 1] = '\0';
 	dev->info.vbios_version[VGPU_SHIM_VBIOS_LEN - 1] = '\0';
 	dev->gpu = gpu;
+	dev->ops = ops;
 
 	dev->faux = faux_device_create(dev->info.name, NULL, NULL);
 	if (!dev->faux) {
@@ -499,7 +522,7 @@ void vgpu_shim_dev_destroy(struct vgpu_shim_dev *dev)
 	drm_dev_unregister(&dev->drm->drm);
 	/* Drops the DRM device: no DRM file is open (they pin the module). */
 	devres_release_group(&dev->faux->dev, NULL);
-	/* Waits for sysfs readers, which may still call vgpu_rs_vram_used(). */
+	/* Waits for sysfs readers, which may still call ops->vram_used(). */
 	device_remove_groups(&dev->faux->dev, vgpu_dev_groups);
 	faux_device_destroy(dev->faux);
 	kfree(dev);

@@ -6,8 +6,9 @@
  * devices (a faux parent device named like a PCI function, a DRM driver
  * with its own mmap, sysfs attributes, a hwmon), the charp module
  * parameter and vmap().  Rust owns all GPU state; Rust objects are opaque
- * to C (void *).  vgpu_shim_* functions are C called from Rust,
- * vgpu_rs_* functions are Rust called from C.
+ * to C (void *).  vgpu_shim_* functions are C called from Rust; what C
+ * calls in Rust comes in a table of function pointers (struct
+ * vgpu_shim_ops) given at creation, one per GPU type (vgpu/kabi/device.rs).
  */
 #ifndef VGPU_SHIM_H
 #define VGPU_SHIM_H
@@ -38,9 +39,29 @@ struct vgpu_shim_dev_info {
 	u32 power_cap_uw;			/* hwmon power1_cap, µW */
 };
 
-/* C side, called from Rust (vgpu/kabi/). */
+/*
+ * What the DRM files, their VMAs and sysfs call in Rust.  @gpu is what
+ * vgpu_shim_dev_create() was given; a file's state (*@vm, its driver_priv)
+ * comes from @file_open and goes back in @file_close; a VMA's memory
+ * object (*@mem, its vm_private_data) holds one reference per VMA
+ * (@mmap, @mem_get) given back by @mem_put.
+ */
+struct vgpu_shim_ops {
+	int (*file_open)(void *gpu, void **vm);
+	void (*file_close)(void *vm);
+	int (*mmap)(void *vm, unsigned long pgoff, unsigned long npages, void **mem);
+	struct page *(*mem_page)(void *mem, unsigned long pgoff);
+	int (*mem_access)(void *mem, u64 offset, void *buf, int len, bool write);
+	void (*mem_get)(void *mem);
+	void (*mem_put)(void *mem);
+	u64 (*vram_used)(void *gpu);
+	void (*throttle)(void *gpu, u64 bitmask);
+	int (*gpu_access)(void *vm, u64 va, u64 size, u64 buf, bool write, u32 *faults);
+};
+
+/* C side, called from Rust (vgpu/kabi/).  @ops outlives the devices. */
 int vgpu_shim_dev_create(const struct vgpu_shim_dev_info *info, void *gpu,
-			 struct vgpu_shim_dev **out);
+			 const struct vgpu_shim_ops *ops, struct vgpu_shim_dev **out);
 void vgpu_shim_dev_destroy(struct vgpu_shim_dev *dev);
 u32 vgpu_shim_dev_render_minor(const struct vgpu_shim_dev *dev);
 u32 vgpu_shim_dev_primary_minor(const struct vgpu_shim_dev *dev);
@@ -94,17 +115,5 @@ int vgpu_shim_test_pfn_copy(unsigned long pfn, unsigned long off, void *buf, uns
 			    bool to_page);
 int vgpu_shim_test_write_user(unsigned long addr, const void *src, unsigned long len);
 int vgpu_shim_test_read_user(void *dst, unsigned long addr, unsigned long len);
-
-/* Rust side, called from the DRM file operations and sysfs. */
-int vgpu_rs_file_open(void *gpu, void **vm);
-void vgpu_rs_file_close(void *vm);
-int vgpu_rs_mmap(void *vm, unsigned long pgoff, unsigned long npages, void **mem);
-struct page *vgpu_rs_mem_page(void *mem, unsigned long pgoff);
-int vgpu_rs_mem_access(void *mem, u64 offset, void *buf, int len, bool write);
-void vgpu_rs_mem_get(void *mem);
-void vgpu_rs_mem_put(void *mem);
-u64 vgpu_rs_vram_used(void *gpu);
-void vgpu_rs_throttle(void *gpu, u64 bitmask);
-int vgpu_rs_gpu_access(void *vm, u64 va, u64 size, u64 buf, bool write, u32 *faults);
 
 #endif /* VGPU_SHIM_H */

@@ -339,14 +339,13 @@ impl GpuPages<'_> {
         let page_va = va & !(PAGE - 1);
         let tlb = self.tlb.get();
         if let Some(e) = tlb.iter().flatten().find(|e| e.page == page_va) {
-            // INVARIANT: Translated under the same hold of `inner`.
-            return Some(GpuPage {
-                target: GpuTarget::Direct(e.addr),
-                writable: e.writable,
-            });
+            // SAFETY: Translated by `translate` under the same hold of
+            // `inner`, which keeps the page allocated while `self` is
+            // borrowed (as argued there).
+            return Some(unsafe { GpuPage::new(GpuTarget::Direct(e.addr), e.writable) });
         }
         let page = self.translate(va)?;
-        let pfn = match page.target {
+        let pfn = match *page.target() {
             GpuTarget::Pfn(pfn) => Some(pfn),
             GpuTarget::Page(p) => Some(kabi::page_pfn(p)),
             GpuTarget::User(_) | GpuTarget::Direct(_) => None,
@@ -359,15 +358,13 @@ impl GpuPages<'_> {
         tlb[slot] = Some(TlbEntry {
             page: page_va,
             addr,
-            writable: page.writable,
+            writable: page.writable(),
         });
         self.tlb.set(tlb);
         self.next.set(slot + 1);
-        // INVARIANT: The same page as `page`.
-        Some(GpuPage {
-            target: GpuTarget::Direct(addr),
-            writable: page.writable,
-        })
+        // SAFETY: The same page as `page`, which stays allocated for as long
+        // (its own contract).
+        Some(unsafe { GpuPage::new(GpuTarget::Direct(addr), page.writable()) })
     }
 
     /// [`GpuPages::get`] through the page table.
@@ -385,10 +382,9 @@ impl GpuPages<'_> {
                 // (`svm_unmap`, which takes `Vm::inner`), as for the SVM
                 // system pages of `Aperture::System`.
                 if let Ok(pfn) = self.core.vram().svm_with_page(pte.frame(), kabi::page_pfn) {
-                    return Some(GpuPage {
-                        target: GpuTarget::Pfn(pfn),
-                        writable,
-                    });
+                    // SAFETY: The frame stays allocated while `self` is
+                    // borrowed (it holds `inner`), as argued above.
+                    return Some(unsafe { GpuPage::new(GpuTarget::Pfn(pfn), writable) });
                 }
                 // Otherwise the frame's host page: the local VRAM object
                 // mapped here.
@@ -404,48 +400,19 @@ impl GpuPages<'_> {
                 })?)
             }
         };
-        // INVARIANT: The page stays allocated while `self` is borrowed.
-        Some(GpuPage { target, writable })
+        // SAFETY: The page stays allocated while `self` is borrowed: the
+        // VM's mappings (and the objects they hold) cannot change while
+        // `inner` is locked, and a VRAM page is one of those objects'.
+        Some(unsafe { GpuPage::new(target, writable) })
     }
 }
 
-/// What an engine reaches through one PTE ([`GpuPages::get`]).
-///
-/// # Invariants
-///
-/// Made only by [`GpuPages::get`]: the page stays allocated for `'a`
-/// (the mappings are held for as long as the `GpuPages` is borrowed).
-pub(crate) struct GpuPage<'a> {
-    /// The memory.
-    target: GpuTarget<'a>,
-    /// The GPU may write it.
-    writable: bool,
-}
-
-impl<'a> GpuPage<'a> {
-    /// The memory.
-    pub(crate) fn target(&self) -> &GpuTarget<'a> {
-        &self.target
-    }
-
-    /// Whether the GPU may write it.
-    pub(crate) fn writable(&self) -> bool {
-        self.writable
-    }
-}
-
-/// The memory behind a PTE.
-pub(crate) enum GpuTarget<'a> {
-    /// A system page (GTT, or another GPU's VRAM through its BAR), by frame.
-    Pfn(u64),
-    /// A page of this GPU's VRAM.
-    Page(&'a kernel::page::Page),
-    /// A user-pointer page, by user address (not reachable by the engines
-    /// yet: they have no reference on the process's mm).
-    User(#[allow(dead_code)] u64),
-    /// A system page or a page of this GPU's VRAM, where the kernel maps it.
-    Direct(kabi::Direct),
-}
+/// What an engine reaches through one PTE ([`GpuPages::get`]); defined in
+/// `kabi`, whose local mappings ([`kabi::PageMap`]) rely on its invariant.
+pub(crate) use crate::kabi::{
+    GpuPage,
+    GpuTarget, //
+};
 
 /// SVM: pages rkfd maps from `hmm_range_fault` results and migrated VRAM
 /// (`svm_map` / `svm_unmap`), and the GPU-access test interface that walks
@@ -663,7 +630,7 @@ impl Vm {
                         return Err(EFAULT);
                     }
                     *faults = faults.saturating_add(1);
-                    match kabi::svm_fault(&self.core, self, page_va, write, true) {
+                    match self.svm_fault(page_va, write, true) {
                         Ok(()) => {}
                         // Retry later (a racing invalidation, or rkfd
                         // quiesced the process until its restore worker

@@ -12,13 +12,7 @@ use kernel::prelude::*;
 
 use super::to_result;
 
-mod shim {
-    use kernel::ffi::{c_int, c_uint};
-
-    extern "C" {
-        pub(super) fn rkfd_shim_devcgroup_check_render(render_minor: c_uint) -> c_int;
-    }
-}
+use super::shim_ffi as shim;
 
 /// `Ok` if the current task's device cgroup allows read and write access to
 /// the DRM character device `226:render_minor`, else `-EPERM` (or whatever

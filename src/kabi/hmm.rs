@@ -128,96 +128,7 @@ impl Drop for MmRead<'_> {
     }
 }
 
-mod shim {
-    use kernel::{
-        bindings,
-        ffi::{c_int, c_long, c_ulong, c_void},
-    };
-
-    #[repr(C)]
-    pub(super) struct rkfd_svm_dev {
-        _opaque: [u8; 0],
-    }
-    #[repr(C)]
-    pub(super) struct rkfd_svm_range {
-        _opaque: [u8; 0],
-    }
-
-    // `mm_struct` has zero-sized arch members bindgen cannot prove FFI-safe;
-    // only pointers cross.
-    #[allow(improper_ctypes)]
-    extern "C" {
-        pub(super) fn rkfd_shim_svm_dev_init(
-            kgd: *mut c_void,
-            calls: *const c_void,
-            vram_size: u64,
-            out: *mut *mut rkfd_svm_dev,
-        ) -> c_int;
-        pub(super) fn rkfd_shim_svm_dev_fini(sdev: *mut rkfd_svm_dev);
-        pub(super) fn rkfd_shim_svm_migrate_to_vram(
-            mm: *mut bindings::mm_struct,
-            sdev: *mut rkfd_svm_dev,
-            start: u64,
-            end: u64,
-            counters: *mut c_void,
-        ) -> c_long;
-        pub(super) fn rkfd_shim_svm_migrate_to_ram(
-            mm: *mut bindings::mm_struct,
-            sdev: *mut rkfd_svm_dev,
-            start: u64,
-            end: u64,
-        ) -> c_long;
-        pub(super) fn rkfd_shim_svm_range_new(
-            mm: *mut bindings::mm_struct,
-            start: u64,
-            end: u64,
-            cookie: *mut c_void,
-            out: *mut *mut rkfd_svm_range,
-        ) -> c_int;
-        pub(super) fn rkfd_shim_svm_mm_prepare(mm: *mut bindings::mm_struct) -> c_int;
-        pub(super) fn rkfd_shim_svm_range_free(r: *mut rkfd_svm_range);
-        pub(super) fn rkfd_shim_svm_range_map(
-            r: *mut rkfd_svm_range,
-            sdev: *mut rkfd_svm_dev,
-            vm: *mut c_void,
-            start: u64,
-            end: u64,
-            write: bool,
-            seq: *mut c_ulong,
-        ) -> c_int;
-        pub(super) fn rkfd_shim_svm_range_unmap(
-            r: *mut rkfd_svm_range,
-            sdev: *mut rkfd_svm_dev,
-            vm: *mut c_void,
-            start: u64,
-            end: u64,
-        );
-        pub(super) fn rkfd_shim_svm_range_seq_valid(r: *mut rkfd_svm_range, seq: c_ulong) -> bool;
-        pub(super) fn rkfd_shim_svm_range_locate(
-            r: *mut rkfd_svm_range,
-            sdev: *mut rkfd_svm_dev,
-            start: u64,
-            end: u64,
-            dev_pages: *mut u64,
-            ram_pages: *mut u64,
-        ) -> c_int;
-        pub(super) fn rkfd_shim_mmap_lock(mm: *mut bindings::mm_struct, write: bool);
-        pub(super) fn rkfd_shim_mmap_unlock(mm: *mut bindings::mm_struct, write: bool);
-        pub(super) fn rkfd_shim_mmap_downgrade(mm: *mut bindings::mm_struct);
-        pub(super) fn rkfd_shim_vma_at(
-            mm: *mut bindings::mm_struct,
-            addr: u64,
-            start: *mut u64,
-            end: *mut u64,
-            usable: *mut bool,
-        ) -> c_int;
-        pub(super) fn rkfd_shim_vma_next(mm: *mut bindings::mm_struct, addr: u64, start: *mut u64, end: *mut u64) -> c_int;
-        pub(super) fn rkfd_shim_vma_heap_stack(mm: *mut bindings::mm_struct, addr: u64) -> bool;
-        pub(super) fn rkfd_shim_svm_wq_init() -> c_int;
-        pub(super) fn rkfd_shim_svm_wq_exit();
-        pub(super) fn rkfd_shim_svm_wq() -> *mut bindings::workqueue_struct;
-    }
-}
+use super::shim_ffi as shim;
 
 /// The SVM workqueue's lifetime: created by [`SvmWq::new`] at module init,
 /// drained and destroyed on drop (module exit, when no process exists).
@@ -589,14 +500,9 @@ unsafe fn invalidate_tramp<T: Invalidate>(
 /// `r` is a live range created by [`HmmRange::new`].
 unsafe fn trampoline_of(r: *mut shim::rkfd_svm_range) -> *mut Trampoline {
     // The shim's struct starts with the notifier; the cookie field is read
-    // through the accessor below.
+    // through the shim's accessor.
     // SAFETY: The caller's contract.
-    unsafe { rkfd_shim_svm_range_cookie(r).cast() }
-}
-
-// SAFETY: declared as in `shim/rkfd_shim.h`.
-extern "C" {
-    fn rkfd_shim_svm_range_cookie(r: *mut shim::rkfd_svm_range) -> *mut c_void;
+    unsafe { shim::rkfd_shim_svm_range_cookie(r).cast() }
 }
 
 /// The invalidate callback of a range (`rkfd_svm_invalidate`), under the

@@ -6,14 +6,7 @@
 
 use kernel::{fmt, prelude::*, str::CString};
 
-mod shim {
-    use kernel::ffi::{c_char, c_int};
-
-    extern "C" {
-        pub(super) fn rkfd_shim_log_level() -> c_int;
-        pub(super) fn rkfd_shim_kfd_dev_info(msg: *const c_char);
-    }
-}
+use super::shim_ffi as shim;
 
 /// Whether messages of `level` (1 error, 2 warning, 3 info) are printed.
 pub(crate) fn enabled(level: i32) -> bool {

@@ -11,32 +11,38 @@ use kernel::{
     ffi::c_void,
     mm::{virt, Mm, MmWithUser, MmapReadGuard},
     prelude::*,
-    sync::aref::ARef, //
+    sync::{aref::ARef, Arc}, //
 };
 
-use crate::process::Process;
+use super::shim_ffi as shim;
 
-mod shim {
-    use kernel::{bindings, ffi::c_void};
-
-    // `mm_struct` contains zero-sized arch members bindgen cannot prove
-    // FFI-safe; only pointers to it cross this boundary.
-    #[allow(improper_ctypes)]
-    extern "C" {
-        pub(super) fn rkfd_shim_mm_notifier_register(mm: *mut bindings::mm_struct, cookie: *mut c_void) -> *mut c_void;
-        pub(super) fn rkfd_shim_mm_notifier_unregister(handle: *mut c_void, mm: *mut bindings::mm_struct);
-        pub(super) fn rkfd_shim_user_addr_limit() -> u64;
-    }
+/// What an [`MmNotifier`] tells its owner (upstream
+/// `kfd_process_mmu_notifier_ops.release`).
+///
+/// # Safety
+///
+/// An implementor that keeps the [`MmNotifier`] registered for it (the
+/// notifier refers to it without a counted reference: it is usually a
+/// field of the implementor) drops that notifier before it is freed and
+/// before anything `mm_released` uses is dropped, e.g. first thing in its
+/// `PinnedDrop`, and never lets it outlive the last `Arc` of the value it
+/// was registered for.
+pub(crate) unsafe trait MmRelease: Send + Sync + 'static {
+    /// The address space is going away (at the latest when the notifier is
+    /// dropped while the mm is still alive).  Called once, may sleep.
+    fn mm_released(&self);
 }
 
 /// A registered `mmu_notifier` whose `release` calls
-/// [`Process::mm_released`]; unregistered on drop (which calls `release`
-/// itself if the mm is still alive).
+/// [`MmRelease::mm_released`] of its owner; unregistered on drop (which
+/// calls `release` itself if the mm is still alive).
 ///
 /// # Invariants
 ///
-/// `handle` is a live registration on `mm` whose cookie is a `Process` that
-/// outlives this object.
+/// `handle` is a live registration on `mm` whose cookie is the owner it was
+/// registered for, a value of an [`MmRelease`] type that outlives this
+/// object (the trait's contract), and whose callback is
+/// `release_trampoline` of that type.
 pub(crate) struct MmNotifier {
     handle: NonNull<c_void>,
     mm: ARef<Mm>,
@@ -48,23 +54,27 @@ unsafe impl Send for MmNotifier {}
 unsafe impl Sync for MmNotifier {}
 
 impl MmNotifier {
-    /// Registers on `mm` for `process`.
-    ///
-    /// # Safety
-    ///
-    /// `process` must stay valid until the returned object is dropped.
-    pub(crate) unsafe fn register(mm: &Mm, process: *const Process) -> Result<Self> {
+    /// Registers on `mm` for `owner`, whose [`MmRelease::mm_released`] runs
+    /// when the address space goes away.  The trait's contract says how
+    /// long the returned notifier may live.
+    pub(crate) fn register<T: MmRelease>(mm: &Mm, owner: &Arc<T>) -> Result<Self> {
+        let cookie = Arc::as_ptr(owner).cast_mut().cast::<c_void>();
         // SAFETY: `mm` is valid (a reference); the registration keeps no
         // reference of its own, ours is the `ARef` stored below (mmgrab, as
-        // `mmu_notifier_unregister` requires).
-        let ret = unsafe { shim::rkfd_shim_mm_notifier_register(mm.as_raw(), process.cast_mut().cast()) };
+        // `mmu_notifier_unregister` requires).  `cookie` stays valid while
+        // the notifier is registered (`MmRelease`'s contract), which is
+        // what `release_trampoline::<T>` needs.
+        let ret = unsafe {
+            shim::rkfd_shim_mm_notifier_register(mm.as_raw(), cookie, Some(release_trampoline::<T>))
+        };
         // The shim returns an ERR_PTR on failure.
         let addr = ret as usize;
         if addr >= (-4095isize) as usize {
             return Err(Error::from_errno(addr as isize as i32));
         }
         let handle = NonNull::new(ret).ok_or(ENOMEM)?;
-        // INVARIANT: registered; the caller keeps `process` alive.
+        // INVARIANT: registered for `owner` with `T`'s trampoline; `T`'s
+        // contract keeps the owner alive while this exists.
         Ok(MmNotifier { handle, mm: ARef::from(mm) })
     }
 }
@@ -77,17 +87,16 @@ impl Drop for MmNotifier {
     }
 }
 
-/// `release` of the notifier: the process's address space is going away.
+/// `release` of the notifier: the owner's address space is going away.
 ///
 /// # Safety
 ///
-/// Only called by the shim's notifier, whose cookie is a live `Process`
-/// (the [`MmNotifier`] invariant).
-#[no_mangle]
-unsafe extern "C" fn rkfd_rs_mm_release(cookie: *mut c_void) {
-    // SAFETY: The cookie is a `Process` kept alive while registered.
-    let process = unsafe { &*cookie.cast::<Process>() };
-    process.mm_released();
+/// Only called by the shim's notifier, whose cookie is a live `T` (the
+/// [`MmNotifier`] invariant).
+unsafe extern "C" fn release_trampoline<T: MmRelease>(cookie: *mut c_void) {
+    // SAFETY: The cookie is a `T` kept alive while registered.
+    let owner = unsafe { &*cookie.cast::<T>() };
+    owner.mm_released();
 }
 
 /// The user address limit `access_ok()` checks against (`TASK_SIZE_MAX`).

@@ -53,45 +53,7 @@ use super::to_result;
 
 pub(crate) mod host;
 
-mod shim {
-    use kernel::{
-        bindings,
-        ffi::{c_char, c_int, c_long, c_uint, c_void},
-    };
-
-    /// `struct rkfd_sysfs_dir`, opaque to Rust.
-    #[repr(C)]
-    pub(super) struct RawDir {
-        _opaque: [u8; 0],
-    }
-
-    /// `rkfd_sysfs_show_t`.
-    pub(super) type ShowFn =
-        unsafe extern "C" fn(data: *const c_void, file: c_uint, buf: *mut c_char) -> c_long;
-
-    extern "C" {
-        pub(super) fn rkfd_shim_kfd_kobject() -> *mut bindings::kobject;
-        pub(super) fn rkfd_shim_sysfs_dir_kobj(dir: *mut RawDir) -> *mut bindings::kobject;
-        pub(super) fn rkfd_shim_sysfs_dir_create(
-            parent: *mut bindings::kobject,
-            name: *const c_char,
-            files: *const *const c_char,
-            nr_files: c_uint,
-            data: *const c_void,
-            show: Option<ShowFn>,
-            out: *mut *mut RawDir,
-        ) -> c_int;
-        pub(super) fn rkfd_shim_sysfs_dir_destroy(dir: *mut RawDir);
-        #[cfg(CONFIG_KUNIT = "y")]
-        pub(super) fn rkfd_shim_sysfs_kunit_parent() -> *mut bindings::kobject;
-        #[cfg(CONFIG_KUNIT = "y")]
-        pub(super) fn rkfd_shim_sysfs_kunit_read(
-            path: *const c_char,
-            buf: *mut c_char,
-            len: usize,
-        ) -> c_long;
-    }
-}
+use super::shim_ffi as shim;
 
 /// Formats the files of a [`Dir`].
 pub(crate) trait Show: Send + Sync + 'static {
@@ -167,7 +129,7 @@ pub(crate) enum Parent<'a> {
 /// this `Dir` keeps alive until the directory is destroyed.
 pub(crate) struct Dir {
     /// The C directory.
-    raw: NonNull<shim::RawDir>,
+    raw: NonNull<shim::rkfd_sysfs_dir>,
     /// The object formatting the files; dropped after `raw` is destroyed.
     _data: Option<Arc<dyn Show>>,
     /// Keeps the parent in sysfs while this directory exists; dropped last.
@@ -206,7 +168,7 @@ impl Dir {
         name: &CStr,
         files: &[&CStr],
         ptr: *const c_void,
-        show: Option<shim::ShowFn>,
+        show: shim::rkfd_sysfs_show_t,
         data: Option<Arc<dyn Show>>,
     ) -> Result<Arc<Dir>> {
         let nr_files = c_uint::try_from(files.len()).map_err(|_| EINVAL)?;

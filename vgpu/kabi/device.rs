@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The per-GPU devices of the C shim (parent device, DRM render node,
-//! sysfs, hwmon) and the callbacks they make into Rust (`vgpu_rs_*`).
+//! sysfs, hwmon) and the callbacks they make into Rust ([`RenderNode`]).
 //!
 //! C header: `vgpu/vgpu_shim.h`.
 
-use core::ptr::NonNull;
+use core::{marker::PhantomData, ptr::NonNull};
 
 use kernel::{
     bindings,
@@ -14,8 +14,8 @@ use kernel::{
         c_ulong,
         c_void, //
     },
+    page::Page,
     prelude::*,
-    str::CString,
     sync::{
         Arc,
         ArcBorrow, //
@@ -24,34 +24,99 @@ use kernel::{
 };
 
 use super::{
+    kfd::DrmFileRef,
     shim,
     to_result, //
 };
-use crate::{
-    gpu::Core,
-    mem::Mem,
-    vm::Vm, //
-};
+
+/// What the devices of a GPU call back (the DRM driver's `open`,
+/// `postclose`, `mmap` and VMA fault, the GPU-access ioctl, sysfs),
+/// implemented by the GPU type.
+pub(crate) trait RenderNode: Send + Sync + 'static {
+    /// A render-node file's state (amdgpu: its GPU VM), one per open file.
+    type File: Send + Sync;
+    /// A memory object a render-node VMA maps.
+    type Mem: Send + Sync;
+
+    /// DRM `open`: the new file's state.
+    fn open(gpu: ArcBorrow<'_, Self>) -> Result<Arc<Self::File>>;
+
+    /// DRM `mmap` of `npages` pages at page offset `pgoff`: the object the
+    /// new VMA maps (it keeps this reference until it closes).
+    fn mmap(file: ArcBorrow<'_, Self::File>, pgoff: u64, npages: u64) -> Result<Arc<Self::Mem>>;
+
+    /// VMA fault: the page at render-node page offset `pgoff` of `mem`,
+    /// `None` for `SIGBUS`.
+    fn mem_page(mem: &Self::Mem, pgoff: u64) -> Option<&Page>;
+
+    /// VMA `access` (ptrace, `/proc/PID/mem`): copies `buf.len()` bytes at
+    /// render-node byte offset `offset` of `mem` to (`write`) or from the
+    /// object.  An error (outside the object, or memory the driver cannot
+    /// reach this way) makes the access fail with `-EIO`, as TTM answers.
+    fn mem_access(mem: &Self::Mem, offset: u64, buf: &mut [u8], write: bool) -> Result;
+
+    /// sysfs `mem_info_vram_used`, bytes.
+    fn vram_used(&self) -> u64;
+
+    /// hwmon `vgpu_throttle` (write): a thermal throttling interrupt with
+    /// throttler bitmask `bitmask`.
+    fn throttle(&self, bitmask: u64);
+
+    /// DRM ioctl `AMDGPU_VGPU_ACCESS` (the GPU-access test interface): the
+    /// GPU reads or writes `size` bytes at `va` of the file's VM from or
+    /// into the user buffer `buf`, raising retry faults; `faults` counts
+    /// them.
+    fn gpu_access(file: ArcBorrow<'_, Self::File>, va: u64, size: u64, buf: u64, write: bool, faults: &mut u32) -> Result;
+}
+
+/// The properties the per-GPU devices show (`struct vgpu_shim_dev_info`).
+pub(crate) struct DeviceInfo<'a> {
+    /// Parent device name (`0000:c1:00.0`); truncated to 15 bytes.
+    pub(crate) name: &'a CStr,
+    /// `vbios_version`; truncated to 31 bytes.
+    pub(crate) vbios_version: &'a CStr,
+    /// PCI vendor ID.
+    pub(crate) vendor_id: u32,
+    /// PCI device ID.
+    pub(crate) device_id: u32,
+    /// `unique_id`.
+    pub(crate) unique_id: u64,
+    /// `mem_info_vram_total`, bytes.
+    pub(crate) vram_total: u64,
+    /// `pp_dpm_sclk`, MHz.
+    pub(crate) sclk_mhz: u32,
+    /// `pp_dpm_mclk`, MHz.
+    pub(crate) mclk_mhz: u32,
+    /// hwmon `temp1_input`, m°C.
+    pub(crate) temp_mdeg: u32,
+    /// hwmon `in0_input`, mV.
+    pub(crate) vddgfx_mv: u32,
+    /// hwmon `power1_average`, µW.
+    pub(crate) power_avg_uw: u32,
+    /// hwmon `power1_cap`, µW.
+    pub(crate) power_cap_uw: u32,
+}
 
 /// One GPU's devices in C: a faux device named like a PCI function with
 /// amdgpu's sysfs attributes, a DRM device with a render node and a hwmon.
 ///
 /// # Invariants
 ///
-/// `dev` was created by `vgpu_shim_dev_create` with `Arc::as_ptr(&core)` as
-/// its GPU, and is destroyed only by `drop`.
-pub(crate) struct Devices {
+/// `dev` was created by `vgpu_shim_dev_create` with `Arc::as_ptr(&gpu)` as
+/// its GPU and `RenderNodeOps::<T>::OPS` as its table, and is destroyed
+/// only by `drop`.
+pub(crate) struct Devices<T: RenderNode> {
     /// The C object.
-    dev: NonNull<shim::ShimDev>,
+    dev: NonNull<shim::vgpu_shim_dev>,
     /// The GPU the devices call back into; outlives `dev`.
-    _core: Arc<Core>,
+    _gpu: Arc<T>,
 }
 
 // SAFETY: After creation the C object is only read (and the functions that
 // read it are safe to call concurrently); it is destroyed once, in `drop`.
-unsafe impl Send for Devices {}
+unsafe impl<T: RenderNode> Send for Devices<T> {}
 // SAFETY: As above, `&Devices` only allows concurrent reads.
-unsafe impl Sync for Devices {}
+unsafe impl<T: RenderNode> Sync for Devices<T> {}
 
 /// Copies `s` into a NUL-terminated C buffer, truncating it.
 fn copy_str<const N: usize>(dst: &mut [u8; N], s: &[u8]) {
@@ -60,41 +125,37 @@ fn copy_str<const N: usize>(dst: &mut [u8; N], s: &[u8]) {
     dst[n..].fill(0);
 }
 
-impl Devices {
-    /// Creates the devices of `core`.
-    pub(crate) fn create(core: &Arc<Core>) -> Result<Self> {
-        let profile = core.profile();
-        let mut info = shim::DevInfo {
-            vendor_id: 0x1002,
-            device_id: profile.device_id,
-            unique_id: profile.unique_id(core.index()),
-            vram_total: core.vram().size(),
-            sclk_mhz: profile.max_engine_clk_mhz,
-            mclk_mhz: profile.mem_clk_max_mhz,
-            temp_mdeg: 45_000,
-            vddgfx_mv: profile.vddgfx_mv,
-            power_avg_uw: profile.idle_power_w * 1_000_000,
-            power_cap_uw: profile.power_cap_w * 1_000_000,
+impl<T: RenderNode> Devices<T> {
+    /// Creates the devices of `gpu`, showing `info`.
+    pub(crate) fn create(gpu: &Arc<T>, info: &DeviceInfo<'_>) -> Result<Self> {
+        let mut raw = shim::vgpu_shim_dev_info {
+            vendor_id: info.vendor_id,
+            device_id: info.device_id,
+            unique_id: info.unique_id,
+            vram_total: info.vram_total,
+            sclk_mhz: info.sclk_mhz,
+            mclk_mhz: info.mclk_mhz,
+            temp_mdeg: info.temp_mdeg,
+            vddgfx_mv: info.vddgfx_mv,
+            power_avg_uw: info.power_avg_uw,
+            power_cap_uw: info.power_cap_uw,
             ..Default::default()
         };
-        let name = CString::try_from_fmt(fmt!("0000:{:02x}:00.0", core.bus()))?;
-        copy_str(&mut info.name, name.to_bytes());
-        let vbios = CString::try_from_fmt(fmt!("rkfd-vgpu-{}", profile.name))?;
-        copy_str(&mut info.vbios_version, vbios.to_bytes());
+        copy_str(&mut raw.name, info.name.to_bytes());
+        copy_str(&mut raw.vbios_version, info.vbios_version.to_bytes());
 
         let mut dev = core::ptr::null_mut();
-        // SAFETY: `info` and `dev` are valid for the call.  The GPU pointer
+        // SAFETY: `raw` and `dev` are valid for the call.  The GPU pointer
         // stays valid while the devices exist: `Devices` holds a reference
-        // on `core` and destroys the devices before releasing it.
+        // on `gpu` and destroys the devices before releasing it.  The table
+        // is a `static` (constant promotion) of `T`'s trampolines, which
+        // expect that GPU pointer.
         to_result(unsafe {
-            shim::vgpu_shim_dev_create(&info, Arc::as_ptr(core).cast_mut().cast(), &mut dev)
+            shim::vgpu_shim_dev_create(&raw, Arc::as_ptr(gpu).cast_mut().cast(), &RenderNodeOps::<T>::OPS, &mut dev)
         })?;
         let dev = NonNull::new(dev).ok_or(ENODEV)?;
-        // INVARIANT: Created above with `core` as the GPU.
-        Ok(Devices {
-            dev,
-            _core: core.clone(),
-        })
+        // INVARIANT: Created above with `gpu` and `T`'s table.
+        Ok(Devices { dev, _gpu: gpu.clone() })
     }
 
     /// The minor of the render node, `/dev/dri/renderD<minor>`.
@@ -116,235 +177,213 @@ impl Devices {
         unsafe { shim::vgpu_shim_dev_log(self.dev.as_ptr(), msg.as_char_ptr()) }
     }
 
-    /// The VM of an open file of this GPU's render node; `EINVAL` for any
-    /// other file (another driver's, another GPU's, or a primary node).
-    ///
-    /// # Safety
-    ///
-    /// `file` is null or a `struct file *` the caller holds a reference on
-    /// for the duration of the call.
-    pub(crate) unsafe fn file_vm(&self, file: *mut c_void) -> Result<Arc<Vm>> {
-        let mut vm = core::ptr::null_mut();
-        // SAFETY: `dev` is live by the type invariant; the caller keeps
-        // `file` alive.  The shim checks `file` is one of our DRM files
-        // before it looks at its private data.
-        to_result(unsafe { shim::vgpu_shim_file_vm(self.dev.as_ptr(), file, &mut vm) })?;
+    /// The state of an open file of this GPU's render node (its VM);
+    /// `EINVAL` for any other file (another driver's, another GPU's, or a
+    /// primary node).
+    pub(crate) fn file_state(&self, file: &DrmFileRef<'_>) -> Result<Arc<T::File>> {
+        let mut state = core::ptr::null_mut();
+        // SAFETY: `dev` is live by the type invariant; `file` is referenced
+        // for the call (its invariant).  The shim checks `file` is one of
+        // our DRM files before it looks at its private data.
+        to_result(unsafe { shim::vgpu_shim_file_vm(self.dev.as_ptr(), file.as_ptr(), &mut state) })?;
         // SAFETY: The shim returned the file's `driver_priv`, which
-        // `vgpu_rs_file_open` set from `into_foreign` and which stays valid
-        // while the file is open (the caller holds it).
-        let vm = unsafe { <Arc<Vm> as ForeignOwnable>::borrow(vm) };
-        Ok(vm.into())
+        // `RenderNodeOps::<T>::file_open` set from `into_foreign` (this
+        // GPU's devices use `T`'s table) and which stays valid while the
+        // file is open (it is referenced for the call).
+        let state = unsafe { <Arc<T::File> as ForeignOwnable>::borrow(state) };
+        Ok(state.into())
     }
 }
 
-impl Drop for Devices {
+impl<T: RenderNode> Drop for Devices<T> {
     fn drop(&mut self) {
         // SAFETY: By the type invariant `dev` is live and this is the only
         // place that destroys it.  No DRM file is open: they hold a module
-        // reference.  `core` is released only after this (field drop).
+        // reference.  The GPU is released only after this (field drop).
         unsafe { shim::vgpu_shim_dev_destroy(self.dev.as_ptr()) };
     }
 }
 
-/// Borrows the [`Core`] the shim passes back as `gpu`.
-///
-/// # Safety
-///
-/// `gpu` is the pointer a live [`Devices`] was created with.
-unsafe fn core_from_raw<'a>(gpu: *mut c_void) -> ArcBorrow<'a, Core> {
-    // SAFETY: `gpu` is `Arc::as_ptr` of the `Core` that the `Devices` keeps
-    // a reference on, so the count cannot reach zero while the C device
-    // calls back (the caller's requirement).
-    unsafe { ArcBorrow::from_raw(gpu.cast::<Core>().cast_const()) }
-}
+/// The `extern "C"` trampolines of `T`'s callbacks.
+struct RenderNodeOps<T>(PhantomData<T>);
 
-/// DRM `open`: every file gets its own VM, stored in `driver_priv`.
-///
-/// # Safety
-///
-/// Called by the shim with the `gpu` of live devices and a valid `vm` slot.
-#[no_mangle]
-unsafe extern "C" fn vgpu_rs_file_open(gpu: *mut c_void, vm: *mut *mut c_void) -> c_int {
-    // SAFETY: The caller's requirement.
-    let core = unsafe { core_from_raw(gpu) };
-    match Vm::new(core.into()) {
-        Ok(new) => {
-            // SAFETY: `vm` is valid for writes (the caller's requirement).
-            unsafe { *vm = new.into_foreign() };
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// DRM `postclose`: drops the file's reference on its VM.
-///
-/// # Safety
-///
-/// Called by the shim once per successful `vgpu_rs_file_open`, with the
-/// value it stored.
-#[no_mangle]
-unsafe extern "C" fn vgpu_rs_file_close(vm: *mut c_void) {
-    // SAFETY: `vm` came from `into_foreign` in `vgpu_rs_file_open` and this
-    // is its last use (postclose runs once, after every ioctl and mmap).
-    drop(unsafe { <Arc<Vm> as ForeignOwnable>::from_foreign(vm) });
-}
-
-/// DRM `mmap`: the object at `pgoff` in the file's VM, with a reference for
-/// the new VMA in `*mem`.
-///
-/// # Safety
-///
-/// Called by the shim's mmap with the `driver_priv` of an open file and a
-/// valid `mem` slot.
-#[no_mangle]
-unsafe extern "C" fn vgpu_rs_mmap(
-    vm: *mut c_void,
-    pgoff: c_ulong,
-    npages: c_ulong,
-    mem: *mut *mut c_void,
-) -> c_int {
-    // SAFETY: `vm` came from `into_foreign` and the file is open.
-    let vm = unsafe { <Arc<Vm> as ForeignOwnable>::borrow(vm) };
-    match vm.mmap_lookup(pgoff as u64, npages as u64) {
-        Ok(m) => {
-            // SAFETY: `mem` is valid for writes (the caller's requirement).
-            unsafe { *mem = m.into_foreign() };
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// VMA fault: the page at `pgoff`, or null (`SIGBUS`).
-///
-/// # Safety
-///
-/// `mem` is a VMA's reference from `vgpu_rs_mmap` or `vgpu_rs_mem_get`.
-#[no_mangle]
-unsafe extern "C" fn vgpu_rs_mem_page(mem: *mut c_void, pgoff: c_ulong) -> *mut bindings::page {
-    // SAFETY: The VMA holds a reference, so the object is alive; its
-    // pages live as long as it does.
-    let mem = unsafe { <Arc<Mem> as ForeignOwnable>::borrow(mem) };
-    mem.page_at(pgoff as u64)
-        .map_or(core::ptr::null_mut(), |p| p.as_ptr())
-}
-
-/// VMA `access` (ptrace, `/proc/PID/mem`): copies `len` bytes at
-/// render-node byte offset `offset` of the object to or from `buf`.  The
-/// byte count, or `-EIO` as TTM answers (outside the object, or memory the
-/// driver cannot reach this way).
-///
-/// # Safety
-///
-/// `mem` is a live VMA's reference; `buf` is valid for reads and writes of
-/// `len > 0` bytes and not otherwise accessed during the call.
-#[no_mangle]
-unsafe extern "C" fn vgpu_rs_mem_access(
-    mem: *mut c_void,
-    offset: u64,
-    buf: *mut c_void,
-    len: c_int,
-    write: bool,
-) -> c_int {
-    let Ok(n) = usize::try_from(len) else {
-        return EIO.to_errno();
+impl<T: RenderNode> RenderNodeOps<T> {
+    /// The table the shim calls through.
+    const OPS: shim::vgpu_shim_ops = shim::vgpu_shim_ops {
+        file_open: Some(Self::file_open),
+        file_close: Some(Self::file_close),
+        mmap: Some(Self::mmap),
+        mem_page: Some(Self::mem_page),
+        mem_access: Some(Self::mem_access),
+        mem_get: Some(Self::mem_get),
+        mem_put: Some(Self::mem_put),
+        vram_used: Some(Self::vram_used),
+        throttle: Some(Self::throttle),
+        gpu_access: Some(Self::gpu_access),
     };
-    if n == 0 || buf.is_null() {
-        return EIO.to_errno();
+
+    /// Borrows the GPU the shim passes back as `gpu`.
+    ///
+    /// # Safety
+    ///
+    /// `gpu` is the pointer live [`Devices`] of `T` were created with.
+    unsafe fn gpu<'a>(gpu: *mut c_void) -> ArcBorrow<'a, T> {
+        // SAFETY: `gpu` is `Arc::as_ptr` of the `T` that the `Devices` keeps
+        // a reference on, so the count cannot reach zero while the C device
+        // calls back (the caller's requirement).
+        unsafe { ArcBorrow::from_raw(gpu.cast::<T>().cast_const()) }
     }
-    // SAFETY: The VMA holds a reference, so the object is alive.
-    let mem = unsafe { <Arc<Mem> as ForeignOwnable>::borrow(mem) };
-    // SAFETY: The caller's requirement: `buf` is `n` valid bytes, ours for
-    // the call.
-    let buf = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), n) };
-    let r = if write {
-        mem.cpu_write(offset, buf)
-    } else {
-        mem.cpu_read(offset, buf)
-    };
-    match r {
-        Ok(()) => len,
-        Err(_) => EIO.to_errno(),
+
+    /// DRM `open`: every file gets its own state, stored in `driver_priv`.
+    ///
+    /// # Safety
+    ///
+    /// Called by the shim with the `gpu` of live devices and a valid `vm` slot.
+    unsafe extern "C" fn file_open(gpu: *mut c_void, vm: *mut *mut c_void) -> c_int {
+        // SAFETY: The caller's requirement.
+        let gpu = unsafe { Self::gpu(gpu) };
+        match T::open(gpu) {
+            Ok(new) => {
+                // SAFETY: `vm` is valid for writes (the caller's requirement).
+                unsafe { *vm = new.into_foreign() };
+                0
+            }
+            Err(e) => e.to_errno(),
+        }
     }
-}
 
-/// VMA `open` (split, fork, mremap): a reference for the new VMA.
-///
-/// # Safety
-///
-/// `mem` is a live VMA's reference.
-#[no_mangle]
-unsafe extern "C" fn vgpu_rs_mem_get(mem: *mut c_void) {
-    // SAFETY: The VMA being copied holds a reference.
-    let borrowed = unsafe { <Arc<Mem> as ForeignOwnable>::borrow(mem) };
-    let new: Arc<Mem> = borrowed.into();
-    // The new reference now belongs to the new VMA; `into_foreign` returns
-    // the same pointer, so the C side keeps using `mem`.
-    let _ = new.into_foreign();
-}
+    /// DRM `postclose`: drops the file's reference on its state.
+    ///
+    /// # Safety
+    ///
+    /// Called by the shim once per successful `file_open`, with the value
+    /// it stored.
+    unsafe extern "C" fn file_close(vm: *mut c_void) {
+        // SAFETY: `vm` came from `into_foreign` in `file_open` and this is
+        // its last use (postclose runs once, after every ioctl and mmap).
+        drop(unsafe { <Arc<T::File> as ForeignOwnable>::from_foreign(vm) });
+    }
 
-/// VMA `close`: drops the VMA's reference.
-///
-/// # Safety
-///
-/// `mem` is the closing VMA's reference, used for the last time.
-#[no_mangle]
-unsafe extern "C" fn vgpu_rs_mem_put(mem: *mut c_void) {
-    // SAFETY: The caller's requirement: this reference is ours to drop.
-    drop(unsafe { <Arc<Mem> as ForeignOwnable>::from_foreign(mem) });
-}
+    /// DRM `mmap`: the object at `pgoff` of the file, with a reference for
+    /// the new VMA in `*mem`.
+    ///
+    /// # Safety
+    ///
+    /// Called by the shim's mmap with the `driver_priv` of an open file and
+    /// a valid `mem` slot.
+    unsafe extern "C" fn mmap(vm: *mut c_void, pgoff: c_ulong, npages: c_ulong, mem: *mut *mut c_void) -> c_int {
+        // SAFETY: `vm` came from `into_foreign` and the file is open.
+        let vm = unsafe { <Arc<T::File> as ForeignOwnable>::borrow(vm) };
+        match T::mmap(vm, pgoff as u64, npages as u64) {
+            Ok(m) => {
+                // SAFETY: `mem` is valid for writes (the caller's requirement).
+                unsafe { *mem = m.into_foreign() };
+                0
+            }
+            Err(e) => e.to_errno(),
+        }
+    }
 
-/// sysfs `mem_info_vram_used`.
-///
-/// # Safety
-///
-/// `gpu` is the pointer live devices were created with.
-#[no_mangle]
-unsafe extern "C" fn vgpu_rs_vram_used(gpu: *mut c_void) -> u64 {
-    // SAFETY: The caller's requirement.
-    let core = unsafe { core_from_raw(gpu) };
-    core.vram().used()
-}
+    /// VMA fault: the page at `pgoff`, or null (`SIGBUS`).
+    ///
+    /// # Safety
+    ///
+    /// `mem` is a VMA's reference from `mmap` or `mem_get`.
+    unsafe extern "C" fn mem_page(mem: *mut c_void, pgoff: c_ulong) -> *mut bindings::page {
+        // SAFETY: The VMA holds a reference, so the object is alive; its
+        // pages live as long as it does.
+        let mem = unsafe { <Arc<T::Mem> as ForeignOwnable>::borrow(mem) };
+        T::mem_page(&mem, pgoff as u64).map_or(core::ptr::null_mut(), |p| p.as_ptr())
+    }
 
-/// hwmon `vgpu_throttle` (write): a thermal throttling interrupt with
-/// throttler bitmask `bitmask`.
-///
-/// # Safety
-///
-/// `gpu` is the pointer live devices were created with.
-#[no_mangle]
-unsafe extern "C" fn vgpu_rs_throttle(gpu: *mut c_void, bitmask: u64) {
-    // SAFETY: The caller's requirement.
-    let core = unsafe { core_from_raw(gpu) };
-    core.raise_throttle(bitmask);
-}
+    /// VMA `access` (ptrace, `/proc/PID/mem`): copies `len` bytes at
+    /// render-node byte offset `offset` of the object to or from `buf`.  The
+    /// byte count, or `-EIO` as TTM answers.
+    ///
+    /// # Safety
+    ///
+    /// `mem` is a live VMA's reference; `buf` is valid for reads and writes
+    /// of `len > 0` bytes and not otherwise accessed during the call.
+    unsafe extern "C" fn mem_access(mem: *mut c_void, offset: u64, buf: *mut c_void, len: c_int, write: bool) -> c_int {
+        let Ok(n) = usize::try_from(len) else {
+            return EIO.to_errno();
+        };
+        if n == 0 || buf.is_null() {
+            return EIO.to_errno();
+        }
+        // SAFETY: The VMA holds a reference, so the object is alive.
+        let mem = unsafe { <Arc<T::Mem> as ForeignOwnable>::borrow(mem) };
+        // SAFETY: The caller's requirement: `buf` is `n` valid bytes, ours
+        // for the call.
+        let buf = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), n) };
+        match T::mem_access(&mem, offset, buf, write) {
+            Ok(()) => len,
+            Err(_) => EIO.to_errno(),
+        }
+    }
 
-/// DRM ioctl `AMDGPU_VGPU_ACCESS` (the GPU-access test interface): the GPU
-/// reads or writes `size` bytes at `va` of the file's VM from or into the
-/// user buffer `buf`, raising retry faults; `*faults` counts them.
-///
-/// # Safety
-///
-/// Called by the shim's ioctl with the `driver_priv` of an open file and a
-/// valid `faults` slot.
-#[no_mangle]
-unsafe extern "C" fn vgpu_rs_gpu_access(
-    vm: *mut c_void,
-    va: u64,
-    size: u64,
-    buf: u64,
-    write: bool,
-    faults: *mut u32,
-) -> c_int {
-    // SAFETY: `vm` came from `into_foreign` and the file is open.
-    let vm = unsafe { <Arc<Vm> as ForeignOwnable>::borrow(vm) };
-    let mut count = 0u32;
-    let ret = vm.gpu_access(va, size, buf, write, &mut count);
-    // SAFETY: `faults` is valid for writes (the caller's requirement).
-    unsafe { *faults = count };
-    match ret {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
+    /// VMA `open` (split, fork, mremap): a reference for the new VMA.
+    ///
+    /// # Safety
+    ///
+    /// `mem` is a live VMA's reference.
+    unsafe extern "C" fn mem_get(mem: *mut c_void) {
+        // SAFETY: The VMA being copied holds a reference.
+        let borrowed = unsafe { <Arc<T::Mem> as ForeignOwnable>::borrow(mem) };
+        let new: Arc<T::Mem> = borrowed.into();
+        // The new reference now belongs to the new VMA; `into_foreign`
+        // returns the same pointer, so the C side keeps using `mem`.
+        let _ = new.into_foreign();
+    }
+
+    /// VMA `close`: drops the VMA's reference.
+    ///
+    /// # Safety
+    ///
+    /// `mem` is the closing VMA's reference, used for the last time.
+    unsafe extern "C" fn mem_put(mem: *mut c_void) {
+        // SAFETY: The caller's requirement: this reference is ours to drop.
+        drop(unsafe { <Arc<T::Mem> as ForeignOwnable>::from_foreign(mem) });
+    }
+
+    /// sysfs `mem_info_vram_used`.
+    ///
+    /// # Safety
+    ///
+    /// `gpu` is the pointer live devices were created with.
+    unsafe extern "C" fn vram_used(gpu: *mut c_void) -> u64 {
+        // SAFETY: The caller's requirement.
+        let gpu = unsafe { Self::gpu(gpu) };
+        gpu.vram_used()
+    }
+
+    /// hwmon `vgpu_throttle` (write).
+    ///
+    /// # Safety
+    ///
+    /// `gpu` is the pointer live devices were created with.
+    unsafe extern "C" fn throttle(gpu: *mut c_void, bitmask: u64) {
+        // SAFETY: The caller's requirement.
+        let gpu = unsafe { Self::gpu(gpu) };
+        gpu.throttle(bitmask);
+    }
+
+    /// DRM ioctl `AMDGPU_VGPU_ACCESS`.
+    ///
+    /// # Safety
+    ///
+    /// Called by the shim's ioctl with the `driver_priv` of an open file and
+    /// a valid `faults` slot.
+    unsafe extern "C" fn gpu_access(vm: *mut c_void, va: u64, size: u64, buf: u64, write: bool, faults: *mut u32) -> c_int {
+        // SAFETY: `vm` came from `into_foreign` and the file is open.
+        let vm = unsafe { <Arc<T::File> as ForeignOwnable>::borrow(vm) };
+        let mut count = 0u32;
+        let ret = T::gpu_access(vm, va, size, buf, write, &mut count);
+        // SAFETY: `faults` is valid for writes (the caller's requirement).
+        unsafe { *faults = count };
+        match ret {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
     }
 }

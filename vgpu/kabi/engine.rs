@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What the software engines ([`crate::engine`]) need from C: the
+//! What the software engines (`engine.rs` above) need from C: the
 //! scheduler thread and local mappings of the pages the GPU accesses
 //! (`vgpu/engine_shim.c`).
 
@@ -13,11 +13,10 @@ use kernel::{
     bindings,
     ffi::{
         c_int,
-        c_uint,
         c_ulong,
         c_void, //
     },
-    page::PAGE_SIZE,
+    page::{Page, PAGE_SIZE},
     prelude::*,
     sync::{
         atomic::{
@@ -30,29 +29,18 @@ use kernel::{
 };
 
 use super::to_result;
-use crate::vm::{
-    GpuPage,
-    GpuTarget, //
-};
 
-#[allow(improper_ctypes)]
-extern "C" {
-    fn vgpu_engine_thread_start(
-        f: unsafe extern "C" fn(*mut c_void) -> c_int,
-        data: *mut c_void,
-        index: c_uint,
-        worker: c_uint,
-        out: *mut *mut bindings::task_struct,
-    ) -> c_int;
-    fn vgpu_engine_thread_stop(t: *mut bindings::task_struct);
-    fn vgpu_engine_thread_should_stop() -> bool;
-    fn vgpu_engine_cond_resched();
-    fn vgpu_engine_online_cpus() -> c_uint;
-    fn vgpu_engine_kmap_pfn(pfn: c_ulong) -> *mut c_void;
-    fn vgpu_engine_direct_pfn(pfn: c_ulong) -> *mut c_void;
-    fn vgpu_engine_kmap_page(page: *mut bindings::page) -> *mut c_void;
-    fn vgpu_engine_kunmap(addr: *mut c_void);
-}
+use super::shim::{
+    vgpu_engine_cond_resched,
+    vgpu_engine_direct_pfn,
+    vgpu_engine_kmap_page,
+    vgpu_engine_kmap_pfn,
+    vgpu_engine_kunmap,
+    vgpu_engine_online_cpus,
+    vgpu_engine_thread_should_stop,
+    vgpu_engine_thread_start,
+    vgpu_engine_thread_stop, //
+};
 
 /// The body of a [`Thread`].
 pub(crate) trait ThreadMain: Send + Sync + 'static {
@@ -101,7 +89,7 @@ impl Thread {
         let mut task = core::ptr::null_mut();
         // SAFETY: `thread_fn::<T>` takes ownership of `data` if the thread
         // starts; `task` is valid for writes.
-        let ret = unsafe { vgpu_engine_thread_start(thread_fn::<T>, data, index, worker, &mut task) };
+        let ret = unsafe { vgpu_engine_thread_start(Some(thread_fn::<T>), data, index, worker, &mut task) };
         if let Err(e) = to_result(ret) {
             // SAFETY: The thread never ran (kthread_run failed), so the
             // reference is still ours.
@@ -159,6 +147,56 @@ impl Direct {
     }
 }
 
+/// The memory behind a GPU page-table entry, as the engines reach it.
+pub(crate) enum GpuTarget<'a> {
+    /// A system page (GTT, or another GPU's VRAM through its BAR), by frame.
+    Pfn(u64),
+    /// A page of this GPU's VRAM.
+    Page(&'a Page),
+    /// A user-pointer page, by user address (not reachable by the engines
+    /// yet: they have no reference on the process's mm).
+    User(#[allow(dead_code)] u64),
+    /// A system page or a page of this GPU's VRAM, where the kernel maps it.
+    Direct(Direct),
+}
+
+/// What an engine reaches through one PTE while the VM's mappings are held
+/// (the GPU driver's `Vm::gpu_pages`).
+///
+/// # Invariants
+///
+/// The memory `target` names stays allocated for `'a`.
+pub(crate) struct GpuPage<'a> {
+    /// The memory.
+    target: GpuTarget<'a>,
+    /// The GPU may write it.
+    writable: bool,
+}
+
+impl<'a> GpuPage<'a> {
+    /// What a PTE points at.
+    ///
+    /// # Safety
+    ///
+    /// The memory `target` names (for [`GpuTarget::Pfn`]: that frame; for
+    /// [`GpuTarget::Direct`]: the page at that address) stays allocated for
+    /// `'a`.
+    pub(crate) unsafe fn new(target: GpuTarget<'a>, writable: bool) -> Self {
+        // INVARIANT: The caller's contract.
+        GpuPage { target, writable }
+    }
+
+    /// The memory.
+    pub(crate) fn target(&self) -> &GpuTarget<'a> {
+        &self.target
+    }
+
+    /// Whether the GPU may write it.
+    pub(crate) fn writable(&self) -> bool {
+        self.writable
+    }
+}
+
 /// A local kernel mapping (`kmap_local_page`) of a page the GPU reaches
 /// through a VM, valid while that VM's mappings are held (`'a`); unmapped
 /// on drop.  Mappings must be dropped in the reverse order of their
@@ -181,9 +219,8 @@ impl<'a> PageMap<'a> {
     /// (user-pointer pages: no mm reference yet).
     pub(crate) fn of(page: &GpuPage<'a>) -> Option<Self> {
         let addr = match page.target() {
-            // SAFETY: A `GpuPage<'a>` exists only while the VM's mappings
-            // are held for `'a` (`Vm::with_gpu_pages`), and the object
-            // mapped there holds this page; the shim checks `pfn_valid`.
+            // SAFETY: The frame stays allocated for `'a` (the `GpuPage`
+            // invariant); the shim checks `pfn_valid`.
             GpuTarget::Pfn(pfn) => unsafe { vgpu_engine_kmap_pfn(c_ulong::try_from(*pfn).ok()?) },
             // SAFETY: `p` lives for `'a`.
             GpuTarget::Page(p) => unsafe { vgpu_engine_kmap_page(p.as_ptr()) },

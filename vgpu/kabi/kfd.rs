@@ -1,58 +1,250 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The device interface with rkfd: registration through rkfd's exported
-//! `kgd2kfd_*` functions and the `kfd2kgd` callbacks rkfd makes.
+//! `kgd2kfd_*` functions, and the `kfd2kgd` callbacks rkfd makes, as a
+//! trait ([`Kfd2Kgd`]) the GPU type implements and a `kfd2kgd_calls`
+//! table of `extern "C"` trampolines per implementing type.
 //!
 //! C header: `include/rkfd/kgd_kfd_interface.h` (the contract); its bindgen
 //! output is `rust/kgd-kfd/src/interface.rs`.
 //!
-//! Handles given to rkfd: the `kgd` is a [`Kgd`]; a VM is an `Arc<Vm>` and a
-//! memory object an `Arc<Mem>`, each turned into a foreign pointer that owns
-//! one reference until rkfd hands it back (`release_vm`, `free_memory_of_gpu`).
+//! Handles given to rkfd: the `kgd` is the implementing value itself; a VM,
+//! a memory object and a queue are `Arc`s of the trait's types, each turned
+//! into a foreign pointer that owns one reference until rkfd hands it back
+//! (`release_vm`, `free_memory_of_gpu`, `hqd_destroy`).
 
-use core::ptr::NonNull;
+use core::{marker::PhantomData, ptr::NonNull};
 
 use kernel::{
+    bindings,
     ffi::{
         c_int,
         c_void, //
     },
+    page::Page,
     prelude::*,
-    sync::Arc,
+    sync::{Arc, ArcBorrow},
     types::ForeignOwnable, //
 };
 
 use super::to_result;
-use crate::{
-    engine::{
-        self,
-        Hqd,
-        IhEntry,
-        QueueDesc, //
-    },
-    gpu::{Core, Kgd},
-    mem::{
-        AllocRequest,
-        Mem, //
-    },
-    profile::Profile,
-    vm::Vm, //
+
+/// The device interface (bindgen output of `kgd_kfd_interface.h`): plain
+/// structs and constants the layers above may use too.
+#[path = "../../rust/kgd-kfd/src/interface.rs"]
+pub(crate) mod kgd;
+
+pub(crate) use kgd::{
+    kgd_cache_info as CacheInfo, kgd_gpu_info as GpuInfo, kgd_hqd_state as HqdState, kgd_ih_entry as IhEntry,
+    kgd_mem_alloc as MemAlloc, kgd_mem_limits as MemLimits, kgd_queue_desc as QueueDesc,
 };
 
-#[path = "../../rust/kgd-kfd/src/interface.rs"]
-mod kgd;
+/// `KGD_SVM_PTE_VALID`: an `svm_map` entry maps its page.
+pub(crate) const SVM_PTE_VALID: u64 = kgd::KGD_SVM_PTE_VALID as u64;
+/// `KGD_SVM_PTE_VRAM`: the frame is a VRAM page index.
+pub(crate) const SVM_PTE_VRAM: u64 = kgd::KGD_SVM_PTE_VRAM;
+/// `KGD_SVM_PTE_WRITE`: the GPU may write.
+pub(crate) const SVM_PTE_WRITE: u64 = kgd::KGD_SVM_PTE_WRITE;
+/// `KGD_SVM_PTE_FRAME_MASK`.
+pub(crate) const SVM_PTE_FRAME_MASK: u64 = kgd::KGD_SVM_PTE_FRAME_MASK;
+
+/// The `struct file *` of a file rkfd passes to `acquire_vm` (or a test
+/// opened).
+///
+/// # Invariants
+///
+/// Someone holds a reference on `file` for `'a`.
+pub(crate) struct DrmFileRef<'a> {
+    file: NonNull<bindings::file>,
+    _held: PhantomData<&'a ()>,
+}
+
+impl DrmFileRef<'_> {
+    /// The file, for the shim (which checks it is one of its DRM files
+    /// before looking inside).
+    pub(super) fn as_ptr(&self) -> *mut bindings::file {
+        self.file.as_ptr()
+    }
+
+    /// Wraps a file the caller holds a reference on for `'a`.
+    ///
+    /// # Safety
+    ///
+    /// `file` is referenced for the returned value's lifetime.
+    pub(super) unsafe fn from_raw<'a>(file: NonNull<bindings::file>) -> DrmFileRef<'a> {
+        // INVARIANT: The caller's contract.
+        DrmFileRef { file, _held: PhantomData }
+    }
+}
+
+/// The VMA of an `mmap` of `/dev/kfd` in progress, which rkfd passes to
+/// `mmap_doorbells` / `mmap_mmio_remap`.
+///
+/// # Invariants
+///
+/// `vma` is a `struct vm_area_struct` being set up by an `mmap` call that
+/// lasts for `'a`, its mm's mmap_lock held for writing.
+pub(crate) struct MmapVma<'a> {
+    vma: NonNull<c_void>,
+    _call: PhantomData<&'a ()>,
+}
+
+impl MmapVma<'_> {
+    /// The VMA, for the shim.
+    pub(super) fn as_ptr(&self) -> *mut c_void {
+        self.vma.as_ptr()
+    }
+}
+
+/// The system pages rkfd passes to `svm_copy` (`struct page *`, or null
+/// for "clear"), allocated for the call (`'a`).
+///
+/// # Invariants
+///
+/// Every non-null entry is a page that stays allocated for `'a`.
+pub(crate) struct CopyPages<'a> {
+    pages: &'a [*mut c_void],
+}
+
+impl<'a> CopyPages<'a> {
+    /// How many.
+    pub(crate) fn len(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// The pages in order (`None`: null).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = Option<CopyPage<'a>>> + 'a {
+        self.pages.iter().map(|&p| {
+            // INVARIANT: From the `CopyPages` invariant.
+            NonNull::new(p.cast::<bindings::page>()).map(|page| CopyPage { page, _call: PhantomData })
+        })
+    }
+}
+
+/// A system page rkfd passes to `svm_copy`, allocated for the call (`'a`).
+///
+/// # Invariants
+///
+/// `page` stays allocated for `'a`.
+pub(crate) struct CopyPage<'a> {
+    page: NonNull<bindings::page>,
+    _call: PhantomData<&'a ()>,
+}
+
+impl CopyPage<'_> {
+    /// Copies `src` (a page of ours) into this page.
+    pub(crate) fn copy_from(&self, src: &Page) {
+        // SAFETY: Both pages are allocated for the call (`src` by its
+        // owner, this one by rkfd for `'a`).
+        unsafe { super::mm::copy_page(self.page.as_ptr(), src.as_ptr()) };
+    }
+
+    /// Copies this page into `dst` (a page of ours).
+    pub(crate) fn copy_to(&self, dst: &Page) {
+        // SAFETY: As in `copy_from`.
+        unsafe { super::mm::copy_page(dst.as_ptr(), self.page.as_ptr()) };
+    }
+}
+
+/// Clears `dst` (an `svm_copy` to VRAM without a source page).
+pub(crate) fn clear_page(dst: &Page) {
+    // SAFETY: `dst` is allocated (a reference); a null source clears.
+    unsafe { super::mm::copy_page(dst.as_ptr(), core::ptr::null_mut()) };
+}
+
+/// The `kfd2kgd` calls rkfd makes (upstream: amdgpu's `amdgpu_amdkfd_*`),
+/// implemented by the GPU type whose address is the `kgd` handle.  Every
+/// call may sleep unless it says otherwise; see `kgd_kfd_interface.h`.
+pub(crate) trait Kfd2Kgd: Send + Sync + 'static {
+    /// A GPU VM rkfd acquired (upstream: the pdd's `drm_priv`).
+    type Vm: Send + Sync;
+    /// A memory object (upstream: `struct kgd_mem`).
+    type Mem: Send + Sync;
+    /// A hardware queue (upstream: the MQD the HWS maps).
+    type Hqd: Send + Sync;
+
+    /// `acquire_vm`: the VM of one of this GPU's open render-node files
+    /// (`EINVAL` for any other file).
+    fn acquire_vm(&self, file: &DrmFileRef<'_>) -> Result<Arc<Self::Vm>>;
+    /// Tells `vm` the handle rkfd now knows it by (retry faults name the
+    /// VM by it), or 0 when rkfd released it.
+    fn set_rkfd_vm_handle(vm: &Self::Vm, handle: usize);
+    /// `release_vm`: rkfd's reference comes back.
+    fn release_vm(vm: Arc<Self::Vm>);
+    /// `alloc_memory_of_gpu`: the object and its render-node mmap offset.
+    fn alloc_memory(vm: ArcBorrow<'_, Self::Vm>, alloc: &MemAlloc) -> Result<(Arc<Self::Mem>, u64)>;
+    /// `free_memory_of_gpu`: rkfd's reference comes back.
+    fn free_memory(vm: ArcBorrow<'_, Self::Vm>, mem: Arc<Self::Mem>);
+    /// `map_memory_to_gpu`: `mem` may come from any VM of any of our GPUs.
+    fn map_memory(vm: ArcBorrow<'_, Self::Vm>, mem: ArcBorrow<'_, Self::Mem>) -> Result;
+    /// `unmap_memory_from_gpu`.
+    fn unmap_memory(vm: ArcBorrow<'_, Self::Vm>, mem: ArcBorrow<'_, Self::Mem>) -> Result;
+    /// `map_gtt_to_kernel`: a kernel mapping, valid until the object is
+    /// freed, and the object's size.
+    fn map_gtt_to_kernel(mem: ArcBorrow<'_, Self::Mem>) -> Result<(NonNull<c_void>, u64)>;
+    /// `available_vram`, bytes.
+    fn available_vram(&self) -> u64;
+    /// `get_gpu_clock_counter`.
+    fn gpu_clock_counter(&self) -> u64;
+    /// `set_vm_pasid`: the PASID the VM's interrupt entries carry.
+    fn set_vm_pasid(vm: ArcBorrow<'_, Self::Vm>, pasid: u32);
+    /// `get_mem_limits`.
+    fn mem_limits(&self) -> MemLimits;
+    /// `reserve_mem_limit`: accounts `size` bytes of the `flags` domain
+    /// without an object.
+    fn reserve_mem_limit(&self, size: u64, flags: u32) -> Result;
+    /// `unreserve_mem_limit`: gives back what `reserve_mem_limit` took.
+    fn unreserve_mem_limit(&self, size: u64, flags: u32);
+    /// `mmap_doorbells`: the VM's doorbell pages into a `/dev/kfd` VMA.
+    fn mmap_doorbells(vm: ArcBorrow<'_, Self::Vm>, vma: &MmapVma<'_>) -> Result;
+    /// `mmap_mmio_remap`: the GPU's MMIO remap page into a `/dev/kfd` VMA.
+    fn mmap_mmio_remap(&self, vma: &MmapVma<'_>) -> Result;
+    /// `hqd_load`: the engine starts serving a queue of `vm`.
+    fn hqd_load(&self, vm: ArcBorrow<'_, Self::Vm>, desc: &QueueDesc) -> Result<Arc<Self::Hqd>>;
+    /// `hqd_destroy`: preempts and frees the queue; `ETIME` if the
+    /// scheduler is hung (freed all the same).
+    fn hqd_destroy(&self, hqd: Arc<Self::Hqd>) -> Result;
+    /// `hqd_update`.
+    fn hqd_update(
+        &self,
+        hqd: ArcBorrow<'_, Self::Hqd>,
+        ring_base: u64,
+        ring_size: u64,
+        priority: u32,
+        percentage: u32,
+    ) -> Result;
+    /// `hqd_get_state`.
+    fn hqd_state(&self, hqd: ArcBorrow<'_, Self::Hqd>) -> HqdState;
+    /// `hws_hang`.
+    fn hws_hang(&self) -> Result;
+    /// `gpu_reset`.
+    fn gpu_reset(&self) -> Result;
+    /// `svm_alloc_vram`: fills `frames` with free VRAM page indices.
+    fn svm_alloc_vram(&self, frames: &mut [u64]) -> Result;
+    /// `svm_alloc_vram_block`: `1 << order` aligned pages; the first.
+    fn svm_alloc_vram_block(&self, order: u32) -> Result<u64>;
+    /// `svm_free_vram`: never sleeps.
+    fn svm_free_vram(&self, frames: &[u64]);
+    /// `svm_copy`: the copy engine, frame by frame; a missing source page
+    /// of a copy to VRAM clears the frame.
+    fn svm_copy(&self, frames: &[u64], pages: &CopyPages<'_>, to_vram: bool) -> Result;
+    /// `svm_map`.
+    fn svm_map(vm: ArcBorrow<'_, Self::Vm>, va: u64, ptes: &[u64]) -> Result;
+    /// `svm_unmap`.
+    fn svm_unmap(vm: ArcBorrow<'_, Self::Vm>, va: u64, npages: u64);
+}
 
 /// A GPU registered with rkfd; removed (`kgd2kfd_device_exit`) on drop.
 ///
 /// # Invariants
 ///
-/// `kfd` was returned by `kgd2kfd_probe` for a `Kgd` that outlives this
-/// value, and `info` is what it was probed with.
+/// `kfd` was returned by `kgd2kfd_probe` for a `T` (with `T`'s table) that
+/// outlives this value, and `info` is what it was probed with.
 pub(crate) struct KfdDevice {
     /// rkfd's device.
     kfd: NonNull<kgd::kfd_dev>,
     /// The properties rkfd was given; kept for as long as rkfd has the device.
-    _info: KBox<kgd::kgd_gpu_info>,
+    _info: KBox<GpuInfo>,
 }
 
 // SAFETY: rkfd's device handle may be used from any thread.
@@ -62,28 +254,28 @@ unsafe impl Sync for KfdDevice {}
 
 impl KfdDevice {
     /// Probes and initialises `kgd` in rkfd (`kgd2kfd_probe` +
-    /// `kgd2kfd_device_init`).
+    /// `kgd2kfd_device_init`) with the properties `info`.
     ///
     /// # Safety
     ///
     /// `kgd` does not move and is not dropped or changed until the returned
     /// value is dropped: rkfd calls back with its address until then.
-    pub(crate) unsafe fn register(kgd: &Kgd, module: &'static ThisModule) -> Result<Self> {
-        let info = KBox::new(gpu_info(kgd)?, GFP_KERNEL)?;
-        // SAFETY: `CALLS` and `info` outlive the device (static; kept in
-        // `Self`); the `kgd` pointer stays valid as the caller promises;
-        // `module` is this module, which rkfd pins while processes use the GPU.
+    pub(crate) unsafe fn register<T: Kfd2Kgd>(kgd: &T, module: &'static ThisModule, info: GpuInfo) -> Result<Self> {
+        let info = KBox::new(info, GFP_KERNEL)?;
+        // SAFETY: `Kfd2KgdTable::<T>::CALLS` (a `static`, constant
+        // promotion) and `info` outlive the device (kept in `Self`); the
+        // `kgd` pointer stays valid as the caller promises, and the table's
+        // trampolines expect a `T` behind it; `module` is this module, which
+        // rkfd pins while processes use the GPU.
         let kfd = unsafe {
             kgd::kgd2kfd_probe(
                 core::ptr::from_ref(kgd).cast_mut().cast(),
                 module.as_ptr().cast(),
-                &CALLS,
+                &Kfd2KgdTable::<T>::CALLS,
                 &*info,
             )
         };
         let kfd = NonNull::new(kfd).ok_or(ENODEV)?;
-        // Retry faults name the device by it (`kgd2kfd_svm_fault`).
-        kgd.core().set_kfd_handle(kfd.as_ptr() as usize);
         // INVARIANT: Probed above.  From here on `drop` calls
         // `kgd2kfd_device_exit`, which upstream also calls after a failed
         // `kgd2kfd_device_init` (`amdgpu_amdkfd_device_fini_sw`).
@@ -92,69 +284,10 @@ impl KfdDevice {
         to_result(unsafe { kgd::kgd2kfd_device_init(dev.kfd.as_ptr()) })?;
         Ok(dev)
     }
-}
 
-impl KfdDevice {
-    /// The handle the engines raise interrupts with.
+    /// The handle the engines raise interrupts and retry faults with.
     pub(crate) fn irq(&self) -> KfdIrq {
         KfdIrq { kfd: self.kfd }
-    }
-}
-
-/// rkfd's `kgd2kfd_interrupt` for one device.
-///
-/// # Invariants
-///
-/// `kfd` is the device of a [`KfdDevice`]; its owner stops using the handle
-/// before the device is removed (`EngineHandle::shutdown` runs before
-/// `KfdDevice` drops, see `gpu::Gpu`).
-#[derive(Copy, Clone)]
-pub(crate) struct KfdIrq {
-    /// rkfd's device.
-    kfd: NonNull<kgd::kfd_dev>,
-}
-
-// SAFETY: `kgd2kfd_interrupt` may be called from any non-atomic context.
-unsafe impl Send for KfdIrq {}
-// SAFETY: As above.
-unsafe impl Sync for KfdIrq {}
-
-// The engine's mirrors of the interface's constants.
-const _: () = {
-    assert!(engine::IH_SIGNAL == kgd::KGD_IH_SIGNAL);
-    assert!(engine::IH_QUEUE_ERROR == kgd::KGD_IH_QUEUE_ERROR);
-    assert!(engine::IH_VM_FAULT == kgd::KGD_IH_VM_FAULT);
-    assert!(engine::VM_FAULT_WRITE == kgd::KGD_VM_FAULT_WRITE);
-    assert!(engine::VM_FAULT_NO_RETRY == kgd::KGD_VM_FAULT_NO_RETRY);
-    assert!(engine::QUEUE_ERROR_INVALID_PACKET == kgd::KGD_QUEUE_ERROR_INVALID_PACKET);
-    assert!(engine::QUEUE_ERROR_UNSUPPORTED == kgd::KGD_QUEUE_ERROR_UNSUPPORTED);
-    assert!(engine::QUEUE_ERROR_VM_FAULT == kgd::KGD_QUEUE_ERROR_VM_FAULT);
-    assert!(engine::QUEUE_ERROR_RESET == kgd::KGD_QUEUE_ERROR_RESET);
-};
-
-impl KfdIrq {
-    /// Passes a decoded IH entry to rkfd (never with a lock of ours held).
-    pub(crate) fn interrupt(&self, e: &IhEntry) {
-        let entry = kgd::kgd_ih_entry {
-            source: e.source,
-            pasid: e.pasid,
-            context_id: e.context_id,
-            data: e.data,
-            addr: e.addr,
-        };
-        // SAFETY: By the type invariant the device is registered; `entry`
-        // is valid for reads during the call.
-        unsafe { kgd::kgd2kfd_interrupt(self.kfd.as_ptr(), core::ptr::from_ref(&entry).cast()) };
-    }
-}
-
-impl KfdIrq {
-    /// rkfd's `kgd2kfd_smi_event_throttle`: the GPU throttles for the
-    /// reasons in `bitmask`; `counter` throttling interrupts so far.
-    /// Process context, with no lock held that a kfd2kgd callback takes.
-    pub(crate) fn throttle(&self, bitmask: u64, counter: u64) {
-        // SAFETY: By the type invariant the device is registered.
-        unsafe { kgd::kgd2kfd_smi_event_throttle(self.kfd.as_ptr(), bitmask, counter) };
     }
 }
 
@@ -168,145 +301,68 @@ impl Drop for KfdDevice {
     }
 }
 
-/// The properties topology shows for `kgd`'s GPU.
-fn gpu_info(kgd: &Kgd) -> Result<kgd::kgd_gpu_info> {
-    let core = kgd.core();
-    let p: &Profile = core.profile();
-    let save = p.save_area();
-    let mut info = kgd::kgd_gpu_info {
-        gfx_target_version: p.gfx.target_version(),
-        vendor_id: 0x1002,
-        device_id: p.device_id,
-        domain: 0,
-        location_id: core.location_id(),
-        drm_render_minor: kgd.devices().render_minor(),
-        unique_id: p.unique_id(core.index()),
-        num_shader_engines: p.num_shader_engines,
-        sh_per_se: p.sh_per_se,
-        cu_per_sh: p.cu_per_sh,
-        simd_per_cu: p.simd_per_cu,
-        max_waves_per_simd: p.max_waves_per_simd,
-        wave_front_size: p.wave_front_size,
-        lds_size_in_kb: p.lds_size_kib,
-        max_slots_scratch_cu: p.max_slots_scratch_cu,
-        num_sdma_engines: p.num_sdma_engines,
-        num_sdma_xgmi_engines: p.num_sdma_xgmi_engines,
-        num_sdma_queues_per_engine: p.num_sdma_queues_per_engine,
-        num_cp_queues: p.num_cp_queues,
-        num_xcc: 1,
-        max_engine_clk_fcompute: p.max_engine_clk_mhz,
-        fw_version: p.fw_version,
-        sdma_fw_version: p.sdma_fw_version,
-        capability: p.capability(),
-        capability2: 0,
-        debug_prop: 0,
-        cwsr_size: save.cwsr_size,
-        ctl_stack_size: save.ctl_stack_size,
-        vram_size: core.vram().size(),
-        vram_width: p.vram_width,
-        mem_clk_max: p.mem_clk_max_mhz,
-        vram_is_public: u32::from(p.vram_is_public),
-        doorbell_process_size: p.doorbell_process_size(),
-        gb_addr_config: p.gb_addr_config(),
-        ..Default::default()
-    };
-    let name = p.asic_name.as_bytes();
-    if name.len() >= info.name.len() || p.caches.len() > info.caches.len() {
-        return Err(EINVAL);
-    }
-    for (dst, &src) in info.name.iter_mut().zip(name) {
-        *dst = core::ffi::c_char::from_ne_bytes([src]);
-    }
-    for (dst, c) in info.caches.iter_mut().zip(p.caches) {
-        *dst = kgd::kgd_cache_info {
-            level: c.level,
-            size_kib: c.size_kib,
-            cache_line_size: c.line_size,
-            type_: c.cache_type,
-            cus_per_cache: p.cus_sharing(c),
-            ..Default::default()
-        };
-    }
-    info.num_caches = u32::try_from(p.caches.len())?;
-    Ok(info)
+/// rkfd's `kgd2kfd_interrupt`, `kgd2kfd_svm_fault` and
+/// `kgd2kfd_smi_event_throttle` for one device.
+///
+/// # Invariants
+///
+/// `kfd` is the device of a [`KfdDevice`]; its holders stop using it
+/// before the device is removed (the engines are shut down and throttling
+/// reports stopped before `KfdDevice` drops, see `gpu::Gpu`; retry faults
+/// need a VM rkfd holds, and rkfd releases every VM before the device
+/// goes).
+#[derive(Copy, Clone)]
+pub(crate) struct KfdIrq {
+    /// rkfd's device.
+    kfd: NonNull<kgd::kfd_dev>,
 }
 
-/// What rkfd calls.
-static CALLS: kgd::kfd2kgd_calls = kgd::kfd2kgd_calls {
-    acquire_vm: Some(acquire_vm),
-    release_vm: Some(release_vm),
-    alloc_memory_of_gpu: Some(alloc_memory_of_gpu),
-    free_memory_of_gpu: Some(free_memory_of_gpu),
-    map_memory_to_gpu: Some(map_memory_to_gpu),
-    unmap_memory_from_gpu: Some(unmap_memory_from_gpu),
-    map_gtt_to_kernel: Some(map_gtt_to_kernel),
-    available_vram: Some(available_vram),
-    get_gpu_clock_counter: Some(get_gpu_clock_counter),
-    set_vm_pasid: Some(set_vm_pasid),
-    get_mem_limits: Some(get_mem_limits),
-    reserve_mem_limit: Some(reserve_mem_limit),
-    unreserve_mem_limit: Some(unreserve_mem_limit),
-    mmap_doorbells: Some(mmap_doorbells),
-    mmap_mmio_remap: Some(mmap_mmio_remap),
-    hqd_load: Some(hqd_load),
-    hqd_destroy: Some(hqd_destroy),
-    hqd_update: Some(hqd_update),
-    hqd_get_state: Some(hqd_get_state),
-    hws_hang: Some(hws_hang),
-    gpu_reset: Some(gpu_reset),
-    svm_alloc_vram: Some(svm_alloc_vram),
-    svm_alloc_vram_block: Some(svm_alloc_vram_block),
-    svm_free_vram: Some(svm_free_vram),
-    svm_copy: Some(svm_copy),
-    svm_map: Some(svm_map),
-    svm_unmap: Some(svm_unmap),
-};
+// SAFETY: `kgd2kfd_interrupt`, `kgd2kfd_svm_fault` and
+// `kgd2kfd_smi_event_throttle` may be called from any non-atomic context.
+unsafe impl Send for KfdIrq {}
+// SAFETY: As above.
+unsafe impl Sync for KfdIrq {}
 
-/// `KGD_SVM_PTE_VALID`: an `svm_map` entry maps its page.
-pub(crate) const SVM_PTE_VALID: u64 = kgd::KGD_SVM_PTE_VALID as u64;
-/// `KGD_SVM_PTE_VRAM`: the frame is a VRAM page index.
-pub(crate) const SVM_PTE_VRAM: u64 = kgd::KGD_SVM_PTE_VRAM;
-/// `KGD_SVM_PTE_WRITE`: the GPU may write.
-pub(crate) const SVM_PTE_WRITE: u64 = kgd::KGD_SVM_PTE_WRITE;
-/// `KGD_SVM_PTE_FRAME_MASK`.
-pub(crate) const SVM_PTE_FRAME_MASK: u64 = kgd::KGD_SVM_PTE_FRAME_MASK;
-
-/// Raises a retry fault for a GPU access at `addr` in `vm`
-/// (`kgd2kfd_svm_fault`): `Ok` once rkfd mapped the page (retry the
-/// access), `EAGAIN` to retry later, `EFAULT` for a fatal fault, which
-/// with `report_fatal` is also reported to rkfd as a `KGD_IH_VM_FAULT`
-/// interrupt (as the IH ring would carry it; the engines report their own,
-/// followed by the queue error).  Must be called with no lock of this
-/// driver held.
-pub(crate) fn svm_fault(core: &Core, vm: &Vm, addr: u64, write: bool, report_fatal: bool) -> Result {
-    let (Some(kfd), Some(handle)) = (core.kfd_handle(), vm.kfd_handle()) else {
-        // No KFD process uses this VM: nothing can resolve the fault.
-        return Err(EFAULT);
-    };
-    let flags = if write { kgd::KGD_VM_FAULT_WRITE } else { 0 };
-    // SAFETY: `kfd` is the live device handle (set after probe, cleared
-    // only when the device is removed, which waits for open DRM files);
-    // `handle` is the VM handle rkfd holds (set while acquired).
-    let ret = unsafe {
-        kgd::kgd2kfd_svm_fault(kfd as *mut kgd::kfd_dev, vm.pasid(), handle as *mut c_void, addr, flags)
-    };
-    if report_fatal && (ret == EFAULT.to_errno() || ret == ENOMEM.to_errno()) {
-        let entry = kgd::kgd_ih_entry {
-            source: kgd::KGD_IH_VM_FAULT,
-            pasid: vm.pasid(),
-            context_id: 0,
-            data: flags | kgd::KGD_VM_FAULT_NO_RETRY,
-            addr,
-        };
-        // SAFETY: As above; `entry` is valid for the call.
-        unsafe {
-            kgd::kgd2kfd_interrupt(
-                kfd as *mut kgd::kfd_dev,
-                core::ptr::from_ref(&entry).cast::<c_void>(),
-            )
-        };
+impl KfdIrq {
+    /// Passes an IH entry to rkfd (never with a lock of ours held).
+    pub(crate) fn interrupt(&self, entry: &IhEntry) {
+        // SAFETY: By the type invariant the device is registered; `entry`
+        // is valid for reads during the call.
+        unsafe { kgd::kgd2kfd_interrupt(self.kfd.as_ptr(), core::ptr::from_ref(entry).cast()) };
     }
-    to_result(ret)
+
+    /// Raises a retry fault for a GPU access at `addr` in the VM rkfd knows
+    /// as `vm` (its handle, [`Kfd2Kgd::set_rkfd_vm_handle`]) with `pasid`
+    /// (`kgd2kfd_svm_fault`): `Ok` once rkfd mapped the page (retry the
+    /// access), `EAGAIN` to retry later, `EFAULT` for a fatal fault, which
+    /// with `report_fatal` is also reported to rkfd as a `KGD_IH_VM_FAULT`
+    /// interrupt (as the IH ring would carry it).  Must be called with no
+    /// lock of this driver held.
+    pub(crate) fn svm_fault(&self, vm: usize, pasid: u32, addr: u64, write: bool, report_fatal: bool) -> Result {
+        let flags = if write { kgd::KGD_VM_FAULT_WRITE } else { 0 };
+        // SAFETY: By the type invariant the device is registered.  rkfd
+        // only compares `vm` with the VM handles it holds (the interface
+        // contract), so any value is sound.
+        let ret = unsafe { kgd::kgd2kfd_svm_fault(self.kfd.as_ptr(), pasid, vm as *mut c_void, addr, flags) };
+        if report_fatal && (ret == EFAULT.to_errno() || ret == ENOMEM.to_errno()) {
+            self.interrupt(&IhEntry {
+                source: kgd::KGD_IH_VM_FAULT,
+                pasid,
+                context_id: 0,
+                data: flags | kgd::KGD_VM_FAULT_NO_RETRY,
+                addr,
+            });
+        }
+        to_result(ret)
+    }
+
+    /// rkfd's `kgd2kfd_smi_event_throttle`: the GPU throttles for the
+    /// reasons in `bitmask`; `counter` throttling interrupts so far.
+    /// Process context, with no lock held that a kfd2kgd callback takes.
+    pub(crate) fn throttle(&self, bitmask: u64, counter: u64) {
+        // SAFETY: By the type invariant the device is registered.
+        unsafe { kgd::kgd2kfd_smi_event_throttle(self.kfd.as_ptr(), bitmask, counter) };
+    }
 }
 
 /// Borrows the frame and page arrays of an SVM call.
@@ -326,624 +382,506 @@ unsafe fn svm_slice<'a, T>(ptr: *const T, n: u64) -> Result<&'a [T]> {
     Ok(unsafe { core::slice::from_raw_parts(ptr, n) })
 }
 
-/// `svm_alloc_vram`.
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
-/// with the `kgd` of a registered device and `frames` valid for `npages`
-/// writes.
-unsafe extern "C" fn svm_alloc_vram(kgd: *mut kgd::kgd_dev, npages: u64, frames: *mut u64) -> c_int {
-    // SAFETY: rkfd calls with its registered handle.
-    let kgd = unsafe { kgd_from_raw(kgd) };
-    let Ok(n) = usize::try_from(npages) else {
-        return ENOMEM.to_errno();
-    };
-    if n != 0 && frames.is_null() {
-        return EINVAL.to_errno();
-    }
-    let out = if n == 0 {
-        &mut []
-    } else {
-        // SAFETY: `frames` is valid for `npages` writes (the contract).
-        unsafe { core::slice::from_raw_parts_mut(frames, n) }
-    };
-    match kgd.core().vram().svm_alloc(out) {
+/// Converts a [`Result`] into a C `0 / -errno`.
+fn errno(r: Result) -> c_int {
+    match r {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }
 }
 
-/// `svm_alloc_vram_block`.
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`]: with the `kgd` of a registered
-/// device and `first` valid for a write.
-unsafe extern "C" fn svm_alloc_vram_block(kgd: *mut kgd::kgd_dev, order: u32, first: *mut u64) -> c_int {
-    // SAFETY: rkfd calls with its registered handle.
-    let kgd = unsafe { kgd_from_raw(kgd) };
-    if first.is_null() {
-        return EINVAL.to_errno();
-    }
-    match kgd.core().vram().svm_alloc_block(order) {
-        Ok(f) => {
-            // SAFETY: `first` is valid for a write (the contract).
-            unsafe { first.write(f) };
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
-}
+/// The `kfd2kgd_calls` trampolines of `T`.  Each is called only by rkfd
+/// through `CALLS`, as `kgd_kfd_interface.h` allows: with the `kgd` of a
+/// device registered with this table (a `T`, [`KfdDevice::register`]), VM,
+/// memory and queue handles this driver gave out and has not had back, and
+/// valid pointers; that is each one's `# Safety`.
+struct Kfd2KgdTable<T>(PhantomData<T>);
 
-/// `svm_free_vram`: never sleeps.
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`]: registered `kgd`, `frames` valid
-/// for `npages` reads.
-unsafe extern "C" fn svm_free_vram(kgd: *mut kgd::kgd_dev, frames: *const u64, npages: u64) {
-    // SAFETY: rkfd calls with its registered handle.
-    let kgd = unsafe { kgd_from_raw(kgd) };
-    // SAFETY: The contract.
-    if let Ok(frames) = unsafe { svm_slice(frames, npages) } {
-        kgd.core().vram().svm_free(frames);
-    }
-}
-
-/// `svm_copy`: the copy engine.
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`]: registered `kgd`; `frames` and
-/// `pages` valid for `npages` reads; each page a `struct page *` (or null
-/// for a clear) that stays allocated during the call.
-unsafe extern "C" fn svm_copy(
-    kgd: *mut kgd::kgd_dev,
-    frames: *const u64,
-    pages: *const *mut c_void,
-    npages: u64,
-    direction: u32,
-) -> c_int {
-    // SAFETY: rkfd calls with its registered handle.
-    let kgd = unsafe { kgd_from_raw(kgd) };
-    // SAFETY: The contract.
-    let (Ok(frames), Ok(pages)) = (unsafe { svm_slice(frames, npages) }, unsafe {
-        svm_slice(pages.cast::<*mut c_void>(), npages)
-    }) else {
-        return EINVAL.to_errno();
+impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
+    /// What rkfd calls.
+    const CALLS: kgd::kfd2kgd_calls = kgd::kfd2kgd_calls {
+        acquire_vm: Some(Self::acquire_vm),
+        release_vm: Some(Self::release_vm),
+        alloc_memory_of_gpu: Some(Self::alloc_memory_of_gpu),
+        free_memory_of_gpu: Some(Self::free_memory_of_gpu),
+        map_memory_to_gpu: Some(Self::map_memory_to_gpu),
+        unmap_memory_from_gpu: Some(Self::unmap_memory_from_gpu),
+        map_gtt_to_kernel: Some(Self::map_gtt_to_kernel),
+        available_vram: Some(Self::available_vram),
+        get_gpu_clock_counter: Some(Self::get_gpu_clock_counter),
+        set_vm_pasid: Some(Self::set_vm_pasid),
+        get_mem_limits: Some(Self::get_mem_limits),
+        reserve_mem_limit: Some(Self::reserve_mem_limit),
+        unreserve_mem_limit: Some(Self::unreserve_mem_limit),
+        mmap_doorbells: Some(Self::mmap_doorbells),
+        mmap_mmio_remap: Some(Self::mmap_mmio_remap),
+        hqd_load: Some(Self::hqd_load),
+        hqd_destroy: Some(Self::hqd_destroy),
+        hqd_update: Some(Self::hqd_update),
+        hqd_get_state: Some(Self::hqd_get_state),
+        hws_hang: Some(Self::hws_hang),
+        gpu_reset: Some(Self::gpu_reset),
+        svm_alloc_vram: Some(Self::svm_alloc_vram),
+        svm_alloc_vram_block: Some(Self::svm_alloc_vram_block),
+        svm_free_vram: Some(Self::svm_free_vram),
+        svm_copy: Some(Self::svm_copy),
+        svm_map: Some(Self::svm_map),
+        svm_unmap: Some(Self::svm_unmap),
     };
-    let to_vram = direction == kgd::KGD_SVM_COPY_TO_VRAM;
-    for (&frame, &page) in frames.iter().zip(pages) {
-        let sys = page.cast::<kernel::bindings::page>();
-        if !to_vram && sys.is_null() {
+
+    /// Borrows the `T` behind rkfd's handle.
+    ///
+    /// # Safety
+    ///
+    /// `kgd` is the handle of a [`KfdDevice`] registered with this table
+    /// (rkfd only calls between probe and device exit).
+    unsafe fn kgd<'a>(kgd: *mut kgd::kgd_dev) -> &'a T {
+        // SAFETY: `register` passed the address of a `T` that is neither
+        // moved nor dropped while the device is registered.
+        unsafe { &*kgd.cast::<T>().cast_const() }
+    }
+
+    /// Borrows a VM handle.
+    ///
+    /// # Safety
+    ///
+    /// `vm` came from `acquire_vm` and was not released yet.
+    unsafe fn vm<'a>(vm: *mut c_void) -> ArcBorrow<'a, T::Vm> {
+        // SAFETY: The handle owns a reference until `release_vm`.
+        unsafe { <Arc<T::Vm> as ForeignOwnable>::borrow(vm) }
+    }
+
+    /// Borrows a memory handle.
+    ///
+    /// # Safety
+    ///
+    /// `mem` came from `alloc_memory_of_gpu` and was not freed yet.
+    unsafe fn mem<'a>(mem: *mut c_void) -> ArcBorrow<'a, T::Mem> {
+        // SAFETY: The handle owns a reference until `free_memory_of_gpu`.
+        unsafe { <Arc<T::Mem> as ForeignOwnable>::borrow(mem) }
+    }
+
+    /// Borrows a queue handle.
+    ///
+    /// # Safety
+    ///
+    /// `hqd` came from `hqd_load` and was not destroyed yet.
+    unsafe fn hqd<'a>(hqd: *mut c_void) -> ArcBorrow<'a, T::Hqd> {
+        // SAFETY: The handle owns a reference until `hqd_destroy`.
+        unsafe { <Arc<T::Hqd> as ForeignOwnable>::borrow(hqd) }
+    }
+
+    /// `acquire_vm`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; `drm_file` is a `struct file *` rkfd holds a
+    /// reference on (it got it with `fget`).
+    unsafe extern "C" fn acquire_vm(kgd: *mut kgd::kgd_dev, drm_file: *mut c_void, vm: *mut *mut c_void) -> c_int {
+        // SAFETY: rkfd calls with its registered handle.
+        let kgd = unsafe { Self::kgd(kgd) };
+        let Some(file) = NonNull::new(drm_file.cast::<bindings::file>()) else {
+            return EINVAL.to_errno();
+        };
+        // SAFETY: rkfd holds a reference on the file for the call.
+        let file = unsafe { DrmFileRef::from_raw(file) };
+        match kgd.acquire_vm(&file) {
+            Ok(found) => {
+                let handle = found.clone().into_foreign();
+                T::set_rkfd_vm_handle(&found, handle as usize);
+                // SAFETY: `vm` is valid for writes (the contract).
+                unsafe { *vm = handle };
+                0
+            }
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// `release_vm`: takes rkfd's reference back.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; rkfd releases each VM once.
+    unsafe extern "C" fn release_vm(_kgd: *mut kgd::kgd_dev, vm: *mut c_void) {
+        // SAFETY: `vm` came from `acquire_vm`; rkfd releases it once.
+        let vm = unsafe { <Arc<T::Vm> as ForeignOwnable>::from_foreign(vm) };
+        T::set_rkfd_vm_handle(&vm, 0);
+        T::release_vm(vm);
+    }
+
+    /// `alloc_memory_of_gpu`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`].
+    unsafe extern "C" fn alloc_memory_of_gpu(
+        _kgd: *mut kgd::kgd_dev,
+        vm: *mut c_void,
+        alloc: *const MemAlloc,
+        mem: *mut *mut c_void,
+        mmap_offset: *mut u64,
+    ) -> c_int {
+        // SAFETY: rkfd passes a VM it acquired.
+        let vm = unsafe { Self::vm(vm) };
+        // SAFETY: `alloc` is valid for reads (the contract).
+        let alloc = unsafe { &*alloc };
+        match T::alloc_memory(vm, alloc) {
+            Ok((m, offset)) => {
+                // SAFETY: `mmap_offset` and `mem` are valid for writes (the contract).
+                unsafe {
+                    *mmap_offset = offset;
+                    *mem = m.into_foreign();
+                }
+                0
+            }
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// `free_memory_of_gpu`: takes rkfd's reference back.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; rkfd frees each object once.
+    unsafe extern "C" fn free_memory_of_gpu(_kgd: *mut kgd::kgd_dev, vm: *mut c_void, mem: *mut c_void) {
+        // SAFETY: rkfd passes a VM it acquired.
+        let vm = unsafe { Self::vm(vm) };
+        // SAFETY: `mem` came from `alloc_memory_of_gpu`; rkfd frees it once.
+        let mem = unsafe { <Arc<T::Mem> as ForeignOwnable>::from_foreign(mem) };
+        T::free_memory(vm, mem);
+    }
+
+    /// `map_memory_to_gpu`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`].
+    unsafe extern "C" fn map_memory_to_gpu(_kgd: *mut kgd::kgd_dev, vm: *mut c_void, mem: *mut c_void) -> c_int {
+        // SAFETY: Live handles from rkfd.
+        let (vm, mem) = unsafe { (Self::vm(vm), Self::mem(mem)) };
+        errno(T::map_memory(vm, mem))
+    }
+
+    /// `unmap_memory_from_gpu`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`].
+    unsafe extern "C" fn unmap_memory_from_gpu(_kgd: *mut kgd::kgd_dev, vm: *mut c_void, mem: *mut c_void) -> c_int {
+        // SAFETY: Live handles from rkfd.
+        let (vm, mem) = unsafe { (Self::vm(vm), Self::mem(mem)) };
+        errno(T::unmap_memory(vm, mem))
+    }
+
+    /// `map_gtt_to_kernel`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; `size` is null or valid for a write.
+    unsafe extern "C" fn map_gtt_to_kernel(_kgd: *mut kgd::kgd_dev, mem: *mut c_void, size: *mut u64) -> *mut c_void {
+        // SAFETY: A live handle from rkfd.
+        let mem = unsafe { Self::mem(mem) };
+        match T::map_gtt_to_kernel(mem) {
+            Ok((addr, bytes)) => {
+                if !size.is_null() {
+                    // SAFETY: `size` is valid for writes when not null (the contract).
+                    unsafe { *size = bytes };
+                }
+                addr.as_ptr()
+            }
+            Err(_) => core::ptr::null_mut(),
+        }
+    }
+
+    /// `available_vram`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`].
+    unsafe extern "C" fn available_vram(kgd: *mut kgd::kgd_dev) -> u64 {
+        // SAFETY: rkfd calls with its registered handle.
+        unsafe { Self::kgd(kgd) }.available_vram()
+    }
+
+    /// `get_gpu_clock_counter`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`].
+    unsafe extern "C" fn get_gpu_clock_counter(kgd: *mut kgd::kgd_dev) -> u64 {
+        // SAFETY: rkfd calls with its registered handle.
+        unsafe { Self::kgd(kgd) }.gpu_clock_counter()
+    }
+
+    /// `set_vm_pasid`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`].
+    unsafe extern "C" fn set_vm_pasid(_kgd: *mut kgd::kgd_dev, vm: *mut c_void, pasid: u32) {
+        // SAFETY: rkfd passes a VM it acquired.
+        T::set_vm_pasid(unsafe { Self::vm(vm) }, pasid);
+    }
+
+    /// `get_mem_limits`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; `out` is valid for a write.
+    unsafe extern "C" fn get_mem_limits(kgd: *mut kgd::kgd_dev, out: *mut MemLimits) {
+        // SAFETY: rkfd calls with its registered handle.
+        let limits = unsafe { Self::kgd(kgd) }.mem_limits();
+        // SAFETY: `out` is valid for writes (the contract).
+        unsafe { out.write(limits) };
+    }
+
+    /// `reserve_mem_limit`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`].
+    unsafe extern "C" fn reserve_mem_limit(kgd: *mut kgd::kgd_dev, size: u64, flags: u32) -> c_int {
+        // SAFETY: rkfd calls with its registered handle.
+        errno(unsafe { Self::kgd(kgd) }.reserve_mem_limit(size, flags))
+    }
+
+    /// `unreserve_mem_limit`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`].
+    unsafe extern "C" fn unreserve_mem_limit(kgd: *mut kgd::kgd_dev, size: u64, flags: u32) {
+        // SAFETY: rkfd calls with its registered handle.
+        unsafe { Self::kgd(kgd) }.unreserve_mem_limit(size, flags);
+    }
+
+    /// Wraps the VMA of the `/dev/kfd` mmap in progress.
+    ///
+    /// # Safety
+    ///
+    /// `vma` is null or the VMA of the `mmap` call in progress, valid for
+    /// `'a` (the contract of `mmap_doorbells`/`mmap_mmio_remap`).
+    unsafe fn mmap_vma<'a>(vma: *mut c_void) -> Result<MmapVma<'a>> {
+        let vma = NonNull::new(vma).ok_or(EINVAL)?;
+        // INVARIANT: The caller's contract.
+        Ok(MmapVma { vma, _call: PhantomData })
+    }
+
+    /// `mmap_doorbells`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; `vma` is the VMA of an `mmap` in progress.
+    unsafe extern "C" fn mmap_doorbells(_kgd: *mut kgd::kgd_dev, vm: *mut c_void, vma: *mut c_void) -> c_int {
+        // SAFETY: rkfd passes a VM it acquired.
+        let vm = unsafe { Self::vm(vm) };
+        // SAFETY: The contract.
+        errno(unsafe { Self::mmap_vma(vma) }.and_then(|vma| T::mmap_doorbells(vm, &vma)))
+    }
+
+    /// `mmap_mmio_remap`.
+    ///
+    /// # Safety
+    ///
+    /// As [`Self::mmap_doorbells`].
+    unsafe extern "C" fn mmap_mmio_remap(kgd: *mut kgd::kgd_dev, vma: *mut c_void) -> c_int {
+        // SAFETY: rkfd calls with its registered handle.
+        let kgd = unsafe { Self::kgd(kgd) };
+        // SAFETY: The contract.
+        errno(unsafe { Self::mmap_vma(vma) }.and_then(|vma| kgd.mmap_mmio_remap(&vma)))
+    }
+
+    /// `hqd_load`: `*hqd` owns a reference on the queue until `hqd_destroy`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`].
+    unsafe extern "C" fn hqd_load(
+        kgd: *mut kgd::kgd_dev,
+        vm: *mut c_void,
+        q: *const QueueDesc,
+        hqd: *mut *mut c_void,
+    ) -> c_int {
+        // SAFETY: rkfd calls with its registered handle and a VM it acquired.
+        let (kgd, vm) = unsafe { (Self::kgd(kgd), Self::vm(vm)) };
+        // SAFETY: `q` is valid for reads (the contract).
+        let q = unsafe { &*q };
+        match kgd.hqd_load(vm, q) {
+            Ok(h) => {
+                // SAFETY: `hqd` is valid for writes (the contract).
+                unsafe { *hqd = h.into_foreign() };
+                0
+            }
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// `hqd_destroy`: takes rkfd's reference back.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; rkfd destroys each queue once.
+    unsafe extern "C" fn hqd_destroy(kgd: *mut kgd::kgd_dev, hqd: *mut c_void) -> c_int {
+        // SAFETY: rkfd calls with its registered handle.
+        let kgd = unsafe { Self::kgd(kgd) };
+        // SAFETY: `hqd` came from `hqd_load`; rkfd gives it back once.
+        let hqd = unsafe { <Arc<T::Hqd> as ForeignOwnable>::from_foreign(hqd) };
+        errno(kgd.hqd_destroy(hqd))
+    }
+
+    /// `hqd_update`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`].
+    unsafe extern "C" fn hqd_update(
+        kgd: *mut kgd::kgd_dev,
+        hqd: *mut c_void,
+        ring_base: u64,
+        ring_size: u64,
+        priority: u32,
+        percentage: u32,
+    ) -> c_int {
+        // SAFETY: Live handles from rkfd.
+        let (kgd, hqd) = unsafe { (Self::kgd(kgd), Self::hqd(hqd)) };
+        errno(kgd.hqd_update(hqd, ring_base, ring_size, priority, percentage))
+    }
+
+    /// `hqd_get_state`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; `state` is valid for a write.
+    unsafe extern "C" fn hqd_get_state(kgd: *mut kgd::kgd_dev, hqd: *mut c_void, state: *mut HqdState) {
+        // SAFETY: Live handles from rkfd.
+        let (kgd, hqd) = unsafe { (Self::kgd(kgd), Self::hqd(hqd)) };
+        let s = kgd.hqd_state(hqd);
+        // SAFETY: `state` is valid for writes (the contract).
+        unsafe { state.write(s) };
+    }
+
+    /// `hws_hang`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`].
+    unsafe extern "C" fn hws_hang(kgd: *mut kgd::kgd_dev) -> c_int {
+        // SAFETY: rkfd calls with its registered handle.
+        errno(unsafe { Self::kgd(kgd) }.hws_hang())
+    }
+
+    /// `gpu_reset`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`].
+    unsafe extern "C" fn gpu_reset(kgd: *mut kgd::kgd_dev) -> c_int {
+        // SAFETY: rkfd calls with its registered handle.
+        errno(unsafe { Self::kgd(kgd) }.gpu_reset())
+    }
+
+    /// `svm_alloc_vram`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; `frames` is valid for `npages` writes.
+    unsafe extern "C" fn svm_alloc_vram(kgd: *mut kgd::kgd_dev, npages: u64, frames: *mut u64) -> c_int {
+        // SAFETY: rkfd calls with its registered handle.
+        let kgd = unsafe { Self::kgd(kgd) };
+        let Ok(n) = usize::try_from(npages) else {
+            return ENOMEM.to_errno();
+        };
+        if n != 0 && frames.is_null() {
             return EINVAL.to_errno();
         }
-        let r = kgd.core().vram().svm_with_page(frame, |vram| {
-            // SAFETY: Both pages are allocated for the call (the VRAM page
-            // is held under the pool lock, the system page by rkfd).
-            unsafe {
-                if to_vram {
-                    super::mm::copy_page(vram.as_ptr(), sys)
-                } else {
-                    super::mm::copy_page(sys, vram.as_ptr())
-                }
+        let out = if n == 0 {
+            &mut []
+        } else {
+            // SAFETY: `frames` is valid for `npages` writes (the contract).
+            unsafe { core::slice::from_raw_parts_mut(frames, n) }
+        };
+        errno(kgd.svm_alloc_vram(out))
+    }
+
+    /// `svm_alloc_vram_block`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; `first` is valid for a write.
+    unsafe extern "C" fn svm_alloc_vram_block(kgd: *mut kgd::kgd_dev, order: u32, first: *mut u64) -> c_int {
+        // SAFETY: rkfd calls with its registered handle.
+        let kgd = unsafe { Self::kgd(kgd) };
+        if first.is_null() {
+            return EINVAL.to_errno();
+        }
+        match kgd.svm_alloc_vram_block(order) {
+            Ok(f) => {
+                // SAFETY: `first` is valid for a write (the contract).
+                unsafe { first.write(f) };
+                0
             }
-        });
-        if let Err(e) = r {
-            return e.to_errno();
+            Err(e) => e.to_errno(),
         }
     }
-    0
-}
 
-/// `svm_map`.
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`]: a VM handle it acquired, `ptes`
-/// valid for `npages` reads.
-unsafe extern "C" fn svm_map(
-    _kgd: *mut kgd::kgd_dev,
-    vm: *mut c_void,
-    va: u64,
-    npages: u64,
-    ptes: *const u64,
-) -> c_int {
-    // SAFETY: rkfd passes a VM it acquired.
-    let vm = unsafe { vm_from_raw(vm) };
-    // SAFETY: The contract.
-    match unsafe { svm_slice(ptes, npages) }.and_then(|p| vm.svm_map(va, p)) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// `svm_unmap`.
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`]: a VM handle it acquired.
-unsafe extern "C" fn svm_unmap(_kgd: *mut kgd::kgd_dev, vm: *mut c_void, va: u64, npages: u64) {
-    // SAFETY: rkfd passes a VM it acquired.
-    let vm = unsafe { vm_from_raw(vm) };
-    vm.svm_unmap(va, npages);
-}
-
-/// Borrows the [`Kgd`] behind rkfd's handle.
-///
-/// # Safety
-///
-/// `kgd` is the handle of a registered [`KfdDevice`] (rkfd only calls
-/// between probe and device exit).
-unsafe fn kgd_from_raw<'a>(kgd: *mut kgd::kgd_dev) -> &'a Kgd {
-    // SAFETY: `register` passed the address of a `Kgd` that is neither moved
-    // nor dropped while the device is registered.
-    unsafe { &*kgd.cast::<Kgd>().cast_const() }
-}
-
-/// Borrows a VM handle.
-///
-/// # Safety
-///
-/// `vm` came from `acquire_vm` and was not released yet.
-unsafe fn vm_from_raw<'a>(vm: *mut c_void) -> kernel::sync::ArcBorrow<'a, Vm> {
-    // SAFETY: The handle owns a reference until `release_vm`.
-    unsafe { <Arc<Vm> as ForeignOwnable>::borrow(vm) }
-}
-
-/// Borrows a memory handle.
-///
-/// # Safety
-///
-/// `mem` came from `alloc_memory_of_gpu` and was not freed yet.
-unsafe fn mem_from_raw<'a>(mem: *mut c_void) -> kernel::sync::ArcBorrow<'a, Mem> {
-    // SAFETY: The handle owns a reference until `free_memory_of_gpu`.
-    unsafe { <Arc<Mem> as ForeignOwnable>::borrow(mem) }
-}
-
-/// `acquire_vm`: the VM of one of this GPU's open render-node files.
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
-/// with the `kgd` of a registered device, VM and memory handles this driver
-/// gave out and has not had back, and valid pointers.
-unsafe extern "C" fn acquire_vm(
-    kgd: *mut kgd::kgd_dev,
-    drm_file: *mut c_void,
-    vm: *mut *mut c_void,
-) -> c_int {
-    // SAFETY: rkfd calls with its registered handle.
-    let kgd = unsafe { kgd_from_raw(kgd) };
-    // SAFETY: The contract: `drm_file` is a `struct file *` rkfd holds a
-    // reference on (it got it with `fget`).
-    match unsafe { kgd.devices().file_vm(drm_file) }.and_then(|found| found.acquire().map(|()| found)) {
-        Ok(found) => {
-            let vm_ref = found.clone();
-            let handle = found.into_foreign();
-            vm_ref.set_kfd_handle(handle as usize);
-            // SAFETY: `vm` is valid for writes (the contract).
-            unsafe { *vm = handle };
-            0
+    /// `svm_free_vram`: never sleeps.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; `frames` is valid for `npages` reads.
+    unsafe extern "C" fn svm_free_vram(kgd: *mut kgd::kgd_dev, frames: *const u64, npages: u64) {
+        // SAFETY: rkfd calls with its registered handle.
+        let kgd = unsafe { Self::kgd(kgd) };
+        // SAFETY: The contract.
+        if let Ok(frames) = unsafe { svm_slice(frames, npages) } {
+            kgd.svm_free_vram(frames);
         }
-        Err(e) => e.to_errno(),
     }
-}
 
-/// `release_vm`: drops rkfd's reference.
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
-/// with the `kgd` of a registered device, VM and memory handles this driver
-/// gave out and has not had back, and valid pointers.
-unsafe extern "C" fn release_vm(_kgd: *mut kgd::kgd_dev, vm: *mut c_void) {
-    // SAFETY: `vm` came from `acquire_vm`; rkfd releases it once.
-    let vm = unsafe { <Arc<Vm> as ForeignOwnable>::from_foreign(vm) };
-    vm.set_kfd_handle(0);
-    vm.release();
-}
-
-/// `alloc_memory_of_gpu`.
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
-/// with the `kgd` of a registered device, VM and memory handles this driver
-/// gave out and has not had back, and valid pointers.
-unsafe extern "C" fn alloc_memory_of_gpu(
-    _kgd: *mut kgd::kgd_dev,
-    vm: *mut c_void,
-    alloc: *const kgd::kgd_mem_alloc,
-    mem: *mut *mut c_void,
-    mmap_offset: *mut u64,
-) -> c_int {
-    // SAFETY: rkfd passes a VM it acquired.
-    let vm = unsafe { vm_from_raw(vm) };
-    // SAFETY: `alloc` is valid for reads (the contract).
-    let a = unsafe { &*alloc };
-    let req = AllocRequest {
-        va: a.va,
-        size: a.size,
-        user_addr: a.user_addr,
-        flags: a.flags,
-    };
-    match vm.alloc(&req) {
-        Ok(m) => {
-            // SAFETY: `mmap_offset` and `mem` are valid for writes (the contract).
-            unsafe {
-                *mmap_offset = m.mmap_offset();
-                *mem = m.into_foreign();
-            }
-            0
-        }
-        Err(e) => e.to_errno(),
+    /// `svm_copy`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; `frames` and `pages` are valid for `npages`
+    /// reads; each page is a `struct page *` (or null for a clear) that
+    /// stays allocated during the call.
+    unsafe extern "C" fn svm_copy(
+        kgd: *mut kgd::kgd_dev,
+        frames: *const u64,
+        pages: *const *mut c_void,
+        npages: u64,
+        direction: u32,
+    ) -> c_int {
+        // SAFETY: rkfd calls with its registered handle.
+        let kgd = unsafe { Self::kgd(kgd) };
+        // SAFETY: The contract.
+        let (Ok(frames), Ok(pages)) = (unsafe { svm_slice(frames, npages) }, unsafe { svm_slice(pages, npages) }) else {
+            return EINVAL.to_errno();
+        };
+        // INVARIANT: rkfd keeps each page allocated during the call.
+        let pages = CopyPages { pages };
+        errno(kgd.svm_copy(frames, &pages, direction == kgd::KGD_SVM_COPY_TO_VRAM))
     }
-}
 
-/// `free_memory_of_gpu`: takes rkfd's reference back.
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
-/// with the `kgd` of a registered device, VM and memory handles this driver
-/// gave out and has not had back, and valid pointers.
-unsafe extern "C" fn free_memory_of_gpu(
-    _kgd: *mut kgd::kgd_dev,
-    vm: *mut c_void,
-    mem: *mut c_void,
-) {
-    // SAFETY: rkfd passes a VM it acquired.
-    let vm = unsafe { vm_from_raw(vm) };
-    // SAFETY: `mem` came from `alloc_memory_of_gpu`; rkfd frees it once.
-    let mem = unsafe { <Arc<Mem> as ForeignOwnable>::from_foreign(mem) };
-    if vm.free(mem).is_err() {
-        pr_warn!("free_memory_of_gpu: the object is not in this VM\n");
+    /// `svm_map`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; `ptes` is valid for `npages` reads.
+    unsafe extern "C" fn svm_map(_kgd: *mut kgd::kgd_dev, vm: *mut c_void, va: u64, npages: u64, ptes: *const u64) -> c_int {
+        // SAFETY: rkfd passes a VM it acquired.
+        let vm = unsafe { Self::vm(vm) };
+        // SAFETY: The contract.
+        errno(unsafe { svm_slice(ptes, npages) }.and_then(|p| T::svm_map(vm, va, p)))
     }
-}
 
-/// `map_memory_to_gpu`: `mem` may come from any VM of any of our GPUs.
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
-/// with the `kgd` of a registered device, VM and memory handles this driver
-/// gave out and has not had back, and valid pointers.
-unsafe extern "C" fn map_memory_to_gpu(
-    _kgd: *mut kgd::kgd_dev,
-    vm: *mut c_void,
-    mem: *mut c_void,
-) -> c_int {
-    // SAFETY: Live handles from rkfd.
-    let (vm, mem) = unsafe { (vm_from_raw(vm), mem_from_raw(mem)) };
-    // The VM keeps its own reference while the object is mapped.
-    let mem: Arc<Mem> = mem.into();
-    match vm.map(&mem) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// `unmap_memory_from_gpu`.
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
-/// with the `kgd` of a registered device, VM and memory handles this driver
-/// gave out and has not had back, and valid pointers.
-unsafe extern "C" fn unmap_memory_from_gpu(
-    _kgd: *mut kgd::kgd_dev,
-    vm: *mut c_void,
-    mem: *mut c_void,
-) -> c_int {
-    // SAFETY: Live handles from rkfd.
-    let (vm, mem) = unsafe { (vm_from_raw(vm), mem_from_raw(mem)) };
-    match vm.unmap(&mem) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// `map_gtt_to_kernel`: a kernel mapping valid until the object is freed.
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
-/// with the `kgd` of a registered device, VM and memory handles this driver
-/// gave out and has not had back, and valid pointers.
-unsafe extern "C" fn map_gtt_to_kernel(
-    _kgd: *mut kgd::kgd_dev,
-    mem: *mut c_void,
-    size: *mut u64,
-) -> *mut c_void {
-    // SAFETY: A live handle from rkfd.
-    let mem = unsafe { mem_from_raw(mem) };
-    match mem.kernel_map() {
-        Ok(addr) => {
-            if !size.is_null() {
-                // SAFETY: `size` is valid for writes when not null (the contract).
-                unsafe { *size = mem.size() };
-            }
-            addr
-        }
-        Err(_) => core::ptr::null_mut(),
-    }
-}
-
-/// `available_vram`.
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
-/// with the `kgd` of a registered device, VM and memory handles this driver
-/// gave out and has not had back, and valid pointers.
-unsafe extern "C" fn available_vram(kgd: *mut kgd::kgd_dev) -> u64 {
-    // SAFETY: rkfd calls with its registered handle.
-    let kgd = unsafe { kgd_from_raw(kgd) };
-    kgd.core().vram().available()
-}
-
-/// `set_vm_pasid`: the PASID the VM's interrupt entries carry.
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
-/// with the `kgd` of a registered device, VM and memory handles this driver
-/// gave out and has not had back, and valid pointers.
-unsafe extern "C" fn set_vm_pasid(_kgd: *mut kgd::kgd_dev, vm: *mut c_void, pasid: u32) {
-    // SAFETY: rkfd passes a VM it acquired.
-    let vm = unsafe { vm_from_raw(vm) };
-    vm.set_pasid(pasid);
-}
-
-/// `mmap_doorbells`: the VM's doorbell pages into a `/dev/kfd` VMA.
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
-/// with the `kgd` of a registered device, VM and memory handles this driver
-/// gave out and has not had back, and valid pointers; `vma` is the VMA of
-/// an `mmap` in progress.
-unsafe extern "C" fn mmap_doorbells(_kgd: *mut kgd::kgd_dev, vm: *mut c_void, vma: *mut c_void) -> c_int {
-    // SAFETY: rkfd passes a VM it acquired.
-    let vm = unsafe { vm_from_raw(vm) };
-    // SAFETY: `vma` is the VMA of the mmap in progress (the contract).
-    match unsafe { vm.doorbell_pages().mmap(vma) } {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// `mmap_mmio_remap`: the GPU's MMIO remap page into a `/dev/kfd` VMA.
-///
-/// # Safety
-///
-/// As for [`mmap_doorbells`].
-unsafe extern "C" fn mmap_mmio_remap(kgd: *mut kgd::kgd_dev, vma: *mut c_void) -> c_int {
-    // SAFETY: rkfd calls with its registered handle.
-    let kgd = unsafe { kgd_from_raw(kgd) };
-    // SAFETY: `vma` is the VMA of the mmap in progress (the contract).
-    match unsafe { kgd.core().mmio_remap().mmap(vma) } {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// `get_mem_limits`: the module's system-memory accounts (amdgpu's
-/// `kfd_mem_limit`: system = GTT + user pointers, TTM = GTT).
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
-/// with the `kgd` of a registered device, VM and memory handles this driver
-/// gave out and has not had back, and valid pointers.
-unsafe extern "C" fn get_mem_limits(kgd: *mut kgd::kgd_dev, out: *mut kgd::kgd_mem_limits) {
-    // SAFETY: rkfd calls with its registered handle.
-    let kgd = unsafe { kgd_from_raw(kgd) };
-    let m = kgd.core().sysmem();
-    let limits = kgd::kgd_mem_limits {
-        system_used: m.used(),
-        system_limit: m.limit(),
-        ttm_used: m.gtt_used(),
-        ttm_limit: m.gtt_limit(),
-    };
-    // SAFETY: `out` is valid for writes (the contract).
-    unsafe { out.write(limits) };
-}
-
-/// Which accounts `flags` name (`reserve_mem_limit`): user pointers
-/// (system) or GTT (system and TTM); anything else is `EINVAL`.
-fn limit_domain(flags: u32) -> Result<bool> {
-    match flags {
-        crate::uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR => Ok(false),
-        crate::uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT => Ok(true),
-        _ => Err(EINVAL),
-    }
-}
-
-/// `reserve_mem_limit`: accounts `size` bytes without an object (amdgpu's
-/// `amdgpu_amdkfd_reserve_mem_limit(NULL, ..)`; rkfd's XNACK-off SVM ranges).
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
-/// with the `kgd` of a registered device, VM and memory handles this driver
-/// gave out and has not had back, and valid pointers.
-unsafe extern "C" fn reserve_mem_limit(kgd: *mut kgd::kgd_dev, size: u64, flags: u32) -> c_int {
-    // SAFETY: rkfd calls with its registered handle.
-    let kgd = unsafe { kgd_from_raw(kgd) };
-    match limit_domain(flags).and_then(|gtt| kgd.core().sysmem().reserve_bytes(size, gtt)) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// `unreserve_mem_limit`: gives back what `reserve_mem_limit` accounted.
-///
-/// # Safety
-///
-/// As [`reserve_mem_limit`].
-unsafe extern "C" fn unreserve_mem_limit(kgd: *mut kgd::kgd_dev, size: u64, flags: u32) {
-    // SAFETY: rkfd calls with its registered handle.
-    let kgd = unsafe { kgd_from_raw(kgd) };
-    if let Ok(gtt) = limit_domain(flags) {
-        kgd.core().sysmem().unreserve_bytes(size, gtt);
-    }
-}
-
-/// `get_gpu_clock_counter`.
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
-/// with the `kgd` of a registered device, VM and memory handles this driver
-/// gave out and has not had back, and valid pointers.
-unsafe extern "C" fn get_gpu_clock_counter(kgd: *mut kgd::kgd_dev) -> u64 {
-    // SAFETY: rkfd calls with its registered handle.
-    let kgd = unsafe { kgd_from_raw(kgd) };
-    kgd.core().clock_counter()
-}
-
-/// `hqd_load`: the engine starts serving the queue; `*hqd` owns a
-/// reference on it (and through it on the VM) until `hqd_destroy`.
-///
-/// # Safety
-///
-/// Called only by rkfd through [`CALLS`], as `kgd_kfd_interface.h` allows:
-/// with the `kgd` of a registered device, VM and queue handles this driver
-/// gave out and has not had back, and valid pointers.
-unsafe extern "C" fn hqd_load(
-    kgd: *mut kgd::kgd_dev,
-    vm: *mut c_void,
-    q: *const kgd::kgd_queue_desc,
-    hqd: *mut *mut c_void,
-) -> c_int {
-    // SAFETY: rkfd calls with its registered handle and a VM it acquired.
-    let (kgd, vm) = unsafe { (kgd_from_raw(kgd), vm_from_raw(vm)) };
-    // SAFETY: `q` is valid for reads (the contract).
-    let q = unsafe { &*q };
-    let desc = QueueDesc {
-        ty: q.type_,
-        queue_id: q.queue_id,
-        doorbell_offset: q.doorbell_offset,
-        priority: q.priority,
-        percentage: q.percentage,
-        sdma_engine: q.sdma_engine,
-        ring_base: q.ring_base,
-        ring_size: q.ring_size,
-        rptr_va: q.rptr_va,
-        wptr_va: q.wptr_va,
-    };
-    match kgd.engine().load(vm.into(), &desc) {
-        Ok(h) => {
-            // SAFETY: `hqd` is valid for writes (the contract).
-            unsafe { *hqd = h.into_foreign() };
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// Borrows a queue handle.
-///
-/// # Safety
-///
-/// `hqd` came from `hqd_load` and was not destroyed yet.
-unsafe fn hqd_from_raw<'a>(hqd: *mut c_void) -> kernel::sync::ArcBorrow<'a, Hqd> {
-    // SAFETY: The handle owns a reference until `hqd_destroy`.
-    unsafe { <Arc<Hqd> as ForeignOwnable>::borrow(hqd) }
-}
-
-/// `hqd_destroy`: preempts and frees the queue; `-ETIME` if the scheduler
-/// is hung (freed all the same).
-///
-/// # Safety
-///
-/// As [`hqd_load`]; rkfd destroys each queue once.
-unsafe extern "C" fn hqd_destroy(kgd: *mut kgd::kgd_dev, hqd: *mut c_void) -> c_int {
-    // SAFETY: rkfd calls with its registered handle.
-    let kgd = unsafe { kgd_from_raw(kgd) };
-    // SAFETY: `hqd` came from `hqd_load`; rkfd gives it back once.
-    let hqd = unsafe { <Arc<Hqd> as ForeignOwnable>::from_foreign(hqd) };
-    match kgd.engine().destroy(hqd) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// `hqd_update`.
-///
-/// # Safety
-///
-/// As [`hqd_load`].
-unsafe extern "C" fn hqd_update(
-    kgd: *mut kgd::kgd_dev,
-    hqd: *mut c_void,
-    ring_base: u64,
-    ring_size: u64,
-    priority: u32,
-    percentage: u32,
-) -> c_int {
-    // SAFETY: Live handles from rkfd.
-    let (kgd, hqd) = unsafe { (kgd_from_raw(kgd), hqd_from_raw(hqd)) };
-    match kgd
-        .engine()
-        .update(&hqd, ring_base, ring_size, priority, percentage)
-    {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// `hqd_get_state`.
-///
-/// # Safety
-///
-/// As [`hqd_load`].
-unsafe extern "C" fn hqd_get_state(
-    kgd: *mut kgd::kgd_dev,
-    hqd: *mut c_void,
-    state: *mut kgd::kgd_hqd_state,
-) {
-    // SAFETY: Live handles from rkfd.
-    let (kgd, hqd) = unsafe { (kgd_from_raw(kgd), hqd_from_raw(hqd)) };
-    let s = kgd.engine().state(&hqd);
-    // SAFETY: `state` is valid for writes (the contract).
-    unsafe {
-        *state = kgd::kgd_hqd_state {
-            rptr: s.rptr,
-            wptr: s.wptr,
-            doorbell: s.doorbell,
-            packets: s.packets,
-            active: u32::from(s.active),
-            error: s.error,
-        }
-    };
-}
-
-/// `hws_hang`.
-///
-/// # Safety
-///
-/// As [`hqd_load`].
-unsafe extern "C" fn hws_hang(kgd: *mut kgd::kgd_dev) -> c_int {
-    // SAFETY: rkfd calls with its registered handle.
-    let kgd = unsafe { kgd_from_raw(kgd) };
-    kgd.engine().hang();
-    0
-}
-
-/// `gpu_reset`.
-///
-/// # Safety
-///
-/// As [`hqd_load`].
-unsafe extern "C" fn gpu_reset(kgd: *mut kgd::kgd_dev) -> c_int {
-    // SAFETY: rkfd calls with its registered handle.
-    let kgd = unsafe { kgd_from_raw(kgd) };
-    match kgd.engine().reset() {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
+    /// `svm_unmap`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`].
+    unsafe extern "C" fn svm_unmap(_kgd: *mut kgd::kgd_dev, vm: *mut c_void, va: u64, npages: u64) {
+        // SAFETY: rkfd passes a VM it acquired.
+        T::svm_unmap(unsafe { Self::vm(vm) }, va, npages);
     }
 }

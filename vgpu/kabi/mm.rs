@@ -147,23 +147,18 @@ impl SharedPages {
         Ok(())
     }
 
-    /// Maps all the pages into `vma`, which must be exactly as large
-    /// (`EINVAL` otherwise).
-    ///
-    /// # Safety
-    ///
-    /// `vma` is the `struct vm_area_struct` of an `mmap` call in progress
-    /// (its mm's mmap_lock held for writing).
-    pub(crate) unsafe fn mmap(&self, vma: *mut c_void) -> Result {
+    /// Maps all the pages into the `/dev/kfd` VMA rkfd is setting up,
+    /// which must be exactly as large (`EINVAL` otherwise).
+    pub(crate) fn mmap(&self, vma: &super::kfd::MmapVma<'_>) -> Result {
         let mut ptrs = KVVec::with_capacity(self.pages.len(), GFP_KERNEL)?;
         for page in self.pages.iter() {
             ptrs.push(page.as_ptr(), GFP_KERNEL)?;
         }
-        // SAFETY: `vma` is valid (the caller's contract); `ptrs` holds
+        // SAFETY: `vma` is valid for the call (its invariant); `ptrs` holds
         // `len` valid pages for the call; each inserted page gets its own
         // reference, so it outlives `self` while user space maps it.
         super::to_result(unsafe {
-            shim::vgpu_shim_mmap_pages(vma, ptrs.as_mut_ptr(), ptrs.len() as kernel::ffi::c_ulong)
+            shim::vgpu_shim_mmap_pages(vma.as_ptr().cast(), ptrs.as_mut_ptr(), ptrs.len() as kernel::ffi::c_ulong)
         })
     }
 }

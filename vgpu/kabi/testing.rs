@@ -7,20 +7,19 @@
 use core::ptr::NonNull;
 
 use kernel::{
-    ffi::{
-        c_ulong,
-        c_void, //
-    },
+    bindings,
+    ffi::c_ulong,
     prelude::*,
     sync::Arc,
 };
 
 use super::{
-    shim::test as shim,
+    kfd::DrmFileRef,
+    shim,
     to_result,
-    Devices, //
+    Devices,
+    RenderNode, //
 };
-use crate::vm::Vm;
 
 /// An open file, closed (and released, even from a kernel thread) on drop.
 ///
@@ -29,7 +28,7 @@ use crate::vm::Vm;
 /// `file` is a `struct file *` we own a reference on.
 pub(crate) struct TestFile {
     /// The file.
-    file: NonNull<c_void>,
+    file: NonNull<bindings::file>,
 }
 
 impl TestFile {
@@ -46,10 +45,12 @@ impl TestFile {
         })
     }
 
-    /// What `acquire_vm` gives rkfd for this file.
-    pub(crate) fn vm_of(&self, devices: &Devices) -> Result<Arc<Vm>> {
-        // SAFETY: By the type invariant we hold a reference on the file.
-        unsafe { devices.file_vm(self.file.as_ptr()) }
+    /// What `acquire_vm` gives rkfd for this file (its state in `T`).
+    pub(crate) fn vm_of<T: RenderNode>(&self, devices: &Devices<T>) -> Result<Arc<T::File>> {
+        // SAFETY: By the type invariant we hold a reference on the file
+        // while `self` (borrowed for the call) exists.
+        let file = unsafe { DrmFileRef::from_raw(self.file) };
+        devices.file_state(&file)
     }
 
     /// Maps `len` bytes at `offset` of the file into the test's mm.

@@ -18,9 +18,7 @@ use kernel::{
 
 use super::{interface, DrmFile, GpuInfo, KgdDevice, KgdVm};
 
-extern "C" {
-    fn rkfd_shim_kunit_file() -> *mut c_void;
-}
+use super::super::shim_ffi::rkfd_shim_kunit_file;
 
 /// The fake driver's state; must outlive every device made from it.
 pub(crate) struct FakeGpu {

@@ -11,24 +11,7 @@
 
 use kernel::{ffi::c_int, prelude::*};
 
-mod shim {
-    use kernel::ffi::c_int;
-
-    extern "C" {
-        pub(super) fn rkfd_shim_host_next_node(nid: c_int) -> c_int;
-        pub(super) fn rkfd_shim_host_node_cpus(
-            nid: c_int,
-            cores: *mut u32,
-            apic: *mut u32,
-        ) -> c_int;
-        pub(super) fn rkfd_shim_host_node_mem_bytes(nid: c_int) -> u64;
-        pub(super) fn rkfd_shim_host_node_distance(from: c_int, to: c_int) -> u32;
-        pub(super) fn rkfd_shim_host_cpu_link_type() -> u32;
-        pub(super) fn rkfd_shim_host_dmi_memory(width: *mut u32, mem_clk_max: *mut u32);
-        pub(super) fn rkfd_shim_host_cpu_max_khz() -> u32;
-        pub(super) fn rkfd_shim_host_platform(oem: *mut u64, id: *mut u64, rev: *mut u64);
-    }
-}
+use super::super::shim_ffi as shim;
 
 /// An online NUMA node with CPUs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What rkfd asks of a virtual GPU (the `kfd2kgd` calls, [`kabi::Kfd2Kgd`]
+//! on [`Kgd`]) and what it is told at probe ([`gpu_info`]).
+//!
+//! C: `drivers/gpu/drm/amd/amdgpu/amdgpu_amdkfd.c` and
+//! `amdgpu_amdkfd_gpuvm.c` (the `amdgpu_amdkfd_*` functions amdkfd calls).
+
+use core::ptr::NonNull;
+
+use kernel::{
+    prelude::*,
+    sync::{Arc, ArcBorrow}, //
+};
+
+use crate::{
+    engine::{self, Hqd},
+    gpu::{Core, Kgd},
+    kabi::{self, kgd},
+    mem::{AllocRequest, Mem},
+    profile::Profile,
+    uapi,
+    vm::Vm, //
+};
+
+// The engine's mirrors of the interface's constants.
+const _: () = {
+    assert!(engine::IH_SIGNAL == kgd::KGD_IH_SIGNAL);
+    assert!(engine::IH_QUEUE_ERROR == kgd::KGD_IH_QUEUE_ERROR);
+    assert!(engine::IH_VM_FAULT == kgd::KGD_IH_VM_FAULT);
+    assert!(engine::VM_FAULT_WRITE == kgd::KGD_VM_FAULT_WRITE);
+    assert!(engine::VM_FAULT_NO_RETRY == kgd::KGD_VM_FAULT_NO_RETRY);
+    assert!(engine::QUEUE_ERROR_INVALID_PACKET == kgd::KGD_QUEUE_ERROR_INVALID_PACKET);
+    assert!(engine::QUEUE_ERROR_UNSUPPORTED == kgd::KGD_QUEUE_ERROR_UNSUPPORTED);
+    assert!(engine::QUEUE_ERROR_VM_FAULT == kgd::KGD_QUEUE_ERROR_VM_FAULT);
+    assert!(engine::QUEUE_ERROR_RESET == kgd::KGD_QUEUE_ERROR_RESET);
+};
+
+impl From<&engine::IhEntry> for kabi::IhEntry {
+    fn from(e: &engine::IhEntry) -> Self {
+        kabi::IhEntry {
+            source: e.source,
+            pasid: e.pasid,
+            context_id: e.context_id,
+            data: e.data,
+            addr: e.addr,
+        }
+    }
+}
+
+impl Vm {
+    /// Raises a retry fault for a GPU access at `addr` of this VM in rkfd
+    /// ([`kabi::KfdIrq::svm_fault`]); `EFAULT` if no KFD process uses the
+    /// VM (nothing can resolve the fault).  Must be called with no lock of
+    /// this driver held.
+    pub(crate) fn svm_fault(&self, addr: u64, write: bool, report_fatal: bool) -> Result {
+        let (Some(kfd), Some(handle)) = (self.core().kfd(), self.kfd_handle()) else {
+            return Err(EFAULT);
+        };
+        kfd.svm_fault(handle, self.pasid(), addr, write, report_fatal)
+    }
+}
+
+/// Which accounts `flags` name (`reserve_mem_limit`): user pointers
+/// (system) or GTT (system and TTM); anything else is `EINVAL`.
+fn limit_domain(flags: u32) -> Result<bool> {
+    match flags {
+        uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR => Ok(false),
+        uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT => Ok(true),
+        _ => Err(EINVAL),
+    }
+}
+
+impl kabi::Kfd2Kgd for Kgd {
+    type Vm = Vm;
+    type Mem = Mem;
+    type Hqd = Hqd;
+
+    fn acquire_vm(&self, file: &kabi::DrmFileRef<'_>) -> Result<Arc<Vm>> {
+        let found = self.devices().file_state(file)?;
+        found.acquire()?;
+        Ok(found)
+    }
+
+    fn set_rkfd_vm_handle(vm: &Vm, handle: usize) {
+        vm.set_kfd_handle(handle);
+    }
+
+    fn release_vm(vm: Arc<Vm>) {
+        vm.release();
+    }
+
+    fn alloc_memory(vm: ArcBorrow<'_, Vm>, a: &kabi::MemAlloc) -> Result<(Arc<Mem>, u64)> {
+        let req = AllocRequest {
+            va: a.va,
+            size: a.size,
+            user_addr: a.user_addr,
+            flags: a.flags,
+        };
+        let m = vm.alloc(&req)?;
+        let offset = m.mmap_offset();
+        Ok((m, offset))
+    }
+
+    fn free_memory(vm: ArcBorrow<'_, Vm>, mem: Arc<Mem>) {
+        if vm.free(mem).is_err() {
+            pr_warn!("free_memory_of_gpu: the object is not in this VM\n");
+        }
+    }
+
+    fn map_memory(vm: ArcBorrow<'_, Vm>, mem: ArcBorrow<'_, Mem>) -> Result {
+        // The VM keeps its own reference while the object is mapped.
+        vm.map(&mem.into())
+    }
+
+    fn unmap_memory(vm: ArcBorrow<'_, Vm>, mem: ArcBorrow<'_, Mem>) -> Result {
+        vm.unmap(&mem)
+    }
+
+    fn map_gtt_to_kernel(mem: ArcBorrow<'_, Mem>) -> Result<(NonNull<core::ffi::c_void>, u64)> {
+        let addr = NonNull::new(mem.kernel_map()?).ok_or(ENOMEM)?;
+        Ok((addr, mem.size()))
+    }
+
+    fn available_vram(&self) -> u64 {
+        self.core().vram().available()
+    }
+
+    fn gpu_clock_counter(&self) -> u64 {
+        self.core().clock_counter()
+    }
+
+    fn set_vm_pasid(vm: ArcBorrow<'_, Vm>, pasid: u32) {
+        vm.set_pasid(pasid);
+    }
+
+    /// The module's system-memory accounts (amdgpu's `kfd_mem_limit`:
+    /// system = GTT + user pointers, TTM = GTT).
+    fn mem_limits(&self) -> kabi::MemLimits {
+        let m = self.core().sysmem();
+        kabi::MemLimits {
+            system_used: m.used(),
+            system_limit: m.limit(),
+            ttm_used: m.gtt_used(),
+            ttm_limit: m.gtt_limit(),
+        }
+    }
+
+    /// amdgpu's `amdgpu_amdkfd_reserve_mem_limit(NULL, ..)` (rkfd's
+    /// XNACK-off SVM ranges).
+    fn reserve_mem_limit(&self, size: u64, flags: u32) -> Result {
+        limit_domain(flags).and_then(|gtt| self.core().sysmem().reserve_bytes(size, gtt))
+    }
+
+    fn unreserve_mem_limit(&self, size: u64, flags: u32) {
+        if let Ok(gtt) = limit_domain(flags) {
+            self.core().sysmem().unreserve_bytes(size, gtt);
+        }
+    }
+
+    fn mmap_doorbells(vm: ArcBorrow<'_, Vm>, vma: &kabi::MmapVma<'_>) -> Result {
+        vm.doorbell_pages().mmap(vma)
+    }
+
+    fn mmap_mmio_remap(&self, vma: &kabi::MmapVma<'_>) -> Result {
+        self.core().mmio_remap().mmap(vma)
+    }
+
+    /// The engine starts serving the queue; the handle owns a reference on
+    /// it (and through it on the VM) until `hqd_destroy`.
+    fn hqd_load(&self, vm: ArcBorrow<'_, Vm>, q: &kabi::QueueDesc) -> Result<Arc<Hqd>> {
+        let desc = engine::QueueDesc {
+            ty: q.type_,
+            queue_id: q.queue_id,
+            doorbell_offset: q.doorbell_offset,
+            priority: q.priority,
+            percentage: q.percentage,
+            sdma_engine: q.sdma_engine,
+            ring_base: q.ring_base,
+            ring_size: q.ring_size,
+            rptr_va: q.rptr_va,
+            wptr_va: q.wptr_va,
+        };
+        self.engine().load(vm.into(), &desc)
+    }
+
+    fn hqd_destroy(&self, hqd: Arc<Hqd>) -> Result {
+        self.engine().destroy(hqd)
+    }
+
+    fn hqd_update(&self, hqd: ArcBorrow<'_, Hqd>, ring_base: u64, ring_size: u64, priority: u32, percentage: u32) -> Result {
+        self.engine().update(&hqd, ring_base, ring_size, priority, percentage)
+    }
+
+    fn hqd_state(&self, hqd: ArcBorrow<'_, Hqd>) -> kabi::HqdState {
+        let s = self.engine().state(&hqd);
+        kabi::HqdState {
+            rptr: s.rptr,
+            wptr: s.wptr,
+            doorbell: s.doorbell,
+            packets: s.packets,
+            active: u32::from(s.active),
+            error: s.error,
+        }
+    }
+
+    fn hws_hang(&self) -> Result {
+        self.engine().hang();
+        Ok(())
+    }
+
+    fn gpu_reset(&self) -> Result {
+        self.engine().reset()
+    }
+
+    fn svm_alloc_vram(&self, frames: &mut [u64]) -> Result {
+        self.core().vram().svm_alloc(frames)
+    }
+
+    fn svm_alloc_vram_block(&self, order: u32) -> Result<u64> {
+        self.core().vram().svm_alloc_block(order)
+    }
+
+    fn svm_free_vram(&self, frames: &[u64]) {
+        self.core().vram().svm_free(frames);
+    }
+
+    /// The copy engine: page by page, under the VRAM pool's lock.
+    fn svm_copy(&self, frames: &[u64], pages: &kabi::CopyPages<'_>, to_vram: bool) -> Result {
+        if frames.len() != pages.len() {
+            return Err(EINVAL);
+        }
+        for (&frame, sys) in frames.iter().zip(pages.iter()) {
+            match (sys, to_vram) {
+                (Some(sys), true) => self.core().vram().svm_with_page(frame, |vram| sys.copy_to(vram))?,
+                (None, true) => self.core().vram().svm_with_page(frame, kabi::clear_page)?,
+                (Some(sys), false) => self.core().vram().svm_with_page(frame, |vram| sys.copy_from(vram))?,
+                (None, false) => return Err(EINVAL),
+            }
+        }
+        Ok(())
+    }
+
+    fn svm_map(vm: ArcBorrow<'_, Vm>, va: u64, ptes: &[u64]) -> Result {
+        vm.svm_map(va, ptes)
+    }
+
+    fn svm_unmap(vm: ArcBorrow<'_, Vm>, va: u64, npages: u64) {
+        vm.svm_unmap(va, npages);
+    }
+}
+
+/// The properties topology shows for `kgd`'s GPU (what `kgd2kfd_probe`
+/// is told).
+pub(crate) fn gpu_info(kgd: &Kgd) -> Result<kabi::GpuInfo> {
+    let core: &Arc<Core> = kgd.core();
+    let p: &Profile = core.profile();
+    let save = p.save_area();
+    let mut info = kabi::GpuInfo {
+        gfx_target_version: p.gfx.target_version(),
+        vendor_id: 0x1002,
+        device_id: p.device_id,
+        domain: 0,
+        location_id: core.location_id(),
+        drm_render_minor: kgd.devices().render_minor(),
+        unique_id: p.unique_id(core.index()),
+        num_shader_engines: p.num_shader_engines,
+        sh_per_se: p.sh_per_se,
+        cu_per_sh: p.cu_per_sh,
+        simd_per_cu: p.simd_per_cu,
+        max_waves_per_simd: p.max_waves_per_simd,
+        wave_front_size: p.wave_front_size,
+        lds_size_in_kb: p.lds_size_kib,
+        max_slots_scratch_cu: p.max_slots_scratch_cu,
+        num_sdma_engines: p.num_sdma_engines,
+        num_sdma_xgmi_engines: p.num_sdma_xgmi_engines,
+        num_sdma_queues_per_engine: p.num_sdma_queues_per_engine,
+        num_cp_queues: p.num_cp_queues,
+        num_xcc: 1,
+        max_engine_clk_fcompute: p.max_engine_clk_mhz,
+        fw_version: p.fw_version,
+        sdma_fw_version: p.sdma_fw_version,
+        capability: p.capability(),
+        capability2: 0,
+        debug_prop: 0,
+        cwsr_size: save.cwsr_size,
+        ctl_stack_size: save.ctl_stack_size,
+        vram_size: core.vram().size(),
+        vram_width: p.vram_width,
+        mem_clk_max: p.mem_clk_max_mhz,
+        vram_is_public: u32::from(p.vram_is_public),
+        doorbell_process_size: p.doorbell_process_size(),
+        gb_addr_config: p.gb_addr_config(),
+        ..Default::default()
+    };
+    let name = p.asic_name.as_bytes();
+    if name.len() >= info.name.len() || p.caches.len() > info.caches.len() {
+        return Err(EINVAL);
+    }
+    for (dst, &src) in info.name.iter_mut().zip(name) {
+        *dst = core::ffi::c_char::from_ne_bytes([src]);
+    }
+    for (dst, c) in info.caches.iter_mut().zip(p.caches) {
+        *dst = kabi::CacheInfo {
+            level: c.level,
+            size_kib: c.size_kib,
+            cache_line_size: c.line_size,
+            type_: c.cache_type,
+            cus_per_cache: p.cus_sharing(c),
+            ..Default::default()
+        };
+    }
+    info.num_caches = u32::try_from(p.caches.len())?;
+    Ok(info)
+}
