@@ -40,7 +40,7 @@ struct vgpu_shim_dev_info {
 };
 
 /*
- * What the DRM files, their VMAs and sysfs call in Rust.  @gpu is what
+ * What the DRM files, their VMAs, sysfs and hwmon call in Rust.  @gpu is what
  * vgpu_shim_dev_create() was given; a file's state (*@vm, its driver_priv)
  * comes from @file_open and goes back in @file_close; a VMA's memory
  * object (*@mem, its vm_private_data) holds one reference per VMA

@@ -30,8 +30,8 @@ use super::{
 };
 
 /// What the devices of a GPU call back (the DRM driver's `open`,
-/// `postclose`, `mmap` and VMA fault, the GPU-access ioctl, sysfs),
-/// implemented by the GPU type.
+/// `postclose`, `mmap`, VMA fault and access, the GPU-access ioctl, sysfs
+/// and hwmon), implemented by the GPU type.
 pub(crate) trait RenderNode: Send + Sync + 'static {
     /// A render-node file's state (amdgpu: its GPU VM), one per open file.
     type File: Send + Sync;
