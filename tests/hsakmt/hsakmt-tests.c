@@ -296,7 +296,8 @@ __attribute__((format(printf, 2, 3))) static bool read_u64(unsigned long long *v
 struct profile {
 	const char *name;
 	uint32_t gfx_target_version;
-	/* EngineId: gfx major.minor.stepping, and uCode = fw_version & 0x3ff. */
+	/* EngineId: gfx major.minor.stepping, and uCode = fw_version & 0x3ff
+	 * (the MEC firmware each profile publishes, vgpu/profile.rs). */
 	uint32_t major, minor, stepping, ucode;
 	uint16_t device_id;
 	uint32_t simd_per_cu, simd_count, wave_front_size, max_waves_per_simd, lds_kib;
@@ -311,16 +312,16 @@ struct profile {
 
 static const struct profile profiles[] = {
 	/* MI210: L1 per CU (4), I$ and K$ per 2 CUs (2 + 2), L2 = 9. */
-	{ "gfx90a", 90010, 9, 0, 10, 63, 0x740f, 4, 16, 64, 8, 64, 1, 1, 4, 32, 2, 3, 8, 24,
+	{ "gfx90a", 90010, 9, 0, 10, 69, 0x740f, 4, 16, 64, 8, 64, 1, 1, 4, 32, 2, 3, 8, 24,
 	  1700, 4096, 1600, 512, false, true, true, true, 9 },
 	/* W6800: L0 4, I$ 2, K$ 2, GL1 1, L2 1, L3 1 = 11. */
-	{ "gfx1030", 100300, 10, 3, 0, 93, 0x73a3, 2, 8, 32, 16, 64, 1, 1, 4, 32, 4, 0, 8, 24,
+	{ "gfx1030", 100300, 10, 3, 0, 113, 0x73a3, 2, 8, 32, 16, 64, 1, 1, 4, 32, 4, 0, 8, 24,
 	  2320, 256, 1000, 512, false, false, false, true, 11 },
 	/* W7900: as gfx1030 = 11. */
-	{ "gfx1100", 110000, 11, 0, 0, 509, 0x7448, 2, 8, 32, 16, 64, 1, 1, 4, 32, 2, 0, 6, 24,
+	{ "gfx1100", 110000, 11, 0, 0, 510, 0x7448, 2, 8, 32, 16, 64, 1, 1, 4, 32, 2, 0, 6, 24,
 	  2495, 384, 1124, 512, false, false, false, true, 11 },
 	/* 780M APU: no L3 = 10. */
-	{ "gfx1103", 110003, 11, 0, 3, 509, 0x15bf, 2, 8, 32, 16, 64, 1, 1, 4, 32, 1, 0, 6, 24,
+	{ "gfx1103", 110003, 11, 0, 3, 40, 0x15bf, 2, 8, 32, 16, 64, 1, 1, 4, 32, 1, 0, 6, 24,
 	  2700, 128, 2800, 256, true, false, false, true, 10 },
 };
 
