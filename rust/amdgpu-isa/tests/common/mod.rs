@@ -167,7 +167,9 @@ pub fn compile_hip(source: &str, name: &str) -> Option<Vec<u8>> {
 /// parallel threads, and two of them writing and removing one output file
 /// raced (a test read the code object after another had removed it).
 pub fn compile_hip_with(source: &str, name: &str, opt: &str) -> Option<Vec<u8>> {
-    static BUILT: std::sync::Mutex<Vec<(String, String, Option<Vec<u8>>)>> = std::sync::Mutex::new(Vec::new());
+    /// (source, optimisation level, code object) of each compiled kernel.
+    type Built = Vec<(String, String, Option<Vec<u8>>)>;
+    static BUILT: std::sync::Mutex<Built> = std::sync::Mutex::new(Vec::new());
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, _, bytes)) = built.iter().find(|(s, o, _)| s == source && o == opt) {
         return bytes.clone();
