@@ -162,8 +162,24 @@ pub fn compile_hip(source: &str, name: &str) -> Option<Vec<u8>> {
     compile_hip_with(source, name, "-O2")
 }
 
-/// As [`compile_hip`], at optimisation level `opt` ("-O0", "-O2").
+/// As [`compile_hip`], at optimisation level `opt` ("-O0", "-O2").  Each
+/// (source, level) is compiled once per test process: the tests run on
+/// parallel threads, and two of them writing and removing one output file
+/// raced (a test read the code object after another had removed it).
 pub fn compile_hip_with(source: &str, name: &str, opt: &str) -> Option<Vec<u8>> {
+    /// (source, optimisation level, code object) of each compiled kernel.
+    type Built = Vec<(String, String, Option<Vec<u8>>)>;
+    static BUILT: std::sync::Mutex<Built> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, _, bytes)) = built.iter().find(|(s, o, _)| s == source && o == opt) {
+        return bytes.clone();
+    }
+    let bytes = compile_hip_uncached(source, name, opt);
+    built.push((source.to_string(), opt.to_string(), bytes.clone()));
+    bytes
+}
+
+fn compile_hip_uncached(source: &str, name: &str, opt: &str) -> Option<Vec<u8>> {
     let have = std::process::Command::new("hipcc").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
     if !have {
         let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(format!("{name}.co"));
@@ -173,7 +189,7 @@ pub fn compile_hip_with(source: &str, name: &str, opt: &str) -> Option<Vec<u8>> 
         );
         return std::fs::read(fixture).ok();
     }
-    let out = std::env::temp_dir().join(format!("amdgpu-isa-{}-{}.co", name, std::process::id()));
+    let out = std::env::temp_dir().join(format!("amdgpu-isa-{}{}-{}.co", name, opt, std::process::id()));
     let status = std::process::Command::new("hipcc")
         .args(["--offload-arch=gfx90a", opt, "--cuda-device-only", "--no-gpu-bundle-output", "-c", source, "-o"])
         .arg(&out)
