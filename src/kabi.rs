@@ -22,8 +22,8 @@
 //!   `crate::smi::migration_cpu_fault` (a CPU fault's migration back), and its
 //!   `rkfd_rs_svm_*` entry points are fixed symbols, not a table.
 //! - `unsafe` above this layer: the `unsafe(uninit)` statics and their
-//!   `init()` (`global_lock!`), `unsafe impl MmRelease for Process` (a
-//!   contract on the implementor), the SVM code's calls of
+//!   `init()` (`global_lock!`), the `MmRelease` impl of `Process` (an unsafe
+//!   trait: a contract on the implementor), the SVM code's calls of
 //!   `HmmRange::new` / `VmRef::new`, `event/page.rs` (the event page is
 //!   plain shared memory), and `uapi.rs` (the one cast of an ioctl buffer).
 

@@ -470,8 +470,8 @@ impl Drop for HmmRange {
 /// The cookie the shim holds: a type-erased pointer and its callback.
 struct Trampoline {
     cookie: *const c_void,
-    /// `invalidate_tramp::<T>` for the `T` behind `cookie`: sound to
-    /// call with this `cookie` only, while `HmmRange::new`'s contract holds.
+    /// `invalidate_tramp::<T>` for the `T` behind `cookie`.  SAFETY: sound
+    /// to call with this `cookie` only, while `HmmRange::new`'s contract holds.
     call: unsafe fn(*const c_void, u64, u64, u64, bool, bool),
 }
 
