@@ -206,18 +206,38 @@ impl GfxVersion {
         matches!(self.arch(), GfxArch::Gfx11 | GfxArch::Gfx12)
     }
 
+    /// GC 9.4.2 (gfx90a), 9.4.3, 9.4.4 or 9.5.0: the GFX9 parts from
+    /// Aldebaran on (C: `KFD_GC_VERSION(dev) >= IP_VERSION(9, 4, 2)` on GFX9).
+    const fn is_gc_9_4_2_on(self) -> bool {
+        matches!(self.arch(), GfxArch::Gfx9_4_3 | GfxArch::Gfx9_5)
+            || (self.major == 9 && self.minor == 0 && self.stepping == 10)
+    }
+
     /// The GPU retries page faults per process, so XNACK can be switched
     /// on per process and SVM serves GPU faults (C:
     /// `KFD_SUPPORT_XNACK_PER_PROCESS`: GC 9.4.2, 9.4.3, 9.4.4, 9.5.0).
     pub const fn supports_xnack_per_process(self) -> bool {
-        matches!(self.arch(), GfxArch::Gfx9_4_3 | GfxArch::Gfx9_5)
-            || (self.major == 9 && self.minor == 0 && self.stepping == 10)
+        self.is_gc_9_4_2_on()
     }
 
     /// CUs come in work-group-processor pairs, so a CU mask must enable
     /// both CUs of a pair or neither (C: `pqm_update_mqd`, GC 10+).
     pub const fn has_wgp(self) -> bool {
         !self.is_gfx9()
+    }
+
+    /// One KFD node spans several XCCs, each with its own MQD (C: the
+    /// `*_v9_4_3` MQD manager functions, GC 9.4.3, 9.4.4 and 9.5.0); a
+    /// queue's CU mask is applied per XCC, not by `update_mqd`.
+    pub const fn has_per_xcc_mqds(self) -> bool {
+        matches!(self.arch(), GfxArch::Gfx9_4_3 | GfxArch::Gfx9_5)
+    }
+
+    /// The MQD of a queue that uses GWS must force SIMD distribution
+    /// (`COMPUTE_RESOURCE_LIMITS.FORCE_SIMD_DIST`; C: `update_mqd` in
+    /// `kfd_mqd_manager_v9.c`, GC 9.4.2 and later GFX9 parts).
+    pub const fn gws_forces_simd_dist(self) -> bool {
+        self.is_gc_9_4_2_on()
     }
 
     /// Queues a process may have on one device (C: `pqm_create_queue`'s

@@ -1,0 +1,625 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+//! Memory queue descriptors: what amdkfd writes into a queue's MQD before
+//! the CP (or the HWS, through MAP_QUEUES) loads it.
+//!
+//! C: `kfd_mqd_manager_v9.c`, `kfd_mqd_manager_v10.c`,
+//! `kfd_mqd_manager_v11.c` (`init_mqd`, `update_mqd`, `init_mqd_hiq`,
+//! `init_mqd_sdma`, `update_mqd_sdma`, `update_cu_mask`, `set_priority`)
+//! and `mqd_symmetrically_map_cu_mask` / `pipe_priority_map` of
+//! `kfd_mqd_manager.c`.  The layouts are the generated `v9_mqd`,
+//! `v10_compute_mqd`, `v11_compute_mqd` and their SDMA MQDs; the register
+//! fields are the generated `*_sh_mask` constants.  The three compute MQDs
+//! share their field names, so one macro writes the fields every
+//! generation sets and each generation adds its own.
+//!
+//! Not modelled: the multi-XCC MQDs of GC 9.4.3/9.4.4/9.5.0
+//! (`init_mqd_v9_4_3`: one MQD per XCC, `cp_mqd_stride_size`, the per-XCC
+//! CU mask), checkpoint/restore, and the wave-state readers.
+
+use kfd_logic::gfx::{GfxArch, GfxVersion};
+
+use crate::generated::gc_10_1_0_sh_mask as gc10;
+use crate::generated::gc_11_0_0_sh_mask as gc11;
+use crate::generated::gc_9_0_sh_mask as gc9;
+use crate::generated::sdma0_4_0_sh_mask as sdma4;
+use crate::generated::v10_structs::{v10_compute_mqd, v10_sdma_mqd};
+use crate::generated::v11_structs::{v11_compute_mqd, v11_sdma_mqd};
+use crate::generated::v9_structs::{v9_mqd, v9_mqd__bindgen_ty_1, v9_mqd__bindgen_ty_1__bindgen_ty_1, v9_sdma_mqd};
+
+/// C: `KFD_MAX_NUM_SE`.
+pub const MAX_NUM_SE: usize = 8;
+/// C: `KFD_MAX_NUM_SH_PER_SE`.
+pub const MAX_NUM_SH_PER_SE: usize = 2;
+
+/// C: `update_flag` values of `struct mqd_update_info` (`enum
+/// mqd_update_flag`); `update_mqd` compares the perf-counter ones with
+/// `==` and tests the others as bits, as upstream does.
+pub mod update_flag {
+    /// `UPDATE_FLAG_DBG_WA_ENABLE`.
+    pub const DBG_WA_ENABLE: u32 = 1;
+    /// `UPDATE_FLAG_DBG_WA_DISABLE`.
+    pub const DBG_WA_DISABLE: u32 = 2;
+    /// `UPDATE_FLAG_IS_GWS`.
+    pub const IS_GWS: u32 = 4;
+    /// `UPDATE_FLAG_PERFCOUNT_ENABLE`.
+    pub const PERFCOUNT_ENABLE: u32 = 5;
+    /// `UPDATE_FLAG_PERFCOUNT_DISABLE`.
+    pub const PERFCOUNT_DISABLE: u32 = 6;
+}
+
+/// The MQD header every compute MQD starts with (C: `m->header`).
+pub const MQD_HEADER: u32 = 0xC031_0800;
+/// C: `SDMA_RLC_DUMMY_DEFAULT`.
+pub const SDMA_RLC_DUMMY_DEFAULT: u32 = 0xf;
+/// C: `amdgpu_sdma_phase_quantum`'s default (module parameter).
+pub const SDMA_PHASE_QUANTUM_DEFAULT: u32 = 32;
+
+/// C: `enum kfd_queue_format`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QueueFormat {
+    /// `KFD_QUEUE_FORMAT_PM4`.
+    #[default]
+    Pm4,
+    /// `KFD_QUEUE_FORMAT_AQL`.
+    Aql,
+}
+
+/// The fields of `struct queue_properties` the MQD managers read.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct QueueProps {
+    /// `format`.
+    pub format: QueueFormat,
+    /// `queue_address`: the ring, GPU VA.
+    pub queue_address: u64,
+    /// `queue_size`: the ring's size in bytes (a power of two).
+    pub queue_size: u64,
+    /// `read_ptr`: where the CP reports the read pointer.
+    pub read_ptr: u64,
+    /// `write_ptr`: where the CP polls the write pointer.
+    pub write_ptr: u64,
+    /// `doorbell_off`: the doorbell's dword offset in the BAR.
+    pub doorbell_off: u32,
+    /// `eop_ring_buffer_address`.
+    pub eop_ring_buffer_address: u64,
+    /// `eop_ring_buffer_size`, bytes.
+    pub eop_ring_buffer_size: u32,
+    /// `ctx_save_restore_area_address` (0: none).
+    pub ctx_save_restore_area_address: u64,
+    /// `ctx_save_restore_area_size`.
+    pub ctx_save_restore_area_size: u32,
+    /// `ctl_stack_size`.
+    pub ctl_stack_size: u32,
+    /// `tba_addr`: trap handler base (0: none).
+    pub tba_addr: u64,
+    /// `priority`, 0..=15.
+    pub priority: u32,
+    /// `vmid`: 0 under the HWS, which assigns VMIDs itself.
+    pub vmid: u32,
+    /// `sdma_engine_id`.
+    pub sdma_engine_id: u32,
+    /// `sdma_queue_id`.
+    pub sdma_queue_id: u32,
+    /// `is_dbg_wa`: the GFX11 debugger workaround halves the CU masks.
+    pub is_dbg_wa: bool,
+}
+
+/// What `init_mqd` reads of the device rather than the queue.
+#[derive(Clone, Copy, Debug)]
+pub struct MqdDevice {
+    /// The generation.
+    pub gfx: GfxVersion,
+    /// `kfd->cwsr_enabled`.
+    pub cwsr_enabled: bool,
+    /// `kfd->profiler_process != NULL`.
+    pub profiler_active: bool,
+    /// `amdgpu_amdkfd_have_atomics_support` (GFX11's CP acknowledges PCIe atomics).
+    pub pcie_atomics: bool,
+    /// `amdgpu_sdma_phase_quantum` (GFX11 SDMA MQDs).
+    pub sdma_phase_quantum: u32,
+}
+
+/// The active CUs of one KFD node, per shader engine and shader array
+/// (C: the `hweight32` of `cu_info->bitmap` that
+/// `mqd_symmetrically_map_cu_mask` computes; the bitmap's layout is the
+/// GPU driver's business, so the caller counts).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CuTopology {
+    /// `gfx_info->max_shader_engines`.
+    pub num_se: u32,
+    /// `gfx_info->max_sh_per_se`.
+    pub num_sh_per_se: u32,
+    /// Active CUs of each (SE, SH).
+    pub cu_per_sh: [[u32; MAX_NUM_SH_PER_SE]; MAX_NUM_SE],
+    /// `cu_info->number / num_nodes`.
+    pub cu_active: u32,
+}
+
+/// C: `struct mqd_update_info`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MqdUpdate<'a> {
+    /// `cu_mask.ptr` / `cu_mask.count` (bits), with the node's CUs.
+    pub cu_mask: Option<(&'a [u32], u32, &'a CuTopology)>,
+    /// `update_flag`, one of [`update_flag`].
+    pub update_flag: u32,
+}
+
+/// C: `pipe_priority_map`: queue priority 0..=15 to CP pipe priority
+/// (`KFD_PIPE_PRIORITY_CS_LOW`, `_MEDIUM`, `_HIGH`).
+pub const fn pipe_priority(priority: u32) -> u32 {
+    match priority {
+        0..=6 => 0,
+        7..=10 => 1,
+        _ => 2,
+    }
+}
+
+/// C: `order_base_2`: the smallest `n` with `1 << n >= v` (0 for 0 and 1).
+const fn order_base_2(v: u64) -> u32 {
+    if v <= 1 {
+        0
+    } else {
+        64 - (v - 1).leading_zeros()
+    }
+}
+
+/// C: `mqd_symmetrically_map_cu_mask` for one XCC: spreads a CU mask over
+/// the shader engines (bit `i` of `cu_mask` goes to SE `i % num_se` first,
+/// then to the next SH, then to the next CU), in CU pairs from GFX10 on.
+pub fn symmetrically_map_cu_mask(gfx: GfxVersion, topo: &CuTopology, cu_mask: &[u32], count: u32) -> [u32; MAX_NUM_SE] {
+    let mut se_mask = [0u32; MAX_NUM_SE];
+    if topo.num_se as usize > MAX_NUM_SE || topo.num_sh_per_se as usize > MAX_NUM_SH_PER_SE {
+        return se_mask;
+    }
+    let wgp = gfx.has_wgp();
+    let (en_mask, cu_inc) = if wgp { (0x3u32, 2) } else { (0x1u32, 1) };
+    let count = count.min(topo.cu_active).min(cu_mask.len() as u32 * 32);
+    let mut i = 0u32;
+    let mut cu = 0;
+    while cu < 16 {
+        for sh in 0..topo.num_sh_per_se {
+            for se in 0..topo.num_se {
+                if topo.cu_per_sh[se as usize][sh as usize] > cu {
+                    if cu_mask[(i / 32) as usize] & (en_mask << (i % 32)) != 0 {
+                        se_mask[se as usize] |= en_mask << (cu + sh * 16);
+                    }
+                    i += cu_inc;
+                    if i >= count {
+                        return se_mask;
+                    }
+                }
+            }
+        }
+        cu += cu_inc;
+    }
+    se_mask
+}
+
+/// The MQD layout of a generation (C: which `kfd_mqd_manager_v*.c`
+/// `mqd_manager_init` picks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MqdGen {
+    /// `kfd_mqd_manager_v9.c`: GC 9.x.
+    V9,
+    /// `kfd_mqd_manager_v10.c`: GC 10.1, 10.3.
+    V10,
+    /// `kfd_mqd_manager_v11.c`: GC 11.
+    V11,
+}
+
+impl MqdGen {
+    /// The layout `gfx` uses; `None` for GC 12 (`v12_structs.h`, not generated).
+    pub const fn of(gfx: GfxVersion) -> Option<MqdGen> {
+        match gfx.arch() {
+            GfxArch::Gfx9 | GfxArch::Gfx9_4_3 | GfxArch::Gfx9_5 => Some(MqdGen::V9),
+            GfxArch::Gfx10_1 | GfxArch::Gfx10_3 => Some(MqdGen::V10),
+            GfxArch::Gfx11 => Some(MqdGen::V11),
+            GfxArch::Gfx12 => None,
+        }
+    }
+}
+
+/// A compute (or HIQ) MQD of one generation.
+#[derive(Clone, Copy)]
+pub enum ComputeMqd {
+    /// `struct v9_mqd`.
+    V9(v9_mqd),
+    /// `struct v10_compute_mqd`.
+    V10(v10_compute_mqd),
+    /// `struct v11_compute_mqd`.
+    V11(v11_compute_mqd),
+}
+
+/// An SDMA MQD of one generation.
+#[derive(Clone, Copy)]
+pub enum SdmaMqd {
+    /// `struct v9_sdma_mqd`.
+    V9(v9_sdma_mqd),
+    /// `struct v10_sdma_mqd`.
+    V10(v10_sdma_mqd),
+    /// `struct v11_sdma_mqd`.
+    V11(v11_sdma_mqd),
+}
+
+impl ComputeMqd {
+    /// A zeroed MQD of `gfx`'s layout (C: the `memset` of `init_mqd`).
+    pub fn zeroed(gfx: GfxVersion) -> Option<ComputeMqd> {
+        Some(match MqdGen::of(gfx)? {
+            MqdGen::V9 => ComputeMqd::V9(v9_mqd::default()),
+            MqdGen::V10 => ComputeMqd::V10(v10_compute_mqd::default()),
+            MqdGen::V11 => ComputeMqd::V11(v11_compute_mqd::default()),
+        })
+    }
+}
+
+impl SdmaMqd {
+    /// A zeroed SDMA MQD of `gfx`'s layout.
+    pub fn zeroed(gfx: GfxVersion) -> Option<SdmaMqd> {
+        Some(match MqdGen::of(gfx)? {
+            MqdGen::V9 => SdmaMqd::V9(v9_sdma_mqd::default()),
+            MqdGen::V10 => SdmaMqd::V10(v10_sdma_mqd::default()),
+            MqdGen::V11 => SdmaMqd::V11(v11_sdma_mqd::default()),
+        })
+    }
+}
+
+/// The fields every generation's `init_mqd` sets the same way, with the
+/// register fields of module `$r`.  `$cwsr` says whether the save area is
+/// programmed.
+macro_rules! init_compute_common {
+    ($m:ident, $r:ident, $dev:ident, $q:ident, $mqd_addr:ident, $preload:expr, $cwsr:expr) => {{
+        $m.header = MQD_HEADER;
+        $m.compute_pipelinestat_enable = 1;
+        $m.compute_static_thread_mgmt_se0 = 0xFFFF_FFFF;
+        $m.compute_static_thread_mgmt_se1 = 0xFFFF_FFFF;
+        $m.compute_static_thread_mgmt_se2 = 0xFFFF_FFFF;
+        $m.compute_static_thread_mgmt_se3 = 0xFFFF_FFFF;
+        $m.cp_hqd_persistent_state = $r::CP_HQD_PERSISTENT_STATE__PRELOAD_REQ_MASK
+            | $preload << $r::CP_HQD_PERSISTENT_STATE__PRELOAD_SIZE__SHIFT;
+        $m.cp_hqd_pq_control =
+            5 << $r::CP_HQD_PQ_CONTROL__RPTR_BLOCK_SIZE__SHIFT | $r::CP_HQD_PQ_CONTROL__UNORD_DISPATCH_MASK;
+        $m.cp_mqd_control = 1 << $r::CP_MQD_CONTROL__PRIV_STATE__SHIFT;
+        $m.cp_mqd_base_addr_lo = $mqd_addr as u32;
+        $m.cp_mqd_base_addr_hi = ($mqd_addr >> 32) as u32;
+        $m.cp_hqd_quantum = 1 << $r::CP_HQD_QUANTUM__QUANTUM_EN__SHIFT
+            | 1 << $r::CP_HQD_QUANTUM__QUANTUM_SCALE__SHIFT
+            | 1 << $r::CP_HQD_QUANTUM__QUANTUM_DURATION__SHIFT;
+        if $q.format == QueueFormat::Aql {
+            $m.cp_hqd_aql_control = 1 << $r::CP_HQD_AQL_CONTROL__CONTROL0__SHIFT;
+        }
+        if $cwsr {
+            $m.cp_hqd_persistent_state |= 1 << $r::CP_HQD_PERSISTENT_STATE__QSWITCH_MODE__SHIFT;
+            $m.cp_hqd_ctx_save_base_addr_lo = $q.ctx_save_restore_area_address as u32;
+            $m.cp_hqd_ctx_save_base_addr_hi = ($q.ctx_save_restore_area_address >> 32) as u32;
+            $m.cp_hqd_ctx_save_size = $q.ctx_save_restore_area_size;
+            $m.cp_hqd_cntl_stack_size = $q.ctl_stack_size;
+            $m.cp_hqd_cntl_stack_offset = $q.ctl_stack_size;
+            $m.cp_hqd_wg_state_offset = $q.ctl_stack_size;
+        }
+        if $dev.profiler_active {
+            $m.compute_perfcount_enable = 1;
+        }
+    }};
+}
+
+/// The fields every generation's `update_mqd` sets the same way.
+/// `$aql_extra`: the PQ_CONTROL bits a generation adds for AQL queues.
+macro_rules! update_compute_common {
+    ($m:ident, $r:ident, $dev:ident, $q:ident, $info:ident, $ib_control:expr, $aql_extra:expr) => {{
+        $m.cp_hqd_pq_control &= !$r::CP_HQD_PQ_CONTROL__QUEUE_SIZE_MASK;
+        $m.cp_hqd_pq_control |= order_base_2($q.queue_size / 4).wrapping_sub(1);
+        $m.cp_hqd_pq_base_lo = ($q.queue_address >> 8) as u32;
+        $m.cp_hqd_pq_base_hi = ($q.queue_address >> 40) as u32;
+        $m.cp_hqd_pq_rptr_report_addr_lo = $q.read_ptr as u32;
+        $m.cp_hqd_pq_rptr_report_addr_hi = ($q.read_ptr >> 32) as u32;
+        $m.cp_hqd_pq_wptr_poll_addr_lo = $q.write_ptr as u32;
+        $m.cp_hqd_pq_wptr_poll_addr_hi = ($q.write_ptr >> 32) as u32;
+        $m.cp_hqd_pq_doorbell_control = $q.doorbell_off << $r::CP_HQD_PQ_DOORBELL_CONTROL__DOORBELL_OFFSET__SHIFT;
+        $m.cp_hqd_ib_control = $ib_control;
+        // EOP ring of 2^(X+1) dwords, at most 0x800 dwords (X = 0xA).
+        $m.cp_hqd_eop_control = if $q.eop_ring_buffer_size != 0 {
+            order_base_2(u64::from($q.eop_ring_buffer_size) / 8).min(0xA)
+        } else {
+            0
+        };
+        $m.cp_hqd_eop_base_addr_lo = ($q.eop_ring_buffer_address >> 8) as u32;
+        $m.cp_hqd_eop_base_addr_hi = ($q.eop_ring_buffer_address >> 40) as u32;
+        $m.cp_hqd_iq_timer = 0;
+        $m.cp_hqd_vmid = $q.vmid;
+        if $q.format == QueueFormat::Aql {
+            $m.cp_hqd_pq_control |= $r::CP_HQD_PQ_CONTROL__NO_UPDATE_RPTR_MASK
+                | 2 << $r::CP_HQD_PQ_CONTROL__SLOT_BASED_WPTR__SHIFT
+                | 1 << $r::CP_HQD_PQ_CONTROL__QUEUE_FULL_EN__SHIFT
+                | $aql_extra;
+            $m.cp_hqd_pq_doorbell_control |= 1 << $r::CP_HQD_PQ_DOORBELL_CONTROL__DOORBELL_BIF_DROP__SHIFT;
+        }
+        if let Some(info) = $info {
+            if info.update_flag == update_flag::PERFCOUNT_ENABLE {
+                $m.compute_perfcount_enable = 1;
+            } else if info.update_flag == update_flag::PERFCOUNT_DISABLE {
+                $m.compute_perfcount_enable = 0;
+            }
+        }
+        $m.cp_hqd_pipe_priority = pipe_priority($q.priority);
+    }};
+}
+
+/// C: `init_mqd` (then `update_mqd`, as upstream): the MQD of a user
+/// compute queue whose MQD lives at GPU address `mqd_addr`.
+pub fn init_compute_mqd(mqd: &mut ComputeMqd, dev: &MqdDevice, mqd_addr: u64, q: &QueueProps) {
+    match mqd {
+        ComputeMqd::V9(m) => {
+            *m = v9_mqd::default();
+            let cwsr = dev.cwsr_enabled && q.ctx_save_restore_area_address != 0;
+            init_compute_common!(m, gc9, dev, q, mqd_addr, 0x53, cwsr);
+            set_se4_7(m, [0xFFFF_FFFF; 4]);
+            // Bit 14 makes the CP set up DISPATCH_PTR, for the debugger.
+            m.cp_hqd_hq_status0 = 1 << 14;
+            if q.tba_addr != 0 {
+                m.compute_pgm_rsrc2 |= 1 << gc9::COMPUTE_PGM_RSRC2__TRAP_PRESENT__SHIFT;
+            }
+        }
+        ComputeMqd::V10(m) => {
+            *m = v10_compute_mqd::default();
+            init_compute_common!(m, gc10, dev, q, mqd_addr, 0x53, dev.cwsr_enabled);
+            m.cp_hqd_hq_scheduler0 = 1 << 14;
+        }
+        ComputeMqd::V11(m) => {
+            *m = v11_compute_mqd::default();
+            init_compute_common!(m, gc11, dev, q, mqd_addr, 0x55, dev.cwsr_enabled);
+            let wa_mask = if q.is_dbg_wa { 0xffff } else { 0xFFFF_FFFF };
+            set_all_se_v11(m, wa_mask);
+            m.cp_hqd_hq_status0 = 1 << 14;
+            if dev.pcie_atomics {
+                m.cp_hqd_hq_status0 |= 1 << 29;
+            }
+        }
+    }
+    update_compute_mqd(mqd, dev, q, None);
+}
+
+/// C: `init_mqd_hiq`: a compute MQD, privileged and owned by the kernel.
+pub fn init_hiq_mqd(mqd: &mut ComputeMqd, dev: &MqdDevice, mqd_addr: u64, q: &QueueProps) {
+    init_compute_mqd(mqd, dev, mqd_addr, q);
+    match mqd {
+        ComputeMqd::V9(m) => {
+            m.cp_hqd_pq_control |=
+                1 << gc9::CP_HQD_PQ_CONTROL__PRIV_STATE__SHIFT | 1 << gc9::CP_HQD_PQ_CONTROL__KMD_QUEUE__SHIFT
+        }
+        ComputeMqd::V10(m) => {
+            m.cp_hqd_pq_control |=
+                1 << gc10::CP_HQD_PQ_CONTROL__PRIV_STATE__SHIFT | 1 << gc10::CP_HQD_PQ_CONTROL__KMD_QUEUE__SHIFT
+        }
+        ComputeMqd::V11(m) => {
+            m.cp_hqd_pq_control |=
+                1 << gc11::CP_HQD_PQ_CONTROL__PRIV_STATE__SHIFT | 1 << gc11::CP_HQD_PQ_CONTROL__KMD_QUEUE__SHIFT
+        }
+    }
+}
+
+/// C: `update_mqd`: the ring, pointers, doorbell, EOP, AQL, priority and
+/// CU mask of a compute MQD.
+pub fn update_compute_mqd(mqd: &mut ComputeMqd, dev: &MqdDevice, q: &QueueProps, info: Option<&MqdUpdate<'_>>) {
+    match mqd {
+        ComputeMqd::V9(m) => {
+            let ib = 3 << gc9::CP_HQD_IB_CONTROL__MIN_IB_AVAIL_SIZE__SHIFT
+                | 1 << gc9::CP_HQD_IB_CONTROL__IB_EXE_DISABLE__SHIFT;
+            update_compute_common!(m, gc9, dev, q, info, ib, 1 << gc9::CP_HQD_PQ_CONTROL__WPP_CLAMP_EN__SHIFT);
+            if dev.cwsr_enabled && q.ctx_save_restore_area_address != 0 {
+                m.cp_hqd_ctx_save_control = 0;
+            }
+            if let Some(info) = info {
+                if dev.gfx.gws_forces_simd_dist() {
+                    if info.update_flag & update_flag::IS_GWS != 0 {
+                        m.compute_resource_limits |= gc9::COMPUTE_RESOURCE_LIMITS__FORCE_SIMD_DIST_MASK;
+                    } else {
+                        m.compute_resource_limits &= !gc9::COMPUTE_RESOURCE_LIMITS__FORCE_SIMD_DIST_MASK;
+                    }
+                }
+            }
+        }
+        ComputeMqd::V10(m) => {
+            let ib = 3 << gc10::CP_HQD_IB_CONTROL__MIN_IB_AVAIL_SIZE__SHIFT;
+            // GC 10 removed WPP_CLAMP from PQ_CONTROL.
+            update_compute_common!(m, gc10, dev, q, info, ib, 0);
+            if dev.cwsr_enabled {
+                m.cp_hqd_ctx_save_control = 0;
+            }
+        }
+        ComputeMqd::V11(m) => {
+            let ib = 3 << gc11::CP_HQD_IB_CONTROL__MIN_IB_AVAIL_SIZE__SHIFT;
+            update_compute_common!(m, gc11, dev, q, info, ib, 0);
+            if dev.cwsr_enabled {
+                m.cp_hqd_ctx_save_control = 0;
+            }
+        }
+    }
+    if let Some(info) = info {
+        apply_cu_mask(mqd, dev.gfx, info);
+    }
+}
+
+/// C: `update_cu_mask` of each generation: the static thread management
+/// masks from a user CU mask (none on multi-XCC parts, whose masks are per
+/// XCC); GFX11 also applies the debugger workaround flags.
+pub fn apply_cu_mask(mqd: &mut ComputeMqd, gfx: GfxVersion, info: &MqdUpdate<'_>) {
+    let se = |cu: (&[u32], u32, &CuTopology)| symmetrically_map_cu_mask(gfx, cu.2, cu.0, cu.1);
+    match mqd {
+        ComputeMqd::V9(m) => {
+            if gfx.has_per_xcc_mqds() {
+                return;
+            }
+            let Some(cu) = info.cu_mask else { return };
+            let s = se(cu);
+            set_se0_3(m, &s);
+            set_se4_7(m, [s[4], s[5], s[6], s[7]]);
+        }
+        ComputeMqd::V10(m) => {
+            let Some(cu) = info.cu_mask else { return };
+            set_se0_3(m, &se(cu));
+        }
+        ComputeMqd::V11(m) => {
+            let wa = info.update_flag & (update_flag::DBG_WA_ENABLE | update_flag::DBG_WA_DISABLE);
+            if wa != 0 {
+                set_all_se_v11(m, if info.update_flag & update_flag::DBG_WA_ENABLE != 0 { 0xffff } else { 0xFFFF_FFFF });
+                return;
+            }
+            let Some(cu) = info.cu_mask else { return };
+            let s = se(cu);
+            set_se0_3(m, &s);
+            m.compute_static_thread_mgmt_se4 = s[4];
+            m.compute_static_thread_mgmt_se5 = s[5];
+            m.compute_static_thread_mgmt_se6 = s[6];
+            m.compute_static_thread_mgmt_se7 = s[7];
+        }
+    }
+}
+
+/// The first four static thread management masks, named alike in every
+/// compute MQD.
+trait StaticThreadMgmt {
+    fn set_se(&mut self, se: [u32; 4]);
+}
+
+macro_rules! static_thread_mgmt {
+    ($($t:ty),*) => {$(
+        impl StaticThreadMgmt for $t {
+            fn set_se(&mut self, se: [u32; 4]) {
+                self.compute_static_thread_mgmt_se0 = se[0];
+                self.compute_static_thread_mgmt_se1 = se[1];
+                self.compute_static_thread_mgmt_se2 = se[2];
+                self.compute_static_thread_mgmt_se3 = se[3];
+            }
+        }
+    )*};
+}
+static_thread_mgmt!(v9_mqd, v10_compute_mqd, v11_compute_mqd);
+
+fn set_se0_3(m: &mut impl StaticThreadMgmt, s: &[u32; MAX_NUM_SE]) {
+    m.set_se([s[0], s[1], s[2], s[3]]);
+}
+
+fn set_all_se_v11(m: &mut v11_compute_mqd, mask: u32) {
+    m.set_se([mask; 4]);
+    m.compute_static_thread_mgmt_se4 = mask;
+    m.compute_static_thread_mgmt_se5 = mask;
+    m.compute_static_thread_mgmt_se6 = mask;
+    m.compute_static_thread_mgmt_se7 = mask;
+}
+
+/// `v9_mqd`'s SE4..7 masks share their dwords with the GC 9.4.3 XCC
+/// fields (an anonymous union upstream); writing a union field is safe.
+fn set_se4_7(m: &mut v9_mqd, se: [u32; 4]) {
+    m.__bindgen_anon_1 = v9_mqd__bindgen_ty_1 {
+        __bindgen_anon_1: v9_mqd__bindgen_ty_1__bindgen_ty_1 {
+            compute_static_thread_mgmt_se4: se[0],
+            compute_static_thread_mgmt_se5: se[1],
+            compute_static_thread_mgmt_se6: se[2],
+            compute_static_thread_mgmt_se7: se[3],
+        },
+    };
+}
+
+/// `v9_mqd`'s SE4..7 masks, as a CP reads them.
+pub fn v9_se4_7(m: &v9_mqd) -> [u32; 4] {
+    // SAFETY: both members of the union are four `u32`s at the same
+    // offsets (the generated layout asserts both), and every bit pattern
+    // is a valid `u32`, so reading either member is sound.
+    let u = unsafe { m.__bindgen_anon_1.__bindgen_anon_1 };
+    [
+        u.compute_static_thread_mgmt_se4,
+        u.compute_static_thread_mgmt_se5,
+        u.compute_static_thread_mgmt_se6,
+        u.compute_static_thread_mgmt_se7,
+    ]
+}
+
+/// The SDMA ring fields every generation sets alike.
+macro_rules! update_sdma_common {
+    ($m:ident, $q:ident, $rb_cntl:expr, $doorbell_shift:expr) => {{
+        $m.sdmax_rlcx_rb_cntl = $rb_cntl;
+        $m.sdmax_rlcx_rb_base = ($q.queue_address >> 8) as u32;
+        $m.sdmax_rlcx_rb_base_hi = ($q.queue_address >> 40) as u32;
+        $m.sdmax_rlcx_rb_rptr_addr_lo = $q.read_ptr as u32;
+        $m.sdmax_rlcx_rb_rptr_addr_hi = ($q.read_ptr >> 32) as u32;
+        $m.sdmax_rlcx_doorbell_offset = $q.doorbell_off << $doorbell_shift;
+        $m.sdma_engine_id = $q.sdma_engine_id;
+        $m.sdma_queue_id = $q.sdma_queue_id;
+        $m.sdmax_rlcx_dummy_reg = SDMA_RLC_DUMMY_DEFAULT;
+    }};
+}
+
+/// The RB_CNTL of an SDMA queue: ring size (log2 dwords), VMID, read
+/// pointer write-back every 2^6 dwords; `$r::$f` holds the field shifts.
+macro_rules! sdma_rb_cntl {
+    ($r:ident, $f:ident, $q:ident) => {
+        order_base_2($q.queue_size / 4) << $r::$f::RB_SIZE
+            | $q.vmid << $r::$f::RB_VMID
+            | 1 << $r::$f::RPTR_WRITEBACK_ENABLE
+            | 6 << $r::$f::RPTR_WRITEBACK_TIMER
+    };
+}
+
+/// C: `init_mqd_sdma` (a zeroed MQD, then `update_mqd_sdma`).
+pub fn init_sdma_mqd(mqd: &mut SdmaMqd, dev: &MqdDevice, q: &QueueProps) {
+    match mqd {
+        SdmaMqd::V9(m) => *m = v9_sdma_mqd::default(),
+        SdmaMqd::V10(m) => *m = v10_sdma_mqd::default(),
+        SdmaMqd::V11(m) => *m = v11_sdma_mqd::default(),
+    }
+    update_sdma_mqd(mqd, dev, q);
+}
+
+/// C: `update_mqd_sdma`.
+pub fn update_sdma_mqd(mqd: &mut SdmaMqd, dev: &MqdDevice, q: &QueueProps) {
+    match mqd {
+        SdmaMqd::V9(m) => {
+            update_sdma_common!(m, q, sdma_rb_cntl!(rlc0_v9, f, q), sdma4::SDMA0_RLC0_DOORBELL_OFFSET__OFFSET__SHIFT);
+            // Context switches inside an IB, so one process's long IB
+            // cannot starve the others.
+            m.sdmax_rlcx_ib_cntl |= sdma4::SDMA0_GFX_IB_CNTL__SWITCH_INSIDE_IB_MASK;
+        }
+        SdmaMqd::V10(m) => {
+            update_sdma_common!(m, q, sdma_rb_cntl!(rlc0_v10, f, q), gc10::SDMA0_RLC0_DOORBELL_OFFSET__OFFSET__SHIFT);
+        }
+        SdmaMqd::V11(m) => {
+            let rb = sdma_rb_cntl!(queue0_v11, f, q) | 1 << gc11::SDMA0_QUEUE0_RB_CNTL__F32_WPTR_POLL_ENABLE__SHIFT;
+            update_sdma_common!(m, q, rb, gc11::SDMA0_QUEUE0_DOORBELL_OFFSET__OFFSET__SHIFT);
+            m.sdmax_rlcx_rb_wptr_poll_addr_lo = q.write_ptr as u32;
+            m.sdmax_rlcx_rb_wptr_poll_addr_hi = (q.write_ptr >> 32) as u32;
+            m.sdmax_rlcx_sched_cntl = (dev.sdma_phase_quantum << gc11::SDMA0_QUEUE0_SCHEDULE_CNTL__CONTEXT_QUANTUM__SHIFT)
+                & gc11::SDMA0_QUEUE0_SCHEDULE_CNTL__CONTEXT_QUANTUM_MASK;
+        }
+    }
+}
+
+/// The SDMA RB_CNTL shifts of each generation, by their upstream names.
+mod rlc0_v9 {
+    pub mod f {
+        use crate::generated::sdma0_4_0_sh_mask as r;
+        pub const RB_SIZE: u32 = r::SDMA0_RLC0_RB_CNTL__RB_SIZE__SHIFT;
+        pub const RB_VMID: u32 = r::SDMA0_RLC0_RB_CNTL__RB_VMID__SHIFT;
+        pub const RPTR_WRITEBACK_ENABLE: u32 = r::SDMA0_RLC0_RB_CNTL__RPTR_WRITEBACK_ENABLE__SHIFT;
+        pub const RPTR_WRITEBACK_TIMER: u32 = r::SDMA0_RLC0_RB_CNTL__RPTR_WRITEBACK_TIMER__SHIFT;
+    }
+}
+mod rlc0_v10 {
+    pub mod f {
+        use crate::generated::gc_10_1_0_sh_mask as r;
+        pub const RB_SIZE: u32 = r::SDMA0_RLC0_RB_CNTL__RB_SIZE__SHIFT;
+        pub const RB_VMID: u32 = r::SDMA0_RLC0_RB_CNTL__RB_VMID__SHIFT;
+        pub const RPTR_WRITEBACK_ENABLE: u32 = r::SDMA0_RLC0_RB_CNTL__RPTR_WRITEBACK_ENABLE__SHIFT;
+        pub const RPTR_WRITEBACK_TIMER: u32 = r::SDMA0_RLC0_RB_CNTL__RPTR_WRITEBACK_TIMER__SHIFT;
+    }
+}
+mod queue0_v11 {
+    pub mod f {
+        use crate::generated::gc_11_0_0_sh_mask as r;
+        pub const RB_SIZE: u32 = r::SDMA0_QUEUE0_RB_CNTL__RB_SIZE__SHIFT;
+        pub const RB_VMID: u32 = r::SDMA0_QUEUE0_RB_CNTL__RB_VMID__SHIFT;
+        pub const RPTR_WRITEBACK_ENABLE: u32 = r::SDMA0_QUEUE0_RB_CNTL__RPTR_WRITEBACK_ENABLE__SHIFT;
+        pub const RPTR_WRITEBACK_TIMER: u32 = r::SDMA0_QUEUE0_RB_CNTL__RPTR_WRITEBACK_TIMER__SHIFT;
+    }
+}
+
+#[cfg(test)]
+mod tests;
