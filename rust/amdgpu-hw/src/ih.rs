@@ -260,28 +260,82 @@ fn is_poison_error(err_type: u32) -> bool {
     err_type != v9::SQ_INTERRUPT_ERROR_TYPE_ILLEGAL_INST && err_type != v9::SQ_INTERRUPT_ERROR_TYPE_MEMVIOL
 }
 
-/// The SQ interrupt word of one generation, reduced to what upstream acts on.
-struct SqWord {
-    encoding: u32,
-    privileged: bool,
-    doorbell_id: u32,
-    trap_code: u32,
-    err_type: u32,
+/// Where one generation's SQ interrupt word keeps what upstream acts on:
+/// (mask, shift) pairs of the generated `kfd_int_process_v*.c` defines.
+struct SqLayout {
+    /// ENCODING: in context_id1 (GFX10+) or context_id0 (GFX9).
+    encoding_in_ctx1: bool,
+    encoding: (u32, u32),
+    /// The PRIV bit of context_id0.
+    priv_mask: u32,
+    /// Debugger doorbell id and trap code, from the SQ data (GFX9's
+    /// 24-bit data; context_id0 later).
+    doorbell_mask: u32,
+    trap_code: (u32, u32),
+    /// The error type of an error word.
+    err_type: (u32, u32),
+    /// GFX9 builds a 24-bit data word from two context ids.
+    v9_data: bool,
+    /// EDC errors are RAS poison (GFX9, GFX11; GFX10 only logs).
     poison_checked: bool,
-    signal: (u32, u32),
+    /// Bits of the data signalled as the event id.
+    signal_bits: u32,
 }
 
-fn sq_interrupt(sq: SqWord) -> KfdInterrupt {
-    match sq_encoding(sq.encoding) {
-        SqEncoding::Inst if sq.privileged => {
-            KfdInterrupt::SqDebugTrap { doorbell_id: sq.doorbell_id, trap_code: sq.trap_code, signal: sq.signal }
+const SQ_V9: SqLayout = SqLayout {
+    encoding_in_ctx1: false,
+    encoding: (v9::SQ_INTERRUPT_WORD_WAVE_CTXID__ENCODING_MASK, v9::SQ_INTERRUPT_WORD_WAVE_CTXID__ENCODING__SHIFT),
+    priv_mask: v9::SQ_INTERRUPT_WORD_WAVE_CTXID__PRIV_MASK,
+    doorbell_mask: v9::KFD_INT_DATA_DEBUG_DOORBELL_MASK,
+    trap_code: (v9::KFD_INT_DATA_DEBUG_TRAP_CODE_MASK, v9::KFD_INT_DATA_DEBUG_TRAP_CODE_SHIFT),
+    err_type: (v9::KFD_SQ_INT_DATA__ERR_TYPE_MASK, v9::KFD_SQ_INT_DATA__ERR_TYPE__SHIFT),
+    v9_data: true,
+    poison_checked: true,
+    signal_bits: 24,
+};
+
+const SQ_V10: SqLayout = SqLayout {
+    encoding_in_ctx1: true,
+    encoding: (v10::SQ_INTERRUPT_WORD_WAVE_CTXID1__ENCODING_MASK, v10::SQ_INTERRUPT_WORD_WAVE_CTXID1__ENCODING__SHIFT),
+    priv_mask: v10::SQ_INTERRUPT_WORD_WAVE_CTXID0__PRIV_MASK,
+    doorbell_mask: v10::KFD_CONTEXT_ID0_DEBUG_DOORBELL_MASK,
+    trap_code: (v10::KFD_CONTEXT_ID0_DEBUG_TRAP_CODE_MASK, v10::KFD_CONTEXT_ID0_DEBUG_TRAP_CODE_SHIFT),
+    err_type: (v10::KFD_CTXID0__ERR_TYPE_MASK, v10::KFD_CTXID0__ERR_TYPE__SHIFT),
+    v9_data: false,
+    poison_checked: false,
+    signal_bits: 23,
+};
+
+const SQ_V11: SqLayout = SqLayout {
+    encoding_in_ctx1: true,
+    encoding: (v11::SQ_INTERRUPT_WORD_WAVE_CTXID1__ENCODING_MASK, v11::SQ_INTERRUPT_WORD_WAVE_CTXID1__ENCODING__SHIFT),
+    priv_mask: v11::SQ_INTERRUPT_WORD_WAVE_CTXID0__PRIV_MASK,
+    doorbell_mask: v11::KFD_CTXID0_DOORBELL_ID_MASK,
+    trap_code: (v11::KFD_CTXID0_TRAP_CODE_MASK, v11::KFD_CTXID0_TRAP_CODE_SHIFT),
+    err_type: (v11::SQ_INTERRUPT_WORD_ERROR_CTXID0__TYPE_MASK, v11::SQ_INTERRUPT_WORD_ERROR_CTXID0__TYPE__SHIFT),
+    v9_data: false,
+    poison_checked: true,
+    signal_bits: 24,
+};
+
+impl SqLayout {
+    /// The SOC15_INTSRC_SQ_INTERRUPT_MSG branch of `event_interrupt_wq_v*`.
+    fn decode(&self, ctx0: u32, ctx1: u32) -> KfdInterrupt {
+        let data = if self.v9_data { v9_sq_int_data(ctx0, ctx1) } else { ctx0 };
+        let signal = (data & ((1u64 << self.signal_bits) - 1) as u32, self.signal_bits);
+        let word = if self.encoding_in_ctx1 { ctx1 } else { ctx0 };
+        match sq_encoding(field(word, self.encoding.0, self.encoding.1)) {
+            SqEncoding::Inst if ctx0 & self.priv_mask != 0 => KfdInterrupt::SqDebugTrap {
+                doorbell_id: data & self.doorbell_mask,
+                trap_code: field(data, self.trap_code.0, self.trap_code.1),
+                signal,
+            },
+            SqEncoding::Error => {
+                let err_type = field(data, self.err_type.0, self.err_type.1);
+                KfdInterrupt::SqError { err_type, poison: self.poison_checked && is_poison_error(err_type), signal }
+            }
+            encoding => KfdInterrupt::SqOther { encoding, signal },
         }
-        SqEncoding::Error => KfdInterrupt::SqError {
-            err_type: sq.err_type,
-            poison: sq.poison_checked && is_poison_error(sq.err_type),
-            signal: sq.signal,
-        },
-        encoding => KfdInterrupt::SqOther { encoding, signal: sq.signal },
     }
 }
 
@@ -359,22 +413,7 @@ fn decode_v9(e: &IhEntry) -> Option<KfdInterrupt> {
     if is_se_or_cp(client) {
         match source {
             SOC15_INTSRC_CP_END_OF_PIPE => Some(end_of_pipe(e)),
-            SOC15_INTSRC_SQ_INTERRUPT_MSG => {
-                let data = v9_sq_int_data(ctx0, ctx1);
-                Some(sq_interrupt(SqWord {
-                    encoding: field(
-                        ctx0,
-                        v9::SQ_INTERRUPT_WORD_WAVE_CTXID__ENCODING_MASK,
-                        v9::SQ_INTERRUPT_WORD_WAVE_CTXID__ENCODING__SHIFT,
-                    ),
-                    privileged: ctx0 & v9::SQ_INTERRUPT_WORD_WAVE_CTXID__PRIV_MASK != 0,
-                    doorbell_id: data & v9::KFD_INT_DATA_DEBUG_DOORBELL_MASK,
-                    trap_code: field(data, v9::KFD_INT_DATA_DEBUG_TRAP_CODE_MASK, v9::KFD_INT_DATA_DEBUG_TRAP_CODE_SHIFT),
-                    err_type: field(data, v9::KFD_SQ_INT_DATA__ERR_TYPE_MASK, v9::KFD_SQ_INT_DATA__ERR_TYPE__SHIFT),
-                    poison_checked: true,
-                    signal: (data, 24),
-                }))
-            }
+            SOC15_INTSRC_SQ_INTERRUPT_MSG => Some(SQ_V9.decode(ctx0, ctx1)),
             SOC15_INTSRC_CP_BAD_OPCODE => Some(KfdInterrupt::CpBadOpcode {
                 doorbell_id: ctx0 & v9::KFD_INT_DATA_DEBUG_DOORBELL_MASK,
                 ecode: field(ctx0, v9::KFD_DEBUG_CP_BAD_OP_ECODE_MASK, v9::KFD_DEBUG_CP_BAD_OP_ECODE_SHIFT),
@@ -406,23 +445,7 @@ fn decode_v10(gfx: GfxVersion, e: &IhEntry) -> Option<KfdInterrupt> {
     if is_se_or_cp(client) {
         match source {
             SOC15_INTSRC_CP_END_OF_PIPE => Some(end_of_pipe(e)),
-            SOC15_INTSRC_SQ_INTERRUPT_MSG => Some(sq_interrupt(SqWord {
-                encoding: field(
-                    ctx1,
-                    v10::SQ_INTERRUPT_WORD_WAVE_CTXID1__ENCODING_MASK,
-                    v10::SQ_INTERRUPT_WORD_WAVE_CTXID1__ENCODING__SHIFT,
-                ),
-                privileged: ctx0 & v10::SQ_INTERRUPT_WORD_WAVE_CTXID0__PRIV_MASK != 0,
-                doorbell_id: ctx0 & v10::KFD_CONTEXT_ID0_DEBUG_DOORBELL_MASK,
-                trap_code: field(
-                    ctx0,
-                    v10::KFD_CONTEXT_ID0_DEBUG_TRAP_CODE_MASK,
-                    v10::KFD_CONTEXT_ID0_DEBUG_TRAP_CODE_SHIFT,
-                ),
-                err_type: field(ctx0, v10::KFD_CTXID0__ERR_TYPE_MASK, v10::KFD_CTXID0__ERR_TYPE__SHIFT),
-                poison_checked: false,
-                signal: (ctx0 & 0x7f_ffff, 23),
-            })),
+            SOC15_INTSRC_SQ_INTERRUPT_MSG => Some(SQ_V10.decode(ctx0, ctx1)),
             SOC15_INTSRC_CP_BAD_OPCODE => Some(KfdInterrupt::CpBadOpcode {
                 doorbell_id: ctx0 & v10::KFD_CONTEXT_ID0_DEBUG_DOORBELL_MASK,
                 ecode: field(ctx0, v10::KFD_DEBUG_CP_BAD_OP_ECODE_MASK, v10::KFD_DEBUG_CP_BAD_OP_ECODE_SHIFT),
@@ -455,23 +478,7 @@ fn decode_v11(e: &IhEntry) -> Option<KfdInterrupt> {
         }),
         SOC21_INTSRC_SDMA_TRAP => Some(sdma_trap(e)),
         SOC21_INTSRC_SDMA_ECC => Some(KfdInterrupt::Poison),
-        SOC15_INTSRC_SQ_INTERRUPT_MSG => Some(sq_interrupt(SqWord {
-            encoding: field(
-                ctx1,
-                v11::SQ_INTERRUPT_WORD_WAVE_CTXID1__ENCODING_MASK,
-                v11::SQ_INTERRUPT_WORD_WAVE_CTXID1__ENCODING__SHIFT,
-            ),
-            privileged: ctx0 & v11::SQ_INTERRUPT_WORD_WAVE_CTXID0__PRIV_MASK != 0,
-            doorbell_id: ctx0 & v11::KFD_CTXID0_DOORBELL_ID_MASK,
-            trap_code: field(ctx0, v11::KFD_CTXID0_TRAP_CODE_MASK, v11::KFD_CTXID0_TRAP_CODE_SHIFT),
-            err_type: field(
-                ctx0,
-                v11::SQ_INTERRUPT_WORD_ERROR_CTXID0__TYPE_MASK,
-                v11::SQ_INTERRUPT_WORD_ERROR_CTXID0__TYPE__SHIFT,
-            ),
-            poison_checked: true,
-            signal: (ctx0 & 0xff_ffff, 24),
-        })),
+        SOC15_INTSRC_SQ_INTERRUPT_MSG => Some(SQ_V11.decode(ctx0, ctx1)),
         _ => None,
     }
 }

@@ -548,15 +548,37 @@ macro_rules! update_sdma_common {
     }};
 }
 
-/// The RB_CNTL of an SDMA queue: ring size (log2 dwords), VMID, read
-/// pointer write-back every 2^6 dwords; `$r::$f` holds the field shifts.
-macro_rules! sdma_rb_cntl {
-    ($r:ident, $f:ident, $q:ident) => {
-        order_base_2($q.queue_size / 4) << $r::$f::RB_SIZE
-            | $q.vmid << $r::$f::RB_VMID
-            | 1 << $r::$f::RPTR_WRITEBACK_ENABLE
-            | 6 << $r::$f::RPTR_WRITEBACK_TIMER
-    };
+/// The SDMA RB_CNTL field shifts of a generation (`SDMA0_RLC0_RB_CNTL`
+/// up to GFX10, `SDMA0_QUEUE0_RB_CNTL` on GFX11): ring size, VMID, read
+/// pointer write-back enable and timer.
+struct RbCntl([u32; 4]);
+
+const RB_CNTL_V9: RbCntl = RbCntl([
+    sdma4::SDMA0_RLC0_RB_CNTL__RB_SIZE__SHIFT,
+    sdma4::SDMA0_RLC0_RB_CNTL__RB_VMID__SHIFT,
+    sdma4::SDMA0_RLC0_RB_CNTL__RPTR_WRITEBACK_ENABLE__SHIFT,
+    sdma4::SDMA0_RLC0_RB_CNTL__RPTR_WRITEBACK_TIMER__SHIFT,
+]);
+const RB_CNTL_V10: RbCntl = RbCntl([
+    gc10::SDMA0_RLC0_RB_CNTL__RB_SIZE__SHIFT,
+    gc10::SDMA0_RLC0_RB_CNTL__RB_VMID__SHIFT,
+    gc10::SDMA0_RLC0_RB_CNTL__RPTR_WRITEBACK_ENABLE__SHIFT,
+    gc10::SDMA0_RLC0_RB_CNTL__RPTR_WRITEBACK_TIMER__SHIFT,
+]);
+const RB_CNTL_V11: RbCntl = RbCntl([
+    gc11::SDMA0_QUEUE0_RB_CNTL__RB_SIZE__SHIFT,
+    gc11::SDMA0_QUEUE0_RB_CNTL__RB_VMID__SHIFT,
+    gc11::SDMA0_QUEUE0_RB_CNTL__RPTR_WRITEBACK_ENABLE__SHIFT,
+    gc11::SDMA0_QUEUE0_RB_CNTL__RPTR_WRITEBACK_TIMER__SHIFT,
+]);
+
+impl RbCntl {
+    /// The RB_CNTL of queue `q`: log2 of its dwords, its VMID, read
+    /// pointer write-back on, every 2^6 dwords.
+    fn of(&self, q: &QueueProps) -> u32 {
+        let [size, vmid, wb_enable, wb_timer] = self.0;
+        order_base_2(q.queue_size / 4) << size | q.vmid << vmid | 1 << wb_enable | 6 << wb_timer
+    }
 }
 
 /// C: `init_mqd_sdma` (a zeroed MQD, then `update_mqd_sdma`).
@@ -573,51 +595,22 @@ pub fn init_sdma_mqd(mqd: &mut SdmaMqd, dev: &MqdDevice, q: &QueueProps) {
 pub fn update_sdma_mqd(mqd: &mut SdmaMqd, dev: &MqdDevice, q: &QueueProps) {
     match mqd {
         SdmaMqd::V9(m) => {
-            update_sdma_common!(m, q, sdma_rb_cntl!(rlc0_v9, f, q), sdma4::SDMA0_RLC0_DOORBELL_OFFSET__OFFSET__SHIFT);
+            update_sdma_common!(m, q, RB_CNTL_V9.of(q), sdma4::SDMA0_RLC0_DOORBELL_OFFSET__OFFSET__SHIFT);
             // Context switches inside an IB, so one process's long IB
             // cannot starve the others.
             m.sdmax_rlcx_ib_cntl |= sdma4::SDMA0_GFX_IB_CNTL__SWITCH_INSIDE_IB_MASK;
         }
         SdmaMqd::V10(m) => {
-            update_sdma_common!(m, q, sdma_rb_cntl!(rlc0_v10, f, q), gc10::SDMA0_RLC0_DOORBELL_OFFSET__OFFSET__SHIFT);
+            update_sdma_common!(m, q, RB_CNTL_V10.of(q), gc10::SDMA0_RLC0_DOORBELL_OFFSET__OFFSET__SHIFT);
         }
         SdmaMqd::V11(m) => {
-            let rb = sdma_rb_cntl!(queue0_v11, f, q) | 1 << gc11::SDMA0_QUEUE0_RB_CNTL__F32_WPTR_POLL_ENABLE__SHIFT;
+            let rb = RB_CNTL_V11.of(q) | 1 << gc11::SDMA0_QUEUE0_RB_CNTL__F32_WPTR_POLL_ENABLE__SHIFT;
             update_sdma_common!(m, q, rb, gc11::SDMA0_QUEUE0_DOORBELL_OFFSET__OFFSET__SHIFT);
             m.sdmax_rlcx_rb_wptr_poll_addr_lo = q.write_ptr as u32;
             m.sdmax_rlcx_rb_wptr_poll_addr_hi = (q.write_ptr >> 32) as u32;
             m.sdmax_rlcx_sched_cntl = (dev.sdma_phase_quantum << gc11::SDMA0_QUEUE0_SCHEDULE_CNTL__CONTEXT_QUANTUM__SHIFT)
                 & gc11::SDMA0_QUEUE0_SCHEDULE_CNTL__CONTEXT_QUANTUM_MASK;
         }
-    }
-}
-
-/// The SDMA RB_CNTL shifts of each generation, by their upstream names.
-mod rlc0_v9 {
-    pub mod f {
-        use crate::generated::sdma0_4_0_sh_mask as r;
-        pub const RB_SIZE: u32 = r::SDMA0_RLC0_RB_CNTL__RB_SIZE__SHIFT;
-        pub const RB_VMID: u32 = r::SDMA0_RLC0_RB_CNTL__RB_VMID__SHIFT;
-        pub const RPTR_WRITEBACK_ENABLE: u32 = r::SDMA0_RLC0_RB_CNTL__RPTR_WRITEBACK_ENABLE__SHIFT;
-        pub const RPTR_WRITEBACK_TIMER: u32 = r::SDMA0_RLC0_RB_CNTL__RPTR_WRITEBACK_TIMER__SHIFT;
-    }
-}
-mod rlc0_v10 {
-    pub mod f {
-        use crate::generated::gc_10_1_0_sh_mask as r;
-        pub const RB_SIZE: u32 = r::SDMA0_RLC0_RB_CNTL__RB_SIZE__SHIFT;
-        pub const RB_VMID: u32 = r::SDMA0_RLC0_RB_CNTL__RB_VMID__SHIFT;
-        pub const RPTR_WRITEBACK_ENABLE: u32 = r::SDMA0_RLC0_RB_CNTL__RPTR_WRITEBACK_ENABLE__SHIFT;
-        pub const RPTR_WRITEBACK_TIMER: u32 = r::SDMA0_RLC0_RB_CNTL__RPTR_WRITEBACK_TIMER__SHIFT;
-    }
-}
-mod queue0_v11 {
-    pub mod f {
-        use crate::generated::gc_11_0_0_sh_mask as r;
-        pub const RB_SIZE: u32 = r::SDMA0_QUEUE0_RB_CNTL__RB_SIZE__SHIFT;
-        pub const RB_VMID: u32 = r::SDMA0_QUEUE0_RB_CNTL__RB_VMID__SHIFT;
-        pub const RPTR_WRITEBACK_ENABLE: u32 = r::SDMA0_QUEUE0_RB_CNTL__RPTR_WRITEBACK_ENABLE__SHIFT;
-        pub const RPTR_WRITEBACK_TIMER: u32 = r::SDMA0_QUEUE0_RB_CNTL__RPTR_WRITEBACK_TIMER__SHIFT;
     }
 }
 
