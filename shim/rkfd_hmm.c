@@ -28,7 +28,23 @@
  *     hmm_range_fault() spins on a stale migration entry).  Such a folio
  *     is left in place and its batch runs again without
  *     MIGRATE_VMA_SELECT_COMPOUND: migrate_vma_collect() then splits it
- *     with split_folio() while it is mapped, in every process;
+ *     with split_folio() while it is mapped, in every process.
+ *     Huge device pages are opt-in (svm_huge_pages, off by default):
+ *     Linux 7.3's zap_huge_pmd() treats a PMD *migration entry* whose
+ *     folio is device-private like a device-private entry
+ *     (zap_huge_pmd_folio() tests folio_is_device_private(), not the
+ *     entry), so it removes an rmap and puts a reference the migration
+ *     entry never held.  Any migration of a huge device page out of VRAM
+ *     (MIGRATE_VMA_SELECT_COMPOUND) turns the PMDs of every process that
+ *     shares it after fork() into such entries (try_to_migrate()); a
+ *     sharer that exits or unmaps meanwhile frees the folio under the
+ *     migration: VRAM frames freed while still mapped, "Bad rss-counter
+ *     state MM_ANONPAGES 512 / MM_SHMEMPAGES -512", non-zero
+ *     pgtables_bytes, and hmm_range_fault() spinning for ever on the
+ *     stale migration entry left behind (kfd-storm, kfd-race and
+ *     kfd-svm-hmm-tests fork_while_migrating reproduce it with XNACK
+ *     off).  Without huge device pages no device-private PMD exists and
+ *     a THP splits on its way to VRAM, as upstream amdkfd 7.3 does;
  *   - one mmu_interval_notifier per SVM range, its lock (upstream
  *     prange->lock) and hmm_range_fault() with the read_begin/read_retry
  *     protocol of Documentation/mm/hmm.rst.
@@ -71,6 +87,11 @@
  * Fault injection for tests: huge destinations (a VRAM block, a system
  * THP) are "unavailable", so huge folios take the split path.
  */
+static bool svm_huge_pages;
+module_param(svm_huge_pages, bool, 0600);
+MODULE_PARM_DESC(svm_huge_pages,
+		 "SVM migrates transparent huge pages as huge device pages (default off: Linux 7.3 frees a shared one under a migration, see rkfd_hmm.c)");
+
 static bool svm_fail_huge_alloc;
 module_param(svm_fail_huge_alloc, bool, 0600);
 MODULE_PARM_DESC(svm_fail_huge_alloc,
@@ -84,7 +105,7 @@ struct rkfd_svm_dev {
 	unsigned long npages;
 	struct kgd_dev *kgd;
 	const struct kfd2kgd_calls *calls;
-	bool huge;	/* huge device pages (PMD order) */
+	bool huge;	/* huge device pages possible (PMD order); see rkfd_svm_huge() */
 };
 
 static struct rkfd_svm_dev *page_to_sdev(struct page *page)
@@ -95,6 +116,12 @@ static struct rkfd_svm_dev *page_to_sdev(struct page *page)
 static u64 page_to_frame(struct rkfd_svm_dev *sdev, struct page *page)
 {
 	return page_to_pfn(page) - sdev->pfn_first;
+}
+
+/* Whether migrations to VRAM make huge device pages now (the device can, and svm_huge_pages). */
+static bool rkfd_svm_huge(struct rkfd_svm_dev *sdev)
+{
+	return sdev->huge && READ_ONCE(svm_huge_pages);
 }
 
 /* ------------------------------------------------------------------------
@@ -615,7 +642,7 @@ static long rkfd_svm_migrate(struct mm_struct *mm, struct rkfd_svm_dev *sdev, u6
 				    (RKFD_SVM_BATCH << PAGE_SHIFT));
 		if (to_vram) {
 			ret = rkfd_svm_ram_to_vram_vma(sdev, vma, addr, next, counters, src, dst,
-						       frames, dframes, pages, sdev->huge);
+						       frames, dframes, pages, rkfd_svm_huge(sdev));
 		} else {
 			struct migrate_vma args = {
 				.vma = vma, .start = addr, .end = next, .src = src, .dst = dst,
@@ -623,7 +650,7 @@ static long rkfd_svm_migrate(struct mm_struct *mm, struct rkfd_svm_dev *sdev, u6
 
 			memset(src, 0, RKFD_SVM_BATCH * sizeof(*src));
 			memset(dst, 0, RKFD_SVM_BATCH * sizeof(*dst));
-			ret = rkfd_svm_vram_to_ram(sdev, &args, sdev->huge);
+			ret = rkfd_svm_vram_to_ram(sdev, &args, rkfd_svm_huge(sdev));
 		}
 		if (ret < 0)
 			break;
