@@ -27,8 +27,8 @@
 //!
 //! Upstream: the MEC firmware (HWS) maps queues, the CP executes them
 //! (`amdgpu/gfx_v9_0.c`, `kfd_device_queue_manager.c`); SDMA engines
-//! likewise.  A virtual GPU has no ISA: kernel dispatches end the queue
-//! with `KGD_QUEUE_ERROR_UNSUPPORTED`.
+//! likewise.  Kernel dispatches run on the shader interpreter
+//! (`shader`, `rust/amdgpu-isa`) on the queue's worker, in time slices.
 //!
 //! Page faults: an access the page table does not allow stops the queue
 //! with a VM fault (`KGD_IH_VM_FAULT` with `KGD_VM_FAULT_NO_RETRY`, then
@@ -108,6 +108,8 @@ mod sched;
 #[path = "../rust/gpu-engines/src/sdma.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod sdma;
+#[path = "shader.rs"]
+mod shader;
 
 use mem::{
     Events,
@@ -285,6 +287,8 @@ struct HqdInner {
     /// The page of the last retry fault rkfd resolved, and how many times
     /// in a row the queue faulted there again without completing a packet.
     retry: (u64, u32),
+    /// Kernel dispatches (AQL queues).
+    shader: shader::Shader,
 }
 
 impl Hqd {
@@ -618,6 +622,7 @@ impl Engine {
                         packets: 0,
                         removed: false,
                         retry: (0, 0),
+                        shader: shader::Shader::new(desc.wptr_va),
                     },
                     "Hqd::state"
                 ),
@@ -778,14 +783,44 @@ impl Engine {
         if st.removed || st.error != 0 || st.disabled {
             return (0, Stop::Idle);
         }
+        if let Some(need) = st.shader.take_need() {
+            // A dispatch waits for its workgroup storage: allocated with
+            // no lock held (reclaim may preempt queues, which waits for
+            // `Hqd::state`), then the queue runs on.
+            drop(st);
+            let buffers = shader::Buffers::new(need);
+            st = hqd.state.lock();
+            if st.removed || st.error != 0 || st.disabled {
+                return (0, Stop::Idle);
+            }
+            match buffers {
+                Ok(b) => st.shader.install(b),
+                Err(_) => {
+                    pr_warn!("vgpu shader: no memory for a workgroup ({:?})\n", need);
+                    st.error = QUEUE_ERROR_UNSUPPORTED;
+                    let _ = irqs.push(
+                        IhEntry {
+                            source: IH_QUEUE_ERROR,
+                            pasid: hqd.vm.pasid(),
+                            context_id: hqd.desc.queue_id,
+                            data: QUEUE_ERROR_UNSUPPORTED,
+                            addr: 0,
+                        },
+                        GFP_NOWAIT,
+                    );
+                    return (0, Stop::Error(QUEUE_ERROR_UNSUPPORTED));
+                }
+            }
+        }
         let mut m = VmMem::new(&hqd.vm);
         let mut ev = RunEvents {
             out: irqs,
             pasid: hqd.vm.pasid(),
             core: &self.core,
         };
-        let run = match &mut st.proc {
-            Proc::Aql(q) => q.run(&mut m, &mut ev, QUANTUM),
+        let inner = &mut *st;
+        let run = match &mut inner.proc {
+            Proc::Aql(q) => q.run_with(&mut m, &mut ev, QUANTUM, &mut inner.shader),
             Proc::Pm4(q) => q.run(&mut m, &mut ev, QUANTUM),
             Proc::Sdma(q) => q.run(&mut m, &mut ev, QUANTUM),
         };
@@ -802,6 +837,16 @@ impl Engine {
         let stop = match run.stop {
             Stop::Error(code) => {
                 st.error = code;
+                if let Some(f) = st.shader.take_fault() {
+                    // A shader's fault (no retry: see `shader`).
+                    ev.push(IhEntry {
+                        source: IH_VM_FAULT,
+                        pasid: ev.pasid,
+                        context_id: 0,
+                        data: VM_FAULT_NO_RETRY | if f.write { VM_FAULT_WRITE } else { 0 },
+                        addr: f.va,
+                    });
+                }
                 queue_error(&mut ev, code);
                 run.stop
             }
@@ -923,7 +968,8 @@ impl Engine {
             let (packets, stop) = self.run_queue(&hqd, irqs);
             self.deliver(irqs);
             self.stats.packets.fetch_add(u64::from(packets), Relaxed);
-            progress |= packets > 0;
+            // A dispatch's time slice is progress too (it completes no packet).
+            progress |= packets > 0 || stop == Stop::Budget;
             let mut g = self.inner.lock();
             let g = &mut *g;
             if let Some(s) = g.queues.iter_mut().find(|s| Arc::ptr_eq(&s.hqd, &hqd)) {

@@ -357,9 +357,8 @@ pub fn div(a: u64, b: u64, denormals: Denormals) -> u64 {
     }
     let (ea, ma) = unpack(a);
     let (eb, mb) = unpack(b);
-    let num = (ma as u128) << 64;
-    let q = num / mb as u128;
-    let sticky = !num.is_multiple_of(mb as u128) as u128;
+    let (q, rem) = super::softfloat::div_wide(ma, 0, mb);
+    let sticky = (rem != 0) as u128;
     flush(round_pack(sign != 0, ea - eb - 65, q << 1 | sticky), denormals)
 }
 
