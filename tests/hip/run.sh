@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Guest program: HIP programs on the virtual GPU (kernels run on the
+# engine's shader interpreter).  Builds them if they are not built yet
+# (tests/hip/build.sh: cached by source hash, so a host `tests/hip/build.sh`
+# beforehand saves the guest the compile), runs each with a timeout and
+# prints "hip: N passed, N failed".
+#   run.sh [NAME...]     (default: every .hip file here)
+set -u
+dir=$(dirname "$0")
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=($(cd "$dir" && for f in *.hip; do echo "${f%.hip}"; done))
+pass=0
+fail=0
+for name in "${names[@]}"; do
+	if ! "$dir/build.sh" "$name"; then
+		echo "not ok - $name: build failed"
+		fail=$((fail + 1))
+		continue
+	fi
+	out=$(timeout -k 10 ${RKFD_HIP_TIMEOUT:-600} "$dir/build/$name" 2>&1)
+	rc=$?
+	echo "$out" | sed 's/^/  /'
+	if [ $rc = 0 ] && echo "$out" | grep -q "^PASS $name"; then
+		echo "ok - $name"
+		pass=$((pass + 1))
+	else
+		echo "not ok - $name (exit $rc)"
+		fail=$((fail + 1))
+	fi
+done
+echo "hip: $pass passed, $fail failed"
+[ $fail = 0 ]
