@@ -4,26 +4,41 @@
 # with Debian's hipcc for gfx90a.  A binary is cached under the hash of its
 # source, this script and the compiler version (hipcc takes a minute on two
 # cores, more in the guest): build/NAME-<hash>, linked as build/NAME.
-#   build.sh [NAME...]     (default: every .hip file here)
+#   build.sh [--no-build] [NAME...]     (default: every .hip file here)
+# --no-build: only link build/NAME to an up-to-date cached binary, fail if
+# there is none (the guest: its root file system is read-only, and hipcc
+# under TCG would take many minutes).
 set -eu
-cd "$(dirname "$0")"
+self=$(realpath "$0")
+cd "$(dirname "$self")"
+build=1
+if [ "${1:-}" = --no-build ]; then
+	build=0
+	shift
+fi
 HIPCC=${HIPCC:-hipcc}
-if ! command -v "$HIPCC" >/dev/null; then
+if ! command -v "$HIPCC" >/dev/null && [ $build = 1 ]; then
 	echo "build.sh: $HIPCC not found (Debian: hipcc, libamdhip64-dev)" >&2
 	exit 1
 fi
-mkdir -p build
+[ $build = 0 ] || mkdir -p build
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=($(for f in *.hip; do echo "${f%.hip}"; done))
 flags=(--offload-arch=gfx90a -O2)
-version=$("$HIPCC" --version 2>/dev/null | sha256sum | cut -c1-16)
+version=$("$HIPCC" --version 2>/dev/null | sha256sum | cut -c1-16 || true)
 for name in "${names[@]}"; do
-	hash=$(cat "$name.hip" "$0" <(echo "${flags[*]} $version") | sha256sum | cut -c1-16)
+	hash=$(cat "$name.hip" "$self" <(echo "${flags[*]} $version") | sha256sum | cut -c1-16)
 	bin=build/$name-$hash
+	if [ ! -x "$bin" ] && [ $build = 0 ]; then
+		echo "build.sh: $bin is missing: run tests/hip/build.sh on the host" >&2
+		exit 1
+	fi
 	if [ ! -x "$bin" ]; then
 		echo "build.sh: hipcc $name.hip" >&2
 		"$HIPCC" "${flags[@]}" -o "$bin.tmp.$$" "$name.hip"
 		mv "$bin.tmp.$$" "$bin"
 	fi
-	ln -sfn "$name-$hash" "build/$name"
+	if [ "$(readlink "build/$name" 2>/dev/null)" != "$name-$hash" ]; then
+		ln -sfn "$name-$hash" "build/$name"
+	fi
 done
