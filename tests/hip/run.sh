@@ -23,10 +23,14 @@ for name in "${names[@]}"; do
 		fail=$((fail + 1))
 		continue
 	fi
-	out=$(timeout -k 10 ${RKFD_HIP_TIMEOUT:-600} "$dir/build/$name" 2>&1)
-	rc=$?
-	echo "$out" | sed 's/^/  /'
-	if [ $rc = 0 ] && echo "$out" | grep -q "^PASS $name"; then
+	# Streamed (a slow or stuck program shows how far it got), kept to check.
+	log=$(mktemp)
+	timeout -k 10 ${RKFD_HIP_TIMEOUT:-600} "$dir/build/$name" 2>&1 | tee "$log" | sed -u 's/^/  /'
+	rc=${PIPESTATUS[0]}
+	passed=0
+	grep -q "^PASS $name" "$log" && passed=1
+	rm -f "$log"
+	if [ $rc = 0 ] && [ $passed = 1 ]; then
 		echo "ok - $name"
 		pass=$((pass + 1))
 	else
