@@ -622,7 +622,12 @@ impl Engine {
                         packets: 0,
                         removed: false,
                         retry: (0, 0),
-                        shader: shader::Shader::new(desc.wptr_va),
+                        // The interpreter is gfx90a's ISA: other profiles'
+                        // dispatches stay unsupported.
+                        shader: shader::Shader::new(
+                            desc.wptr_va,
+                            self.core.profile().gfx == crate::profile::GfxVersion::GFX90A,
+                        ),
                     },
                     "Hqd::state"
                 ),

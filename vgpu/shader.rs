@@ -2,6 +2,8 @@
 
 //! The shader engine: AQL KERNEL_DISPATCH packets run on the `amdgpu-isa`
 //! interpreter ([`crate::isa`]), on the engine thread serving the queue.
+//! gfx90a GPUs only (the interpreter's ISA); on the other profiles a
+//! dispatch ends the queue with `QUEUE_ERROR_UNSUPPORTED`, as before.
 //!
 //! A dispatch reads its packet (`hsa_kernel_dispatch_packet_t`) and kernel
 //! object (a code object v3+ kernel descriptor, or the legacy
@@ -164,6 +166,8 @@ struct Current {
 
 /// One queue's shader engine.
 pub(crate) struct Shader {
+    /// The GPU runs gfx90a code: dispatches run (else `QUEUE_ERROR_UNSUPPORTED`).
+    gfx90a: bool,
     /// GPU VA of the queue's `amd_queue_t`.
     queue: u64,
     /// Workgroup storage, once a dispatch needed it.
@@ -227,9 +231,12 @@ fn fail(pkt: u64, code: u32, why: core::fmt::Arguments<'_>) -> Stop {
 }
 
 impl Shader {
-    /// The shader engine of a queue whose write pointer is at `wptr_va`.
-    pub(crate) fn new(wptr_va: u64) -> Self {
+    /// The shader engine of a queue whose write pointer is at `wptr_va`,
+    /// on a gfx90a GPU if `gfx90a` (else it runs nothing: the interpreter
+    /// does not know other ISAs).
+    pub(crate) fn new(wptr_va: u64, gfx90a: bool) -> Self {
         Shader {
+            gfx90a,
             queue: wptr_va.wrapping_sub(AMD_QUEUE_WRITE_DISPATCH_ID),
             buffers: None,
             need: None,
@@ -440,6 +447,9 @@ impl aql::Shaders for Shader {
         pkt: u64,
         dispatch_id: u64,
     ) -> core::result::Result<(), Stop> {
+        if !self.gfx90a {
+            return Err(Stop::Error(QUEUE_ERROR_UNSUPPORTED));
+        }
         let mut cur = match self.current.take() {
             Some(c) if c.pkt == pkt => c,
             _ => self.start(m, pkt, dispatch_id)?,
