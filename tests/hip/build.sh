@@ -24,6 +24,8 @@ fi
 [ $build = 0 ] || mkdir -p build
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=($(for f in *.hip; do echo "${f%.hip}"; done))
+# gfx90a only: the virtual GPU's interpreter runs no other ISA (and Debian
+# has no device libraries for gfx1100); run.sh shows HIP the gfx90a GPUs only.
 flags=(--offload-arch=gfx90a -O2)
 version=$("$HIPCC" --version 2>/dev/null | sha256sum | cut -c1-16 || true)
 for name in "${names[@]}"; do

@@ -23,8 +23,27 @@ __global__ void vadd(const float *a, const float *b, float *c, int n) {
 		}                                                             \
 	} while (0)
 
+// The virtual GPU runs gfx90a code only: pick a gfx90a device (the guest of
+// `make check` has one GPU of each profile).
+static int use_gfx90a() {
+	int count = 0;
+	if (hipGetDeviceCount(&count) != hipSuccess)
+		return -1;
+	for (int d = 0; d < count; d++) {
+		hipDeviceProp_t p;
+		if (hipGetDeviceProperties(&p, d) == hipSuccess && strncmp(p.gcnArchName, "gfx90a", 6) == 0)
+			return hipSetDevice(d) == hipSuccess ? d : -1;
+	}
+	return -1;
+}
+
 int main() {
 	const int n = 4099; // not a multiple of the workgroup size
+	int dev = use_gfx90a();
+	if (dev < 0) {
+		printf("FAIL vadd: no gfx90a device\n");
+		return 1;
+	}
 	std::vector<float> a(n), b(n), c(n, -1.0f);
 	for (int i = 0; i < n; i++) {
 		a[i] = 0.5f * i - 1000.25f;
@@ -58,6 +77,6 @@ int main() {
 		printf("FAIL vadd: %d of %d elements differ\n", bad, n);
 		return 1;
 	}
-	printf("PASS vadd n=%d\n", n);
+	printf("PASS vadd n=%d on device %d\n", n, dev);
 	return 0;
 }
