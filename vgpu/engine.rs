@@ -700,6 +700,8 @@ impl Engine {
                 };
                 st.proc = Proc::new(&desc)?;
                 st.ring = (ring_base, ring_size);
+                // A dispatch in progress on the old ring is abandoned.
+                st.shader.restart();
             }
             st.disabled = !enabled;
         }

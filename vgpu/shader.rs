@@ -256,6 +256,11 @@ impl Shader {
         self.buffers = Some(b);
     }
 
+    /// Forgets the dispatch in progress (the queue's ring was replaced).
+    pub(crate) fn restart(&mut self) {
+        self.current = None;
+    }
+
     /// The fault that ended the last dispatch with `QUEUE_ERROR_VM_FAULT`.
     pub(crate) fn take_fault(&mut self) -> Option<Fault> {
         self.fault.take()
@@ -451,7 +456,7 @@ impl aql::Shaders for Shader {
             return Err(Stop::Error(QUEUE_ERROR_UNSUPPORTED));
         }
         let mut cur = match self.current.take() {
-            Some(c) if c.pkt == pkt => c,
+            Some(c) if c.pkt == pkt && c.dispatch.dispatch_id == dispatch_id => c,
             _ => self.start(m, pkt, dispatch_id)?,
         };
         let r = self.slice(m, ev, &mut cur);
