@@ -36,6 +36,7 @@ use kernel::prelude::*;
 
 mod engine;
 mod gpu;
+mod isa;
 mod kabi;
 mod kfd2kgd;
 mod mem;

@@ -27,8 +27,8 @@
 //!
 //! Upstream: the MEC firmware (HWS) maps queues, the CP executes them
 //! (`amdgpu/gfx_v9_0.c`, `kfd_device_queue_manager.c`); SDMA engines
-//! likewise.  A virtual GPU has no ISA: kernel dispatches end the queue
-//! with `KGD_QUEUE_ERROR_UNSUPPORTED`.
+//! likewise.  Kernel dispatches run on the shader interpreter
+//! (`shader`, `rust/amdgpu-isa`) on the queue's worker, in time slices.
 //!
 //! Page faults: an access the page table does not allow stops the queue
 //! with a VM fault (`KGD_IH_VM_FAULT` with `KGD_VM_FAULT_NO_RETRY`, then
@@ -108,6 +108,8 @@ mod sched;
 #[path = "../rust/gpu-engines/src/sdma.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod sdma;
+#[path = "shader.rs"]
+mod shader;
 
 use mem::{
     Events,
@@ -285,6 +287,8 @@ struct HqdInner {
     /// The page of the last retry fault rkfd resolved, and how many times
     /// in a row the queue faulted there again without completing a packet.
     retry: (u64, u32),
+    /// Kernel dispatches (AQL queues).
+    shader: shader::Shader,
 }
 
 impl Hqd {
@@ -618,6 +622,12 @@ impl Engine {
                         packets: 0,
                         removed: false,
                         retry: (0, 0),
+                        // The interpreter is gfx90a's ISA: other profiles'
+                        // dispatches stay unsupported.
+                        shader: shader::Shader::new(
+                            desc.wptr_va,
+                            self.core.profile().gfx == crate::profile::GfxVersion::GFX90A,
+                        ),
                     },
                     "Hqd::state"
                 ),
@@ -690,6 +700,8 @@ impl Engine {
                 };
                 st.proc = Proc::new(&desc)?;
                 st.ring = (ring_base, ring_size);
+                // A dispatch in progress on the old ring is abandoned.
+                st.shader.restart();
             }
             st.disabled = !enabled;
         }
@@ -778,14 +790,44 @@ impl Engine {
         if st.removed || st.error != 0 || st.disabled {
             return (0, Stop::Idle);
         }
+        if let Some(need) = st.shader.take_need() {
+            // A dispatch waits for its workgroup storage: allocated with
+            // no lock held (reclaim may preempt queues, which waits for
+            // `Hqd::state`), then the queue runs on.
+            drop(st);
+            let buffers = shader::Buffers::new(need);
+            st = hqd.state.lock();
+            if st.removed || st.error != 0 || st.disabled {
+                return (0, Stop::Idle);
+            }
+            match buffers {
+                Ok(b) => st.shader.install(b),
+                Err(_) => {
+                    pr_warn!("vgpu shader: no memory for a workgroup ({:?})\n", need);
+                    st.error = QUEUE_ERROR_UNSUPPORTED;
+                    let _ = irqs.push(
+                        IhEntry {
+                            source: IH_QUEUE_ERROR,
+                            pasid: hqd.vm.pasid(),
+                            context_id: hqd.desc.queue_id,
+                            data: QUEUE_ERROR_UNSUPPORTED,
+                            addr: 0,
+                        },
+                        GFP_NOWAIT,
+                    );
+                    return (0, Stop::Error(QUEUE_ERROR_UNSUPPORTED));
+                }
+            }
+        }
         let mut m = VmMem::new(&hqd.vm);
         let mut ev = RunEvents {
             out: irqs,
             pasid: hqd.vm.pasid(),
             core: &self.core,
         };
-        let run = match &mut st.proc {
-            Proc::Aql(q) => q.run(&mut m, &mut ev, QUANTUM),
+        let inner = &mut *st;
+        let run = match &mut inner.proc {
+            Proc::Aql(q) => q.run_with(&mut m, &mut ev, QUANTUM, &mut inner.shader),
             Proc::Pm4(q) => q.run(&mut m, &mut ev, QUANTUM),
             Proc::Sdma(q) => q.run(&mut m, &mut ev, QUANTUM),
         };
@@ -802,6 +844,16 @@ impl Engine {
         let stop = match run.stop {
             Stop::Error(code) => {
                 st.error = code;
+                if let Some(f) = st.shader.take_fault() {
+                    // A shader's fault (no retry: see `shader`).
+                    ev.push(IhEntry {
+                        source: IH_VM_FAULT,
+                        pasid: ev.pasid,
+                        context_id: 0,
+                        data: VM_FAULT_NO_RETRY | if f.write { VM_FAULT_WRITE } else { 0 },
+                        addr: f.va,
+                    });
+                }
                 queue_error(&mut ev, code);
                 run.stop
             }
@@ -923,7 +975,8 @@ impl Engine {
             let (packets, stop) = self.run_queue(&hqd, irqs);
             self.deliver(irqs);
             self.stats.packets.fetch_add(u64::from(packets), Relaxed);
-            progress |= packets > 0;
+            // A dispatch's time slice is progress too (it completes no packet).
+            progress |= packets > 0 || stop == Stop::Budget;
             let mut g = self.inner.lock();
             let g = &mut *g;
             if let Some(s) = g.queues.iter_mut().find(|s| Arc::ptr_eq(&s.hqd, &hqd)) {
@@ -1340,6 +1393,132 @@ mod tests {
         Ok(())
     }
 
+    // A kernel in a 2-page GTT object: its v3 kernel descriptor at KOBJ,
+    // kernarg (one pointer) at KOBJ + 128, code at KOBJ + 256, output at
+    // KOBJ + PAGE.
+    const KOBJ: u64 = 0x20_0000;
+    const KERNARG: u64 = KOBJ + 128;
+    const OUT: u64 = KOBJ + PAGE;
+    /// out[lid] = workgroup_id.x + lid (llvm-mc-15 -mcpu=gfx90a):
+    /// s_load_dwordx2 s[2:3], s[0:1], 0; v_lshlrev_b32 v1, 2, v0;
+    /// v_add_u32 v3, s4, v0; s_waitcnt lgkmcnt(0);
+    /// global_store_dword v1, v3, s[2:3]; s_endpgm.
+    const STORE_IDS: [u32; 9] = [
+        0xc006_0080, 0, 0x2402_0082, 0x6806_0004, 0xbf8c_c07f, 0xdc70_8000, 0x0002_0301, 0xbf81_0000, 0,
+    ];
+    /// s_branch -1: never ends.
+    const FOREVER: [u32; 1] = [0xbf82_ffff];
+
+    /// Writes the kernel: `code`, kernarg pointing at `out`.
+    fn kernel(vm: &Vm, code: &[u32], out: u64) -> Result {
+        for i in 0..16 {
+            w32(vm, KOBJ + 4 * i, 0)?;
+        }
+        w64(vm, KOBJ + 16, 256)?; // kernel_code_entry_byte_offset
+        w32(vm, KOBJ + 52, 4 << 1 | 1 << 7)?; // rsrc2: 4 user SGPRs, workgroup id x (s4)
+        w16(vm, KOBJ + 56, 8)?; // kernarg segment pointer (s[0:1])
+        for (i, w) in code.iter().enumerate() {
+            w32(vm, KOBJ + 256 + 4 * i as u64, *w)?;
+        }
+        w64(vm, KERNARG, out)
+    }
+
+    /// Writes a one-dimensional KERNEL_DISPATCH of the kernel as packet `index`.
+    fn dispatch(vm: &Vm, index: u64, grid: u32, wg: u16, completion: u64) -> Result {
+        let p = RING + (index % 64) * 64;
+        w16(vm, p + 2, 1)?;
+        for (o, v) in [(4, wg), (6, 1), (8, 1), (10, 0)] {
+            w16(vm, p + o, v)?;
+        }
+        for (o, v) in [(12, grid), (16, 1), (20, 1), (24, 0), (28, 0)] {
+            w32(vm, p + o, v)?;
+        }
+        for (o, v) in [(32, KOBJ), (40, KERNARG), (48, 0), (56, completion)] {
+            w64(vm, p + o, v)?;
+        }
+        let h = aql::TYPE_KERNEL_DISPATCH | aql::HEADER_BARRIER;
+        w16(vm, p, h | (2 << aql::HEADER_ACQUIRE_SHIFT) | (2 << aql::HEADER_RELEASE_SHIFT))?;
+        w64(vm, WPTR, index + 1)
+    }
+
+    #[test]
+    fn kernel_dispatch_runs_on_the_interpreter() -> Result {
+        let (core, vm) = gpu(0x44)?;
+        let h = EngineHandle::start(&core)?;
+        h.record_irqs();
+        let _mem = aql_queue_memory(&vm)?;
+        let _k = map(&vm, KOBJ, 2, GTT)?;
+        kernel(&vm, &STORE_IDS, OUT)?;
+        let sig = signal(&vm, 0, 1, 0)?;
+        let hqd = h.engine().load(vm.clone(), &aql_desc(20, RING, PAGE, RPTR, WPTR))?;
+        // 100 work-items in workgroups of 64: the second is partial.
+        dispatch(&vm, 0, 100, 64, sig)?;
+        assert!(wait_for(|| r64(&vm, sig + aql::SIGNAL_VALUE) == 0));
+        let st = h.engine().state(&hqd);
+        assert_eq!((st.error, st.packets, st.rptr), (0, 1, 1));
+        for i in 0..64u32 {
+            // Workgroup 1 ran last and wrote work-items 0..36 again.
+            let want = if i < 36 { 1 + i } else { i };
+            assert_eq!(r32(&vm, OUT + 4 * u64::from(i)), want);
+        }
+        h.engine().destroy(hqd)?;
+        Ok(())
+    }
+
+    #[test]
+    fn a_shader_that_never_ends_does_not_hold_up_destroy() -> Result {
+        let (core, vm) = gpu(0x45)?;
+        let h = EngineHandle::start(&core)?;
+        h.record_irqs();
+        let _mem = aql_queue_memory(&vm)?;
+        let _k = map(&vm, KOBJ, 2, GTT)?;
+        kernel(&vm, &FOREVER, OUT)?;
+        let sig = signal(&vm, 0, 1, 0)?;
+        let hqd = h.engine().load(vm.clone(), &aql_desc(21, RING, PAGE, RPTR, WPTR))?;
+        dispatch(&vm, 0, 64, 64, sig)?;
+        fsleep(Delta::from_micros(200_000));
+        let st = h.engine().state(&hqd);
+        assert_eq!((st.error, st.packets, st.active), (0, 0, true));
+        let t = Instant::<Monotonic>::now();
+        h.engine().destroy(hqd)?;
+        let ms = t.elapsed().as_millis();
+        pr_info!("engine: destroy of a queue running a shader that never ends took {} ms\n", ms);
+        // One time slice (4096 instructions); seconds would be a bug even under TCG.
+        assert!(ms < 5000);
+        assert_eq!(r64(&vm, sig + aql::SIGNAL_VALUE), 1);
+        Ok(())
+    }
+
+    #[test]
+    fn a_shader_fault_is_a_vm_fault_and_a_queue_error() -> Result {
+        let (core, vm) = gpu(0x46)?;
+        let h = EngineHandle::start(&core)?;
+        h.record_irqs();
+        let _mem = aql_queue_memory(&vm)?;
+        let _k = map(&vm, KOBJ, 2, GTT)?;
+        kernel(&vm, &STORE_IDS, 0x90_0000)?;
+        let sig = signal(&vm, 0, 1, 0)?;
+        let hqd = h.engine().load(vm.clone(), &aql_desc(22, RING, PAGE, RPTR, WPTR))?;
+        dispatch(&vm, 0, 64, 64, sig)?;
+        assert!(wait_for(|| h.engine().state(&hqd).error != 0));
+        assert_eq!(h.engine().state(&hqd).error, QUEUE_ERROR_VM_FAULT);
+        let mut irqs = KVec::new();
+        assert!(wait_for(|| collect(&h, &mut irqs).is_ok() && irqs.len() >= 2));
+        assert_eq!(
+            irqs[0],
+            IhEntry {
+                source: IH_VM_FAULT,
+                data: VM_FAULT_NO_RETRY | VM_FAULT_WRITE,
+                addr: 0x90_0000,
+                ..Default::default()
+            }
+        );
+        assert_eq!((irqs[1].source, irqs[1].context_id, irqs[1].data), (IH_QUEUE_ERROR, 22, QUEUE_ERROR_VM_FAULT));
+        assert_eq!(r64(&vm, sig + aql::SIGNAL_VALUE), 1);
+        h.engine().destroy(hqd)?;
+        Ok(())
+    }
+
     #[test]
     fn queue_errors_and_vm_faults_are_reported() -> Result {
         let (core, vm) = gpu(0x41)?;
@@ -1348,7 +1527,10 @@ mod tests {
         let _mem = aql_queue_memory(&vm)?;
         let sig = signal(&vm, 0, 1, 0)?;
         let cases = [
-            (aql::TYPE_KERNEL_DISPATCH, sig, QUEUE_ERROR_UNSUPPORTED),
+            // A dispatch of nothing (no dimensions, no kernel object): the
+            // shader engine refuses it.
+            (aql::TYPE_KERNEL_DISPATCH, sig, QUEUE_ERROR_INVALID_PACKET),
+            (aql::TYPE_AGENT_DISPATCH, sig, QUEUE_ERROR_UNSUPPORTED),
             (7, sig, QUEUE_ERROR_INVALID_PACKET),
             (aql::TYPE_BARRIER_AND, 0x90_0000, QUEUE_ERROR_VM_FAULT),
         ];

@@ -20,6 +20,18 @@ pub struct KernelDescriptor {
 /// Size of a kernel descriptor in bytes.
 pub const KERNEL_DESCRIPTOR_SIZE: usize = 64;
 
+/// Size of a legacy `amd_kernel_code_t` in bytes (the kernel's code
+/// follows it in ROCr's blit kernels).
+pub const AMD_KERNEL_CODE_SIZE: usize = 256;
+
+/// Whether `b` starts like an `amd_kernel_code_t`: version major 1
+/// (offset 0) and machine kind 1, AMDGPU (offset 8). A v3+ descriptor has
+/// its group segment size and kernarg size there; one with exactly 1 byte
+/// of each does not exist in practice (kernarg sizes are multiples of 4).
+pub fn is_amd_kernel_code(b: &[u8]) -> bool {
+    u32_at(b, 0) == Some(1) && u16_at(b, 8) == Some(1)
+}
+
 fn u16_at(b: &[u8], o: usize) -> Option<u16> {
     Some(u16::from_le_bytes(b.get(o..o + 2)?.try_into().ok()?))
 }
@@ -46,6 +58,49 @@ impl KernelDescriptor {
             compute_pgm_rsrc2: u32_at(b, 52)?,
             kernel_code_properties: u16_at(b, 56)?,
         })
+    }
+
+    /// Parses a legacy `amd_kernel_code_t` (256 bytes, version 1.x,
+    /// machine kind AMDGPU: code object v2, and the blit kernels ROCr
+    /// assembles itself, e.g. `kCodeCopyAligned`) into the descriptor
+    /// fields it shares with a v3+ kernel descriptor: the entry offset,
+    /// COMPUTE_PGM_RSRC1/2 and the low seven code properties sit at the same
+    /// offsets (16, 48, 52, 56); the segment sizes move (60 private, 64
+    /// group, 72 kernarg). `None` if `b` is not one, or if it enables the
+    /// grid workgroup count SGPRs (code properties bits 7-9), which v3+
+    /// descriptors (and [`super::dispatch`]) do not have.
+    pub fn parse_amd_kernel_code(b: &[u8]) -> Option<Self> {
+        if b.len() < AMD_KERNEL_CODE_SIZE || !is_amd_kernel_code(b) {
+            return None;
+        }
+        let properties = u32_at(b, 56)?;
+        if properties & (7 << 7) != 0 {
+            return None;
+        }
+        // wavefront_size (log2) at offset 103: 5 is wave32.
+        let wave32 = if b[103] == 5 { 1 << 10 } else { 0 };
+        Some(KernelDescriptor {
+            group_segment_fixed_size: u32_at(b, 64)?,
+            private_segment_fixed_size: u32_at(b, 60)?,
+            kernarg_size: u64_at(b, 72)?.min(u32::MAX as u64) as u32,
+            kernel_code_entry_byte_offset: u64_at(b, 16)? as i64,
+            compute_pgm_rsrc3: 0,
+            compute_pgm_rsrc1: u32_at(b, 48)?,
+            compute_pgm_rsrc2: u32_at(b, 52)?,
+            kernel_code_properties: (properties & 0x7f) as u16 | wave32,
+        })
+    }
+
+    /// Parses the kernel object an AQL dispatch packet points at:
+    /// [`KernelDescriptor::parse_amd_kernel_code`] if `b` starts like an
+    /// `amd_kernel_code_t`, else [`KernelDescriptor::parse`] (only its first
+    /// [`KERNEL_DESCRIPTOR_SIZE`] bytes are read then).
+    pub fn parse_kernel_object(b: &[u8]) -> Option<Self> {
+        if is_amd_kernel_code(b) {
+            Self::parse_amd_kernel_code(b)
+        } else {
+            Self::parse(b)
+        }
     }
 
     // compute_pgm_rsrc1 fields.

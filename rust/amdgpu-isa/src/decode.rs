@@ -5,7 +5,7 @@
 //! `SOPInstructions.td`, `SMInstructions.td`, `VOPInstructions.td`,
 //! `VOP3PInstructions.td`, `DSInstructions.td`, `FLATInstructions.td` and
 //! `BUFInstructions.td` (the `_vi`/gfx9/gfx90a encodings); opcode numbers
-//! come from [`crate::opcodes`], generated from LLVM's disassembler.
+//! come from [`super::opcodes`], generated from LLVM's disassembler.
 //!
 //! VALU instructions of every form (VOP1/VOP2/VOPC in their 32-bit, SDWA and
 //! DPP forms, VOP3) are normalised into [`Encoding::Vop3`] opcode space
@@ -13,7 +13,7 @@
 //! numbers them), with the implicit VCC operands of the 32-bit forms made
 //! explicit, so the interpreter has one ALU.
 
-use crate::opcodes;
+use super::opcodes;
 
 /// An encoding class (the instruction's format).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

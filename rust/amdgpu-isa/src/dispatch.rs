@@ -3,10 +3,10 @@
 //! (LLVM AMDGPUUsage, "Initial Kernel Execution State"), and running one
 //! workgroup's waves to the end with `s_barrier` between them.
 
-use crate::code_object::KernelDescriptor;
-use crate::exec::{self, ExecError, StepOutcome};
-use crate::memory::{Apertures, Environment, GlobalMemory};
-use crate::wave::{Mode, Wave, WAVE_SIZE};
+use super::code_object::KernelDescriptor;
+use super::exec::{self, ExecError, StepOutcome};
+use super::memory::{Apertures, Environment, GlobalMemory};
+use super::wave::{Mode, Wave, WAVE_SIZE};
 use core::borrow::BorrowMut;
 
 /// What the dispatcher knows about one dispatch (from the AQL packet and the queue).
@@ -167,10 +167,79 @@ pub enum WorkgroupError {
     TooManyWaves,
 }
 
-/// Runs the waves of one workgroup until all end. Waves take turns of up to
-/// `slice` instructions; one waiting at `s_barrier` sleeps until every wave
-/// still running has arrived. `scratch` holds each wave's lane-major private
-/// segment in turn (`WAVE_SIZE * scratch_lane_bytes` bytes per wave).
+/// Waves per workgroup at most (1024 work-items of wave64).
+pub const MAX_WAVES: usize = 16;
+
+/// A workgroup in progress between [`resume_workgroup`] calls: which waves
+/// wait at `s_barrier`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkgroupState {
+    at_barrier: [bool; MAX_WAVES],
+}
+
+/// Runs the waves of one workgroup for at most `budget` instructions, from
+/// where the last call with the same `state` stopped. Waves take turns of
+/// up to `slice` instructions; one waiting at `s_barrier` sleeps until
+/// every wave still running has arrived. `scratch` holds each wave's
+/// lane-major private segment in turn (`WAVE_SIZE * scratch_lane_bytes`
+/// bytes per wave). Returns whether every wave ended, and the number of
+/// instructions executed.
+#[expect(clippy::too_many_arguments, reason = "the workgroup's whole environment, spelled out")]
+pub fn resume_workgroup<W: BorrowMut<Wave>>(
+    waves: &mut [W],
+    state: &mut WorkgroupState,
+    global: &mut dyn GlobalMemory,
+    lds: &mut [u8],
+    scratch: &mut [u8],
+    scratch_lane_bytes: u32,
+    apertures: Apertures,
+    slice: u32,
+    budget: u64,
+) -> Result<(bool, u64), WorkgroupError> {
+    if waves.len() > MAX_WAVES {
+        return Err(WorkgroupError::TooManyWaves);
+    }
+    let wave_scratch = WAVE_SIZE * scratch_lane_bytes as usize;
+    let mut steps = 0u64;
+    loop {
+        let running = waves.iter().filter(|w| !w.borrow().ended).count();
+        if running == 0 {
+            return Ok((true, steps));
+        }
+        let waiting = waves.iter().enumerate().filter(|(i, w)| !w.borrow().ended && state.at_barrier[*i]).count();
+        if waiting == running {
+            state.at_barrier = [false; MAX_WAVES];
+        }
+        if steps >= budget {
+            return Ok((false, steps));
+        }
+        for (w, wave) in waves.iter_mut().enumerate() {
+            let wave: &mut Wave = wave.borrow_mut();
+            if wave.ended || state.at_barrier[w] {
+                continue;
+            }
+            let scratch_slice = scratch.get_mut(w * wave_scratch..(w + 1) * wave_scratch).unwrap_or(&mut []);
+            let mut env = Environment { global: &mut *global, lds: &mut *lds, scratch: scratch_slice, scratch_lane_bytes, apertures };
+            for _ in 0..slice {
+                if steps >= budget {
+                    break;
+                }
+                steps += 1;
+                match exec::step(wave, &mut env).map_err(|error| WorkgroupError::Exec { wave: w, error })? {
+                    StepOutcome::Continue => {}
+                    StepOutcome::Barrier => {
+                        state.at_barrier[w] = true;
+                        break;
+                    }
+                    StepOutcome::Ended => break,
+                }
+            }
+        }
+    }
+}
+
+/// Runs the waves of one workgroup until all end ([`resume_workgroup`]
+/// with one budget of `max_steps`: running out of it is an error).
 /// Returns the number of instructions executed.
 #[expect(clippy::too_many_arguments, reason = "the workgroup's whole environment, spelled out")]
 pub fn run_workgroup<W: BorrowMut<Wave>>(
@@ -183,47 +252,9 @@ pub fn run_workgroup<W: BorrowMut<Wave>>(
     slice: u32,
     max_steps: u64,
 ) -> Result<u64, WorkgroupError> {
-    const MAX_WAVES: usize = 16;
-    if waves.len() > MAX_WAVES {
-        return Err(WorkgroupError::TooManyWaves);
-    }
-    let mut at_barrier = [false; MAX_WAVES];
-    let wave_scratch = WAVE_SIZE * scratch_lane_bytes as usize;
-    let mut steps = 0u64;
-    loop {
-        let mut progressed = false;
-        for (w, wave) in waves.iter_mut().enumerate() {
-            let wave: &mut Wave = wave.borrow_mut();
-            if wave.ended || at_barrier[w] {
-                continue;
-            }
-            let scratch_slice = scratch.get_mut(w * wave_scratch..(w + 1) * wave_scratch).unwrap_or(&mut []);
-            let mut env = Environment { global: &mut *global, lds: &mut *lds, scratch: scratch_slice, scratch_lane_bytes, apertures };
-            for _ in 0..slice {
-                if steps >= max_steps {
-                    return Err(WorkgroupError::StepBudget);
-                }
-                steps += 1;
-                progressed = true;
-                match exec::step(wave, &mut env).map_err(|error| WorkgroupError::Exec { wave: w, error })? {
-                    StepOutcome::Continue => {}
-                    StepOutcome::Barrier => {
-                        at_barrier[w] = true;
-                        break;
-                    }
-                    StepOutcome::Ended => break,
-                }
-            }
-        }
-        let running = waves.iter().filter(|w| !w.borrow().ended).count();
-        if running == 0 {
-            return Ok(steps);
-        }
-        let waiting = waves.iter().enumerate().filter(|(i, w)| !w.borrow().ended && at_barrier[*i]).count();
-        if waiting == running {
-            at_barrier = [false; MAX_WAVES];
-        } else if !progressed {
-            return Err(WorkgroupError::StepBudget);
-        }
+    let mut state = WorkgroupState::default();
+    match resume_workgroup(waves, &mut state, global, lds, scratch, scratch_lane_bytes, apertures, slice, max_steps)? {
+        (true, steps) => Ok(steps),
+        (false, _) => Err(WorkgroupError::StepBudget),
     }
 }

@@ -7,15 +7,15 @@
 //! nothing to wait for. An opcode the interpreter does not implement is an
 //! [`ExecError::UnsupportedOpcode`], never a silent no-op.
 
-use crate::decode::{self, src, DecodeError, Encoding, Instruction, ValuForm, VOP3_FROM_VOP1, VOP3_FROM_VOP2};
+use super::decode::{self, src, DecodeError, Encoding, Instruction, ValuForm, VOP3_FROM_VOP1, VOP3_FROM_VOP2};
 
 /// v_readfirstlane_b32 has only the VOP1 form.
 const READFIRSTLANE_B32: u16 = VOP3_FROM_VOP1 + vop1::V_READFIRSTLANE_B32;
-use crate::memory::{Apertures, Environment, MemoryFault, BUFFER_ADD_TID_ENABLE};
-use crate::opcodes::{ds, smem, sop1, sop2, sopc, sopk, sopp, vop1, vop2, vop3};
-use crate::softfloat::{self as sf, Denormals};
-use crate::softfloat64 as sf64;
-use crate::wave::{Wave, WAVE_SIZE};
+use super::memory::{Apertures, Environment, MemoryFault, BUFFER_ADD_TID_ENABLE};
+use super::opcodes::{ds, smem, sop1, sop2, sopc, sopk, sopp, vop1, vop2, vop3};
+use super::softfloat::{self as sf, Denormals};
+use super::softfloat64 as sf64;
+use super::wave::{Wave, WAVE_SIZE};
 use core::fmt;
 
 /// What the wave does after a step.
@@ -1311,7 +1311,7 @@ impl Context<'_, '_> {
     }
 
     fn vop3p(&mut self) -> Result<StepOutcome, ExecError> {
-        use crate::opcodes::vop3p;
+        use super::opcodes::vop3p;
         let i = self.inst;
         let exec = self.wave.exec;
         let den = self.wave.mode.f32_denormals();

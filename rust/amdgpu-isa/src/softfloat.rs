@@ -372,9 +372,8 @@ pub fn div(a: u32, b: u32, denormals: Denormals) -> u32 {
     let (eb, mb) = unpack(b);
     // (ma << 64) / mb has at least 41 significant bits; the remainder is
     // jammed into bit 0 so one rounding is exact.
-    let num = (ma as u128) << 64;
-    let q = num / mb as u128;
-    let sticky = !num.is_multiple_of(mb as u128) as u128;
+    let (q, rem) = div_wide(ma as u64, 0, mb as u64);
+    let sticky = (rem != 0) as u128;
     flush_output(round_pack(sign != 0, ea - eb - 65, q << 1 | sticky), denormals)
 }
 
@@ -589,4 +588,26 @@ pub fn f32_to_f16(a: u32) -> u16 {
     } else {
         sign | bits as u16
     }
+}
+
+/// `(hi << 64 | lo) / d` and the remainder, with 64-bit operations only: a
+/// `u128` division is a call to `__udivti3`, which the kernel does not have.
+/// `d` must not be 0 (the result is then meaningless, with no panic: the
+/// kernel build's objtool rejects the panic path a plain `/` would add).
+pub fn div_wide(hi: u64, lo: u64, d: u64) -> (u128, u64) {
+    let q_hi = hi.checked_div(d).unwrap_or(0);
+    let mut r = hi.checked_rem(d).unwrap_or(0);
+    let mut q_lo = 0u64;
+    for i in (0..64).rev() {
+        // r < d: shifting in the next bit may carry out of 64 bits, and
+        // then the true value (2^64 + r) is at least d and below 2d.
+        let carry = r >> 63;
+        r = r << 1 | (lo >> i) & 1;
+        q_lo <<= 1;
+        if carry != 0 || r >= d {
+            r = r.wrapping_sub(d);
+            q_lo |= 1;
+        }
+    }
+    ((q_hi as u128) << 64 | q_lo as u128, r)
 }

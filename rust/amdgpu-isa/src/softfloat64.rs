@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 //! IEEE 754 binary64 arithmetic in integers: the f64 counterpart of
-//! [`crate::softfloat`] (round to nearest even, one rounding per operation,
+//! [`super::softfloat`] (round to nearest even, one rounding per operation,
 //! denormals kept or flushed, NaN results quiet).
 
-use crate::softfloat::Denormals;
+use super::softfloat::Denormals;
 
 pub const QUIET_NAN: u64 = 0x7ff8_0000_0000_0000;
 const SIGN: u64 = 1 << 63;
@@ -193,8 +193,8 @@ pub fn fma(a: u64, b: u64, c: u64, denormals: Denormals) -> u64 {
 }
 
 /// IEEE comparison, -0 == +0.
-pub fn compare(a: u64, b: u64, denormals: Denormals) -> crate::softfloat::Ordering {
-    use crate::softfloat::Ordering;
+pub fn compare(a: u64, b: u64, denormals: Denormals) -> super::softfloat::Ordering {
+    use super::softfloat::Ordering;
     let (a, b) = (flush(a, denormals), flush(b, denormals));
     if is_nan(a) || is_nan(b) {
         return Ordering::Unordered;
@@ -267,7 +267,7 @@ pub fn to_f32(a: u64, denormals: Denormals) -> u32 {
         return sign;
     }
     let (e, m) = unpack(a);
-    let r = crate::softfloat::round_pack(sign != 0, e, m as u128);
+    let r = super::softfloat::round_pack(sign != 0, e, m as u128);
     if denormals == Denormals::Flush && r & 0x7f80_0000 == 0 {
         r & 0x8000_0000
     } else {
@@ -357,9 +357,8 @@ pub fn div(a: u64, b: u64, denormals: Denormals) -> u64 {
     }
     let (ea, ma) = unpack(a);
     let (eb, mb) = unpack(b);
-    let num = (ma as u128) << 64;
-    let q = num / mb as u128;
-    let sticky = !num.is_multiple_of(mb as u128) as u128;
+    let (q, rem) = super::softfloat::div_wide(ma, 0, mb);
+    let sticky = (rem != 0) as u128;
     flush(round_pack(sign != 0, ea - eb - 65, q << 1 | sticky), denormals)
 }
 
@@ -439,12 +438,12 @@ pub const fn exponent_field(a: u64) -> i32 {
 
 /// a rounded toward -infinity to an integral value (v_floor_f64).
 pub fn floor(a: u64, denormals: Denormals) -> u64 {
-    round_integral(a, crate::softfloat::Integral::Floor, denormals)
+    round_integral(a, super::softfloat::Integral::Floor, denormals)
 }
 
 /// a rounded to an integral value (v_floor/v_ceil/v_trunc/v_rndne_f64).
-pub fn round_integral(a: u64, mode: crate::softfloat::Integral, denormals: Denormals) -> u64 {
-    use crate::softfloat::Integral;
+pub fn round_integral(a: u64, mode: super::softfloat::Integral, denormals: Denormals) -> u64 {
+    use super::softfloat::Integral;
     let a = flush(a, denormals);
     if is_nan(a) {
         return quiet(a);

@@ -15,19 +15,19 @@ pub struct Mode(pub u32);
 
 impl Mode {
     /// FP_DENORM[1:0]: f32 denormals (0 flush, 3 keep); bits [5:4].
-    pub fn f32_denormals(self) -> crate::softfloat::Denormals {
+    pub fn f32_denormals(self) -> super::softfloat::Denormals {
         if (self.0 >> 4) & 3 == 0 {
-            crate::softfloat::Denormals::Flush
+            super::softfloat::Denormals::Flush
         } else {
-            crate::softfloat::Denormals::Keep
+            super::softfloat::Denormals::Keep
         }
     }
     /// FP_DENORM[3:2]: f64 and f16 denormals; bits [7:6].
-    pub fn f64_denormals(self) -> crate::softfloat::Denormals {
+    pub fn f64_denormals(self) -> super::softfloat::Denormals {
         if (self.0 >> 6) & 3 == 0 {
-            crate::softfloat::Denormals::Flush
+            super::softfloat::Denormals::Flush
         } else {
-            crate::softfloat::Denormals::Keep
+            super::softfloat::Denormals::Keep
         }
     }
     /// FP_ROUND[1:0] for f32; bits [1:0]. 0 is round to nearest even.

@@ -266,3 +266,22 @@ fn f16_conversions_exhaustive_against_f16c() {
         assert!(o == w || (o & 0x7fff > 0x7c00 && w & 0x7fff > 0x7c00), "f32_to_f16({a:#010x}) = {o:#06x}, host {w:#06x}");
     }
 }
+
+#[test]
+fn div_wide_matches_u128_division() {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for i in 0..200_000u32 {
+        let (hi, lo) = (next() >> (i % 64), next());
+        let d = (next() >> (i % 61)) | 1;
+        let n = (hi as u128) << 64 | lo as u128;
+        let (q, r) = amdgpu_isa::softfloat::div_wide(hi, lo, d);
+        assert_eq!((q, r as u128), (n / d as u128, n % d as u128), "{hi:#x}:{lo:#x} / {d:#x}");
+    }
+    assert_eq!(amdgpu_isa::softfloat::div_wide(u64::MAX, u64::MAX, u64::MAX), ((1u128 << 64) | 1, 0));
+}

@@ -21,9 +21,12 @@
 //! null handle ignored: AND waits for all to be 0, OR for any, an OR with
 //! no signal is satisfied), the AMD vendor packets BARRIER_VALUE (one
 //! signal compared under a mask) and PM4_IB (an indirect buffer executed by
-//! the PM4 processor); KERNEL_DISPATCH and AGENT_DISPATCH cannot run (no
-//! ISA, no agent-dispatch firmware): the queue stops with
-//! `QUEUE_ERROR_UNSUPPORTED`; anything else is `QUEUE_ERROR_INVALID_PACKET`.
+//! the PM4 processor); KERNEL_DISPATCH runs on the [`Shaders`] the caller
+//! passes to [`AqlQueue::run_with`] (the virtual GPU's interpreter; with
+//! [`AqlQueue::run`], none: the queue stops with `QUEUE_ERROR_UNSUPPORTED`),
+//! which may take several runs (time slices) to finish one; AGENT_DISPATCH
+//! cannot run (no agent-dispatch firmware): `QUEUE_ERROR_UNSUPPORTED`;
+//! anything else is `QUEUE_ERROR_INVALID_PACKET`.
 //!
 //! Completion signal (`amd_signal_t`, ROCr's `amd_hsa_signal.h`): the
 //! value at offset 8 is decremented atomically; if `event_mailbox_ptr`
@@ -76,6 +79,32 @@ const COMPLETION: u64 = 56;
 /// Offset of `dep_signal[0]` in barrier packets.
 const DEP_SIGNALS: u64 = 8;
 
+/// Executes kernel dispatch packets: the shader engine.
+pub trait Shaders {
+    /// Runs (more of) the KERNEL_DISPATCH packet at `pkt`, the
+    /// `dispatch_id`-th packet of the queue: `Ok(())` once every workgroup
+    /// ended; `Err(Stop::Budget)` when its time slice is spent (it is
+    /// called again with the same packet on the next run, and goes on
+    /// where it stopped); `Err(Stop::Error(_))` or `Err(Stop::Fault(_))`
+    /// ends the queue as for any packet.
+    fn dispatch<M: GpuMemory, E: Events>(
+        &mut self,
+        m: &mut M,
+        ev: &mut E,
+        pkt: u64,
+        dispatch_id: u64,
+    ) -> Result<(), Stop>;
+}
+
+/// No shader engine: kernel dispatches are `QUEUE_ERROR_UNSUPPORTED`.
+pub struct NoShaders;
+
+impl Shaders for NoShaders {
+    fn dispatch<M: GpuMemory, E: Events>(&mut self, _: &mut M, _: &mut E, _: u64, _: u64) -> Result<(), Stop> {
+        Err(Stop::Error(QUEUE_ERROR_UNSUPPORTED))
+    }
+}
+
 /// How far the current packet got: steps that must not be repeated when
 /// it is executed again after a fault.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -83,6 +112,9 @@ enum Stage {
     /// Nothing done yet (or only idempotent steps).
     #[default]
     Start,
+    /// The packet's own work is done (a kernel dispatch ran): only its
+    /// completion is left.
+    Executed,
     /// The completion signal was decremented.
     Decremented,
 }
@@ -137,8 +169,21 @@ impl AqlQueue {
         self.rptr
     }
 
-    /// Runs the queue for at most `budget` packets.
+    /// Runs the queue for at most `budget` packets, with no shader engine.
     pub fn run<M: GpuMemory, E: Events>(&mut self, m: &mut M, ev: &mut E, budget: u32) -> Run {
+        self.run_with(m, ev, budget, &mut NoShaders)
+    }
+
+    /// Runs the queue for at most `budget` packets; kernel dispatches on
+    /// `shaders` (a dispatch that used up its time slice ends the run with
+    /// [`Stop::Budget`]).
+    pub fn run_with<M: GpuMemory, E: Events, S: Shaders>(
+        &mut self,
+        m: &mut M,
+        ev: &mut E,
+        budget: u32,
+        shaders: &mut S,
+    ) -> Run {
         let mut packets = 0;
         // The write index as last read: read again only once the read
         // index caught up with it.
@@ -147,7 +192,7 @@ impl AqlQueue {
             if packets == budget {
                 break Stop::Budget;
             }
-            match self.step(m, ev, &mut wptr) {
+            match self.step(m, ev, shaders, &mut wptr) {
                 Ok(true) => packets += 1,
                 Ok(false) => break Stop::Idle,
                 Err(s) => break s,
@@ -158,10 +203,11 @@ impl AqlQueue {
 
     /// Executes the packet at the read index: `Ok(false)` if there is
     /// none.  `known` is the write index as last read.
-    fn step<M: GpuMemory, E: Events>(
+    fn step<M: GpuMemory, E: Events, S: Shaders>(
         &mut self,
         m: &mut M,
         ev: &mut E,
+        shaders: &mut S,
         known: &mut Option<u64>,
     ) -> Result<bool, Stop> {
         let wptr = match *known {
@@ -209,7 +255,11 @@ impl AqlQueue {
                         return Err(Stop::Blocked);
                     }
                 }
-                TYPE_KERNEL_DISPATCH | TYPE_AGENT_DISPATCH => {
+                TYPE_KERNEL_DISPATCH => {
+                    shaders.dispatch(m, ev, pkt, self.rptr)?;
+                    self.stage = Stage::Executed;
+                }
+                TYPE_AGENT_DISPATCH => {
                     return Err(Stop::Error(QUEUE_ERROR_UNSUPPORTED));
                 }
                 TYPE_VENDOR_SPECIFIC => self.vendor(m, ev, pkt, header)?,
@@ -221,7 +271,7 @@ impl AqlQueue {
             if signal & 7 != 0 {
                 return Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET));
             }
-            if self.stage == Stage::Start {
+            if self.stage != Stage::Decremented {
                 fault(m.atomic_add_u64(signal + SIGNAL_VALUE, u64::MAX))?;
                 self.stage = Stage::Decremented;
             }

@@ -170,6 +170,75 @@ fn dispatches_stop_the_queue_unsupported() {
     }
 }
 
+/// A shader engine that needs `slices` runs per dispatch, and records them.
+struct SlicedShaders {
+    slices: u32,
+    left: u32,
+    calls: Vec<(u64, u64)>,
+}
+
+impl Shaders for SlicedShaders {
+    fn dispatch<M: GpuMemory, E: Events>(&mut self, _: &mut M, _: &mut E, pkt: u64, id: u64) -> Result<(), Stop> {
+        self.calls.push((pkt, id));
+        if self.left == 0 {
+            self.left = self.slices;
+        }
+        self.left -= 1;
+        if self.left == 0 {
+            Ok(())
+        } else {
+            Err(Stop::Budget)
+        }
+    }
+}
+
+#[test]
+fn kernel_dispatches_run_on_the_shaders_in_slices() {
+    let (mut g, mut ev, mut q) = setup(16);
+    interrupt_signal(&mut g, 0, 2, 7);
+    let mut sh = SlicedShaders { slices: 3, left: 0, calls: Vec::new() };
+    for i in 0..2 {
+        let (_, b) = barrier(TYPE_KERNEL_DISPATCH, &[], signal(0));
+        submit(&mut g, 16, i, TYPE_KERNEL_DISPATCH | HEADER_BARRIER, &b);
+    }
+    // Each slice ends the run with Budget, the packet not completed yet.
+    for n in 0..2 {
+        let r = q.run_with(&mut g, &mut ev, 64, &mut sh);
+        assert_eq!(r, Run { packets: 0, stop: Stop::Budget });
+        assert_eq!(value(&mut g, 0), 2);
+        assert_eq!(sh.calls.len(), n + 1);
+    }
+    let r = q.run_with(&mut g, &mut ev, 64, &mut sh);
+    // The first completes in its third slice; the second starts and uses one slice.
+    assert_eq!(r, Run { packets: 1, stop: Stop::Budget });
+    assert_eq!(value(&mut g, 0), 1);
+    assert_eq!(ev.irqs, vec![7]);
+    while q.run_with(&mut g, &mut ev, 64, &mut sh).stop != Stop::Idle {}
+    assert_eq!(value(&mut g, 0), 0);
+    assert_eq!(g.peek64(RPTR), 2);
+    let first = RING;
+    let second = RING + PACKET_SIZE;
+    assert_eq!(sh.calls, vec![(first, 0), (first, 0), (first, 0), (second, 1), (second, 1), (second, 1)]);
+}
+
+#[test]
+fn a_completion_fault_after_a_dispatch_does_not_run_it_again() {
+    let (mut g, mut ev, mut q) = setup(16);
+    let mut sh = SlicedShaders { slices: 1, left: 0, calls: Vec::new() };
+    let unmapped = 0x90_0000;
+    let (_, b) = barrier(TYPE_KERNEL_DISPATCH, &[], unmapped);
+    submit(&mut g, 16, 0, TYPE_KERNEL_DISPATCH, &b);
+    let r = q.run_with(&mut g, &mut ev, 64, &mut sh);
+    assert!(matches!(r, Run { packets: 0, stop: Stop::Fault(f) } if f.va == unmapped + SIGNAL_VALUE), "{r:?}");
+    // The fault is resolved: the signal is mapped now.
+    g.map(unmapped, PAGE, true);
+    g.poke64(unmapped + SIGNAL_VALUE, 1);
+    let r = q.run_with(&mut g, &mut ev, 64, &mut sh);
+    assert_eq!(r, Run { packets: 1, stop: Stop::Idle });
+    assert_eq!(sh.calls.len(), 1);
+    assert_eq!(g.peek64(unmapped + SIGNAL_VALUE), 0);
+}
+
 #[test]
 fn malformed_packets_are_invalid() {
     let cases: [(u16, u64); 6] = [

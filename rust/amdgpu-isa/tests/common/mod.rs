@@ -3,7 +3,11 @@
 #![allow(dead_code, reason = "each test binary uses a different part")]
 
 use amdgpu_isa::code_object::{Elf, KernelDescriptor};
-use amdgpu_isa::dispatch::{run_workgroup, Dispatch, WorkgroupError};
+use amdgpu_isa::dispatch::{resume_workgroup, Dispatch, WorkgroupError, WorkgroupState};
+
+/// Instructions per [`resume_workgroup`] call in [`run_kernel`]: small and
+/// odd, so that slices end anywhere, barriers included.
+const RESUME_BUDGET: u64 = 37;
 use amdgpu_isa::memory::{Apertures, GlobalMemory, MemoryFault};
 use amdgpu_isa::wave::Wave;
 
@@ -144,11 +148,24 @@ pub fn run_kernel(mem: &mut SparseMemory, code: &[u8], name: &str, kernarg: &[u8
                 // per lane, as ROCr's default scratch allowance would.
                 let lane_bytes = kd.private_segment_fixed_size + if kd.kernel_code_properties & (1 << 11) != 0 { 16384 } else { 0 };
                 let mut scratch = vec![0u8; n * 64 * lane_bytes as usize];
-                match run_workgroup(&mut waves[..n], mem, &mut lds, &mut scratch, lane_bytes, APERTURES, 64, 10_000_000) {
-                    Ok(s) => steps += s,
-                    Err(WorkgroupError::Exec { wave, error }) => panic!("workgroup {id:?} wave {wave}: {error}"),
-                    Err(other) => panic!("workgroup {id:?}: {other:?}"),
+                // In time slices of a few instructions, as the virtual GPU
+                // runs them (vgpu/shader.rs): resuming must not change results.
+                let mut state = WorkgroupState::default();
+                let mut wg_steps = 0u64;
+                loop {
+                    match resume_workgroup(&mut waves[..n], &mut state, mem, &mut lds, &mut scratch, lane_bytes, APERTURES, 64, RESUME_BUDGET) {
+                        Ok((done, s)) => {
+                            wg_steps += s;
+                            if done {
+                                break;
+                            }
+                            assert!(wg_steps < 10_000_000, "workgroup {id:?}: step budget");
+                        }
+                        Err(WorkgroupError::Exec { wave, error }) => panic!("workgroup {id:?} wave {wave}: {error}"),
+                        Err(other) => panic!("workgroup {id:?}: {other:?}"),
+                    }
                 }
+                steps += wg_steps;
             }
         }
     }

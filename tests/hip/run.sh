@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Guest program: HIP programs on the virtual GPU (kernels run on the
+# engine's shader interpreter).  Builds them if they are not built yet
+# (tests/hip/build.sh: cached by source hash); in the guest, whose root file
+# system is read-only, they must have been built on the host beforehand
+# (`tests/hip/build.sh`).  Runs each with a timeout and prints
+# "hip: N passed, N failed".
+#   run.sh [NAME...]     (default: every .hip file here)
+set -u
+dir=$(dirname "$0")
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=($(cd "$dir" && for f in *.hip; do echo "${f%.hip}"; done))
+# HIP refuses to start unless it has a code object for every GPU it sees
+# (hipErrorNoBinaryForGpu), and the guest of `make check` has one GPU of each
+# profile: show ROCr the gfx90a GPUs only (ROCR_VISIBLE_DEVICES: indices
+# among GPU nodes, in topology order).
+if [ -z "${ROCR_VISIBLE_DEVICES:-}" ]; then
+	gpus=
+	i=0
+	for n in $(ls /sys/class/kfd/kfd/topology/nodes 2>/dev/null | sort -n); do
+		v=$(awk '$1 == "gfx_target_version" { print $2 }' "/sys/class/kfd/kfd/topology/nodes/$n/properties" 2>/dev/null)
+		[ -n "$v" ] && [ "$v" != 0 ] || continue
+		[ "$v" = 90010 ] && gpus=${gpus:+$gpus,}$i
+		i=$((i + 1))
+	done
+	if [ -z "$gpus" ]; then
+		echo "not ok - no gfx90a GPU (kernels run on gfx90a's interpreter only)"
+		echo "hip: 0 passed, 1 failed"
+		exit 1
+	fi
+	export ROCR_VISIBLE_DEVICES=$gpus
+fi
+pass=0
+fail=0
+for name in "${names[@]}"; do
+	# Built here unless the tree is read-only (the guest: built beforehand
+	# on the host, checked to be up to date).
+	nobuild=
+	[ -w "$dir" ] || nobuild=--no-build
+	if ! "$dir/build.sh" $nobuild "$name"; then
+		echo "not ok - $name: build failed"
+		fail=$((fail + 1))
+		continue
+	fi
+	# Streamed (a slow or stuck program shows how far it got), kept to check.
+	log=$(mktemp)
+	timeout -k 10 ${RKFD_HIP_TIMEOUT:-600} "$dir/build/$name" 2>&1 | tee "$log" | sed -u 's/^/  /'
+	rc=${PIPESTATUS[0]}
+	# A program with an "// expect-fail: TEXT" line passes if it fails
+	# (in time) printing TEXT; the others if they exit 0 printing PASS.
+	expect=$(sed -n 's|^// expect-fail: ||p' "$dir/$name.hip")
+	passed=0
+	if [ -n "$expect" ]; then
+		[ $rc != 0 ] && [ $rc != 124 ] && [ $rc != 137 ] && grep -qF "$expect" "$log" && passed=1
+	else
+		[ $rc = 0 ] && grep -q "^PASS $name" "$log" && passed=1
+	fi
+	rm -f "$log"
+	if [ $passed = 1 ]; then
+		echo "ok - $name"
+		pass=$((pass + 1))
+	else
+		echo "not ok - $name (exit $rc)"
+		fail=$((fail + 1))
+	fi
+done
+echo "hip: $pass passed, $fail failed"
+[ $fail = 0 ]
