@@ -663,6 +663,17 @@ impl Svm {
         Ok(())
     }
 
+    /// XNACK off: whether GPU `gpu_id` has `addr` mapped (for `write`) by
+    /// a mapping no invalidation has touched since.  The GPU driver
+    /// replaces a range's PTEs by unmap + map, so an engine can see a PTE
+    /// missing while the restore worker remaps and ask only after the
+    /// restore resumed the queues: such a fault is retried, not fatal
+    /// (issue #16 defect 4).
+    pub(crate) fn mapped_now(&self, gpu_id: u32, addr: u64, write: bool) -> bool {
+        let ranges = self.ranges.lock();
+        ranges.containing(addr).and_then(|k| ranges.tree.get(&k)).is_some_and(|r| Self::still_mapped(r, gpu_id, addr, write))
+    }
+
     /// Whether GPU `gpu_id`'s last mapping of `r` covers `addr` and no
     /// invalidation happened since: a duplicate fault (upstream filters
     /// them with `svm_range_skip_recover` and fault timestamps).
@@ -738,6 +749,16 @@ fn queues_resume(svm: &Svm, covered: u64) {
 
 impl Invalidate for Svm {
     fn invalidate(this: ArcBorrow<'_, Self>, _range_start: u64, start: u64, end: u64, unmap: bool, migrate: bool) {
+        // XNACK off, the memory stays: the process is evicted *before* its
+        // PTEs go (upstream `svm_range_evict` quiesces first), so a GPU
+        // access that finds no PTE finds the process evicted and waits for
+        // the restore.  The other order let an SDMA copy hit the gap and
+        // take a fatal VM fault (issue #16 defect 4: `kfd-svm-hmm-tests
+        // sdma_copy_into_svm_xnack_off_migrating`, 3 of 5 runs).
+        let quiesce = !unmap && !this.xnack.load(Relaxed);
+        if quiesce {
+            queues_quiesce(&this);
+        }
         // Under the range's lock: unmap from every GPU (upstream
         // `svm_range_unmap_from_gpus`); the next GPU access faults (XNACK
         // on) or the restore worker remaps (XNACK off).
@@ -749,8 +770,7 @@ impl Invalidate for Svm {
             // The range is removed or split by the worker: the callback
             // cannot take the ranges lock.
             !this.unmap_pending.xchg(true, Relaxed)
-        } else if !this.xnack.load(Relaxed) {
-            queues_quiesce(&this);
+        } else if quiesce {
             !this.restore_pending.xchg(true, Relaxed)
         } else {
             false

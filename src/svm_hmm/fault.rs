@@ -57,8 +57,8 @@ pub(crate) fn gpu_fault(dev: &Device, pasid: u32, vm: *const c_void, addr: u64, 
     if !xnack {
         // Quiesced by an invalidation the restore worker has not remapped
         // yet (`svm_hmm::queues_quiesce`): the queue waits, as it would
-        // preempted.
-        if process.hmm.evicted() {
+        // preempted.  Or remapped since the engine looked: it retries.
+        if process.hmm.evicted() || process.hmm.mapped_now(dev.gpu_id(), addr, write) {
             return Err(EAGAIN);
         }
         kfd_err!(

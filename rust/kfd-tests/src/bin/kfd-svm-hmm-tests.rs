@@ -1531,21 +1531,11 @@ fn main() {
     }
     h.run("sdma_copy_into_svm_xnack_off_vram", || sdma_copy_into_svm(g, false, Some(g.gpu_id), 0));
     h.run("sdma_copy_into_svm_xnack_off_sys", || sdma_copy_into_svm(g, false, Some(0), 0));
-    // Known bug (issue #16 defect 4, still open): with XNACK off, an SDMA
-    // copy into an SVM range that two threads migrate meanwhile can stall
-    // (1 of 3 make check runs on 2026-12-03: "round 6: ... stalled: fence
-    // 0x5d00006a after 30 s"; 2 of 5 and 3 of 5 runs of this test alone).
-    // Not starvation: the fence does not move once the migrators stop, and
-    // each failing run has one "VM fault ... XNACK off: not retried" in
-    // dmesg, so a GPU write found no PTE while the process was not marked
-    // evicted.  Evicting before the invalidation unmaps (upstream's order)
-    // did not fix it (2 of 5).  Out of make check until fixed;
-    // RKFD_KNOWN_BUGS=1 runs it.
-    if std::env::var_os("RKFD_KNOWN_BUGS").is_some() {
-        h.run("sdma_copy_into_svm_xnack_off_migrating", || sdma_copy_into_svm(g, false, Some(g.gpu_id), 2));
-    } else {
-        println!("# skipped, known bug (RKFD_KNOWN_BUGS=1 runs it): sdma_copy_into_svm_xnack_off_migrating");
-    }
+    // Issue #16 defect 4: this stalled in 1 of 3 make check runs and 2-3
+    // of 5 runs alone (a fatal XNACK-off VM fault: the engine saw a PTE
+    // missing while the restore worker remapped, or before the
+    // invalidation marked the process evicted, and asked after).
+    h.run("sdma_copy_into_svm_xnack_off_migrating", || sdma_copy_into_svm(g, false, Some(g.gpu_id), 2));
     h.run("sdma_copy_into_svm_xnack_on_vram", || sdma_copy_into_svm(g, true, Some(g.gpu_id), 0));
     h.run("sdma_copy_into_svm_xnack_on_sys", || sdma_copy_into_svm(g, true, Some(0), 0));
     h.run("sdma_copy_into_svm_xnack_on_retry_fault", || sdma_copy_into_svm(g, true, None, 0));
