@@ -664,11 +664,12 @@ impl Svm {
     }
 
     /// XNACK off: whether GPU `gpu_id` has `addr` mapped (for `write`) by
-    /// a mapping no invalidation has touched since.  The GPU driver
-    /// replaces a range's PTEs by unmap + map, so an engine can see a PTE
-    /// missing while the restore worker remaps and ask only after the
-    /// restore resumed the queues: such a fault is retried, not fatal
-    /// (issue #16 defect 4).
+    /// a mapping no invalidation has touched since.  An engine that found
+    /// a PTE missing while the process was evicted reports the fault
+    /// later; if the restore worker remapped and resumed the queues in
+    /// between, the fault is stale: it is retried, not fatal (issue #16
+    /// defect 4; upstream filters stale faults too,
+    /// `svm_range_skip_recover`).
     pub(crate) fn mapped_now(&self, gpu_id: u32, addr: u64, write: bool) -> bool {
         let ranges = self.ranges.lock();
         ranges.containing(addr).and_then(|k| ranges.tree.get(&k)).is_some_and(|r| Self::still_mapped(r, gpu_id, addr, write))

@@ -1533,8 +1533,9 @@ fn main() {
     h.run("sdma_copy_into_svm_xnack_off_sys", || sdma_copy_into_svm(g, false, Some(0), 0));
     // Issue #16 defect 4: this stalled in 1 of 3 make check runs and 2-3
     // of 5 runs alone (a fatal XNACK-off VM fault: the engine saw a PTE
-    // missing while the restore worker remapped, or before the
-    // invalidation marked the process evicted, and asked after).
+    // missing before the invalidation marked the process evicted, or
+    // while it was evicted, and reported it after the restore resumed
+    // the queues).
     h.run("sdma_copy_into_svm_xnack_off_migrating", || sdma_copy_into_svm(g, false, Some(g.gpu_id), 2));
     h.run("sdma_copy_into_svm_xnack_on_vram", || sdma_copy_into_svm(g, true, Some(g.gpu_id), 0));
     h.run("sdma_copy_into_svm_xnack_on_sys", || sdma_copy_into_svm(g, true, Some(0), 0));
