@@ -14,7 +14,11 @@
 //! - [`attr`]: ABI constants, the attribute record [`attr::Attrs`],
 //!   `SET_ATTR` validation and application, `GET_ATTR` aggregation.
 //! - [`ranges`]: the range set [`ranges::RangeSet`]: split, apply a
-//!   `SET_ATTR` list to a sub-range, remove a sub-range, lookup.
+//!   `SET_ATTR` list to a sub-range, remove a sub-range, lookup, and how
+//!   many ranges an operation reshapes (each needs a new interval
+//!   notifier, allocated before the set changes).
+//! - [`place`]: where a range's pages are ([`place::Placement`]) and the
+//!   window a GPU retry fault maps ([`place::fault_window`]).
 //!
 //! # Call sequence of `AMDKFD_IOC_SVM` (upstream order of checks)
 //!
@@ -91,6 +95,7 @@
 //! create one where none exists (`svm_range_create_unregistered_range`).
 
 pub mod attr;
+pub mod place;
 pub mod ranges;
 
 use attr::{Attr, GetAggregate, Gpus};
