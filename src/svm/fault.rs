@@ -195,16 +195,8 @@ impl Svms {
                         }
                     }
                 }
-                match super::migrate::to_vram(dev, p, &guard, ws, we, counters, trigger) {
-                    Ok(_) => {}
-                    // VRAM is full: the data stays in system memory.
-                    // Debug level: this is the fault path, and every fault
-                    // of a process over a full VRAM would print otherwise.
-                    Err(e) if e == ENOMEM || e == ENOSPC => {
-                        kernel::pr_debug!("GPU {}: VRAM full, {:#x}..{:#x} stays in system memory\n", gpu_id, ws, we)
-                    }
-                    Err(e) => return Err(e),
-                }
+                // VRAM full: the data stays in system memory.
+                super::migrate::to_vram(dev, p, &guard, ws, we, counters, trigger)?;
             }
         }
         self.map_on(&guard, r, gpu_id, ws, we, write, trigger)

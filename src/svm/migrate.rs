@@ -22,7 +22,7 @@ use crate::{
     device::Device,
     kabi::{
         hmm::{MmRead, VramPagemap},
-        log::kfd_info,
+        log::{kfd_info, kfd_warn},
     },
     procfs::ProcCounters,
     uapi,
@@ -43,7 +43,11 @@ pub(crate) enum MigrateTrigger {
 
 /// Migrates the system pages of `[start, end)` to `dev`'s VRAM
 /// (`pagemap`), accounted to `counters`; the pages moved (upstream
-/// `svm_migrate_ram_to_vram`).  `ENOMEM`/`ENOSPC`: VRAM is exhausted.
+/// `svm_migrate_ram_to_vram`).  VRAM exhaustion is not an error: what does
+/// not fit stays in system memory, as upstream falls back to system
+/// memory (`0` moved, or what moved before VRAM ran out); a prefetch says
+/// so in dmesg, a fault only at debug level (every fault of a process over
+/// a full VRAM would print otherwise).
 pub(crate) fn to_vram(
     dev: &Device,
     pagemap: &VramPagemap,
@@ -53,13 +57,29 @@ pub(crate) fn to_vram(
     counters: &Arc<ProcCounters>,
     trigger: MigrateTrigger,
 ) -> Result<u64> {
-    let moved = pagemap.migrate_to_vram(guard, start, end, counters);
-    kernel::pr_debug!("svm: {:?}: {:#x}..{:#x} to GPU {}: {:?} pages\n", trigger, start, end, dev.gpu_id(), moved);
-    moved
+    match pagemap.migrate_to_vram(guard, start, end, counters) {
+        Err(e) if e == ENOMEM || e == ENOSPC => {
+            if trigger == MigrateTrigger::Prefetch {
+                kfd_info!(
+                    "GPU {}: VRAM full, prefetch of {:#x}..{:#x} left (part of) it in system memory\n",
+                    dev.gpu_id(),
+                    start,
+                    end
+                );
+            } else {
+                kernel::pr_debug!("GPU {}: VRAM full, {:#x}..{:#x} stays in system memory\n", dev.gpu_id(), start, end);
+            }
+            Ok(0)
+        }
+        other => other,
+    }
 }
 
 /// Migrates `pagemap`'s device pages of `[start, end)` back to system
 /// memory; the pages moved (upstream `svm_migrate_vram_to_ram`).
+/// `EFAULT`: a hole without a VMA (a `munmap` whose range removal is
+/// pending; pages before it moved); `ENOMEM`: no system memory (logged
+/// with the trigger).
 pub(crate) fn to_ram(
     pagemap: &VramPagemap,
     guard: &MmRead<'_>,
@@ -67,9 +87,11 @@ pub(crate) fn to_ram(
     end: u64,
     trigger: MigrateTrigger,
 ) -> Result<u64> {
-    let moved = pagemap.migrate_to_ram(guard, start, end);
-    kernel::pr_debug!("svm: {:?}: {:#x}..{:#x} to system memory: {:?} pages\n", trigger, start, end, moved);
-    moved
+    pagemap.migrate_to_ram(guard, start, end).inspect_err(|e| {
+        if *e == ENOMEM {
+            kfd_warn!("svm: {:?}: no system memory to move {:#x}..{:#x} out of VRAM\n", trigger, start, end);
+        }
+    })
 }
 
 /// Where PREFETCH_LOC sends a range.
@@ -101,27 +123,13 @@ impl Svms {
 
     /// PREFETCH_LOC of `[start, end)` (upstream
     /// `svm_range_trigger_migration`): migrates its pages to `target` and
-    /// returns how many moved.  VRAM exhaustion is not an error: what does
-    /// not fit stays in system memory (logged), as upstream falls back to
-    /// system memory.
+    /// returns how many moved (VRAM exhaustion: see [`to_vram`]).
     fn prefetch(&self, guard: &MmRead<'_>, start: u64, end: u64, target: Target<'_>) -> Result<u64> {
         let trigger = MigrateTrigger::Prefetch;
         match target {
             Target::Gpu(dev, counters) => {
                 let pagemap = dev.vram_pagemap.as_ref().ok_or(EINVAL)?;
-                match to_vram(dev, pagemap, guard, start, end, counters, trigger) {
-                    Ok(n) => Ok(n),
-                    Err(e) if e == ENOMEM || e == ENOSPC => {
-                        kfd_info!(
-                            "GPU {}: VRAM full, prefetch of {:#x}..{:#x} left (part of) it in system memory\n",
-                            dev.gpu_id(),
-                            start,
-                            end
-                        );
-                        Ok(0)
-                    }
-                    Err(e) => Err(e),
-                }
+                to_vram(dev, pagemap, guard, start, end, counters, trigger)
             }
             Target::System => self.migrate_to_ram(guard, start, end, trigger),
         }
