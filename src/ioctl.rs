@@ -282,7 +282,7 @@ fn get_tile_config(process: &Process, args: &mut uapi::kfd_ioctl_get_tile_config
 }
 
 /// IOCTL: ALLOC_MEMORY_OF_GPU.  A VA or user pointer inside an SVM range
-/// is `-EADDRINUSE` (checked under `Process::svm` alone, as upstream checks
+/// is `-EADDRINUSE` (checked under the SVM list lock alone, as upstream checks
 /// under `svms->lock` before taking `p->mutex`).
 fn alloc_memory_of_gpu(process: &Process, args: &mut uapi::kfd_ioctl_alloc_memory_of_gpu_args) -> Result {
     crate::svm::attr::check_alloc(process, args)?;
