@@ -573,7 +573,7 @@ unsafe extern "C" fn rkfd_rs_kgd2kfd_svm_fault(
     // SAFETY: Caller's contract.
     let dev = unsafe { borrow_device(kfd) };
     let write = flags & interface::KGD_VM_FAULT_WRITE != 0;
-    match crate::svm_hmm::fault::gpu_fault(dev, pasid, vm.cast_const(), addr, write) {
+    match crate::svm::fault::gpu_fault(dev, pasid, super::hmm::VmId::of_raw(vm.cast_const()), addr, write) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }
