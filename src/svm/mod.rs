@@ -254,14 +254,25 @@ impl Svms {
             let mut list = self.list.lock();
             list.dead = true;
             if let Some(g) = guard.as_ref() {
+                // Once per group of ranges in one VMA, not once per range:
+                // a process with 100k ranges held `mmap_lock` for minutes
+                // here (hung tasks at `kfd-svm-bench` exit).
                 let devs = self.devices();
+                let mut run: Option<(u64, u64, u64)> = None;
                 for r in list.tree.iter() {
                     let (start, end) = range::bytes(r);
-                    for d in devs.iter() {
-                        if let Some(pagemap) = d.vram_pagemap.as_ref() {
-                            let _ = pagemap.migrate_to_ram(g, start, end);
+                    if let Some((s, e, vma_end)) = run {
+                        if start < vma_end {
+                            run = Some((s, e.max(end), vma_end));
+                            continue;
                         }
+                        migrate_back(g, &devs, s, e);
                     }
+                    let vma_end = g.vma_from(start).map_or(end, |(_, ve)| ve);
+                    run = Some((start, end, vma_end));
+                }
+                if let Some((s, e, _)) = run {
+                    migrate_back(g, &devs, s, e);
                 }
             }
             list.take_all()
@@ -284,6 +295,26 @@ impl Svms {
             // A failed spawn leaves the work to the next SVM operation.
             let _ = wq.try_spawn(GFP_ATOMIC, move || me.run_pending());
         }
+    }
+}
+
+/// Teardown: migrates the device pages of `[start, end)` on `devs` back
+/// to system memory VMA by VMA (a hole is a `munmap` whose range removal
+/// is pending: skipped; errors are ignored, the process is going).
+fn migrate_back(guard: &MmRead<'_>, devs: &[Arc<Device>], start: u64, end: u64) {
+    let mut at = start;
+    while at < end {
+        let Some((vs, ve)) = guard.vma_from(at) else { break };
+        if vs >= end {
+            break;
+        }
+        let (s, e) = (at.max(vs), ve.min(end));
+        for d in devs {
+            if let Some(pagemap) = d.vram_pagemap.as_ref() {
+                let _ = pagemap.migrate_to_ram(guard, s, e);
+            }
+        }
+        at = e;
     }
 }
 
