@@ -65,11 +65,13 @@ impl MigrateTrigger {
 /// `src/smi.rs`).
 #[derive(Clone, Copy)]
 pub(crate) struct Report<'a> {
+    /// The process whose clients see the events.
     pub(crate) owner: &'a Owner,
+    /// The range's (PREFETCH_LOC, PREFERRED_LOC).
     pub(crate) locs: (u32, u32),
 }
 
-/// Runs `f`, reported as migration `m` if `report` says so.
+/// Runs `f`, reported to `owner`'s SMI clients as migration `m` if given an owner.
 fn reported(owner: Option<&Owner>, m: impl FnOnce() -> smi::Migration, f: impl FnOnce() -> Result<u64>) -> Result<u64> {
     match owner {
         Some(o) => smi::migration(o, m(), f),
