@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rkfd C shim: the kernel's HMM machinery under SVM (upstream kfd_migrate.c
- * and the HMM half of kfd_svm.c).  Policy lives in Rust (src/svm_hmm/);
+ * and the HMM half of kfd_svm.c).  Policy lives in Rust (src/svm/);
  * this file only drives the kernel APIs Rust for Linux 7.3 has no
  * abstraction for:
  *
@@ -736,28 +736,39 @@ int rkfd_shim_svm_mm_prepare(struct mm_struct *mm)
 	return mmu_notifier_register(NULL, mm);
 }
 
-int rkfd_shim_svm_range_new(struct mm_struct *mm, u64 start, u64 end, void *cookie,
-			    struct rkfd_svm_range **out)
+/*
+ * A range's notifier in two steps, so that a caller can allocate every
+ * notifier an operation needs before it changes its range tree, and then
+ * register them without a failure path: rkfd_shim_svm_range_alloc (may
+ * fail, no lock needed), then rkfd_shim_svm_range_insert (mmap_lock held
+ * for writing, as upstream svm_range_add_notifier_locked; with the mm
+ * prepared by rkfd_shim_svm_mm_prepare it allocates nothing).  A range
+ * that was never inserted may be freed.
+ */
+int rkfd_shim_svm_range_alloc(void *cookie, struct rkfd_svm_range **out)
 {
-	struct rkfd_svm_range *r;
-	int ret;
+	struct rkfd_svm_range *r = kzalloc(sizeof(*r), GFP_KERNEL);
 
-	if (start >= end || (start | end) & ~PAGE_MASK)
-		return -EINVAL;
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
 		return -ENOMEM;
 	mutex_init(&r->lock);
 	r->cookie = cookie;
-	/* As upstream svm_range_add_notifier_locked: mmap_lock held for writing. */
-	ret = mmu_interval_notifier_insert_locked(&r->notifier, mm, start, end - start,
-						  &rkfd_svm_range_ops);
-	if (ret) {
-		kfree(r);
-		return ret;
-	}
 	*out = r;
 	return 0;
+}
+
+int rkfd_shim_svm_range_insert(struct rkfd_svm_range *r, struct mm_struct *mm, u64 start, u64 end)
+{
+	int ret;
+
+	if (start >= end || (start | end) & ~PAGE_MASK || r->notifier.mm)
+		return -EINVAL;
+	ret = mmu_interval_notifier_insert_locked(&r->notifier, mm, start, end - start,
+						  &rkfd_svm_range_ops);
+	/* A failed insertion may have set the field: not registered. */
+	if (ret)
+		r->notifier.mm = NULL;
+	return ret;
 }
 
 void *rkfd_shim_svm_range_cookie(struct rkfd_svm_range *r)
@@ -768,7 +779,8 @@ void *rkfd_shim_svm_range_cookie(struct rkfd_svm_range *r)
 void rkfd_shim_svm_range_free(struct rkfd_svm_range *r)
 {
 	/* Waits for running invalidate callbacks. */
-	mmu_interval_notifier_remove(&r->notifier);
+	if (r->notifier.mm)
+		mmu_interval_notifier_remove(&r->notifier);
 	mutex_destroy(&r->lock);
 	kfree(r);
 }

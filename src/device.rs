@@ -22,7 +22,7 @@ use kernel::{
 use crate::{
     gfx::GfxVersion,
     kabi::{
-        hmm::SvmDev,
+        hmm::VramPagemap,
         kgd::{GpuInfo, IhEntry, Kgd2Kfd, KgdDevice},
     },
     topology::Topology,
@@ -39,9 +39,9 @@ pub(crate) struct Device {
     /// The id user space names this GPU by (topology `gpu_id`); assigned
     /// by the topology when the device is published, 0 before.
     gpu_id: Atomic<u32>,
-    /// Its VRAM as device-private pages, if the GPU driver serves SVM
-    /// (upstream `svm_migrate_init`).
-    pub(crate) svm: Option<SvmDev>,
+    /// Its VRAM as device-private pages (a `dev_pagemap`), if the GPU
+    /// driver serves SVM (upstream `svm_migrate_init`, `kfd.pgmap`).
+    pub(crate) vram_pagemap: Option<VramPagemap>,
     /// Queues on this device (upstream `dqm`), see `crate::queue`.
     pub(crate) queues: crate::queue::DeviceQueues,
 }
@@ -119,8 +119,8 @@ fn validate(info: &GpuInfo) -> Result<GfxVersion> {
 /// `kgd2kfd_probe`: builds the device (not yet visible).
 pub(crate) fn probe(kgd: KgdDevice, info: GpuInfo) -> Result<Arc<Device>> {
     let gfx = validate(&info)?;
-    let svm = if info.vram_size != 0 {
-        match SvmDev::new(&kgd, info.vram_size) {
+    let vram_pagemap = if info.vram_size != 0 {
+        match VramPagemap::new(&kgd, info.vram_size) {
             Ok(s) => Some(s),
             Err(e) if e == EOPNOTSUPP => None,
             Err(e) => {
@@ -132,7 +132,7 @@ pub(crate) fn probe(kgd: KgdDevice, info: GpuInfo) -> Result<Arc<Device>> {
         None
     };
     let queues = crate::queue::DeviceQueues::new()?;
-    Ok(Arc::new(Device { kgd, info, gfx, gpu_id: Atomic::new(0), svm, queues }, GFP_KERNEL)?)
+    Ok(Arc::new(Device { kgd, info, gfx, gpu_id: Atomic::new(0), vram_pagemap, queues }, GFP_KERNEL)?)
 }
 
 /// `kgd2kfd_device_init`: publishes the device.
@@ -210,7 +210,7 @@ impl Kgd2Kfd for Kgd2KfdEntries {
     }
 
     fn svm_fault(dev: &Device, pasid: u32, vm: *const core::ffi::c_void, addr: u64, write: bool) -> Result {
-        crate::svm_hmm::fault::gpu_fault(dev, pasid, vm, addr, write)
+        crate::svm::fault::gpu_fault(dev, pasid, crate::kabi::hmm::VmId::of_raw(vm), addr, write)
     }
 
     fn smi_event_throttle(dev: &Device, bitmask: u64, counter: u64) {
@@ -247,7 +247,7 @@ impl Device {
     /// the GPU is GFX9+.  Here the retry-fault path is the working part, so
     /// it is also required: gfx90a (GC 9.4.2) qualifies.
     pub(crate) fn svm_supported(&self) -> bool {
-        self.svm.is_some() && self.supports_xnack_per_process()
+        self.vram_pagemap.is_some() && self.supports_xnack_per_process()
     }
 
     /// Whether the GPU can retry faults (XNACK) per process (upstream

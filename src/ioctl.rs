@@ -237,12 +237,9 @@ fn set_xnack_mode(process: &Process, args: &mut uapi::kfd_ioctl_set_xnack_mode_a
     if enable && !inner.pdds.iter().all(|p| p.dev.supports_xnack_per_process()) {
         return Err(EPERM);
     }
-    // `Process::svm` inside `Process::inner` (the documented order).
-    let mut svm = process.svm.lock();
-    svm.switch_xnack(enable)?;
+    // The SVM list lock inside `Process::inner` (the documented order).
+    process.svms.switch_xnack(enable)?;
     inner.xnack_enabled = enable;
-    drop(svm);
-    process.hmm.set_xnack(enable);
     Ok(())
 }
 
@@ -285,10 +282,10 @@ fn get_tile_config(process: &Process, args: &mut uapi::kfd_ioctl_get_tile_config
 }
 
 /// IOCTL: ALLOC_MEMORY_OF_GPU.  A VA or user pointer inside an SVM range
-/// is `-EADDRINUSE` (checked under `Process::svm` alone, as upstream checks
+/// is `-EADDRINUSE` (checked under the SVM list lock alone, as upstream checks
 /// under `svms->lock` before taking `p->mutex`).
 fn alloc_memory_of_gpu(process: &Process, args: &mut uapi::kfd_ioctl_alloc_memory_of_gpu_args) -> Result {
-    crate::svm::check_alloc(process, args)?;
+    crate::svm::attr::check_alloc(process, args)?;
     memory::alloc(&mut process.inner.lock(), args)
 }
 
@@ -405,7 +402,7 @@ const IOCTLS: [IoctlDef; uapi::IOCTLS.len()] = [
     def!(AMDKFD_IOC_IMPORT_DMABUF, not_supported),
     def!(AMDKFD_IOC_ALLOC_QUEUE_GWS, typed!(queue::alloc_gws)),
     def!(AMDKFD_IOC_SMI_EVENTS, typed!(smi_events)),
-    def!(AMDKFD_IOC_SVM, crate::svm::ioctl, crate::svm::validate_ioctl),
+    def!(AMDKFD_IOC_SVM, crate::svm::attr::ioctl, crate::svm::attr::validate_ioctl),
     def!(AMDKFD_IOC_SET_XNACK_MODE, typed!(set_xnack_mode)),
     def!(AMDKFD_IOC_CRIU_OP, not_supported),
     def!(AMDKFD_IOC_AVAILABLE_MEMORY, typed!(available_memory)),

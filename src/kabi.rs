@@ -12,20 +12,18 @@
 //! per implementing type (the Rust Binder / `miscdevice` pattern):
 //! [`chrdev::FileOps`] (`/dev/kfd`), [`kgd::Kgd2Kfd`] (the `kgd2kfd_*`
 //! exports), [`mm::MmRelease`] (the mm notifier), [`smi::SmiFile`] (SMI
-//! files), [`sysfs::Show`] and [`hmm::Invalidate`].  Review rule:
-//! `git grep -n 'crate::' src/kabi ':!src/kabi/hmm.rs'` names only
-//! `crate::kabi` and `crate::uapi` (the generated `kfd_ioctl.h`).
+//! files), [`sysfs::Show`], [`hmm::Invalidate`] (a range's interval
+//! notifier) and [`hmm::PageOwner`] (what device pages report to the
+//! process that migrated them).  Review rule: `git grep -n 'crate::'
+//! src/kabi` names only `crate::kabi` and `crate::uapi` (the generated
+//! `kfd_ioctl.h`).
 //!
-//! What is not true yet, and where:
-//! - `hmm.rs` (SVM, being merged into one `svm` module) still names
-//!   `crate::device::Device` and `crate::procfs::ProcCounters`, calls
-//!   `crate::smi::migration_cpu_fault` (a CPU fault's migration back), and its
-//!   `rkfd_rs_svm_*` entry points are fixed symbols, not a table.
-//! - `unsafe` above this layer: the `unsafe(uninit)` statics and their
-//!   `init()` (`global_lock!`), the `MmRelease` impl of `Process` (an unsafe
-//!   trait: a contract on the implementor), the SVM code's calls of
-//!   `HmmRange::new` / `VmRef::new`, `event/page.rs` (the event page is
-//!   plain shared memory), and `uapi.rs` (the one cast of an ioctl buffer).
+//! `unsafe` above this layer, each a contract the layer cannot check
+//! itself: the `unsafe(uninit)` statics and their `init()`
+//! (`global_lock!`), the unsafe traits `MmRelease` (on `Process`) and
+//! `PageOwner` (on `procfs::ProcCounters`: a `#[repr(C)]` layout with the
+//! functions first), `event/page.rs` (the event page is plain shared
+//! memory), and `uapi.rs` (the one cast of an ioctl buffer).
 
 use kernel::{ffi::c_int, prelude::*};
 

@@ -19,9 +19,9 @@
 //!     runs under `mmap_lock`, never takes `inner`: it uses `Process::mmap`.
 //!  3. `Process::mmap` (what `/dev/kfd` mmap needs: each device and its VM;
 //!     taken under `inner` or under `mmap_lock`; nothing is taken under it)
-//!  4. `Process::svm` (upstream `svms->lock`): taken inside `inner` or
-//!     inside `mmap_lock`, never around either; nothing is taken under it
-//!     (see [`crate::svm`])
+//!  4. `Process::svms` (its list lock, upstream `svms->lock`): taken inside
+//!     `inner` or inside `mmap_lock`, never around either; its whole order
+//!     is on the fields of [`crate::svm::Svms`]
 //!  5. [`crate::device::DEVICES`], [`PASIDS`] (leaves)
 //!
 //! PASIDs: each process gets one at creation (upstream before 6.x: one per
@@ -31,9 +31,9 @@
 //! freed when the `Process` is dropped, so it is never reused while
 //! anything can still find the process.
 //!
-//! SVM's HMM side (`crate::svm_hmm`) has its own order under `mmap_lock`; it
-//! never takes `inner` or `Process::svm` with its locks held, and neither is
-//! held around its `mmap_lock`-taking calls (teardown runs it first).
+//! SVM (`crate::svm`) takes `mmap_lock` and then its list lock; it never
+//! takes `inner` with its locks held, and `inner` is not held around its
+//! `mmap_lock`-taking calls (teardown runs it first).
 
 use crate::kabi::log::kfd_warn;
 use kernel::{
@@ -57,8 +57,7 @@ use crate::{
     },
     memory::MemoryObjects,
     procfs::{self, PddPasid, ProcCounters, ProcSysfs},
-    svm::SvmState,
-    svm_hmm::Svm,
+    svm::Svms,
 };
 
 /// The pure PASID allocator, shared with the host crate `kfd-logic`.
@@ -230,13 +229,11 @@ pub(crate) struct Process {
     /// lock is a leaf, taken inside `inner`.
     #[pin]
     pub(crate) events: Events,
-    /// SVM ranges (C: `p->svms`), see [`crate::svm`].  Shared with the
-    /// debugfs `svm_ranges` file (an `Arc`, so that file needs no
-    /// reference to the process).
-    pub(crate) svm: Arc<Mutex<SvmState>>,
-    /// SVM's HMM side: notifiers, GPU mappings, migration (its locks are
-    /// never taken with `inner` held, see `svm_hmm`).
-    pub(crate) hmm: Arc<Svm>,
+    /// Shared virtual memory (C: `p->svms`): the range tree, notifiers,
+    /// GPU mappings, migration; see [`crate::svm`] (its lock order is
+    /// written there).  Shared with the debugfs `svm_ranges` file and the
+    /// notifiers (an `Arc`, so they need no reference to the process).
+    pub(crate) svms: Arc<Svms>,
 }
 
 #[pinned_drop]
@@ -245,7 +242,7 @@ impl PinnedDrop for Process {
     /// failed after registering it, e.g. `prepare_mm` interrupted by
     /// SIGKILL): unregister before any field goes.  Unregistering runs the
     /// notifier's `release` (teardown) if the mm is alive, which uses
-    /// `inner`, `events`, `hmm`...; left to the fields' drop order, `inner`
+    /// `inner`, `events`, `svms`...; left to the fields' drop order, `inner`
     /// was freed first (use-after-free found by kfd-storm).
     fn drop(self: Pin<&mut Self>) {
         let notifier = self.mm_notifier.lock().take();
@@ -309,7 +306,7 @@ pub(crate) fn init_module_state() {
 /// `kfd_lookup_process_by_pasid`), for interrupt handling.  A process stays
 /// findable until its last `/dev/kfd` file is released; its GPU state may
 /// already be gone (the mm exited).  Also the SVM retry-fault entry
-/// (`crate::svm_hmm::fault`).
+/// (`crate::svm::fault`).
 pub(crate) fn find_by_pasid(pasid: u32) -> Option<Arc<Process>> {
     if pasid == 0 {
         return None;
@@ -369,11 +366,7 @@ impl Process {
             return Err(EINVAL);
         }
         let pasid = Pasid::alloc()?;
-        let svm_attrs = Arc::pin_init(
-            new_mutex!(SvmState::new(pdds.iter().map(|p| &p.dev)), "Process::svm"),
-            GFP_KERNEL,
-        )?;
-        let hmm = Svm::new(mm, svm_attrs.clone())?;
+        let svms = Svms::new(mm, pdds.iter().map(|p| &p.dev))?;
         let leader = task.group_leader();
         let process = Arc::pin_init(
             try_pin_init!(Process {
@@ -390,8 +383,7 @@ impl Process {
                 mmap <- new_mutex!(targets, "Process::mmap"),
                 pasid,
                 events <- Events::new(),
-                svm: svm_attrs,
-                hmm,
+                svms,
             }),
             GFP_KERNEL,
         )?;
@@ -454,7 +446,7 @@ impl Process {
             let name = kernel::str::CString::try_from_fmt(fmt!("pasid_{}", c.gpu_id))?;
             dir.add(&name, Arc::new(PddPasid(c.clone()), GFP_KERNEL)?)?;
         }
-        let dump = crate::svm::dump::SvmRanges::new(counters, process.svm.clone(), process.hmm.clone())?;
+        let dump = crate::svm::dump::SvmRanges::new(counters, process.svms.clone())?;
         dir.add(c"svm_ranges", Arc::new(dump, GFP_KERNEL)?)?;
         Ok(dir)
     }
@@ -469,9 +461,7 @@ impl Process {
             return if pdd.dev.kgd.vm_file(vm).same_file(&file) { Ok(()) } else { Err(EBUSY) };
         }
         let vm = Arc::new(pdd.dev.kgd.acquire_vm(file)?, GFP_KERNEL)?;
-        // SAFETY: `Process::teardown` runs `Svm::teardown`, which drops this
-        // copy, before it releases the VM.
-        unsafe { self.hmm.add_vm(&pdd.dev, &vm) }?;
+        self.svms.add_vm(&pdd.dev, &vm)?;
         pdd.dev.kgd.set_vm_pasid(&vm, self.pasid.0);
         let mut targets = self.mmap.lock();
         let target = targets.iter_mut().find(|t| t.gpu_id == gpu_id).ok_or(EINVAL)?;
@@ -509,9 +499,7 @@ impl Process {
         // SVM first, without `inner` (it takes mmap_lock, which the mmap
         // handler holds around `inner`): its copies of the VM handles go
         // before the VMs are released below.
-        self.hmm.teardown();
-        // SVM ranges first, outside `inner` (upstream `svm_range_list_fini`).
-        self.svm.lock().clear();
+        self.svms.teardown();
         let mut inner = self.inner.lock();
         // Queues first: the engines stop touching process memory.
         let hung = crate::queue::destroy_all(&mut inner, self.pasid());

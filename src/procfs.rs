@@ -20,10 +20,18 @@ use kernel::{
     }, //
 };
 
-use crate::kabi::sysfs::{Dir, Parent, Show, ShowBuffer};
+use crate::kabi::{
+    hmm::{PageOwner, PageOwnerOps},
+    sysfs::{Dir, Parent, Show, ShowBuffer},
+};
 
-/// What the per-process files of one device show.
+/// What the per-process files of one device show.  Device pages hold a
+/// reference on the counters of the process that migrated them
+/// ([`PageOwner`]).
+#[repr(C)]
 pub(crate) struct ProcCounters {
+    /// For the HMM shim's upcalls (first field: [`PageOwner`]'s contract).
+    page_owner: PageOwnerOps,
     /// The device.
     pub(crate) gpu_id: u32,
     /// Bytes of VRAM allocated through `ALLOC_MEMORY_OF_GPU`.
@@ -59,6 +67,7 @@ impl ProcCounters {
     pub(crate) fn new(gpu_id: u32) -> Result<Arc<Self>> {
         Ok(Arc::new(
             ProcCounters {
+                page_owner: PageOwnerOps::of::<Self>(),
                 gpu_id,
                 vram: Atomic::new(0),
                 sdma: Atomic::new(0),
@@ -74,6 +83,31 @@ impl ProcCounters {
             },
             GFP_KERNEL,
         )?)
+    }
+}
+
+// SAFETY: `#[repr(C)]`, and its first field is `PageOwnerOps::of::<Self>()`
+// (`ProcCounters::new` is the only constructor).
+unsafe impl PageOwner for ProcCounters {
+    fn device_bytes_added(&self, bytes: u64) {
+        self.svm.fetch_add(bytes, Relaxed);
+    }
+
+    fn device_bytes_freed(&self, bytes: u64) {
+        self.svm.fetch_sub(bytes, Relaxed);
+    }
+
+    fn paged_in(&self, pages: u64) {
+        self.page_in.fetch_add(pages, Relaxed);
+    }
+
+    fn paged_out(&self, pages: u64) {
+        self.page_out.fetch_add(pages, Relaxed);
+    }
+
+    fn cpu_migrated(&self, start: u64, end: u64, t0_ns: u64, ret: i64) {
+        // Takes only the SMI locks (leaves).
+        crate::smi::migration_cpu_fault(&self.owner, self.gpu_id, start, end, t0_ns as i64, ret);
     }
 }
 

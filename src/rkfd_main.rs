@@ -32,7 +32,6 @@ mod procfs;
 mod queue;
 mod smi;
 mod svm;
-mod svm_hmm;
 mod topology;
 mod uapi;
 

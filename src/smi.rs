@@ -37,10 +37,10 @@
 //! | `VMFAULT` | `interrupt.rs`: a `KGD_IH_VM_FAULT` entry | `event_interrupt_wq_v9` |
 //! | `THERMAL_THROTTLE` | `kgd2kfd_smi_event_throttle` (the virtual GPU's hwmon `vgpu_throttle`) | same entry, from amdgpu's SMU |
 //! | `GPU_PRE_RESET` / `_POST_RESET` | `queue::recover` (a scheduler hang, debugfs `hang_hws`) | `kgd2kfd_pre_reset` / `_post_reset` |
-//! | `PAGE_FAULT_START` / `_END` | `svm_hmm::fault`: a retry fault | `svm_range_restore_pages` |
-//! | `MIGRATE_START` / `_END` | `svm_hmm::migrate` (prefetch), `svm_hmm::fault` (GPU fault), `kabi::hmm` (CPU fault) | `svm_migrate_ram_to_vram` / `_vram_to_ram` |
-//! | `QUEUE_EVICTION` / `_RESTORE` | `svm_hmm`: XNACK-off invalidation / restore | `kfd_process_evict_queues` / `_restore_queues` |
-//! | `UNMAP_FROM_GPU` | `svm_hmm`: invalidation (XNACK on, or `munmap`), SET_ATTR `NO_ACCESS` | `svm_range_unmap_from_gpus` |
+//! | `PAGE_FAULT_START` / `_END` | `svm::fault`: a retry fault (`restore_pages`) | `svm_range_restore_pages` |
+//! | `MIGRATE_START` / `_END` | `svm::migrate::to_vram` / `to_ram` (prefetch, GPU fault), `kabi::hmm` (CPU fault) | `svm_migrate_ram_to_vram` / `_vram_to_ram` |
+//! | `QUEUE_EVICTION` / `_RESTORE` | `svm::notifier`: XNACK-off invalidation / restore | `kfd_process_evict_queues` / `_restore_queues` |
+//! | `UNMAP_FROM_GPU` | `svm::notifier`: invalidation (XNACK on, or `munmap`), SET_ATTR `NO_ACCESS` (one per range) | `svm_range_unmap_from_gpus` |
 //!
 //! The pid printed is the lead thread's, in hex for process/VM-fault
 //! events and in the process's own pid namespace for the others, as
@@ -48,7 +48,7 @@
 //! TTM eviction, userptr eviction or suspend, so those triggers never
 //! appear; its virtual GPUs throttle only when told to.  Not reported:
 //! the migrations back to system memory at process teardown (upstream
-//! frees the VRAM instead), the one `map_range_on` makes before mapping a
+//! frees the VRAM instead), the one `Svms::map_on` makes before mapping a
 //! read-only device page for a write (`EXDEV`), and the `munmap` worker's
 //! unmapping of the surviving parts of a split range (rkfd re-registers
 //! them; upstream splits in place); XNACK off, an invalidation sends

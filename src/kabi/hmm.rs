@@ -1,24 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The kernel's HMM machinery for SVM (`shim/rkfd_hmm.c`): device-private
-//! VRAM ([`SvmDev`]), migration, one `mmu_interval_notifier` per range
-//! ([`HmmRange`]) with `hmm_range_fault` + map, the SVM workqueue, and the
-//! upcalls the shim makes (counters, invalidation).
+//! The kernel's HMM machinery for SVM (`shim/rkfd_hmm.c`) behind a safe
+//! API for `crate::svm`: a GPU's VRAM as device-private pages
+//! ([`VramPagemap`]) with migration, one `mmu_interval_notifier` per range
+//! ([`NotifierSlot`] allocated ahead, registered into an [`HmmRange`])
+//! with `hmm_range_fault` + map, the mm's `mmap_lock` ([`MmRead`]), GPU VMs
+//! named by their identity ([`VmId`]), the SVM workqueue, and the
+//! upcalls the shim makes (counters, invalidation through the
+//! [`Invalidate`] trait).  Every raw pointer and `unsafe` block of SVM is
+//! here.
 //!
 //! C: upstream `kfd_migrate.c` and the HMM half of `kfd_svm.c`.
 
-use core::ptr::NonNull;
+use core::{marker::PhantomData, ptr::NonNull};
 
 use kernel::{
     ffi::{c_long, c_ulong, c_void},
     mm::MmWithUser,
     prelude::*,
-    sync::{atomic::Relaxed, Arc, ArcBorrow},
+    sync::{Arc, ArcBorrow},
     workqueue::Queue,
 };
 
 use super::kgd::{KgdDevice, KgdVm};
-use crate::procfs::ProcCounters;
 
 /// A process's mm with its `mmap_lock` held, for reading (hmm_range_fault,
 /// migration) or writing (creating ranges: `mmu_interval_notifier_insert_locked`
@@ -79,6 +83,19 @@ impl<'a> MmRead<'a> {
         Ok((start, end))
     }
 
+    /// Whether every byte of `[start, end)` lies in VMAs SVM may use
+    /// (upstream `svm_range_is_valid`'s VMA walk).
+    pub(crate) fn all_usable(&self, start: u64, end: u64) -> bool {
+        let mut at = start;
+        while at < end {
+            match self.usable_vma(at) {
+                Ok((_, ve)) => at = ve,
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
     /// The first VMA ending after `addr` (`find_vma`): its bounds.
     pub(crate) fn vma_from(&self, addr: u64) -> Option<(u64, u64)> {
         let (mut start, mut end) = (0u64, 0u64);
@@ -111,13 +128,6 @@ impl<'a> MmRead<'a> {
     pub(crate) fn is_heap_stack(&self, addr: u64) -> bool {
         // SAFETY: We hold `mmap_lock`.
         unsafe { shim::rkfd_shim_vma_heap_stack(self.mm.as_raw(), addr) }
-    }
-
-    /// Whether a VMA covers `addr`.
-    pub(crate) fn has_vma(&self, addr: u64) -> bool {
-        let (mut start, mut end, mut usable) = (0u64, 0u64, false);
-        // SAFETY: We hold `mmap_lock`; valid out pointers.
-        unsafe { shim::rkfd_shim_vma_at(self.mm.as_raw(), addr, &mut start, &mut end, &mut usable) == 0 }
     }
 }
 
@@ -180,24 +190,28 @@ fn count_result(ret: c_long) -> Result<u64> {
     }
 }
 
-/// One GPU's VRAM as `MEMORY_DEVICE_PRIVATE` pages (upstream
-/// `svm_migrate_init`).  Dropping it waits until every device page is free.
+/// One GPU's VRAM as `MEMORY_DEVICE_PRIVATE` pages: its `dev_pagemap`
+/// (upstream `svm_migrate_init`, `adev->kfd.pgmap`), through which pages
+/// migrate between system memory and this VRAM.  Dropping it waits until
+/// every device page is free.
 ///
 /// # Invariants
 ///
 /// `raw` is a live `rkfd_svm_dev` whose `kgd` and `calls` stay valid while
 /// it exists (the device is not exited before it is dropped).
-pub(crate) struct SvmDev {
+pub(crate) struct VramPagemap {
     raw: NonNull<shim::rkfd_svm_dev>,
+    /// The device's handle: only VMs of this device are mapped through it.
+    kgd: *mut c_void,
 }
 
 // SAFETY: The shim's device state is immutable after init; migration and
 // mapping calls may be made from any thread.
-unsafe impl Send for SvmDev {}
+unsafe impl Send for VramPagemap {}
 // SAFETY: As for `Send`.
-unsafe impl Sync for SvmDev {}
+unsafe impl Sync for VramPagemap {}
 
-impl SvmDev {
+impl VramPagemap {
     /// Registers `vram_size` bytes of `kgd`'s VRAM as device-private pages;
     /// `EOPNOTSUPP` if the driver has no SVM calls.
     pub(crate) fn new(kgd: &KgdDevice, vram_size: u64) -> Result<Self> {
@@ -211,19 +225,19 @@ impl SvmDev {
         // valid out pointer.
         super::to_result(unsafe { shim::rkfd_shim_svm_dev_init(k, calls, vram_size, &mut raw) })?;
         // INVARIANT: Initialised above.
-        Ok(SvmDev { raw: NonNull::new(raw).ok_or(ENOMEM)? })
+        Ok(VramPagemap { raw: NonNull::new(raw).ok_or(ENOMEM)?, kgd: k.cast() })
     }
 
     /// Migrates the system pages of `[start, end)` to this GPU's VRAM,
     /// accounting them to `counters`; returns the pages moved.  `ENOMEM`:
     /// VRAM is exhausted and nothing (more) moved; `ENOSPC`: it ran out
     /// part way; `EFAULT`: a hole without a VMA.
-    pub(crate) fn migrate_to_vram(
+    pub(crate) fn migrate_to_vram<T: PageOwner>(
         &self,
         mm: &MmRead<'_>,
         start: u64,
         end: u64,
-        counters: &Arc<ProcCounters>,
+        counters: &Arc<T>,
     ) -> Result<u64> {
         let mm = mm.mm();
         // SAFETY: `mm` is read-locked by the guard; `counters` outlives the
@@ -252,7 +266,14 @@ impl SvmDev {
     }
 }
 
-impl Drop for SvmDev {
+impl VramPagemap {
+    /// Whether `vm` is a VM of this pagemap's GPU.
+    fn owns(&self, vm: &KgdVm) -> bool {
+        core::ptr::eq(vm.kgd_raw().cast::<c_void>(), self.kgd)
+    }
+}
+
+impl Drop for VramPagemap {
     fn drop(&mut self) {
         // SAFETY: Live (type invariant); last use.
         unsafe { shim::rkfd_shim_svm_dev_fini(self.raw.as_ptr()) };
@@ -269,72 +290,110 @@ pub(crate) trait Invalidate: Sync + Send + Sized {
     fn invalidate(this: ArcBorrow<'_, Self>, range_start: u64, start: u64, end: u64, unmap: bool, migrate: bool);
 }
 
-/// A VM handle copied for the invalidate callback, which cannot take the
-/// process lock that owns the [`KgdVm`].
+/// The identity of a GPU VM handle, as a GPU driver passes it back
+/// (`kgd2kfd_svm_fault`): compared, never dereferenced.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct VmId(usize);
+
+impl VmId {
+    /// The identity of the raw handle `vm`.
+    pub(crate) fn of_raw(vm: *const c_void) -> Self {
+        VmId(vm as usize)
+    }
+}
+
+/// An interval notifier allocated and not registered yet (see
+/// [`NotifierSlot::register`]): what an operation on a range tree
+/// allocates before it changes the tree, so that giving every new or
+/// reshaped range its notifier afterwards cannot fail for want of memory.
 ///
 /// # Invariants
 ///
-/// `vm` is a VM of `dev` that is released only after this value is dropped
-/// (the SVM state drops these before the process releases its VMs).
-pub(crate) struct VmRef {
-    dev: Arc<crate::device::Device>,
-    vm: NonNull<c_void>,
+/// `raw` is a live, not inserted shim range whose cookie is `tramp`, which
+/// holds a reference on its owner.
+pub(crate) struct NotifierSlot {
+    raw: NonNull<shim::rkfd_svm_range>,
+    tramp: NonNull<Trampoline>,
 }
 
-// SAFETY: An opaque handle used through thread-safe kfd2kgd calls.
-unsafe impl Send for VmRef {}
+// SAFETY: Owned memory, used through thread-safe kernel calls.
+unsafe impl Send for NotifierSlot {}
 // SAFETY: As for `Send`.
-unsafe impl Sync for VmRef {}
+unsafe impl Sync for NotifierSlot {}
 
-impl Clone for VmRef {
-    /// Another copy, under the same contract as the original (dropped
-    /// before the VM is released).
-    fn clone(&self) -> Self {
-        // INVARIANT: Same VM, same contract.
-        VmRef { dev: self.dev.clone(), vm: self.vm }
+impl NotifierSlot {
+    /// A notifier whose callback will call `T::invalidate(owner, ..)`; it
+    /// holds a reference on `owner` until it is dropped.
+    pub(crate) fn new<T: Invalidate>(owner: &Arc<T>) -> Result<Self> {
+        let cookie = Arc::into_raw(owner.clone()).cast::<c_void>();
+        let tramp = match KBox::new(
+            Trampoline { cookie, call: invalidate_tramp::<T>, put: put_tramp::<T> },
+            GFP_KERNEL,
+        ) {
+            Ok(t) => t,
+            Err(e) => {
+                // SAFETY: From `Arc::into_raw` above, not shared.
+                drop(unsafe { Arc::from_raw(cookie.cast::<T>()) });
+                return Err(e.into());
+            }
+        };
+        let tramp = NonNull::from(KBox::leak(tramp));
+        let mut raw = core::ptr::null_mut();
+        // SAFETY: `tramp` is a live allocation the range will point to; `raw`
+        // is a valid out pointer.
+        let ret = unsafe { shim::rkfd_shim_svm_range_alloc(tramp.as_ptr().cast(), &mut raw) };
+        let Some(raw) = NonNull::new(raw).filter(|_| ret == 0) else {
+            // SAFETY: Not handed to the shim: still ours, released once.
+            unsafe { Trampoline::release(tramp.as_ptr()) };
+            return Err(if ret < 0 { Error::from_errno(ret) } else { ENOMEM });
+        };
+        // INVARIANT: Allocated above with `tramp` as cookie; not inserted.
+        Ok(NotifierSlot { raw, tramp })
+    }
+
+    /// Registers the notifier over `[start, end)` of `mm`, which must be
+    /// held for writing (`mmu_interval_notifier_insert_locked`, as upstream
+    /// `svm_range_add_notifier_locked`).  It allocates nothing (the mm was
+    /// prepared by [`prepare_mm`]), so only wrong arguments fail: the slot
+    /// comes back with the error.
+    pub(crate) fn register(self, mm: &MmRead<'_>, start: u64, end: u64) -> Result<HmmRange, (Error, Self)> {
+        if !mm.is_write() {
+            return Err((EDEADLK, self));
+        }
+        // SAFETY: Live, not inserted (invariant); `mm` has users and its
+        // `mmap_lock` is held for writing (checked above); the shim checks
+        // the bounds and leaves the range not inserted on failure.
+        let ret = unsafe { shim::rkfd_shim_svm_range_insert(self.raw.as_ptr(), mm.mm().as_raw(), start, end) };
+        if ret < 0 {
+            return Err((Error::from_errno(ret), self));
+        }
+        let slot = core::mem::ManuallyDrop::new(self);
+        // INVARIANT: Inserted over `[start, end)` with the slot's trampoline;
+        // the slot's ownership moves to the range (not dropped above).
+        Ok(HmmRange { raw: slot.raw, start, end })
     }
 }
 
-impl VmRef {
-    /// A copy of `vm`'s handle.
-    ///
-    /// # Safety
-    ///
-    /// The returned value must be dropped before `vm` is released.
-    pub(crate) unsafe fn new(dev: &Arc<crate::device::Device>, vm: &KgdVm) -> Self {
-        // INVARIANT: The caller's contract.
-        VmRef { dev: dev.clone(), vm: NonNull::new(vm.raw()).unwrap_or(NonNull::dangling()) }
-    }
-
-    /// The device.
-    pub(crate) fn dev(&self) -> &Arc<crate::device::Device> {
-        &self.dev
-    }
-
-    /// Whether this is the VM behind the raw handle a GPU driver passed back.
-    pub(crate) fn is(&self, raw: *const c_void) -> bool {
-        core::ptr::eq(self.vm.as_ptr().cast_const(), raw)
-    }
-
-    /// kfd2kgd `svm_unmap` of `[start, end)`.
-    pub(crate) fn unmap(&self, start: u64, end: u64) {
-        // SAFETY: The VM is live (type invariant).
+impl Drop for NotifierSlot {
+    fn drop(&mut self) {
+        // SAFETY: Live and not inserted (invariant): freeing waits for
+        // nothing; the trampoline is released once, after.
         unsafe {
-            self.dev
-                .kgd
-                .svm_unmap_raw(self.vm.as_ptr(), start, (end - start) >> kernel::page::PAGE_SHIFT)
-        };
+            shim::rkfd_shim_svm_range_free(self.raw.as_ptr());
+            Trampoline::release(self.tramp.as_ptr());
+        }
     }
 }
 
 /// One `mmu_interval_notifier` over `[start, end)` of a process's mm, with
-/// its lock (upstream: a `svm_range`'s `notifier` and `lock`).  Removed on
-/// drop, which waits for running callbacks.
+/// its lock (upstream: a `svm_range`'s `notifier` and `lock`), registered
+/// by [`NotifierSlot::register`].  Removed on drop, which waits for running
+/// callbacks and then drops the owner reference.
 ///
 /// # Invariants
 ///
-/// `raw` is a live shim range whose cookie is `cookie`, a `T` that outlives
-/// this value.
+/// `raw` is a live, inserted shim range whose cookie is a live
+/// [`Trampoline`] owned by this value.
 pub(crate) struct HmmRange {
     raw: NonNull<shim::rkfd_svm_range>,
     start: u64,
@@ -347,42 +406,6 @@ unsafe impl Send for HmmRange {}
 unsafe impl Sync for HmmRange {}
 
 impl HmmRange {
-    /// Registers a notifier over `[start, end)` of `mm` whose callback calls
-    /// `T::invalidate(cookie, ..)`.
-    ///
-    /// # Safety
-    ///
-    /// `cookie` is `Arc::as_ptr` of an `Arc<T>` that keeps a reference
-    /// until the returned value is dropped.
-    pub(crate) unsafe fn new<T: Invalidate>(
-        mm: &MmRead<'_>,
-        start: u64,
-        end: u64,
-        cookie: *const T,
-    ) -> Result<Self> {
-        if !mm.is_write() {
-            // `mmu_interval_notifier_insert_locked` needs the write lock.
-            return Err(EDEADLK);
-        }
-        let mm = mm.mm();
-        let mut raw = core::ptr::null_mut();
-        // The shim stores a thin pointer to a `Callback` slot; we keep the
-        // trait object behind a static trampoline per type.
-        let tramp = KBox::new(Trampoline { cookie: cookie.cast(), call: invalidate_tramp::<T> }, GFP_KERNEL)?;
-        let tramp = KBox::into_raw(tramp);
-        // SAFETY: `mm` has users and its `mmap_lock` is held for writing
-        // (checked above); the range is page aligned (checked by the shim);
-        // the trampoline lives until the range is freed in `drop`.
-        let ret = unsafe { shim::rkfd_shim_svm_range_new(mm.as_raw(), start, end, tramp.cast(), &mut raw) };
-        if ret < 0 {
-            // SAFETY: Not registered: still ours.
-            drop(unsafe { KBox::from_raw(tramp) });
-            return Err(Error::from_errno(ret));
-        }
-        // INVARIANT: Registered with a trampoline to `cookie`.
-        Ok(HmmRange { raw: NonNull::new(raw).ok_or(ENOMEM)?, start, end })
-    }
-
     /// The first address.
     pub(crate) fn start(&self) -> u64 {
         self.start
@@ -394,27 +417,31 @@ impl HmmRange {
     }
 
     /// `hmm_range_fault` over `[start, end)` (faulting pages in, writable
-    /// if `write`), then maps the result into `vm` of `dev` under the
-    /// range's lock unless an invalidation raced (`EBUSY`: try again).
-    /// Returns the notifier sequence the mapping is valid for.
+    /// if `write`), then maps the result into `vm` of `pagemap`'s GPU under
+    /// the range's lock unless an invalidation raced (`EBUSY`: try again).
+    /// Returns the notifier sequence the mapping is valid for.  `EINVAL`:
+    /// `vm` is not a VM of `pagemap`'s GPU.
     pub(crate) fn map(
         &self,
         _mm: &MmRead<'_>,
-        sdev: &SvmDev,
-        vm: &VmRef,
+        pagemap: &VramPagemap,
+        vm: &KgdVm,
         start: u64,
         end: u64,
         write: bool,
     ) -> Result<u64> {
+        if !pagemap.owns(vm) {
+            return Err(EINVAL);
+        }
         let mut seq: c_ulong = 0;
-        // SAFETY: Live range and device (invariants); `vm` is live (the
-        // `VmRef` invariant); mmap_lock is read-held (the guard); the shim
-        // checks the bounds.
+        // SAFETY: Live range and pagemap (invariants); `vm` is live (we
+        // borrow it) and of the pagemap's GPU (checked above); mmap_lock is
+        // read-held (the guard); the shim checks the bounds.
         super::to_result(unsafe {
             shim::rkfd_shim_svm_range_map(
                 self.raw.as_ptr(),
-                sdev.raw.as_ptr(),
-                vm.vm.as_ptr(),
+                pagemap.raw.as_ptr(),
+                vm.raw(),
                 start,
                 end,
                 write,
@@ -424,25 +451,28 @@ impl HmmRange {
         Ok(seq as u64)
     }
 
-    /// Unmaps `[start, end)` from `vm` under the range's lock.
-    pub(crate) fn unmap(&self, sdev: &SvmDev, vm: &VmRef, start: u64, end: u64) {
-        // SAFETY: Live range, device and VM (invariants).
-        unsafe {
-            shim::rkfd_shim_svm_range_unmap(self.raw.as_ptr(), sdev.raw.as_ptr(), vm.vm.as_ptr(), start, end)
-        };
+    /// Unmaps `[start, end)` from `vm` under the range's lock; nothing if
+    /// `vm` is not a VM of `pagemap`'s GPU.
+    pub(crate) fn unmap(&self, pagemap: &VramPagemap, vm: &KgdVm, start: u64, end: u64) {
+        if !pagemap.owns(vm) {
+            return;
+        }
+        // SAFETY: Live range and pagemap (invariants), live VM (borrowed)
+        // of the pagemap's GPU (checked above).
+        unsafe { shim::rkfd_shim_svm_range_unmap(self.raw.as_ptr(), pagemap.raw.as_ptr(), vm.raw(), start, end) };
     }
 
     /// Where the pages of `[start, end)` are, read from the CPU page table
-    /// without faulting anything: `(pages in sdev's VRAM, pages present in
-    /// system memory)` (upstream keeps this as `prange->actual_loc` /
+    /// without faulting anything: `(pages in pagemap's VRAM, pages present
+    /// in system memory)` (upstream keeps this as `prange->actual_loc` /
     /// `vram_pages`).
-    pub(crate) fn locate(&self, _mm: &MmRead<'_>, sdev: &SvmDev, start: u64, end: u64) -> Result<(u64, u64)> {
+    pub(crate) fn locate(&self, _mm: &MmRead<'_>, pagemap: &VramPagemap, start: u64, end: u64) -> Result<(u64, u64)> {
         let (mut dev, mut ram) = (0u64, 0u64);
-        // SAFETY: Live range and device (invariants); mmap_lock is
+        // SAFETY: Live range and pagemap (invariants); mmap_lock is
         // read-held (the guard); the shim checks the bounds; valid out
         // pointers.
         super::to_result(unsafe {
-            shim::rkfd_shim_svm_range_locate(self.raw.as_ptr(), sdev.raw.as_ptr(), start, end, &mut dev, &mut ram)
+            shim::rkfd_shim_svm_range_locate(self.raw.as_ptr(), pagemap.raw.as_ptr(), start, end, &mut dev, &mut ram)
         })?;
         Ok((dev, ram))
     }
@@ -457,29 +487,48 @@ impl HmmRange {
 impl Drop for HmmRange {
     fn drop(&mut self) {
         // SAFETY: Live range (invariant); removal waits for callbacks, after
-        // which the trampoline is unused.  `rkfd_shim_svm_range_free` frees
-        // the C side; the trampoline pointer is read back first.
+        // which the trampoline is unused and released once.  The trampoline
+        // pointer is read back before the C side is freed.
         unsafe {
-            let tramp = trampoline_of(self.raw.as_ptr());
+            let tramp = shim::rkfd_shim_svm_range_cookie(self.raw.as_ptr()).cast::<Trampoline>();
             shim::rkfd_shim_svm_range_free(self.raw.as_ptr());
-            drop(KBox::from_raw(tramp));
+            Trampoline::release(tramp);
         }
     }
 }
 
-/// The cookie the shim holds: a type-erased pointer and its callback.
+/// The cookie the shim holds: a reference on the owner, type-erased, and
+/// the functions that use it.
 struct Trampoline {
+    /// `Arc::into_raw` of an `Arc<T>`, for the `T` of `call` and `put`.
     cookie: *const c_void,
-    /// `invalidate_tramp::<T>` for the `T` behind `cookie`.  SAFETY: sound
-    /// to call with this `cookie` only, while `HmmRange::new`'s contract holds.
+    /// `invalidate_tramp::<T>`: sound to call with `cookie` while this
+    /// trampoline is alive.
     call: unsafe fn(*const c_void, u64, u64, u64, bool, bool),
+    /// `put_tramp::<T>`: gives the reference back (once).
+    put: unsafe fn(*const c_void),
+}
+
+impl Trampoline {
+    /// Frees the trampoline at `tramp` and the reference it holds.
+    ///
+    /// # Safety
+    ///
+    /// `tramp` came from `KBox::leak` in [`NotifierSlot::new`], no
+    /// callback can use it any more, and it is released once.
+    unsafe fn release(tramp: *mut Trampoline) {
+        // SAFETY: The caller's contract.
+        let t = unsafe { KBox::from_raw(tramp) };
+        // SAFETY: `put` matches `cookie`'s type (`NotifierSlot::new`); once.
+        unsafe { (t.put)(t.cookie) };
+    }
 }
 
 /// Calls `T::invalidate` on a type-erased cookie.
 ///
 /// # Safety
 ///
-/// `cookie` is `Arc::as_ptr` of a live `Arc<T>`.
+/// `cookie` is `Arc::into_raw` of an `Arc<T>` whose reference is still held.
 unsafe fn invalidate_tramp<T: Invalidate>(
     cookie: *const c_void,
     range_start: u64,
@@ -488,29 +537,28 @@ unsafe fn invalidate_tramp<T: Invalidate>(
     unmap: bool,
     migrate: bool,
 ) {
-    // SAFETY: The caller's contract: an `Arc` keeps a reference.
+    // SAFETY: The caller's contract: the reference keeps it alive.
     let t = unsafe { ArcBorrow::from_raw(cookie.cast::<T>()) };
     T::invalidate(t, range_start, start, end, unmap, migrate);
 }
 
-/// The trampoline a shim range was created with.
+/// Gives back the reference a trampoline holds.
 ///
 /// # Safety
 ///
-/// `r` is a live range created by [`HmmRange::new`].
-unsafe fn trampoline_of(r: *mut shim::rkfd_svm_range) -> *mut Trampoline {
-    // The shim's struct starts with the notifier; the cookie field is read
-    // through the shim's accessor.
+/// `cookie` is `Arc::into_raw` of an `Arc<T>`; called once for it.
+unsafe fn put_tramp<T: Invalidate>(cookie: *const c_void) {
     // SAFETY: The caller's contract.
-    unsafe { shim::rkfd_shim_svm_range_cookie(r).cast() }
+    drop(unsafe { Arc::from_raw(cookie.cast::<T>()) });
 }
+
 
 /// The invalidate callback of a range (`rkfd_svm_invalidate`), under the
 /// range's lock.
 ///
 /// # Safety
 ///
-/// Called by the shim with the cookie of a live range.
+/// Called by the shim with the cookie of a live, inserted range.
 #[no_mangle]
 unsafe extern "C" fn rkfd_rs_svm_invalidate(
     cookie: *mut c_void,
@@ -522,22 +570,135 @@ unsafe extern "C" fn rkfd_rs_svm_invalidate(
 ) {
     // SAFETY: The cookie is the range's live trampoline.
     let t = unsafe { &*cookie.cast::<Trampoline>() };
-    // SAFETY: The trampoline's cookie outlives the range (`HmmRange::new`).
+    // SAFETY: The trampoline holds its reference while the range exists.
     unsafe { (t.call)(t.cookie, range_start, start, end, unmap, migrate) };
 }
 
-/// A device page takes a reference on its process's counters and adds its
-/// bytes to `svm` (`svm_allocated`).
+/// What device pages report to the process whose migration created them
+/// (upcalls from the shim, upstream's `svm_bo` and `pdd` counters): bytes
+/// of device pages it holds (`svm_allocated`), pages moved in and out
+/// (`counters_<gpuid>/page_in`, `page_out`), and a CPU fault's migration
+/// back (an SMI event).  Each device page holds an `Arc` of its owner.
+/// Called in any context a page is freed or a CPU fault runs: no sleeping
+/// locks.
 ///
 /// # Safety
 ///
-/// `counters` is `Arc::as_ptr` of a live `Arc<ProcCounters>`.
+/// The implementing type is `#[repr(C)]` and its first field is the
+/// [`PageOwnerOps`] of [`PageOwnerOps::of::<Self>`]: the shim's upcalls,
+/// which get a type-erased pointer, find their functions through it.
+pub(crate) unsafe trait PageOwner: Send + Sync + Sized {
+    /// A device page of `bytes` now holds a reference.
+    fn device_bytes_added(&self, bytes: u64);
+    /// A device page of `bytes` was freed.
+    fn device_bytes_freed(&self, bytes: u64);
+    /// `pages` pages migrated to VRAM.
+    fn paged_in(&self, pages: u64);
+    /// `pages` pages migrated back to system memory.
+    fn paged_out(&self, pages: u64);
+    /// A CPU fault migrated `[start, end)` back to system memory, starting
+    /// at boot-time `t0_ns`; `ret` is the pages moved or a negative errno.
+    fn cpu_migrated(&self, start: u64, end: u64, t0_ns: u64, ret: i64);
+}
+
+/// The functions of one [`PageOwner`] type, for the shim's upcalls.
+struct PageOwnerVtable {
+    get: unsafe fn(*const c_void, u64) -> *const c_void,
+    put: unsafe fn(*const c_void, u64),
+    page_in: unsafe fn(*const c_void, u64),
+    page_out: unsafe fn(*const c_void, u64),
+    cpu_migrated: unsafe fn(*const c_void, u64, u64, u64, i64),
+}
+
+/// The first field of a [`PageOwner`]: its functions.
+#[repr(transparent)]
+pub(crate) struct PageOwnerOps(&'static PageOwnerVtable);
+
+/// `T`'s [`PageOwnerVtable`] as a constant (promoted to a static).
+struct VtableOf<T>(PhantomData<T>);
+
+impl<T: PageOwner> VtableOf<T> {
+    const VTABLE: PageOwnerVtable = PageOwnerVtable {
+        get: owner_get::<T>,
+        put: owner_put::<T>,
+        page_in: owner_page_in::<T>,
+        page_out: owner_page_out::<T>,
+        cpu_migrated: owner_cpu_migrated::<T>,
+    };
+}
+
+impl PageOwnerOps {
+    /// The field a [`PageOwner`] `T` starts with.
+    pub(crate) const fn of<T: PageOwner>() -> Self {
+        PageOwnerOps(&VtableOf::<T>::VTABLE)
+    }
+}
+
+/// # Safety
+///
+/// `p` is `Arc::as_ptr` of a live `Arc<T>`.
+unsafe fn owner_get<T: PageOwner>(p: *const c_void, bytes: u64) -> *const c_void {
+    // SAFETY: The caller's contract.
+    let c: Arc<T> = unsafe { ArcBorrow::from_raw(p.cast::<T>()) }.into();
+    c.device_bytes_added(bytes);
+    Arc::into_raw(c).cast()
+}
+
+/// # Safety
+///
+/// `p` came from `owner_get::<T>`; called once for it.
+unsafe fn owner_put<T: PageOwner>(p: *const c_void, bytes: u64) {
+    // SAFETY: The caller's contract: this reference is ours.
+    let c = unsafe { Arc::from_raw(p.cast::<T>()) };
+    c.device_bytes_freed(bytes);
+}
+
+/// # Safety
+///
+/// `p` points to a live `T`.
+unsafe fn owner_page_in<T: PageOwner>(p: *const c_void, pages: u64) {
+    // SAFETY: The caller's contract.
+    unsafe { &*p.cast::<T>() }.paged_in(pages);
+}
+
+/// # Safety
+///
+/// `p` points to a live `T`.
+unsafe fn owner_page_out<T: PageOwner>(p: *const c_void, pages: u64) {
+    // SAFETY: The caller's contract.
+    unsafe { &*p.cast::<T>() }.paged_out(pages);
+}
+
+/// # Safety
+///
+/// `p` points to a live `T`.
+unsafe fn owner_cpu_migrated<T: PageOwner>(p: *const c_void, start: u64, end: u64, t0_ns: u64, ret: i64) {
+    // SAFETY: The caller's contract.
+    unsafe { &*p.cast::<T>() }.cpu_migrated(start, end, t0_ns, ret);
+}
+
+/// The functions of the [`PageOwner`] at `p`.
+///
+/// # Safety
+///
+/// `p` points to a live [`PageOwner`] (the shim passes back only pointers
+/// [`VramPagemap::migrate_to_vram`] and `owner_get` gave it).
+unsafe fn vtable(p: *const c_void) -> &'static PageOwnerVtable {
+    // SAFETY: The caller's contract, and `PageOwner`'s: the value starts
+    // with its `PageOwnerOps`.
+    unsafe { (*p.cast::<PageOwnerOps>()).0 }
+}
+
+/// A device page takes a reference on its owner and adds its bytes.
+///
+/// # Safety
+///
+/// `counters` is a pointer [`VramPagemap::migrate_to_vram`] passed: a live
+/// `Arc` of a [`PageOwner`].
 #[no_mangle]
 unsafe extern "C" fn rkfd_rs_svm_counters_get(counters: *mut c_void, bytes: u64) -> *mut c_void {
-    // SAFETY: The caller's contract.
-    let c: Arc<ProcCounters> = unsafe { ArcBorrow::from_raw(counters.cast::<ProcCounters>().cast_const()) }.into();
-    c.svm.fetch_add(bytes, Relaxed);
-    Arc::into_raw(c).cast_mut().cast()
+    // SAFETY: The caller's contract; the function matches the type.
+    unsafe { (vtable(counters).get)(counters, bytes) }.cast_mut()
 }
 
 /// A device page is freed: gives its reference back.  Any context.
@@ -547,46 +708,42 @@ unsafe extern "C" fn rkfd_rs_svm_counters_get(counters: *mut c_void, bytes: u64)
 /// `counters` came from `rkfd_rs_svm_counters_get`; called once for it.
 #[no_mangle]
 unsafe extern "C" fn rkfd_rs_svm_counters_put(counters: *mut c_void, bytes: u64) {
-    // SAFETY: The caller's contract: this reference is ours.
-    let c = unsafe { Arc::from_raw(counters.cast::<ProcCounters>().cast_const()) };
-    c.svm.fetch_sub(bytes, Relaxed);
+    // SAFETY: The caller's contract; the function matches the type.
+    unsafe { (vtable(counters).put)(counters, bytes) };
 }
 
-/// Pages migrated to VRAM (`counters_<gpuid>/page_in`).
+/// Pages migrated to VRAM.
 ///
 /// # Safety
 ///
-/// `counters` points to live `ProcCounters`.
+/// `counters` points to a live [`PageOwner`] the shim was given.
 #[no_mangle]
 unsafe extern "C" fn rkfd_rs_svm_count_page_in(counters: *mut c_void, pages: u64) {
-    // SAFETY: The caller's contract.
-    let c = unsafe { &*counters.cast::<ProcCounters>() };
-    c.page_in.fetch_add(pages, Relaxed);
+    // SAFETY: The caller's contract; the function matches the type.
+    unsafe { (vtable(counters).page_in)(counters, pages) };
 }
 
-/// Pages migrated back to system memory (`counters_<gpuid>/page_out`).
+/// Pages migrated back to system memory.
 ///
 /// # Safety
 ///
-/// `counters` points to live `ProcCounters`.
+/// `counters` points to a live [`PageOwner`] the shim was given.
 #[no_mangle]
 unsafe extern "C" fn rkfd_rs_svm_count_page_out(counters: *mut c_void, pages: u64) {
-    // SAFETY: The caller's contract.
-    let c = unsafe { &*counters.cast::<ProcCounters>() };
-    c.page_out.fetch_add(pages, Relaxed);
+    // SAFETY: The caller's contract; the function matches the type.
+    unsafe { (vtable(counters).page_out)(counters, pages) };
 }
 
 /// A CPU fault migrated `[start, end)` from a device page's VRAM back to
 /// system memory (`dev_pagemap_ops.migrate_to_ram`), starting at boot-time
 /// `t0_ns`; `ret` is the pages moved or a negative errno.  Any context
-/// the fault handler runs in; takes only the SMI locks (leaves).
+/// the fault handler runs in.
 ///
 /// # Safety
 ///
 /// `counters` came from `rkfd_rs_svm_counters_get` and is still held.
 #[no_mangle]
 unsafe extern "C" fn rkfd_rs_svm_cpu_migrated(counters: *mut c_void, start: u64, end: u64, t0_ns: u64, ret: c_long) {
-    // SAFETY: The caller's contract.
-    let c = unsafe { &*counters.cast::<ProcCounters>() };
-    crate::smi::migration_cpu_fault(&c.owner, c.gpu_id, start, end, t0_ns as i64, ret as i64);
+    // SAFETY: The caller's contract; the function matches the type.
+    unsafe { (vtable(counters).cpu_migrated)(counters, start, end, t0_ns, ret as i64) };
 }

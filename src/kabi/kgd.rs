@@ -435,18 +435,6 @@ impl KgdDevice {
         (self.kgd.as_ptr(), self.calls.as_ptr().cast_const())
     }
 
-    /// kfd2kgd `svm_unmap` on a raw VM handle.
-    ///
-    /// # Safety
-    ///
-    /// `vm` is a VM handle of this device that has not been released.
-    pub(super) unsafe fn svm_unmap_raw(&self, vm: *mut c_void, va: u64, npages: u64) {
-        if let Some(f) = self.calls().svm_unmap {
-            // SAFETY: Valid device; `vm` is live (the caller's contract).
-            unsafe { f(self.kgd.as_ptr(), vm, va, npages) };
-        }
-    }
-
     /// kfd2kgd `get_gpu_clock_counter`.
     pub(crate) fn gpu_clock_counter(&self) -> u64 {
         match self.calls().get_gpu_clock_counter {
@@ -646,5 +634,27 @@ impl KgdVm {
     /// The raw handle, for the HMM shim.
     pub(super) fn raw(&self) -> *mut c_void {
         self.vm.as_ptr()
+    }
+
+    /// The device handle this VM belongs to, for the HMM shim's checks.
+    pub(super) fn kgd_raw(&self) -> *mut kgd_dev {
+        self.kgd.as_ptr()
+    }
+
+    /// Its identity, as a GPU driver names it in `kgd2kfd_svm_fault`.
+    pub(crate) fn id(&self) -> super::hmm::VmId {
+        super::hmm::VmId::of_raw(self.vm.as_ptr())
+    }
+
+    /// kfd2kgd `svm_unmap` of `[start, end)` (bytes, page aligned) from
+    /// this VM.
+    pub(crate) fn svm_unmap(&self, start: u64, end: u64) {
+        // SAFETY: By the type invariant the calls table is valid.
+        let unmap = unsafe { self.calls.as_ref() }.svm_unmap;
+        if let Some(f) = unmap {
+            // SAFETY: `vm` is a live VM of this device (type invariant: it
+            // is released only when `self` drops).
+            unsafe { f(self.kgd.as_ptr(), self.vm.as_ptr(), start, (end - start) >> kernel::page::PAGE_SHIFT) };
+        }
     }
 }

@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The process address-space notifier (`shim/rkfd_mm.c`): tells rkfd when a
-//! KFD process's `mm` is torn down (upstream `kfd_process_mmu_notifier_ops`),
-//! and the VMA walk of SVM (`svm_range_is_valid`).
+//! KFD process's `mm` is torn down (upstream `kfd_process_mmu_notifier_ops`).
+//! SVM's VMA walks are `kabi::hmm::MmRead`'s.
 
 use core::ptr::NonNull;
 
 use kernel::{
-    current,
     ffi::c_void,
-    mm::{virt, Mm, MmWithUser, MmapReadGuard},
+    mm::Mm,
     prelude::*,
     sync::{aref::ARef, Arc}, //
 };
@@ -103,43 +102,4 @@ unsafe extern "C" fn release_trampoline<T: MmRelease>(cookie: *mut c_void) {
 pub(crate) fn user_addr_limit() -> u64 {
     // SAFETY: Reads a constant (or the boot-time paging level); no state.
     unsafe { shim::rkfd_shim_user_addr_limit() }
-}
-
-/// A counted reference (`mmget`) to the calling task's address space.
-pub(crate) struct CurrentMm(ARef<MmWithUser>);
-
-impl CurrentMm {
-    /// The caller's `mm` (`-EINVAL` for a kernel thread, which has none).
-    pub(crate) fn get() -> Result<Self> {
-        let task = current!();
-        let mm = task.mm().ok_or(EINVAL)?;
-        Ok(CurrentMm(ARef::from(mm)))
-    }
-
-    /// Takes the mmap lock for reading (released when the guard drops).
-    pub(crate) fn read_lock(&self) -> MmapReadGuard<'_> {
-        self.0.mmap_read_lock()
-    }
-}
-
-/// Whether every byte of `[start, end)` lies in VMAs that are ordinary
-/// memory: none with `VM_IO`, `VM_PFNMAP` or `VM_MIXEDMAP` (upstream
-/// `svm_range_is_valid`).  Walks VMA by VMA under the caller's mmap lock.
-/// Only safe abstractions are used (`vma_lookup` on the read guard), so
-/// there is nothing unsafe to justify here.
-pub(crate) fn plain_vmas(mmap: &MmapReadGuard<'_>, start: u64, end: u64) -> bool {
-    let device = virt::flags::IO | virt::flags::PFNMAP | virt::flags::MIXEDMAP;
-    let (Ok(mut addr), Ok(end)) = (usize::try_from(start), usize::try_from(end)) else {
-        return false;
-    };
-    while addr < end {
-        let Some(vma) = mmap.vma_lookup(addr) else {
-            return false;
-        };
-        if vma.flags() & device != 0 {
-            return false;
-        }
-        addr = vma.end().min(end);
-    }
-    true
 }

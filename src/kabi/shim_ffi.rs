@@ -218,12 +218,17 @@ unsafe extern "C" {
     pub fn rkfd_shim_svm_mm_prepare(mm: *mut mm_struct) -> kernel::ffi::c_int;
 }
 unsafe extern "C" {
-    pub fn rkfd_shim_svm_range_new(
+    pub fn rkfd_shim_svm_range_alloc(
+        cookie: *mut kernel::ffi::c_void,
+        out: *mut *mut rkfd_svm_range,
+    ) -> kernel::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn rkfd_shim_svm_range_insert(
+        r: *mut rkfd_svm_range,
         mm: *mut mm_struct,
         start: kernel::ffi::c_ulonglong,
         end: kernel::ffi::c_ulonglong,
-        cookie: *mut kernel::ffi::c_void,
-        out: *mut *mut rkfd_svm_range,
     ) -> kernel::ffi::c_int;
 }
 unsafe extern "C" {

@@ -1,57 +1,100 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Shared virtual memory (SVM): the per-process range set and the
-//! `AMDKFD_IOC_SVM` ioctl.
+//! Shared virtual memory (SVM): one range tree per process, each range
+//! carrying its attributes, its MMU interval notifier and (read from the
+//! page tables) its location; the `AMDKFD_IOC_SVM` ioctl, GPU retry
+//! faults and migration between system memory and VRAM.
 //!
-//! C: `kfd_svm.c` (`svm_range_list_init/fini`, `svm_range_set_attr`,
-//! `svm_range_get_attr`, `svm_range_is_valid`, `svm_range_check_vm`) and
-//! `kfd_ioctl_svm` in `kfd_chardev.c`.  The range algebra, the attribute
-//! rules and the argument checks are pure logic shared with the host crate
-//! (`rust/kfd-logic/src/svm/`, property-tested there); this module adds the
-//! locks, the VMA walk, the memory-object overlap check and the ioctl glue.
+//! C: `kfd_svm.c` (`struct svm_range_list` = [`Svms`], `struct svm_range`
+//! = [`range::SvmRange`]) and `kfd_migrate.c`.  The files follow upstream's
+//! split:
 //!
-//! # What works and what does not (yet)
+//! - [`attr`]: the ioctl (`kfd_ioctl_svm`, `svm_range_set_attr`,
+//!   `svm_range_get_attr`) and the `ALLOC_MEMORY_OF_GPU` overlap check;
+//! - [`range`]: the range type, the tree and its storage, the XNACK-off
+//!   system-memory reservation, notifier (re)registration, GPU mapping
+//!   (`svm_range_validate_and_map`);
+//! - [`fault`]: GPU retry faults (`svm_range_restore_pages`), the entry
+//!   point `kgd2kfd_svm_fault` calls;
+//! - [`migrate`]: migration with its trigger (`svm_migrate_to_vram`,
+//!   `svm_migrate_vram_to_ram`) and what SET_ATTR does after the ranges
+//!   are updated (prefetch, mapping with XNACK off);
+//! - [`notifier`]: the invalidate callback (`svm_range_cpu_invalidate_pagetables`),
+//!   unmapping from GPUs, the deferred `munmap` work
+//!   (`svm_range_deferred_list_work`) and the XNACK-off restore
+//!   (`svm_range_restore_work`);
+//! - [`dump`]: debugfs `proc/<pid>/svm_ranges`, one line per range.
 //!
-//! `SET_ATTR` records attributes: it creates, splits and updates ranges
-//! exactly as upstream, and `GET_ATTR` reports them.  The machinery under it
-//! is [`crate::svm_hmm`] (device-private VRAM, one `mmu_interval_notifier`
-//! per range, `hmm_range_fault`, migration, retry faults): after the
-//! attributes are recorded, `SET_ATTR` hands PREFETCH_LOC (migrate now),
-//! PREFERRED_LOC (where faults migrate to) and, with XNACK off, ACCESS (map
-//! now) to it.  The two keep their own range sets: this one the attributes,
-//! `svm_hmm` the notifiers and GPU mappings (its ranges are created by
-//! faults, prefetches and these calls, and by SET_ATTR itself so that every
-//! attribute range has a notifier).  A CPU `munmap` reaches `svm_hmm`'s
-//! deferred worker, which removes the unmapped VA from both sets
-//! ([`SvmState::prune_unmapped`] for this one); SET_ATTR and GET_ATTR run
-//! pending work first, as upstream flushes its deferred list.  With XNACK
-//! off every page the ranges cover is reserved against the GPU driver's
-//! system-memory limit as user-pointer memory (upstream
-//! `svm_range_new(.., update_mem_usage)`; debugfs `kfd/mem_limit` shows
-//! it): SET_ATTR reserves its new pages (`ENOMEM` over the limit, nothing
-//! recorded), `munmap` and process exit give them back, SET_XNACK_MODE
-//! moves the whole reservation ([`SvmState::switch_xnack`]).
+//! The pure parts (range algebra, attribute rules, argument checks, how
+//! many ranges an operation reshapes, the fault window, location summing)
+//! are in `rust/kfd-logic/src/svm/`, host-tested; included here as
+//! [`logic`].
 //!
-//! # Locking
+//! # Lock order
 //!
-//! [`Process::svm`] (upstream `svms->lock`) protects the range set.  It is
-//! taken inside `Process::inner` or inside the mmap lock (read), never the
-//! other way round, and nothing is taken inside it: `SET_ATTR` holds the
-//! mmap read lock across the VMA check and the range update, as upstream
-//! holds `mmap_lock` around `svms->lock`.  `SET_ATTR` and `GET_ATTR` never
-//! hold `Process::inner` and the mmap lock together (a GPU driver may take
-//! the mmap lock under `inner`, for user pointers).  An MMU-notifier
-//! callback that can run in reclaim must not take [`Process::svm`] (the set
-//! allocates under it; upstream defers such work to a worker).
+//! Written on the fields of [`Svms`], outermost first: [`Svms::flush`],
+//! then the mm's `mmap_lock`, then [`Svms::list`] (the process SVM lock),
+//! then the notifier invalidation and a range's notifier lock (C,
+//! `rkfd_svm_range.lock`), then [`Svms::vms`], then the GPU driver's
+//! page-table lock.  `Process::inner` is taken before `mmap_lock` and
+//! before [`Svms::list`] (SET_XNACK_MODE switches the reservation under
+//! it), never under any SVM lock; docs/design.md links here.
 
-use kernel::{mm::MmapReadGuard, prelude::*, sync::Arc};
+use kernel::{
+    mm::{Mm, MmWithUser},
+    new_mutex,
+    prelude::*,
+    sync::{
+        aref::ARef,
+        atomic::{Acquire, Atomic, Relaxed},
+        Arc, Mutex,
+    },
+};
 
 use crate::{
     device::Device,
-    kabi,
-    process::{Process, ProcessInner},
-    uapi,
+    kabi::{
+        hmm::{self, MmRead, VmId},
+        kgd::KgdVm,
+    },
 };
+
+/// A process's GPU VM as SVM uses it: mapped into by faults and prefetches,
+/// unmapped from by the invalidate callback (which cannot take the process
+/// lock that owns the VM).  Holds a reference on the VM, so the VM lives
+/// while any copy does.
+#[derive(Clone)]
+pub(crate) struct VmRef {
+    dev: Arc<Device>,
+    vm: Arc<KgdVm>,
+}
+
+impl VmRef {
+    /// `vm`, a VM of `dev`.
+    fn new(dev: &Arc<Device>, vm: &Arc<KgdVm>) -> Self {
+        VmRef { dev: dev.clone(), vm: vm.clone() }
+    }
+
+    /// The device.
+    pub(crate) fn dev(&self) -> &Arc<Device> {
+        &self.dev
+    }
+
+    /// The VM.
+    pub(crate) fn kgd_vm(&self) -> &KgdVm {
+        &self.vm
+    }
+
+    /// Its identity.
+    pub(crate) fn id(&self) -> VmId {
+        self.vm.id()
+    }
+
+    /// kfd2kgd `svm_unmap` of `[start, end)`.
+    pub(crate) fn unmap(&self, start: u64, end: u64) {
+        self.vm.svm_unmap(start, end);
+    }
+}
 
 /// The pure logic, shared with the host crate `kfd-logic`.
 #[path = "../../rust/kfd-logic/src/svm/mod.rs"]
@@ -62,270 +105,262 @@ use crate::{
 )]
 pub(crate) mod logic;
 
+pub(crate) mod attr;
 pub(crate) mod dump;
-mod store;
+pub(crate) mod fault;
+pub(crate) mod migrate;
+pub(crate) mod notifier;
+pub(crate) mod range;
 
-use logic::{
-    attr::{self, Attr, Gpus, MAX_GPU_INSTANCE},
-    ranges::{max_range_pages, Params, RangeSet, Span},
-    SvmError,
-};
-use store::RbStore;
+use logic::{attr::PAGE_SHIFT, SvmError};
+use range::RangeList;
 
-const _: () = assert!(attr::PAGE_SHIFT as usize == kernel::page::PAGE_SHIFT);
-const _: () = assert!(attr::ARGS_HEADER_SIZE as usize == core::mem::size_of::<uapi::kfd_ioctl_svm_args>());
-const _: () = assert!(attr::ATTR_SIZE as usize == core::mem::size_of::<uapi::kfd_ioctl_svm_attribute>());
+const _: () = assert!(PAGE_SHIFT as usize == kernel::page::PAGE_SHIFT);
 
-/// The per-range state of the machinery (HMM interval notifier, GPU
-/// mapping, VRAM).  None yet: attributes only.
-pub(crate) type RangePayload = ();
+/// The bytes of one page.
+pub(crate) const PAGE: u64 = kernel::page::PAGE_SIZE as u64;
 
-/// The range set of a process.
-pub(crate) type Ranges = RangeSet<RangePayload, RbStore<RangePayload>>;
+/// The most GPU VMs of one process (upstream `MAX_GPU_INSTANCE`); a range
+/// records the GPUs it is mapped on as a bitmap over [`Svms::vms`] slots.
+const MAX_VMS: usize = 64;
+const _: () = assert!(MAX_VMS <= u64::BITS as usize);
 
-/// Per-process SVM state (C: `struct svm_range_list`), under [`Process::svm`].
-pub(crate) struct SvmState {
-    /// The ranges.
-    pub(crate) ranges: Ranges,
-    /// The device whose GPU driver keeps the system-memory limit (any: the
-    /// accounts are the driver's, module-wide, as amdgpu's
-    /// `amdgpu_amdkfd_reserve_mem_limit(NULL, ..)`); `None` after
-    /// [`SvmState::clear`] or if no driver accounts.
-    account: Option<Arc<Device>>,
-    /// XNACK is off: ranges are reserved against the system-memory limit
-    /// (upstream `svm_range_new(.., update_mem_usage)` when
-    /// `!p->xnack_enabled`).  Mirrors `ProcessInner::xnack_enabled`,
-    /// switched with it under this lock ([`SvmState::switch_xnack`]).
-    accounting: bool,
-    /// Bytes reserved: every page the ranges cover while `accounting`, 0
-    /// otherwise.
-    reserved: u64,
+/// A process's SVM (upstream `struct svm_range_list`, `p->svms`).
+#[pin_data]
+pub(crate) struct Svms {
+    /// The address space (a `mmgrab` reference: identity, and `mmget`).
+    mm: ARef<Mm>,
+    /// Held across the deferred work ([`Svms::run_pending`]) and across
+    /// SET_ATTR, so a caller waits for a worker already running (upstream
+    /// `flush_work(&svms->deferred_list_work)`).  Lock order: outermost,
+    /// taken with no lock held; the mm's `mmap_lock` inside.
+    #[pin]
+    flush: Mutex<()>,
+    /// The ranges (upstream `svms->lock` over `svms->objects`): the process
+    /// SVM lock.  Lock order: inside `mmap_lock` (read or write) and inside
+    /// `Process::inner`, never around either; migration
+    /// (`migrate_vma_*`) and `hmm_range_fault` run under it, so notifier
+    /// invalidations, a range's notifier lock and [`Svms::vms`] come inside
+    /// it.  It allocates under it (GFP_KERNEL), so the invalidate callback
+    /// (which reclaim can run) never takes it.
+    #[pin]
+    list: Mutex<RangeList>,
+    /// The GPU VMs the ranges may be mapped into; a slot's index is the bit
+    /// of a range's `mapped_on`.  Only grown up to its capacity, cleared at
+    /// teardown.  Lock order: inside a range's notifier lock (the callback
+    /// unmaps from them); the GPU driver's page-table lock comes inside it.
+    /// Never grown under it (invalidation takes it, so nothing may allocate
+    /// with reclaim while holding it).
+    #[pin]
+    vms: Mutex<KVec<VmRef>>,
+    /// A `munmap` hit a range: the deferred work must run.
+    unmap_pending: Atomic<bool>,
+    /// XNACK off and a mapped range was invalidated: the restore must run.
+    restore_pending: Atomic<bool>,
+    /// XNACK off: invalidations that quiesced the queues, and how many of
+    /// them the last finished restore covered.  The process is evicted
+    /// (its queues quiesced) while they differ (upstream
+    /// `svms->evicted_ranges`).
+    evictions: Atomic<u64>,
+    restored: Atomic<u64>,
+    /// The process's XNACK mode, mirrored for the callbacks (switched with
+    /// `ProcessInner::xnack_enabled`, see [`Svms::switch_xnack`]).
+    xnack: Atomic<bool>,
+    /// The process, as SMI events name it (taken when the opener of
+    /// `/dev/kfd` creates the process: events are sent under SVM locks,
+    /// where the process cannot be looked up).
+    owner: crate::smi::Owner,
 }
 
-/// The attributes a retry fault uses ([`SvmState::fault_attrs`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct FaultAttrs {
-    /// The range's attributes.
-    pub(crate) attrs: attr::Attrs,
-    /// The range (pages): the fault window stays inside it, as upstream
-    /// clips it to `prange`.
-    pub(crate) span: Span,
-}
-
-impl FaultAttrs {
-    /// log2 of the fault window in pages.
-    pub(crate) fn granularity(&self) -> u8 {
-        self.attrs.granularity
+impl Svms {
+    /// The SVM state of a new process on `mm` with `devices` (upstream
+    /// `svm_range_list_init`).  A new process starts with XNACK off.
+    pub(crate) fn new<'a>(mm: &Mm, devices: impl Iterator<Item = &'a Arc<Device>>) -> Result<Arc<Self>> {
+        let list = RangeList::new(devices);
+        Arc::pin_init(
+            try_pin_init!(Svms {
+                mm: ARef::from(mm),
+                flush <- new_mutex!((), "Svms::flush"),
+                list <- new_mutex!(list, "Svms::list"),
+                vms <- new_mutex!(KVec::with_capacity(MAX_VMS, GFP_KERNEL)?, "Svms::vms"),
+                unmap_pending: Atomic::new(false),
+                restore_pending: Atomic::new(false),
+                evictions: Atomic::new(0),
+                restored: Atomic::new(0),
+                xnack: Atomic::new(false),
+                owner: crate::smi::Owner::current(),
+            }),
+            GFP_KERNEL,
+        )
     }
 
-    /// Where a fault of process device `gpu_idx` (gpu_id `gpu_id`)
-    /// restores the range (upstream `svm_range_best_restore_location`, see
-    /// [`attr::best_restore_location`]): system memory (0), a gpu_id, or
-    /// `None`: no access, the fault is fatal (`-EACCES`).  Virtual GPUs
-    /// share no XGMI hive: only a GPU itself reaches its VRAM.
-    /// `no_vram`: the GPU has no device-private VRAM (upstream's
-    /// `apu_prefer_gtt` analogue); `actual_loc()`: where the window's pages
-    /// are.
-    pub(crate) fn best_location(
-        &self,
-        gpu_idx: usize,
-        gpu_id: u32,
-        no_vram: bool,
-        actual_loc: impl FnOnce() -> u32,
-    ) -> Option<u32> {
-        attr::best_restore_location(&self.attrs, gpu_idx, gpu_id, no_vram, |a, b| a == b, actual_loc)
+    /// SET_XNACK_MODE is switching to `enable`, with `Process::inner` held
+    /// (upstream `svm_range_switch_xnack_reserve_mem`): the reservation
+    /// moves; `ENOMEM` over the limit, and then nothing changed.
+    pub(crate) fn switch_xnack(&self, enable: bool) -> Result {
+        self.list.lock().switch_xnack(enable)?;
+        self.xnack.store(enable, Relaxed);
+        Ok(())
+    }
+
+    /// A VM the process acquired (`ACQUIRE_VM`): ranges may now be mapped
+    /// into it.  `ESRCH` after teardown, `ENOSPC` past [`MAX_VMS`].
+    pub(crate) fn add_vm(&self, dev: &Arc<Device>, vm: &Arc<KgdVm>) -> Result {
+        if self.list.lock().dead {
+            return Err(ESRCH);
+        }
+        self.vms.lock().push_within_capacity(VmRef::new(dev, vm)).map_err(|_| ENOSPC)?;
+        Ok(())
+    }
+
+    /// Whether the VM a GPU driver names is one of ours.
+    pub(crate) fn has_vm(&self, id: VmId) -> bool {
+        self.vms.lock().iter().any(|v| v.id() == id)
+    }
+
+    /// A copy of the VM of GPU `gpu_id` and its slot.  Copies are used
+    /// under [`Svms::list`] only, which teardown takes before clearing.
+    fn vm_of(&self, gpu_id: u32) -> Result<(usize, VmRef)> {
+        let vms = self.vms.lock();
+        let (slot, vm) = vms.iter().enumerate().find(|(_, v)| v.dev().gpu_id() == gpu_id).ok_or(ENODEV)?;
+        Ok((slot, vm.clone()))
+    }
+
+    /// The VM in slot `slot`.
+    fn vm_in_slot(&self, slot: usize) -> Option<VmRef> {
+        self.vms.lock().get(slot).cloned()
+    }
+
+    /// The gpu_id of each VM slot.
+    fn slot_gpu_ids(&self) -> KVec<u32> {
+        let mut out = KVec::with_capacity(MAX_VMS, GFP_KERNEL).unwrap_or_default();
+        for v in self.vms.lock().iter() {
+            // Only fails if the allocation above did (then: best effort).
+            let _ = out.push_within_capacity(v.dev().gpu_id());
+        }
+        out
+    }
+
+    /// Whether a VM of a GPU other than `gpu_id` is acquired (so another
+    /// VRAM may hold pages); no allocation.
+    fn vms_on_other_devices(&self, gpu_id: u32) -> bool {
+        self.vms.lock().iter().any(|v| v.dev().gpu_id() != gpu_id)
+    }
+
+    /// The devices of the acquired VMs.
+    fn devices(&self) -> KVec<Arc<Device>> {
+        // Allocated outside `vms` (see `Svms::vms`); the list only grows up
+        // to its capacity, so `MAX_VMS` entries always fit.
+        let mut out = KVec::with_capacity(MAX_VMS, GFP_KERNEL).unwrap_or_default();
+        let vms = self.vms.lock();
+        for v in vms.iter() {
+            if !out.iter().any(|d: &Arc<Device>| Arc::ptr_eq(d, v.dev())) {
+                // Only fails if the allocation above did (then: best effort).
+                let _ = out.push_within_capacity(v.dev().clone());
+            }
+        }
+        out
+    }
+
+    /// The mm with a user reference, unless it exited.
+    fn mm_user(&self) -> Option<ARef<MmWithUser>> {
+        self.mm.mmget_not_zero()
+    }
+
+    /// XNACK off: whether an invalidation quiesced the process and no
+    /// restore has remapped since.
+    pub(crate) fn evicted(&self) -> bool {
+        self.evictions.load(Acquire) != self.restored.load(Acquire)
+    }
+
+    /// Gives everything back (upstream `svm_range_list_fini`): device pages
+    /// return to system memory while the mm lives (else device teardown
+    /// would wait for them), the ranges and their notifiers go, the
+    /// reservation is given back, then the VM copies are dropped, so the
+    /// process may release its VMs.  Idempotent.  Called without
+    /// `Process::inner`.
+    pub(crate) fn teardown(&self) {
+        // Put asynchronously: teardown may run in the mm notifier's
+        // `release`, inside its SRCU read section, and the last `mmput`
+        // would run `exit_mmap`, which waits for that SRCU (a deadlock
+        // kfd-storm hit: the file closed at exit while a worker held the
+        // mm).
+        let mm = self.mm_user().map(MmWithUser::into_mmput_async);
+        let guard = mm.as_ref().map(|m| MmRead::new(m));
+        let old = {
+            let mut list = self.list.lock();
+            list.dead = true;
+            if let Some(g) = guard.as_ref() {
+                // Once per group of ranges in one VMA, not once per range:
+                // a process with 100k ranges held `mmap_lock` for minutes
+                // here (hung tasks at `kfd-svm-bench` exit).
+                let devs = self.devices();
+                let mut run: Option<(u64, u64, u64)> = None;
+                for r in list.tree.iter() {
+                    let (start, end) = range::bytes(r);
+                    if let Some((s, e, vma_end)) = run {
+                        if start < vma_end {
+                            run = Some((s, e.max(end), vma_end));
+                            continue;
+                        }
+                        migrate_back(g, &devs, s, e);
+                    }
+                    let vma_end = g.vma_from(start).map_or(end, |(_, ve)| ve);
+                    run = Some((start, end, vma_end));
+                }
+                if let Some((s, e, _)) = run {
+                    migrate_back(g, &devs, s, e);
+                }
+            }
+            list.take_all()
+        };
+        drop(guard);
+        // Removing the notifiers waits for their callbacks (which take
+        // `vms`), so before `vms` is cleared.
+        drop(old);
+        // The copies go outside the lock (the last device reference may
+        // drop with them); the process is dead, so no VM is added again.
+        let vms = core::mem::replace(&mut *self.vms.lock(), KVec::new());
+        drop(vms);
+        drop(mm);
+    }
+
+    /// Queues the deferred work (if the workqueue exists).
+    fn kick(self: &Arc<Self>) {
+        if let Some(wq) = hmm::wq() {
+            let me = self.clone();
+            // A failed spawn leaves the work to the next SVM operation.
+            let _ = wq.try_spawn(GFP_ATOMIC, move || me.run_pending());
+        }
+    }
+}
+
+/// Teardown: migrates the device pages of `[start, end)` on `devs` back
+/// to system memory VMA by VMA (a hole is a `munmap` whose range removal
+/// is pending: skipped; errors are ignored, the process is going).
+fn migrate_back(guard: &MmRead<'_>, devs: &[Arc<Device>], start: u64, end: u64) {
+    let mut at = start;
+    while at < end {
+        let Some((vs, ve)) = guard.vma_from(at) else { break };
+        if vs >= end {
+            break;
+        }
+        let (s, e) = (at.max(vs), ve.min(end));
+        for d in devs {
+            if let Some(pagemap) = d.vram_pagemap.as_ref() {
+                let _ = pagemap.migrate_to_ram(guard, s, e);
+            }
+        }
+        at = e;
     }
 }
 
 /// Whether a GPU takes part in SVM (upstream `KFD_IS_SVM_API_SUPPORTED`:
-/// device-private VRAM registered, or an APU).
-///
-/// As upstream: its VRAM is registered as device-private memory
-/// (`crate::svm_hmm`), or it is an APU (no VRAM).  The topology capability
-/// is a separate, stricter decision (`Device::svm_supported`).
+/// its VRAM is registered as device-private memory, or it is an APU).  The
+/// topology capability is a separate, stricter decision
+/// (`Device::svm_supported`).
 pub(crate) fn device_supports_svm(dev: &Device) -> bool {
-    dev.svm.is_some() || dev.info.vram_size == 0
-}
-
-impl SvmState {
-    /// The state of a new process with `devices` (upstream
-    /// `svm_range_list_init`; `max_pages` is upstream's
-    /// `svm_range_set_max_pages`, the minimum over the GPUs).
-    /// A new process starts with XNACK off (`ProcessInner::xnack_enabled`),
-    /// so its ranges are accounted.
-    pub(crate) fn new<'a>(devices: impl Iterator<Item = &'a Arc<Device>>) -> Self {
-        let mut max_pages = None::<u64>;
-        let mut account = None;
-        for d in devices {
-            let m = max_range_pages(d.info.vram_size);
-            max_pages = Some(max_pages.map_or(m, |x| x.min(m)));
-            if account.is_none() && d.kgd.has_mem_limit() {
-                account = Some(d.clone());
-            }
-        }
-        let params = Params { max_pages: max_pages.unwrap_or(1 << 9), default_granularity: attr::DEFAULT_GRANULARITY };
-        SvmState { ranges: RangeSet::new(RbStore::new(), params), account, accounting: true, reserved: 0 }
-    }
-
-    /// Drops every range and gives their reservation back (upstream
-    /// `svm_range_list_fini` → `svm_range_free`).
-    pub(crate) fn clear(&mut self) {
-        self.ranges.clear(drop);
-        self.ranges.store_mut().trim();
-        self.unreserve(self.reserved);
-        // The device may go once its processes are gone.
-        self.account = None;
-    }
-
-    /// Reserves `bytes` of new ranges if XNACK is off (upstream
-    /// `amdgpu_amdkfd_reserve_mem_limit(NULL, size, USERPTR)` in
-    /// `svm_range_new`); `ENOMEM` over the limit, nothing reserved.
-    fn reserve(&mut self, bytes: u64) -> Result {
-        if !self.accounting || bytes == 0 {
-            return Ok(());
-        }
-        if let Some(d) = self.account.as_ref() {
-            d.kgd.reserve_userptr_limit(bytes)?;
-            self.reserved += bytes;
-        }
-        Ok(())
-    }
-
-    /// Gives back the reservation of `bytes` of removed ranges (upstream
-    /// `svm_range_free` with XNACK off).
-    fn unreserve(&mut self, bytes: u64) {
-        let bytes = bytes.min(self.reserved);
-        if bytes == 0 {
-            return;
-        }
-        if let Some(d) = self.account.as_ref() {
-            d.kgd.unreserve_userptr_limit(bytes);
-        }
-        self.reserved -= bytes;
-    }
-
-    /// SET_XNACK_MODE is switching to `enable` (upstream
-    /// `svm_range_switch_xnack_reserve_mem`): XNACK on gives the ranges'
-    /// reservation back, XNACK off reserves every page they cover;
-    /// `ENOMEM` over the limit, and then nothing changed (the caller keeps
-    /// the old mode).
-    pub(crate) fn switch_xnack(&mut self, enable: bool) -> Result {
-        if enable {
-            self.unreserve(self.reserved);
-            self.accounting = false;
-        } else if !self.accounting {
-            self.accounting = true;
-            let total = self.ranges.total_pages() << attr::PAGE_SHIFT;
-            if let Err(e) = self.reserve(total) {
-                self.accounting = false;
-                return Err(e);
-            }
-        }
-        Ok(())
-    }
-
-    /// Bytes reserved against the system-memory limit.
-    #[allow(dead_code)] // KUnit.
-    pub(crate) fn reserved(&self) -> u64 {
-        self.reserved
-    }
-
-    /// What a GPU retry fault at `page` (a page number) must honour
-    /// (upstream `svm_range_restore_pages` and
-    /// `svm_range_best_restore_location`); `None` if no range covers the
-    /// page (see [`SvmState::create_unregistered`]).
-    pub(crate) fn fault_attrs(&self, page: u64) -> Option<FaultAttrs> {
-        let r = self.ranges.find(page)?;
-        Some(FaultAttrs { attrs: r.attrs, span: r.span() })
-    }
-
-    /// A retry fault (XNACK on) at `page`, which no range covers, inside
-    /// the VMA `vma` (pages): creates the range upstream's
-    /// `svm_range_create_unregistered_range` creates and returns its span.
-    /// The window is the process's default granularity around the page,
-    /// clipped to the VMA and to the neighbouring ranges
-    /// (`svm_range_get_range_boundaries`); the attributes are a new
-    /// range's with XNACK on (`svm_range_new`: every SVM GPU in ACCESS,
-    /// `svm_range_set_default_attributes`), and PREFERRED_LOC is system
-    /// memory in the initial heap or stack (`is_heap_stack`).  `supported`
-    /// is the process's SVM-capable devices by index.  Not accounted
-    /// against the system-memory limit: XNACK is on.
-    pub(crate) fn create_unregistered(
-        &mut self,
-        page: u64,
-        vma: Span,
-        heap_stack: bool,
-        supported: attr::GpuMask,
-    ) -> Result<Span> {
-        let gran = self.ranges.params().default_granularity;
-        let span = self.ranges.unregistered_bounds(page, vma, gran).map_err(err)?;
-        let mut attrs = attr::Attrs::defaults(gran, true, supported);
-        if heap_stack {
-            attrs.preferred_loc = attr::LOCATION_SYSMEM;
-        }
-        // With XNACK on (the only way here) this reserves nothing, as
-        // upstream's `svm_range_new(.., true)`.
-        self.reserve(span.npages() << attr::PAGE_SHIFT)?;
-        let r = self.ranges.insert_new(span, attrs).map(|_| span).map_err(err);
-        self.ranges.store_mut().trim();
-        if r.is_err() {
-            self.unreserve(span.npages() << attr::PAGE_SHIFT);
-        }
-        r
-    }
-
-    /// Removes the parts of ranges that no VMA covers any more: a CPU
-    /// `munmap` (upstream `svm_range_unmap_from_cpu`, run by the deferred
-    /// worker, `crate::svm_hmm`).  Needs `mmap_lock` held.  Out of memory
-    /// for the split leaves that hole's ranges (logged).
-    pub(crate) fn prune_unmapped(&mut self, mm: &kabi::hmm::MmRead<'_>) {
-        let shift = attr::PAGE_SHIFT;
-        let mut holes = KVec::new();
-        for r in self.ranges.iter() {
-            let end = r.last.saturating_add(1).checked_shl(shift).unwrap_or(u64::MAX);
-            mm.for_each_hole(r.start << shift, end, |s, e| {
-                if holes.push(Span::new(s >> shift, (e >> shift) - 1), GFP_KERNEL).is_err() {
-                    kabi::log::kfd_warn!("svm: ranges of unmapped {:#x}..{:#x} kept (no memory)\n", s, e);
-                }
-            });
-        }
-        let mut removed = 0u64;
-        for h in holes {
-            let r = self.ranges.remove(h, |r| removed += r.last - r.start + 1);
-            if let Err(e) = r {
-                kabi::log::kfd_warn!("svm: removing unmapped pages {:#x}..={:#x}: {:?}\n", h.start, h.last, err(e));
-            }
-        }
-        self.ranges.store_mut().trim();
-        self.unreserve(removed << shift);
-    }
-
-    /// Whether a range intersects the `size` bytes at `start` (upstream's
-    /// `interval_tree_iter_first` over `[start >> PAGE_SHIFT, (start + size
-    /// - 1) >> PAGE_SHIFT]`).
-    pub(crate) fn overlaps_bytes(&self, start: u64, size: u64) -> bool {
-        if size == 0 {
-            return false;
-        }
-        let last = start.saturating_add(size - 1);
-        self.ranges.overlaps(start >> attr::PAGE_SHIFT, last >> attr::PAGE_SHIFT)
-    }
-}
-
-/// The SVM part of `ALLOC_MEMORY_OF_GPU` (upstream `kfd_ioctl_alloc_memory_of_gpu`
-/// under `CONFIG_HSA_AMD_SVM`): a GPU VA (unless VRAM without VA) or a user
-/// pointer that overlaps an SVM range is `-EADDRINUSE`.  Takes
-/// [`Process::svm`] alone; the caller takes `Process::inner` after.
-pub(crate) fn check_alloc(process: &Process, args: &uapi::kfd_ioctl_alloc_memory_of_gpu_args) -> Result {
-    let svm = process.svm.lock();
-    let vram_without_va = args.va_addr == 0 && args.flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0;
-    if !vram_without_va && svm.overlaps_bytes(args.va_addr, args.size) {
-        return Err(EADDRINUSE);
-    }
-    if args.flags & uapi::KFD_IOC_ALLOC_MEM_FLAGS_USERPTR != 0 && svm.overlaps_bytes(args.mmap_offset, args.size) {
-        return Err(EADDRINUSE);
-    }
-    Ok(())
+    dev.vram_pagemap.is_some() || dev.info.vram_size == 0
 }
 
 /// Maps a logic error to the errno.
@@ -336,414 +371,5 @@ fn err(e: SvmError) -> Error {
         SvmError::Fault => EFAULT,
         SvmError::AddrInUse => EADDRINUSE,
         SvmError::NoMem => ENOMEM,
-    }
-}
-
-/// What the ioctl needs from `Process::inner`, copied out so the lock is
-/// not held with the mmap lock.
-struct Snapshot {
-    ids: [u32; MAX_GPU_INSTANCE],
-    n: usize,
-    supported: u64,
-    xnack_enabled: bool,
-    /// Some GPU VM is bound (upstream: `p->kgd_process_info` exists).
-    has_vm: bool,
-    /// The interval overlaps a memory object mapped on a GPU.
-    overlaps_mem: bool,
-}
-
-impl Snapshot {
-    /// Copies what the ioctl needs; `bytes` is the interval `[start, end)`
-    /// for the memory-object check (`None`: it overflowed, which is
-    /// reported later in upstream's order).
-    fn take(inner: &ProcessInner, bytes: Option<(u64, u64)>) -> Self {
-        let mut s = Snapshot {
-            ids: [0; MAX_GPU_INSTANCE],
-            n: 0,
-            supported: 0,
-            xnack_enabled: inner.xnack_enabled,
-            has_vm: false,
-            overlaps_mem: bytes.is_some_and(|(start, end)| crate::memory::mapped_va_overlaps(inner, start, end)),
-        };
-        for (i, pdd) in inner.pdds.iter().take(MAX_GPU_INSTANCE).enumerate() {
-            s.ids[i] = pdd.dev.gpu_id();
-            if device_supports_svm(&pdd.dev) {
-                s.supported |= 1 << i;
-            }
-            s.has_vm |= pdd.vm.is_some();
-            s.n = i + 1;
-        }
-        s
-    }
-
-    fn gpus(&self) -> Gpus<'_> {
-        Gpus { ids: &self.ids[..self.n], supported: self.supported }
-    }
-}
-
-/// `kfd_ioctl_svm_validate`: run by the dispatcher before the handler with
-/// the caller's `_IOC_SIZE`.
-pub(crate) fn validate_ioctl(buf: &[u8], user_size: usize) -> Result {
-    let nattr = buf.get(20..24).ok_or(EINVAL)?;
-    let nattr = u32::from_ne_bytes([nattr[0], nattr[1], nattr[2], nattr[3]]);
-    attr::check_ioctl_size(user_size, nattr).map_err(err)
-}
-
-/// Reads the `nattr` attributes that follow the header.
-fn read_attrs(buf: &[u8], nattr: u32) -> Result<KVec<Attr>> {
-    let n = nattr as usize;
-    let bytes = buf.get(attr::ARGS_HEADER_SIZE as usize..).ok_or(EINVAL)?;
-    let bytes = bytes.get(..n.checked_mul(8).ok_or(EINVAL)?).ok_or(EINVAL)?;
-    let mut attrs = KVec::with_capacity(n, GFP_KERNEL)?;
-    for c in bytes.chunks_exact(8) {
-        let ty = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
-        let value = u32::from_ne_bytes([c[4], c[5], c[6], c[7]]);
-        attrs.push(Attr::new(ty, value), GFP_KERNEL)?;
-    }
-    Ok(attrs)
-}
-
-/// Writes attributes back after the header.
-fn write_attrs(buf: &mut [u8], attrs: &[Attr]) {
-    let Some(bytes) = buf.get_mut(attr::ARGS_HEADER_SIZE as usize..) else { return };
-    for (c, a) in bytes.chunks_exact_mut(8).zip(attrs) {
-        c[..4].copy_from_slice(&a.ty.to_ne_bytes());
-        c[4..].copy_from_slice(&a.value.to_ne_bytes());
-    }
-}
-
-/// IOCTL: SVM (`kfd_ioctl_svm` + `svm_ioctl`).  The buffer holds the
-/// caller's whole argument, `nattr` attributes included (checked by
-/// [`validate_ioctl`]).
-pub(crate) fn ioctl(process: &Process, buf: &mut [u8]) -> Result {
-    let (start_addr, size, op, nattr) = {
-        let args: &mut uapi::kfd_ioctl_svm_args = uapi::args_mut(buf)?;
-        (args.start_addr, args.size, args.op, args.nattr)
-    };
-    let req = attr::check_request(start_addr, size).map_err(err)?;
-    let mut attrs = read_attrs(buf, nattr)?;
-    match op {
-        attr::OP_SET_ATTR => set_attr(process, req, &attrs),
-        attr::OP_GET_ATTR => {
-            let r = get_attr(process, req, &mut attrs);
-            // The answers go back even on failure, as upstream's in-place
-            // update of the copied-back buffer.
-            write_attrs(buf, &attrs);
-            r
-        }
-        _ => Err(EINVAL),
-    }
-}
-
-/// `svm_range_is_valid` after the overflow check: every page in VMAs
-/// without `VM_IO|VM_PFNMAP|VM_MIXEDMAP` (`-EFAULT`), no GPU-mapped memory
-/// object in the way (`-EADDRINUSE`).
-fn check_vmas(mmap: &MmapReadGuard<'_>, start: u64, end: u64, snap: &Snapshot) -> Result {
-    if !kabi::mm::plain_vmas(mmap, start, end) {
-        return Err(EFAULT);
-    }
-    if snap.overlaps_mem {
-        return Err(EADDRINUSE);
-    }
-    Ok(())
-}
-
-/// `svm_range_set_attr`, up to where the machinery takes over.
-fn set_attr(process: &Process, req: attr::PageRequest, attrs: &[Attr]) -> Result {
-    // Pending `munmap`s leave the range set first (upstream
-    // `svm_range_list_lock_and_flush_work`).
-    process.hmm.run_pending();
-    let bytes = attr::check_range_overflow(&req);
-    let snap = Snapshot::take(&process.inner.lock(), bytes.ok());
-    attr::check_set_attrs(attrs, &snap.gpus()).map_err(err)?;
-    if !snap.has_vm {
-        return Err(EINVAL);
-    }
-    let (start, end) = bytes.map_err(err)?;
-    // Notifiers over the whole request before the attributes exist, so a
-    // `munmap` racing with this call either fails the VMA check below or
-    // reaches the worker that removes the attributes again.
-    if !snap.overlaps_mem {
-        process.hmm.track(start, end)?;
-    }
-    let mm = kabi::mm::CurrentMm::get()?;
-    let mmap = mm.read_lock();
-    check_vmas(&mmap, start, end, &snap)?;
-    {
-        let mut svm = process.svm.lock();
-        let span = Span::new(req.start, req.last());
-        // XNACK off: the pages that get new ranges are reserved against
-        // the system-memory limit first; over it, `ENOMEM` and nothing is
-        // recorded (upstream `svm_range_add` → `svm_range_new` fails).
-        let new_bytes = (span.npages() - svm.ranges.covered_pages(span)) << attr::PAGE_SHIFT;
-        svm.reserve(new_bytes)?;
-        let r = svm.ranges.set_attr(span, attrs, &snap.gpus(), snap.xnack_enabled);
-        svm.ranges.store_mut().trim();
-        if r.is_err() {
-            svm.unreserve(new_bytes);
-        }
-        r.map(|_outcome| ()).map_err(err)?;
-    }
-    drop(mmap);
-    // The machinery (migration, preferred location for faults), with none
-    // of this module's locks held: it takes the mmap lock itself.
-    let mut pairs = KVec::with_capacity(attrs.len(), GFP_KERNEL)?;
-    for a in attrs {
-        pairs.push((a.ty, a.value), GFP_KERNEL)?;
-    }
-    crate::svm_hmm::migrate::apply_attrs(process, start, end, &pairs)
-}
-
-/// `svm_range_get_attr`.
-fn get_attr(process: &Process, req: attr::PageRequest, attrs: &mut [Attr]) -> Result {
-    // Upstream `flush_work(&p->svms.deferred_list_work)`.
-    process.hmm.run_pending();
-    let (start, end) = attr::check_range_overflow(&req).map_err(err)?;
-    let snap = Snapshot::take(&process.inner.lock(), Some((start, end)));
-    {
-        let mm = kabi::mm::CurrentMm::get()?;
-        let mmap = mm.read_lock();
-        check_vmas(&mmap, start, end, &snap)?;
-    }
-    let span = Span::new(req.start, req.last());
-    let svm = process.svm.lock();
-    logic::get_attr(&svm.ranges, span, attrs, &snap.gpus(), snap.xnack_enabled).map_err(err)
-}
-
-#[kunit_tests(rkfd_svm)]
-mod tests {
-    use super::*;
-    use logic::attr::*;
-
-    const IDS: [u32; 2] = [0x1111, 0x2222];
-
-    fn gpus() -> Gpus<'static> {
-        Gpus { ids: &IDS, supported: 0b11 }
-    }
-
-    fn new_ranges(max_pages: u64) -> Ranges {
-        RangeSet::new(RbStore::new(), Params { max_pages, default_granularity: DEFAULT_GRANULARITY })
-    }
-
-    fn spans(r: &Ranges) -> KVec<(u64, u64)> {
-        let mut v = KVec::new();
-        for x in r.iter() {
-            let _ = v.push((x.start, x.last), GFP_KERNEL);
-        }
-        v
-    }
-
-    #[test]
-    fn rbtree_store_splits_and_removes() -> Result {
-        let g = gpus();
-        let mut r = new_ranges(16);
-        r.set_attr(Span::new(5, 40), &[Attr::new(ATTR_ACCESS, 0x2222)], &g, false).map_err(err)?;
-        assert_eq!(&spans(&r)[..], &[(5, 15), (16, 31), (32, 40)]);
-        assert_eq!(r.store().spare(), 0);
-        r.set_attr(Span::new(20, 25), &[Attr::new(ATTR_PREFERRED_LOC, 0x1111)], &g, false).map_err(err)?;
-        assert_eq!(&spans(&r)[..], &[(5, 15), (16, 19), (20, 25), (26, 31), (32, 40)]);
-        assert_eq!(r.find(22).map(|x| x.attrs.preferred_loc), Some(0x1111));
-        assert_eq!(r.find(26).map(|x| x.attrs.preferred_loc), Some(LOCATION_UNDEFINED));
-        assert_eq!(r.find(30).map(|x| x.attrs.access), Some(0b10));
-        assert!(r.find(41).is_none() && r.find(4).is_none());
-        let mut removed = 0;
-        r.remove(Span::new(10, 21), |x| removed += x.last - x.start + 1).map_err(err)?;
-        assert_eq!(removed, 12);
-        assert_eq!(&spans(&r)[..], &[(5, 9), (22, 25), (26, 31), (32, 40)]);
-        assert_eq!(r.store().spare(), 0);
-        // Fault-path bounds: clipped by the neighbours (the RBTree's
-        // predecessor and successor lookups), the VMA and the window.
-        let vma = Span::new(0, 100);
-        assert_eq!(r.unregistered_bounds(15, vma, 9), Ok(Span::new(10, 21)));
-        assert_eq!(r.unregistered_bounds(50, vma, 9), Ok(Span::new(41, 100)));
-        assert_eq!(r.unregistered_bounds(2, vma, 9), Ok(Span::new(0, 4)));
-        assert_eq!(r.unregistered_bounds(50, vma, 3), Ok(Span::new(48, 55)));
-        assert_eq!(r.unregistered_bounds(7, vma, 9), Err(SvmError::Inval));
-        let a = r.new_range_attrs(&g, true);
-        r.insert_new(Span::new(10, 21), a).map_err(err)?;
-        assert_eq!(r.find(15).map(|x| (x.start, x.last, x.attrs.access)), Some((10, 21, 0b11)));
-        assert!(r.insert_new(Span::new(21, 21), a).is_err());
-        assert_eq!(r.store().spare(), 0);
-        let mut n = 0;
-        r.clear(|_| n += 1);
-        assert_eq!((n, r.len()), (5, 0));
-        Ok(())
-    }
-
-    #[test]
-    fn rbtree_store_many_ranges_stay_ordered() -> Result {
-        let g = gpus();
-        let mut r = new_ranges(1 << 18);
-        // Every other page: 1000 ranges, then one call over all of them.
-        for i in 0..1000u64 {
-            r.set_attr(Span::new(2 * i, 2 * i), &[Attr::new(ATTR_GRANULARITY, (i % 7) as u32)], &g, true)
-                .map_err(err)?;
-        }
-        assert_eq!(r.len(), 1000);
-        r.set_attr(Span::new(0, 1999), &[Attr::new(ATTR_SET_FLAGS, 0x10)], &g, true).map_err(err)?;
-        assert_eq!(r.len(), 2000);
-        let mut prev = None;
-        for x in r.iter() {
-            assert!(prev.map_or(true, |p| x.start == p + 1));
-            assert!(x.attrs.flags & 0x10 != 0);
-            prev = Some(x.last);
-        }
-        let mut q = [Attr::new(ATTR_GRANULARITY, 0)];
-        logic::get_attr(&r, Span::new(0, 13), &mut q, &g, true).map_err(err)?;
-        assert_eq!(q[0].value, 0);
-        logic::get_attr(&r, Span::new(2, 11), &mut q, &g, true).map_err(err)?;
-        // Pages 2..11: the set ones have 1..5, the others the default 9.
-        assert_eq!(q[0].value, 1);
-        Ok(())
-    }
-
-    #[test]
-    fn ioctl_size_and_attr_parsing() -> Result {
-        let mut buf = [0u8; 40];
-        buf[20..24].copy_from_slice(&2u32.to_ne_bytes());
-        assert_eq!(validate_ioctl(&buf, 40).err(), None);
-        assert_eq!(validate_ioctl(&buf, 39).err(), Some(EINVAL));
-        // nattr = u32::MAX cannot overflow the size computation.
-        buf[20..24].copy_from_slice(&u32::MAX.to_ne_bytes());
-        assert_eq!(validate_ioctl(&buf, 16383).err(), Some(EINVAL));
-        buf[24..28].copy_from_slice(&ATTR_ACCESS.to_ne_bytes());
-        buf[28..32].copy_from_slice(&0x2222u32.to_ne_bytes());
-        buf[32..36].copy_from_slice(&ATTR_GRANULARITY.to_ne_bytes());
-        buf[36..40].copy_from_slice(&3u32.to_ne_bytes());
-        let attrs = read_attrs(&buf, 2)?;
-        assert_eq!(&attrs[..], &[Attr::new(ATTR_ACCESS, 0x2222), Attr::new(ATTR_GRANULARITY, 3)]);
-        assert_eq!(read_attrs(&buf, 3).err(), Some(EINVAL));
-        write_attrs(&mut buf, &[Attr::new(ATTR_NO_ACCESS, 7)]);
-        assert_eq!(read_attrs(&buf, 1)?[0], Attr::new(ATTR_NO_ACCESS, 7));
-        Ok(())
-    }
-
-    #[test]
-    fn state_overlap_in_bytes() -> Result {
-        let mut st = SvmState::new(core::iter::empty());
-        // No GPU: upstream's smallest block, 2 MiB.
-        assert_eq!(st.ranges.params().max_pages, 512);
-        st.ranges.set_attr(Span::new(0x10, 0x1f), &[], &gpus(), false).map_err(err)?;
-        assert!(st.overlaps_bytes(0x1f000, 1));
-        assert!(st.overlaps_bytes(0xf000, 0x1001));
-        assert!(!st.overlaps_bytes(0xf000, 0x1000));
-        assert!(!st.overlaps_bytes(0x20000, 0x1000));
-        assert!(!st.overlaps_bytes(0x10000, 0));
-        // A size that runs past the address space saturates instead of wrapping.
-        assert!(st.overlaps_bytes(0x1000, u64::MAX));
-        st.clear();
-        assert!(st.ranges.is_empty() && !st.overlaps_bytes(0, u64::MAX));
-        Ok(())
-    }
-
-    #[test]
-    fn fault_attrs_follow_the_range() -> Result {
-        let mut st = SvmState::new(core::iter::empty());
-        let g = gpus();
-        // No range: none until the fault creates one.
-        assert_eq!(st.fault_attrs(0x10), None);
-        st.ranges
-            .set_attr(
-                Span::new(0x10, 0x1f),
-                &[Attr::new(ATTR_GRANULARITY, 4), Attr::new(ATTR_PREFERRED_LOC, 0x2222), Attr::new(ATTR_ACCESS, 0x2222)],
-                &g,
-                true,
-            )
-            .map_err(err)?;
-        st.ranges.set_attr(Span::new(0x18, 0x1f), &[Attr::new(ATTR_NO_ACCESS, 0x2222)], &g, true).map_err(err)?;
-        // Where GPU `idx` (ids 0x1111, 0x2222) restores page `page`; the
-        // pages are in system memory.
-        let best = |st: &SvmState, page, idx: usize| -> Result<Option<u32>> {
-            let id = IDS.get(idx).copied().unwrap_or(0);
-            Ok(st.fault_attrs(page).ok_or(EINVAL)?.best_location(idx, id, false, || LOCATION_SYSMEM))
-        };
-        let a = st.fault_attrs(0x12).ok_or(EINVAL)?;
-        assert_eq!((a.granularity(), a.attrs.preferred_loc), (4, 0x2222));
-        assert_eq!(best(&st, 0x12, 1)?, Some(0x2222));
-        // XNACK on: new ranges give every GPU access, so GPU 0 still has it
-        // (preferred elsewhere, no XGMI: its own VRAM).
-        assert_eq!(best(&st, 0x12, 0)?, Some(0x1111));
-        // Preferred here but NO_ACCESS: PREFERRED_LOC wins, as upstream.
-        assert_eq!(best(&st, 0x18, 1)?, Some(0x2222));
-        st.ranges.set_attr(Span::new(0x18, 0x1f), &[Attr::new(ATTR_PREFERRED_LOC, LOCATION_UNDEFINED)], &g, true).map_err(err)?;
-        assert_eq!(best(&st, 0x18, 1)?, None);
-        st.ranges.set_attr(Span::new(0x18, 0x18), &[Attr::new(ATTR_ACCESS_IN_PLACE, 0x2222)], &g, true).map_err(err)?;
-        assert_eq!((best(&st, 0x18, 1)?, best(&st, 0x19, 1)?), (Some(LOCATION_SYSMEM), None));
-        assert_eq!(best(&st, 0x12, MAX_GPU_INSTANCE)?, None);
-        st.clear();
-        Ok(())
-    }
-
-    #[test]
-    fn fault_creates_unregistered_range() -> Result {
-        let mut st = SvmState::new(core::iter::empty());
-        let g = gpus();
-        st.ranges.set_attr(Span::new(0x300, 0x30f), &[Attr::new(ATTR_PREFERRED_LOC, 0x1111)], &g, true).map_err(err)?;
-        // The 512-page window around 0x2f0, clipped by the VMA's start and
-        // by the range after it.
-        let vma = Span::new(0x250, 0x7ff);
-        assert_eq!(st.create_unregistered(0x2f0, vma, false, 0b01)?, Span::new(0x250, 0x2ff));
-        let r = st.ranges.find(0x2f0).ok_or(EINVAL)?;
-        let want = Attrs::defaults(DEFAULT_GRANULARITY, true, 0b01);
-        assert_eq!((r.start, r.last, r.attrs), (0x250, 0x2ff, want));
-        // After the range: up to the window's end; heap or stack prefers
-        // system memory.
-        assert_eq!(st.create_unregistered(0x310, vma, true, 0b11)?, Span::new(0x310, 0x3ff));
-        assert_eq!(st.fault_attrs(0x3ff).map(|a| a.attrs.preferred_loc), Some(LOCATION_SYSMEM));
-        // Covered already, or outside the VMA: refused, nothing created.
-        assert_eq!(st.create_unregistered(0x300, vma, false, 1).err(), Some(EINVAL));
-        assert_eq!(st.create_unregistered(0x900, vma, false, 1).err(), Some(EINVAL));
-        assert_eq!(st.ranges.len(), 3);
-        st.clear();
-        Ok(())
-    }
-
-    #[test]
-    fn xnack_off_ranges_are_reserved() -> Result {
-        use crate::{device, kabi::kgd::fake::{self, FakeGpu}};
-        use kernel::sync::atomic::Relaxed;
-        const P: u64 = kernel::page::PAGE_SIZE as u64;
-        let gpu = FakeGpu::new()?;
-        let dev = device::probe(fake::device(&gpu), fake::info())?;
-        let devs = [dev];
-        let mut st = SvmState::new(devs.iter());
-        let g = gpus();
-        let held = || gpu.reserved.load(Relaxed);
-        // XNACK off (a new process): the pages of new ranges only.
-        let set = |st: &mut SvmState, s: u64, l: u64| -> Result {
-            let span = Span::new(s, l);
-            let bytes = (span.npages() - st.ranges.covered_pages(span)) * P;
-            st.reserve(bytes)?;
-            st.ranges.set_attr(span, &[], &g, false).map_err(err)?;
-            Ok(())
-        };
-        set(&mut st, 0x10, 0x1f)?;
-        set(&mut st, 0x18, 0x27)?;
-        assert_eq!((held(), st.reserved()), (0x18 * P, 0x18 * P));
-        // Over the limit: ENOMEM, nothing reserved.
-        gpu.limit.store(0x20 * P, Relaxed);
-        assert_eq!(set(&mut st, 0x100, 0x10f).err(), Some(ENOMEM));
-        assert_eq!((held(), st.ranges.covered_pages(Span::new(0x100, 0x10f))), (0x18 * P, 0));
-        // XNACK on gives it back; off again needs room for all of it.
-        st.switch_xnack(true)?;
-        assert_eq!((held(), st.reserved()), (0, 0));
-        set(&mut st, 0x100, 0x10f)?;
-        assert_eq!(held(), 0);
-        assert_eq!(st.switch_xnack(false).err(), Some(ENOMEM));
-        assert_eq!((held(), st.reserved(), st.accounting), (0, 0, false));
-        gpu.limit.store(u64::MAX, Relaxed);
-        st.switch_xnack(false)?;
-        assert_eq!(held(), 0x28 * P);
-        st.clear();
-        assert_eq!((held(), st.reserved()), (0, 0));
-        Ok(())
-    }
-
-    #[test]
-    fn errnos_map() {
-        assert_eq!(err(SvmError::AddrInUse), EADDRINUSE);
-        assert_eq!(err(SvmError::Overflow), EOVERFLOW);
-        assert_eq!(err(SvmError::Fault).to_errno(), SvmError::Fault.to_errno());
-        assert_eq!(err(SvmError::NoMem).to_errno(), SvmError::NoMem.to_errno());
     }
 }

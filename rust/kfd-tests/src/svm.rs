@@ -243,7 +243,7 @@ impl Drop for Anon {
     }
 }
 
-/// One `attr` line of the debugfs `kfd/proc/<pid>/svm_ranges` dump.
+/// One `range` line of the debugfs `kfd/proc/<pid>/svm_ranges` dump.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DumpRange {
     /// First and last page (inclusive).
@@ -257,6 +257,8 @@ pub struct DumpRange {
     pub granularity: u32,
     pub access: u64,
     pub in_place: u64,
+    /// The GPUs (bit = index in the `# gpus:` map) it is mapped on.
+    pub mapped_on: u64,
 }
 
 /// AMDKFD_IOC_SVM SET_ATTR with `(type, value)` attributes over
@@ -274,7 +276,7 @@ pub fn svm_set_attr(kfd: i32, addr: usize, size: usize, attrs: &[(u32, u32)]) ->
 
 pub use crate::kfd::ensure_debugfs;
 
-/// This process's SVM dump: the `attr` lines and the `# gpus:` map
+/// This process's SVM dump: the `range` lines and the `# gpus:` map
 /// (gpu_id -> bit index of the access bitmaps).
 pub fn svm_dump() -> Result<(Vec<DumpRange>, Vec<u32>), String> {
     ensure_debugfs()?;
@@ -295,10 +297,10 @@ pub fn svm_dump() -> Result<(Vec<DumpRange>, Vec<u32>), String> {
         }
     }
     let mut out = Vec::new();
-    for l in text.lines().filter(|l| l.starts_with("attr ")) {
+    for l in text.lines().filter(|l| l.starts_with("range ")) {
         let w: Vec<&str> = l.split_whitespace().collect();
-        if w.len() != 10 {
-            return Err(format!("attr line with {} words: {l:?}", w.len()));
+        if w.len() != 11 {
+            return Err(format!("range line with {} words: {l:?}", w.len()));
         }
         out.push(DumpRange {
             start: hex(w[1])?,
@@ -310,6 +312,7 @@ pub fn svm_dump() -> Result<(Vec<DumpRange>, Vec<u32>), String> {
             granularity: w[7].parse().map_err(|e| format!("{l:?}: {e}"))?,
             access: hex(w[8])?,
             in_place: hex(w[9])?,
+            mapped_on: hex(w[10])?,
         });
     }
     Ok((out, ids))

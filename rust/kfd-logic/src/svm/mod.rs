@@ -14,7 +14,11 @@
 //! - [`attr`]: ABI constants, the attribute record [`attr::Attrs`],
 //!   `SET_ATTR` validation and application, `GET_ATTR` aggregation.
 //! - [`ranges`]: the range set [`ranges::RangeSet`]: split, apply a
-//!   `SET_ATTR` list to a sub-range, remove a sub-range, lookup.
+//!   `SET_ATTR` list to a sub-range, remove a sub-range, lookup, and how
+//!   many ranges an operation reshapes (each needs a new interval
+//!   notifier, allocated before the set changes).
+//! - [`place`]: where a range's pages are ([`place::Placement`]) and the
+//!   window a GPU retry fault maps ([`place::fault_window`]).
 //!
 //! # Call sequence of `AMDKFD_IOC_SVM` (upstream order of checks)
 //!
@@ -70,27 +74,27 @@
 //!
 //! # For the machinery (HMM, notifiers, migration, mapping)
 //!
-//! Each range carries a payload `T:` [`ranges::Payload`]: the hook where
-//! the kernel side hangs its per-range state (an `mmu_interval_notifier`,
-//! the GPU mapping state, VRAM pages).  The set calls the payload when the
-//! range is created ([`ranges::Payload::new`]), split
-//! ([`ranges::Payload::split_off`]: an interval notifier cannot be resized,
-//! so the payload should mark itself "notifier must be re-registered" and
-//! the caller does it after the call) and when `SET_ATTR` changes its
-//! attributes ([`ranges::Payload::attrs_changed`], with upstream's
-//! `update_mapping` decision and the old and new attributes, from which
-//! "needs unmap from GPU i" follows).  Removed ranges are handed back by
-//! value ([`ranges::RangeSet::remove`], [`ranges::RangeSet::clear`]) so that
-//! their notifiers can be removed and their GPU mappings torn down after
-//! the range set's lock is dropped.  After `SET_ATTR` the ranges to
-//! migrate/map (upstream's `update_list`) are
-//! `iter_overlapping(start, last)`; [`ranges::SetAttrOutcome`] says whether
-//! a mapping update or a huge-page remap is due.  For the retry-fault path,
-//! [`ranges::RangeSet::find`] finds the range of a faulting page and
-//! [`ranges::RangeSet::unregistered_bounds`] + [`ranges::RangeSet::insert_new`]
-//! create one where none exists (`svm_range_create_unregistered_range`).
+//! Each range carries a payload `T:` [`ranges::Payload`]: the kernel
+//! hangs its per-range state there (`src/svm/range.rs`: the range's
+//! `mmu_interval_notifier`, the GPUs it is mapped on, its last mappings).
+//! The set calls the payload when the range is created
+//! ([`ranges::Payload::new`]), split ([`ranges::Payload::split_off`]) and
+//! when `SET_ATTR` changes its attributes
+//! ([`ranges::Payload::attrs_changed`]).  An interval notifier cannot be
+//! resized, so every range an operation creates or splits needs a new
+//! one: [`ranges::RangeSet::set_attr_reshaped`] and
+//! [`ranges::RangeSet::remove_reshaped`] count them exactly beforehand, so
+//! the kernel allocates them before the set changes and registers them
+//! after, without a failure path.  Removed ranges are handed back by value
+//! ([`ranges::RangeSet::remove`], [`ranges::RangeSet::clear`]).  For the
+//! retry-fault path, [`ranges::RangeSet::find`] finds the range of a
+//! faulting page, [`ranges::RangeSet::unregistered_bounds`] +
+//! [`ranges::RangeSet::insert_new`] create one where none exists
+//! (`svm_range_create_unregistered_range`) and [`place::fault_window`]
+//! is the window it maps.
 
 pub mod attr;
+pub mod place;
 pub mod ranges;
 
 use attr::{Attr, GetAggregate, Gpus};

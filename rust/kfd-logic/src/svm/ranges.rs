@@ -318,24 +318,69 @@ impl<T: Payload, S: Store<T>> RangeSet<T, S> {
         r.attrs.is_same(w.attrs, w.gpus) && r.payload.mapping_done()
     }
 
-    /// Counts the nodes a `SET_ATTR` over `span` needs: one per gap piece,
-    /// one per split.
-    fn set_attr_nodes(&self, w: &Walk<'_, '_>) -> usize {
-        let mut n = 0;
+    /// Counts what a `SET_ATTR` over `span` does: `(nodes, reshaped)`, the
+    /// nodes it needs (one per gap piece, one per split) and the ranges it
+    /// leaves with new bounds (the gap pieces, and both sides of every
+    /// split range).
+    fn set_attr_counts(&self, w: &Walk<'_, '_>) -> (usize, usize) {
+        let (mut nodes, mut reshaped) = (0, 0);
         let mut pos = w.span.start;
         for r in self.iter_overlapping(w.span.start, w.span.last) {
             if r.start > pos {
-                n += self.chunks(pos, r.start - 1);
+                let c = self.chunks(pos, r.start - 1);
+                nodes += c;
+                reshaped += c;
             }
             if !Self::skips(r, w) {
-                n += usize::from(r.start < w.span.start) + usize::from(r.last > w.span.last);
+                let cuts = usize::from(r.start < w.span.start) + usize::from(r.last > w.span.last);
+                nodes += cuts;
+                if cuts != 0 {
+                    // The new pieces, and the node that keeps the rest.
+                    reshaped += cuts + 1;
+                }
             }
             pos = r.last.min(w.span.last) + 1;
         }
         if pos <= w.span.last {
-            n += self.chunks(pos, w.span.last);
+            let c = self.chunks(pos, w.span.last);
+            nodes += c;
+            reshaped += c;
         }
-        n
+        (nodes, reshaped)
+    }
+
+    /// How many ranges a [`RangeSet::set_attr`] with these arguments would
+    /// leave with bounds they did not have (created for gaps, or pieces of
+    /// a split, the kept piece included).  Each needs a new interval
+    /// notifier (an `mmu_interval_notifier` cannot be resized; upstream
+    /// registers one per range of its `insert_list`), so the caller can
+    /// allocate them before the set changes.  0 for a span `set_attr`
+    /// refuses.
+    pub fn set_attr_reshaped(&self, span: Span, attrs: &[Attr], gpus: &Gpus<'_>, xnack_enabled: bool) -> usize {
+        if span.start > span.last || span.last == u64::MAX {
+            return 0;
+        }
+        let w = Walk {
+            span,
+            attrs,
+            gpus,
+            xnack: xnack_enabled,
+            defaults: Attrs::defaults(self.params.default_granularity, xnack_enabled, gpus.supported_mask()),
+        };
+        self.set_attr_counts(&w).1
+    }
+
+    /// How many ranges a [`RangeSet::remove`] of `span` would leave with
+    /// new bounds: the kept head of a range that starts before `span` and
+    /// the kept tail of one that ends after it (at most 2).  As
+    /// [`RangeSet::set_attr_reshaped`], for their new notifiers.
+    pub fn remove_reshaped(&self, span: Span) -> usize {
+        if span.start > span.last || span.last == u64::MAX {
+            return 0;
+        }
+        let head = self.first_overlap(span.start, span.last).is_some_and(|r| r.start < span.start);
+        let tail = self.find(span.last).is_some_and(|r| r.last > span.last);
+        usize::from(head) + usize::from(tail)
     }
 
     /// Applies a `SET_ATTR` list to `span` (C: `svm_range_add` followed by
@@ -368,7 +413,7 @@ impl<T: Payload, S: Store<T>> RangeSet<T, S> {
             xnack: xnack_enabled,
             defaults: Attrs::defaults(self.params.default_granularity, xnack_enabled, supported),
         };
-        let n = self.set_attr_nodes(&w);
+        let (n, _) = self.set_attr_counts(&w);
         self.store.reserve(n)?;
 
         let mut out = SetAttrOutcome::default();

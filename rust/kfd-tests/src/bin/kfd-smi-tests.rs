@@ -411,7 +411,10 @@ fn unmap_from_gpu(gpu: &Gpu) -> Check {
     let _ = smi.drain(100);
     let (first, all) = (pfn(mem.addr), (mem.len / PAGE) as u64);
     // The events of one step: those with `trigger` cover `[start,
-    // start + pages)` exactly (the first) or part of it; with `split`, the
+    // start + pages)` exactly (the first) or part of it, or, when the
+    // step spans several SVM ranges, tile it in order (one event per
+    // range, as upstream's per-prange `svm_range_unmap_from_gpus`: here a
+    // PREFETCH_LOC of part of the range split it); with `split`, the
     // kernel's own invalidation of the 2 MiB around a VMA split (munmap of
     // part of a VMA: `vma_adjust_trans_huge` → `__split_huge_pmd`
     // invalidates the PMD's range, MMU_NOTIFY_CLEAR, huge or not) may come
@@ -430,7 +433,15 @@ fn unmap_from_gpu(gpu: &Gpu) -> Check {
             }
         }
         ensure(!mine.is_empty(), format!("{what}: no UNMAP_FROM_GPU with trigger {trigger}: {evs:?}"))?;
-        ensure_eq(mine[0], (pfn(start), pages), &format!("{what}: first unmap"))
+        if mine[0] == (pfn(start), pages) {
+            return Ok(());
+        }
+        let mut at = pfn(start);
+        for &(s, n) in &mine {
+            ensure_eq(s, at, &format!("{what}: unmaps {mine:x?} do not tile {:#x}+{pages} in order", pfn(start)))?;
+            at = s + n;
+        }
+        ensure_eq(at, pfn(start) + pages, &format!("{what}: unmaps {mine:x?} end"))
     };
     // MADV_DONTNEED of pages 3..5: the CPU mapping changes (MMU_NOTIFY).
     // SAFETY: two pages of our mapping.

@@ -539,10 +539,11 @@ fn xnack(c: &Ctx) -> Check {
 }
 
 /// The debugfs `kfd/proc/<pid>/svm_ranges` dump shows what SET_ATTR did:
-/// one `attr` line per range with its bounds (pages), locations, flags,
-/// granularity and access bitmap (bit = the GPU's index in the `# gpus:`
-/// line); PREFERRED_LOC on an SVM-capable GPU also gives `hmm` ranges
-/// covering the area with that preferred location.
+/// one `range` line per range with its bounds (pages), locations, flags,
+/// granularity, access bitmap and the GPUs it is mapped on (bit = the
+/// GPU's index in the `# gpus:` line).  With XNACK off, ACCESS maps the
+/// range on that GPU at once (where it has device-private VRAM: SVM
+/// mapping is off on the others).
 fn debugfs_dump(c: &Ctx) -> Check {
     let g0 = c.gpus[0];
     let m = Anon::new(16)?;
@@ -566,14 +567,16 @@ fn debugfs_dump(c: &Ctx) -> Check {
     let hex = |w: &str| u64::from_str_radix(w.trim_start_matches("0x"), 16).map_err(|e| format!("{w:?}: {e}"));
     let (first, last) = (m.page(0) / PAGE, m.page(15) / PAGE);
     let mut got = Vec::new();
-    for l in text.lines().filter(|l| l.starts_with("attr ")) {
+    let mut mapped = Vec::new();
+    for l in text.lines().filter(|l| l.starts_with("range ")) {
         let w: Vec<&str> = l.split_whitespace().collect();
-        ensure_eq(w.len(), 10, "words per attr line")?;
+        ensure_eq(w.len(), 11, "words per range line")?;
         let (s, e) = (hex(w[1])?, hex(w[2])?);
         if e < first || s > last {
             continue;
         }
         got.push((s - first, e - first, w[3].to_string(), w[4].to_string(), hex(w[6])?, w[7].to_string(), hex(w[8])?));
+        mapped.push(hex(w[10])?);
     }
     let g = format!("{g0:#x}");
     let want = vec![
@@ -581,23 +584,12 @@ fn debugfs_dump(c: &Ctx) -> Check {
         (4, 7, g.clone(), "sys".to_string(), u64::from(uapi::KFD_IOCTL_SVM_FLAG_HOST_ACCESS), "5".to_string(), 1 << idx),
         (8, 15, g.clone(), "undef".to_string(), u64::from(DEFAULT_FLAGS), "5".to_string(), 0),
     ];
-    ensure_eq(got, want, "attr lines (page offsets, preferred, prefetch, flags, granularity, access)")?;
-    // The mechanism's ranges cover the area, preferring g0 (only on GPUs
-    // with device-private VRAM; none at all means SVM-HMM is off there).
-    let (a0, a1) = (m.page(0), m.page(16));
-    let mut covered = 0;
-    for l in text.lines().filter(|l| l.starts_with("hmm ")) {
-        let w: Vec<&str> = l.split_whitespace().collect();
-        ensure_eq(w.len(), 5, "words per hmm line")?;
-        let (s, e) = (hex(w[1])?, hex(w[2])?);
-        if e <= a0 || s >= a1 {
-            continue;
-        }
-        ensure_eq(w[3], g.as_str(), "hmm preferred_loc")?;
-        covered += e.min(a1) - s.max(a0);
-    }
-    ensure(covered == 0 || covered == 16 * PAGE, format!("hmm ranges cover {covered:#x} of {:#x}", 16 * PAGE))?;
-    println!("# svm_ranges: {} attr lines, hmm coverage {covered:#x}", text.lines().filter(|l| l.starts_with("attr ")).count());
+    ensure_eq(got, want, "range lines (page offsets, preferred, prefetch, flags, granularity, access)")?;
+    ensure(
+        mapped[0] == 0 && mapped[2] == 0 && (mapped[1] == 0 || mapped[1] == 1 << idx),
+        format!("mapped_on {mapped:x?}: only the ACCESS range, only on gpu {idx}"),
+    )?;
+    println!("# svm_ranges: {} range lines, mapped_on {mapped:x?}", text.lines().filter(|l| l.starts_with("range ")).count());
     Ok(())
 }
 
