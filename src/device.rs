@@ -8,7 +8,9 @@
 //! withdrawn by `kgd2kfd_device_exit`.  rkfd does not know what kind of GPU
 //! it drives: everything it asks goes through [`KgdDevice`].
 //!
-//! Lock order: [`DEVICES`] is a leaf lock; nothing else is taken under it.
+//! Lock order: see the crate root (`src/rkfd_main.rs`).  [`DEVICES`] is
+//! released before the topology is updated and before anything is asked of
+//! the GPU driver: callers take a snapshot ([`all`]).
 
 use crate::kabi::log::{kfd_dev_info, kfd_err, kfd_info};
 use kernel::{

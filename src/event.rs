@@ -34,7 +34,9 @@
 //! - `WAIT_EVENTS` copies the whole user array in before taking the lock and
 //!   copies results out after dropping it.
 //!
-//! # Lock order
+//! # Locking
+//!
+//! Lock order: see the crate root (`src/rkfd_main.rs`).
 //!
 //! `Events::inner` (a spinlock) is a leaf: while it is held nothing is
 //! allocated, no user memory is touched and no caller-supplied code runs.
@@ -46,8 +48,8 @@
 //! closure with no events lock held.  `wait`/`wait_on` sleep: call them with
 //! no lock held.
 //!
-//! In the process, `Process::inner` (upstream `p->mutex`) comes before
-//! `Events::inner`: `CREATE_EVENT` holds the process mutex across the signal
+//! `Process::inner` (upstream `p->mutex`) is held around it in three places:
+//! `CREATE_EVENT` holds the process mutex across the signal
 //! page registration (as upstream around `kfd_kmap_event_page`),
 //! `FREE_MEMORY_OF_GPU` reads [`Events::signal_page_handle`] under it, and
 //! process teardown calls [`Events::teardown`] under it before it frees the
@@ -418,7 +420,8 @@ impl WaitEntry {
 /// fail waiters and release the page early, see [`Events::teardown`].
 #[pin_data]
 pub(crate) struct Events {
-    /// Events, signal page and counters.
+    /// Events, signal page and counters.  Lock order: a leaf, taken under
+    /// `Process::inner` and by the interrupt path.
     #[pin]
     inner: SpinLock<Inner>,
     /// Where waiting threads sleep; notified whenever an event with queued

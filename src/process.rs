@@ -9,20 +9,11 @@
 //! Only the thread group that created it may use it (upstream's
 //! `lead_thread` rule, checked by the ioctl dispatcher).
 //!
-//! Lock order (outermost first):
-//!
-//!  1. [`PROCESSES`] (the process table; only held to find/insert/remove)
-//!  2. `Process::inner` (upstream `p->mutex`; kfd2kgd calls are made under
-//!     it, they may sleep but never call back into rkfd).  The mm's
-//!     `mmap_lock` may be taken under it (pinning user pages, as upstream
-//!     takes it under `p->mutex`), so the `/dev/kfd` mmap handler, which
-//!     runs under `mmap_lock`, never takes `inner`: it uses `Process::mmap`.
-//!  3. `Process::mmap` (what `/dev/kfd` mmap needs: each device and its VM;
-//!     taken under `inner` or under `mmap_lock`; nothing is taken under it)
-//!  4. `Process::svms` (its list lock, upstream `svms->lock`): taken inside
-//!     `inner` or inside `mmap_lock`, never around either; its whole order
-//!     is on the fields of [`crate::svm::Svms`]
-//!  5. [`crate::device::DEVICES`], [`PASIDS`] (leaves)
+//! Lock order: see the crate root (`src/rkfd_main.rs`).  `Process::inner`
+//! is upstream's `p->mutex`; the mm's `mmap_lock` may be taken under it
+//! (pinning user pages, as upstream takes it under `p->mutex`), so the
+//! `/dev/kfd` mmap handler, which runs under `mmap_lock`, never takes
+//! `inner`: it uses `Process::mmap`.
 //!
 //! PASIDs: each process gets one at creation (upstream before 6.x: one per
 //! process, 16 bits, never 0; 7.3's amdgpu allocates one per VM instead);
@@ -32,8 +23,7 @@
 //! anything can still find the process.
 //!
 //! SVM (`crate::svm`) takes `mmap_lock` and then its list lock; it never
-//! takes `inner` with its locks held, and `inner` is not held around its
-//! `mmap_lock`-taking calls (teardown runs it first).
+//! takes `inner` with its locks held (it copies what it needs first).
 
 use crate::kabi::log::kfd_warn;
 use kernel::{
@@ -206,21 +196,28 @@ pub(crate) struct Process {
     mm: ARef<Mm>,
     /// Thread group id of the creator, for messages and sysfs.
     pid: Pid,
-    /// Everything that changes (upstream `p->mutex`).
+    /// Everything that changes (upstream `p->mutex`).  Lock order: after
+    /// [`static@PROCESSES`], before the mm's `mmap_lock` and the SVM list lock;
+    /// kfd2kgd calls are made under it.
     #[pin]
     pub(crate) inner: Mutex<ProcessInner>,
-    /// The notifier that reports the end of `mm`.  Not under `inner`: its
-    /// callback takes `inner`, and unregistering waits for the callback.
+    /// The notifier that reports the end of `mm`.  A leaf, held only to
+    /// store or take the notifier: its callback takes `inner` (and the
+    /// SVM locks), and unregistering waits for the callback, so the
+    /// notifier is dropped with neither this nor `inner` held.
     #[pin]
     mm_notifier: Mutex<Option<MmNotifier>>,
-    /// `proc/<pid>/` in sysfs (its files take no lock).
+    /// `proc/<pid>/` in sysfs (its files take no lock).  A leaf.
     #[pin]
     sysfs: Mutex<Option<ProcSysfs>>,
     /// `kfd/proc/<pid>/` in debugfs (its files take no lock unless they
-    /// say so).  Other subsystems add files with [`ProcDir::add`].
+    /// say so: `svm_ranges` takes `mmap_lock` and the SVM list lock).  A
+    /// leaf, held only to store or take the directory, which is dropped
+    /// outside it.  Other subsystems add files with [`ProcDir::add`].
     #[pin]
     pub(crate) debugfs: Mutex<Option<ProcDir>>,
-    /// The devices for `/dev/kfd` mmap (see the lock order).
+    /// The devices for `/dev/kfd` mmap.  A leaf, taken under `inner` or
+    /// under `mmap_lock` (the mmap handler; see the crate root's lock order).
     #[pin]
     pub(crate) mmap: Mutex<KVec<MmapTarget>>,
     /// The PASID.
@@ -230,8 +227,8 @@ pub(crate) struct Process {
     #[pin]
     pub(crate) events: Events,
     /// Shared virtual memory (C: `p->svms`): the range tree, notifiers,
-    /// GPU mappings, migration; see [`crate::svm`] (its lock order is
-    /// written there).  Shared with the debugfs `svm_ranges` file and the
+    /// GPU mappings, migration; see [`crate::svm`] (its locks are in the
+    /// crate root's lock order).  Shared with the debugfs `svm_ranges` file and the
     /// notifiers (an `Arc`, so they need no reference to the process).
     pub(crate) svms: Arc<Svms>,
 }
@@ -496,9 +493,8 @@ impl Process {
     /// Gives back everything the process holds on every device: memory
     /// objects (unmapped first), then VMs.  Idempotent.
     fn teardown(&self) {
-        // SVM first, without `inner` (it takes mmap_lock, which the mmap
-        // handler holds around `inner`): its copies of the VM handles go
-        // before the VMs are released below.
+        // SVM first, without `inner` (it needs none of it): its copies of
+        // the VM handles go before the VMs are released below.
         self.svms.teardown();
         let mut inner = self.inner.lock();
         // Queues first: the engines stop touching process memory.

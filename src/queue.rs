@@ -29,14 +29,13 @@
 //!   saved state is always empty; upstream's rule that the queue be
 //!   inactive (`-EINVAL` otherwise) is kept.
 //!
-//! Lock order (adds to `crate::process`'s):
-//!
-//!  - `Process::inner` (upstream `p->mutex`): the process's queues; every
-//!    kfd2kgd `hqd_*` call is made under it and may wait for the GPU
-//!    driver's engine threads;
-//!  - [`DeviceQueues::state`] (upstream `dqm_lock`): a leaf taken inside
-//!    `inner` and by the interrupt path; never held across a kfd2kgd call;
-//!  - [`QueueShared::error`] and the ring-size fields are atomics.
+//! Lock order: see the crate root (`src/rkfd_main.rs`).  A process's
+//! queues live under `Process::inner` (upstream `p->pqm` under `p->mutex`);
+//! every kfd2kgd `hqd_*` call is made under it and may wait for the GPU
+//! driver's engine threads.  [`DeviceQueues::state`] (upstream `dqm_lock`)
+//! is never held across a kfd2kgd call; [`QueueShared::error`] and the
+//! ring fields are atomics, so the interrupt path and debugfs read them
+//! without `inner`.
 //!
 //! The interrupt path (`crate::interrupt`, called from engine threads)
 //! takes only `PROCESSES`/the pasid lookup, [`DeviceQueues::state`] and the
@@ -98,7 +97,9 @@ pub(crate) enum ResetReason {
 
 /// Per-device queue state (C: `struct device_queue_manager`).
 pub(crate) struct DeviceQueues {
-    /// SDMA queues and the loaded queues (upstream `dqm_lock`).
+    /// SDMA queues and the loaded queues (upstream `dqm_lock`).  Lock
+    /// order: a leaf, taken under `Process::inner` and by the interrupt
+    /// path; never held across a kfd2kgd call.
     state: Pin<KBox<Mutex<DqmState>>>,
     /// Hangs detected and recovered (rkfd extension, sysfs `hang_count`).
     hang_count: Atomic<u32>,
@@ -189,7 +190,9 @@ pub(crate) struct QueueShared {
     percentage: Atomic<u32>,
     /// 0, or the `KGD_QUEUE_ERROR_*` that stopped the queue.
     pub(crate) error: Atomic<u32>,
-    /// The GPU driver's queue; `None` once destroyed.
+    /// The GPU driver's queue; `None` once destroyed.  Lock order: taken
+    /// under `Process::inner` by the queue's owner and alone by debugfs
+    /// `hqds`; `hqd_update` and `hqd_get_state` are called under it.
     #[pin]
     hqd: Mutex<Option<KgdHqd>>,
 }

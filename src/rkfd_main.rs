@@ -4,6 +4,125 @@
 //!
 //! The crate root is a table of contents; each subsystem lives in its own
 //! module.  Only [`kabi`] touches raw `bindings::` or the C shim.
+//!
+//! # Lock order
+//!
+//! Every lock of rkfd, outermost first: a lock may be taken while holding
+//! one above it, never while holding one below it.  Each lock field also
+//! says where it sits; the modules explain why.  The GPU driver's locks
+//! (the virtual GPU's are listed in `vgpu/amdgpu_main.rs`) come inside the
+//! rkfd locks a kfd2kgd call is made under.
+//!
+//!  1. [`static@process::PROCESSES`] (upstream `kfd_processes_mutex`), the
+//!     process table.  Taken with no other rkfd lock held.  Opening
+//!     `/dev/kfd` ([`process::Process::open_current`]) creates the process
+//!     under it: [`static@device::DEVICES`], [`static@process::PASIDS`],
+//!     the mm's `mmap_lock` for writing (registering the mm notifier and
+//!     preparing the interval tree), sysfs and debugfs directories
+//!     (`debugfs::ROOT`) and the new process's leaf locks (12); a failed
+//!     open drops the new process, whose teardown takes 2 and the SVM
+//!     locks, under it.  Elsewhere it is held only to find
+//!     (`find_by_pasid`, `snapshot`), count or remove an entry.
+//!  2. `Process::inner` (upstream `p->mutex`): one process at a time
+//!     (hang recovery takes other processes' only after dropping its own).
+//!     kfd2kgd calls are made under it; they may sleep and wait for the GPU
+//!     driver's engines (`hqd_destroy` preempts), never call back into rkfd.
+//!     The mm's `mmap_lock` may be taken under it (the GPU driver pins user
+//!     pages for USERPTR objects, as upstream under `p->mutex`; copies to
+//!     and from user memory), so nothing that holds `mmap_lock` takes it:
+//!     the `/dev/kfd` mmap handler uses `Process::mmap` (12), and SVM copies
+//!     what it needs from `inner` before taking its locks.
+//!     [`svm::Svms::list`] is taken directly under it (SET_XNACK_MODE moves
+//!     the reservation, ACQUIRE_VM adds a VM).  The interrupt path never
+//!     takes it; the retry-fault entry (`kgd2kfd_svm_fault`) takes it
+//!     briefly, with no other lock held, before the SVM locks.
+//!  3. [`queue::QueueShared::hqd`] (rkfd): a queue's GPU-driver handle,
+//!     taken under 2 by the queue's owner and by debugfs `hqds` with no
+//!     other lock held, never by the interrupt path; kfd2kgd `hqd_update`
+//!     and `hqd_get_state` are called under it (they wait for the engine
+//!     for one quantum at most).
+//!  4. [`svm::Svms::flush`] (upstream `flush_work` of `deferred_list_work`):
+//!     held across the deferred `munmap`/restore work and SET_ATTR; taken
+//!     with no other rkfd lock held (never under 2).
+//!  5. the mm's `mmap_lock` (kernel): read for faults, prefetch, GET_ATTR
+//!     and the debugfs dump; write where SVM ranges are created or
+//!     reshaped (registering an interval notifier needs it), then
+//!     downgraded.
+//!  6. [`svm::Svms::list`] (upstream `svms->lock`), the process SVM lock:
+//!     inside 5 or 2, never around either.  Migration (`migrate_vma_*`) and
+//!     `hmm_range_fault` run under it, and it allocates with `GFP_KERNEL`,
+//!     so the invalidate callback never takes it.
+//!  7. MMU-notifier invalidation (lockdep's
+//!     `__mmu_notifier_invalidate_range_start_map`): callbacks run under 6
+//!     (migration, COW faults), under `mmap_lock` for writing (`munmap`,
+//!     `mprotect`, `fork`) and from reclaim.
+//!  8. a range's notifier lock (C: `rkfd_svm_range.lock` in
+//!     `shim/rkfd_hmm.c`, upstream `prange->lock`, taken as
+//!     `svm_range_lock` does, inside `memalloc_noreclaim_save()`): the
+//!     invalidate callback, and `mmu_interval_read_retry` + kfd2kgd
+//!     `svm_map` / `svm_unmap`.
+//!  9. [`svm::Svms::vms`] (rkfd): the VMs the callback unmaps from; taken
+//!     under 8 (the callback), under 6, under 2 (ACQUIRE_VM) or alone.
+//!     kfd2kgd `svm_unmap` is called under it, so the GPU driver's
+//!     page-table lock (vgpu `Vm::inner`, and its leaf `vram::Pool::inner`)
+//!     comes inside 8 and 9.
+//! 10. [`queue::DeviceQueues::state`] (upstream `dqm_lock`): a leaf, taken
+//!     under 2 and by the interrupt path; never held across a kfd2kgd call.
+//! 11. [`topology::Topology::inner`] (upstream `topology_lock`): taken with
+//!     no other rkfd lock held (device init and exit, module init); sysfs
+//!     directories are created and removed under it, so kernfs' locks come
+//!     inside; its files' `show` takes no lock.
+//! 12. leaves, nothing taken under them but their contents' allocations:
+//!     `Process::mmap` (under 2 or under `mmap_lock`: the `/dev/kfd` mmap
+//!     handler), `Process::mm_notifier`, `Process::sysfs`,
+//!     `Process::debugfs` (held only to store or take what they hold, which
+//!     is dropped after the lock: unregistering the notifier waits for its
+//!     `release`, which tears the process down; removing files waits for
+//!     their readers), [`static@device::DEVICES`],
+//!     [`static@process::PASIDS`] and `debugfs::ROOT` (debugfs directories
+//!     are created under it).
+//! 13. [`event::Events::inner`] (spinlock; upstream `p->event_mutex`): a
+//!     leaf, taken under 2 and by the interrupt path; only the condition
+//!     variable's wait-queue lock nests inside.
+//! 14. [`static@smi::CLIENTS`], then one `smi::Client::fifo` (spinlocks;
+//!     upstream `dev->smi_lock`, `client->lock`), innermost: SMI events
+//!     are emitted under any lock above, including 8 and 9 (MMU-notifier
+//!     callbacks, under `memalloc_noreclaim_save()`: the event functions
+//!     allocate nothing), in `dev_pagemap_ops.migrate_to_ram` and under
+//!     the virtual GPU's `Core::throttle` (`kgd2kfd_smi_event_throttle`).
+//!
+//! Rules that go with the order:
+//!
+//! - Spinlocks (13, 14) are never taken in hard-IRQ context (they do not
+//!   disable interrupts); nothing sleeps under them.
+//! - Reclaim: 7–9 and the GPU driver's page-table lock are reached from
+//!   invalidation, which reclaim can trigger, so nothing holding them
+//!   allocates with direct reclaim (8 is taken inside
+//!   `memalloc_noreclaim_save()`, [`svm::Svms::vms`] is never grown under
+//!   itself, the virtual GPU allocates page tables inside `NoReclaim`),
+//!   and nothing under them waits for an invalidation or preempts the
+//!   GPU's queues (XNACK off, the callback marks the process evicted
+//!   instead).  An interval notifier is removed (which waits for its
+//!   callbacks) never with 8 or 9 held and never from a callback: `munmap`
+//!   only flags the process in the callback, and the deferred work (under
+//!   4–6) removes the range.
+//! - `dev_pagemap_ops.migrate_to_ram` (a CPU fault on a device page) takes
+//!   no rkfd lock but 14; `dev_pagemap_ops.folio_free` takes only the GPU
+//!   driver's VRAM-pool spinlock.  So a GPU fault handler holding 5 and 6
+//!   may fault a page of another GPU back to system memory through
+//!   `hmm_range_fault`.
+//! - The interrupt path (`kgd2kfd_interrupt`, any non-atomic context,
+//!   typically the GPU driver's engine thread) takes only 1 (the PASID
+//!   lookup), 10, 13 and 14, never 2: a thread holding 2 while it waits for
+//!   an engine cannot deadlock with that engine's interrupts.
+//! - The GPU driver calls `kgd2kfd_interrupt` and `kgd2kfd_svm_fault` with
+//!   none of its locks held that a kfd2kgd call takes; a kfd2kgd call made
+//!   under 2, 3, 6, 8 or 9 never calls back into rkfd.
+//! - debugfs and sysfs files are removed (which waits for running readers)
+//!   only with no lock held that their `show` takes: debugfs `mqds`,
+//!   `hqds`, `rls` take 1, [`static@device::DEVICES`], 3 and 10;
+//!   `svm_ranges` takes 5 and 6; `mem_limit` takes
+//!   [`static@device::DEVICES`].
 
 #![crate_name = "rkfd"]
 

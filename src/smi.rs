@@ -110,6 +110,8 @@ pub(crate) struct Client {
     suser: bool,
     /// `KFD_SMI_EVENT_MASK_FROM_INDEX` bits, set by `write()`.
     mask: Atomic<u64>,
+    /// The lines not read yet.  Lock order: innermost, taken under
+    /// [`static@CLIENTS`] by the producers and alone by `read()`/`poll()`.
     #[pin]
     fifo: SpinLock<Fifo>,
     /// Woken when a line is queued; `poll()` waits here.

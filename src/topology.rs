@@ -33,7 +33,9 @@
 //! `generation_id` is incremented.  libhsakmt reads `generation_id` before and
 //! after its snapshot and retries if it changed.
 //!
-//! # Lock order
+//! # Locking
+//!
+//! Lock order: see the crate root (`src/rkfd_main.rs`).
 //!
 //! `Topology::inner` is the only rkfd lock here.  It is held while sysfs
 //! directories are created and removed, so it is taken before kernfs' locks
@@ -243,7 +245,8 @@ impl Inner {
 pub(crate) struct Topology {
     /// What `topology/` itself shows; read by `show` without `inner`.
     sys: Arc<SysProps>,
-    /// Nodes and their sysfs tree.
+    /// Nodes and their sysfs tree.  Lock order: taken with no other rkfd
+    /// lock held; kernfs' locks come inside it.
     #[pin]
     inner: Mutex<Inner>,
 }

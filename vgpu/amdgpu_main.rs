@@ -27,8 +27,70 @@
 //! Module map: [`profile`] (what the GPU is), [`gpu`] (one GPU's state and
 //! life cycle), [`vram`] (device memory), [`sysmem`] (GTT and user-pointer
 //! limits), [`mem`] (memory objects), [`vm`] (GPU address spaces),
-//! [`pagetable`] (their page tables), [`kabi`] (the only code that touches
-//! C: shim, rkfd's interface, callbacks).
+//! [`pagetable`] (their page tables), [`engine`] (the queues and the
+//! software engines that run them, with the shader interpreter in
+//! `engine::shader`), [`isa`] (the gfx90a ISA, `rust/amdgpu-isa`),
+//! [`kfd2kgd`] (what rkfd asks of the GPU), [`uapi`] (the ioctl
+//! structures), [`kabi`] (the only code that touches C: shim, rkfd's
+//! interface, callbacks).
+//!
+//! # Lock order
+//!
+//! Every lock of this driver, outermost first: a lock may be taken while
+//! holding one above it, never while holding one below it.  Each lock
+//! field also says where it sits.  rkfd's own order is in its crate root
+//! (`src/rkfd_main.rs`).
+//!
+//!  1. `Engine::inner` (`engine`): a worker's queue list, scheduler clock,
+//!     hang and stop flags (with its condition variable `Engine::wake`).
+//!     Never held together with 2 (each path releases one before it takes
+//!     the other), nor while a queue runs or an interrupt is delivered;
+//!     workers' locks are never nested (`Engines` takes them in turn).
+//!     Only its own lists are allocated under it.
+//!  2. `Hqd::state` (`engine`): one queue's engine state.  The engine
+//!     thread holds it while it runs the queue for one quantum;
+//!     `hqd_destroy`, `hqd_update`, `hqd_get_state` and `gpu_reset` take it
+//!     with no other lock of this driver held (rkfd calls the first three
+//!     under its `Process::inner` or a queue's `QueueShared::hqd`) to wait
+//!     for the engine to leave the queue: that is preemption,
+//!     bounded by one quantum.  Nothing allocates with direct reclaim under
+//!     it (a workgroup's storage is allocated with no lock held, interrupt
+//!     entries are reserved before the run): reclaim may preempt queues.
+//!  3. `Vm::inner` (`vm`; upstream the VM's page tables): the objects,
+//!     mappings and page table.  Taken under the mm's `mmap_lock` (render
+//!     node mmap), under 2 (an engine's run of accesses, `Vm::gpu_pages`,
+//!     released every `ACCESS_CHUNK` bytes; `hqd_get_state` reads the write
+//!     pointer) and by rkfd's `svm_map` / `svm_unmap` under its SVM locks,
+//!     inside MMU-notifier invalidation.  So nothing allocates with direct
+//!     reclaim under it (page tables are allocated inside
+//!     `kabi::NoReclaim`), nothing under it waits for an invalidation or an
+//!     engine, and `mmap_lock` is never taken under it (a later user-pointer
+//!     implementation must keep it so).  Objects leaving the VM are dropped
+//!     after it is released: dropping one takes 6 and 9.  `Mem::pte` takes
+//!     no lock.
+//!  4. `Core::throttle` (`gpu`): held across rkfd's
+//!     `kgd2kfd_smi_event_throttle`, which takes only rkfd's SMI spinlocks
+//!     (its innermost locks); no lock of this driver is taken under it.
+//!     It keeps a report and the device's removal apart.
+//!  5. `Mem::kmap` (`mem`): a leaf; the kernel mapping is made under it
+//!     (rkfd's `map_gtt_to_kernel`, under `Process::inner`).
+//!  6. `Core::offsets` (`gpu`): a leaf; it may allocate to grow.
+//!  7. `Engine::irq` (`engine`): a leaf, read before each delivery and
+//!     released before rkfd is called.
+//!  8. `Engine::thread` (`engine`): a leaf, taken by `EngineHandle` only to
+//!     store or take the thread, which is stopped after it is released.
+//!  9. `vram::Pool::inner` (`vram`, a spinlock): innermost.  SVM frames are
+//!     freed from `dev_pagemap_ops.folio_free` (`svm_free_vram`) in any
+//!     context, under the mm's locks and rkfd's SVM locks; taken under 3
+//!     (an SVM frame's page) and by `svm_copy`, which copies page by page
+//!     under it.
+//!
+//! Calls into rkfd (`kgd2kfd_interrupt`, `kgd2kfd_svm_fault`) are made with
+//! no lock of this driver held: rkfd's handlers take its process and SVM
+//! locks, under which it makes kfd2kgd calls that take 2 and 3.  So an
+//! engine drops 3 and 2 before a retry fault (`Vm::svm_fault`) and
+//! delivers the interrupts of a run after it.  No kfd2kgd call calls back
+//! into rkfd.
 
 #![crate_name = "amdgpu"]
 

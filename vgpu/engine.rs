@@ -37,25 +37,11 @@
 //! is executed again on the next turn.
 //! User-pointer pages are not reachable yet (no mm reference): they fault.
 
-// Lock order (outermost first):
-//
-//   Engine::inner   a worker's queue list, scheduler clock, hang flag.
-//                   Never held while a queue runs or an interrupt is
-//                   delivered; only leaf allocations under it.  Workers'
-//                   locks are never nested (`Engines` takes them in turn).
-//   Hqd::state      one queue's engine state.  The engine thread holds it
-//                   while it runs the queue for one quantum; hqd_destroy,
-//                   hqd_update and hqd_get_state take it (with nothing else
-//                   of ours held) to wait for the engine to leave the queue:
-//                   that is preemption, bounded by one quantum.
-//     Vm::inner     taken for each run of accesses under Hqd::state
-//                   (`Vm::with_gpu_pages`); nothing of ours waits for the
-//                   engine while holding it.
-//   Engine::irq     leaf.
-//
-// Interrupts are delivered with no lock of ours held: rkfd's handler may
-// take its process locks, under which rkfd calls hqd_destroy, which waits
-// for Hqd::state.
+// Lock order: see the crate root (`vgpu/amdgpu_main.rs`).  Preemption is
+// taking `Hqd::state`, which the engine holds for one quantum while it runs
+// the queue.  Interrupts are delivered, and retry faults raised, with no
+// lock of ours held: rkfd's handlers may take its process locks, under
+// which rkfd calls hqd_destroy, which waits for `Hqd::state`.
 
 use kernel::{
     new_condvar,
@@ -264,7 +250,9 @@ pub(crate) struct Hqd {
     desc: QueueDesc,
     /// The worker ([`Engine`]) serving it.
     worker: usize,
-    /// The engine state.
+    /// The engine state.  Lock order: never held together with
+    /// `Engine::inner`; `Vm::inner` comes inside it.  Held by the engine for
+    /// one quantum; taking it is preemption.
     #[pin]
     state: Mutex<HqdInner>,
 }
@@ -381,19 +369,20 @@ pub(crate) struct Engine {
     core: Arc<Core>,
     /// Which worker of the GPU.
     index: usize,
-    /// Queues and scheduler state.
+    /// Queues and scheduler state.  Lock order: outermost, never held with
+    /// a queue's `Hqd::state` nor while a queue runs.
     #[pin]
     inner: Mutex<EngineInner>,
     /// Kicks the thread out of its sleep.
     #[pin]
     wake: CondVar,
-    /// Where interrupts go.
+    /// Where interrupts go.  A leaf: released before rkfd is called.
     #[pin]
     irq: Mutex<IrqTarget>,
     /// Counters.
     stats: Stats,
     /// The scheduler thread while it runs (taken only by
-    /// [`EngineHandle`], never by the thread).
+    /// [`EngineHandle`], never by the thread).  A leaf.
     #[pin]
     thread: Mutex<Option<kabi::Thread>>,
 }

@@ -6,9 +6,9 @@
 //! C: `struct amdgpu_device` and `amdgpu_amdkfd_device_probe/init/fini`
 //! (`drivers/gpu/drm/amd/amdgpu/amdgpu_amdkfd.c`).
 
-// Lock order: `Core::offsets` is a leaf lock.  `Core::throttle` is held
-// across rkfd's `kgd2kfd_smi_event_throttle`, which takes only rkfd's SMI
-// spinlocks (leaves); no lock of this driver is taken under it.
+// Lock order: see the crate root (`vgpu/amdgpu_main.rs`).  `Core::throttle`
+// is held across rkfd's `kgd2kfd_smi_event_throttle` so that a report and
+// the device's removal stay apart.
 
 use kernel::{
     id_pool::IdPool,
@@ -60,7 +60,7 @@ pub(crate) struct Core {
     vram: Arc<vram::Pool>,
     /// The module's system memory accounts (GTT and user pointers).
     sysmem: Arc<SystemMemory>,
-    /// Mmap offset slots in use.
+    /// Mmap offset slots in use.  A leaf.
     #[pin]
     offsets: Mutex<IdPool>,
     /// When the GPU came up: its clock counter starts at 0 here.
@@ -75,7 +75,9 @@ pub(crate) struct Core {
     /// Thermal throttling (amdgpu's SMU throttling work): where to report
     /// it while rkfd has the device, and how many throttling interrupts
     /// the GPU raised (`smu->throttle_int_counter`).  The lock keeps the
-    /// report and the device's removal apart.
+    /// report and the device's removal apart.  Lock order: held across
+    /// rkfd's `kgd2kfd_smi_event_throttle` (rkfd's SMI spinlocks only); no
+    /// lock of ours inside.
     #[pin]
     throttle: Mutex<Throttle>,
 }

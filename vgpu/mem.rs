@@ -10,7 +10,7 @@
 //!
 //! C: `struct kgd_mem` (`amdgpu_amdkfd_gpuvm.c`), `struct amdgpu_bo`.
 
-// Lock order: `Mem::kmap` is a leaf lock.
+// Lock order: see the crate root (`vgpu/amdgpu_main.rs`).
 
 use kernel::{
     new_mutex,
@@ -134,7 +134,8 @@ enum Backing {
 /// and the backing has `pages` pages (unless it is `User`).
 #[pin_data]
 pub(crate) struct Mem {
-    /// A kernel mapping of a GTT object: dropped before `backing` (field order).
+    /// A kernel mapping of a GTT object: dropped before `backing` (field
+    /// order).  A leaf.
     #[pin]
     kmap: Mutex<Option<kabi::KernelMap>>,
     /// The pages.

@@ -10,14 +10,7 @@
 //! C: `struct amdgpu_vm` (`amdgpu_vm.c`), the KFD side in
 //! `amdgpu_amdkfd_gpuvm.c`.
 
-// Lock order:
-//
-//   mmap_lock (CPU mmap of the render node)
-//     Vm::inner
-//
-// `Vm::inner` is taken with nothing else of ours held and calls nothing that
-// takes another lock of ours, except `Mem::pte`, which takes none, and
-// `vram::Pool::inner` (a leaf spinlock) to reach SVM frames.
+// Lock order: see the crate root (`vgpu/amdgpu_main.rs`).
 //
 // SVM pages live in the same page table as memory objects; `svm_map` and
 // `svm_unmap` never touch a page a memory object is mapped at.
@@ -26,10 +19,11 @@
 // `Vm::inner` is taken inside mmu-notifier invalidation: nothing may allocate
 // memory with direct reclaim while holding it (`map` and `svm_map` allocate
 // page tables inside `kabi::NoReclaim`), and nothing may wait for an
-// invalidation under it.  Objects
-// leaving the VM are dropped after `Vm::inner` is released, because dropping
-// one takes `vram::Pool::inner`, `Core::offsets` and `Mem::kmap`.  A later
-// user-pointer implementation must not take mmap_lock under `Vm::inner`.
+// invalidation under it.  Objects leaving the VM are dropped after
+// `Vm::inner` is released, because dropping one takes `vram::Pool::inner`
+// and `Core::offsets`.  A later user-pointer implementation must not take
+// mmap_lock under `Vm::inner` (the render node's mmap takes it under
+// mmap_lock).
 
 use core::cell::Cell;
 
@@ -84,7 +78,9 @@ pub(crate) struct Vm {
     /// The handle rkfd holds on this VM (what `acquire_vm` returned), which
     /// retry faults name the VM by; 0 while not acquired.
     kfd_handle: Atomic<usize>,
-    /// The objects and the page table.
+    /// The objects and the page table.  Lock order: inside `mmap_lock`,
+    /// `Hqd::state` and rkfd's SVM locks (so inside invalidation: no
+    /// allocation with direct reclaim under it); `vram::Pool::inner` inside.
     #[pin]
     inner: Mutex<VmInner>,
 }
@@ -218,7 +214,7 @@ impl Vm {
             }
             (object, mapping)
         };
-        // Dropped here, outside `inner` (see the lock order).
+        // Dropped here, outside `inner` (see the comment at the top).
         drop(removed);
         Ok(())
     }

@@ -30,8 +30,9 @@
 //!
 //! C: `amdgpu_vram_mgr.c` (allocation and accounting only).
 
-// Lock order: `Pool::inner` is a leaf spinlock (SVM frames are freed from
-// `dev_pagemap_ops.folio_free`, in any context).
+// Lock order: see the crate root (`vgpu/amdgpu_main.rs`).  `Pool::inner`
+// is a spinlock because SVM frames are freed from
+// `dev_pagemap_ops.folio_free`, in any context.
 
 use kernel::{
     bitmap::BitmapVec,
@@ -52,7 +53,8 @@ use kernel::{
 pub(crate) struct Pool {
     /// The number of frames.
     frames: usize,
-    /// Which frames are allocated.
+    /// Which frames are allocated.  Lock order: innermost (taken in any
+    /// context, under `Vm::inner` and rkfd's SVM locks).
     #[pin]
     inner: SpinLock<PoolInner>,
 }

@@ -12,7 +12,7 @@
 //! NO_ACCESS unmaps, PREFETCH_LOC migrates, XNACK off maps).  GET_ATTR
 //! reads the ranges under `mmap_lock` (read) and the list lock.  What is
 //! needed from `Process::inner` is copied out first ([`Snapshot`]): it is
-//! never held with the SVM locks (a GPU driver may take the mmap lock
+//! never taken under the SVM locks (a GPU driver may take the mmap lock
 //! under `inner`, for user pointers).  With XNACK off every page the
 //! ranges cover is reserved against the GPU driver's system-memory limit
 //! as user-pointer memory (upstream `svm_range_new(.., update_mem_usage)`;

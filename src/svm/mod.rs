@@ -30,15 +30,12 @@
 //! are in `rust/kfd-logic/src/svm/`, host-tested; included here as
 //! [`logic`].
 //!
-//! # Lock order
+//! # Locking
 //!
-//! Written on the fields of [`Svms`], outermost first: [`Svms::flush`],
-//! then the mm's `mmap_lock`, then [`Svms::list`] (the process SVM lock),
-//! then the notifier invalidation and a range's notifier lock (C,
-//! `rkfd_svm_range.lock`), then [`Svms::vms`], then the GPU driver's
-//! page-table lock.  `Process::inner` is taken before `mmap_lock` and
-//! before [`Svms::list`] (SET_XNACK_MODE switches the reservation under
-//! it), never under any SVM lock; docs/design.md links here.
+//! Lock order: see the crate root (`src/rkfd_main.rs`); each lock field of
+//! [`Svms`] says where it sits.  `Process::inner` is never taken under an
+//! SVM lock: a GPU driver may take `mmap_lock` under it (user pointers), so
+//! SVM copies what it needs from it before taking its own locks.
 
 use kernel::{
     mm::{Mm, MmWithUser},
@@ -132,8 +129,9 @@ pub(crate) struct Svms {
     mm: ARef<Mm>,
     /// Held across the deferred work ([`Svms::run_pending`]) and across
     /// SET_ATTR, so a caller waits for a worker already running (upstream
-    /// `flush_work(&svms->deferred_list_work)`).  Lock order: outermost,
-    /// taken with no lock held; the mm's `mmap_lock` inside.
+    /// `flush_work(&svms->deferred_list_work)`).  Lock order: outermost of
+    /// the SVM locks, taken with no other lock held; the mm's `mmap_lock`
+    /// inside.
     #[pin]
     flush: Mutex<()>,
     /// The ranges (upstream `svms->lock` over `svms->objects`): the process
@@ -148,7 +146,8 @@ pub(crate) struct Svms {
     /// The GPU VMs the ranges may be mapped into; a slot's index is the bit
     /// of a range's `mapped_on`.  Only grown up to its capacity, cleared at
     /// teardown.  Lock order: inside a range's notifier lock (the callback
-    /// unmaps from them); the GPU driver's page-table lock comes inside it.
+    /// unmaps from them) and inside [`Svms::list`]; the GPU driver's
+    /// page-table lock comes inside it.
     /// Never grown under it (invalidation takes it, so nothing may allocate
     /// with reclaim while holding it).
     #[pin]
