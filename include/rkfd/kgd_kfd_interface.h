@@ -9,8 +9,9 @@
  * kind of GPU it drives:
  *
  *   - the virtual amdgpu (vgpu/, module "amdgpu") implements kfd2kgd in Rust;
- *   - the real-amdgpu shim (shim/rkfd_amdgpu.c) would implement it over
- *     amdgpu's amdgpu_amdkfd_* functions.
+ *   - a real-amdgpu shim, not written yet (issue #15; a future
+ *     shim/rkfd_amdgpu.c), would implement it over amdgpu's
+ *     amdgpu_amdkfd_* functions.
  *
  * Rules:
  *   - every kfd2kgd callback may sleep and is called with no rkfd spinlock

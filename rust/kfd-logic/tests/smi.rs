@@ -135,7 +135,7 @@ fn triggers_are_upstream_enum_values() {
     assert_eq!(unmap_trigger(false, false, false), None);
 }
 
-/// Drives the XNACK-off counters as `svm_hmm` does (an invalidation adds
+/// Drives the XNACK-off counters as rkfd's `svm::notifier` does (an invalidation adds
 /// one to `evictions`; a restore covers what it saw at its start and then
 /// stores it in `restored`) and checks that evictions and restores alternate.
 #[test]
