@@ -84,8 +84,11 @@ const SLICE_STEPS: u64 = 4096;
 const WAVE_TURN: u32 = 64;
 /// LDS per workgroup (gfx90a: 64 KiB).
 const MAX_LDS: u32 = 64 * 1024;
-/// Private segment per work-item the engine provides at most.
-const MAX_SCRATCH_LANE: u32 = 16 * 1024;
+/// Private segment per work-item the engine provides at most: HIP asks
+/// for a kernel's fixed size plus its default 16 KiB stack when the kernel
+/// has a dynamic stack (calls at -O0), so a little over 16 KiB is common.
+/// A workgroup of 1024 work-items at the limit takes 32 MiB (vmalloc).
+const MAX_SCRATCH_LANE: u32 = 32 * 1024;
 /// The apertures flat addresses are checked against: the LDS and scratch
 /// apertures rkfd reports for gfx9 processes (`process.rs`: `1 << 48`,
 /// `2 << 48`), high halves.

@@ -5,6 +5,8 @@
 # source, this script and the compiler version (hipcc takes a minute on two
 # cores, more in the guest): build/NAME-<hash>, linked as build/NAME.
 #   build.sh [--no-build] [NAME...]     (default: every .hip file here)
+# A program may name device code built apart ("// device-code-object:"
+# lines: its own flags, e.g. -O0), cached with it as build/NAME-<hash>.*.co.
 # --no-build: only link build/NAME to an up-to-date cached binary, fail if
 # there is none (the guest: its root file system is read-only, and hipcc
 # under TCG would take many minutes).
@@ -29,13 +31,25 @@ names=("$@")
 flags=(--offload-arch=gfx90a -O2)
 version=$("$HIPCC" --version 2>/dev/null | sha256sum | cut -c1-16 || true)
 for name in "${names[@]}"; do
-	hash=$(cat "$name.hip" "$self" <(echo "${flags[*]} $version") | sha256sum | cut -c1-16)
+	# "// device-code-object: FILE.hip FLAGS...": FILE.hip's device code
+	# alone, built with FLAGS (e.g. -O0) into build/NAME-<hash>.BASE.co
+	# beside the binary, which loads it with hipModuleLoad.
+	dcos=$(sed -n 's|^// device-code-object: ||p' "$name.hip")
+	dsrc=$(echo "$dcos" | awk 'NF { print $1 }')
+	hash=$(cat "$name.hip" $dsrc "$self" <(echo "${flags[*]} $version $dcos") | sha256sum | cut -c1-16)
 	bin=build/$name-$hash
 	if [ ! -x "$bin" ] && [ $build = 0 ]; then
 		echo "build.sh: $bin is missing: run tests/hip/build.sh on the host" >&2
 		exit 1
 	fi
 	if [ ! -x "$bin" ]; then
+		while read -r src dflags; do
+			[ -n "$src" ] || continue
+			co=$bin.$(basename "$src" .hip).co
+			echo "build.sh: hipcc $dflags $src (device code object)" >&2
+			"$HIPCC" --offload-arch=gfx90a $dflags --cuda-device-only --no-gpu-bundle-output -c -o "$co.tmp.$$" "$src"
+			mv "$co.tmp.$$" "$co"
+		done <<<"$dcos"
 		echo "build.sh: hipcc $name.hip" >&2
 		"$HIPCC" "${flags[@]}" -o "$bin.tmp.$$" "$name.hip"
 		mv "$bin.tmp.$$" "$bin"

@@ -5,7 +5,8 @@
 # (tests/hip/build.sh: cached by source hash); in the guest, whose root file
 # system is read-only, they must have been built on the host beforehand
 # (`tests/hip/build.sh`).  Runs each with a timeout and prints
-# "hip: N passed, N failed".
+# "hip: N passed, N failed", counting each sub-test of a program that
+# declares them ("// subtests: ...").
 #   run.sh [NAME...]     (default: every .hip file here)
 set -u
 dir=$(dirname "$0")
@@ -48,8 +49,29 @@ for name in "${names[@]}"; do
 	timeout -k 10 ${RKFD_HIP_TIMEOUT:-600} "$dir/build/$name" 2>&1 | tee "$log" | sed -u 's/^/  /'
 	rc=${PIPESTATUS[0]}
 	# A program with an "// expect-fail: TEXT" line passes if it fails
-	# (in time) printing TEXT; the others if they exit 0 printing PASS.
+	# (in time) printing TEXT.  One with "// subtests: A B ..." runs named
+	# checks, each printing "PASS A" or "FAIL A...": each counts, and one
+	# that printed neither (the program died first) fails.  The others pass
+	# if they exit 0 printing "PASS NAME".
 	expect=$(sed -n 's|^// expect-fail: ||p' "$dir/$name.hip")
+	subtests=$(sed -n 's|^// subtests: ||p' "$dir/$name.hip")
+	if [ -n "$subtests" ]; then
+		for t in $subtests; do
+			if grep -q "^PASS $t\$" "$log" && ! grep -q "^FAIL $t\b" "$log"; then
+				echo "ok - $name $t"
+				pass=$((pass + 1))
+			else
+				echo "not ok - $name $t"
+				fail=$((fail + 1))
+			fi
+		done
+		if [ $rc != 0 ]; then
+			echo "not ok - $name (exit $rc)"
+			fail=$((fail + 1))
+		fi
+		rm -f "$log"
+		continue
+	fi
 	passed=0
 	if [ -n "$expect" ]; then
 		[ $rc != 0 ] && [ $rc != 124 ] && [ $rc != 137 ] && grep -qF "$expect" "$log" && passed=1

@@ -9,6 +9,9 @@
 #   tests/fixtures/kernels.co      tests/hip/kernels.hip built by hipcc for gfx90a
 #   tests/fixtures/kernels.dis     llvm-objdump-15's disassembly of it
 #   tests/fixtures/kernels_o0.co   the same built with -O0 (scratch, calls)
+#   tests/fixtures/suite.co        the guest's HIP suite (../../tests/hip/suite.hip),
+#                                  device code
+#   tests/fixtures/suite_o0.co     its -O0 device code (../../tests/hip/device/o0.hip)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MC=(llvm-mc-15 -arch=amdgcn -mcpu=gfx90a -show-encoding)
@@ -38,3 +41,5 @@ hipcc --offload-arch=gfx90a -O2 --cuda-device-only --no-gpu-bundle-output -c tes
 llvm-objdump-15 -d --mcpu=gfx90a tests/fixtures/kernels.co >tests/fixtures/kernels.dis
 hipcc --offload-arch=gfx90a -O0 --cuda-device-only --no-gpu-bundle-output -c tests/hip/kernels.hip -o tests/fixtures/kernels_o0.co
 echo "kernels.co: $(grep -c '^\s[a-z]' tests/fixtures/kernels.dis) instructions"
+hipcc --offload-arch=gfx90a -O2 --cuda-device-only --no-gpu-bundle-output -c ../../tests/hip/suite.hip -o tests/fixtures/suite.co
+hipcc --offload-arch=gfx90a -O0 --cuda-device-only --no-gpu-bundle-output -c ../../tests/hip/device/o0.hip -o tests/fixtures/suite_o0.co

@@ -1596,9 +1596,12 @@ impl Context<'_, '_> {
                     let old = u32::from_le_bytes([env.lds[a], env.lds[a + 1], env.lds[a + 2], env.lds[a + 3]]);
                     let d0 = self.vgpr(data0, lane);
                     let d1 = self.vgpr(data1, lane);
-                    let (new, returns) = atomic32(op_as_atomic(op), old, d0, d1, self.wave.mode.f32_denormals());
+                    let new = atomic32(op_as_atomic(op), old, d0, d1, self.wave.mode.f32_denormals());
                     env.lds[a..a + 4].copy_from_slice(&new.to_le_bytes());
-                    if returns {
+                    // Only the _RTN forms (and ds_wrxchg, which has no other)
+                    // write the old value: the others have no vdst, and the
+                    // field's 0 is not v0.
+                    if ds_atomic_returns(op) {
                         self.wave.vgpr[i.dst as usize][lane] = old;
                     }
                 }
@@ -1701,7 +1704,7 @@ impl Context<'_, '_> {
                     let old = u32::from_le_bytes(buf);
                     // FLAT cmpswap data is {src, cmp}; atomic32 takes (cmp, src) as DS does.
                     let (d0, d1) = if op == AtomicOp::CmpSwap { (self.vgpr(data + 1, lane), self.vgpr(data, lane)) } else { (self.vgpr(data, lane), 0) };
-                    let (new, _) = atomic32(op, old, d0, d1, self.wave.mode.f32_denormals());
+                    let new = atomic32(op, old, d0, d1, self.wave.mode.f32_denormals());
                     self.mem_write(env, space, &new.to_le_bytes())?;
                     if i.glc {
                         self.wave.vgpr[i.dst as usize][lane] = old;
@@ -2260,11 +2263,35 @@ fn op_as_atomic(op: u16) -> AtomicOp {
     }
 }
 
-/// (new value, whether the old value is returned) for DS ops; for FLAT the
-/// caller decides by GLC. CmpSwap stores `d1` if memory equals `d0` (DS
+/// Whether a 32-bit DS atomic returns the old value in vdst.
+fn ds_atomic_returns(op: u16) -> bool {
+    matches!(
+        op,
+        ds::DS_ADD_RTN_U32
+            | ds::DS_SUB_RTN_U32
+            | ds::DS_RSUB_RTN_U32
+            | ds::DS_INC_RTN_U32
+            | ds::DS_DEC_RTN_U32
+            | ds::DS_MIN_RTN_I32
+            | ds::DS_MAX_RTN_I32
+            | ds::DS_MIN_RTN_U32
+            | ds::DS_MAX_RTN_U32
+            | ds::DS_AND_RTN_B32
+            | ds::DS_OR_RTN_B32
+            | ds::DS_XOR_RTN_B32
+            | ds::DS_ADD_RTN_F32
+            | ds::DS_WRXCHG_RTN_B32
+            | ds::DS_CMPST_RTN_B32
+            | ds::DS_MIN_RTN_F32
+            | ds::DS_MAX_RTN_F32
+    )
+}
+
+/// The new value of a 32-bit atomic (whether the old one is returned is the
+/// caller's: DS by opcode, [`ds_atomic_returns`]; FLAT by GLC). CmpSwap stores `d1` if memory equals `d0` (DS
 /// cmpst's data0/data1 order).
-fn atomic32(op: AtomicOp, old: u32, d0: u32, d1: u32, den: Denormals) -> (u32, bool) {
-    let new = match op {
+fn atomic32(op: AtomicOp, old: u32, d0: u32, d1: u32, den: Denormals) -> u32 {
+    match op {
         AtomicOp::Swap => d0,
         AtomicOp::CmpSwap => {
             if old == d0 {
@@ -2302,8 +2329,7 @@ fn atomic32(op: AtomicOp, old: u32, d0: u32, d1: u32, den: Denormals) -> (u32, b
         AtomicOp::Rsub => d0.wrapping_sub(old),
         // f64 operations are 64-bit only (FlatAccess::parse never pairs them with 32-bit data)
         AtomicOp::AddF64 | AtomicOp::MinF64 | AtomicOp::MaxF64 => old,
-    };
-    (new, true)
+    }
 }
 
 fn atomic64(op: AtomicOp, old: u64, d0: u64, d1: u64) -> u64 {

@@ -312,6 +312,9 @@ fn lds_reads_writes_and_atomics() {
         // ds_add_rtn: lanes apply in order, each sees the earlier lanes' sum
         assert_eq!(m.v(9, lane), lane as u32);
         assert_eq!(m.v(10, lane), 64);
+        // ds_add_u32 (no return) counts too, and leaves v0 alone
+        assert_eq!(m.v(11, lane), 64);
+        assert_eq!(m.v(0, lane), 4 * lane as u32);
     }
     assert_eq!(u32::from_le_bytes(m.lds[256 + 8 * 3..256 + 8 * 3 + 4].try_into().unwrap()), 1003);
 }

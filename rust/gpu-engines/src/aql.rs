@@ -32,7 +32,14 @@
 //! value at offset 8 is decremented atomically; if `event_mailbox_ptr`
 //! (offset 16) is not 0, `event_id` (offset 24) is written there and an
 //! interrupt carrying `event_id` is raised: that is how the CP wakes
-//! `hsa_signal_wait` on ROCr's interrupt signals.
+//! `hsa_signal_wait` on ROCr's interrupt signals.  On a queue whose
+//! `amd_queue_t.queue_properties` has ENABLE_PROFILING (ROCr's
+//! `hsa_amd_profiling_set_profiler_enabled`: HIP events' timing), the
+//! signal's `start_ts` and `end_ts` (offsets 32, 40) get the GPU clock when
+//! the packet was first looked at and when it completed, before the
+//! decrement, as the CP writes them.  The queue is taken to be ROCr's
+//! `amd_queue_t` only if the write index sits where that 64-byte aligned
+//! structure has it (offset 56).
 
 use super::mem::{
     fault, Events, GpuMemory, Run, Stop, QUEUE_ERROR_INVALID_PACKET, QUEUE_ERROR_UNSUPPORTED,
@@ -73,6 +80,17 @@ pub const SIGNAL_VALUE: u64 = 8;
 pub const SIGNAL_MAILBOX: u64 = 16;
 /// `amd_signal_t.event_id`.
 pub const SIGNAL_EVENT_ID: u64 = 24;
+
+/// `amd_signal_t.start_ts`.
+pub const SIGNAL_START_TS: u64 = 32;
+/// `amd_signal_t.end_ts`.
+pub const SIGNAL_END_TS: u64 = 40;
+/// Offset of `write_dispatch_id` in `amd_queue_t` (64-byte aligned).
+pub const AMD_QUEUE_WRITE_DISPATCH_ID: u64 = 56;
+/// Offset of `queue_properties` in `amd_queue_t`.
+pub const AMD_QUEUE_PROPERTIES: u64 = 0xb4;
+/// `AMD_QUEUE_PROPERTIES_ENABLE_PROFILING`.
+pub const AMD_QUEUE_PROPERTIES_ENABLE_PROFILING: u32 = 1 << 3;
 
 /// Offset of `completion_signal` in every packet.
 const COMPLETION: u64 = 56;
@@ -136,6 +154,9 @@ pub struct AqlQueue {
     stage: Stage,
     /// A PM4_IB packet's indirect buffer.
     ib: IbState,
+    /// The GPU clock when the current packet was first looked at (its
+    /// profiling `start_ts`).
+    start_ts: Option<u64>,
 }
 
 /// The fields of an `amd_signal_t` the processor uses.
@@ -161,6 +182,7 @@ impl AqlQueue {
             rptr: 0,
             stage: Stage::Start,
             ib: IbState::default(),
+            start_ts: None,
         })
     }
 
@@ -229,6 +251,7 @@ impl AqlQueue {
         if ty == TYPE_INVALID {
             return Ok(false);
         }
+        let start_ts = *self.start_ts.get_or_insert_with(|| ev.clock());
         let acquire = (header >> HEADER_ACQUIRE_SHIFT) & 3;
         let release = (header >> HEADER_RELEASE_SHIFT) & 3;
         if acquire == 3 || release == 3 {
@@ -272,6 +295,10 @@ impl AqlQueue {
                 return Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET));
             }
             if self.stage != Stage::Decremented {
+                if self.profiling(m) {
+                    fault(m.write_u64(signal + SIGNAL_START_TS, start_ts))?;
+                    fault(m.write_u64(signal + SIGNAL_END_TS, ev.clock()))?;
+                }
                 fault(m.atomic_add_u64(signal + SIGNAL_VALUE, u64::MAX))?;
                 self.stage = Stage::Decremented;
             }
@@ -288,9 +315,21 @@ impl AqlQueue {
         // The slot is free again: INVALID, then the read index.
         fault(m.write_u16(pkt, TYPE_INVALID))?;
         self.stage = Stage::Start;
+        self.start_ts = None;
         self.rptr = self.rptr.wrapping_add(1);
         fault(m.write_u64(self.rptr_va, self.rptr))?;
         Ok(true)
+    }
+
+    /// Whether the queue is ROCr's `amd_queue_t` (the write index at its
+    /// offset in a 64-byte aligned structure) with profiling enabled.  Not
+    /// readable: not profiling (the queue's own pointers are what faults).
+    fn profiling<M: GpuMemory>(&self, m: &mut M) -> bool {
+        if self.wptr_va % 64 != AMD_QUEUE_WRITE_DISPATCH_ID {
+            return false;
+        }
+        let properties = self.wptr_va - AMD_QUEUE_WRITE_DISPATCH_ID + AMD_QUEUE_PROPERTIES;
+        m.read_u32(properties).is_ok_and(|p| p & AMD_QUEUE_PROPERTIES_ENABLE_PROFILING != 0)
     }
 
     /// An AMD vendor-specific packet (format byte at offset 2).

@@ -406,3 +406,51 @@ fn bad_rings_are_refused() {
     assert!(AqlQueue::new(RING, 32, RPTR, WPTR).is_none());
     assert!(AqlQueue::new(RING + 8, 4096, RPTR, WPTR).is_none());
 }
+
+/// ROCr's amd_queue_t with ENABLE_PROFILING: completion signals get the
+/// GPU clock as start_ts/end_ts (HIP event timing), not without it.
+#[test]
+fn profiling_queue_writes_signal_timestamps() {
+    const QUEUE: u64 = 0x50_0000;
+    let mut g = TestGpu::new();
+    let slots = 16;
+    g.map(RING, slots * PACKET_SIZE, true);
+    for i in 0..slots {
+        g.poke(RING + i * PACKET_SIZE, &TYPE_INVALID.to_le_bytes());
+    }
+    g.map(QUEUE, PAGE, true);
+    g.map(SIGNALS, PAGE, true);
+    let wptr = QUEUE + AMD_QUEUE_WRITE_DISPATCH_ID;
+    let mut q = AqlQueue::new(RING, slots * PACKET_SIZE, QUEUE + 128, wptr).unwrap();
+    let mut ev = Rec::default();
+    let submit_at = |g: &mut TestGpu, index: u64, completion: u64| {
+        let (h, b) = barrier(TYPE_BARRIER_AND, &[], completion);
+        let p = RING + (index % slots) * PACKET_SIZE;
+        for (i, w) in b.iter().enumerate() {
+            g.poke64(p + 8 + 8 * i as u64, *w);
+        }
+        g.poke(p, &h.to_le_bytes());
+        g.poke64(wptr, index + 1);
+    };
+    for i in 0..3 {
+        plain_signal(&mut g, i, 1);
+        g.poke64(signal(i) + SIGNAL_START_TS, 0xdead);
+        g.poke64(signal(i) + SIGNAL_END_TS, 0xdead);
+    }
+    // Profiling off: the timestamps are left alone.
+    submit_at(&mut g, 0, signal(0));
+    assert_eq!(q.run(&mut g, &mut ev, 64).packets, 1);
+    assert_eq!(value(&mut g, 0), 0);
+    assert_eq!(g.peek64(signal(0) + SIGNAL_START_TS), 0xdead);
+    assert_eq!(g.peek64(signal(0) + SIGNAL_END_TS), 0xdead);
+    // On: start <= end, and a later packet's start is past an earlier end.
+    g.poke32(QUEUE + AMD_QUEUE_PROPERTIES, AMD_QUEUE_PROPERTIES_ENABLE_PROFILING | 2);
+    submit_at(&mut g, 1, signal(1));
+    submit_at(&mut g, 2, signal(2));
+    assert_eq!(q.run(&mut g, &mut ev, 64).packets, 2);
+    let ts = |g: &mut TestGpu, i| (g.peek64(signal(i) + SIGNAL_START_TS), g.peek64(signal(i) + SIGNAL_END_TS));
+    let (s1, e1) = ts(&mut g, 1);
+    let (s2, e2) = ts(&mut g, 2);
+    assert!(s1 != 0xdead && s1 < e1 && e1 < s2 && s2 < e2, "{s1} {e1} {s2} {e2}");
+    assert_eq!((value(&mut g, 1), value(&mut g, 2)), (0, 0));
+}

@@ -11,4 +11,7 @@ v_mov_b32_e32 v7, 0
 v_mov_b32_e32 v8, 1
 ds_add_rtn_u32 v9, v7, v8 offset:1020
 ds_read_b32 v10, v7 offset:1020
+// no _rtn: vdst is not written (its field's 0 is not v0)
+ds_add_u32 v7, v8 offset:1016
+ds_read_b32 v11, v7 offset:1016
 s_endpgm
