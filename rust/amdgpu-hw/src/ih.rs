@@ -12,19 +12,29 @@
 //! the generated constants; the generation is picked by
 //! [`IhGen::of`], from [`GfxVersion::arch`].
 //!
+//! The other direction, what a GPU writes for each of them, is
+//! [`encode_kfd`] (a [`Raise`] per interrupt; the virtual GPU's engines use
+//! it): the client and source ids each family's engines report with
+//! (`gfx_v9_0.c` / `gfx_v10_0.c` / `gfx_v11_0.c` for the CP and SQ,
+//! `sdma_v4_0.c` / `sdma_v5_2.c` / `sdma_v6_0.c` for SDMA traps,
+//! `gmc_v9_0.c` / `gmc_v10_0.c` / `gmc_v11_0.c` for GFX-hub faults).
+//!
 //! Not modelled: the ISR-side filters (KFD VMID range, `context_id == 0`
 //! CP firmware workaround, the GC 9.4.3 node bitmap), PASID patching for
 //! non-HWS GFX9, and the `KFD_IRQ_IS_FENCE` process-drain interrupt.
 
-use kfd_logic::gfx::{GfxArch, GfxVersion};
+// `super::`, not `crate::` or `kfd_logic::`: the kernel modules compile
+// this file into a module of theirs that provides `gfx` and `generated`
+// next to it (rkfd's `src/interrupt.rs`, the virtual GPU's `vgpu/ih.rs`).
+use super::gfx::{GfxArch, GfxVersion};
 
-use crate::generated::amdgpu_gmc::{
+use super::generated::amdgpu_gmc::{
     AMDGPU_GMC9_FAULT_SOURCE_DATA_EXE, AMDGPU_GMC9_FAULT_SOURCE_DATA_RETRY, AMDGPU_GMC9_FAULT_SOURCE_DATA_WRITE,
 };
-use crate::generated::kfd_int_process_v10 as v10;
-use crate::generated::kfd_int_process_v11 as v11;
-use crate::generated::kfd_int_process_v9 as v9;
-use crate::generated::soc15_int::*;
+use super::generated::kfd_int_process_v10 as v10;
+use super::generated::kfd_int_process_v11 as v11;
+use super::generated::kfd_int_process_v9 as v9;
+use super::generated::soc15_int::*;
 
 /// Dwords of one SOC15 IH ring entry.
 pub const IH_ENTRY_DWORDS: usize = 8;
@@ -239,6 +249,23 @@ pub enum KfdInterrupt {
     Poison,
     /// A VM fault.
     VmFault(VmFault),
+}
+
+impl KfdInterrupt {
+    /// The queue exception this interrupt reports, as
+    /// `kfd_set_dbg_ev_from_interrupt` receives it: (doorbell id, KFD
+    /// exception code) for a CP bad opcode of a packet class (C:
+    /// `KFD_DBG_EC_TYPE_IS_PACKET`) and for an SQ debug trap whose trap code
+    /// is one exception's mask; `None` otherwise.
+    pub fn queue_exception(&self) -> Option<(u32, u32)> {
+        match *self {
+            KfdInterrupt::CpBadOpcode { doorbell_id, ecode } if ec::is_packet(ecode) => Some((doorbell_id, ecode)),
+            KfdInterrupt::SqDebugTrap { doorbell_id, trap_code, .. } if trap_code.is_power_of_two() => {
+                Some((doorbell_id, trap_code.trailing_zeros() + 1))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// `REG_GET_FIELD` with a generated mask and shift.
@@ -480,6 +507,191 @@ fn decode_v11(e: &IhEntry) -> Option<KfdInterrupt> {
         SOC21_INTSRC_SDMA_ECC => Some(KfdInterrupt::Poison),
         SOC15_INTSRC_SQ_INTERRUPT_MSG => Some(SQ_V11.decode(ctx0, ctx1)),
         _ => None,
+    }
+}
+
+/// The KFD exception codes (`enum kfd_dbg_trap_exception_code` of
+/// `kfd_ioctl.h`; the host tests compare them with `kfd-uapi`) that stop a
+/// queue: a CP bad-opcode interrupt carries a packet one
+/// (`KFD_DBG_EC_TYPE_IS_PACKET`), an SQ debug trap a wave one as a mask
+/// (`KFD_EC_MASK`).
+pub mod ec {
+    /// `EC_QUEUE_WAVE_MEMORY_VIOLATION`.
+    pub const QUEUE_WAVE_MEMORY_VIOLATION: u32 = 5;
+    /// `EC_QUEUE_PACKET_DISPATCH_DIM_INVALID`: the first packet code.
+    pub const QUEUE_PACKET_DISPATCH_DIM_INVALID: u32 = 16;
+    /// `EC_QUEUE_PACKET_RESERVED`: a reserved (invalid) packet type.
+    pub const QUEUE_PACKET_RESERVED: u32 = 19;
+    /// `EC_QUEUE_PACKET_UNSUPPORTED`.
+    pub const QUEUE_PACKET_UNSUPPORTED: u32 = 20;
+    /// `EC_QUEUE_PACKET_VENDOR_UNSUPPORTED`: the last packet code.
+    pub const QUEUE_PACKET_VENDOR_UNSUPPORTED: u32 = 23;
+
+    /// C: `KFD_DBG_EC_TYPE_IS_PACKET`.
+    pub const fn is_packet(ec: u32) -> bool {
+        ec >= QUEUE_PACKET_DISPATCH_DIM_INVALID && ec <= QUEUE_PACKET_VENDOR_UNSUPPORTED
+    }
+
+    /// C: `KFD_EC_MASK` (codes 1..=32; 0 for others).
+    pub const fn mask(ec: u32) -> u32 {
+        if ec >= 1 && ec <= 32 {
+            1 << (ec - 1)
+        } else {
+            0
+        }
+    }
+}
+
+/// An interrupt a GPU raises for amdkfd, before it is an [`IhEntry`]
+/// ([`encode_kfd`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Raise {
+    /// A RELEASE_MEM with an interrupt (or an AQL completion signal with
+    /// an event mailbox): the CP's end-of-pipe interrupt with the event id.
+    EndOfPipe {
+        /// context_id0.
+        event_id: u32,
+    },
+    /// An SDMA trap (`SDMA_PKT_TRAP`) of engine `engine` with the event id
+    /// (28 bits).
+    SdmaTrap {
+        /// The SDMA instance.
+        engine: u32,
+        /// The trap's int_context.
+        event_id: u32,
+    },
+    /// A queue stopped with KFD exception `ecode` ([`ec`]): a packet code
+    /// is the CP's bad-opcode interrupt; any other is the SQ message the
+    /// trap handler sends with PRIV set (a debug trap, whose trap code is
+    /// the exception's mask).  `doorbell_id`: the queue's doorbell index
+    /// in its process's doorbell slice (10 bits).
+    QueueException {
+        /// The queue's doorbell index.
+        doorbell_id: u32,
+        /// The KFD exception code.
+        ecode: u32,
+    },
+    /// A GFX-hub (UTCL2) page fault at byte address `addr`.
+    VmFault {
+        /// The VMID.
+        vmid: u8,
+        /// The faulting address (bits 47:12 are reported).
+        addr: u64,
+        /// A write access.
+        write: bool,
+        /// An instruction fetch.
+        exec: bool,
+        /// A retry (XNACK) fault: the access is replayed once resolved.
+        retry: bool,
+    },
+}
+
+/// The SOC15 client of SDMA instance `engine` (C: `sdma_v4_0_seq_to_irq_id`,
+/// `sdma_v5_2_seq_to_irq_id`); GFX11 reports every instance through the GFX
+/// client.
+fn sdma_client(gfx: GfxVersion, engine: u32) -> u32 {
+    match (IhGen::of(gfx), engine) {
+        (IhGen::V11, _) => SOC21_IH_CLIENTID_GFX,
+        (IhGen::V10, 3) if gfx == GfxVersion::GFX1030 => SOC15_IH_CLIENTID_SDMA3_Sienna_Cichlid,
+        (_, 1) => SOC15_IH_CLIENTID_SDMA1,
+        (_, 2) => SOC15_IH_CLIENTID_SDMA2,
+        (_, 3) => SOC15_IH_CLIENTID_SDMA3,
+        (_, 4) => SOC15_IH_CLIENTID_SDMA4,
+        (_, 5) => SOC15_IH_CLIENTID_SDMA5,
+        (_, 6) => SOC15_IH_CLIENTID_SDMA6,
+        (_, 7) => SOC15_IH_CLIENTID_SDMA7,
+        _ => SOC15_IH_CLIENTID_SDMA0,
+    }
+}
+
+impl SqLayout {
+    /// The context ids of an SQ `s_sendmsg` with PRIV set (what the trap
+    /// handler sends for a debug trap): the inverse of [`SqLayout::decode`]'s
+    /// debug-trap branch, every other field 0.
+    fn encode_debug_trap(&self, doorbell_id: u32, trap_code: u32) -> (u32, u32) {
+        let data = (doorbell_id & self.doorbell_mask) | ((trap_code << self.trap_code.1) & self.trap_code.0);
+        let (mut ctx0, mut ctx1) = if self.v9_data {
+            // C: the inverse of `KFD_CONTEXT_ID_GET_SQ_INT_DATA`.
+            ((data & 0xfff) | ((data & 0xf000) << 16), (data >> 16) & 0xff)
+        } else {
+            (data, 0)
+        };
+        ctx0 |= self.priv_mask;
+        let inst = (v9::SQ_INTERRUPT_WORD_ENCODING_INST << self.encoding.1) & self.encoding.0;
+        if self.encoding_in_ctx1 {
+            ctx1 |= inst;
+        } else {
+            ctx0 |= inst;
+        }
+        (ctx0, ctx1)
+    }
+}
+
+/// What `gfx`'s hardware writes into its IH ring for `raise` in the VM
+/// with `pasid`: the entry [`decode_kfd`] makes `raise` of again.  Ring id,
+/// VMID (but for faults), timestamp and node id are 0.
+pub fn encode_kfd(gfx: GfxVersion, pasid: u16, raise: Raise) -> IhEntry {
+    let gen = IhGen::of(gfx);
+    // The CP (EOP, bad opcode) reports through GRBM_CP on every SOC15 part;
+    // the SQ through its shader engine (SE0SH), which SOC21 calls GFX.
+    let (cp, sq) = match gen {
+        IhGen::V11 => (SOC21_IH_CLIENTID_GRBM_CP, SOC21_IH_CLIENTID_GFX),
+        IhGen::V9 | IhGen::V10 => (SOC15_IH_CLIENTID_GRBM_CP, SOC15_IH_CLIENTID_SE0SH),
+    };
+    let (client, source, vmid, ctx0, ctx1) = match raise {
+        Raise::EndOfPipe { event_id } => (cp, SOC15_INTSRC_CP_END_OF_PIPE, 0, event_id, 0),
+        Raise::SdmaTrap { engine, event_id } => {
+            let source = if gen == IhGen::V11 { SOC21_INTSRC_SDMA_TRAP } else { SOC15_INTSRC_SDMA_TRAP };
+            (sdma_client(gfx, engine), source, 0, event_id & 0xfff_ffff, 0)
+        }
+        Raise::QueueException { doorbell_id, ecode } if ec::is_packet(ecode) => {
+            // C: `KFD_DEBUG_CP_BAD_OP_ECODE` / `KFD_CTXID0_CP_BAD_OP_ECODE`:
+            // the code above the doorbell id, at the trap code's shift on
+            // every generation.
+            let (doorbell_mask, shift) = match gen {
+                IhGen::V9 => (v9::KFD_INT_DATA_DEBUG_DOORBELL_MASK, v9::KFD_DEBUG_CP_BAD_OP_ECODE_SHIFT),
+                IhGen::V10 => (v10::KFD_CONTEXT_ID0_DEBUG_DOORBELL_MASK, v10::KFD_DEBUG_CP_BAD_OP_ECODE_SHIFT),
+                IhGen::V11 => (v11::KFD_CTXID0_DOORBELL_ID_MASK, v11::KFD_CTXID0_TRAP_CODE_SHIFT),
+            };
+            (cp, SOC15_INTSRC_CP_BAD_OPCODE, 0, (doorbell_id & doorbell_mask) | ecode << shift, 0)
+        }
+        Raise::QueueException { doorbell_id, ecode } => {
+            let layout = match gen {
+                IhGen::V9 => &SQ_V9,
+                IhGen::V10 => &SQ_V10,
+                IhGen::V11 => &SQ_V11,
+            };
+            let (ctx0, ctx1) = layout.encode_debug_trap(doorbell_id, ec::mask(ecode));
+            (sq, SOC15_INTSRC_SQ_INTERRUPT_MSG, 0, ctx0, ctx1)
+        }
+        Raise::VmFault { vmid, addr, write, exec, retry } => {
+            // C: `gmc_v9_0_process_interrupt`: src_data[0] = address 43:12,
+            // src_data[1] 3:0 = address 47:44, plus the fault bits.
+            let (client, source) = match gen {
+                IhGen::V11 => (SOC21_IH_CLIENTID_GFX, UTCL2_1_0__SRCID__FAULT),
+                IhGen::V9 | IhGen::V10 => (SOC15_IH_CLIENTID_UTCL2, UTCL2_1_0__SRCID__FAULT),
+            };
+            let page = addr >> 12;
+            let mut ctx1 = (page >> 32) as u32 & 0xf;
+            if retry {
+                ctx1 |= AMDGPU_GMC9_FAULT_SOURCE_DATA_RETRY;
+            }
+            if write {
+                ctx1 |= AMDGPU_GMC9_FAULT_SOURCE_DATA_WRITE;
+            }
+            if exec {
+                ctx1 |= AMDGPU_GMC9_FAULT_SOURCE_DATA_EXE;
+            }
+            (client, source, vmid & 0xf, page as u32, ctx1)
+        }
+    };
+    IhEntry {
+        client_id: client as u8,
+        source_id: source as u8,
+        vmid,
+        pasid,
+        context_id: [ctx0, ctx1, 0, 0],
+        ..IhEntry::default()
     }
 }
 

@@ -23,6 +23,10 @@
 
 #![no_std]
 
+// For `ih`, which names it `super::gfx` (it is compiled into the kernel
+// modules too, next to their own `gfx`).
+use kfd_logic::gfx;
+
 pub mod generated;
 pub mod ih;
 pub mod mqd;

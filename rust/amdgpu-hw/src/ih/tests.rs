@@ -145,3 +145,170 @@ fn sdma_trap_by_generation() {
     assert_eq!(decode_kfd(GfxVersion::GFX1100, &e), Some(trap));
     assert_eq!(IhGen::of(GfxVersion::GFX942), IhGen::V9);
 }
+
+// The entries the virtual GPU raises (`vgpu/ih.rs`: `encode_kfd` with the
+// engines' parameters), decoded as rkfd decodes them (`decode_kfd`, then
+// `queue_exception`), family by family.
+
+const FAMILIES: [GfxVersion; 4] = [GfxVersion::GFX90A, GfxVersion::GFX1030, GfxVersion::GFX1100, GfxVersion::GFX1103];
+
+#[test]
+fn exception_codes_are_kfd_ioctl_h() {
+    use kfd_uapi as u;
+    assert_eq!(ec::QUEUE_WAVE_MEMORY_VIOLATION, u::EC_QUEUE_WAVE_MEMORY_VIOLATION);
+    assert_eq!(ec::QUEUE_PACKET_DISPATCH_DIM_INVALID, u::EC_QUEUE_PACKET_DISPATCH_DIM_INVALID);
+    assert_eq!(ec::QUEUE_PACKET_RESERVED, u::EC_QUEUE_PACKET_RESERVED);
+    assert_eq!(ec::QUEUE_PACKET_UNSUPPORTED, u::EC_QUEUE_PACKET_UNSUPPORTED);
+    assert_eq!(ec::QUEUE_PACKET_VENDOR_UNSUPPORTED, u::EC_QUEUE_PACKET_VENDOR_UNSUPPORTED);
+    // The packet codes are KFD_EC_MASK_PACKET.
+    let packet = (1..=32).filter(|&c| ec::is_packet(c)).fold(0, |m, c| m | ec::mask(c));
+    assert_eq!(packet, u::KFD_EC_MASK_PACKET);
+    assert_eq!((ec::mask(0), ec::mask(33)), (0, 0));
+}
+
+#[test]
+fn end_of_pipe_per_family() {
+    for gfx in FAMILIES {
+        for id in [0, 1, 5, 4095, 0xffff_ffff] {
+            let e = encode_kfd(gfx, 0x8001, Raise::EndOfPipe { event_id: id });
+            // GRBM_CP (20) on SOC15 and SOC21 alike, source 181.
+            assert_eq!((e.client_id, e.source_id, e.pasid), (20, 181, 0x8001), "{gfx:?}");
+            assert_eq!(
+                decode_kfd(gfx, &IhEntry::decode(&e.encode())),
+                Some(KfdInterrupt::Signal { source: SignalSource::EndOfPipe, context_id: id, valid_bits: 32 })
+            );
+        }
+    }
+}
+
+#[test]
+fn sdma_trap_per_family_and_engine() {
+    for gfx in FAMILIES {
+        for engine in 0..8 {
+            let e = encode_kfd(gfx, 7, Raise::SdmaTrap { engine, event_id: 0x1234 });
+            let want = match IhGen::of(gfx) {
+                // sdma_v6_0.c: SOC21_IH_CLIENTID_GFX, GFX_11_0_0__SRCID__SDMA_TRAP (49).
+                IhGen::V11 => (10, 49),
+                // sdma_v5_2_seq_to_irq_id: SDMA0, SDMA1, SDMA2 (1), SDMA3_Sienna_Cichlid (5).
+                IhGen::V10 if engine < 4 => ([8, 9, 1, 5][engine as usize], 224),
+                // sdma_v4_0_seq_to_irq_id.
+                _ => ([8, 9, 1, 4, 5, 17, 19, 24][engine as usize], 224),
+            };
+            assert_eq!((e.client_id, e.source_id), want, "{gfx:?} engine {engine}");
+            if IhGen::of(gfx) == IhGen::V10 && engine >= 4 {
+                // Navi 2x has four SDMA engines; the others' ids overlap.
+                continue;
+            }
+            assert_eq!(
+                decode_kfd(gfx, &e),
+                Some(KfdInterrupt::Signal { source: SignalSource::SdmaTrap, context_id: 0x1234, valid_bits: 28 }),
+                "{gfx:?} engine {engine}"
+            );
+        }
+    }
+}
+
+#[test]
+fn packet_errors_are_cp_bad_opcode() {
+    for gfx in FAMILIES {
+        for code in [ec::QUEUE_PACKET_RESERVED, ec::QUEUE_PACKET_UNSUPPORTED] {
+            for doorbell_id in [0, 3, 0x200, 0x3ff] {
+                let e = encode_kfd(gfx, 0x8001, Raise::QueueException { doorbell_id, ecode: code });
+                // GRBM_CP, SOC15_INTSRC_CP_BAD_OPCODE; ctx0 = ecode << 10 | doorbell.
+                assert_eq!((e.client_id, e.source_id), (20, 183));
+                assert_eq!(e.context_id, [code << 10 | doorbell_id, 0, 0, 0]);
+                let d = decode_kfd(gfx, &e).expect("decoded");
+                assert_eq!(d, KfdInterrupt::CpBadOpcode { doorbell_id, ecode: code }, "{gfx:?}");
+                assert_eq!(d.queue_exception(), Some((doorbell_id, code)));
+            }
+        }
+    }
+}
+
+#[test]
+fn memory_violations_are_sq_debug_traps() {
+    let mv = ec::QUEUE_WAVE_MEMORY_VIOLATION;
+    for gfx in FAMILIES {
+        for doorbell_id in [0, 3, 0x200, 0x3ff] {
+            let e = encode_kfd(gfx, 0x8001, Raise::QueueException { doorbell_id, ecode: mv });
+            assert_eq!(e.source_id, 239, "SOC15_INTSRC_SQ_INTERRUPT_MSG");
+            // SE0SH (SOC15) and GFX (SOC21) are both client 10.
+            assert_eq!(e.client_id, 10);
+            let d = decode_kfd(gfx, &e).expect("decoded");
+            let KfdInterrupt::SqDebugTrap { doorbell_id: db, trap_code, .. } = d else { panic!("{gfx:?}: {d:?}") };
+            assert_eq!((db, trap_code), (doorbell_id, ec::mask(mv)), "{gfx:?}");
+            assert_eq!(d.queue_exception(), Some((doorbell_id, mv)));
+        }
+    }
+    // Byte exact on GFX9: data = doorbell 5 | mask 0x10 << 10 = 0x4005, so
+    // ctx0 = 0x005 | PRIV 0x2000 | INST 1 << 26 | data 15:12 (4) << 28.
+    let e = encode_kfd(GfxVersion::GFX90A, 1, Raise::QueueException { doorbell_id: 5, ecode: mv });
+    assert_eq!(e.context_id, [0x4400_2005, 0, 0, 0]);
+    // GFX10.3: PRIV is ctx0 bit 24, ENCODING ctx1 7:6.
+    let e = encode_kfd(GfxVersion::GFX1030, 1, Raise::QueueException { doorbell_id: 5, ecode: mv });
+    assert_eq!(e.context_id, [0x0100_4005, 0x40, 0, 0]);
+    // GFX11: PRIV is ctx0 bit 26.
+    let e = encode_kfd(GfxVersion::GFX1103, 1, Raise::QueueException { doorbell_id: 5, ecode: mv });
+    assert_eq!(e.context_id, [0x0400_4005, 0x40, 0, 0]);
+}
+
+#[test]
+fn vm_faults_per_family() {
+    for gfx in FAMILIES {
+        for (addr, write, exec, retry) in
+            [(0x90_0000u64, true, false, false), (0x7fff_ffff_f123, false, true, true), (0x1000, false, false, false)]
+        {
+            let e = encode_kfd(gfx, 0x8001, Raise::VmFault { vmid: 8, addr, write, exec, retry });
+            // gmc_v9_0.c / gmc_v10_0.c: UTCL2 (27); gmc_v11_0.c: SOC21 GFX (10); source 0.
+            let client = if IhGen::of(gfx) == IhGen::V11 { 10 } else { 27 };
+            assert_eq!((e.client_id, e.source_id, e.vmid, e.pasid), (client, 0, 8, 0x8001));
+            let Some(KfdInterrupt::VmFault(f)) = decode_kfd(gfx, &IhEntry::from_le_bytes(&e.to_le_bytes())) else {
+                panic!("{gfx:?}: not a fault")
+            };
+            assert_eq!((f.address(), f.write, f.exec, f.retry), (addr & !0xfff, write, exec, retry), "{gfx:?}");
+            assert_eq!((f.vmid, f.prot_valid, f.prot_read, f.prot_write), (8, false, false, false));
+        }
+    }
+}
+
+#[test]
+fn other_interrupts_are_no_queue_exception() {
+    let sig = KfdInterrupt::Signal { source: SignalSource::EndOfPipe, context_id: 1, valid_bits: 32 };
+    assert_eq!(sig.queue_exception(), None);
+    // A CP bad opcode of a wave class is not acted on (KFD_DBG_EC_TYPE_IS_PACKET).
+    assert_eq!(KfdInterrupt::CpBadOpcode { doorbell_id: 1, ecode: 5 }.queue_exception(), None);
+    // A trap code of several exceptions, or none, names no one exception.
+    let trap = |trap_code| KfdInterrupt::SqDebugTrap { doorbell_id: 1, trap_code, signal: (0, 24) };
+    assert_eq!(trap(0x30).queue_exception(), None);
+    assert_eq!(trap(0).queue_exception(), None);
+    assert_eq!(trap(0x2).queue_exception(), Some((1, 2)));
+}
+
+#[test]
+fn garbage_never_panics() {
+    // Whatever a ring holds, decoding returns (upstream ignores what it
+    // does not know); `queue_exception` too.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x as u32
+    };
+    for gfx in FAMILIES {
+        for i in 0..20_000u32 {
+            let mut dw = [0u32; 8];
+            for d in dw.iter_mut() {
+                *d = next();
+            }
+            // Half of them with a source and client amdkfd looks at.
+            if i % 2 == 0 {
+                let src = [181u32, 183, 239, 224, 220, 49, 62, 0, 1][(i as usize / 2) % 9];
+                dw[0] = (dw[0] & !0xffff) | src << 8 | (next() % 32);
+            }
+            if let Some(d) = decode_kfd(gfx, &IhEntry::decode(&dw)) {
+                let _ = d.queue_exception();
+            }
+        }
+    }
+}
