@@ -25,7 +25,7 @@ use crate::{
     gfx::GfxVersion,
     kabi::{
         hmm::VramPagemap,
-        kgd::{GpuInfo, IhEntry, Kgd2Kfd, KgdDevice},
+        kgd::{GpuInfo, IhRingEntry, Kgd2Kfd, KgdDevice},
     },
     topology::Topology,
 };
@@ -207,7 +207,7 @@ impl Kgd2Kfd for Kgd2KfdEntries {
         exit(dev);
     }
 
-    fn interrupt(dev: &Device, entry: &IhEntry) {
+    fn interrupt(dev: &Device, entry: &IhRingEntry) {
         crate::interrupt::handle(dev, entry);
     }
 

@@ -1,23 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! GPU interrupts: decoded interrupt-handler ring entries
-//! (`struct kgd_ih_entry`) turned into KFD events.
+//! GPU interrupts: interrupt-handler ring entries turned into KFD events.
 //!
-//! C: `kfd_interrupt.c`, `kfd_int_process_v9.c` / `kfd_int_process_v11.c`
-//! (`event_interrupt_wq_v9`), `kfd_events.c`.  The GPU driver decodes its
-//! ring itself and passes rkfd one entry per interrupt
-//! (`kgd2kfd_interrupt`):
+//! C: `kfd_interrupt.c`, `kfd_int_process_v9.c` / `_v10.c` / `_v11.c`
+//! (`event_interrupt_wq_v9` / `_v10` / `_v11`), `kfd_events.c`.  The GPU
+//! driver passes rkfd each 32-byte SOC15 ring entry as its GPU wrote it
+//! (`kgd2kfd_interrupt`); the host crate `rust/amdgpu-hw`'s `ih` (compiled
+//! in here as [`ih`]) decodes it as the decoder of the device's family does
+//! (chosen by its [`GfxVersion`](crate::gfx::GfxVersion)):
 //!
-//! - `KGD_IH_SIGNAL` (EOP, RELEASE_MEM, SDMA trap): the process's signal
-//!   events (C: `kfd_signal_event_interrupt(pasid, context_id, 32, true)`);
-//! - `KGD_IH_QUEUE_ERROR`: the queue is marked stopped (debugfs `hqds`,
-//!   `rls`) and the process's HW_EXCEPTION events are set (C:
-//!   `kfd_signal_hw_exception_event`; upstream routes CP bad-opcode errors
-//!   to the debugger or the runtime when one is enabled, which ROCm 5.2.3
-//!   never does);
-//! - `KGD_IH_VM_FAULT`: a dmesg report in amdgpu's words, an SMI `VMFAULT`
-//!   event (C: `kfd_smi_event_update_vmfault`) and the process's MEMORY
-//!   events with the fault (C: `kfd_signal_vm_fault_event`).
+//! - CP end-of-pipe, SDMA traps and SQ messages nobody else takes: the
+//!   process's signal events (C: `kfd_signal_event_interrupt(pasid,
+//!   context_id, valid_bits)`);
+//! - a CP bad opcode of a packet class, or an SQ debug trap naming one
+//!   exception (C: `kfd_set_dbg_ev_from_interrupt`): the queue with that
+//!   doorbell index is marked stopped (debugfs `hqds`, `rls`) with the
+//!   `KGD_QUEUE_ERROR_*` of the exception
+//!   (`rules::queue_error_of_exception`), and the process's HW_EXCEPTION
+//!   events are set (C: `kfd_signal_hw_exception_event`; upstream routes
+//!   these to the debugger or the runtime when one is enabled, which ROCm
+//!   5.2.3 never does);
+//! - a UTCL2/VMC page fault: a dmesg report in amdgpu's words, an SMI
+//!   `VMFAULT` event (C: `kfd_smi_event_update_vmfault`) and the process's
+//!   MEMORY events with the fault (C: `kfd_signal_vm_fault_event`);
+//! - RAS poison (SDMA ECC, UTCL2 poison, SQ EDC errors): ignored with a
+//!   debug line (rkfd has no RAS), as is every entry amdkfd ignores.
 //!
 //! Context and locks: entries may come from the GPU driver's engine
 //! threads, in any non-atomic context, including while another thread
@@ -32,12 +39,41 @@ use crate::{
     device::Device,
     event::{vm_fault_data, VmFault},
     kabi::{
-        kgd::IhEntry,
+        kgd::IhRingEntry,
         log::{kfd_err, kfd_info},
     },
     process::Process,
     queue::{self, rules},
 };
+
+/// SOC15 IH entries and the KFD payloads, `rust/amdgpu-hw/src/ih.rs`
+/// (pure logic, `core` only, host-tested); it names the generated
+/// constants and the generations as `super::generated` and `super::gfx`.
+#[path = "../rust/amdgpu-hw/src/ih.rs"]
+#[allow(dead_code, unreachable_pub, reason = "a file shared with a host crate and the virtual GPU")]
+mod ih;
+
+/// The generated upstream constants `ih` decodes with (`scripts/gen-hw-rs`).
+mod generated {
+    pub(super) use super::{amdgpu_gmc, kfd_int_process_v10, kfd_int_process_v11, kfd_int_process_v9, soc15_int};
+}
+#[path = "../rust/amdgpu-hw/src/generated/amdgpu_gmc.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod amdgpu_gmc;
+#[path = "../rust/amdgpu-hw/src/generated/kfd_int_process_v10.rs"]
+#[allow(dead_code, unreachable_pub, non_camel_case_types)]
+mod kfd_int_process_v10;
+#[path = "../rust/amdgpu-hw/src/generated/kfd_int_process_v11.rs"]
+#[allow(dead_code, unreachable_pub, non_camel_case_types)]
+mod kfd_int_process_v11;
+#[path = "../rust/amdgpu-hw/src/generated/kfd_int_process_v9.rs"]
+#[allow(dead_code, unreachable_pub, non_camel_case_types)]
+mod kfd_int_process_v9;
+#[path = "../rust/amdgpu-hw/src/generated/soc15_int.rs"]
+#[allow(dead_code, unreachable_pub, non_camel_case_types, non_upper_case_globals)]
+mod soc15_int;
+
+use crate::gfx;
 
 /// The process whose GPU VM has `pasid` (C: `kfd_lookup_process_by_pasid`);
 /// `None` for a process that has exited (its late entries are dropped).
@@ -45,58 +81,93 @@ fn find_by_pasid(_dev: &Device, pasid: u32) -> Option<Arc<Process>> {
     crate::process::find_by_pasid(pasid)
 }
 
-/// `kgd2kfd_interrupt`: one decoded entry from `dev`.
-pub(crate) fn handle(dev: &Device, entry: &IhEntry) {
-    let Some(irq) = rules::decode_interrupt(entry.source, entry.pasid, entry.context_id, entry.data, entry.addr) else {
+/// `kgd2kfd_interrupt`: one ring entry from `dev`.
+pub(crate) fn handle(dev: &Device, raw: &IhRingEntry) {
+    let entry = ih::IhEntry::decode(raw);
+    let pasid = u32::from(entry.pasid);
+    // No process: the ISRs drop these.
+    if pasid == 0 {
+        return;
+    }
+    let Some(irq) = ih::decode_kfd(dev.gfx, &entry) else {
         return;
     };
-    match irq {
-        rules::Interrupt::Signal { pasid, event_id } => {
-            if let Some(p) = find_by_pasid(dev, pasid) {
-                p.events.signal_from_interrupt(event_id, rules::SIGNAL_VALID_ID_BITS, true);
-            }
-        }
-        rules::Interrupt::QueueError { pasid, queue_id, reason } => {
-            let Some(p) = find_by_pasid(dev, pasid) else { return };
-            if !queue::mark_error(dev, &p, queue_id, reason) {
-                // A queue destroyed before its interrupt was handled.
-                return;
-            }
-            if p.events.signal_hw_exception() == 0 {
-                kfd_info!("Process pid {} got unhandled exception (queue {} error {})\n", p.pid(), queue_id, reason);
-            }
-        }
-        rules::Interrupt::VmFault { pasid, addr, write, exec, no_retry } => {
-            let p = find_by_pasid(dev, pasid);
-            // amdgpu's report (gmc_v9_0_process_interrupt).
-            kfd_err!(
-                "[gfxhub] {} page fault (src_id:0 ring:0 vmid:0 pasid:{}, for process pid {})\n",
-                if no_retry { "no-retry" } else { "retry" },
-                pasid,
-                p.as_ref().map_or(-1, |p| p.pid())
-            );
-            kfd_err!(
-                "  in page starting at address 0x{:016x} from client {} ({} access)\n",
-                addr & !0xfff,
-                dev.gpu_id(),
-                if exec {
-                    "execute"
-                } else if write {
-                    "write"
-                } else {
-                    "read"
-                }
-            );
-            let Some(p) = p else { return };
-            crate::smi::vm_fault(dev, &p);
-            let fault = VmFault {
-                page_addr: addr >> kernel::page::PAGE_SHIFT,
-                prot_valid: false,
-                prot_write: write,
-                prot_exec: exec,
-            };
-            let data = vm_fault_data(dev.gpu_id(), Some(&fault));
-            p.events.signal_memory_exception(&data);
-        }
+    if let Some((doorbell_id, ecode)) = irq.queue_exception() {
+        queue_exception(dev, pasid, doorbell_id, ecode);
+        return;
     }
+    match irq {
+        ih::KfdInterrupt::Signal { context_id, valid_bits, .. } => signal(dev, pasid, context_id, valid_bits),
+        // Not the debugger's (rkfd has none): the signal upstream sends
+        // when `kfd_set_dbg_ev_from_interrupt` does not take it.
+        ih::KfdInterrupt::SqDebugTrap { signal: (id, bits), .. }
+        | ih::KfdInterrupt::SqError { poison: false, signal: (id, bits), .. }
+        | ih::KfdInterrupt::SqOther { signal: (id, bits), .. } => signal(dev, pasid, id, bits),
+        ih::KfdInterrupt::SqError { poison: true, .. } | ih::KfdInterrupt::Poison => {
+            // C: event_interrupt_poison_consumption_v9/_v11 (RAS).
+            kernel::pr_debug!("rkfd: RAS poison interrupt for pasid {} ignored (no RAS)\n", pasid);
+        }
+        // A bad opcode of no packet class (no queue exception): ignored.
+        ih::KfdInterrupt::CpBadOpcode { .. } => {}
+        ih::KfdInterrupt::VmFault(f) => vm_fault(dev, pasid, &entry, &f),
+    }
+}
+
+/// C: `kfd_signal_event_interrupt`.
+fn signal(dev: &Device, pasid: u32, partial_id: u32, valid_bits: u32) {
+    if let Some(p) = find_by_pasid(dev, pasid) {
+        p.events.signal_from_interrupt(partial_id, valid_bits, true);
+    }
+}
+
+/// A queue stopped with KFD exception `ecode` (C:
+/// `kfd_set_dbg_ev_from_interrupt` with no debugger).
+fn queue_exception(dev: &Device, pasid: u32, doorbell_id: u32, ecode: u32) {
+    let Some(p) = find_by_pasid(dev, pasid) else { return };
+    let reason = rules::queue_error_of_exception(ecode);
+    let Some(queue_id) = queue::mark_error(dev, &p, doorbell_id, reason) else {
+        // A queue destroyed before its interrupt was handled.
+        return;
+    };
+    if p.events.signal_hw_exception() == 0 {
+        kfd_info!("Process pid {} got unhandled exception (queue {} error {})\n", p.pid(), queue_id, reason);
+    }
+}
+
+/// A GPU VM fault (C: the VMC/UTCL2 branch of `event_interrupt_wq_v9`).
+fn vm_fault(dev: &Device, pasid: u32, entry: &ih::IhEntry, f: &ih::VmFault) {
+    let p = find_by_pasid(dev, pasid);
+    let addr = f.address();
+    // amdgpu's report (gmc_v9_0_process_interrupt).
+    kfd_err!(
+        "[gfxhub] {} page fault (src_id:{} ring:{} vmid:{} pasid:{}, for process pid {})\n",
+        if f.retry { "retry" } else { "no-retry" },
+        entry.source_id,
+        entry.ring_id,
+        entry.vmid,
+        pasid,
+        p.as_ref().map_or(-1, |p| p.pid())
+    );
+    kfd_err!(
+        "  in page starting at address 0x{:016x} from client {} ({} access)\n",
+        addr,
+        dev.gpu_id(),
+        if f.exec {
+            "execute"
+        } else if f.write {
+            "write"
+        } else {
+            "read"
+        }
+    );
+    let Some(p) = p else { return };
+    crate::smi::vm_fault(dev, &p);
+    let fault = VmFault {
+        page_addr: addr >> kernel::page::PAGE_SHIFT,
+        prot_valid: false,
+        prot_write: f.write,
+        prot_exec: f.exec,
+    };
+    let data = vm_fault_data(dev.gpu_id(), Some(&fault));
+    p.events.signal_memory_exception(&data);
 }

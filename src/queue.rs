@@ -872,17 +872,15 @@ pub(crate) fn debugfs_rls(out: &mut impl Write) -> Result {
     Ok(())
 }
 
-/// Marks queue `qid` of `process` on `dev` as stopped by `reason`
-/// (interrupt path: takes only the dqm lock).  Returns whether it exists.
-pub(crate) fn mark_error(dev: &Device, process: &Process, qid: u32, reason: u32) -> bool {
+/// Marks the queue of `process` on `dev` whose doorbell index is
+/// `doorbell_id` (how the hardware names a queue in its interrupts) as
+/// stopped by `reason` (interrupt path: takes only the dqm lock).  Returns
+/// its queue id, `None` if there is no such queue.
+pub(crate) fn mark_error(dev: &Device, process: &Process, doorbell_id: u32, reason: u32) -> Option<u32> {
     let dqm = dev.queues.state.lock();
-    match dqm.queues.iter().find(|q| q.qid == qid && q.belongs_to(process)) {
-        Some(q) => {
-            q.error.store(reason, Relaxed);
-            true
-        }
-        None => false,
-    }
+    let q = dqm.queues.iter().find(|q| q.doorbell_id == doorbell_id && q.belongs_to(process))?;
+    q.error.store(reason, Relaxed);
+    Some(q.qid)
 }
 
 #[kunit_tests(rkfd_queue)]

@@ -34,7 +34,7 @@
 //! | event | rkfd | upstream |
 //! |---|---|---|
 //! | `PROCESS_START` / `_END` | `process.rs`: `ACQUIRE_VM`, teardown | `kfd_process_device_init_vm`, `kfd_process_destroy_pdds` |
-//! | `VMFAULT` | `interrupt.rs`: a `KGD_IH_VM_FAULT` entry | `event_interrupt_wq_v9` |
+//! | `VMFAULT` | `interrupt.rs`: a UTCL2/VMC fault entry | `event_interrupt_wq_v9` |
 //! | `THERMAL_THROTTLE` | `kgd2kfd_smi_event_throttle` (the virtual GPU's hwmon `vgpu_throttle`) | same entry, from amdgpu's SMU |
 //! | `GPU_PRE_RESET` / `_POST_RESET` | `queue::recover` (a scheduler hang, debugfs `hang_hws`) | `kgd2kfd_pre_reset` / `_post_reset` |
 //! | `PAGE_FAULT_START` / `_END` | `svm::fault`: a retry fault (`restore_pages`) | `svm_range_restore_pages` |

@@ -98,6 +98,7 @@ use kernel::prelude::*;
 
 mod engine;
 mod gpu;
+mod ih;
 mod isa;
 mod kabi;
 mod kfd2kgd;

@@ -9,10 +9,12 @@
 //! engine then executes its packets through the queue's VM page table: AQL
 //! (`aql`), PM4 (`pm4`) and SDMA (`sdma`) processors from
 //! `rust/gpu-engines` (pure logic, host-tested), over [`VmMem`].  Results
-//! come back to rkfd as decoded IH entries (`kgd2kfd_interrupt`): signals
-//! (completion signals with an event mailbox, RELEASE_MEM interrupts, SDMA
-//! traps: the event id), queue errors (the queue id and
-//! `KGD_QUEUE_ERROR_*`), VM faults (the address).
+//! come back to rkfd as interrupts (`kgd2kfd_interrupt`): the engine records
+//! what it raised ([`IhEntry`]: signals (completion signals with an event
+//! mailbox, RELEASE_MEM interrupts, SDMA traps: the event id), queue errors
+//! (the queue and `KGD_QUEUE_ERROR_*`), VM faults (the address)) and
+//! `crate::ih` writes each as the SOC15 ring entry the GPU's family
+//! writes.
 //!
 //! Doorbells: user space writes them to plain memory (the VM's doorbell
 //! pages), which raises no interrupt, so a worker polls them: a queue
@@ -31,8 +33,7 @@
 //! (`shader`, `rust/amdgpu-isa`) on the queue's worker, in time slices.
 //!
 //! Page faults: an access the page table does not allow stops the queue
-//! with a VM fault (`KGD_IH_VM_FAULT` with `KGD_VM_FAULT_NO_RETRY`, then
-//! `KGD_IH_QUEUE_ERROR`), unless rkfd resolves it as a retry fault
+//! with a VM fault (a no-retry UTCL2 fault, then the queue error), unless rkfd resolves it as a retry fault
 //! (`Vm::svm_fault`: XNACK on, an SVM address), in which case the packet
 //! is executed again on the next turn.
 //! User-pointer pages are not reachable yet (no mm reference): they fault.
@@ -111,15 +112,16 @@ pub(crate) use mem::{
     QUEUE_ERROR_VM_FAULT, //
 };
 
-/// `KGD_IH_SIGNAL`.
+/// [`IhEntry::source`]: a signal (end of pipe, SDMA trap).
 pub(crate) const IH_SIGNAL: u32 = 1;
-/// `KGD_IH_QUEUE_ERROR`.
+/// [`IhEntry::source`]: a queue stopped.
 pub(crate) const IH_QUEUE_ERROR: u32 = 2;
-/// `KGD_IH_VM_FAULT`.
+/// [`IhEntry::source`]: a VM fault.
 pub(crate) const IH_VM_FAULT: u32 = 3;
-/// `KGD_VM_FAULT_WRITE`.
+/// [`IhEntry::data`] of a VM fault: a write.
 pub(crate) const VM_FAULT_WRITE: u32 = 1;
-/// `KGD_VM_FAULT_NO_RETRY`.
+/// [`IhEntry::data`] of a VM fault: fatal (the engine raises no retry faults
+/// as interrupts: those go to `kgd2kfd_svm_fault`).
 pub(crate) const VM_FAULT_NO_RETRY: u32 = 4;
 
 /// Packets a queue is served per turn (one quantum): bounds how long
@@ -141,19 +143,24 @@ const MAX_RESOLVED_RETRIES: u32 = 1000;
 /// The most queues one GPU serves.
 const MAX_HQDS: usize = 1024;
 
-/// A decoded IH entry (`struct kgd_ih_entry`).
+/// An interrupt an engine raised, before `crate::ih` writes it as a ring
+/// entry.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct IhEntry {
-    /// `KGD_IH_*`.
+    /// `IH_*`.
     pub(crate) source: u32,
     /// The VM's pasid.
     pub(crate) pasid: u32,
     /// Event id (signals) or queue id (queue errors).
     pub(crate) context_id: u32,
-    /// `KGD_QUEUE_ERROR_*` or `KGD_VM_FAULT_*` bits.
+    /// `KGD_QUEUE_ERROR_*` or `VM_FAULT_*` bits.
     pub(crate) data: u32,
     /// The faulting address.
     pub(crate) addr: u64,
+    /// Queue errors: the queue's doorbell index (how the hardware names it).
+    pub(crate) doorbell_id: u32,
+    /// Signals of an SDMA queue: its engine (an SDMA trap, not an EOP).
+    pub(crate) sdma_engine: Option<u32>,
 }
 
 /// A queue as rkfd describes it (`struct kgd_queue_desc`).
@@ -169,8 +176,8 @@ pub(crate) struct QueueDesc {
     pub(crate) priority: u32,
     /// 0..100.
     pub(crate) percentage: u32,
-    /// SDMA engine index (one software SDMA engine serves them all).
-    #[allow(dead_code)]
+    /// SDMA engine index (one software SDMA engine serves them all; the
+    /// index picks the IH client of its traps).
     pub(crate) sdma_engine: u32,
     /// Ring address.
     pub(crate) ring_base: u64,
@@ -180,6 +187,24 @@ pub(crate) struct QueueDesc {
     pub(crate) rptr_va: u64,
     /// Where user space publishes the write pointer.
     pub(crate) wptr_va: u64,
+}
+
+impl QueueDesc {
+    /// The doorbell's index in the VM's doorbell slice (64-bit doorbells),
+    /// which the hardware's queue interrupts carry.
+    pub(crate) fn doorbell_id(&self) -> u32 {
+        self.doorbell_offset / 8
+    }
+
+    /// The SDMA engine serving the queue, if it is an SDMA queue.
+    pub(crate) fn sdma_engine(&self) -> Option<u32> {
+        match self.ty {
+            uapi::KFD_IOC_QUEUE_TYPE_SDMA | uapi::KFD_IOC_QUEUE_TYPE_SDMA_XGMI | uapi::KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID => {
+                Some(self.sdma_engine)
+            }
+            _ => None,
+        }
+    }
 }
 
 /// What [`Engine::state`] reports (`struct kgd_hqd_state`).
@@ -393,6 +418,8 @@ struct RunEvents<'a> {
     out: &'a mut KVec<IhEntry>,
     /// The queue's pasid.
     pasid: u32,
+    /// The queue's SDMA engine, if it is an SDMA queue.
+    sdma_engine: Option<u32>,
     /// The GPU (clock).
     core: &'a Core,
 }
@@ -414,10 +441,12 @@ impl RunEvents<'_> {
 impl Events for RunEvents<'_> {
     fn signal(&mut self, context_id: u32) {
         let pasid = self.pasid;
+        let sdma_engine = self.sdma_engine;
         self.push(IhEntry {
             source: IH_SIGNAL,
             pasid,
             context_id,
+            sdma_engine,
             ..Default::default()
         });
     }
@@ -800,7 +829,8 @@ impl Engine {
                             pasid: hqd.vm.pasid(),
                             context_id: hqd.desc.queue_id,
                             data: QUEUE_ERROR_UNSUPPORTED,
-                            addr: 0,
+                            doorbell_id: hqd.desc.doorbell_id(),
+                            ..Default::default()
                         },
                         GFP_NOWAIT,
                     );
@@ -812,6 +842,7 @@ impl Engine {
         let mut ev = RunEvents {
             out: irqs,
             pasid: hqd.vm.pasid(),
+            sdma_engine: hqd.desc.sdma_engine(),
             core: &self.core,
         };
         let inner = &mut *st;
@@ -827,7 +858,8 @@ impl Engine {
                 pasid: ev.pasid,
                 context_id: hqd.desc.queue_id,
                 data: code,
-                addr: 0,
+                doorbell_id: hqd.desc.doorbell_id(),
+                ..Default::default()
             })
         };
         let stop = match run.stop {
@@ -841,6 +873,7 @@ impl Engine {
                         context_id: 0,
                         data: VM_FAULT_NO_RETRY | if f.write { VM_FAULT_WRITE } else { 0 },
                         addr: f.va,
+                        ..Default::default()
                     });
                 }
                 queue_error(&mut ev, code);
@@ -884,6 +917,7 @@ impl Engine {
                     context_id: 0,
                     data: VM_FAULT_NO_RETRY | if f.write { VM_FAULT_WRITE } else { 0 },
                     addr: f.va,
+                    ..Default::default()
                 });
                 queue_error(&mut ev, QUEUE_ERROR_VM_FAULT);
                 run.stop
@@ -906,7 +940,7 @@ impl Engine {
                 }
             };
             if let Some(k) = kfd {
-                k.interrupt(&e.into());
+                k.interrupt(&crate::ih::ring_entry(self.core.profile().gfx, e));
             }
         }
         irqs.clear();

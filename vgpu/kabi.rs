@@ -72,7 +72,6 @@ pub(crate) use kfd::{
     DrmFileRef,
     GpuInfo,
     HqdState,
-    IhEntry,
     Kfd2Kgd,
     KfdDevice,
     KfdIrq,

@@ -25,39 +25,31 @@ use crate::{
 
 // The engine's mirrors of the interface's constants.
 const _: () = {
-    assert!(engine::IH_SIGNAL == kgd::KGD_IH_SIGNAL);
-    assert!(engine::IH_QUEUE_ERROR == kgd::KGD_IH_QUEUE_ERROR);
-    assert!(engine::IH_VM_FAULT == kgd::KGD_IH_VM_FAULT);
-    assert!(engine::VM_FAULT_WRITE == kgd::KGD_VM_FAULT_WRITE);
-    assert!(engine::VM_FAULT_NO_RETRY == kgd::KGD_VM_FAULT_NO_RETRY);
     assert!(engine::QUEUE_ERROR_INVALID_PACKET == kgd::KGD_QUEUE_ERROR_INVALID_PACKET);
     assert!(engine::QUEUE_ERROR_UNSUPPORTED == kgd::KGD_QUEUE_ERROR_UNSUPPORTED);
     assert!(engine::QUEUE_ERROR_VM_FAULT == kgd::KGD_QUEUE_ERROR_VM_FAULT);
     assert!(engine::QUEUE_ERROR_RESET == kgd::KGD_QUEUE_ERROR_RESET);
+    assert!(crate::ih::ENTRY_DWORDS == kgd::KGD_IH_RING_ENTRY_DWORDS as usize);
 };
-
-impl From<&engine::IhEntry> for kabi::IhEntry {
-    fn from(e: &engine::IhEntry) -> Self {
-        kabi::IhEntry {
-            source: e.source,
-            pasid: e.pasid,
-            context_id: e.context_id,
-            data: e.data,
-            addr: e.addr,
-        }
-    }
-}
 
 impl Vm {
     /// Raises a retry fault for a GPU access at `addr` of this VM in rkfd
     /// ([`kabi::KfdIrq::svm_fault`]); `EFAULT` if no KFD process uses the
     /// VM (nothing can resolve the fault).  Must be called with no lock of
     /// this driver held.
+    ///
+    /// With `report_fatal`, a fault rkfd cannot resolve (`EFAULT`,
+    /// `ENOMEM`) is also raised as a VM fault interrupt without the retry
+    /// bit, as the IH ring would carry it.
     pub(crate) fn svm_fault(&self, addr: u64, write: bool, report_fatal: bool) -> Result {
         let (Some(kfd), Some(handle)) = (self.core().kfd(), self.kfd_handle()) else {
             return Err(EFAULT);
         };
-        kfd.svm_fault(handle, self.pasid(), addr, write, report_fatal)
+        let r = kfd.svm_fault(handle, self.pasid(), addr, write);
+        if report_fatal && matches!(r, Err(e) if e == EFAULT || e == ENOMEM) {
+            kfd.interrupt(&crate::ih::fatal_fault(self.core().profile().gfx, self.pasid(), addr, write));
+        }
+        r
     }
 }
 

@@ -38,7 +38,7 @@ use kernel::prelude::*;
     dead_code,
     reason = "a file shared with a host crate and rkfd: `pub` items, some used only there"
 )]
-mod gfx;
+pub(crate) mod gfx;
 
 pub(crate) use gfx::{GfxVersion, SaveArea};
 

@@ -88,7 +88,7 @@ void vgpu_shim_copy_page(struct page *dst, struct page *src);
  * for pages that are not mapped, as the engines will.  Reads copy into,
  * writes copy from, the user buffer @buf.  @faults returns how many retry
  * faults were raised.  -EFAULT: a fatal GPU VM fault (XNACK off, no VMA),
- * also reported to rkfd as a KGD_IH_VM_FAULT interrupt.
+ * also reported to rkfd as a VM fault interrupt (no retry bit).
  */
 struct drm_amdgpu_vgpu_access {
 	__u64 va;

@@ -68,7 +68,7 @@ pub(crate) struct Vm {
     /// file inherited by a forked child cannot be acquired by it too.
     acquired: Atomic<bool>,
     /// The PASID of the KFD process using it (0: none), which the engines
-    /// put in the interrupt entries they raise (`kgd_ih_entry.pasid`).
+    /// put in the interrupt entries they raise (dword 3 of the IH ring entry).
     pasid: Atomic<u32>,
     /// The process's doorbells on this GPU (`doorbell_process_size`
     /// bytes, zeroed at creation), mapped through `/dev/kfd`: one 64-bit

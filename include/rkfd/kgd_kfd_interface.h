@@ -145,31 +145,26 @@ struct kgd_hqd_state {
 	__u32 error;		/* 0, or the KGD_QUEUE_ERROR_* that stopped it */
 };
 
-/* Why an engine stopped a queue (kgd_ih_entry.data for KGD_IH_QUEUE_ERROR). */
+/*
+ * Why an engine stopped a queue (kgd_hqd_state.error).  The GPU reports a
+ * stop to rkfd as the hardware does (kgd2kfd_interrupt): INVALID_PACKET as
+ * a CP bad-opcode interrupt with EC_QUEUE_PACKET_RESERVED, UNSUPPORTED with
+ * EC_QUEUE_PACKET_UNSUPPORTED, VM_FAULT as the trap handler's SQ debug-trap
+ * message with KFD_EC_MASK(EC_QUEUE_WAVE_MEMORY_VIOLATION) (after the VM
+ * fault itself), each naming the queue by its doorbell index; RESET raises
+ * nothing (rkfd asked for it).
+ */
 #define KGD_QUEUE_ERROR_INVALID_PACKET	1
 #define KGD_QUEUE_ERROR_UNSUPPORTED	2	/* e.g. a kernel dispatch: no ISA on a virtual GPU */
 #define KGD_QUEUE_ERROR_VM_FAULT	3
 #define KGD_QUEUE_ERROR_RESET		4
 
-/*
- * An interrupt-handler ring entry, decoded (upstream: the IH ring entry
- * the SOC15 interrupt handlers decode).  Passed to kgd2kfd_interrupt().
- */
-#define KGD_IH_SIGNAL		1	/* EOP / RELEASE_MEM / SDMA trap: context_id = event id (0: unknown) */
-#define KGD_IH_QUEUE_ERROR	2	/* context_id = queue_id, data = KGD_QUEUE_ERROR_* */
-#define KGD_IH_VM_FAULT		3	/* addr = faulting VA, data = KGD_VM_FAULT_* bits */
+/* Dwords of one interrupt-handler ring entry (kgd2kfd_interrupt). */
+#define KGD_IH_RING_ENTRY_DWORDS	8
 
+/* kgd2kfd_svm_fault() @flags. */
 #define KGD_VM_FAULT_WRITE	(1u << 0)
 #define KGD_VM_FAULT_EXEC	(1u << 1)
-#define KGD_VM_FAULT_NO_RETRY	(1u << 2)	/* fatal: XNACK off or no VMA */
-
-struct kgd_ih_entry {
-	__u32 source;		/* KGD_IH_* */
-	__u32 pasid;		/* the VM's pasid (set_vm_pasid) */
-	__u32 context_id;
-	__u32 data;
-	__u64 addr;
-};
 
 /*
  * The GPU driver's limits on the system memory KFD objects hold (amdgpu's
@@ -321,7 +316,15 @@ struct kfd_dev *kgd2kfd_probe(struct kgd_dev *kgd, struct module *owner,
 			      const struct kgd_gpu_info *info);
 int kgd2kfd_device_init(struct kfd_dev *kfd);
 void kgd2kfd_device_exit(struct kfd_dev *kfd);
-/* An interrupt from the GPU (a struct kgd_ih_entry); any non-atomic context. */
+/*
+ * An interrupt from the GPU: @ih_ring_entry points to one interrupt-handler
+ * ring entry as the GPU wrote it (as amdgpu passes it to amdkfd): 32 bytes,
+ * KGD_IH_RING_ENTRY_DWORDS little-endian dwords in the SOC15 IH format of the GPU's family
+ * (soc15_int.h; client and source ids of soc15_ih_clientid.h, SOC21 ones on
+ * GC 11+), with the VM's PASID (set_vm_pasid) in dword 3.  rkfd decodes it
+ * as amdkfd's kfd_int_process_v9.c / _v10.c / _v11.c do and ignores what
+ * they ignore.  Any non-atomic context; rkfd copies the entry first.
+ */
 void kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry);
 /*
  * A GPU access at @addr in @vm (the handle acquire_vm returned), whose
@@ -332,7 +335,7 @@ void kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry);
  * KGD_VM_FAULT_WRITE / _EXEC.  0: the page is mapped now (or another
  * fault mapped it), retry the access; -EAGAIN: retry later (a racing
  * invalidation); -EFAULT: fatal (XNACK off, no VMA, no SVM access): the
- * engine stops and raises KGD_IH_VM_FAULT with KGD_VM_FAULT_NO_RETRY;
+ * engine stops and raises a VM fault interrupt without the retry bit;
  * -ENOMEM likewise fatal.  Sleeps; the GPU driver must hold none of its
  * locks that kfd2kgd callbacks take (svm_map takes the page-table lock).
  */

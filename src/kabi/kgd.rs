@@ -27,9 +27,16 @@ use super::shim_ffi as shim;
 pub(super) mod interface;
 
 pub(crate) use interface::{
-    kgd_gpu_info as GpuInfo, kgd_hqd_state as HqdState, kgd_ih_entry as IhEntry, kgd_mem_alloc as MemAlloc,
-    kgd_mem_limits as MemLimits, kgd_queue_desc as QueueDesc,
+    kgd_gpu_info as GpuInfo, kgd_hqd_state as HqdState, kgd_mem_alloc as MemAlloc, kgd_mem_limits as MemLimits,
+    kgd_queue_desc as QueueDesc,
 };
+
+/// Dwords of an interrupt-handler ring entry (`KGD_IH_RING_ENTRY_DWORDS`).
+pub(crate) const IH_RING_ENTRY_DWORDS: usize = interface::KGD_IH_RING_ENTRY_DWORDS as usize;
+
+/// One interrupt-handler ring entry as the GPU wrote it, in CPU order
+/// (`kgd2kfd_interrupt`): the SOC15 format of the device's family.
+pub(crate) type IhRingEntry = [u32; IH_RING_ENTRY_DWORDS];
 use interface::{kfd2kgd_calls, kfd_dev, kgd_dev, module};
 
 #[cfg(CONFIG_KUNIT = "y")]
@@ -463,8 +470,9 @@ pub(crate) trait Kgd2Kfd: 'static {
     /// comes back.
     fn device_exit(dev: Arc<Self::Device>);
 
-    /// `kgd2kfd_interrupt`: an interrupt-handler ring entry from the GPU.
-    fn interrupt(dev: &Self::Device, entry: &IhEntry);
+    /// `kgd2kfd_interrupt`: an interrupt-handler ring entry from the GPU,
+    /// as it wrote it (its dwords in CPU order).
+    fn interrupt(dev: &Self::Device, entry: &IhRingEntry);
 
     /// `kgd2kfd_svm_fault`: a GPU access in VM `vm` (the driver's handle,
     /// only to be compared with [`KgdVm`]s, never dereferenced) found no
@@ -596,10 +604,16 @@ impl<T: Kgd2Kfd> Kgd2KfdTable<T> {
     unsafe extern "C" fn interrupt(kfd: *mut kfd_dev, entry: *const c_void) {
         // SAFETY: Caller's contract.
         let dev = unsafe { Self::borrow_device(kfd) };
-        // SAFETY: `entry` points to a `struct kgd_ih_entry` (interface
-        // contract; the shim rejects NULL); it is plain data, copied out.
-        let entry = unsafe { entry.cast::<IhEntry>().read_unaligned() };
-        T::interrupt(dev, &entry);
+        // SAFETY: `entry` points to `KGD_IH_RING_ENTRY_DWORDS` dwords, any
+        // alignment (interface contract; the shim rejects NULL); plain data,
+        // copied out.
+        let bytes = unsafe { entry.cast::<[u8; 4 * IH_RING_ENTRY_DWORDS]>().read_unaligned() };
+        // The ring is little-endian.
+        let mut dw: IhRingEntry = [0; IH_RING_ENTRY_DWORDS];
+        for (d, b) in dw.iter_mut().zip(bytes.chunks_exact(4)) {
+            *d = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        T::interrupt(dev, &dw);
     }
 
     /// `kgd2kfd_svm_fault`.

@@ -35,8 +35,7 @@ use super::to_result;
 pub(crate) mod kgd;
 
 pub(crate) use kgd::{
-    kgd_cache_info as CacheInfo, kgd_gpu_info as GpuInfo, kgd_hqd_state as HqdState, kgd_ih_entry as IhEntry,
-    kgd_mem_alloc as MemAlloc, kgd_mem_limits as MemLimits, kgd_queue_desc as QueueDesc,
+    kgd_cache_info as CacheInfo, kgd_gpu_info as GpuInfo, kgd_hqd_state as HqdState, kgd_mem_alloc as MemAlloc, kgd_mem_limits as MemLimits, kgd_queue_desc as QueueDesc,
 };
 
 /// `KGD_SVM_PTE_VALID`: an `svm_map` entry maps its page.
@@ -324,35 +323,30 @@ unsafe impl Send for KfdIrq {}
 unsafe impl Sync for KfdIrq {}
 
 impl KfdIrq {
-    /// Passes an IH entry to rkfd (never with a lock of ours held).
-    pub(crate) fn interrupt(&self, entry: &IhEntry) {
-        // SAFETY: By the type invariant the device is registered; `entry`
-        // is valid for reads during the call.
-        unsafe { kgd::kgd2kfd_interrupt(self.kfd.as_ptr(), core::ptr::from_ref(entry).cast()) };
+    /// Passes an interrupt-handler ring entry (its dwords in CPU order) to
+    /// rkfd (never with a lock of ours held).
+    pub(crate) fn interrupt(&self, entry: &[u32; kgd::KGD_IH_RING_ENTRY_DWORDS as usize]) {
+        // The ring is little-endian.
+        let mut bytes = [0u8; 4 * kgd::KGD_IH_RING_ENTRY_DWORDS as usize];
+        for (b, d) in bytes.chunks_exact_mut(4).zip(entry) {
+            b.copy_from_slice(&d.to_le_bytes());
+        }
+        // SAFETY: By the type invariant the device is registered; `bytes`
+        // holds one ring entry and is valid for reads during the call.
+        unsafe { kgd::kgd2kfd_interrupt(self.kfd.as_ptr(), bytes.as_ptr().cast()) };
     }
 
     /// Raises a retry fault for a GPU access at `addr` in the VM rkfd knows
     /// as `vm` (its handle, [`Kfd2Kgd::set_rkfd_vm_handle`]) with `pasid`
     /// (`kgd2kfd_svm_fault`): `Ok` once rkfd mapped the page (retry the
-    /// access), `EAGAIN` to retry later, `EFAULT` for a fatal fault, which
-    /// with `report_fatal` is also reported to rkfd as a `KGD_IH_VM_FAULT`
-    /// interrupt (as the IH ring would carry it).  Must be called with no
-    /// lock of this driver held.
-    pub(crate) fn svm_fault(&self, vm: usize, pasid: u32, addr: u64, write: bool, report_fatal: bool) -> Result {
+    /// access), `EAGAIN` to retry later, `EFAULT` (or `ENOMEM`) for a fatal
+    /// fault.  Must be called with no lock of this driver held.
+    pub(crate) fn svm_fault(&self, vm: usize, pasid: u32, addr: u64, write: bool) -> Result {
         let flags = if write { kgd::KGD_VM_FAULT_WRITE } else { 0 };
         // SAFETY: By the type invariant the device is registered.  rkfd
         // only compares `vm` with the VM handles it holds (the interface
         // contract), so any value is sound.
         let ret = unsafe { kgd::kgd2kfd_svm_fault(self.kfd.as_ptr(), pasid, vm as *mut c_void, addr, flags) };
-        if report_fatal && (ret == EFAULT.to_errno() || ret == ENOMEM.to_errno()) {
-            self.interrupt(&IhEntry {
-                source: kgd::KGD_IH_VM_FAULT,
-                pasid,
-                context_id: 0,
-                data: flags | kgd::KGD_VM_FAULT_NO_RETRY,
-                addr,
-            });
-        }
         to_result(ret)
     }
 

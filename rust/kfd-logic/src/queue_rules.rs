@@ -545,58 +545,28 @@ pub fn idle_wave_state(ctl_stack_size: u32) -> ([u32; 4], u32, u32) {
     ([ctl_stack_size, 0, ctl_stack_size, 0], 0, 0)
 }
 
-/// A decoded interrupt (`struct kgd_ih_entry`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Interrupt {
-    /// An EOP/RELEASE_MEM/SDMA trap: the event id (0: unknown, scan all).
-    Signal { pasid: u32, event_id: u32 },
-    /// An engine stopped a queue.
-    QueueError { pasid: u32, queue_id: u32, reason: u32 },
-    /// A GPU VM fault.
-    VmFault { pasid: u32, addr: u64, write: bool, exec: bool, no_retry: bool },
-}
-
-/// `KGD_IH_SIGNAL`.
-pub const IH_SIGNAL: u32 = 1;
-/// `KGD_IH_QUEUE_ERROR`.
-pub const IH_QUEUE_ERROR: u32 = 2;
-/// `KGD_IH_VM_FAULT`.
-pub const IH_VM_FAULT: u32 = 3;
-/// `KGD_VM_FAULT_WRITE`.
-pub const VM_FAULT_WRITE: u32 = 1 << 0;
-/// `KGD_VM_FAULT_EXEC`.
-pub const VM_FAULT_EXEC: u32 = 1 << 1;
-/// `KGD_VM_FAULT_NO_RETRY`.
-pub const VM_FAULT_NO_RETRY: u32 = 1 << 2;
+/// `KGD_QUEUE_ERROR_INVALID_PACKET`: a CP bad opcode (or another queue
+/// exception rkfd has no closer reason for).
+pub const QUEUE_ERROR_INVALID_PACKET: u32 = 1;
+/// `KGD_QUEUE_ERROR_UNSUPPORTED`: `EC_QUEUE_PACKET_UNSUPPORTED`.
+pub const QUEUE_ERROR_UNSUPPORTED: u32 = 2;
+/// `KGD_QUEUE_ERROR_VM_FAULT`: `EC_QUEUE_WAVE_MEMORY_VIOLATION`.
+pub const QUEUE_ERROR_VM_FAULT: u32 = 3;
 /// `KGD_QUEUE_ERROR_RESET`.
 pub const QUEUE_ERROR_RESET: u32 = 4;
-/// Highest `KGD_QUEUE_ERROR_*`.
-pub const QUEUE_ERROR_MAX: u32 = 4;
 
-/// Decodes an entry's fields; `None` for an unknown source or a zero pasid
-/// (no process: upstream's ISR drops those).
-pub fn decode_interrupt(source: u32, pasid: u32, context_id: u32, data: u32, addr: u64) -> Option<Interrupt> {
-    if pasid == 0 {
-        return None;
-    }
-    match source {
-        IH_SIGNAL => Some(Interrupt::Signal { pasid, event_id: context_id }),
-        IH_QUEUE_ERROR if (1..=QUEUE_ERROR_MAX).contains(&data) => {
-            Some(Interrupt::QueueError { pasid, queue_id: context_id, reason: data })
-        }
-        IH_VM_FAULT => Some(Interrupt::VmFault {
-            pasid,
-            addr,
-            write: data & VM_FAULT_WRITE != 0,
-            exec: data & VM_FAULT_EXEC != 0,
-            no_retry: data & VM_FAULT_NO_RETRY != 0,
-        }),
-        _ => None,
+/// The `KGD_QUEUE_ERROR_*` rkfd records for a queue exception the GPU
+/// reported (a KFD exception code of `kfd_ioctl.h`, from a CP bad-opcode or
+/// SQ debug-trap interrupt): the inverse of what the GPU driver sends for
+/// each stop (`kgd_kfd_interface.h`).  Other codes are invalid packets.
+pub const fn queue_error_of_exception(ecode: u32) -> u32 {
+    /// `EC_QUEUE_WAVE_MEMORY_VIOLATION`.
+    const MEMORY_VIOLATION: u32 = 5;
+    /// `EC_QUEUE_PACKET_UNSUPPORTED`.
+    const PACKET_UNSUPPORTED: u32 = 20;
+    match ecode {
+        MEMORY_VIOLATION => QUEUE_ERROR_VM_FAULT,
+        PACKET_UNSUPPORTED => QUEUE_ERROR_UNSUPPORTED,
+        _ => QUEUE_ERROR_INVALID_PACKET,
     }
 }
-
-/// Bits of the event id a SIGNAL interrupt carries (C: the SOC15 handlers
-/// pass 32 bits of `context_id0` for CP, 28 for SDMA traps; a virtual
-/// engine passes the whole id), and whether the firmware updated the slot
-/// first (`mailbox_updated`, true on SOC15).
-pub const SIGNAL_VALID_ID_BITS: u32 = 32;

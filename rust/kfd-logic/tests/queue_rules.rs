@@ -268,19 +268,14 @@ fn update_checks() {
 }
 
 #[test]
-fn interrupts_decode() {
-    assert_eq!(decode_interrupt(IH_SIGNAL, 5, 7, 0, 0), Some(Interrupt::Signal { pasid: 5, event_id: 7 }));
-    assert_eq!(decode_interrupt(IH_SIGNAL, 0, 7, 0, 0), None);
-    assert_eq!(
-        decode_interrupt(IH_QUEUE_ERROR, 5, 3, 1, 0),
-        Some(Interrupt::QueueError { pasid: 5, queue_id: 3, reason: 1 })
-    );
-    assert_eq!(decode_interrupt(IH_QUEUE_ERROR, 5, 3, 9, 0), None);
-    assert_eq!(
-        decode_interrupt(IH_VM_FAULT, 5, 0, VM_FAULT_WRITE | VM_FAULT_NO_RETRY, 0x1000),
-        Some(Interrupt::VmFault { pasid: 5, addr: 0x1000, write: true, exec: false, no_retry: true })
-    );
-    assert_eq!(decode_interrupt(77, 5, 0, 0, 0), None);
+fn queue_exceptions_map_to_queue_errors() {
+    // EC_QUEUE_PACKET_RESERVED, _UNSUPPORTED, EC_QUEUE_WAVE_MEMORY_VIOLATION.
+    assert_eq!(queue_error_of_exception(19), QUEUE_ERROR_INVALID_PACKET);
+    assert_eq!(queue_error_of_exception(20), QUEUE_ERROR_UNSUPPORTED);
+    assert_eq!(queue_error_of_exception(5), QUEUE_ERROR_VM_FAULT);
+    // Other packet codes, and wave codes rkfd has no reason for.
+    assert_eq!(queue_error_of_exception(16), QUEUE_ERROR_INVALID_PACKET);
+    assert_eq!(queue_error_of_exception(4), QUEUE_ERROR_INVALID_PACKET);
 }
 
 #[test]

@@ -9,12 +9,9 @@ pub const KGD_QUEUE_ERROR_INVALID_PACKET: u32 = 1;
 pub const KGD_QUEUE_ERROR_UNSUPPORTED: u32 = 2;
 pub const KGD_QUEUE_ERROR_VM_FAULT: u32 = 3;
 pub const KGD_QUEUE_ERROR_RESET: u32 = 4;
-pub const KGD_IH_SIGNAL: u32 = 1;
-pub const KGD_IH_QUEUE_ERROR: u32 = 2;
-pub const KGD_IH_VM_FAULT: u32 = 3;
+pub const KGD_IH_RING_ENTRY_DWORDS: u32 = 8;
 pub const KGD_VM_FAULT_WRITE: u32 = 1;
 pub const KGD_VM_FAULT_EXEC: u32 = 2;
-pub const KGD_VM_FAULT_NO_RETRY: u32 = 4;
 pub const KGD_SVM_PTE_VALID: i64 = -9223372036854775808;
 pub const KGD_SVM_PTE_VRAM: u64 = 4611686018427387904;
 pub const KGD_SVM_PTE_WRITE: u64 = 2305843009213693952;
@@ -130,15 +127,6 @@ pub struct kgd_hqd_state {
     pub packets: __u64,
     pub active: __u32,
     pub error: __u32,
-}
-#[repr(C)]
-#[derive(Default, Copy, Clone)]
-pub struct kgd_ih_entry {
-    pub source: __u32,
-    pub pasid: __u32,
-    pub context_id: __u32,
-    pub data: __u32,
-    pub addr: __u64,
 }
 #[repr(C)]
 #[derive(Default, Copy, Clone)]

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The interrupt-handler ring entries the virtual GPU writes for rkfd
+//! (`kgd2kfd_interrupt`): what each engine raised ([`crate::engine::IhEntry`])
+//! as the 32-byte SOC15 entry its family's hardware writes, made by the host
+//! crate `rust/amdgpu-hw`'s encoder (`ih::encode_kfd`, compiled in here as
+//! [`hw`]).
+//!
+//! What each engine event becomes (`include/rkfd/kgd_kfd_interface.h`):
+//!
+//! - a signal (AQL completion signal with an event mailbox, RELEASE_MEM
+//!   interrupt): the CP's end-of-pipe interrupt with the event id; from an
+//!   SDMA queue, its engine's SDMA trap;
+//! - a queue stop: `QUEUE_ERROR_INVALID_PACKET` and `_UNSUPPORTED` are the
+//!   CP's bad-opcode interrupt with `EC_QUEUE_PACKET_RESERVED` /
+//!   `EC_QUEUE_PACKET_UNSUPPORTED`, `_VM_FAULT` the trap handler's SQ debug
+//!   trap with `EC_QUEUE_WAVE_MEMORY_VIOLATION`, each naming the queue by its
+//!   doorbell index (real hardware raises no per-queue interrupt for a fault
+//!   of the CP or of an SDMA engine: amdkfd learns of those from the VM fault
+//!   alone);
+//! - a VM fault: a GFX-hub (UTCL2) fault without the retry bit.
+//!
+//! The virtual GPU has no VMIDs and no IH timestamps: those fields are 0.
+
+use crate::{engine, profile::GfxVersion};
+
+/// SOC15 IH entries and the KFD payloads, `rust/amdgpu-hw/src/ih.rs` (pure
+/// logic, `core` only, host-tested); it names the generated constants and
+/// the generations as `super::generated` and `super::gfx`.
+#[path = "../rust/amdgpu-hw/src/ih.rs"]
+#[allow(dead_code, unreachable_pub, reason = "a file shared with a host crate and rkfd")]
+pub(crate) mod hw;
+
+/// The generated upstream constants `hw` encodes with (`scripts/gen-hw-rs`).
+mod generated {
+    pub(super) use super::{amdgpu_gmc, kfd_int_process_v10, kfd_int_process_v11, kfd_int_process_v9, soc15_int};
+}
+#[path = "../rust/amdgpu-hw/src/generated/amdgpu_gmc.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod amdgpu_gmc;
+#[path = "../rust/amdgpu-hw/src/generated/kfd_int_process_v10.rs"]
+#[allow(dead_code, unreachable_pub, non_camel_case_types)]
+mod kfd_int_process_v10;
+#[path = "../rust/amdgpu-hw/src/generated/kfd_int_process_v11.rs"]
+#[allow(dead_code, unreachable_pub, non_camel_case_types)]
+mod kfd_int_process_v11;
+#[path = "../rust/amdgpu-hw/src/generated/kfd_int_process_v9.rs"]
+#[allow(dead_code, unreachable_pub, non_camel_case_types)]
+mod kfd_int_process_v9;
+#[path = "../rust/amdgpu-hw/src/generated/soc15_int.rs"]
+#[allow(dead_code, unreachable_pub, non_camel_case_types, non_upper_case_globals)]
+mod soc15_int;
+
+use crate::profile::gfx;
+
+/// Dwords of a ring entry.
+pub(crate) const ENTRY_DWORDS: usize = hw::IH_ENTRY_DWORDS;
+
+/// The KFD exception code a queue stop is reported with.
+fn exception_of(code: u32) -> u32 {
+    match code {
+        engine::QUEUE_ERROR_UNSUPPORTED => hw::ec::QUEUE_PACKET_UNSUPPORTED,
+        engine::QUEUE_ERROR_VM_FAULT => hw::ec::QUEUE_WAVE_MEMORY_VIOLATION,
+        _ => hw::ec::QUEUE_PACKET_RESERVED,
+    }
+}
+
+/// What engine event `e` is, as an interrupt for amdkfd.
+fn raise_of(e: &engine::IhEntry) -> hw::Raise {
+    match e.source {
+        engine::IH_QUEUE_ERROR => hw::Raise::QueueException { doorbell_id: e.doorbell_id, ecode: exception_of(e.data) },
+        engine::IH_VM_FAULT => hw::Raise::VmFault {
+            vmid: 0,
+            addr: e.addr,
+            write: e.data & engine::VM_FAULT_WRITE != 0,
+            exec: false,
+            retry: false,
+        },
+        _ => match e.sdma_engine {
+            Some(engine) => hw::Raise::SdmaTrap { engine, event_id: e.context_id },
+            None => hw::Raise::EndOfPipe { event_id: e.context_id },
+        },
+    }
+}
+
+/// The ring entry a `gfx` GPU writes for engine event `e` (dwords in CPU
+/// order).
+pub(crate) fn ring_entry(gfx: GfxVersion, e: &engine::IhEntry) -> [u32; ENTRY_DWORDS] {
+    hw::encode_kfd(gfx, e.pasid as u16, raise_of(e)).encode()
+}
+
+/// The ring entry of a fatal (no-retry) fault at `addr` in the VM with
+/// `pasid` (`kgd2kfd_svm_fault` said it cannot be resolved).
+pub(crate) fn fatal_fault(gfx: GfxVersion, pasid: u32, addr: u64, write: bool) -> [u32; ENTRY_DWORDS] {
+    let raise = hw::Raise::VmFault { vmid: 0, addr, write, exec: false, retry: false };
+    hw::encode_kfd(gfx, pasid as u16, raise).encode()
+}
