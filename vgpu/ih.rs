@@ -95,3 +95,63 @@ pub(crate) fn fatal_fault(gfx: GfxVersion, pasid: u32, addr: u64, write: bool) -
     let raise = hw::Raise::VmFault { vmid: 0, addr, write, exec: false, retry: false };
     hw::encode_kfd(gfx, pasid as u16, raise).encode()
 }
+
+#[kernel::prelude::kunit_tests(amdgpu_vgpu_ih)]
+mod tests {
+    use super::*;
+    use crate::engine::IhEntry;
+    use hw::{KfdInterrupt, SignalSource};
+
+    const FAMILIES: [GfxVersion; 4] = [GfxVersion::GFX90A, GfxVersion::GFX1030, GfxVersion::GFX1100, GfxVersion::GFX1103];
+
+    /// What rkfd makes of the entry vgpu writes for `e` (its decoder).
+    fn decoded(gfx: GfxVersion, e: &IhEntry) -> Option<KfdInterrupt> {
+        let raw = ring_entry(gfx, e);
+        let d = hw::IhEntry::decode(&raw);
+        assert_eq!(u32::from(d.pasid), e.pasid);
+        hw::decode_kfd(gfx, &d)
+    }
+
+    #[test]
+    fn engine_events_decode_as_rkfd_decodes_them() {
+        for gfx in FAMILIES {
+            let eop = IhEntry { source: engine::IH_SIGNAL, pasid: 0x8001, context_id: 42, ..Default::default() };
+            assert_eq!(
+                decoded(gfx, &eop),
+                Some(KfdInterrupt::Signal { source: SignalSource::EndOfPipe, context_id: 42, valid_bits: 32 })
+            );
+            let trap = IhEntry { sdma_engine: Some(1), ..eop };
+            assert_eq!(
+                decoded(gfx, &trap),
+                Some(KfdInterrupt::Signal { source: SignalSource::SdmaTrap, context_id: 42, valid_bits: 28 })
+            );
+            for (code, ecode) in [
+                (engine::QUEUE_ERROR_INVALID_PACKET, hw::ec::QUEUE_PACKET_RESERVED),
+                (engine::QUEUE_ERROR_UNSUPPORTED, hw::ec::QUEUE_PACKET_UNSUPPORTED),
+                (engine::QUEUE_ERROR_VM_FAULT, hw::ec::QUEUE_WAVE_MEMORY_VIOLATION),
+            ] {
+                let stop = IhEntry {
+                    source: engine::IH_QUEUE_ERROR,
+                    pasid: 7,
+                    context_id: 3,
+                    data: code,
+                    doorbell_id: 0x1e0,
+                    ..Default::default()
+                };
+                let d = decoded(gfx, &stop).expect("decoded");
+                assert_eq!(d.queue_exception(), Some((0x1e0, ecode)));
+            }
+            let fault = IhEntry {
+                source: engine::IH_VM_FAULT,
+                pasid: 9,
+                data: engine::VM_FAULT_NO_RETRY | engine::VM_FAULT_WRITE,
+                addr: 0x90_0008,
+                ..Default::default()
+            };
+            let Some(KfdInterrupt::VmFault(f)) = decoded(gfx, &fault) else { panic!("not a fault") };
+            assert_eq!((f.address(), f.write, f.exec, f.retry), (0x90_0000, true, false, false));
+            let ff = hw::IhEntry::decode(&fatal_fault(gfx, 9, 0x90_0008, true));
+            assert_eq!(hw::decode_kfd(gfx, &ff), Some(KfdInterrupt::VmFault(f)));
+        }
+    }
+}
