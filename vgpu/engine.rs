@@ -33,9 +33,9 @@
 //! (`shader`, `rust/amdgpu-isa`) on the queue's worker, in time slices.
 //!
 //! Page faults: an access the page table does not allow stops the queue
-//! with a VM fault (a no-retry UTCL2 fault, then the queue error), unless rkfd resolves it as a retry fault
-//! (`Vm::svm_fault`: XNACK on, an SVM address), in which case the packet
-//! is executed again on the next turn.
+//! with a VM fault (a no-retry UTCL2 fault, then the queue error), unless
+//! rkfd resolves it as a retry fault (`Vm::svm_fault`: XNACK on, an SVM
+//! address), in which case the packet is executed again on the next turn.
 //! User-pointer pages are not reachable yet (no mm reference): they fault.
 
 // Lock order: see the crate root (`vgpu/amdgpu_main.rs`).  Preemption is
@@ -199,9 +199,9 @@ impl QueueDesc {
     /// The SDMA engine serving the queue, if it is an SDMA queue.
     pub(crate) fn sdma_engine(&self) -> Option<u32> {
         match self.ty {
-            uapi::KFD_IOC_QUEUE_TYPE_SDMA | uapi::KFD_IOC_QUEUE_TYPE_SDMA_XGMI | uapi::KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID => {
-                Some(self.sdma_engine)
-            }
+            uapi::KFD_IOC_QUEUE_TYPE_SDMA
+            | uapi::KFD_IOC_QUEUE_TYPE_SDMA_XGMI
+            | uapi::KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID => Some(self.sdma_engine),
             _ => None,
         }
     }
