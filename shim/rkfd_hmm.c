@@ -713,9 +713,16 @@ static bool rkfd_svm_invalidate(struct mmu_interval_notifier *mni,
 		return false;
 	mutex_lock(&r->lock);
 	flags = memalloc_noreclaim_save();
-	mmu_interval_set_seq(mni, cur_seq);
+	/*
+	 * Rust first (it marks an XNACK-off process evicted, then unmaps),
+	 * then the sequence: a GPU fault that finds the last mapping's
+	 * sequence stale then also finds the eviction counted (Rust's
+	 * Svms::xnack_off_retry).  Mappers wait for this lock, so none runs
+	 * between the unmap and the new sequence.
+	 */
 	rkfd_rs_svm_invalidate(r->cookie, mni->interval_tree.start, start, end,
 			       range->event == MMU_NOTIFY_UNMAP, range->event == MMU_NOTIFY_MIGRATE);
+	mmu_interval_set_seq(mni, cur_seq);
 	memalloc_noreclaim_restore(flags);
 	mutex_unlock(&r->lock);
 	return true;

@@ -15,7 +15,10 @@
 
 use kernel::{
     prelude::*,
-    sync::{atomic::Relaxed, Arc},
+    sync::{
+        atomic::{Acquire, Full, Relaxed},
+        Arc,
+    },
 };
 
 use super::{
@@ -67,7 +70,7 @@ pub(crate) fn gpu_fault(dev: &Device, pasid: u32, vm: VmId, addr: u64, write: bo
         // Quiesced by an invalidation the restore has not remapped yet
         // (`notifier::queues_quiesce`): the queue waits, as it would
         // preempted.  Or remapped since the engine looked: it retries.
-        if process.svms.evicted() || process.svms.mapped_now(dev.gpu_id(), addr, write) {
+        if process.svms.xnack_off_retry(dev.gpu_id(), addr, write) {
             return Err(EAGAIN);
         }
         kfd_err!(
@@ -97,6 +100,25 @@ pub(crate) fn gpu_fault(dev: &Device, pasid: u32, vm: VmId, addr: u64, write: bo
 }
 
 impl Svms {
+    /// XNACK off: whether a GPU fault at `addr` is answered "retry later"
+    /// rather than fatal: the process is evicted (an invalidation the
+    /// restore has not remapped yet, [`Svms::evicted`]), or the address is
+    /// mapped again ([`Svms::mapped_now`]), or an invalidation began while
+    /// this looked.  The last closes the window where an invalidation has
+    /// made the last mapping's sequence stale but not yet counted its
+    /// eviction: the callback counts the eviction before the sequence
+    /// moves (`rkfd_svm_invalidate` in shim/rkfd_hmm.c calls it first), so
+    /// a stale sequence seen here with the count unchanged is an
+    /// invalidation whose restore already ran (issue #16 defect 4).
+    pub(crate) fn xnack_off_retry(&self, gpu_id: u32, addr: u64, write: bool) -> bool {
+        let before = self.evictions.load(Acquire);
+        if self.evicted() || self.mapped_now(gpu_id, addr, write) {
+            return true;
+        }
+        // A full barrier: the sequence read above happens before this.
+        self.evictions.fetch_add(0, Full) != before
+    }
+
     /// XNACK off: whether GPU `gpu_id` has `addr` mapped (for `write`) by
     /// a mapping no invalidation has touched since.  An engine that found
     /// a PTE missing while the process was evicted reports the fault
@@ -104,7 +126,7 @@ impl Svms {
     /// between, the fault is stale: it is retried, not fatal (issue #16
     /// defect 4; upstream filters stale faults too,
     /// `svm_range_skip_recover`).
-    pub(crate) fn mapped_now(&self, gpu_id: u32, addr: u64, write: bool) -> bool {
+    fn mapped_now(&self, gpu_id: u32, addr: u64, write: bool) -> bool {
         let page = addr & !(PAGE - 1);
         let list = self.list.lock();
         list.tree.find(page / PAGE).is_some_and(|r| Self::still_mapped(r, gpu_id, page, write))
