@@ -270,6 +270,15 @@ impl kabi::RenderNode for Core {
         self.vram().used()
     }
 
+    fn gtt_used(&self) -> u64 {
+        // The module's one GTT account (amdgpu's is per device).
+        self.sysmem().gtt_used()
+    }
+
+    fn clock_counter(&self) -> u64 {
+        Core::clock_counter(self)
+    }
+
     fn throttle(&self, bitmask: u64) {
         self.raise_throttle(bitmask);
     }
@@ -298,6 +307,29 @@ fn create_devices(core: &Arc<Core>) -> Result<kabi::Devices<Core>> {
         vddgfx_mv: profile.vddgfx_mv,
         power_avg_uw: profile.idle_power_w * 1_000_000,
         power_cap_uw: profile.power_cap_w * 1_000_000,
+        amdgpu: kabi::AmdgpuInfo {
+            family: profile.amdgpu.family,
+            chip_rev: profile.amdgpu.rev_id,
+            external_rev: profile.amdgpu.external_rev,
+            pci_rev: profile.pci_rev,
+            gc_ip: profile.amdgpu.gc_ip,
+            sdma_ip: profile.amdgpu.sdma_ip,
+            num_shader_engines: profile.num_shader_engines,
+            sh_per_se: profile.sh_per_se,
+            cu_per_sh: profile.cu_per_sh,
+            wave_front_size: profile.wave_front_size,
+            vram_type: profile.amdgpu.vram_type,
+            vram_bit_width: profile.vram_width,
+            // gfx_v9_0.c / gfx_v10_0.c: 32 KiB; GFX 11 has no constant engine.
+            ce_ram_size: if profile.amdgpu.gc_ip >> 16 >= 11 { 0 } else { 0x8000 },
+            gb_addr_config: profile.gb_addr_config(),
+            mec_fw_version: profile.fw_version,
+            sdma_fw_version: profile.sdma_fw_version,
+            // Every SDMA instance of the part (PCIe and XGMI engines).
+            num_sdma: profile.num_sdma_engines + profile.num_sdma_xgmi_engines,
+            apu: profile.apu,
+            gtt_size: core.sysmem().gtt_limit(),
+        },
     };
     kabi::Devices::create(core, &info)
 }

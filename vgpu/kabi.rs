@@ -49,6 +49,7 @@ use shim_ffi as shim;
 pub(crate) mod testing;
 
 pub(crate) use device::{
+    AmdgpuInfo,
     DeviceInfo,
     Devices,
     RenderNode, //

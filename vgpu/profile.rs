@@ -115,6 +115,51 @@ const fn instruction(size_kib: u32, line_size: u32, sharing: Sharing) -> Cache {
     }
 }
 
+/// `AMDGPU_FAMILY_*` and `AMDGPU_VRAM_TYPE_*` of `include/uapi/drm/amdgpu_drm.h`.
+pub(crate) mod drm {
+    /// `AMDGPU_FAMILY_AI`: Vega10 and the other GC 9 dGPUs.
+    pub(crate) const FAMILY_AI: u32 = 141;
+    /// `AMDGPU_FAMILY_NV`: Navi.
+    pub(crate) const FAMILY_NV: u32 = 143;
+    /// `AMDGPU_FAMILY_GC_11_0_0`.
+    pub(crate) const FAMILY_GC_11_0_0: u32 = 145;
+    /// `AMDGPU_FAMILY_GC_11_0_1`.
+    pub(crate) const FAMILY_GC_11_0_1: u32 = 148;
+    /// `AMDGPU_VRAM_TYPE_HBM`.
+    pub(crate) const VRAM_TYPE_HBM: u32 = 6;
+    /// `AMDGPU_VRAM_TYPE_GDDR6`.
+    pub(crate) const VRAM_TYPE_GDDR6: u32 = 9;
+    /// `AMDGPU_VRAM_TYPE_DDR5`.
+    pub(crate) const VRAM_TYPE_DDR5: u32 = 10;
+}
+
+/// An IP version as amdgpu packs it for user space
+/// (`IP_VERSION_MAJ_MIN_REV`: major << 16 | minor << 8 | revision).
+const fn ip(major: u32, minor: u32, rev: u32) -> u32 {
+    major << 16 | minor << 8 | rev
+}
+
+/// What amdgpu knows the part as (`adev->family`, `rev_id`,
+/// `external_rev_id`, the GC and SDMA IP versions, `gmc.vram_type`), what
+/// `DRM_IOCTL_AMDGPU_INFO` reports and libdrm and Mesa identify it by.
+#[derive(Debug)]
+pub(crate) struct Amdgpu {
+    /// `AMDGPU_FAMILY_*`.
+    pub(crate) family: u32,
+    /// `adev->rev_id` (the NBIO's revision register; 0 here: the first
+    /// silicon revision of each part).
+    pub(crate) rev_id: u32,
+    /// `adev->external_rev_id`: `rev_id` plus the per-ASIC offset of
+    /// `soc15.c` / `nv.c` / `soc21.c` `*_common_early_init`.
+    pub(crate) external_rev: u32,
+    /// GC IP version (packed by [`ip`]).
+    pub(crate) gc_ip: u32,
+    /// SDMA0 IP version (packed by [`ip`]).
+    pub(crate) sdma_ip: u32,
+    /// `AMDGPU_VRAM_TYPE_*`.
+    pub(crate) vram_type: u32,
+}
+
 /// A GPU the virtual amdgpu can be.
 #[derive(Debug)]
 pub(crate) struct Profile {
@@ -128,6 +173,11 @@ pub(crate) struct Profile {
     pub(crate) gfx: GfxVersion,
     /// PCI device ID.
     pub(crate) device_id: u32,
+    /// PCI revision ID: with the device ID, what libdrm's `amdgpu.ids`
+    /// names the board by.
+    pub(crate) pci_rev: u32,
+    /// amdgpu's identity of the part (`DRM_IOCTL_AMDGPU_INFO`): see [`Amdgpu`].
+    pub(crate) amdgpu: Amdgpu,
     /// An APU: VRAM is a carve-out of system memory.
     pub(crate) apu: bool,
     /// Shader engines.
@@ -201,6 +251,17 @@ pub(crate) static PROFILES: [Profile; 4] = [
         asic_name: "aldebaran",
         gfx: GfxVersion::GFX90A,
         device_id: 0x740f,
+        // Debian 12's amdgpu.ids: "740F, 02, AMD Instinct MI210".
+        pci_rev: 0x02,
+        amdgpu: Amdgpu {
+            family: drm::FAMILY_AI,
+            rev_id: 0,
+            // soc15.c, GC 9.4.2: rev_id + 0x3c.
+            external_rev: 0x3c,
+            gc_ip: ip(9, 4, 2),
+            sdma_ip: ip(4, 4, 0),
+            vram_type: drm::VRAM_TYPE_HBM,
+        },
         apu: false,
         num_shader_engines: SE,
         sh_per_se: SH,
@@ -246,6 +307,17 @@ pub(crate) static PROFILES: [Profile; 4] = [
         asic_name: "sienna_cichlid",
         gfx: GfxVersion::GFX1030,
         device_id: 0x73a3,
+        // Debian 12's amdgpu.ids: "73A3, 00, AMD Radeon Pro W6800".
+        pci_rev: 0x00,
+        amdgpu: Amdgpu {
+            family: drm::FAMILY_NV,
+            rev_id: 0,
+            // nv.c, GC 10.3.0: rev_id + 0x28.
+            external_rev: 0x28,
+            gc_ip: ip(10, 3, 0),
+            sdma_ip: ip(5, 2, 0),
+            vram_type: drm::VRAM_TYPE_GDDR6,
+        },
         apu: false,
         num_shader_engines: SE,
         sh_per_se: SH,
@@ -294,6 +366,18 @@ pub(crate) static PROFILES: [Profile; 4] = [
         asic_name: "ip discovery",
         gfx: GfxVersion::GFX1100,
         device_id: 0x7448,
+        // Not in Debian 12's amdgpu.ids (libdrm 2.4.114), so libdrm names it
+        // "AMD Radeon Graphics"; revision 0x00 is not checked against a board.
+        pci_rev: 0x00,
+        amdgpu: Amdgpu {
+            family: drm::FAMILY_GC_11_0_0,
+            rev_id: 0,
+            // soc21.c, GC 11.0.0: rev_id + 0x1.
+            external_rev: 0x01,
+            gc_ip: ip(11, 0, 0),
+            sdma_ip: ip(6, 0, 0),
+            vram_type: drm::VRAM_TYPE_GDDR6,
+        },
         apu: false,
         num_shader_engines: SE,
         sh_per_se: SH,
@@ -345,6 +429,18 @@ pub(crate) static PROFILES: [Profile; 4] = [
         asic_name: "ip discovery",
         gfx: GfxVersion::GFX1103,
         device_id: 0x15bf,
+        // Not in Debian 12's amdgpu.ids (libdrm 2.4.114); revision 0xc1 is not
+        // checked against a board.
+        pci_rev: 0xc1,
+        amdgpu: Amdgpu {
+            family: drm::FAMILY_GC_11_0_1,
+            rev_id: 0,
+            // soc21.c, GC 11.0.1: rev_id + 0x1.
+            external_rev: 0x01,
+            gc_ip: ip(11, 0, 1),
+            sdma_ip: ip(6, 0, 1),
+            vram_type: drm::VRAM_TYPE_DDR5,
+        },
         apu: true,
         num_shader_engines: SE,
         sh_per_se: SH,

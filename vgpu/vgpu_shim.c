@@ -11,7 +11,11 @@
  *     hwmon/hwmonN/vgpu_throttle              raises a throttling interrupt
  *     drm/cardN, drm/renderDN                  a minimal DRM driver
  *
- * The DRM driver has one ioctl of its own, the GPU-access test interface
+ * The DRM driver reports amdgpu's DRM version (3.64.0, Linux 7.3) and
+ * answers amdgpu's DRM_IOCTL_AMDGPU_INFO queries and contexts
+ * (DRM_IOCTL_AMDGPU_CTX) as far as libdrm_amdgpu's amdgpu_device_initialize()
+ * and ROCm use them; no command submission, GEM or PRIME.  It has one ioctl
+ * of its own, the GPU-access test interface
  * (DRM_IOCTL_AMDGPU_VGPU_ACCESS, vgpu_shim.h), which makes the virtual GPU
  * read or write its VM and raise retry faults.  Its other job
  * is mmap(): the render node maps the memory objects rkfd allocates
@@ -46,9 +50,11 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
+#include <drm/drm_auth.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_ioctl.h>
+#include <uapi/drm/amdgpu_drm.h>
 
 #include <kunit/test.h>
 
@@ -66,10 +72,12 @@ const char *vgpu_shim_profile(void)
 	return profile;
 }
 
-/* The layout Rust mirrors in vgpu/kabi/shim.rs. */
-static_assert(sizeof(struct vgpu_shim_dev_info) == 96);
+/* The layout Rust mirrors in vgpu/kabi/shim_ffi.rs (generated). */
+static_assert(sizeof(struct vgpu_shim_dev_info) == 176);
 static_assert(offsetof(struct vgpu_shim_dev_info, unique_id) == 56);
 static_assert(offsetof(struct vgpu_shim_dev_info, power_cap_uw) == 92);
+static_assert(offsetof(struct vgpu_shim_dev_info, amdgpu) == 96);
+static_assert(offsetof(struct vgpu_shim_amdgpu_info, gtt_size) == 72);
 
 /* One virtual GPU's devices. */
 struct vgpu_shim_dev {
@@ -87,6 +95,15 @@ struct vgpu_drm {
 	struct vgpu_shim_dev *dev;
 };
 
+/*
+ * A DRM file's driver_priv: the Rust state (its GPU VM) and the amdgpu
+ * contexts it allocated (amdgpu_fpriv's ctx_mgr: ids only, from 1).
+ */
+struct vgpu_file {
+	void *vm;
+	struct xarray ctxs;
+};
+
 /* ------------------------------------------------------------------------
  * DRM: a render node whose mmap maps KFD memory objects.
  */
@@ -94,9 +111,29 @@ struct vgpu_drm {
 static int vgpu_drm_open(struct drm_device *drm, struct drm_file *file)
 {
 	struct vgpu_drm *vdrm = container_of(drm, struct vgpu_drm, drm);
+	struct vgpu_file *vf;
+	int ret;
 
+	vf = kzalloc_obj(*vf);
+	if (!vf)
+		return -ENOMEM;
+	xa_init_flags(&vf->ctxs, XA_FLAGS_ALLOC1);
 	/* Every DRM file gets its own GPU VM, as amdgpu_driver_open_kms does. */
-	return vdrm->dev->ops->file_open(vdrm->dev->gpu, &file->driver_priv);
+	ret = vdrm->dev->ops->file_open(vdrm->dev->gpu, &vf->vm);
+	if (ret) {
+		kfree(vf);
+		return ret;
+	}
+	file->driver_priv = vf;
+	return 0;
+}
+
+/* The Rust state of an open DRM file of ours. */
+static void *file_vm(struct drm_file *file)
+{
+	struct vgpu_file *vf = file->driver_priv;
+
+	return vf ? vf->vm : NULL;
 }
 
 static struct vgpu_shim_dev *drm_file_vdev(struct drm_file *file)
@@ -115,8 +152,14 @@ static struct vgpu_shim_dev *vma_vdev(struct vm_area_struct *vma)
 
 static void vgpu_drm_postclose(struct drm_device *drm, struct drm_file *file)
 {
-	if (file->driver_priv)
-		drm_file_vdev(file)->ops->file_close(file->driver_priv);
+	struct vgpu_file *vf = file->driver_priv;
+
+	if (vf) {
+		drm_file_vdev(file)->ops->file_close(vf->vm);
+		/* Contexts are ids only: nothing to free but the entries. */
+		xa_destroy(&vf->ctxs);
+		kfree(vf);
+	}
 	file->driver_priv = NULL;
 }
 
@@ -185,8 +228,7 @@ static int vgpu_drm_mmap(struct file *filp, struct vm_area_struct *vma)
 		return -EINVAL;
 
 	/* Looks the offset up in this file's VM; takes a reference. */
-	ret = drm_file_vdev(priv)->ops->mmap(priv->driver_priv, vma->vm_pgoff, vma_pages(vma),
-					     &mem);
+	ret = drm_file_vdev(priv)->ops->mmap(file_vm(priv), vma->vm_pgoff, vma_pages(vma), &mem);
 	if (ret)
 		return ret;
 
@@ -201,13 +243,397 @@ static int vgpu_ioctl_access(struct drm_device *drm, void *data, struct drm_file
 {
 	struct drm_amdgpu_vgpu_access *args = data;
 
-	if (!file->driver_priv)
+	if (!file_vm(file))
 		return -EINVAL;
-	return drm_file_vdev(file)->ops->gpu_access(file->driver_priv, args->va, args->size,
+	return drm_file_vdev(file)->ops->gpu_access(file_vm(file), args->va, args->size,
 						    args->buf, args->write != 0, &args->faults);
 }
 
+/* ------------------------------------------------------------------------
+ * amdgpu's UAPI (amdgpu_kms.c, amdgpu_ctx.c of Linux 7.3), as far as
+ * libdrm_amdgpu's amdgpu_device_initialize() and ROCm use it: INFO queries
+ * and contexts.  No command submission, GEM or PRIME (DRM answers -EINVAL
+ * for those ioctl numbers: they have no entry in the table).
+ */
+
+/* amdgpu_vm.h, amdgpu_gmc.h: the VA layout of a 48-bit (4-level) GPU VM. */
+#define VGPU_VA_RESERVED_BOTTOM		(1ULL << 16)
+#define VGPU_VA_RESERVED_TOP		((1ULL << 16) + (2ULL << 20) + (2ULL << 20))
+#define VGPU_GMC_HOLE_START		0x0000800000000000ULL
+#define VGPU_GMC_HOLE_END		0xffff800000000000ULL
+#define VGPU_VM_SIZE			(1ULL << 48)
+/* amdgpu's default fragment size (amdgpu_vm_fragment_size -1: 9, 2 MiB). */
+#define VGPU_PTE_FRAGMENT_SIZE		(1U << 21)
+/* The RLC reference clock, in amdgpu_asic_get_xclk()'s 10 kHz units. */
+#define VGPU_XCLK_10KHZ			10000
+/* gfx.config.max_hw_contexts on GFX 9/10/11; gfx.config.max_gprs. */
+#define VGPU_MAX_HW_CONTEXTS		8
+#define VGPU_MAX_GPRS			256
+
+static int copy_out(void __user *out, u32 size, const void *val, size_t len)
+{
+	return copy_to_user(out, val, min_t(size_t, size, len)) ? -EFAULT : 0;
+}
+
+/* amdgpu_kms.c: amdgpu_info_ioctl(), case AMDGPU_INFO_DEV_INFO. */
+static void fill_dev_info(const struct vgpu_shim_dev_info *info,
+			  struct drm_amdgpu_info_device *d)
+{
+	const struct vgpu_shim_amdgpu_info *a = &info->amdgpu;
+	u64 vm_size = VGPU_VM_SIZE - VGPU_VA_RESERVED_TOP;
+	u32 ao_per_sh = a->apu ? min(2U, a->cu_per_sh) : a->cu_per_sh;
+	u32 se, sh;
+
+	d->device_id = info->device_id;
+	d->chip_rev = a->chip_rev;
+	d->external_rev = a->external_rev;
+	d->pci_rev = a->pci_rev;
+	d->family = a->family;
+	d->num_shader_engines = a->num_shader_engines;
+	d->num_shader_arrays_per_engine = a->sh_per_se;
+	/* All clocks in kHz; one DPM level, so minimum = maximum. */
+	d->gpu_counter_freq = VGPU_XCLK_10KHZ * 10;
+	d->max_engine_clock = d->min_engine_clock = (u64)info->sclk_mhz * 1000;
+	d->max_memory_clock = d->min_memory_clock = (u64)info->mclk_mhz * 1000;
+	/* One render backend per shader engine (as gb_addr_config says). */
+	d->enabled_rb_pipes_mask = (1U << a->num_shader_engines) - 1;
+	d->num_rb_pipes = a->num_shader_engines;
+	d->num_hw_gfx_contexts = VGPU_MAX_HW_CONTEXTS;
+	/*
+	 * No mid-command-buffer preemption, TMZ or gang submit: the render
+	 * node takes no command submission.
+	 */
+	d->ids_flags = a->apu ? AMDGPU_IDS_FLAGS_FUSION : 0;
+	d->virtual_address_offset = VGPU_VA_RESERVED_BOTTOM;
+	d->virtual_address_max = min(vm_size, VGPU_GMC_HOLE_START);
+	d->virtual_address_alignment = PAGE_SIZE;
+	d->pte_fragment_size = VGPU_PTE_FRAGMENT_SIZE;
+	d->gart_page_size = PAGE_SIZE;
+	if (vm_size > VGPU_GMC_HOLE_START) {
+		d->high_va_offset = VGPU_GMC_HOLE_END;
+		d->high_va_max = VGPU_GMC_HOLE_END | vm_size;
+	}
+	d->ce_ram_size = a->ce_ram_size;
+	/* gfx_v9_0_get_cu_info(): 8 bits of ao_cu_mask per SH, 16 per SE. */
+	for (se = 0; se < a->num_shader_engines && se < 4; se++) {
+		for (sh = 0; sh < a->sh_per_se && sh < 4; sh++) {
+			u32 cus = (u32)GENMASK(a->cu_per_sh - 1, 0);
+			u32 ao = (u32)GENMASK(ao_per_sh - 1, 0);
+
+			d->cu_bitmap[se][sh] = cus;
+			d->cu_ao_bitmap[se][sh] = ao;
+			if (se < 2 && sh < 2)
+				d->cu_ao_mask |= (ao & 0xff) << (se * 16 + sh * 8);
+			d->cu_active_number += hweight32(cus);
+		}
+	}
+	d->vram_type = a->vram_type;
+	d->vram_bit_width = a->vram_bit_width;
+	d->wave_front_size = a->wave_front_size;
+	d->num_shader_visible_vgprs = VGPU_MAX_GPRS;
+	d->num_cu_per_sh = a->cu_per_sh;
+}
+
+/* amdgpu_firmware_info(): the versions of the firmware the part loads. */
+static int fill_fw_info(const struct vgpu_shim_amdgpu_info *a,
+			const struct drm_amdgpu_query_fw *q, struct drm_amdgpu_info_firmware *fw)
+{
+	/* amdgpu: "We only support one instance of each IP block right now." */
+	if (q->ip_instance != 0)
+		return -EINVAL;
+	fw->ver = 0;
+	fw->feature = 0;
+	switch (q->fw_type) {
+	case AMDGPU_INFO_FW_GFX_MEC:
+		/* MEC1 and MEC2 run one firmware on these parts. */
+		if (q->index > 1)
+			return -EINVAL;
+		fw->ver = a->mec_fw_version;
+		return 0;
+	case AMDGPU_INFO_FW_SDMA:
+		if (q->index >= a->num_sdma)
+			return -EINVAL;
+		fw->ver = a->sdma_fw_version;
+		return 0;
+	case AMDGPU_INFO_FW_TA:
+		/* amdgpu_ucode.h: enum ta_fw_type TA_FW_TYPE_PSP_XGMI (2). */
+		if (q->index != 2)
+			return -EINVAL;
+		return 0;
+	/*
+	 * Firmware the virtual GPU has no readout of (it runs none): version
+	 * 0, as amdgpu reports for a block whose firmware is not loaded.
+	 */
+	case AMDGPU_INFO_FW_VCE:
+	case AMDGPU_INFO_FW_UVD:
+	case AMDGPU_INFO_FW_VCN:
+	case AMDGPU_INFO_FW_GMC:
+	case AMDGPU_INFO_FW_GFX_ME:
+	case AMDGPU_INFO_FW_GFX_PFP:
+	case AMDGPU_INFO_FW_GFX_CE:
+	case AMDGPU_INFO_FW_GFX_RLC:
+	case AMDGPU_INFO_FW_GFX_RLC_RESTORE_LIST_CNTL:
+	case AMDGPU_INFO_FW_GFX_RLC_RESTORE_LIST_GPM_MEM:
+	case AMDGPU_INFO_FW_GFX_RLC_RESTORE_LIST_SRM_MEM:
+	case AMDGPU_INFO_FW_GFX_RLCP:
+	case AMDGPU_INFO_FW_GFX_RLCV:
+	case AMDGPU_INFO_FW_SMC:
+	case AMDGPU_INFO_FW_SOS:
+	case AMDGPU_INFO_FW_ASD:
+	case AMDGPU_INFO_FW_DMCU:
+	case AMDGPU_INFO_FW_DMCUB:
+	case AMDGPU_INFO_FW_TOC:
+	case AMDGPU_INFO_FW_CAP:
+	case AMDGPU_INFO_FW_MES_KIQ:
+	case AMDGPU_INFO_FW_MES:
+	case AMDGPU_INFO_FW_IMU:
+	case AMDGPU_INFO_FW_VPE:
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * amdgpu_hw_ip_info(): the part has a GFX block (gfx and compute) and SDMA;
+ * no multimedia blocks.  No rings take submissions (available_rings 0).
+ */
+static int fill_hw_ip_info(const struct vgpu_shim_amdgpu_info *a,
+			   const struct drm_amdgpu_info *req, struct drm_amdgpu_info_hw_ip *ip)
+{
+	if (req->query_hw_ip.ip_instance >= AMDGPU_HW_IP_INSTANCE_MAX_COUNT)
+		return -EINVAL;
+	switch (req->query_hw_ip.type) {
+	case AMDGPU_HW_IP_GFX:
+	case AMDGPU_HW_IP_COMPUTE:
+		/* The gfx_v9_0 / v10_0 / v11_0 IP block: major.0. */
+		ip->hw_ip_version_major = a->gc_ip >> 16;
+		ip->hw_ip_version_minor = 0;
+		ip->ip_discovery_version = a->gc_ip;
+		ip->ib_start_alignment = 32;
+		ip->ib_size_alignment = 32;
+		return 0;
+	case AMDGPU_HW_IP_DMA:
+		/* sdma_v4_0 (also SDMA 4.4), sdma_v5_2, sdma_v6_0. */
+		ip->hw_ip_version_major = a->sdma_ip >> 16;
+		ip->hw_ip_version_minor = (a->sdma_ip >> 16) == 4 ? 0 : (a->sdma_ip >> 8) & 0xff;
+		ip->ip_discovery_version = a->sdma_ip;
+		ip->ib_start_alignment = 256;
+		ip->ib_size_alignment = 4;
+		return 0;
+	case AMDGPU_HW_IP_UVD:
+	case AMDGPU_HW_IP_VCE:
+	case AMDGPU_HW_IP_UVD_ENC:
+	case AMDGPU_HW_IP_VCN_DEC:
+	case AMDGPU_HW_IP_VCN_ENC:
+	case AMDGPU_HW_IP_VCN_JPEG:
+	case AMDGPU_HW_IP_VPE:
+		/* A known IP the part lacks: all zero, as amdgpu answers. */
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static int vgpu_ioctl_info(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct vgpu_shim_dev *vdev = drm_file_vdev(file);
+	const struct vgpu_shim_dev_info *info = &vdev->info;
+	const struct vgpu_shim_amdgpu_info *a = &info->amdgpu;
+	struct drm_amdgpu_info *req = data;
+	void __user *out = u64_to_user_ptr(req->return_pointer);
+	u32 size = req->return_size;
+	u32 ui32 = 0;
+	u64 ui64 = 0;
+	int ret;
+
+	if (!req->return_size || !req->return_pointer)
+		return -EINVAL;
+
+	switch (req->query) {
+	case AMDGPU_INFO_ACCEL_WORKING:
+		ui32 = 1;
+		return copy_out(out, size, &ui32, sizeof(ui32));
+	case AMDGPU_INFO_HW_IP_INFO: {
+		struct drm_amdgpu_info_hw_ip ip = {};
+
+		ret = fill_hw_ip_info(a, req, &ip);
+		return ret ? ret : copy_out(out, size, &ip, sizeof(ip));
+	}
+	case AMDGPU_INFO_HW_IP_COUNT:
+		switch (req->query_hw_ip.type) {
+		case AMDGPU_HW_IP_GFX:
+		case AMDGPU_HW_IP_COMPUTE:
+			ui32 = 1;
+			break;
+		case AMDGPU_HW_IP_DMA:
+			ui32 = a->num_sdma;
+			break;
+		default:
+			/* No such block on the part (or no such type). */
+			return -EINVAL;
+		}
+		return copy_out(out, size, &ui32, sizeof(ui32));
+	case AMDGPU_INFO_TIMESTAMP:
+		ui64 = vdev->ops->clock_counter(vdev->gpu);
+		return copy_out(out, size, &ui64, sizeof(ui64));
+	case AMDGPU_INFO_FW_VERSION: {
+		struct drm_amdgpu_info_firmware fw;
+
+		ret = fill_fw_info(a, &req->query_fw, &fw);
+		return ret ? ret : copy_out(out, size, &fw, sizeof(fw));
+	}
+	case AMDGPU_INFO_NUM_BYTES_MOVED:
+	case AMDGPU_INFO_NUM_EVICTIONS:
+	case AMDGPU_INFO_NUM_VRAM_CPU_PAGE_FAULTS:
+		/* Nothing moves or is evicted; no VRAM is CPU-invisible. */
+		return copy_out(out, size, &ui64, sizeof(ui64));
+	case AMDGPU_INFO_VRAM_USAGE:
+	case AMDGPU_INFO_VIS_VRAM_USAGE:
+		/* All VRAM is CPU-visible. */
+		ui64 = vdev->ops->vram_used(vdev->gpu);
+		return copy_out(out, size, &ui64, sizeof(ui64));
+	case AMDGPU_INFO_GTT_USAGE:
+		ui64 = vdev->ops->gtt_used(vdev->gpu);
+		return copy_out(out, size, &ui64, sizeof(ui64));
+	case AMDGPU_INFO_VRAM_GTT: {
+		struct drm_amdgpu_info_vram_gtt vg = {};
+
+		/* Nothing pinned; amdgpu reserves AMDGPU_VM_RESERVED_VRAM for itself only. */
+		vg.vram_size = info->vram_total;
+		vg.vram_cpu_accessible_size = info->vram_total;
+		vg.gtt_size = a->gtt_size;
+		return copy_out(out, size, &vg, sizeof(vg));
+	}
+	case AMDGPU_INFO_MEMORY: {
+		struct drm_amdgpu_memory_info mem = {};
+		u64 vram_used = vdev->ops->vram_used(vdev->gpu);
+
+		mem.vram.total_heap_size = info->vram_total;
+		mem.vram.usable_heap_size = info->vram_total;
+		mem.vram.heap_usage = vram_used;
+		mem.vram.max_allocation = mem.vram.usable_heap_size * 3 / 4;
+		mem.cpu_accessible_vram = mem.vram;
+		mem.gtt.total_heap_size = a->gtt_size;
+		mem.gtt.usable_heap_size = a->gtt_size;
+		mem.gtt.heap_usage = vdev->ops->gtt_used(vdev->gpu);
+		mem.gtt.max_allocation = mem.gtt.usable_heap_size * 3 / 4;
+		return copy_out(out, size, &mem, sizeof(mem));
+	}
+	case AMDGPU_INFO_READ_MMR_REG: {
+		u32 se = (req->read_mmr_reg.instance >> AMDGPU_INFO_MMR_SE_INDEX_SHIFT) &
+			 AMDGPU_INFO_MMR_SE_INDEX_MASK;
+		u32 sh = (req->read_mmr_reg.instance >> AMDGPU_INFO_MMR_SH_INDEX_SHIFT) &
+			 AMDGPU_INFO_MMR_SH_INDEX_MASK;
+
+		/* amdgpu_gfx.h: AMDGPU_GFX_MAX_SE 4, AMDGPU_GFX_MAX_SH_PER_SE 2. */
+		if ((se != AMDGPU_INFO_MMR_SE_INDEX_MASK && se >= 4) ||
+		    (sh != AMDGPU_INFO_MMR_SH_INDEX_MASK && sh >= 2) ||
+		    req->read_mmr_reg.count > 128)
+			return -EINVAL;
+		/*
+		 * The only register of the virtual part's allow list (amdgpu's
+		 * soc15/nv/soc21 *_allowed_read_registers, the value
+		 * gfx.config.gb_addr_config): GB_ADDR_CONFIG, dword 0x263e on
+		 * GC 9.4.2 (base 0x2000 + 0x63e) and GC 10.3/11 (0x1260 + 0x13de).
+		 * Any other offset is "unallowed": -EFAULT, as amdgpu.
+		 */
+		if (req->read_mmr_reg.count == 0)
+			return 0;
+		if (req->read_mmr_reg.dword_offset != 0x263e || req->read_mmr_reg.count != 1)
+			return -EFAULT;
+		return copy_out(out, size, &a->gb_addr_config, sizeof(u32));
+	}
+	case AMDGPU_INFO_DEV_INFO: {
+		struct drm_amdgpu_info_device *d;
+
+		d = kzalloc_obj(*d);
+		if (!d)
+			return -ENOMEM;
+		fill_dev_info(info, d);
+		ret = copy_out(out, size, d, sizeof(*d));
+		kfree(d);
+		return ret;
+	}
+	case AMDGPU_INFO_VRAM_LOST_COUNTER:
+		/* VRAM is never lost: the virtual GPU's resets keep it. */
+		return copy_out(out, size, &ui32, sizeof(ui32));
+	default:
+		/* Display, video, sensors, VBIOS, RAS, ...: not on this part. */
+		return -EINVAL;
+	}
+}
+
+/* amdgpu_ctx.c: amdgpu_ctx_priority_is_valid(). */
+static bool ctx_priority_is_valid(s32 prio)
+{
+	switch (prio) {
+	case AMDGPU_CTX_PRIORITY_VERY_LOW:
+	case AMDGPU_CTX_PRIORITY_LOW:
+	case AMDGPU_CTX_PRIORITY_NORMAL:
+	case AMDGPU_CTX_PRIORITY_HIGH:
+	case AMDGPU_CTX_PRIORITY_VERY_HIGH:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * amdgpu_ctx_ioctl(): a context is only an id here (no submission): alloc,
+ * free and the state queries, with amdgpu's checks and errnos.
+ */
+static int vgpu_ioctl_ctx(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	union drm_amdgpu_ctx *args = data;
+	struct vgpu_file *vf = file->driver_priv;
+	u32 id = args->in.ctx_id;
+	s32 prio = args->in.priority;
+	int ret;
+
+	if (!vf)
+		return -EINVAL;
+	/* Garbage priorities mean NORMAL, for backwards compatibility. */
+	if (!ctx_priority_is_valid(prio))
+		prio = AMDGPU_CTX_PRIORITY_NORMAL;
+
+	switch (args->in.op) {
+	case AMDGPU_CTX_OP_ALLOC_CTX:
+		if (args->in.flags)
+			return -EINVAL;
+		/* amdgpu_ctx_priority_permit() */
+		if (prio > AMDGPU_CTX_PRIORITY_NORMAL && !capable(CAP_SYS_NICE) &&
+		    !drm_is_current_master(file))
+			return -EACCES;
+		/* Any non-NULL entry; the id is what matters. */
+		ret = xa_alloc(&vf->ctxs, &id, xa_mk_value(0), xa_limit_32b, GFP_KERNEL);
+		if (ret)
+			return ret;
+		memset(&args->out, 0, sizeof(args->out));
+		args->out.alloc.ctx_id = id;
+		return 0;
+	case AMDGPU_CTX_OP_FREE_CTX:
+		if (args->in.flags)
+			return -EINVAL;
+		return xa_erase(&vf->ctxs, id) ? 0 : -EINVAL;
+	case AMDGPU_CTX_OP_QUERY_STATE:
+	case AMDGPU_CTX_OP_QUERY_STATE2:
+		if (args->in.flags)
+			return -EINVAL;
+		if (!xa_load(&vf->ctxs, id))
+			return -EINVAL;
+		/* No submission, so no hang, reset or lost VRAM to report. */
+		memset(&args->out, 0, sizeof(args->out));
+		return 0;
+	default:
+		/* Stable-pstate control: the virtual GPU has one clock level. */
+		return -EINVAL;
+	}
+}
+
 static const struct drm_ioctl_desc vgpu_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(AMDGPU_CTX, vgpu_ioctl_ctx, DRM_AUTH | DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(AMDGPU_INFO, vgpu_ioctl_info, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(AMDGPU_VGPU_ACCESS, vgpu_ioctl_access, DRM_RENDER_ALLOW),
 };
 
@@ -231,11 +657,17 @@ static const struct drm_driver vgpu_drm_driver = {
 	.fops = &vgpu_drm_fops,
 	.ioctls = vgpu_ioctls,
 	.num_ioctls = ARRAY_SIZE(vgpu_ioctls),
-	/* Not "amdgpu": it answers no DRM_IOCTL_AMDGPU_*, so say so. */
+	/*
+	 * Not "amdgpu": it answers amdgpu's INFO and CTX ioctls but takes no
+	 * command submission, so graphics drivers must not pick it up.  The
+	 * version is Linux 7.3's amdgpu's (KMS_DRIVER_MAJOR/MINOR/PATCHLEVEL):
+	 * libdrm_amdgpu's amdgpu_device_initialize() wants major 3, and the
+	 * ioctls answered are 3.64's.
+	 */
 	.name = "amdgpu_vgpu",
 	.desc = "Virtual AMD GPU for rkfd",
-	.major = 0,
-	.minor = 1,
+	.major = 3,
+	.minor = 64,
 	.patchlevel = 0,
 };
 
@@ -248,9 +680,9 @@ int vgpu_shim_file_vm(const struct vgpu_shim_dev *dev, struct file *file, void *
 		return -EINVAL;
 	fpriv = file->private_data;
 	if (fpriv->minor->dev != &dev->drm->drm ||
-	    fpriv->minor->type != DRM_MINOR_RENDER || !fpriv->driver_priv)
+	    fpriv->minor->type != DRM_MINOR_RENDER || !file_vm(fpriv))
 		return -EINVAL;
-	*vm = fpriv->driver_priv;
+	*vm = file_vm(fpriv);
 	return 0;
 }
 
@@ -456,7 +888,7 @@ int vgpu_shim_dev_create(const struct vgpu_shim_dev_info *info, void *gpu,
 
 	if (!ops || !ops->file_open || !ops->file_close || !ops->mmap || !ops->mem_page ||
 	    !ops->mem_access || !ops->mem_get || !ops->mem_put || !ops->vram_used ||
-	    !ops->throttle || !ops->gpu_access)
+	    !ops->gtt_used || !ops->clock_counter || !ops->throttle || !ops->gpu_access)
 		return -EINVAL;
 	dev = kzalloc_obj(*dev);
 	if (!dev)

@@ -23,6 +23,34 @@ struct vgpu_shim_dev;
 #define VGPU_SHIM_NAME_LEN 16
 #define VGPU_SHIM_VBIOS_LEN 32
 
+/*
+ * What the render node's amdgpu ioctls (DRM_IOCTL_AMDGPU_INFO) report
+ * besides struct vgpu_shim_dev_info: fixed properties of the part, each as
+ * amdgpu keeps it (the field comments name amdgpu's variable).  vgpu_shim.c
+ * builds the UAPI structs of <uapi/drm/amdgpu_drm.h> from them.
+ */
+struct vgpu_shim_amdgpu_info {
+	u32 family;			/* adev->family, AMDGPU_FAMILY_* */
+	u32 chip_rev;			/* adev->rev_id */
+	u32 external_rev;		/* adev->external_rev_id */
+	u32 pci_rev;			/* pdev->revision */
+	u32 gc_ip;			/* IP_VERSION_MAJ_MIN_REV(GC): maj << 16 | min << 8 | rev */
+	u32 sdma_ip;			/* the same of SDMA0 */
+	u32 num_shader_engines;		/* gfx.config.max_shader_engines */
+	u32 sh_per_se;			/* gfx.config.max_sh_per_se */
+	u32 cu_per_sh;			/* gfx.config.max_cu_per_sh */
+	u32 wave_front_size;		/* gfx.cu_info.wave_front_size */
+	u32 vram_type;			/* gmc.vram_type, AMDGPU_VRAM_TYPE_* */
+	u32 vram_bit_width;		/* gmc.vram_width */
+	u32 ce_ram_size;		/* gfx.ce_ram_size (0: no constant engine) */
+	u32 gb_addr_config;		/* gfx.config.gb_addr_config */
+	u32 mec_fw_version;		/* gfx.mec_fw_version (= mec2_fw_version) */
+	u32 sdma_fw_version;		/* sdma.instance[*].fw_version */
+	u32 num_sdma;			/* sdma.num_instances */
+	u32 apu;			/* AMD_IS_APU */
+	u64 gtt_size;			/* GTT manager size, bytes */
+};
+
 /* What the per-GPU devices show: fixed properties of the virtual part. */
 struct vgpu_shim_dev_info {
 	char name[VGPU_SHIM_NAME_LEN];		/* parent device, "0000:c1:00.0" */
@@ -37,6 +65,7 @@ struct vgpu_shim_dev_info {
 	u32 vddgfx_mv;				/* hwmon in0 (vddgfx), mV */
 	u32 power_avg_uw;			/* hwmon power1_average, µW */
 	u32 power_cap_uw;			/* hwmon power1_cap, µW */
+	struct vgpu_shim_amdgpu_info amdgpu;	/* DRM_IOCTL_AMDGPU_INFO */
 };
 
 /*
@@ -44,7 +73,9 @@ struct vgpu_shim_dev_info {
  * vgpu_shim_dev_create() was given; a file's state (*@vm, its driver_priv)
  * comes from @file_open and goes back in @file_close; a VMA's memory
  * object (*@mem, its vm_private_data) holds one reference per VMA
- * (@mmap, @mem_get) given back by @mem_put.
+ * (@mmap, @mem_get) given back by @mem_put.  @vram_used and @gtt_used are
+ * bytes in use (sysfs, AMDGPU_INFO), @clock_counter the GPU's 100 MHz
+ * clock (AMDGPU_INFO_TIMESTAMP).
  */
 struct vgpu_shim_ops {
 	int (*file_open)(void *gpu, void **vm);
@@ -55,6 +86,8 @@ struct vgpu_shim_ops {
 	void (*mem_get)(void *mem);
 	void (*mem_put)(void *mem);
 	u64 (*vram_used)(void *gpu);
+	u64 (*gtt_used)(void *gpu);
+	u64 (*clock_counter)(void *gpu);
 	void (*throttle)(void *gpu, u64 bitmask);
 	int (*gpu_access)(void *vm, u64 va, u64 size, u64 buf, bool write, u32 *faults);
 };

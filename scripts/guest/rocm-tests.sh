@@ -6,7 +6,8 @@
 # right ISA; ROCr 5.2.3 knows gfx90a and gfx1030 but drops gfx11xx silently,
 # so for gfx11 nodes the agent must be absent (those profiles are checked at
 # the libhsakmt/ioctl level instead).  rocminfo must exit 0 (hsa_shut_down
-# returned) and list the CPU agent; rocm-smi must print a row per GPU.
+# returned), list the CPU agent and print no libdrm_amdgpu complaint about
+# a render node; rocm-smi must print a row per GPU.
 # Prints "rocm: N passed, N failed".
 set -u
 pass=0 fail=0
@@ -35,6 +36,11 @@ rc=$?
 echo "# rocminfo took $(( $(date +%s) - start )) s"
 check "rocminfo exits 0 (got $rc)" test $rc = 0
 check "rocminfo lists a CPU agent" grep -q 'Device Type: *CPU' "$out"
+# libhsakmt opens every render node with libdrm_amdgpu's
+# amdgpu_device_initialize(), which must accept the virtual GPU's DRM
+# driver (version 3.x, its INFO queries): no complaint of it on stderr.
+check "libdrm_amdgpu initializes every render node (no amdgpu_device_initialize message)" \
+	bash -c "! grep -E 'amdgpu_device_initialize|DRM version is|amdgpu_query_' '$out'"
 for n in "${gpus[@]}"; do
 	t=$(target_of "$n")
 	case "$t" in

@@ -55,8 +55,14 @@ pub(crate) trait RenderNode: Send + Sync + 'static {
     /// reach this way) makes the access fail with `-EIO`, as TTM answers.
     fn mem_access(mem: &Self::Mem, offset: u64, buf: &mut [u8], write: bool) -> Result;
 
-    /// sysfs `mem_info_vram_used`, bytes.
+    /// sysfs `mem_info_vram_used` and `AMDGPU_INFO_VRAM_USAGE`, bytes.
     fn vram_used(&self) -> u64;
+
+    /// `AMDGPU_INFO_GTT_USAGE`, bytes.
+    fn gtt_used(&self) -> u64;
+
+    /// `AMDGPU_INFO_TIMESTAMP`: the GPU's clock counter.
+    fn clock_counter(&self) -> u64;
 
     /// hwmon `vgpu_throttle` (write): a thermal throttling interrupt with
     /// throttler bitmask `bitmask`.
@@ -67,6 +73,50 @@ pub(crate) trait RenderNode: Send + Sync + 'static {
     /// into the user buffer `buf`, raising retry faults; `faults` counts
     /// them.
     fn gpu_access(file: ArcBorrow<'_, Self::File>, va: u64, size: u64, buf: u64, write: bool, faults: &mut u32) -> Result;
+}
+
+/// What the render node's `DRM_IOCTL_AMDGPU_INFO` reports besides
+/// [`DeviceInfo`] (`struct vgpu_shim_amdgpu_info`; each field is the
+/// amdgpu variable the header names).
+pub(crate) struct AmdgpuInfo {
+    /// `AMDGPU_FAMILY_*`.
+    pub(crate) family: u32,
+    /// `adev->rev_id`.
+    pub(crate) chip_rev: u32,
+    /// `adev->external_rev_id`.
+    pub(crate) external_rev: u32,
+    /// PCI revision ID.
+    pub(crate) pci_rev: u32,
+    /// GC IP version, `major << 16 | minor << 8 | revision`.
+    pub(crate) gc_ip: u32,
+    /// SDMA0 IP version, packed as `gc_ip`.
+    pub(crate) sdma_ip: u32,
+    /// Shader engines.
+    pub(crate) num_shader_engines: u32,
+    /// Shader arrays per engine.
+    pub(crate) sh_per_se: u32,
+    /// CUs per shader array.
+    pub(crate) cu_per_sh: u32,
+    /// Wavefront size.
+    pub(crate) wave_front_size: u32,
+    /// `AMDGPU_VRAM_TYPE_*`.
+    pub(crate) vram_type: u32,
+    /// Memory bus width, bits.
+    pub(crate) vram_bit_width: u32,
+    /// Constant-engine RAM, bytes (0: none).
+    pub(crate) ce_ram_size: u32,
+    /// `GB_ADDR_CONFIG`.
+    pub(crate) gb_addr_config: u32,
+    /// MEC firmware version.
+    pub(crate) mec_fw_version: u32,
+    /// SDMA firmware version (every instance).
+    pub(crate) sdma_fw_version: u32,
+    /// SDMA instances.
+    pub(crate) num_sdma: u32,
+    /// An APU.
+    pub(crate) apu: bool,
+    /// GTT size, bytes.
+    pub(crate) gtt_size: u64,
 }
 
 /// The properties the per-GPU devices show (`struct vgpu_shim_dev_info`).
@@ -95,6 +145,8 @@ pub(crate) struct DeviceInfo<'a> {
     pub(crate) power_avg_uw: u32,
     /// hwmon `power1_cap`, µW.
     pub(crate) power_cap_uw: u32,
+    /// The render node's amdgpu facts.
+    pub(crate) amdgpu: AmdgpuInfo,
 }
 
 /// One GPU's devices in C: a faux device named like a PCI function with
@@ -139,6 +191,27 @@ impl<T: RenderNode> Devices<T> {
             vddgfx_mv: info.vddgfx_mv,
             power_avg_uw: info.power_avg_uw,
             power_cap_uw: info.power_cap_uw,
+            amdgpu: shim::vgpu_shim_amdgpu_info {
+                family: info.amdgpu.family,
+                chip_rev: info.amdgpu.chip_rev,
+                external_rev: info.amdgpu.external_rev,
+                pci_rev: info.amdgpu.pci_rev,
+                gc_ip: info.amdgpu.gc_ip,
+                sdma_ip: info.amdgpu.sdma_ip,
+                num_shader_engines: info.amdgpu.num_shader_engines,
+                sh_per_se: info.amdgpu.sh_per_se,
+                cu_per_sh: info.amdgpu.cu_per_sh,
+                wave_front_size: info.amdgpu.wave_front_size,
+                vram_type: info.amdgpu.vram_type,
+                vram_bit_width: info.amdgpu.vram_bit_width,
+                ce_ram_size: info.amdgpu.ce_ram_size,
+                gb_addr_config: info.amdgpu.gb_addr_config,
+                mec_fw_version: info.amdgpu.mec_fw_version,
+                sdma_fw_version: info.amdgpu.sdma_fw_version,
+                num_sdma: info.amdgpu.num_sdma,
+                apu: u32::from(info.amdgpu.apu),
+                gtt_size: info.amdgpu.gtt_size,
+            },
             ..Default::default()
         };
         copy_str(&mut raw.name, info.name.to_bytes());
@@ -218,6 +291,8 @@ impl<T: RenderNode> RenderNodeOps<T> {
         mem_get: Some(Self::mem_get),
         mem_put: Some(Self::mem_put),
         vram_used: Some(Self::vram_used),
+        gtt_used: Some(Self::gtt_used),
+        clock_counter: Some(Self::clock_counter),
         throttle: Some(Self::throttle),
         gpu_access: Some(Self::gpu_access),
     };
@@ -355,6 +430,28 @@ impl<T: RenderNode> RenderNodeOps<T> {
         // SAFETY: The caller's requirement.
         let gpu = unsafe { Self::gpu(gpu) };
         gpu.vram_used()
+    }
+
+    /// `AMDGPU_INFO_GTT_USAGE`.
+    ///
+    /// # Safety
+    ///
+    /// `gpu` is the pointer live devices were created with.
+    unsafe extern "C" fn gtt_used(gpu: *mut c_void) -> u64 {
+        // SAFETY: The caller's requirement.
+        let gpu = unsafe { Self::gpu(gpu) };
+        gpu.gtt_used()
+    }
+
+    /// `AMDGPU_INFO_TIMESTAMP`.
+    ///
+    /// # Safety
+    ///
+    /// `gpu` is the pointer live devices were created with.
+    unsafe extern "C" fn clock_counter(gpu: *mut c_void) -> u64 {
+        // SAFETY: The caller's requirement.
+        let gpu = unsafe { Self::gpu(gpu) };
+        gpu.clock_counter()
     }
 
     /// hwmon `vgpu_throttle` (write).

@@ -17,6 +17,29 @@ pub struct vgpu_shim_dev {
 }
 #[repr(C)]
 #[derive(Default, Copy, Clone)]
+pub struct vgpu_shim_amdgpu_info {
+    pub family: kernel::ffi::c_uint,
+    pub chip_rev: kernel::ffi::c_uint,
+    pub external_rev: kernel::ffi::c_uint,
+    pub pci_rev: kernel::ffi::c_uint,
+    pub gc_ip: kernel::ffi::c_uint,
+    pub sdma_ip: kernel::ffi::c_uint,
+    pub num_shader_engines: kernel::ffi::c_uint,
+    pub sh_per_se: kernel::ffi::c_uint,
+    pub cu_per_sh: kernel::ffi::c_uint,
+    pub wave_front_size: kernel::ffi::c_uint,
+    pub vram_type: kernel::ffi::c_uint,
+    pub vram_bit_width: kernel::ffi::c_uint,
+    pub ce_ram_size: kernel::ffi::c_uint,
+    pub gb_addr_config: kernel::ffi::c_uint,
+    pub mec_fw_version: kernel::ffi::c_uint,
+    pub sdma_fw_version: kernel::ffi::c_uint,
+    pub num_sdma: kernel::ffi::c_uint,
+    pub apu: kernel::ffi::c_uint,
+    pub gtt_size: kernel::ffi::c_ulonglong,
+}
+#[repr(C)]
+#[derive(Default, Copy, Clone)]
 pub struct vgpu_shim_dev_info {
     pub name: [kernel::ffi::c_char; 16usize],
     pub vbios_version: [kernel::ffi::c_char; 32usize],
@@ -30,6 +53,7 @@ pub struct vgpu_shim_dev_info {
     pub vddgfx_mv: kernel::ffi::c_uint,
     pub power_avg_uw: kernel::ffi::c_uint,
     pub power_cap_uw: kernel::ffi::c_uint,
+    pub amdgpu: vgpu_shim_amdgpu_info,
 }
 #[repr(C)]
 #[derive(Default, Copy, Clone)]
@@ -73,6 +97,12 @@ pub struct vgpu_shim_ops {
         unsafe extern "C" fn(mem: *mut kernel::ffi::c_void),
     >,
     pub vram_used: ::core::option::Option<
+        unsafe extern "C" fn(gpu: *mut kernel::ffi::c_void) -> kernel::ffi::c_ulonglong,
+    >,
+    pub gtt_used: ::core::option::Option<
+        unsafe extern "C" fn(gpu: *mut kernel::ffi::c_void) -> kernel::ffi::c_ulonglong,
+    >,
+    pub clock_counter: ::core::option::Option<
         unsafe extern "C" fn(gpu: *mut kernel::ffi::c_void) -> kernel::ffi::c_ulonglong,
     >,
     pub throttle: ::core::option::Option<

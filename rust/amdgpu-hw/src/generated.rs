@@ -58,3 +58,9 @@ pub mod kfd_int_process_v10;
 #[expect(non_camel_case_types)]
 #[path = "generated/kfd_int_process_v11.rs"]
 pub mod kfd_int_process_v11;
+/// `include/uapi/drm/amdgpu_drm.h`: the amdgpu DRM UAPI (what the virtual
+/// GPU's render node answers: INFO queries, contexts).
+#[expect(non_camel_case_types)]
+#[allow(clippy::all, reason = "bindgen output")]
+#[path = "generated/amdgpu_drm.rs"]
+pub mod amdgpu_drm;

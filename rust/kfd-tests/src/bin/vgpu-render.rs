@@ -6,6 +6,7 @@
 //! mapping memory objects.  Run inside the test VM with rkfd and amdgpu
 //! loaded; an optional argument filters tests by name.
 
+use amdgpu_hw::generated::amdgpu_drm as drm;
 use kfd_tests::harness::{ensure, ensure_eq, expect_errno, expect_ok, read_trimmed as read, Check, Harness};
 use kfd_tests::ops::{alloc, free, in_child, map};
 use kfd_tests::kfd::{errno_name, ioctl_fd, Kfd};
@@ -251,9 +252,421 @@ fn render_node_is_drm(card: &Card) -> Check {
         .map_err(|e| format!("DRM_IOCTL_VERSION: {}", errno_name(e)))?;
     let n = v.name_len.min(name.len());
     ensure_eq(&name[..n], b"amdgpu_vgpu".as_slice(), "DRM driver name")?;
-    // A driver ioctl it does not have.
-    let r = ioctl_fd(fd.0, (3 << 30) | (8 << 16) | (b'd' as u32) << 8 | 0x40, 0);
+    // Linux 7.3 amdgpu's KMS_DRIVER_MAJOR.MINOR.PATCHLEVEL: libdrm_amdgpu
+    // refuses any major but 3.
+    ensure_eq(
+        (v.major, v.minor, v.patchlevel),
+        (3, 64, 0),
+        "DRM driver version",
+    )?;
+    // A driver ioctl number with no handler.
+    let r = ioctl_fd(fd.0, (3 << 30) | (8 << 16) | (b'd' as u32) << 8 | 0x7f, 0);
     ensure(r.is_err(), "an unknown driver ioctl succeeded")
+}
+
+// ---------------------------------------------------------------------------
+// amdgpu's DRM UAPI on the render node (INFO queries, contexts).
+
+/// `DRM_IOW(DRM_COMMAND_BASE + nr, T)`.
+const fn drm_iow<T>(nr: u32) -> u32 {
+    (1 << 30) | ((std::mem::size_of::<T>() as u32) << 16) | (b'd' as u32) << 8 | (0x40 + nr)
+}
+
+/// `DRM_IOWR(DRM_COMMAND_BASE + nr, T)`.
+const fn drm_iowr<T>(nr: u32) -> u32 {
+    (3 << 30) | ((std::mem::size_of::<T>() as u32) << 16) | (b'd' as u32) << 8 | (0x40 + nr)
+}
+
+const IOCTL_AMDGPU_INFO: u32 = drm_iow::<drm::drm_amdgpu_info>(drm::DRM_AMDGPU_INFO);
+const IOCTL_AMDGPU_CTX: u32 = drm_iowr::<drm::drm_amdgpu_ctx>(drm::DRM_AMDGPU_CTX);
+
+/// A plain-old-data UAPI struct (every bit pattern valid).
+trait Pod: Default + Copy {}
+impl Pod for u32 {}
+impl Pod for u64 {}
+impl Pod for drm::drm_amdgpu_info_device {}
+impl Pod for drm::drm_amdgpu_info_hw_ip {}
+impl Pod for drm::drm_amdgpu_info_firmware {}
+impl Pod for drm::drm_amdgpu_info_vram_gtt {}
+impl Pod for drm::drm_amdgpu_memory_info {}
+
+/// `DRM_IOCTL_AMDGPU_INFO` with `req` (its return pointer and size set
+/// here to `T`'s).
+fn info<T: Pod>(fd: &Fd, mut req: drm::drm_amdgpu_info) -> Result<T, i32> {
+    let mut out = T::default();
+    req.return_pointer = &mut out as *mut T as u64;
+    req.return_size = std::mem::size_of::<T>() as u32;
+    ioctl_fd(fd.0, IOCTL_AMDGPU_INFO, &mut req as *mut _ as usize)?;
+    Ok(out)
+}
+
+fn query(q: u32) -> drm::drm_amdgpu_info {
+    drm::drm_amdgpu_info {
+        query: q,
+        ..Default::default()
+    }
+}
+
+fn hw_ip_query(q: u32, ty: u32, inst: u32) -> drm::drm_amdgpu_info {
+    let mut r = query(q);
+    r.__bindgen_anon_1.query_hw_ip = drm::drm_amdgpu_info__bindgen_ty_1__bindgen_ty_2 {
+        type_: ty,
+        ip_instance: inst,
+    };
+    r
+}
+
+fn fw_query(fw_type: u32, ip_instance: u32, index: u32) -> drm::drm_amdgpu_info {
+    let mut r = query(drm::AMDGPU_INFO_FW_VERSION);
+    r.__bindgen_anon_1.query_fw = drm::drm_amdgpu_query_fw {
+        fw_type,
+        ip_instance,
+        index,
+        _pad: 0,
+    };
+    r
+}
+
+fn mmr_query(dword_offset: u32, count: u32, instance: u32) -> drm::drm_amdgpu_info {
+    let mut r = query(drm::AMDGPU_INFO_READ_MMR_REG);
+    r.__bindgen_anon_1.read_mmr_reg = drm::drm_amdgpu_info__bindgen_ty_1__bindgen_ty_3 {
+        dword_offset,
+        count,
+        instance,
+        flags: 0,
+    };
+    r
+}
+
+/// The KFD topology node of `card` (by `drm_render_minor`): its
+/// `properties` and its first memory bank's.
+struct Topo {
+    props: std::collections::HashMap<String, u64>,
+    bank: std::collections::HashMap<String, u64>,
+}
+
+fn parse_props(path: &Path) -> Result<std::collections::HashMap<String, u64>, String> {
+    Ok(read(path)?
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            Some((w.next()?.to_string(), w.next()?.parse().ok()?))
+        })
+        .collect())
+}
+
+impl Topo {
+    fn of(card: &Card) -> Result<Topo, String> {
+        let nodes = Path::new("/sys/class/kfd/kfd/topology/nodes");
+        for e in fs::read_dir(nodes).map_err(|e| format!("{}: {e}", nodes.display()))? {
+            let dir = e.map_err(|e| e.to_string())?.path();
+            let props = parse_props(&dir.join("properties"))?;
+            if props.get("drm_render_minor") == Some(&u64::from(card.render_minor)) {
+                let bank = parse_props(&dir.join("mem_banks/0/properties"))?;
+                return Ok(Topo { props, bank });
+            }
+        }
+        Err(format!("no topology node with drm_render_minor {}", card.render_minor))
+    }
+
+    fn get(&self, k: &str) -> Result<u64, String> {
+        self.props.get(k).copied().ok_or(format!("topology: no {k}"))
+    }
+}
+
+/// The amdgpu family and external revision range (Mesa's
+/// `ac_gpu_info.c` / `amdgpu_asic_addr.h` ranges) of a gfx target.
+fn family_of(target: u64) -> Option<(u32, std::ops::Range<u32>)> {
+    match target {
+        90010 => Some((drm::AMDGPU_FAMILY_AI, 0x3c..0x100)),
+        100300 => Some((drm::AMDGPU_FAMILY_NV, 0x28..0x32)),
+        110000 => Some((drm::AMDGPU_FAMILY_GC_11_0_0, 0x01..0x10)),
+        110003 => Some((drm::AMDGPU_FAMILY_GC_11_0_1, 0x01..0x10)),
+        _ => None,
+    }
+}
+
+fn amdgpu_info_dev_info(card: &Card) -> Check {
+    let fd = Fd::open(&render_path(card))?;
+    let t = Topo::of(card)?;
+    let accel: u32 = info(&fd, query(drm::AMDGPU_INFO_ACCEL_WORKING))
+        .map_err(|e| format!("ACCEL_WORKING: {}", errno_name(e)))?;
+    ensure_eq(accel, 1, "ACCEL_WORKING")?;
+    let d: drm::drm_amdgpu_info_device = info(&fd, query(drm::AMDGPU_INFO_DEV_INFO))
+        .map_err(|e| format!("DEV_INFO: {}", errno_name(e)))?;
+    ensure_eq(u64::from(d.device_id), t.get("device_id")?, "device_id vs topology")?;
+    let target = t.get("gfx_target_version")?;
+    let (family, ext) = family_of(target).ok_or(format!("unknown target {target}"))?;
+    ensure_eq(d.family, family, "family")?;
+    ensure(ext.contains(&d.external_rev), format!("external_rev {:#x} not in {ext:?}", d.external_rev))?;
+    let sh = t.get("simd_arrays_per_engine")?;
+    ensure_eq(u64::from(d.num_shader_arrays_per_engine), sh, "shader arrays per engine")?;
+    ensure_eq(u64::from(d.num_shader_engines), t.get("array_count")? / sh, "shader engines")?;
+    ensure_eq(u64::from(d.num_cu_per_sh), t.get("cu_per_simd_array")?, "CUs per SH")?;
+    let cus = t.get("simd_count")? / t.get("simd_per_cu")?;
+    ensure_eq(u64::from(d.cu_active_number), cus, "cu_active_number vs topology")?;
+    let bits: u32 = d.cu_bitmap.iter().flatten().map(|b| b.count_ones()).sum();
+    ensure_eq(u64::from(bits), cus, "CUs in cu_bitmap")?;
+    ensure(d.cu_ao_mask != 0, "cu_ao_mask 0")?;
+    ensure_eq(u64::from(d.wave_front_size), t.get("wave_front_size")?, "wave_front_size")?;
+    ensure_eq(d.max_engine_clock, t.get("max_engine_clk_fcompute")? * 1000, "max_engine_clock kHz")?;
+    ensure_eq(
+        Some(d.max_memory_clock),
+        t.bank.get("mem_clk_max").map(|m| m * 1000),
+        "max_memory_clock kHz vs memory bank mem_clk_max",
+    )?;
+    ensure(d.min_engine_clock <= d.max_engine_clock, "min engine clock above max")?;
+    ensure_eq(
+        u64::from(d.vram_bit_width),
+        t.bank.get("width").copied().unwrap_or(0),
+        "vram_bit_width vs memory bank width",
+    )?;
+    // The 100 MHz RLC clock (AMDGPU_INFO_TIMESTAMP's), in kHz.
+    ensure_eq(d.gpu_counter_freq, 100_000, "gpu_counter_freq")?;
+    // What libdrm builds its VA managers from: a 48-bit VM with the hole.
+    ensure_eq(
+        (d.virtual_address_offset, d.virtual_address_max, d.high_va_offset),
+        (0x1_0000, 0x8000_0000_0000, 0xffff_8000_0000_0000),
+        "VA layout",
+    )?;
+    ensure(
+        d.high_va_max > d.high_va_offset && d.virtual_address_alignment == 4096 && d.gart_page_size == 4096,
+        "VA sizes",
+    )?;
+    let apu = d.ids_flags & u64::from(drm::AMDGPU_IDS_FLAGS_FUSION) != 0;
+    ensure_eq(apu, target == 110003, "AMDGPU_IDS_FLAGS_FUSION (APU)")?;
+    ensure_eq(
+        d.device_id,
+        u32::from_str_radix(read(card.device.join("device"))?.trim_start_matches("0x"), 16)
+            .map_err(|e| e.to_string())?,
+        "device_id vs sysfs",
+    )?;
+    // A short return buffer gets only its bytes.
+    let mut two = [0u32, 0xdead_beef];
+    let mut req = query(drm::AMDGPU_INFO_DEV_INFO);
+    req.return_pointer = two.as_mut_ptr() as u64;
+    req.return_size = 4;
+    expect_ok(ioctl_fd(fd.0, IOCTL_AMDGPU_INFO, &mut req as *mut _ as usize), "DEV_INFO of 4 bytes")?;
+    ensure_eq(two, [d.device_id, 0xdead_beef], "4-byte DEV_INFO")?;
+    // GB_ADDR_CONFIG through the register read libdrm makes, and what
+    // libdrm reads before it (the device_initialize sequence).
+    let gb: u32 = info(&fd, mmr_query(0x263e, 1, 0xffff_ffff))
+        .map_err(|e| format!("READ_MMR_REG GB_ADDR_CONFIG: {}", errno_name(e)))?;
+    ensure(gb != 0, "GB_ADDR_CONFIG 0")?;
+    expect_errno(info::<u32>(&fd, mmr_query(0x2640, 1, 0xffff_ffff)), libc::EFAULT, "unallowed register")?;
+    expect_errno(info::<u64>(&fd, mmr_query(0x263e, 2, 0xffff_ffff)), libc::EFAULT, "register run past GB_ADDR_CONFIG")?;
+    expect_errno(info::<u32>(&fd, mmr_query(0x263e, 129, 0xffff_ffff)), libc::EINVAL, "129 registers")?;
+    expect_errno(info::<u32>(&fd, mmr_query(0x263e, 1, 7)), libc::EINVAL, "SE index 7")
+}
+
+fn amdgpu_info_memory(card: &Card) -> Check {
+    let fd = Fd::open(&render_path(card))?;
+    let t = Topo::of(card)?;
+    let total: u64 = read(card.device.join("mem_info_vram_total"))?.parse().map_err(|e| format!("{e}"))?;
+    ensure_eq(
+        t.bank.get("size_in_bytes").copied(),
+        Some(total),
+        "topology VRAM bank vs mem_info_vram_total",
+    )?;
+    let vg: drm::drm_amdgpu_info_vram_gtt = info(&fd, query(drm::AMDGPU_INFO_VRAM_GTT))
+        .map_err(|e| format!("VRAM_GTT: {}", errno_name(e)))?;
+    ensure_eq(vg.vram_size, total, "VRAM_GTT vram_size")?;
+    ensure_eq(vg.vram_cpu_accessible_size, total, "VRAM_GTT visible")?;
+    ensure(vg.gtt_size > 0, "GTT size 0")?;
+    let m: drm::drm_amdgpu_memory_info = info(&fd, query(drm::AMDGPU_INFO_MEMORY))
+        .map_err(|e| format!("MEMORY: {}", errno_name(e)))?;
+    ensure_eq(m.vram.total_heap_size, total, "MEMORY vram total")?;
+    ensure_eq(m.gtt.total_heap_size, vg.gtt_size, "MEMORY gtt total")?;
+    ensure(m.vram.heap_usage <= total && m.vram.max_allocation == total * 3 / 4, "MEMORY vram usage/max")?;
+    let used: u64 = read(card.device.join("mem_info_vram_used"))?.parse().map_err(|e| format!("{e}"))?;
+    let usage: u64 = info(&fd, query(drm::AMDGPU_INFO_VRAM_USAGE))
+        .map_err(|e| format!("VRAM_USAGE: {}", errno_name(e)))?;
+    ensure_eq(usage, used, "VRAM_USAGE vs mem_info_vram_used")?;
+    let gtt: u64 = info(&fd, query(drm::AMDGPU_INFO_GTT_USAGE))
+        .map_err(|e| format!("GTT_USAGE: {}", errno_name(e)))?;
+    ensure(gtt <= vg.gtt_size, "GTT usage above size")?;
+    let t0: u64 = info(&fd, query(drm::AMDGPU_INFO_TIMESTAMP)).map_err(|e| format!("TIMESTAMP: {}", errno_name(e)))?;
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let t1: u64 = info(&fd, query(drm::AMDGPU_INFO_TIMESTAMP)).map_err(|e| format!("TIMESTAMP: {}", errno_name(e)))?;
+    ensure(t1 >= t0 + 100_000, format!("TIMESTAMP {t0} -> {t1} over 2 ms at 100 MHz"))
+}
+
+fn amdgpu_info_hw_ip_and_firmware(card: &Card) -> Check {
+    let fd = Fd::open(&render_path(card))?;
+    let t = Topo::of(card)?;
+    let target = t.get("gfx_target_version")?;
+    let count = |ty| info::<u32>(&fd, hw_ip_query(drm::AMDGPU_INFO_HW_IP_COUNT, ty, 0));
+    ensure_eq(count(drm::AMDGPU_HW_IP_GFX), Ok(1), "HW_IP_COUNT GFX")?;
+    ensure_eq(count(drm::AMDGPU_HW_IP_COMPUTE), Ok(1), "HW_IP_COUNT COMPUTE")?;
+    let sdma = t.get("num_sdma_engines")? + t.get("num_sdma_xgmi_engines")?;
+    ensure_eq(count(drm::AMDGPU_HW_IP_DMA).map(u64::from), Ok(sdma), "HW_IP_COUNT DMA vs topology SDMA engines")?;
+    expect_errno(count(drm::AMDGPU_HW_IP_VCN_DEC), libc::EINVAL, "HW_IP_COUNT of an absent block")?;
+    let ip = |ty, inst| info::<drm::drm_amdgpu_info_hw_ip>(&fd, hw_ip_query(drm::AMDGPU_INFO_HW_IP_INFO, ty, inst));
+    let c = ip(drm::AMDGPU_HW_IP_COMPUTE, 0).map_err(|e| format!("HW_IP_INFO COMPUTE: {}", errno_name(e)))?;
+    ensure_eq(u64::from(c.hw_ip_version_major), target / 10000, "COMPUTE IP major vs gfx target")?;
+    ensure_eq(u64::from(c.ip_discovery_version >> 16), target / 10000, "GC IP discovery major")?;
+    ensure_eq((c.ib_start_alignment, c.ib_size_alignment), (32, 32), "COMPUTE IB alignment")?;
+    let dma = ip(drm::AMDGPU_HW_IP_DMA, 0).map_err(|e| format!("HW_IP_INFO DMA: {}", errno_name(e)))?;
+    ensure_eq((dma.ib_start_alignment, dma.ib_size_alignment), (256, 4), "DMA IB alignment")?;
+    ensure(dma.hw_ip_version_major >= 4, "SDMA major")?;
+    let vcn = ip(drm::AMDGPU_HW_IP_VCN_DEC, 0).map_err(|e| format!("HW_IP_INFO VCN: {}", errno_name(e)))?;
+    ensure_eq(vcn.hw_ip_version_major, 0, "absent block's HW_IP_INFO is zero")?;
+    expect_errno(ip(0x77, 0), libc::EINVAL, "HW_IP_INFO of an unknown type")?;
+    expect_errno(ip(drm::AMDGPU_HW_IP_GFX, 99), libc::EINVAL, "HW_IP_INFO instance 99")?;
+
+    let fw = |ty, inst, idx| info::<drm::drm_amdgpu_info_firmware>(&fd, fw_query(ty, inst, idx));
+    let mec = fw(drm::AMDGPU_INFO_FW_GFX_MEC, 0, 0).map_err(|e| format!("FW MEC: {}", errno_name(e)))?;
+    ensure_eq(u64::from(mec.ver), t.get("fw_version")?, "MEC firmware vs topology fw_version")?;
+    let mec2 = fw(drm::AMDGPU_INFO_FW_GFX_MEC, 0, 1).map_err(|e| format!("FW MEC2: {}", errno_name(e)))?;
+    ensure_eq(mec2.ver, mec.ver, "MEC2 firmware")?;
+    expect_errno(fw(drm::AMDGPU_INFO_FW_GFX_MEC, 0, 2), libc::EINVAL, "FW MEC index 2")?;
+    let s0 = fw(drm::AMDGPU_INFO_FW_SDMA, 0, 0).map_err(|e| format!("FW SDMA: {}", errno_name(e)))?;
+    ensure_eq(u64::from(s0.ver), t.get("sdma_fw_version")?, "SDMA firmware vs topology sdma_fw_version")?;
+    expect_errno(fw(drm::AMDGPU_INFO_FW_SDMA, 0, sdma as u32), libc::EINVAL, "FW SDMA past the last instance")?;
+    expect_errno(fw(drm::AMDGPU_INFO_FW_GFX_MEC, 1, 0), libc::EINVAL, "FW ip_instance 1")?;
+    expect_errno(fw(0x77, 0, 0), libc::EINVAL, "FW unknown type")?;
+    // Firmware the virtual GPU has no readout of: 0, as amdgpu for firmware not loaded.
+    ensure_eq(fw(drm::AMDGPU_INFO_FW_GFX_ME, 0, 0).map(|f| f.ver), Ok(0), "FW ME")
+}
+
+fn amdgpu_info_refuses_bad_requests(card: &Card) -> Check {
+    let fd = Fd::open(&render_path(card))?;
+    // Queries for what the part lacks (display, sensors, VBIOS, video) and
+    // numbers amdgpu does not know: EINVAL, as amdgpu.
+    for q in [
+        drm::AMDGPU_INFO_CRTC_FROM_ID,
+        drm::AMDGPU_INFO_SENSOR,
+        drm::AMDGPU_INFO_VBIOS,
+        drm::AMDGPU_INFO_VIDEO_CAPS,
+        drm::AMDGPU_INFO_RAS_ENABLED_FEATURES,
+        0x99,
+    ] {
+        expect_errno(info::<u64>(&fd, query(q)), libc::EINVAL, &format!("query {q:#x}"))?;
+    }
+    // No return buffer, or no size: EINVAL; a bad return pointer: EFAULT.
+    let mut out = 0u32;
+    let mut req = query(drm::AMDGPU_INFO_ACCEL_WORKING);
+    req.return_size = 4;
+    expect_errno(ioctl_fd(fd.0, IOCTL_AMDGPU_INFO, &mut req as *mut _ as usize), libc::EINVAL, "null return pointer")?;
+    req.return_pointer = &mut out as *mut u32 as u64;
+    req.return_size = 0;
+    expect_errno(ioctl_fd(fd.0, IOCTL_AMDGPU_INFO, &mut req as *mut _ as usize), libc::EINVAL, "return size 0")?;
+    req.return_pointer = 8;
+    req.return_size = 4;
+    expect_errno(ioctl_fd(fd.0, IOCTL_AMDGPU_INFO, &mut req as *mut _ as usize), libc::EFAULT, "return pointer 8")?;
+    let mut req = query(drm::AMDGPU_INFO_DEV_INFO);
+    req.return_pointer = 0x1000;
+    req.return_size = 4096;
+    expect_errno(ioctl_fd(fd.0, IOCTL_AMDGPU_INFO, &mut req as *mut _ as usize), libc::EFAULT, "DEV_INFO to 0x1000")?;
+    // The request itself unreadable.
+    expect_errno(ioctl_fd(fd.0, IOCTL_AMDGPU_INFO, 8), libc::EFAULT, "request at address 8")?;
+    // amdgpu ioctls the render node does not answer (command submission,
+    // GEM, VA): EINVAL, DRM's answer for a number with no handler.
+    for nr in [drm::DRM_AMDGPU_GEM_CREATE, drm::DRM_AMDGPU_CS, drm::DRM_AMDGPU_GEM_VA] {
+        let mut buf = [0u64; 16];
+        expect_errno(
+            ioctl_fd(fd.0, (3 << 30) | (32 << 16) | (b'd' as u32) << 8 | (0x40 + nr), buf.as_mut_ptr() as usize),
+            libc::EINVAL,
+            &format!("amdgpu ioctl {nr:#x}"),
+        )?;
+    }
+    Ok(())
+}
+
+fn ctx(fd: &Fd, op: u32, flags: u32, ctx_id: u32, priority: i32) -> Result<drm::drm_amdgpu_ctx, i32> {
+    let mut a = drm::drm_amdgpu_ctx {
+        in_: drm::drm_amdgpu_ctx_in {
+            op,
+            flags,
+            ctx_id,
+            priority,
+        },
+    };
+    ioctl_fd(fd.0, IOCTL_AMDGPU_CTX, &mut a as *mut _ as usize)?;
+    Ok(a)
+}
+
+fn amdgpu_ctx_ids(card: &Card) -> Check {
+    let fd = Fd::open(&render_path(card))?;
+    let alloc = |prio| {
+        ctx(&fd, drm::AMDGPU_CTX_OP_ALLOC_CTX, 0, 0, prio)
+            // SAFETY: The kernel wrote the `out` view of the union.
+            .map(|a| unsafe { a.out.alloc.ctx_id })
+    };
+    let a = alloc(drm::AMDGPU_CTX_PRIORITY_NORMAL as i32).map_err(|e| format!("ALLOC_CTX: {}", errno_name(e)))?;
+    // A garbage priority is NORMAL (amdgpu's backwards compatibility).
+    let b = alloc(12345).map_err(|e| format!("ALLOC_CTX prio 12345: {}", errno_name(e)))?;
+    ensure(a != 0 && b != 0 && a != b, format!("context ids {a} {b}"))?;
+    for op in [drm::AMDGPU_CTX_OP_QUERY_STATE, drm::AMDGPU_CTX_OP_QUERY_STATE2] {
+        let s = ctx(&fd, op, 0, a, 0).map_err(|e| format!("QUERY_STATE{op}: {}", errno_name(e)))?;
+        // SAFETY: The kernel wrote the `out` view of the union.
+        let st = unsafe { s.out.state };
+        ensure_eq((st.flags, st.hangs, st.reset_status), (0, 0, 0), "context state")?;
+    }
+    expect_errno(ctx(&fd, drm::AMDGPU_CTX_OP_ALLOC_CTX, 1, 0, 0), libc::EINVAL, "ALLOC_CTX flags 1")?;
+    expect_errno(ctx(&fd, drm::AMDGPU_CTX_OP_QUERY_STATE, 1, a, 0), libc::EINVAL, "QUERY_STATE flags 1")?;
+    expect_errno(ctx(&fd, 0x77, 0, a, 0), libc::EINVAL, "unknown op")?;
+    expect_errno(ctx(&fd, drm::AMDGPU_CTX_OP_GET_STABLE_PSTATE, 0, a, 0), libc::EINVAL, "GET_STABLE_PSTATE")?;
+    // Another file's contexts are not ours.
+    let other = Fd::open(&render_path(card))?;
+    expect_errno(ctx(&other, drm::AMDGPU_CTX_OP_FREE_CTX, 0, a, 0), libc::EINVAL, "FREE_CTX of another file's context")?;
+    expect_ok(ctx(&fd, drm::AMDGPU_CTX_OP_FREE_CTX, 0, a, 0), "FREE_CTX")?;
+    expect_errno(ctx(&fd, drm::AMDGPU_CTX_OP_FREE_CTX, 0, a, 0), libc::EINVAL, "FREE_CTX twice")?;
+    expect_errno(ctx(&fd, drm::AMDGPU_CTX_OP_QUERY_STATE, 0, a, 0), libc::EINVAL, "QUERY_STATE of a freed context")?;
+    expect_errno(ioctl_fd(fd.0, IOCTL_AMDGPU_CTX, 8), libc::EFAULT, "CTX request at address 8")?;
+    // `b` stays allocated: closing the file frees it (kmemleak would say).
+    Ok(())
+}
+
+/// libdrm_amdgpu itself (Debian's, what libhsakmt 5.2.3 calls for every
+/// render node): amdgpu_device_initialize() succeeds and reports 3.64 and
+/// the part's identity.
+fn libdrm_amdgpu_initializes(card: &Card) -> Check {
+    type Init = unsafe extern "C" fn(i32, *mut u32, *mut u32, *mut *mut libc::c_void) -> i32;
+    type Deinit = unsafe extern "C" fn(*mut libc::c_void) -> i32;
+    type GpuInfo = unsafe extern "C" fn(*mut libc::c_void, *mut u8) -> i32;
+    type Name = unsafe extern "C" fn(*mut libc::c_void) -> *const libc::c_char;
+    // SAFETY: dlopen/dlsym with NUL-terminated names; the library stays
+    // loaded (no dlclose) while its functions are used.
+    let lib = unsafe { libc::dlopen(c"libdrm_amdgpu.so.1".as_ptr(), libc::RTLD_NOW) };
+    ensure(!lib.is_null(), "dlopen libdrm_amdgpu.so.1")?;
+    let sym = |n: &std::ffi::CStr| -> Result<*mut libc::c_void, String> {
+        // SAFETY: As above.
+        let p = unsafe { libc::dlsym(lib, n.as_ptr()) };
+        if p.is_null() { Err(format!("dlsym {n:?}")) } else { Ok(p) }
+    };
+    // SAFETY: The symbols have these C signatures (libdrm's amdgpu.h).
+    let (init, deinit, gpu_info, name) = unsafe {
+        (
+            std::mem::transmute::<*mut libc::c_void, Init>(sym(c"amdgpu_device_initialize")?),
+            std::mem::transmute::<*mut libc::c_void, Deinit>(sym(c"amdgpu_device_deinitialize")?),
+            std::mem::transmute::<*mut libc::c_void, GpuInfo>(sym(c"amdgpu_query_gpu_info")?),
+            std::mem::transmute::<*mut libc::c_void, Name>(sym(c"amdgpu_get_marketing_name")?),
+        )
+    };
+    let fd = Fd::open(&render_path(card))?;
+    let (mut major, mut minor, mut dev) = (0u32, 0u32, std::ptr::null_mut());
+    // SAFETY: Valid fd and out pointers.
+    let r = unsafe { init(fd.0, &mut major, &mut minor, &mut dev) };
+    ensure_eq(r, 0, "amdgpu_device_initialize")?;
+    ensure_eq((major, minor), (3, 64), "libdrm's DRM version")?;
+    // struct amdgpu_gpu_info starts asic_id, chip_rev, chip_external_rev,
+    // family_id (u32 each); the buffer is larger than the whole struct.
+    let mut buf = vec![0u8; 8192];
+    // SAFETY: `dev` is initialized; `buf` holds the struct.
+    let r = unsafe { gpu_info(dev, buf.as_mut_ptr()) };
+    let word = |i: usize| u32::from_ne_bytes(buf[i * 4..i * 4 + 4].try_into().unwrap());
+    // SAFETY: `dev` is initialized; the name is a C string libdrm owns.
+    let marketing = unsafe { std::ffi::CStr::from_ptr(name(dev)) }.to_string_lossy().to_string();
+    // SAFETY: Ours, once.
+    unsafe { deinit(dev) };
+    ensure_eq(r, 0, "amdgpu_query_gpu_info")?;
+    let t = Topo::of(card)?;
+    ensure_eq(u64::from(word(0)), t.get("device_id")?, "asic_id")?;
+    let (family, _) = family_of(t.get("gfx_target_version")?).ok_or("unknown target")?;
+    ensure_eq(word(3), family, "family_id")?;
+    println!("# {}: libdrm_amdgpu {major}.{minor}, asic {:#06x} family {} ext rev {:#x}, {marketing:?}", card.name, word(0), word(3), word(2));
+    Ok(())
 }
 
 fn render_node_refuses_unknown_offsets(card: &Card) -> Check {
@@ -748,6 +1161,22 @@ fn main() {
         });
         h.run(&format!("drm: {n} render node is a DRM device"), || {
             render_node_is_drm(card)
+        });
+        h.run(&format!("amdgpu: {n} INFO ACCEL_WORKING, DEV_INFO, READ_MMR_REG vs topology"), || {
+            amdgpu_info_dev_info(card)
+        });
+        h.run(&format!("amdgpu: {n} INFO VRAM_GTT, MEMORY, usage, TIMESTAMP"), || {
+            amdgpu_info_memory(card)
+        });
+        h.run(&format!("amdgpu: {n} INFO HW_IP_COUNT/INFO, FW_VERSION vs topology"), || {
+            amdgpu_info_hw_ip_and_firmware(card)
+        });
+        h.run(&format!("amdgpu: {n} unsupported queries and bad requests"), || {
+            amdgpu_info_refuses_bad_requests(card)
+        });
+        h.run(&format!("amdgpu: {n} CTX alloc/query/free"), || amdgpu_ctx_ids(card));
+        h.run(&format!("amdgpu: {n} libdrm amdgpu_device_initialize succeeds"), || {
+            in_child(CHILD_SECS, || libdrm_amdgpu_initializes(card))
         });
         h.run(&format!("mmap: {n} refuses unknown offsets"), || {
             render_node_refuses_unknown_offsets(card)
