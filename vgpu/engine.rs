@@ -823,6 +823,17 @@ impl Engine {
                 Err(_) => {
                     pr_warn!("vgpu shader: no memory for a workgroup ({:?})\n", need);
                     st.error = QUEUE_ERROR_UNSUPPORTED;
+                    // ROCr learns of it as of the engine's own queue
+                    // errors: an invalid allocation (not "insufficient
+                    // scratch": the queue does not resume).
+                    if let Proc::Aql(q) = &st.proc {
+                        let mut ev = RunEvents {
+                            out: &mut *irqs,
+                            pasid: hqd.vm.pasid(),
+                            core: &self.core,
+                        };
+                        q.signal_inactive(&mut VmMem::new(&hqd.vm), &mut ev, aql::INACTIVE_INVALID_ALLOCATION);
+                    }
                     let _ = irqs.push(
                         IhEntry {
                             source: IH_QUEUE_ERROR,

@@ -31,11 +31,24 @@
 //! it cannot do (wave32) `QUEUE_ERROR_UNSUPPORTED`; a malformed packet or
 //! kernel object, or an LDS/scratch access out of bounds,
 //! `QUEUE_ERROR_INVALID_PACKET`.  Each is logged once per queue error.
+//! Besides the driver's queue error, ROCr learns of each (but VM faults,
+//! which it learns of as VM faults) through the code the AQL processor
+//! stores in `amd_queue_t.queue_inactive_signal` ([`aql::Shaders::
+//! take_inactive_code`]), the CP firmware's: `s_trap` a debug trap
+//! (`HSA_STATUS_ERROR_EXCEPTION`), an undecodable or unimplemented
+//! instruction an illegal instruction, an LDS/scratch access out of bounds
+//! a memory violation, scratch or LDS beyond what the engine gives an
+//! invalid allocation (a failure, not ROCr's "insufficient scratch": the
+//! queue does not resume once ROCr grows its scratch), a wave32 kernel or a
+//! wave that cannot be launched an invalid ISA, and a malformed packet or
+//! kernel object the matching invalid dimension / code / packet format.
 //!
 //! Not modelled: atomics are atomic against other waves (one thread runs
 //! them), not against the CPU; scratch is the engine's own memory, not the
 //! queue's scratch backing; the clock `s_memtime`/`s_memrealtime` read is
 //! the GPU's clock counter.
+
+use core::cell::Cell;
 
 use kernel::{alloc::flags::__GFP_ZERO, prelude::*};
 
@@ -181,6 +194,9 @@ pub(crate) struct Shader {
     current: Option<Current>,
     /// The fault that ended the last dispatch, for the VM fault report.
     fault: Option<Fault>,
+    /// The `queue_inactive_signal` code of the error that ended the last
+    /// dispatch (0: none, or a VM fault).
+    inactive: Cell<u64>,
 }
 
 /// The queue's VM as the interpreter sees it.
@@ -233,6 +249,19 @@ fn fail(pkt: u64, code: u32, why: core::fmt::Arguments<'_>) -> Stop {
     Stop::Error(code)
 }
 
+/// The `queue_inactive_signal` code of an instruction's error (0 for a VM
+/// fault, which is reported as such).
+fn exec_inactive_code(e: &ExecError) -> u64 {
+    match e {
+        ExecError::Memory { .. } => 0,
+        ExecError::Trap { .. } => aql::INACTIVE_DEBUG_TRAP,
+        ExecError::OutOfBounds { .. } => aql::INACTIVE_MEMORY_VIOLATION,
+        ExecError::Decode { .. } | ExecError::UnsupportedOpcode { .. } | ExecError::UnsupportedForm { .. } => {
+            aql::INACTIVE_ILLEGAL_INSTRUCTION
+        }
+    }
+}
+
 impl Shader {
     /// The shader engine of a queue whose write pointer is at `wptr_va`,
     /// on a gfx90a GPU if `gfx90a` (else it runs nothing: the interpreter
@@ -245,6 +274,7 @@ impl Shader {
             need: None,
             current: None,
             fault: None,
+            inactive: Cell::new(0),
         }
     }
 
@@ -271,7 +301,10 @@ impl Shader {
 
     /// Reads the packet and kernel object at `pkt`: the dispatch to run.
     fn start<M: GpuMemory>(&self, m: &mut M, pkt: u64, dispatch_id: u64) -> core::result::Result<Current, Stop> {
-        let invalid = |why: &str| fail(pkt, QUEUE_ERROR_INVALID_PACKET, format_args!("{}", why));
+        let invalid = |code: u64, why: &str| {
+            self.inactive.set(code);
+            fail(pkt, QUEUE_ERROR_INVALID_PACKET, format_args!("{}", why))
+        };
         let mut p = [0u8; 64];
         m.read(pkt, &mut p).map_err(Stop::Fault)?;
         let dims = u16_at(&p, 2) & 3;
@@ -282,14 +315,14 @@ impl Shader {
         let kobj = u64_at(&p, 32);
         let kernarg = u64_at(&p, 40);
         if dims == 0 || wg.contains(&0) || grid.contains(&0) {
-            return Err(invalid("no dimensions, or a zero workgroup or grid size"));
+            return Err(invalid(aql::INACTIVE_INVALID_DIM, "no dimensions, or a zero workgroup or grid size"));
         }
         let items = wg[0] * wg[1] * wg[2];
         if items > 1024 {
-            return Err(invalid("more than 1024 work-items per workgroup"));
+            return Err(invalid(aql::INACTIVE_GROUP_TOO_LARGE, "more than 1024 work-items per workgroup"));
         }
         if kobj == 0 || kobj % 64 != 0 {
-            return Err(invalid("kernel object null or not 64-byte aligned"));
+            return Err(invalid(aql::INACTIVE_INVALID_CODE, "kernel object null or not 64-byte aligned"));
         }
         let mut k = [0u8; AMD_KERNEL_CODE_SIZE];
         m.read(kobj, &mut k[..KERNEL_DESCRIPTOR_SIZE]).map_err(Stop::Fault)?;
@@ -298,12 +331,14 @@ impl Shader {
                 .map_err(Stop::Fault)?;
         }
         let kd = KernelDescriptor::parse_kernel_object(&k)
-            .ok_or_else(|| invalid("kernel object is neither a kernel descriptor nor an amd_kernel_code_t the engine runs"))?;
+            .ok_or_else(|| invalid(aql::INACTIVE_INVALID_CODE, "kernel object is neither a kernel descriptor nor an amd_kernel_code_t the engine runs"))?;
         if kd.wavefront_size32() {
+            self.inactive.set(aql::INACTIVE_INVALID_ISA);
             return Err(fail(pkt, QUEUE_ERROR_UNSUPPORTED, format_args!("a wave32 kernel (gfx90a runs wave64)")));
         }
         let lane_bytes = private.max(kd.private_segment_fixed_size).next_multiple_of(4);
         if lane_bytes > MAX_SCRATCH_LANE {
+            self.inactive.set(aql::INACTIVE_INVALID_ALLOCATION);
             return Err(fail(
                 pkt,
                 QUEUE_ERROR_UNSUPPORTED,
@@ -312,7 +347,7 @@ impl Shader {
         }
         let lds = group.max(kd.group_segment_fixed_size);
         if lds > MAX_LDS {
-            return Err(invalid("more than 64 KiB of LDS"));
+            return Err(invalid(aql::INACTIVE_INVALID_ALLOCATION, "more than 64 KiB of LDS"));
         }
         let dispatch = Dispatch {
             kernel_descriptor: kd,
@@ -386,10 +421,12 @@ impl Shader {
                     let id = [(i % cx) as u32, (i / cx % cy) as u32, (i / (cx * cy)) as u32];
                     let n = cur.dispatch.waves_in_workgroup(id);
                     if n > MAX_WAVES {
+                        self.inactive.set(aql::INACTIVE_GROUP_TOO_LARGE);
                         return Err(fail(pkt, QUEUE_ERROR_INVALID_PACKET, format_args!("{} waves in a workgroup", n)));
                     }
                     for (w, wave) in b.waves.iter_mut().take(n).enumerate() {
                         cur.dispatch.init_wave(wave, id, w).map_err(|e| {
+                            self.inactive.set(aql::INACTIVE_INVALID_ISA);
                             fail(pkt, QUEUE_ERROR_UNSUPPORTED, format_args!("cannot launch: {:?}", e))
                         })?;
                     }
@@ -421,6 +458,7 @@ impl Shader {
                     return Err(Stop::Budget);
                 }
                 Err(WorkgroupError::Exec { wave, error }) => {
+                    self.inactive.set(exec_inactive_code(&error));
                     let code = match error {
                         ExecError::Memory { fault, .. } => {
                             self.fault = Some(Fault {
@@ -438,7 +476,10 @@ impl Shader {
                         format_args!("workgroup {:?} wave {}: {}", id, wave, error),
                     ));
                 }
-                Err(e) => return Err(fail(pkt, QUEUE_ERROR_INVALID_PACKET, format_args!("workgroup {:?}: {:?}", id, e))),
+                Err(e) => {
+                    self.inactive.set(aql::INACTIVE_INVALID_PACKET);
+                    return Err(fail(pkt, QUEUE_ERROR_INVALID_PACKET, format_args!("workgroup {:?}: {:?}", id, e)));
+                }
             }
             if left == 0 {
                 return Err(Stop::Budget);
@@ -455,7 +496,9 @@ impl aql::Shaders for Shader {
         pkt: u64,
         dispatch_id: u64,
     ) -> core::result::Result<(), Stop> {
+        self.inactive.set(0);
         if !self.gfx90a {
+            self.inactive.set(aql::INACTIVE_INVALID_ISA);
             return Err(Stop::Error(QUEUE_ERROR_UNSUPPORTED));
         }
         let mut cur = match self.current.take() {
@@ -467,5 +510,12 @@ impl aql::Shaders for Shader {
             self.current = Some(cur);
         }
         r
+    }
+
+    fn take_inactive_code(&mut self) -> Option<u64> {
+        match self.inactive.replace(0) {
+            0 => None,
+            c => Some(c),
+        }
     }
 }

@@ -45,9 +45,14 @@ for name in "${names[@]}"; do
 		continue
 	fi
 	# Streamed (a slow or stuck program shows how far it got), kept to check.
+	# A program with a "// timeout: SECONDS" line must end within that
+	# (e.g. one that must fail fast rather than hang).
+	limit=$(sed -n 's|^// timeout: \([0-9][0-9]*\)$|\1|p' "$dir/$name.hip")
 	log=$(mktemp)
-	timeout -k 10 ${RKFD_HIP_TIMEOUT:-600} "$dir/build/$name" 2>&1 | tee "$log" | sed -u 's/^/  /'
+	start=$SECONDS
+	timeout -k 10 ${limit:-${RKFD_HIP_TIMEOUT:-600}} "$dir/build/$name" 2>&1 | tee "$log" | sed -u 's/^/  /'
 	rc=${PIPESTATUS[0]}
+	took=$((SECONDS - start))
 	# A program with an "// expect-fail: TEXT" line passes if it fails
 	# (in time) printing TEXT.  One with "// subtests: A B ..." runs named
 	# checks, each printing "PASS A" or "FAIL A...": each counts, and one
@@ -80,10 +85,10 @@ for name in "${names[@]}"; do
 	fi
 	rm -f "$log"
 	if [ $passed = 1 ]; then
-		echo "ok - $name"
+		echo "ok - $name (${took}s)"
 		pass=$((pass + 1))
 	else
-		echo "not ok - $name (exit $rc)"
+		echo "not ok - $name (exit $rc, ${took}s)"
 		fail=$((fail + 1))
 	fi
 done

@@ -40,9 +40,23 @@
 //! decrement, as the CP writes them.  The queue is taken to be ROCr's
 //! `amd_queue_t` only if the write index sits where that 64-byte aligned
 //! structure has it (offset 56).
+//!
+//! Queue errors: when a run stops the queue with [`Stop::Error`] (not a VM
+//! fault: that is reported as a VM fault, which ROCr handles on its own),
+//! the processor does what the CP firmware does for ROCr's `amd_queue_t`:
+//! it stores an error code ([`inactive_code`], or the one the shader
+//! engine gives, [`Shaders::take_inactive_code`]) in the value of
+//! `amd_queue_t.queue_inactive_signal` (offset 0xc0) and raises the
+//! signal's event as for a completion signal (mailbox, interrupt).  ROCr's
+//! `AqlQueue::DynamicScratchHandler` waits on that signal (value != 0),
+//! turns the code into an `hsa_status_t` and calls the queue's error
+//! callback (HIP aborts the program).  The queue stays stopped: the codes
+//! written are never "insufficient scratch" (bit 0), after which ROCr
+//! would grow scratch and expect the queue to resume.
 
 use super::mem::{
     fault, Events, GpuMemory, Run, Stop, QUEUE_ERROR_INVALID_PACKET, QUEUE_ERROR_UNSUPPORTED,
+    QUEUE_ERROR_VM_FAULT,
 };
 use super::pm4::IbState;
 
@@ -92,6 +106,40 @@ pub const AMD_QUEUE_PROPERTIES: u64 = 0xb4;
 /// `AMD_QUEUE_PROPERTIES_ENABLE_PROFILING`.
 pub const AMD_QUEUE_PROPERTIES_ENABLE_PROFILING: u32 = 1 << 3;
 
+/// Offset of `queue_inactive_signal` in `amd_queue_t`.
+pub const AMD_QUEUE_INACTIVE_SIGNAL: u64 = 0xc0;
+
+/// `queue_inactive_signal` codes (the CP firmware's, as ROCr's
+/// `AqlQueue::DynamicScratchHandler` decodes them): invalid dimensions
+/// (`HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS`).
+pub const INACTIVE_INVALID_DIM: u64 = 2;
+/// Invalid group (or scratch) memory: `HSA_STATUS_ERROR_INVALID_ALLOCATION`.
+pub const INACTIVE_INVALID_ALLOCATION: u64 = 4;
+/// Invalid (or null) code: `HSA_STATUS_ERROR_INVALID_CODE_OBJECT`.
+pub const INACTIVE_INVALID_CODE: u64 = 8;
+/// Invalid packet format: `HSA_STATUS_ERROR_INVALID_PACKET_FORMAT`.
+pub const INACTIVE_INVALID_PACKET: u64 = 32;
+/// Workgroup too large: `HSA_STATUS_ERROR_INVALID_ARGUMENT`.
+pub const INACTIVE_GROUP_TOO_LARGE: u64 = 64;
+/// Out of VGPRs: `HSA_STATUS_ERROR_INVALID_ISA`.
+pub const INACTIVE_INVALID_ISA: u64 = 128;
+/// Memory violation: `HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION`.
+pub const INACTIVE_MEMORY_VIOLATION: u64 = 0x2000_0000;
+/// Illegal instruction: `HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION`.
+pub const INACTIVE_ILLEGAL_INSTRUCTION: u64 = 0x4000_0000;
+/// Debug trap (`s_trap`): `HSA_STATUS_ERROR_EXCEPTION`.
+pub const INACTIVE_DEBUG_TRAP: u64 = 0x8000_0000;
+
+/// The `queue_inactive_signal` code for a queue stopped with
+/// `QUEUE_ERROR_*` `code` by the processor itself; `None` for a VM fault
+/// (reported as such) and codes that are not the processor's.
+pub fn inactive_code(code: u32) -> Option<u64> {
+    match code {
+        QUEUE_ERROR_INVALID_PACKET | QUEUE_ERROR_UNSUPPORTED => Some(INACTIVE_INVALID_PACKET),
+        _ => None,
+    }
+}
+
 /// Offset of `completion_signal` in every packet.
 const COMPLETION: u64 = 56;
 /// Offset of `dep_signal[0]` in barrier packets.
@@ -112,6 +160,15 @@ pub trait Shaders {
         pkt: u64,
         dispatch_id: u64,
     ) -> Result<(), Stop>;
+
+    /// The `queue_inactive_signal` code (`INACTIVE_*`) for the
+    /// `Stop::Error` the last [`Shaders::dispatch`] returned, if the engine
+    /// knows a more precise one than [`inactive_code`]; `None` also for a
+    /// shader's VM fault (reported as a VM fault).  Taken: asked once per
+    /// error.
+    fn take_inactive_code(&mut self) -> Option<u64> {
+        None
+    }
 }
 
 /// No shader engine: kernel dispatches are `QUEUE_ERROR_UNSUPPORTED`.
@@ -157,6 +214,8 @@ pub struct AqlQueue {
     /// The GPU clock when the current packet was first looked at (its
     /// profiling `start_ts`).
     start_ts: Option<u64>,
+    /// The run's error (if any) came from [`Shaders::dispatch`].
+    dispatching: bool,
 }
 
 /// The fields of an `amd_signal_t` the processor uses.
@@ -183,6 +242,7 @@ impl AqlQueue {
             stage: Stage::Start,
             ib: IbState::default(),
             start_ts: None,
+            dispatching: false,
         })
     }
 
@@ -220,7 +280,54 @@ impl AqlQueue {
                 Err(s) => break s,
             }
         };
+        if let Stop::Error(code) = stop {
+            let shader = if self.dispatching {
+                shaders.take_inactive_code()
+            } else {
+                None
+            };
+            let inactive = match code {
+                QUEUE_ERROR_VM_FAULT => None,
+                _ => shader.or_else(|| inactive_code(code)),
+            };
+            if let Some(c) = inactive {
+                self.signal_inactive(m, ev, c);
+            }
+        }
+        self.dispatching = false;
         Run { packets, stop }
+    }
+
+    /// Reports a queue error to ROCr as the CP firmware does: `code`
+    /// (`INACTIVE_*`) stored in `amd_queue_t.queue_inactive_signal`'s value
+    /// and the signal's event raised (mailbox and interrupt, as for a
+    /// completion signal).  Nothing if the queue is not ROCr's
+    /// `amd_queue_t` (see [`AqlQueue::profiling`]), has no such signal, or
+    /// the signal cannot be reached (best effort: the queue is stopped
+    /// anyway, and the shell reports the queue error to the driver).
+    /// Returns whether the signal's value was written.
+    pub fn signal_inactive<M: GpuMemory, E: Events>(&self, m: &mut M, ev: &mut E, code: u64) -> bool {
+        if self.wptr_va % 64 != AMD_QUEUE_WRITE_DISPATCH_ID {
+            return false;
+        }
+        let queue = self.wptr_va - AMD_QUEUE_WRITE_DISPATCH_ID;
+        let signal = match m.read_u64(queue + AMD_QUEUE_INACTIVE_SIGNAL) {
+            Ok(s) if s != 0 && s & 7 == 0 => s,
+            _ => return false,
+        };
+        if m.write_u64(signal.wrapping_add(SIGNAL_VALUE), code).is_err() {
+            return false;
+        }
+        if let Ok(mailbox) = m.read_u64(signal.wrapping_add(SIGNAL_MAILBOX)) {
+            if mailbox != 0 && mailbox & 7 == 0 {
+                if let Ok(event_id) = m.read_u32(signal.wrapping_add(SIGNAL_EVENT_ID)) {
+                    if m.write_u64(mailbox, u64::from(event_id)).is_ok() {
+                        ev.signal(event_id);
+                    }
+                }
+            }
+        }
+        true
     }
 
     /// Executes the packet at the read index: `Ok(false)` if there is
@@ -279,7 +386,9 @@ impl AqlQueue {
                     }
                 }
                 TYPE_KERNEL_DISPATCH => {
+                    self.dispatching = true;
                     shaders.dispatch(m, ev, pkt, self.rptr)?;
+                    self.dispatching = false;
                     self.stage = Stage::Executed;
                 }
                 TYPE_AGENT_DISPATCH => {

@@ -454,3 +454,149 @@ fn profiling_queue_writes_signal_timestamps() {
     assert!(s1 != 0xdead && s1 < e1 && e1 < s2 && s2 < e2, "{s1} {e1} {s2} {e2}");
     assert_eq!((value(&mut g, 1), value(&mut g, 2)), (0, 0));
 }
+
+/// A shader engine whose dispatches all stop the queue with `code`,
+/// giving `inactive` as the `queue_inactive_signal` code.
+struct FailingShaders {
+    code: u32,
+    inactive: Option<u64>,
+}
+
+impl Shaders for FailingShaders {
+    fn dispatch<M: GpuMemory, E: Events>(&mut self, _: &mut M, _: &mut E, _: u64, _: u64) -> Result<(), Stop> {
+        Err(Stop::Error(self.code))
+    }
+    fn take_inactive_code(&mut self) -> Option<u64> {
+        self.inactive.take()
+    }
+}
+
+const QUEUE: u64 = 0x50_0000;
+const INACTIVE: u64 = 0x60_0000;
+
+/// A queue whose pointers are ROCr's amd_queue_t's, with a
+/// queue_inactive_signal of value 0 (event 9 if `event`) mapped.
+fn setup_rocr_queue(slots: u64, event: bool) -> (TestGpu, Rec, AqlQueue) {
+    let mut g = TestGpu::new();
+    g.map(RING, slots * PACKET_SIZE, true);
+    for i in 0..slots {
+        g.poke(RING + i * PACKET_SIZE, &TYPE_INVALID.to_le_bytes());
+    }
+    g.map(QUEUE, PAGE, true);
+    g.map(SIGNALS, PAGE, true);
+    g.map(EVENTS, PAGE, true);
+    g.map(INACTIVE, PAGE, true);
+    g.poke64(QUEUE + AMD_QUEUE_INACTIVE_SIGNAL, INACTIVE);
+    g.poke64(INACTIVE, 1);
+    g.poke64(INACTIVE + SIGNAL_VALUE, 0);
+    if event {
+        g.poke64(INACTIVE + SIGNAL_MAILBOX, EVENTS + 8 * 9);
+        g.poke32(INACTIVE + SIGNAL_EVENT_ID, 9);
+        g.poke64(EVENTS + 8 * 9, u64::MAX);
+    }
+    let q = AqlQueue::new(RING, slots * PACKET_SIZE, QUEUE + 0x80, QUEUE + AMD_QUEUE_WRITE_DISPATCH_ID).unwrap();
+    (g, Rec::default(), q)
+}
+
+fn submit_rocr(g: &mut TestGpu, slots: u64, index: u64, header: u16, body: &[u64; 7]) {
+    let p = RING + (index % slots) * PACKET_SIZE;
+    for (i, w) in body.iter().enumerate() {
+        g.poke64(p + 8 + 8 * i as u64, *w);
+    }
+    g.poke(p + 2, &[0; 6]);
+    g.poke(p, &header.to_le_bytes());
+    g.poke64(QUEUE + AMD_QUEUE_WRITE_DISPATCH_ID, index + 1);
+}
+
+/// A shader error ends the queue as the CP does for ROCr: the shader's code
+/// in queue_inactive_signal, the signal's event written and raised; the
+/// packet is not completed and the queue stays stopped.
+#[test]
+fn shader_errors_signal_queue_inactive() {
+    for (code, inactive) in [
+        (QUEUE_ERROR_UNSUPPORTED, INACTIVE_DEBUG_TRAP),
+        (QUEUE_ERROR_INVALID_PACKET, INACTIVE_ILLEGAL_INSTRUCTION),
+        (QUEUE_ERROR_INVALID_PACKET, INACTIVE_MEMORY_VIOLATION),
+        (QUEUE_ERROR_UNSUPPORTED, INACTIVE_INVALID_ALLOCATION),
+    ] {
+        let (mut g, mut ev, mut q) = setup_rocr_queue(16, true);
+        plain_signal(&mut g, 0, 1);
+        let (_, b) = barrier(TYPE_KERNEL_DISPATCH, &[], signal(0));
+        submit_rocr(&mut g, 16, 0, TYPE_KERNEL_DISPATCH | HEADER_BARRIER, &b);
+        let mut sh = FailingShaders { code, inactive: Some(inactive) };
+        let r = q.run_with(&mut g, &mut ev, 64, &mut sh);
+        assert_eq!(r, Run { packets: 0, stop: Stop::Error(code) });
+        assert_eq!(g.peek64(INACTIVE + SIGNAL_VALUE), inactive);
+        assert_eq!(g.peek64(EVENTS + 8 * 9), 9);
+        assert_eq!(ev.irqs, vec![9]);
+        assert_eq!(value(&mut g, 0), 1);
+        assert_eq!(g.peek64(QUEUE + 0x80), 0);
+    }
+}
+
+/// Errors of the processor itself: invalid packet format; a VM fault
+/// (in a shader: `QUEUE_ERROR_VM_FAULT`, or the processor's own access)
+/// leaves the signal alone (ROCr handles the fault as a VM fault).
+#[test]
+fn processor_errors_signal_queue_inactive_but_vm_faults_do_not() {
+    // An unknown packet type; an agent dispatch.
+    for ty in [7u16, TYPE_AGENT_DISPATCH] {
+        let (mut g, mut ev, mut q) = setup_rocr_queue(16, true);
+        let (_, b) = barrier(ty, &[], 0);
+        submit_rocr(&mut g, 16, 0, ty | HEADER_BARRIER, &b);
+        let r = q.run(&mut g, &mut ev, 64);
+        assert!(matches!(r.stop, Stop::Error(_)), "{r:?}");
+        assert_eq!(g.peek64(INACTIVE + SIGNAL_VALUE), INACTIVE_INVALID_PACKET);
+        assert_eq!(ev.irqs, vec![9]);
+    }
+    // A shader VM fault.
+    let (mut g, mut ev, mut q) = setup_rocr_queue(16, true);
+    let (_, b) = barrier(TYPE_KERNEL_DISPATCH, &[], 0);
+    submit_rocr(&mut g, 16, 0, TYPE_KERNEL_DISPATCH | HEADER_BARRIER, &b);
+    let mut sh = FailingShaders { code: QUEUE_ERROR_VM_FAULT, inactive: None };
+    assert_eq!(q.run_with(&mut g, &mut ev, 64, &mut sh).stop, Stop::Error(QUEUE_ERROR_VM_FAULT));
+    assert_eq!(g.peek64(INACTIVE + SIGNAL_VALUE), 0);
+    assert!(ev.irqs.is_empty());
+    // A fault of the processor: retried, not an error.
+    let (mut g, mut ev, mut q) = setup_rocr_queue(16, true);
+    let (_, b) = barrier(TYPE_BARRIER_AND, &[], 0x7000_0000);
+    submit_rocr(&mut g, 16, 0, TYPE_BARRIER_AND | HEADER_BARRIER, &b);
+    assert!(matches!(q.run(&mut g, &mut ev, 64).stop, Stop::Fault(_)));
+    assert_eq!(g.peek64(INACTIVE + SIGNAL_VALUE), 0);
+    assert!(ev.irqs.is_empty());
+}
+
+/// No event (a DefaultSignal: ROCr without interrupts): the value alone;
+/// a queue that is not ROCr's amd_queue_t, or whose signal is null or
+/// unmapped: nothing, and no panic.
+#[test]
+fn queue_inactive_signal_without_event_or_amd_queue() {
+    let (mut g, mut ev, mut q) = setup_rocr_queue(16, false);
+    let (_, b) = barrier(7, &[], 0);
+    submit_rocr(&mut g, 16, 0, 7 | HEADER_BARRIER, &b);
+    assert!(matches!(q.run(&mut g, &mut ev, 64).stop, Stop::Error(_)));
+    assert_eq!(g.peek64(INACTIVE + SIGNAL_VALUE), INACTIVE_INVALID_PACKET);
+    assert!(ev.irqs.is_empty());
+    // Null and unmapped signals.
+    for s in [0u64, 0x7000_0000, INACTIVE + 4] {
+        let (mut g, mut ev, mut q) = setup_rocr_queue(16, true);
+        g.poke64(QUEUE + AMD_QUEUE_INACTIVE_SIGNAL, s);
+        let (_, b) = barrier(7, &[], 0);
+        submit_rocr(&mut g, 16, 0, 7 | HEADER_BARRIER, &b);
+        assert!(matches!(q.run(&mut g, &mut ev, 64).stop, Stop::Error(_)));
+        assert_eq!(g.peek64(INACTIVE + SIGNAL_VALUE), 0);
+        assert!(ev.irqs.is_empty());
+        assert!(!q.signal_inactive(&mut g, &mut ev, INACTIVE_DEBUG_TRAP));
+    }
+    // Not an amd_queue_t (the write index elsewhere): nothing.
+    let (mut g, mut ev, mut q) = setup(16);
+    let (_, b) = barrier(7, &[], 0);
+    submit(&mut g, 16, 0, 7 | HEADER_BARRIER, &b);
+    assert!(matches!(q.run(&mut g, &mut ev, 64).stop, Stop::Error(_)));
+    assert!(ev.irqs.is_empty());
+    // The shell's own report (a refused workgroup allocation).
+    let (mut g, mut ev, q) = setup_rocr_queue(16, true);
+    assert!(q.signal_inactive(&mut g, &mut ev, INACTIVE_INVALID_ALLOCATION));
+    assert_eq!(g.peek64(INACTIVE + SIGNAL_VALUE), INACTIVE_INVALID_ALLOCATION);
+    assert_eq!(ev.irqs, vec![9]);
+}

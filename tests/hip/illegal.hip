@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0
+// Guest test (tests/hip/run.sh): a kernel whose code holds a word that is
+// no gfx90a instruction (0xffffffff).  The interpreter rejects it and the
+// virtual GPU stops the queue as the CP does on an illegal instruction:
+// error code 0x40000000 in amd_queue_t.queue_inactive_signal, its event
+// raised.  ROCr reports HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION and HIP aborts
+// the program, fast, instead of waiting for ever; run.sh checks the lines
+// below (the message, and that it comes within the timeout).
+// expect-fail: callbackQueue aborting with error : HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION
+// timeout: 120
+#include <hip/hip_runtime.h>
+#include <cstdio>
+#include <cstring>
+
+__global__ void illegal(int *p) {
+	p[threadIdx.x] = 1;
+	asm volatile(".long 0xffffffff");
+	p[threadIdx.x] = 2;
+}
+
+int main() {
+	int count = 0, dev = -1;
+	if (hipGetDeviceCount(&count) != hipSuccess)
+		return 1;
+	for (int d = 0; d < count && dev < 0; d++) {
+		hipDeviceProp_t p;
+		if (hipGetDeviceProperties(&p, d) == hipSuccess && strncmp(p.gcnArchName, "gfx90a", 6) == 0)
+			dev = d;
+	}
+	if (dev < 0 || hipSetDevice(dev) != hipSuccess) {
+		printf("no gfx90a device\n");
+		return 1;
+	}
+	int *d = nullptr;
+	if (hipMalloc(&d, 64 * sizeof(int)) != hipSuccess)
+		return 1;
+	hipLaunchKernelGGL(illegal, dim3(1), dim3(64), 0, 0, d);
+	hipError_t e = hipDeviceSynchronize();
+	// Not reached: HIP aborts on the queue error, as on hardware.
+	printf("hipDeviceSynchronize returned %s\n", hipGetErrorString(e));
+	return e == hipSuccess ? 0 : 2;
+}

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0
+// Guest test (tests/hip/run.sh): a kernel that executes `s_trap 2` (what
+// __builtin_trap() / abort() in device code becomes).  The virtual GPU
+// stops the queue as the CP does on a debug trap: error code 0x80000000 in
+// amd_queue_t.queue_inactive_signal, its event raised.  ROCr's queue error
+// handler reports HSA_STATUS_ERROR_EXCEPTION and HIP aborts the program,
+// fast, instead of waiting for ever; run.sh checks the lines below
+// (the message, and that it comes within the timeout).
+// expect-fail: callbackQueue aborting with error : HSA_STATUS_ERROR_EXCEPTION
+// timeout: 120
+#include <hip/hip_runtime.h>
+#include <cstdio>
+#include <cstring>
+
+__global__ void trap(int *p) {
+	p[threadIdx.x] = 1;
+	asm volatile("s_trap 2");
+	p[threadIdx.x] = 2;
+}
+
+int main() {
+	int count = 0, dev = -1;
+	if (hipGetDeviceCount(&count) != hipSuccess)
+		return 1;
+	for (int d = 0; d < count && dev < 0; d++) {
+		hipDeviceProp_t p;
+		if (hipGetDeviceProperties(&p, d) == hipSuccess && strncmp(p.gcnArchName, "gfx90a", 6) == 0)
+			dev = d;
+	}
+	if (dev < 0 || hipSetDevice(dev) != hipSuccess) {
+		printf("no gfx90a device\n");
+		return 1;
+	}
+	int *d = nullptr;
+	if (hipMalloc(&d, 64 * sizeof(int)) != hipSuccess)
+		return 1;
+	hipLaunchKernelGGL(trap, dim3(1), dim3(64), 0, 0, d);
+	hipError_t e = hipDeviceSynchronize();
+	// Not reached: HIP aborts on the queue error, as on hardware.
+	printf("hipDeviceSynchronize returned %s\n", hipGetErrorString(e));
+	return e == hipSuccess ? 0 : 2;
+}
