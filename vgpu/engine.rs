@@ -830,6 +830,7 @@ impl Engine {
                         let mut ev = RunEvents {
                             out: &mut *irqs,
                             pasid: hqd.vm.pasid(),
+                            sdma_engine: hqd.desc.sdma_engine(),
                             core: &self.core,
                         };
                         q.signal_inactive(&mut VmMem::new(&hqd.vm), &mut ev, aql::INACTIVE_INVALID_ALLOCATION);
