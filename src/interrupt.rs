@@ -46,32 +46,11 @@ use crate::{
     queue::{self, rules},
 };
 
-/// SOC15 IH entries and the KFD payloads, `rust/amdgpu-hw/src/ih.rs`
-/// (pure logic, `core` only, host-tested); it names the generated
-/// constants and the generations as `super::generated` and `super::gfx`.
-#[path = "../rust/amdgpu-hw/src/ih.rs"]
-#[allow(dead_code, unreachable_pub, reason = "a file shared with a host crate and the virtual GPU")]
-mod ih;
-
-/// The generated upstream constants `ih` decodes with (`scripts/gen-hw-rs`).
-mod generated {
-    pub(super) use super::{amdgpu_gmc, kfd_int_process_v10, kfd_int_process_v11, kfd_int_process_v9, soc15_int};
-}
-#[path = "../rust/amdgpu-hw/src/generated/amdgpu_gmc.rs"]
-#[allow(dead_code, unreachable_pub)]
-mod amdgpu_gmc;
-#[path = "../rust/amdgpu-hw/src/generated/kfd_int_process_v10.rs"]
-#[allow(dead_code, unreachable_pub, non_camel_case_types)]
-mod kfd_int_process_v10;
-#[path = "../rust/amdgpu-hw/src/generated/kfd_int_process_v11.rs"]
-#[allow(dead_code, unreachable_pub, non_camel_case_types)]
-mod kfd_int_process_v11;
-#[path = "../rust/amdgpu-hw/src/generated/kfd_int_process_v9.rs"]
-#[allow(dead_code, unreachable_pub, non_camel_case_types)]
-mod kfd_int_process_v9;
-#[path = "../rust/amdgpu-hw/src/generated/soc15_int.rs"]
-#[allow(dead_code, unreachable_pub, non_camel_case_types, non_upper_case_globals)]
-mod soc15_int;
+/// SOC15 IH entries and the KFD payloads, `rust/amdgpu-hw/src/ih.rs`, with
+/// the generated constants it names (`rust/amdgpu-hw/src/kernel_ih.rs`).
+#[path = "../rust/amdgpu-hw/src/kernel_ih.rs"]
+mod ih_format;
+use ih_format::ih;
 
 use crate::gfx;
 
