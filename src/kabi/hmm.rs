@@ -502,10 +502,12 @@ impl Drop for HmmRange {
 struct Trampoline {
     /// `Arc::into_raw` of an `Arc<T>`, for the `T` of `call` and `put`.
     cookie: *const c_void,
-    /// `invalidate_tramp::<T>`: sound to call with `cookie` while this
-    /// trampoline is alive.
+    /// `invalidate_tramp::<T>` for the `T` behind `cookie`.
+    // SAFETY: sound to call with `cookie` only, while this trampoline is
+    // alive (it holds the reference `cookie` stands for).
     call: unsafe fn(*const c_void, u64, u64, u64, bool, bool),
-    /// `put_tramp::<T>`: gives the reference back (once).
+    /// `put_tramp::<T>`: gives the reference back.
+    // SAFETY: sound to call with `cookie` only, once (`Trampoline::release`).
     put: unsafe fn(*const c_void),
 }
 
@@ -602,6 +604,9 @@ pub(crate) unsafe trait PageOwner: Send + Sync + Sized {
 }
 
 /// The functions of one [`PageOwner`] type, for the shim's upcalls.
+// SAFETY: each is `owner_*::<T>` for one `T` (`VtableOf<T>`), sound to
+// call only with a pointer to a live `T` as its `# Safety` section says;
+// the vtable is reached only through that `T`'s first field (`vtable`).
 struct PageOwnerVtable {
     get: unsafe fn(*const c_void, u64) -> *const c_void,
     put: unsafe fn(*const c_void, u64),
