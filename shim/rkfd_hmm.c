@@ -695,7 +695,8 @@ long rkfd_shim_svm_migrate_to_ram(struct mm_struct *mm, struct rkfd_svm_dev *sde
 struct rkfd_svm_range {
 	struct mmu_interval_notifier notifier;
 	struct mutex lock;	/* upstream prange->lock */
-	void *cookie;		/* Rust: the process's SVM state */
+	void *cookie;		/* Rust: the process's SVM state, in cookie_space */
+	u64 cookie_space[];	/* the caller's cookie_size bytes */
 };
 
 static bool rkfd_svm_invalidate(struct mmu_interval_notifier *mni,
@@ -747,20 +748,25 @@ int rkfd_shim_svm_mm_prepare(struct mm_struct *mm)
  * A range's notifier in two steps, so that a caller can allocate every
  * notifier an operation needs before it changes its range tree, and then
  * register them without a failure path: rkfd_shim_svm_range_alloc (may
- * fail, no lock needed), then rkfd_shim_svm_range_insert (mmap_lock held
+ * fail, no lock needed; one allocation holding the notifier and the
+ * caller's @cookie_size bytes of cookie, 8-aligned, at most 64), then rkfd_shim_svm_range_insert (mmap_lock held
  * for writing, as upstream svm_range_add_notifier_locked; with the mm
  * prepared by rkfd_shim_svm_mm_prepare it allocates nothing).  A range
  * that was never inserted may be freed.
  */
-int rkfd_shim_svm_range_alloc(void *cookie, struct rkfd_svm_range **out)
+int rkfd_shim_svm_range_alloc(size_t cookie_size, struct rkfd_svm_range **out, void **cookie)
 {
-	struct rkfd_svm_range *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	struct rkfd_svm_range *r;
 
+	if (cookie_size > 64)
+		return -EINVAL;
+	r = kzalloc(struct_size(r, cookie_space, DIV_ROUND_UP(cookie_size, sizeof(u64))), GFP_KERNEL);
 	if (!r)
 		return -ENOMEM;
 	mutex_init(&r->lock);
-	r->cookie = cookie;
+	r->cookie = r->cookie_space;
 	*out = r;
+	*cookie = r->cookie;
 	return 0;
 }
 

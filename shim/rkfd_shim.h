@@ -109,7 +109,7 @@ long rkfd_shim_svm_migrate_to_vram(struct mm_struct *mm, struct rkfd_svm_dev *sd
 long rkfd_shim_svm_migrate_to_ram(struct mm_struct *mm, struct rkfd_svm_dev *sdev, u64 start,
 				  u64 end);
 int rkfd_shim_svm_mm_prepare(struct mm_struct *mm);
-int rkfd_shim_svm_range_alloc(void *cookie, struct rkfd_svm_range **out);
+int rkfd_shim_svm_range_alloc(size_t cookie_size, struct rkfd_svm_range **out, void **cookie);
 int rkfd_shim_svm_range_insert(struct rkfd_svm_range *r, struct mm_struct *mm, u64 start, u64 end);
 void rkfd_shim_svm_range_free(struct rkfd_svm_range *r);
 void *rkfd_shim_svm_range_cookie(struct rkfd_svm_range *r);

@@ -325,30 +325,24 @@ impl NotifierSlot {
     /// A notifier whose callback will call `T::invalidate(owner, ..)`; it
     /// holds a reference on `owner` until it is dropped.
     pub(crate) fn new<T: Invalidate>(owner: &Arc<T>) -> Result<Self> {
-        let cookie = Arc::into_raw(owner.clone()).cast::<c_void>();
-        let tramp = match KBox::new(
-            Trampoline { cookie, call: invalidate_tramp::<T>, put: put_tramp::<T> },
-            GFP_KERNEL,
-        ) {
-            Ok(t) => t,
-            Err(e) => {
-                // SAFETY: From `Arc::into_raw` above, not shared.
-                drop(unsafe { Arc::from_raw(cookie.cast::<T>()) });
-                return Err(e.into());
-            }
-        };
-        let tramp = NonNull::from(KBox::leak(tramp));
+        // One allocation per notifier: the shim keeps the trampoline
+        // beside the notifier (this runs once per new range of a SET_ATTR).
+        const { assert!(core::mem::align_of::<Trampoline>() <= 8 && core::mem::size_of::<Trampoline>() <= 64) };
         let mut raw = core::ptr::null_mut();
-        // SAFETY: `tramp` is a live allocation the range will point to; `raw`
-        // is a valid out pointer.
-        let ret = unsafe { shim::rkfd_shim_svm_range_alloc(tramp.as_ptr().cast(), &mut raw) };
-        let Some(raw) = NonNull::new(raw).filter(|_| ret == 0) else {
-            // SAFETY: Not handed to the shim: still ours, released once.
-            unsafe { Trampoline::release(tramp.as_ptr()) };
+        let mut space = core::ptr::null_mut();
+        // SAFETY: Valid out pointers; the size is the shim's bound.
+        let ret = unsafe { shim::rkfd_shim_svm_range_alloc(core::mem::size_of::<Trampoline>(), &mut raw, &mut space) };
+        let (Some(raw), Some(space)) = (NonNull::new(raw), NonNull::new(space.cast::<Trampoline>())) else {
             return Err(if ret < 0 { Error::from_errno(ret) } else { ENOMEM });
         };
-        // INVARIANT: Allocated above with `tramp` as cookie; not inserted.
-        Ok(NotifierSlot { raw, tramp })
+        let cookie = Arc::into_raw(owner.clone()).cast::<c_void>();
+        // SAFETY: `space` is the range's own cookie space: at least
+        // `size_of::<Trampoline>()` bytes, 8-aligned (checked above), not
+        // in use; the range is not inserted, so no callback reads it yet.
+        unsafe { space.as_ptr().write(Trampoline { cookie, call: invalidate_tramp::<T>, put: put_tramp::<T> }) };
+        // INVARIANT: Allocated above, its cookie the trampoline just
+        // written (which holds the owner reference); not inserted.
+        Ok(NotifierSlot { raw, tramp: space })
     }
 
     /// Registers the notifier over `[start, end)` of `mm`, which must be
@@ -376,12 +370,10 @@ impl NotifierSlot {
 
 impl Drop for NotifierSlot {
     fn drop(&mut self) {
-        // SAFETY: Live and not inserted (invariant): freeing waits for
-        // nothing; the trampoline is released once, after.
-        unsafe {
-            shim::rkfd_shim_svm_range_free(self.raw.as_ptr());
-            Trampoline::release(self.tramp.as_ptr());
-        }
+        // SAFETY: Live and not inserted (invariant), its cookie the
+        // trampoline at `tramp`: freeing waits for nothing, and the
+        // trampoline is read out first and released once.
+        unsafe { Trampoline::free_with(self.raw.as_ptr(), self.tramp.as_ptr()) };
     }
 }
 
@@ -491,8 +483,7 @@ impl Drop for HmmRange {
         // pointer is read back before the C side is freed.
         unsafe {
             let tramp = shim::rkfd_shim_svm_range_cookie(self.raw.as_ptr()).cast::<Trampoline>();
-            shim::rkfd_shim_svm_range_free(self.raw.as_ptr());
-            Trampoline::release(tramp);
+            Trampoline::free_with(self.raw.as_ptr(), tramp);
         }
     }
 }
@@ -507,20 +498,26 @@ struct Trampoline {
     // alive (it holds the reference `cookie` stands for).
     call: unsafe fn(*const c_void, u64, u64, u64, bool, bool),
     /// `put_tramp::<T>`: gives the reference back.
-    // SAFETY: sound to call with `cookie` only, once (`Trampoline::release`).
+    // SAFETY: sound to call with `cookie` only, once (`Trampoline::free_with`).
     put: unsafe fn(*const c_void),
 }
 
 impl Trampoline {
-    /// Frees the trampoline at `tramp` and the reference it holds.
+    /// Frees the shim range `raw` (waiting for its running callbacks if it
+    /// is inserted), then gives back the reference of its trampoline
+    /// `tramp`, which lives in the range's allocation: read out first.
     ///
     /// # Safety
     ///
-    /// `tramp` came from `KBox::leak` in [`NotifierSlot::new`], no
-    /// callback can use it any more, and it is released once.
-    unsafe fn release(tramp: *mut Trampoline) {
-        // SAFETY: The caller's contract.
-        let t = unsafe { KBox::from_raw(tramp) };
+    /// `raw` is a live shim range whose cookie is `tramp`, written by
+    /// [`NotifierSlot::new`]; nothing uses either afterwards; called once.
+    unsafe fn free_with(raw: *mut shim::rkfd_svm_range, tramp: *mut Trampoline) {
+        // SAFETY: The caller's contract: a live, initialised trampoline;
+        // the copy is the only one used from now on.
+        let t = unsafe { tramp.read() };
+        // SAFETY: The caller's contract; removal waits for callbacks, which
+        // use the trampoline's memory until then.
+        unsafe { shim::rkfd_shim_svm_range_free(raw) };
         // SAFETY: `put` matches `cookie`'s type (`NotifierSlot::new`); once.
         unsafe { (t.put)(t.cookie) };
     }

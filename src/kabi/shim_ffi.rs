@@ -219,8 +219,9 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn rkfd_shim_svm_range_alloc(
-        cookie: *mut kernel::ffi::c_void,
+        cookie_size: usize,
         out: *mut *mut rkfd_svm_range,
+        cookie: *mut *mut kernel::ffi::c_void,
     ) -> kernel::ffi::c_int;
 }
 unsafe extern "C" {

@@ -24,7 +24,7 @@ use super::{
     err,
     logic::{
         self,
-        attr::{self, Attr, Gpus, MAX_GPU_INSTANCE},
+        attr::{self, Attr, Gpus, LOCATION_SYSMEM, LOCATION_UNDEFINED, MAX_GPU_INSTANCE},
         ranges::Span,
     },
     migrate::GpuOfProcess,
@@ -112,18 +112,49 @@ pub(crate) fn validate_ioctl(buf: &[u8], user_size: usize) -> Result {
     attr::check_ioctl_size(user_size, nattr).map_err(err)
 }
 
+/// The attributes of one call: up to [`AttrList::INLINE`] in place (ROCr
+/// passes one to four), more on the heap.
+struct AttrList {
+    inline: [Attr; AttrList::INLINE],
+    heap: KVec<Attr>,
+    n: usize,
+}
+
+impl AttrList {
+    const INLINE: usize = 16;
+
+    fn as_slice(&self) -> &[Attr] {
+        if self.n <= Self::INLINE {
+            &self.inline[..self.n]
+        } else {
+            &self.heap
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [Attr] {
+        if self.n <= Self::INLINE {
+            &mut self.inline[..self.n]
+        } else {
+            &mut self.heap
+        }
+    }
+}
+
 /// Reads the `nattr` attributes that follow the header.
-fn read_attrs(buf: &[u8], nattr: u32) -> Result<KVec<Attr>> {
+fn read_attrs(buf: &[u8], nattr: u32) -> Result<AttrList> {
     let n = nattr as usize;
     let bytes = buf.get(attr::ARGS_HEADER_SIZE as usize..).ok_or(EINVAL)?;
     let bytes = bytes.get(..n.checked_mul(8).ok_or(EINVAL)?).ok_or(EINVAL)?;
-    let mut attrs = KVec::with_capacity(n, GFP_KERNEL)?;
-    for c in bytes.chunks_exact(8) {
+    let mut list = AttrList { inline: [Attr::default(); AttrList::INLINE], heap: KVec::new(), n };
+    if n > AttrList::INLINE {
+        list.heap = KVec::from_elem(Attr::default(), n, GFP_KERNEL)?;
+    }
+    for (c, a) in bytes.chunks_exact(8).zip(list.as_mut_slice()) {
         let ty = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
         let value = u32::from_ne_bytes([c[4], c[5], c[6], c[7]]);
-        attrs.push(Attr::new(ty, value), GFP_KERNEL)?;
+        *a = Attr::new(ty, value);
     }
-    Ok(attrs)
+    Ok(list)
 }
 
 /// Writes attributes back after the header.
@@ -146,12 +177,12 @@ pub(crate) fn ioctl(process: &Process, buf: &mut [u8]) -> Result {
     let req = attr::check_request(start_addr, size).map_err(err)?;
     let mut attrs = read_attrs(buf, nattr)?;
     match op {
-        attr::OP_SET_ATTR => set_attr(process, req, &attrs),
+        attr::OP_SET_ATTR => set_attr(process, req, attrs.as_slice()),
         attr::OP_GET_ATTR => {
-            let r = get_attr(process, req, &mut attrs);
+            let r = get_attr(process, req, attrs.as_mut_slice());
             // The answers go back even on failure, as upstream's in-place
             // update of the copied-back buffer.
-            write_attrs(buf, &attrs);
+            write_attrs(buf, attrs.as_slice());
             r
         }
         _ => Err(EINVAL),
@@ -175,7 +206,12 @@ fn check_vmas(guard: &MmRead<'_>, start: u64, end: u64, snap: &Snapshot) -> Resu
 fn set_attr(process: &Process, req: attr::PageRequest, attrs: &[Attr]) -> Result {
     let svms = &process.svms;
     let bytes = attr::check_range_overflow(&req);
-    let snap = Snapshot::take(&process.inner.lock(), bytes.ok(), true)?;
+    // The devices are needed (and their references taken) only to prefetch
+    // to a GPU.
+    let to_gpu = attrs.iter().any(|a| {
+        a.ty == uapi::KFD_IOCTL_SVM_ATTR_PREFETCH_LOC && a.value != LOCATION_UNDEFINED && a.value != LOCATION_SYSMEM
+    });
+    let snap = Snapshot::take(&process.inner.lock(), bytes.ok(), to_gpu)?;
     attr::check_set_attrs(attrs, &snap.gpus()).map_err(err)?;
     if !snap.has_vm {
         return Err(EINVAL);
@@ -246,10 +282,10 @@ mod tests {
         buf[32..36].copy_from_slice(&ATTR_GRANULARITY.to_ne_bytes());
         buf[36..40].copy_from_slice(&3u32.to_ne_bytes());
         let attrs = read_attrs(&buf, 2)?;
-        assert_eq!(&attrs[..], &[Attr::new(ATTR_ACCESS, 0x2222), Attr::new(ATTR_GRANULARITY, 3)]);
+        assert_eq!(attrs.as_slice(), &[Attr::new(ATTR_ACCESS, 0x2222), Attr::new(ATTR_GRANULARITY, 3)]);
         assert_eq!(read_attrs(&buf, 3).err(), Some(EINVAL));
         write_attrs(&mut buf, &[Attr::new(ATTR_NO_ACCESS, 7)]);
-        assert_eq!(read_attrs(&buf, 1)?[0], Attr::new(ATTR_NO_ACCESS, 7));
+        assert_eq!(read_attrs(&buf, 1)?.as_slice()[0], Attr::new(ATTR_NO_ACCESS, 7));
         Ok(())
     }
 

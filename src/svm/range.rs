@@ -323,18 +323,23 @@ impl RangeList {
 /// The notifiers an operation on the tree needs, allocated before it
 /// changes anything, and room for those they replace.
 pub(crate) struct Reshape {
-    slots: KVec<NotifierSlot>,
-    retired: KVec<HmmRange>,
+    slots: SmallVec<NotifierSlot, RESHAPE_INLINE>,
+    retired: SmallVec<HmmRange, RESHAPE_INLINE>,
 }
+
+/// Notifiers a [`Reshape`] holds without allocating: a SET_ATTR creating
+/// one range needs one, splitting a range at both ends of its span three.
+const RESHAPE_INLINE: usize = 4;
 
 impl Reshape {
     /// Allocates `n` notifiers owned by `svms` (`ENOMEM`: nothing
     /// allocated stays).
     pub(crate) fn new(svms: &Arc<Svms>, n: usize) -> Result<Self> {
-        let mut slots = KVec::with_capacity(n, GFP_KERNEL)?;
-        let retired = KVec::with_capacity(n, GFP_KERNEL)?;
+        let mut slots = SmallVec::with_capacity(n)?;
+        let retired = SmallVec::with_capacity(n)?;
         for _ in 0..n {
-            slots.push(NotifierSlot::new(svms)?, GFP_KERNEL)?;
+            // Room for `n` was made above: never full.
+            slots.push_within_capacity(NotifierSlot::new(svms)?).map_err(|_| ENOMEM)?;
         }
         Ok(Reshape { slots, retired })
     }
@@ -374,6 +379,37 @@ impl Reshape {
         }
         // Now the replaced ones (removal waits for their callbacks).
         drop(self.retired);
+    }
+}
+
+/// Up to `N` values in place, the rest on the heap: what the SET_ATTR path
+/// collects without allocating in the common case (an allocation is one
+/// more failure path, and on a debug kernel tens of microseconds).
+pub(crate) struct SmallVec<T, const N: usize> {
+    inline: [Option<T>; N],
+    heap: KVec<T>,
+}
+
+impl<T, const N: usize> SmallVec<T, N> {
+    /// Room for `n` values (the heap part allocated only beyond `N`).
+    pub(crate) fn with_capacity(n: usize) -> Result<Self> {
+        Ok(SmallVec { inline: [const { None }; N], heap: KVec::with_capacity(n.saturating_sub(N), GFP_KERNEL)? })
+    }
+
+    /// Adds `v` without allocating; gives it back when full.
+    pub(crate) fn push_within_capacity(&mut self, v: T) -> Result<(), T> {
+        match self.inline.iter_mut().find(|slot| slot.is_none()) {
+            Some(slot) => {
+                *slot = Some(v);
+                Ok(())
+            }
+            None => self.heap.push_within_capacity(v).map_err(|e| e.0),
+        }
+    }
+
+    /// Takes a value out (the last added first).
+    pub(crate) fn pop(&mut self) -> Option<T> {
+        self.heap.pop().or_else(|| self.inline.iter_mut().rev().find_map(Option::take))
     }
 }
 
@@ -583,6 +619,23 @@ mod tests {
             let _ = v.push((x.start, x.last), GFP_KERNEL);
         }
         v
+    }
+
+    #[test]
+    fn small_vec_spills_to_the_heap_and_pops_in_reverse() -> Result {
+        let mut v = SmallVec::<u32, 2>::with_capacity(3)?;
+        for x in [1, 2, 3] {
+            assert_eq!(v.push_within_capacity(x), Ok(()));
+        }
+        // Full: two in place, one on the heap.
+        assert_eq!(v.push_within_capacity(4), Err(4));
+        assert_eq!((v.pop(), v.pop()), (Some(3), Some(2)));
+        assert_eq!(v.push_within_capacity(5), Ok(()));
+        assert_eq!((v.pop(), v.pop(), v.pop()), (Some(5), Some(1), None));
+        // Within its inline room it allocates nothing.
+        let v = SmallVec::<u32, 2>::with_capacity(2)?;
+        assert_eq!(v.heap.capacity(), 0);
+        Ok(())
     }
 
     #[test]
