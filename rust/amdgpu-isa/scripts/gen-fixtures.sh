@@ -14,9 +14,10 @@
 #   tests/fixtures/suite_o0.co     its -O0 device code (../../tests/hip/device/o0.hip)
 # and for gfx1030 (GFX10.3):
 #   tests/fixtures/decode10.txt    tests/asm/decode10.s as llvm-mc-15 -mcpu=gfx1030 encodes it
-#   tests/fixtures/exec10/<n>.hex  each tests/asm/exec10/<n>.s assembled for gfx1030
+#   tests/fixtures/exec10/<n>.hex  each tests/asm/exec10/<n>.s assembled for gfx1030 (wave64.s: +wavefrontsize64)
 #   tests/fixtures/suite_gfx1030.co, suite_o0_gfx1030.co   the suite's device code for gfx1030
 #   tests/fixtures/suite_gfx1030.dis                      llvm-objdump-15's disassembly of it
+#   tests/fixtures/kernels_gfx1030.co, kernels_o0_gfx1030.co   tests/hip/kernels.hip for gfx1030
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p tests/fixtures/exec
@@ -43,7 +44,10 @@ for dir_cpu in exec:gfx90a exec10:gfx1030; do
 	mkdir -p "tests/fixtures/$dir"
 	for s in tests/asm/$dir/*.s; do
 		n=$(basename "$s" .s)
-		llvm-mc-15 -arch=amdgcn -mcpu="$cpu" -filetype=obj "$s" -o "$tmp/$n.o"
+		# exec10/wave64.s is a wave64 program (GFX10 runs both sizes).
+		attr=
+		[ "$dir/$n" != exec10/wave64 ] || attr=-mattr=+wavefrontsize64
+		llvm-mc-15 -arch=amdgcn -mcpu="$cpu" $attr -filetype=obj "$s" -o "$tmp/$n.o"
 		llvm-objcopy-15 -O binary --only-section=.text "$tmp/$n.o" "$tmp/$n.bin"
 		od -An -tx4 -v -w4 "$tmp/$n.bin" | tr -d ' ' >"tests/fixtures/$dir/$n.hex"
 	done
@@ -59,3 +63,5 @@ hipcc --offload-arch=gfx90a -O0 --cuda-device-only --no-gpu-bundle-output -c ../
 hipcc --offload-arch=gfx1030 -O2 --cuda-device-only --no-gpu-bundle-output -c ../../tests/hip/suite.hip -o tests/fixtures/suite_gfx1030.co
 llvm-objdump-15 -d --mcpu=gfx1030 tests/fixtures/suite_gfx1030.co >tests/fixtures/suite_gfx1030.dis
 hipcc --offload-arch=gfx1030 -O0 --cuda-device-only --no-gpu-bundle-output -c ../../tests/hip/device/o0.hip -o tests/fixtures/suite_o0_gfx1030.co
+hipcc --offload-arch=gfx1030 -O2 --cuda-device-only --no-gpu-bundle-output -c tests/hip/kernels.hip -o tests/fixtures/kernels_gfx1030.co
+hipcc --offload-arch=gfx1030 -O0 --cuda-device-only --no-gpu-bundle-output -c tests/hip/kernels.hip -o tests/fixtures/kernels_o0_gfx1030.co

@@ -167,3 +167,86 @@ fn gfx10_memory() {
         assert_eq!(got[lane], 0x1000 + lane as u32 + 1, "lane {lane}");
     }
 }
+
+/// GFX10 wave64 (what a kernel descriptor without ENABLE_WAVEFRONT_SIZE32
+/// asks for): masks are SGPR pairs and the lanes run 0..64.
+#[test]
+fn wave64_on_gfx10() {
+    let mut m = Machine::new(program!("wave64"));
+    m.wave.wave32 = false;
+    m.wave.exec = u64::MAX;
+    for lane in 0..64 {
+        m.wave.vgpr[0][lane] = lane as u32;
+        m.wave.vgpr[14][lane] = ((lane as u32 + 1) * 4) as u32;
+    }
+    m.run().unwrap();
+    let s64 = |r: usize| m.wave.sgpr[r] as u64 | (m.wave.sgpr[r + 1] as u64) << 32;
+    let mask = |f: &dyn Fn(u64) -> bool| (0..64).filter(|&l| f(l)).fold(0u64, |a, l| a | 1 << l);
+    assert_eq!(s64(0), mask(&|l| l > 40), "VCC is 64 bits");
+    assert_eq!(s64(2), mask(&|l| l < 10));
+    assert_eq!(s64(4), mask(&|l| l >= 1), "carry out into a pair");
+    assert_eq!(s64(6), u64::MAX, "s_and_saveexec_b64");
+    assert_eq!(s64(8), mask(&|l| l < 50), "v_cmpx wrote the whole EXEC");
+    assert_eq!(m.wave.vcc, mask(&|l| l > 40), "v_cmpx left VCC alone");
+    assert_eq!(m.wave.sgpr[10], 63, "v_readlane_b32 of lane 63");
+    for lane in 0..64usize {
+        assert_eq!(m.v(4, lane), if lane > 40 { 7 } else { 0 }, "lane {lane}");
+        assert_eq!(m.v(5, lane), ((lane + 1) % 64) as u32, "ds_bpermute_b32 over 64 lanes, lane {lane}");
+    }
+}
+
+/// Wave launch on GFX10 (AMDGPUUsage "Initial Kernel Execution State"):
+/// wave32 when the descriptor sets ENABLE_WAVEFRONT_SIZE32, else wave64;
+/// work-item ids in v0, v1, v2 (not packed as on gfx90a); GFX9 refuses wave32.
+#[test]
+fn gfx10_wave_launch() {
+    use amdgpu_isa::code_object::KernelDescriptor;
+    use amdgpu_isa::dispatch::{Dispatch, LaunchError};
+    let kd = |wave32: bool| KernelDescriptor {
+        group_segment_fixed_size: 0,
+        private_segment_fixed_size: 0,
+        kernarg_size: 0,
+        kernel_code_entry_byte_offset: 0x100,
+        compute_pgm_rsrc3: 0,
+        compute_pgm_rsrc1: 0,
+        // USER_SGPR_COUNT 2, workgroup id x, work-item ids x, y, z
+        compute_pgm_rsrc2: 2 << 1 | 1 << 7 | 2 << 11,
+        // kernarg segment ptr; ENABLE_WAVEFRONT_SIZE32
+        kernel_code_properties: 1 << 3 | if wave32 { 1 << 10 } else { 0 },
+    };
+    let dispatch = |kd, generation| Dispatch {
+        kernel_descriptor: kd,
+        kernel_object: 0x1000,
+        dispatch_packet: 0,
+        queue: 0,
+        kernarg: 0xabcd_0000_1234,
+        dispatch_id: 0,
+        workgroup_size: [4, 4, 4],
+        grid_size: [8, 4, 4],
+        private_segment_buffer: [0; 4],
+        flat_scratch_init: 0,
+        private_segment_size: 0,
+        generation,
+    };
+    let mut w = Box::new(Wave::new());
+    let d = dispatch(kd(true), Generation::Gfx10);
+    assert_eq!((d.wave_lanes(), d.waves_per_workgroup()), (32, 2));
+    d.init_wave(&mut w, [1, 0, 0], 1).unwrap();
+    assert!(w.wave32 && w.gen == Generation::Gfx10);
+    assert_eq!(w.pc, 0x1100);
+    assert_eq!((w.sgpr[0], w.sgpr[1], w.sgpr[2]), (0x1234, 0xabcd, 1), "kernarg ptr, workgroup id x");
+    assert_eq!(w.exec, 0xffff_ffff);
+    // work-item 32 + l of the 4x4x4 workgroup
+    for l in 0..32u32 {
+        let t = 32 + l;
+        assert_eq!([w.vgpr[0][l as usize], w.vgpr[1][l as usize], w.vgpr[2][l as usize]], [t % 4, t / 4 % 4, t / 16], "lane {l}");
+    }
+    let d = dispatch(kd(false), Generation::Gfx10);
+    assert_eq!((d.wave_lanes(), d.waves_per_workgroup()), (64, 1));
+    d.init_wave(&mut w, [0, 0, 0], 0).unwrap();
+    assert!(!w.wave32);
+    assert_eq!(w.exec, u64::MAX);
+    assert_eq!([w.vgpr[0][63], w.vgpr[1][63], w.vgpr[2][63]], [3, 3, 3]);
+    let d = dispatch(kd(true), Generation::Gfx9);
+    assert_eq!(d.init_wave(&mut w, [0, 0, 0], 0), Err(LaunchError::Wave32));
+}
