@@ -402,36 +402,7 @@ fn decode_gfx9(words: &[u32]) -> Result<Instruction, DecodeError> {
         };
         let opcode = opcode as u16;
         check(encoding, opcode, w0)?;
-        let mut inst = Instruction::empty(encoding, opcode, 4);
-        match encoding {
-            Encoding::Sop1 => {
-                inst.dst = bits(w0, 16, 7) as u16;
-                inst.src[0] = bits(w0, 0, 8) as u16;
-            }
-            Encoding::Sopc => {
-                inst.src[0] = bits(w0, 0, 8) as u16;
-                inst.src[1] = bits(w0, 8, 8) as u16;
-            }
-            Encoding::Sopp => inst.imm = sign_extend(bits(w0, 0, 16), 16),
-            Encoding::Sopk => {
-                inst.dst = bits(w0, 16, 7) as u16;
-                inst.imm = sign_extend(bits(w0, 0, 16), 16);
-                if opcode == opcodes::sopk::S_SETREG_IMM32_B32 {
-                    inst.literal = w1()?;
-                    inst.size = 8;
-                }
-            }
-            _ => {
-                inst.dst = bits(w0, 16, 7) as u16;
-                inst.src[0] = bits(w0, 0, 8) as u16;
-                inst.src[1] = bits(w0, 8, 8) as u16;
-            }
-        }
-        if inst.src[0] == src::LITERAL || inst.src[1] == src::LITERAL {
-            inst.literal = w1()?;
-            inst.size = 8;
-        }
-        return Ok(inst);
+        return scalar_operands(encoding, opcode, words);
     }
 
     // Vector ALU, 32-bit forms: VOP2 (bit 31 = 0), VOPC, VOP1.
@@ -481,45 +452,12 @@ fn decode_gfx9(words: &[u32]) -> Result<Instruction, DecodeError> {
                 inst.size = 8;
             }
             src::SDWA => {
-                let w = w1()?;
                 inst.size = 8;
-                inst.src[0] = if bits(w, 23, 1) == 1 { bits(w, 0, 8) as u16 } else { src::VGPR0 + bits(w, 0, 8) as u16 };
-                if bits(w, 31, 1) == 1 {
-                    inst.src[1] -= src::VGPR0;
-                }
-                inst.modifiers[0] = SourceModifiers { neg: bits(w, 20, 1) == 1, abs: bits(w, 21, 1) == 1 };
-                inst.modifiers[1] = SourceModifiers { neg: bits(w, 28, 1) == 1, abs: bits(w, 29, 1) == 1 };
-                if prefix == 0x3e {
-                    // VOPC SDWA: sdst in [14:8] when sd is set, else VCC.
-                    if bits(w, 15, 1) == 1 {
-                        inst.sdst = bits(w, 8, 7) as u16;
-                    }
-                } else {
-                    inst.clamp = bits(w, 13, 1) == 1;
-                    inst.omod = bits(w, 14, 2) as u8;
-                }
-                inst.form = ValuForm::Sdwa(Sdwa {
-                    dst_sel: bits(w, 8, 3) as u8,
-                    dst_unused: bits(w, 11, 2) as u8,
-                    src0_sel: bits(w, 16, 3) as u8,
-                    src0_sext: bits(w, 19, 1) == 1,
-                    src1_sel: bits(w, 24, 3) as u8,
-                    src1_sext: bits(w, 27, 1) == 1,
-                });
+                sdwa_operands(&mut inst, w1()?, prefix == 0x3e);
             }
             src::DPP => {
-                let w = w1()?;
                 inst.size = 8;
-                inst.src[0] = src::VGPR0 + bits(w, 0, 8) as u16;
-                inst.modifiers[0] = SourceModifiers { neg: bits(w, 20, 1) == 1, abs: bits(w, 21, 1) == 1 };
-                inst.modifiers[1] = SourceModifiers { neg: bits(w, 22, 1) == 1, abs: bits(w, 23, 1) == 1 };
-                inst.form = ValuForm::Dpp(Dpp {
-                    control: bits(w, 8, 9) as u16,
-                    bound_ctrl: bits(w, 19, 1) == 1,
-                    bank_mask: bits(w, 24, 4) as u8,
-                    row_mask: bits(w, 28, 4) as u8,
-                    fetch_inactive: false,
-                });
+                dpp16_operands(&mut inst, w1()?, false);
             }
             _ => {}
         }
@@ -697,36 +635,7 @@ fn decode_gfx10(words: &[u32]) -> Result<Instruction, DecodeError> {
             _ => (Encoding::Sop2, bits(w0, 23, 7)),
         };
         let opcode = gfx10_opcode(encoding, raw as u16, w0)?;
-        let mut inst = Instruction::empty(encoding, opcode, 4);
-        match encoding {
-            Encoding::Sop1 => {
-                inst.dst = bits(w0, 16, 7) as u16;
-                inst.src[0] = bits(w0, 0, 8) as u16;
-            }
-            Encoding::Sopc => {
-                inst.src[0] = bits(w0, 0, 8) as u16;
-                inst.src[1] = bits(w0, 8, 8) as u16;
-            }
-            Encoding::Sopp => inst.imm = sign_extend(bits(w0, 0, 16), 16),
-            Encoding::Sopk => {
-                inst.dst = bits(w0, 16, 7) as u16;
-                inst.imm = sign_extend(bits(w0, 0, 16), 16);
-                if opcode == opcodes::sopk::S_SETREG_IMM32_B32 {
-                    inst.literal = w1()?;
-                    inst.size = 8;
-                }
-            }
-            _ => {
-                inst.dst = bits(w0, 16, 7) as u16;
-                inst.src[0] = bits(w0, 0, 8) as u16;
-                inst.src[1] = bits(w0, 8, 8) as u16;
-            }
-        }
-        if inst.src[0] == src::LITERAL || inst.src[1] == src::LITERAL {
-            inst.literal = w1()?;
-            inst.size = 8;
-        }
-        return Ok(inst);
+        return scalar_operands(encoding, opcode, words);
     }
 
     // Vector ALU, 32-bit forms: VOP2 (bit 31 = 0), VOPC, VOP1; their VOP3
@@ -761,45 +670,14 @@ fn decode_gfx10(words: &[u32]) -> Result<Instruction, DecodeError> {
             }
             src::SDWA => {
                 // VOP_SDWA9 (gfx9 and gfx10 share it).
-                let w = w1()?;
                 inst.size = 8;
-                inst.src[0] = if bits(w, 23, 1) == 1 { bits(w, 0, 8) as u16 } else { src::VGPR0 + bits(w, 0, 8) as u16 };
-                if bits(w, 31, 1) == 1 {
-                    inst.src[1] -= src::VGPR0;
-                }
-                inst.modifiers[0] = SourceModifiers { neg: bits(w, 20, 1) == 1, abs: bits(w, 21, 1) == 1 };
-                inst.modifiers[1] = SourceModifiers { neg: bits(w, 28, 1) == 1, abs: bits(w, 29, 1) == 1 };
-                if prefix == 0x3e {
-                    if bits(w, 15, 1) == 1 {
-                        inst.sdst = bits(w, 8, 7) as u16;
-                    }
-                } else {
-                    inst.clamp = bits(w, 13, 1) == 1;
-                    inst.omod = bits(w, 14, 2) as u8;
-                }
-                inst.form = ValuForm::Sdwa(Sdwa {
-                    dst_sel: bits(w, 8, 3) as u8,
-                    dst_unused: bits(w, 11, 2) as u8,
-                    src0_sel: bits(w, 16, 3) as u8,
-                    src0_sext: bits(w, 19, 1) == 1,
-                    src1_sel: bits(w, 24, 3) as u8,
-                    src1_sext: bits(w, 27, 1) == 1,
-                });
+                sdwa_operands(&mut inst, w1()?, prefix == 0x3e);
             }
             src::DPP => {
-                // VOP_DPP16: dpp_ctrl [16:8], fi 18, bound_ctrl 19.
+                // VOP_DPP16: as gfx9's, with fi at 18.
                 let w = w1()?;
                 inst.size = 8;
-                inst.src[0] = src::VGPR0 + bits(w, 0, 8) as u16;
-                inst.modifiers[0] = SourceModifiers { neg: bits(w, 20, 1) == 1, abs: bits(w, 21, 1) == 1 };
-                inst.modifiers[1] = SourceModifiers { neg: bits(w, 22, 1) == 1, abs: bits(w, 23, 1) == 1 };
-                inst.form = ValuForm::Dpp(Dpp {
-                    control: bits(w, 8, 9) as u16,
-                    bound_ctrl: bits(w, 19, 1) == 1,
-                    bank_mask: bits(w, 24, 4) as u8,
-                    row_mask: bits(w, 28, 4) as u8,
-                    fetch_inactive: bits(w, 18, 1) == 1,
-                });
+                dpp16_operands(&mut inst, w, bits(w, 18, 1) == 1);
             }
             src::DPP8 | src::DPP8_FI => {
                 // VOP_DPP8: src0 [7:0], eight 3-bit lane selects [31:8].
@@ -956,4 +834,83 @@ fn e32_implicit_operands(inst: &mut Instruction) {
         }
         _ => {}
     }
+}
+
+/// The operands of a SOP1/SOPC/SOPP/SOPK/SOP2 instruction (GFX9 and GFX10
+/// share the formats), `opcode` already in the interpreter's space.
+fn scalar_operands(encoding: Encoding, opcode: u16, words: &[u32]) -> Result<Instruction, DecodeError> {
+    let w0 = words[0];
+    let w1 = || words.get(1).copied().ok_or(DecodeError::Truncated);
+    let mut inst = Instruction::empty(encoding, opcode, 4);
+    match encoding {
+        Encoding::Sop1 => {
+            inst.dst = bits(w0, 16, 7) as u16;
+            inst.src[0] = bits(w0, 0, 8) as u16;
+        }
+        Encoding::Sopc => {
+            inst.src[0] = bits(w0, 0, 8) as u16;
+            inst.src[1] = bits(w0, 8, 8) as u16;
+        }
+        Encoding::Sopp => inst.imm = sign_extend(bits(w0, 0, 16), 16),
+        Encoding::Sopk => {
+            inst.dst = bits(w0, 16, 7) as u16;
+            inst.imm = sign_extend(bits(w0, 0, 16), 16);
+            if opcode == opcodes::sopk::S_SETREG_IMM32_B32 {
+                inst.literal = w1()?;
+                inst.size = 8;
+            }
+        }
+        _ => {
+            inst.dst = bits(w0, 16, 7) as u16;
+            inst.src[0] = bits(w0, 0, 8) as u16;
+            inst.src[1] = bits(w0, 8, 8) as u16;
+        }
+    }
+    if inst.src[0] == src::LITERAL || inst.src[1] == src::LITERAL {
+        inst.literal = w1()?;
+        inst.size = 8;
+    }
+    Ok(inst)
+}
+
+/// The SDWA second dword (VOP_SDWA9, GFX9 and GFX10) into `inst`; `vopc`:
+/// a compare, whose [14:8] is an SGPR destination when sd (15) is set.
+fn sdwa_operands(inst: &mut Instruction, w: u32, vopc: bool) {
+    inst.src[0] = if bits(w, 23, 1) == 1 { bits(w, 0, 8) as u16 } else { src::VGPR0 + bits(w, 0, 8) as u16 };
+    if bits(w, 31, 1) == 1 {
+        inst.src[1] -= src::VGPR0;
+    }
+    inst.modifiers[0] = SourceModifiers { neg: bits(w, 20, 1) == 1, abs: bits(w, 21, 1) == 1 };
+    inst.modifiers[1] = SourceModifiers { neg: bits(w, 28, 1) == 1, abs: bits(w, 29, 1) == 1 };
+    if vopc {
+        // VOPC SDWA: sdst in [14:8] when sd is set, else VCC.
+        if bits(w, 15, 1) == 1 {
+            inst.sdst = bits(w, 8, 7) as u16;
+        }
+    } else {
+        inst.clamp = bits(w, 13, 1) == 1;
+        inst.omod = bits(w, 14, 2) as u8;
+    }
+    inst.form = ValuForm::Sdwa(Sdwa {
+        dst_sel: bits(w, 8, 3) as u8,
+        dst_unused: bits(w, 11, 2) as u8,
+        src0_sel: bits(w, 16, 3) as u8,
+        src0_sext: bits(w, 19, 1) == 1,
+        src1_sel: bits(w, 24, 3) as u8,
+        src1_sext: bits(w, 27, 1) == 1,
+    });
+}
+
+/// The DPP16 second dword (VOP_DPP) into `inst`.
+fn dpp16_operands(inst: &mut Instruction, w: u32, fetch_inactive: bool) {
+    inst.src[0] = src::VGPR0 + bits(w, 0, 8) as u16;
+    inst.modifiers[0] = SourceModifiers { neg: bits(w, 20, 1) == 1, abs: bits(w, 21, 1) == 1 };
+    inst.modifiers[1] = SourceModifiers { neg: bits(w, 22, 1) == 1, abs: bits(w, 23, 1) == 1 };
+    inst.form = ValuForm::Dpp(Dpp {
+        control: bits(w, 8, 9) as u16,
+        bound_ctrl: bits(w, 19, 1) == 1,
+        bank_mask: bits(w, 24, 4) as u8,
+        row_mask: bits(w, 28, 4) as u8,
+        fetch_inactive,
+    });
 }
