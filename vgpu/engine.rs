@@ -640,12 +640,9 @@ impl Engine {
                         packets: 0,
                         removed: false,
                         retry: (0, 0),
-                        // The interpreter is gfx90a's ISA: other profiles'
-                        // dispatches stay unsupported.
-                        shader: shader::Shader::new(
-                            desc.wptr_va,
-                            self.core.profile().gfx == crate::profile::GfxVersion::GFX90A,
-                        ),
+                        // Profiles whose ISA the interpreter does not
+                        // know keep their dispatches unsupported.
+                        shader: shader::Shader::new(desc.wptr_va, shader::interpreter_isa(self.core.profile().gfx)),
                     },
                     "Hqd::state"
                 ),
