@@ -103,6 +103,7 @@ mod isa;
 mod kabi;
 mod kfd2kgd;
 mod mem;
+mod mqd;
 mod profile;
 mod sysmem;
 mod vm;

@@ -714,10 +714,21 @@ fn debugfs_lists_queues() -> Check {
     let me = format!("Process {} PASID ", unsafe { libc::getpid() });
     ensure(mqds.contains(&me), format!("mqds lacks {me:?}: {mqds}"))?;
     ensure(mqds.contains(&format!("  Compute queue on device {:x}", s.gpu)), format!("mqds: {mqds}"))?;
+    // The MQD as upstream's seq_hex_dump prints it: 32 bytes a row, the
+    // compute MQD header (0xC0310800) first, and our ring among the
+    // dwords (cp_hqd_pq_base_lo = ring >> 8).
+    ensure(mqds.contains("\n    00000000: c0310800 "), format!("mqds: no compute MQD dump: {mqds}"))?;
+    let base_lo = format!(" {:08x}", (a.ring_base_address >> 8) as u32);
+    ensure(mqds.contains(&base_lo), format!("mqds: no dword {base_lo} (ring base >> 8): {mqds}"))?;
     let rls = read_sysfs("/sys/kernel/debug/kfd/rls")?;
     ensure(rls.contains(&format!("qid {q} ")), format!("rls lacks our queue: {rls}"))?;
     let hqds = read_sysfs("/sys/kernel/debug/kfd/hqds")?;
     ensure(hqds.contains(&format!("gpu_id {:x}:", s.gpu)), format!("hqds: {hqds}"))?;
+    // Our queue sits in an HQD the GPU driver reports occupied.
+    ensure(
+        hqds.lines().any(|l| l.contains(&format!(" qid {q} pipe ")) && l.contains(" occupied 1 ")),
+        format!("hqds: our queue not in an occupied HQD: {hqds}"),
+    )?;
     expect_ok(s.destroy(q), "DESTROY")?;
     let rls = read_sysfs("/sys/kernel/debug/kfd/rls")?;
     ensure(!rls.contains(&format!("qid {q} ")), format!("rls still lists the queue: {rls}"))
