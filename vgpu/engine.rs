@@ -5,7 +5,8 @@
 //! scheduler thread (`vgpu-engine/<gpu>.<worker>`, an [`Engine`]) with its
 //! own queues; a new queue goes to the worker with the fewest.
 //!
-//! rkfd loads a queue with `hqd_load` after validating CREATE_QUEUE; the
+//! rkfd loads a queue with `hqd_load` / `hqd_sdma_load` after validating
+//! CREATE_QUEUE (`crate::mqd` reads its MQD into a [`QueueDesc`]); the
 //! engine then executes its packets through the queue's VM page table: AQL
 //! (`aql`), PM4 (`pm4`) and SDMA (`sdma`) processors from
 //! `rust/gpu-engines` (pure logic, host-tested), over [`VmMem`].  Results
