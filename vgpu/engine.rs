@@ -1571,7 +1571,9 @@ mod tests {
                 irqs[n - 1],
                 IhEntry {
                     source: IH_QUEUE_ERROR,
+                    // The hardware names the queue by its doorbell index.
                     context_id: qid,
+                    doorbell_id: qid,
                     data: want,
                     ..Default::default()
                 }

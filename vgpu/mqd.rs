@@ -183,3 +183,92 @@ impl Slots {
         self.sdma.get_mut(i as usize).ok_or(EINVAL)
     }
 }
+
+#[kernel::prelude::kunit_tests(amdgpu_vgpu_mqd)]
+mod tests {
+    use super::*;
+    use crate::profile::PROFILES;
+
+    fn queue() -> hw::QueueProps {
+        hw::QueueProps {
+            format: hw::QueueFormat::Aql,
+            queue_address: 0x7f00_0010_0000,
+            queue_size: 4096,
+            read_ptr: 0x7f00_0020_0008,
+            write_ptr: 0x7f00_0020_0000,
+            doorbell_off: 6,
+            priority: 15,
+            sdma_engine_id: 1,
+            sdma_queue_id: 2,
+            ..Default::default()
+        }
+    }
+
+    fn dev(p: &Profile) -> hw::MqdDevice {
+        hw::MqdDevice {
+            gfx: p.gfx,
+            cwsr_enabled: false,
+            profiler_active: false,
+            pcie_atomics: false,
+            sdma_phase_quantum: hw::SDMA_PHASE_QUANTUM_DEFAULT,
+        }
+    }
+
+    /// Every profile reads back the queue rkfd's MQD describes, and
+    /// refuses what no CP would load with `EINVAL`.
+    #[test]
+    fn mqds_of_every_profile_are_read_and_checked() -> Result {
+        for p in PROFILES.iter() {
+            let q = queue();
+            let mut c = hw::ComputeMqd::zeroed(p.gfx).ok_or(EINVAL)?;
+            hw::init_compute_mqd(&mut c, &dev(p), 0, &q);
+            let d = compute_desc(p, c.as_bytes(), q.write_ptr)?;
+            assert_eq!(d.ty, uapi::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
+            assert_eq!((d.ring_base, d.ring_size, d.rptr_va, d.wptr_va), (q.queue_address, 4096, q.read_ptr, q.write_ptr));
+            // Doorbell dword 6 is byte 24: doorbell index 3.
+            assert_eq!((d.doorbell_offset, d.doorbell_id(), d.priority, d.rptr), (24, 3, 15, 0));
+            // A write pointer other than the MQD's, a short MQD, a zeroed
+            // one, a doorbell past the slice or between two doorbells.
+            assert!(matches!(compute_desc(p, c.as_bytes(), q.write_ptr + 8), Err(e) if e == EINVAL));
+            assert!(matches!(compute_desc(p, &c.as_bytes()[..100], 0), Err(e) if e == EINVAL));
+            let zero = hw::ComputeMqd::zeroed(p.gfx).ok_or(EINVAL)?;
+            assert!(matches!(compute_desc(p, zero.as_bytes(), 0), Err(e) if e == EINVAL));
+            for off in [p.doorbell_process_size() / 4, 7] {
+                let mut bad = c;
+                hw::update_compute_mqd(&mut bad, &dev(p), &hw::QueueProps { doorbell_off: off, ..q }, None);
+                assert!(matches!(compute_desc(p, bad.as_bytes(), 0), Err(e) if e == EINVAL));
+            }
+            // The read pointer saved at unload comes back (AQL: packets).
+            let mut bytes = c;
+            save_compute(p, bytes.as_bytes_mut(), &d, 5)?;
+            assert_eq!(compute_desc(p, bytes.as_bytes(), 0)?.rptr, 5);
+
+            let mut s = hw::SdmaMqd::zeroed(p.gfx).ok_or(EINVAL)?;
+            hw::init_sdma_mqd(&mut s, &dev(p), &q);
+            let (d, engine, queue) = sdma_desc(p, s.as_bytes(), q.write_ptr)?;
+            assert_eq!((engine, queue, d.sdma_engine(), d.wptr_va), (1, 2, Some(1), q.write_ptr));
+            // GFX9/10 SDMA MQDs have no write-pointer address: it must be given.
+            let given = sdma_desc(p, s.as_bytes(), 0);
+            assert_eq!(given.is_ok(), p.gfx.arch() == gfx::GfxArch::Gfx11);
+            save_sdma(p, s.as_bytes_mut(), 0x40)?;
+            assert_eq!(sdma_desc(p, s.as_bytes(), q.write_ptr)?.0.rptr, 0x40);
+            assert_eq!(sdma_slot_of(p, s.as_bytes())?, (1, 2));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn slots_are_bounded() -> Result {
+        let p = &PROFILES[0];
+        let mut s = Slots::new(p)?;
+        assert!(s.compute(PIPES - 1, QUEUES_PER_PIPE - 1)?.is_none());
+        assert!(matches!(s.compute(PIPES, 0), Err(e) if e == EINVAL));
+        assert!(matches!(s.compute(0, QUEUES_PER_PIPE), Err(e) if e == EINVAL));
+        let engines = p.num_sdma_engines + p.num_sdma_xgmi_engines;
+        assert!(s.sdma(engines - 1, p.num_sdma_queues_per_engine - 1)?.is_none());
+        assert!(matches!(s.sdma(engines, 0), Err(e) if e == EINVAL));
+        assert!(matches!(s.sdma(0, p.num_sdma_queues_per_engine), Err(e) if e == EINVAL));
+        assert!(matches!(s.sdma(u32::MAX, 0), Err(e) if e == EINVAL));
+        Ok(())
+    }
+}

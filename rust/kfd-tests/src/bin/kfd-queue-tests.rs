@@ -82,7 +82,10 @@ fn alloc(k: &Kfd, gpu: u32, va: u64, size: u64, flags: u32, map: bool) -> Result
 }
 
 fn first_gpu() -> Result<u32, String> {
-    fuzz::topology_gpu_ids().first().copied().ok_or_else(|| "no GPU in topology".into())
+    // KFD_TEST_GPU=<n>: the n-th GPU of the topology instead of the first
+    // (to run the tests on each profile of a multi-GPU guest).
+    let n = std::env::var("KFD_TEST_GPU").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(0);
+    fuzz::topology_gpu_ids().get(n).copied().ok_or_else(|| format!("no GPU {n} in topology"))
 }
 
 fn setup() -> Result<Setup, String> {
@@ -703,6 +706,16 @@ fn hang_hws_is_detected_reset_counted_and_signalled() -> Check {
     expect_ok(s.destroy(b.queue_id), "DESTROY after reset")
 }
 
+/// The dword at byte `offset` of the first MQD debugfs `mqds` dumps under
+/// the process header `me` (rows of 32 bytes: `    <offset>: <8 dwords>`).
+fn mqd_dword(mqds: &str, me: &str, offset: usize) -> Option<u32> {
+    let section = &mqds[mqds.find(me)?..];
+    let row = format!("    {:08x}:", offset / 32 * 32);
+    let line = section.lines().find(|l| l.starts_with(&row))?;
+    let word = line[row.len()..].split_whitespace().nth(offset % 32 / 4)?;
+    u32::from_str_radix(word, 16).ok()
+}
+
 fn debugfs_lists_queues() -> Check {
     let s = setup()?;
     let mut a = s.aql();
@@ -729,6 +742,16 @@ fn debugfs_lists_queues() -> Check {
         hqds.lines().any(|l| l.contains(&format!(" qid {q} pipe ")) && l.contains(" occupied 1 ")),
         format!("hqds: our queue not in an occupied HQD: {hqds}"),
     )?;
+    // SET_CU_MASK rewrites the MQD: compute_static_thread_mgmt_se0 (byte
+    // 92 of every generation's compute MQD, v9/v10/v11_structs.h) goes
+    // from all CUs to the two of the mask (one WGP on GFX10+).
+    let se0 = |m: &str| mqd_dword(m, &me, 92);
+    ensure_eq(se0(&mqds), Some(0xffff_ffff), "compute_static_thread_mgmt_se0 before SET_CU_MASK")?;
+    let mask = [0x3u32, 0];
+    let mut c = uapi::kfd_ioctl_set_cu_mask_args { queue_id: q, num_cu_mask: 64, cu_mask_ptr: mask.as_ptr() as u64 };
+    expect_ok(s.kfd.ioctl(uapi::AMDKFD_IOC_SET_CU_MASK, &mut c), "SET_CU_MASK")?;
+    let after = se0(&read_sysfs("/sys/kernel/debug/kfd/mqds")?);
+    ensure(after.is_some_and(|v| v != 0xffff_ffff && v & 0x3 != 0), format!("se0 after SET_CU_MASK: {after:x?}"))?;
     expect_ok(s.destroy(q), "DESTROY")?;
     let rls = read_sysfs("/sys/kernel/debug/kfd/rls")?;
     ensure(!rls.contains(&format!("qid {q} ")), format!("rls still lists the queue: {rls}"))
