@@ -675,6 +675,14 @@ fn hang_hws_is_detected_reset_counted_and_signalled() -> Check {
     let before = hang_count(s.gpu)?;
     let path = "/sys/kernel/debug/kfd/hang_hws";
     std::fs::write(path, "999999\n").err().ok_or("hang_hws accepted an unknown gpu_id")?;
+    // GFX11 GPUs are scheduled by MES, which upstream does not hang:
+    // -EINVAL, nothing hangs, the queue goes normally.
+    if node_props(s.gpu).is_some_and(|p| prop(&p, "gfx_target_version") >= 110000) {
+        let e = std::fs::write(path, format!("{}\n", s.gpu)).err().and_then(|e| e.raw_os_error());
+        ensure_eq(e, Some(libc::EINVAL), "hang_hws on a MES GPU")?;
+        ensure_eq(hang_count(s.gpu)?, before, "hang_count")?;
+        return expect_ok(s.destroy(q), "DESTROY_QUEUE");
+    }
     std::fs::write(path, format!("{}\n", s.gpu)).map_err(|e| format!("{path}: {e}"))?;
     // Detected at the next preemption: the queue goes, the call says ETIME.
     expect_errno(s.destroy(q), libc::ETIME, "DESTROY_QUEUE on a hung scheduler")?;
