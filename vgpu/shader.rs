@@ -304,11 +304,6 @@ impl Shader {
         self.buffers = Some(b);
     }
 
-    /// Forgets the dispatch in progress (the queue's ring was replaced).
-    pub(crate) fn restart(&mut self) {
-        self.current = None;
-    }
-
     /// The fault that ended the last dispatch with `QUEUE_ERROR_VM_FAULT`.
     pub(crate) fn take_fault(&mut self) -> Option<Fault> {
         self.fault.take()
