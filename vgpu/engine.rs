@@ -980,16 +980,26 @@ impl Engine {
         {
             let mut g = self.inner.lock();
             let g = &mut *g;
+            let mut any = false;
             for s in g.queues.iter_mut() {
                 let again = match s.wait {
-                    Wait::Runnable => continue,
+                    Wait::Runnable => {
+                        any = true;
+                        continue;
+                    }
                     Wait::Blocked => true,
                     Wait::Idle(seen) => wake == Wake::All || s.hqd.doorbell() != seen,
                 };
                 if again {
                     s.wait = Wait::Runnable;
                     g.clock.wake(&mut s.entry);
+                    any = true;
                 }
+            }
+            if !any {
+                // Nothing rang: the idle poll ends here, with one hold of
+                // the lock.
+                return false;
             }
         }
         let mut progress = false;
