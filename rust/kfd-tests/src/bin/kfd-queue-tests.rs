@@ -6,9 +6,10 @@
 //! DESTROY/UPDATE_QUEUE, SET_CU_MASK, ALLOC_QUEUE_GWS,
 //! GET_QUEUE_WAVE_STATE, the per-device limit, two processes' separate
 //! queues and teardown with queues alive; and issue #16's throughput
-//! workload (1024 rounds of four PM4 or SDMA queues created, given 1024
-//! packets and an interrupt each, run and destroyed), checked packet by
-//! packet and event by event, untimed.
+//! workload (rounds of four PM4 or SDMA queues created, given 1024
+//! packets and an interrupt each, run and destroyed; 256 rounds, the
+//! issue's 1024 with `RKFD_ISSUE16_ROUNDS=1024`), checked packet by packet
+//! and event by event, untimed.
 //!
 //! When the GPU driver serves no hardware queues (`hqd_load` missing),
 //! CREATE_QUEUE of a valid queue answers EOPNOTSUPP after validation; the
@@ -559,8 +560,11 @@ fn update_queue_disable_restore(sdma: bool) -> Check {
     r
 }
 
-/// The issue #16 workload's rounds (`RKFD_ISSUE16_ROUNDS` overrides).
-const ISSUE16_ROUNDS: u32 = 1024;
+/// The issue #16 workload's rounds in make check (`RKFD_ISSUE16_ROUNDS`
+/// overrides; the issue's count is 1024): 1024 PM4 and 1024 SDMA rounds
+/// took 139 s in the TCG guest on a loaded 2-core host (2026-12-03), too
+/// much of make check's time.
+const ISSUE16_ROUNDS: u32 = 256;
 /// Queues per round and packets per queue.
 const ISSUE16_QUEUES: usize = 4;
 const ISSUE16_PACKETS: u64 = 1024;
@@ -584,7 +588,9 @@ const DOORBELL_SLICE: usize = 8192;
 /// the round and destroys the queues.  The issue expects 1024 rounds in a
 /// minute; nothing here is timed, but it must end within the test's
 /// timeout, so it shows the throughput.  `RKFD_ISSUE16_ROUNDS` sets the
-/// rounds (make check: the default).
+/// rounds (make check: [`ISSUE16_ROUNDS`]; the issue's full count:
+/// `scripts/vm-run -- env RKFD_ISSUE16_ROUNDS=1024
+/// rust/target/release/kfd-queue-tests throughput`).
 fn issue16_rounds(sdma: bool) -> Check {
     let s = setup()?;
     if sdma && s.sdma_engines == 0 {
