@@ -167,6 +167,7 @@ pub enum Src {
 }
 
 impl Src {
+    /// The address of dword `i`.
     pub fn addr(&self, i: u64) -> u64 {
         match *self {
             Src::Ring { base, mask } => base.wrapping_add((i & mask) * 4),
