@@ -11,7 +11,8 @@
 #   make bench-queues  queue benchmark in the test VM (ROCr: signal round trip,
 #                   SDMA GB/s vs memcpy, priority 15 vs 7 packets/s; raw KFD:
 #                   PM4 packets/s, SDMA GB/s with 4 queues, queue create+destroy/s,
-#                   events/s, doorbell latency); prints figures
+#                   events/s, issue #16 rounds (PM4 and SDMA), doorbell latency
+#                   vs a user-space poller); prints figures
 #   make setup      install the toolchain and kernel source (idempotent)
 #   make kernel     build (or reuse) the cached test kernel
 

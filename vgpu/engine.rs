@@ -939,20 +939,27 @@ impl Engine {
         (run.packets, stop)
     }
 
-    /// Delivers and forgets `irqs`, with no lock of ours held.
+    /// Delivers and forgets `irqs`, with no lock of ours held.  The target
+    /// is looked up once per batch (a quantum's interrupts), not per entry.
     fn deliver(&self, irqs: &mut KVec<IhEntry>) {
-        for e in irqs.iter() {
-            let kfd = match &mut *self.irq.lock() {
-                IrqTarget::None => None,
-                IrqTarget::Kfd(k) => Some(*k),
-                #[cfg(CONFIG_KUNIT = "y")]
-                IrqTarget::Record(v) => {
+        if irqs.is_empty() {
+            return;
+        }
+        let kfd = match &mut *self.irq.lock() {
+            IrqTarget::None => None,
+            IrqTarget::Kfd(k) => Some(*k),
+            #[cfg(CONFIG_KUNIT = "y")]
+            IrqTarget::Record(v) => {
+                for e in irqs.iter() {
                     let _ = v.push(*e, GFP_KERNEL);
-                    None
                 }
-            };
-            if let Some(k) = kfd {
-                k.interrupt(&crate::ih::ring_entry(self.core.profile().gfx, e));
+                None
+            }
+        };
+        if let Some(k) = kfd {
+            let gfx = self.core.profile().gfx;
+            for e in irqs.iter() {
+                k.interrupt(&crate::ih::ring_entry(gfx, e));
             }
         }
         irqs.clear();
@@ -973,16 +980,26 @@ impl Engine {
         {
             let mut g = self.inner.lock();
             let g = &mut *g;
+            let mut any = false;
             for s in g.queues.iter_mut() {
                 let again = match s.wait {
-                    Wait::Runnable => continue,
+                    Wait::Runnable => {
+                        any = true;
+                        continue;
+                    }
                     Wait::Blocked => true,
                     Wait::Idle(seen) => wake == Wake::All || s.hqd.doorbell() != seen,
                 };
                 if again {
                     s.wait = Wait::Runnable;
                     g.clock.wake(&mut s.entry);
+                    any = true;
                 }
+            }
+            if !any {
+                // Nothing rang: the idle poll ends here, with one hold of
+                // the lock.
+                return false;
             }
         }
         let mut progress = false;
