@@ -24,7 +24,7 @@ use amdgpu_isa::decode::Encoding;
 use amdgpu_isa::dispatch::Dispatch;
 use amdgpu_isa::exec::{self, StepOutcome};
 use amdgpu_isa::memory::{Environment, PRIVATE_SEGMENT_BUFFER};
-use amdgpu_isa::wave::{Wave, WAVE_SIZE};
+use amdgpu_isa::wave::Wave;
 use common::{load_code_object, SparseMemory, APERTURES, CODE_BASE};
 use std::time::Instant;
 
@@ -147,7 +147,6 @@ fn main() {
     let code = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     assert!(n % WG == 0, "ELEMENTS must be a multiple of {WG}");
     let blocks = n / WG;
-    let _ = WAVE_SIZE;
 
     // vadd, inputs as the guest's.
     let a: Vec<f32> = (0..n).map(|i| 0.5 * (i & 4095) as f32 - 1000.25).collect();
