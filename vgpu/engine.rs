@@ -736,6 +736,7 @@ impl Engine {
     ) -> Result {
         let enabled = ring_base != 0 && ring_size != 0;
         let mut stale = None;
+        let pause;
         {
             let mut st = hqd.state.lock();
             if enabled && (ring_base, ring_size) != st.ring {
@@ -750,11 +751,13 @@ impl Engine {
                 stale = st.shader.restart();
             }
             st.disabled = !enabled;
+            // A disabled queue's dispatch is not run by helpers either.
+            pause = st.shader.pause(!enabled) && !enabled;
         }
-        if let Some(g) = stale {
+        if stale.is_some() || pause {
             self.pool.wait_helpers();
-            drop(g);
         }
+        drop(stale);
         let share = if enabled { percentage } else { 0 };
         let mut g = self.inner.lock();
         let g = &mut *g;

@@ -277,6 +277,9 @@ pub(crate) struct Grid {
     /// Cancelled (queue destroyed, ring replaced, GPU reset) or failed:
     /// nothing more is claimed, helpers drop their workgroup.
     stop: Atomic<bool>,
+    /// Its queue is disabled (`hqd_update` with no ring): helpers keep
+    /// their workgroups but do not run them.
+    paused: Atomic<bool>,
     /// The first error.  A leaf.
     #[pin]
     error: Mutex<Option<GridError>>,
@@ -325,6 +328,7 @@ impl Grid {
         if index == self.owner
             || index >= self.pool_size
             || self.stop.load(Relaxed)
+            || self.paused.load(Relaxed)
             || self.next.load(Relaxed) >= self.launch.total
         {
             return false;
@@ -497,6 +501,9 @@ impl Pool {
             drop(h);
             drop(stale);
             return true;
+        }
+        if h.work.as_ref().is_some_and(|w| w.grid.paused.load(Acquire)) {
+            return false;
         }
         if h.work.is_none() {
             let grid = {
@@ -874,6 +881,19 @@ impl Shader {
         }
     }
 
+    /// Pauses (the queue is disabled) or resumes the last dispatch's
+    /// helpers; whether there are any (the caller waits for the slices in
+    /// progress, [`Pool::wait_helpers`], after pausing).
+    pub(crate) fn pause(&self, paused: bool) -> bool {
+        match &self.grid {
+            Some(g) => {
+                g.paused.store(paused, Release);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Forgets the dispatch in progress (the queue's ring was replaced);
     /// as [`Shader::cancel`].
     pub(crate) fn restart(&mut self) -> Option<Arc<Grid>> {
@@ -1004,6 +1024,7 @@ impl Shader {
                 next: Atomic::new(0),
                 done: Atomic::new(0),
                 stop: Atomic::new(false),
+                paused: Atomic::new(false),
                 error <- new_mutex!(None, "Grid::error"),
             }),
             GFP_NOWAIT,
