@@ -406,6 +406,9 @@ pub(crate) struct Engine {
     irq: Mutex<IrqTarget>,
     /// Counters.
     stats: Stats,
+    /// The GPU's dispatches other workers may help with, and this
+    /// worker's helper ([`shader::Pool`]).
+    pool: Arc<shader::Pool>,
     /// The scheduler thread while it runs (taken only by
     /// [`EngineHandle`], never by the thread).  A leaf.
     #[pin]
@@ -540,6 +543,15 @@ impl GpuMemory for VmMem<'_> {
         })
     }
 
+    fn release(&mut self) {
+        self.held = None;
+        self.traffic = 0;
+    }
+
+    fn probe(&mut self, va: u64, len: usize, write: bool) -> core::result::Result<(), Fault> {
+        self.each_page(va, len, write, |_, _, _, _| {})
+    }
+
     fn atomic_add_u64(&mut self, va: u64, v: u64) -> core::result::Result<u64, Fault> {
         let fault = Fault { va, write: true };
         let pages = self.pages(8);
@@ -584,8 +596,8 @@ impl GpuMemory for VmMem<'_> {
 
 impl Engine {
     /// Worker `index` of `core`'s engines, with no thread yet
-    /// ([`EngineHandle`] starts it).
-    fn new(core: &Arc<Core>, index: usize) -> Result<Arc<Self>> {
+    /// ([`EngineHandle`] starts it), helping with dispatches of `pool`.
+    fn new(core: &Arc<Core>, index: usize, pool: Arc<shader::Pool>) -> Result<Arc<Self>> {
         Arc::pin_init(
             try_pin_init!(Engine {
                 core: core.clone(),
@@ -606,6 +618,7 @@ impl Engine {
                     packets: Atomic::new(0),
                     sleeps: Atomic::new(0),
                 },
+                pool,
                 thread <- new_mutex!(None, "Engine::thread"),
             }),
             GFP_KERNEL,
@@ -626,6 +639,15 @@ impl Engine {
             return Err(EINVAL);
         }
         let proc = Proc::new(desc)?;
+        // The interpreter is gfx90a's ISA: other profiles' dispatches stay
+        // unsupported.
+        let shader = shader::Shader::new(
+            desc.wptr_va,
+            self.core.profile().gfx == crate::profile::GfxVersion::GFX90A,
+            vm.clone(),
+            self.pool.clone(),
+            self.index,
+        );
         let hqd = Arc::pin_init(
             try_pin_init!(Hqd {
                 vm,
@@ -640,12 +662,7 @@ impl Engine {
                         packets: 0,
                         removed: false,
                         retry: (0, 0),
-                        // The interpreter is gfx90a's ISA: other profiles'
-                        // dispatches stay unsupported.
-                        shader: shader::Shader::new(
-                            desc.wptr_va,
-                            self.core.profile().gfx == crate::profile::GfxVersion::GFX90A,
-                        ),
+                        shader,
                     },
                     "Hqd::state"
                 ),
@@ -683,8 +700,18 @@ impl Engine {
             (slot, g.hung)
         };
         // Preemption: the engine holds the state for one quantum at most.
-        hqd.state.lock().removed = true;
+        let grid = {
+            let mut st = hqd.state.lock();
+            st.removed = true;
+            st.shader.cancel()
+        };
         drop(slot);
+        if let Some(g) = grid {
+            // Other workers running its dispatch's workgroups: each is
+            // stopped at the end of its slice.
+            self.pool.wait_helpers();
+            drop(g);
+        }
         if hung {
             Err(ETIME)
         } else {
@@ -708,6 +735,8 @@ impl Engine {
         percentage: u32,
     ) -> Result {
         let enabled = ring_base != 0 && ring_size != 0;
+        let mut stale = None;
+        let pause;
         {
             let mut st = hqd.state.lock();
             if enabled && (ring_base, ring_size) != st.ring {
@@ -719,10 +748,16 @@ impl Engine {
                 st.proc = Proc::new(&desc)?;
                 st.ring = (ring_base, ring_size);
                 // A dispatch in progress on the old ring is abandoned.
-                st.shader.restart();
+                stale = st.shader.restart();
             }
             st.disabled = !enabled;
+            // A disabled queue's dispatch is not run by helpers either.
+            pause = st.shader.pause(!enabled) && !enabled;
         }
+        if stale.is_some() || pause {
+            self.pool.wait_helpers();
+        }
+        drop(stale);
         let share = if enabled { percentage } else { 0 };
         let mut g = self.inner.lock();
         let g = &mut *g;
@@ -777,11 +812,20 @@ impl Engine {
                 all.push(s.hqd.clone(), GFP_KERNEL)?;
             }
         }
+        let mut stopped = false;
         for hqd in all.iter() {
-            let mut st = hqd.state.lock();
-            if st.error == 0 {
-                st.error = QUEUE_ERROR_RESET;
-            }
+            let grid = {
+                let mut st = hqd.state.lock();
+                if st.error == 0 {
+                    st.error = QUEUE_ERROR_RESET;
+                }
+                st.shader.cancel()
+            };
+            stopped |= grid.is_some();
+            drop(grid);
+        }
+        if stopped {
+            self.pool.wait_helpers();
         }
         let mut g = self.inner.lock();
         g.hung = false;
@@ -923,6 +967,9 @@ impl Engine {
                     }
                 }
                 st.error = QUEUE_ERROR_VM_FAULT;
+                // A shader's dispatch ends here: its helpers stop (the
+                // queue's destruction waits for them).
+                st.shader.stop_helpers();
                 ev.push(IhEntry {
                     source: IH_VM_FAULT,
                     pasid: ev.pasid,
@@ -1026,6 +1073,8 @@ impl Engine {
             };
             let (packets, stop) = self.run_queue(&hqd, irqs);
             self.deliver(irqs);
+            // A dispatch it started may want the other workers.
+            self.pool.kick_others(self.index);
             self.stats.packets.fetch_add(u64::from(packets), Relaxed);
             // A dispatch's time slice is progress too (it completes no packet).
             progress |= packets > 0 || stop == Stop::Budget;
@@ -1059,7 +1108,11 @@ impl kabi::ThreadMain for Engine {
                 full = Instant::<Monotonic>::now();
                 wake = Wake::All;
             }
-            if self.serve_round(&mut irqs, ROUND_TURNS, wake) {
+            let served = self.serve_round(&mut irqs, ROUND_TURNS, wake);
+            // Then a slice of another worker's dispatch, if one wants help.
+            let hung = self.inner.lock().hung;
+            let helped = !hung && self.pool.help(self.index);
+            if served || helped {
                 busy = Instant::<Monotonic>::now();
                 wake = Wake::Doorbells;
                 continue;
@@ -1110,6 +1163,8 @@ impl kabi::ThreadMain for Engine {
 pub(crate) struct Engines {
     /// The workers.
     workers: KVec<Arc<Engine>>,
+    /// Their dispatches' workgroups, shared.
+    pool: Arc<shader::Pool>,
 }
 
 impl Engines {
@@ -1179,18 +1234,25 @@ impl EngineHandle {
     /// The engines of `core`: a worker per online CPU, threads started.
     pub(crate) fn start(core: &Arc<Core>) -> Result<Self> {
         let n = kabi::online_cpus().clamp(1, MAX_WORKERS);
+        let pool = shader::Pool::new(n as usize)?;
         let mut h = EngineHandle {
             engines: Engines {
                 workers: KVec::with_capacity(n as usize, GFP_KERNEL)?,
+                pool: pool.clone(),
             },
         };
         for i in 0..n {
-            let engine = Engine::new(core, i as usize)?;
+            let engine = Engine::new(core, i as usize, pool.clone())?;
             // Dropping `h` on an error stops the threads started so far.
             h.engines.workers.push(engine.clone(), GFP_KERNEL)?;
             let thread = kabi::Thread::start(engine.clone(), core.index(), i)?;
             *engine.thread.lock() = Some(thread);
         }
+        let mut all = KVec::with_capacity(n as usize, GFP_KERNEL)?;
+        for w in h.engines.workers.iter() {
+            all.push(w.clone(), GFP_KERNEL)?;
+        }
+        pool.set_engines(all);
         Ok(h)
     }
 
@@ -1242,6 +1304,8 @@ impl EngineHandle {
             drop(thread);
             *w.irq.lock() = IrqTarget::None;
         }
+        // The helpers' workgroups, and the workers the pool refers to.
+        self.engines.pool.clear();
     }
 }
 
@@ -1821,7 +1885,7 @@ mod tests {
     #[test]
     fn priority_shares_and_throughput() -> Result {
         let (core, vm) = gpu(0x45)?;
-        let engine = Engine::new(&core, 0)?;
+        let engine = Engine::new(&core, 0, shader::Pool::new(1)?)?;
         const SLOTS: u64 = 1024;
         let (hi_ring, lo_ring, ptrs) = (0x100_0000u64, 0x200_0000u64, 0x300_0000u64);
         let _a = map(&vm, hi_ring, SLOTS * 64 / PAGE, GTT)?;
@@ -1879,7 +1943,7 @@ mod tests {
     #[test]
     fn sdma_copy_bandwidth() -> Result {
         let (core, vm) = gpu(0x46)?;
-        let engine = Engine::new(&core, 0)?;
+        let engine = Engine::new(&core, 0, shader::Pool::new(1)?)?;
         const MB: u64 = 1 << 20;
         const LEN: u64 = 4 * MB;
         const ROUNDS: u64 = 8;

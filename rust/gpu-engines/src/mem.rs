@@ -31,6 +31,20 @@ pub trait GpuMemory {
     /// the CPU, which shares the memory.
     fn atomic_add_u64(&mut self, va: u64, v: u64) -> Result<u64, Fault>;
 
+    /// Lets go of whatever the accesses hold between them (the virtual
+    /// GPU: its VM's page-table lock), so that others (another worker
+    /// running the same VM's shaders) get a turn; the next access takes it
+    /// again.  A no-op where nothing is held.
+    fn release(&mut self) {}
+
+    /// Whether `len` bytes at `va` can be read (and written, if `write`)
+    /// without a fault, accessing nothing: the first faulting address.
+    /// The default checks nothing.
+    fn probe(&mut self, va: u64, len: usize, write: bool) -> Result<(), Fault> {
+        let _ = (va, len, write);
+        Ok(())
+    }
+
     /// Copies `len` bytes from `src` to `dst` (as a forward copy).
     fn copy(&mut self, dst: u64, src: u64, len: u64) -> Result<(), Fault> {
         let mut buf = [0u8; CHUNK];

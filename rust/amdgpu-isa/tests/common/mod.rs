@@ -34,6 +34,12 @@ impl SparseMemory {
         self.map(base, bytes);
         base
     }
+    /// A fresh 4 KiB-aligned address for `len` bytes, nothing mapped there.
+    pub fn reserve(&mut self, len: usize) -> u64 {
+        let base = self.next;
+        self.next += (len as u64 + 0x1fff) & !0xfff;
+        base
+    }
     pub fn alloc_u32(&mut self, values: &[u32]) -> u64 {
         self.alloc(values.iter().flat_map(|v| v.to_le_bytes()).collect())
     }
@@ -62,6 +68,9 @@ impl GlobalMemory for SparseMemory {
         let dst = self.find(address, bytes.len()).ok_or(MemoryFault { address, write: true })?;
         dst.copy_from_slice(bytes);
         Ok(())
+    }
+    fn probe(&mut self, address: u64, len: usize, write: bool) -> Result<(), MemoryFault> {
+        self.find(address, len).map(|_| ()).ok_or(MemoryFault { address, write })
     }
     fn shader_clock(&mut self) -> u64 {
         self.ticks += 4;
@@ -96,6 +105,21 @@ pub fn load_code_object(mem: &mut SparseMemory, bytes: &[u8]) {
 /// Runs kernel `name` of the loaded code object over `grid` work-items in
 /// workgroups of `workgroup`, with `kernarg` bytes. Returns instructions executed.
 pub fn run_kernel(mem: &mut SparseMemory, code: &[u8], name: &str, kernarg: &[u8], grid: [u32; 3], workgroup: [u32; 3]) -> u64 {
+    run_kernel_retrying(mem, code, name, kernarg, grid, workgroup, &mut |_, _| false)
+}
+
+/// As [`run_kernel`]; a memory fault is passed to `on_fault`, and if it
+/// returns true (it mapped the page: an XNACK retry fault resolved) the
+/// faulting wave goes on from the faulting instruction.
+pub fn run_kernel_retrying(
+    mem: &mut SparseMemory,
+    code: &[u8],
+    name: &str,
+    kernarg: &[u8],
+    grid: [u32; 3],
+    workgroup: [u32; 3],
+    on_fault: &mut dyn FnMut(&mut SparseMemory, amdgpu_isa::memory::MemoryFault) -> bool,
+) -> u64 {
     let elf = Elf::parse(code).expect("an AMDGPU ELF");
     let kd_vaddr = elf.symbol(&format!("{name}.kd")).unwrap_or_else(|| panic!("{name}.kd symbol"));
     let kd = KernelDescriptor::parse(elf.bytes_at(kd_vaddr, 64).expect("descriptor bytes")).expect("descriptor");
@@ -161,6 +185,7 @@ pub fn run_kernel(mem: &mut SparseMemory, code: &[u8], name: &str, kernarg: &[u8
                             }
                             assert!(wg_steps < 10_000_000, "workgroup {id:?}: step budget");
                         }
+                        Err(WorkgroupError::Exec { error: amdgpu_isa::exec::ExecError::Memory { fault, .. }, .. }) if on_fault(mem, fault) => {}
                         Err(WorkgroupError::Exec { wave, error }) => panic!("workgroup {id:?} wave {wave}: {error}"),
                         Err(other) => panic!("workgroup {id:?}: {other:?}"),
                     }
