@@ -639,11 +639,11 @@ impl Engine {
             return Err(EINVAL);
         }
         let proc = Proc::new(desc)?;
-        // The interpreter is gfx90a's ISA: other profiles' dispatches stay
-        // unsupported.
+        // Profiles whose ISA the interpreter does not know keep their
+        // dispatches unsupported.
         let shader = shader::Shader::new(
             desc.wptr_va,
-            self.core.profile().gfx == crate::profile::GfxVersion::GFX90A,
+            shader::interpreter_isa(self.core.profile().gfx),
             vm.clone(),
             self.pool.clone(),
             self.index,

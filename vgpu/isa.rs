@@ -25,6 +25,9 @@ pub(crate) mod memory;
 #[path = "../rust/amdgpu-isa/src/opcodes.rs"]
 #[allow(dead_code, unreachable_pub)]
 pub(crate) mod opcodes;
+#[path = "../rust/amdgpu-isa/src/opcodes10.rs"]
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod opcodes10;
 #[path = "../rust/amdgpu-isa/src/softfloat.rs"]
 #[allow(dead_code, unreachable_pub)]
 pub(crate) mod softfloat;

@@ -2,8 +2,9 @@
 
 //! The shader engine: AQL KERNEL_DISPATCH packets run on the `amdgpu-isa`
 //! interpreter ([`crate::isa`]), on the engine thread serving the queue.
-//! gfx90a GPUs only (the interpreter's ISA); on the other profiles a
-//! dispatch ends the queue with `QUEUE_ERROR_UNSUPPORTED`, as before.
+//! gfx90a (GFX9, wave64) and gfx1030 (GFX10.3, wave32 or wave64) GPUs
+//! ([`interpreter_isa`]); on the other profiles a dispatch ends the queue
+//! with `QUEUE_ERROR_UNSUPPORTED`, as before.
 //!
 //! A dispatch reads its packet (`hsa_kernel_dispatch_packet_t`) and kernel
 //! object (a code object v3+ kernel descriptor, or the legacy
@@ -41,7 +42,7 @@
 //! fault rkfd cannot resolve is a VM fault (`KGD_IH_VM_FAULT`, no retry)
 //! and `QUEUE_ERROR_VM_FAULT`; an
 //! opcode or form the interpreter does not implement, `s_trap`, a launch
-//! it cannot do (wave32) `QUEUE_ERROR_UNSUPPORTED`; a malformed packet or
+//! it cannot do (wave32 on gfx90a) `QUEUE_ERROR_UNSUPPORTED`; a malformed packet or
 //! kernel object, or an LDS/scratch access out of bounds,
 //! `QUEUE_ERROR_INVALID_PACKET`.  Each is logged once per queue error.
 //! Besides the driver's queue error, ROCr learns of each (but VM faults,
@@ -96,6 +97,7 @@ use super::{
 };
 use crate::vm::Vm;
 use crate::isa::{
+    decode::Generation,
     code_object::{
         is_amd_kernel_code,
         KernelDescriptor,
@@ -116,11 +118,22 @@ use crate::isa::{
         MemoryFault,
         PRIVATE_SEGMENT_BUFFER, //
     },
-    wave::{
-        Wave,
-        WAVE_SIZE, //
-    },
+    wave::Wave,
 };
+use crate::profile::gfx::{
+    GfxArch,
+    GfxVersion, //
+};
+
+/// The ISA the interpreter runs for a GPU of generation `gfx`, if any:
+/// GFX9 as gfx90a implements it, and GFX10.3.
+pub(crate) fn interpreter_isa(gfx: GfxVersion) -> Option<Generation> {
+    match gfx.arch() {
+        GfxArch::Gfx9 if gfx == GfxVersion::GFX90A => Some(Generation::Gfx9),
+        GfxArch::Gfx10_3 => Some(Generation::Gfx10),
+        _ => None,
+    }
+}
 
 /// Wave instructions a dispatch runs per turn of its queue (one time slice).
 const SLICE_STEPS: u64 = 4096;
@@ -177,7 +190,8 @@ impl Buffers {
             let w = VBox::<Wave>::new_uninit(GFP_KERNEL | __GFP_ZERO)?;
             // SAFETY: the memory is zeroed (`__GFP_ZERO`), and all-zero
             // bytes are a valid `Wave`: its fields are integers, arrays of
-            // integers, a `bool` and `Mode(u32)`.
+            // integers, `bool`s, `Mode(u32)` and `Generation`, a
+            // `#[repr(u8)]` enum whose variant 0 is `Gfx9`.
             let w = unsafe { w.assume_init() };
             waves.push(w, GFP_KERNEL)?;
         }
@@ -227,11 +241,11 @@ struct Current {
 impl Current {
     /// What one workgroup needs.
     fn need(&self) -> Need {
-        let waves = (self.dispatch.workgroup_size.iter().product::<u32>() as usize).div_ceil(WAVE_SIZE);
+        let waves = self.dispatch.waves_per_workgroup();
         Need {
             waves,
             lds: self.lds,
-            scratch: waves * WAVE_SIZE * self.lane_bytes as usize,
+            scratch: waves * self.dispatch.wave_lanes() * self.lane_bytes as usize,
         }
     }
 
@@ -622,8 +636,9 @@ impl Pool {
 
 /// One queue's shader engine.
 pub(crate) struct Shader {
-    /// The GPU runs gfx90a code: dispatches run (else `QUEUE_ERROR_UNSUPPORTED`).
-    gfx90a: bool,
+    /// The ISA the GPU runs, if the interpreter knows it (else dispatches
+    /// end with `QUEUE_ERROR_UNSUPPORTED`).
+    isa: Option<Generation>,
     /// GPU VA of the queue's `amd_queue_t`.
     queue: u64,
     /// The queue's VM.
@@ -812,7 +827,7 @@ fn run_slice<M: GpuMemory>(
     state: &mut WorkgroupState,
     budget: u64,
 ) -> core::result::Result<(bool, u64), WorkgroupError> {
-    let scratch = waves * WAVE_SIZE * cur.lane_bytes as usize;
+    let scratch = waves * cur.dispatch.wave_lanes() * cur.lane_bytes as usize;
     if scratch > b.scratch.len() || waves > b.waves.len() {
         return Err(WorkgroupError::TooManyWaves);
     }
@@ -832,12 +847,12 @@ fn run_slice<M: GpuMemory>(
 
 impl Shader {
     /// The shader engine of a queue on `vm` served by worker `worker` of
-    /// `pool`, whose write pointer is at `wptr_va`, on a gfx90a GPU if
-    /// `gfx90a` (else it runs nothing: the interpreter does not know other
-    /// ISAs).
-    pub(crate) fn new(wptr_va: u64, gfx90a: bool, vm: Arc<Vm>, pool: Arc<Pool>, worker: usize) -> Self {
+    /// `pool`, whose write pointer is at `wptr_va`, on a GPU running `isa`
+    /// ([`interpreter_isa`]; None: it runs nothing, the interpreter does
+    /// not know the GPU's ISA).
+    pub(crate) fn new(wptr_va: u64, isa: Option<Generation>, vm: Arc<Vm>, pool: Arc<Pool>, worker: usize) -> Self {
         Shader {
-            gfx90a,
+            isa,
             queue: wptr_va.wrapping_sub(AMD_QUEUE_WRITE_DISPATCH_ID),
             vm,
             pool,
@@ -952,7 +967,8 @@ impl Shader {
         }
         let kd = KernelDescriptor::parse_kernel_object(&k)
             .ok_or_else(|| invalid(aql::INACTIVE_INVALID_CODE, "kernel object is neither a kernel descriptor nor an amd_kernel_code_t the engine runs"))?;
-        if kd.wavefront_size32() {
+        let generation = self.isa.unwrap_or_default();
+        if kd.wavefront_size32() && generation == Generation::Gfx9 {
             self.inactive.set(aql::INACTIVE_INVALID_ISA);
             return Err(fail(pkt, QUEUE_ERROR_UNSUPPORTED, format_args!("a wave32 kernel (gfx90a runs wave64)")));
         }
@@ -981,6 +997,7 @@ impl Shader {
             private_segment_buffer: PRIVATE_SEGMENT_BUFFER,
             flat_scratch_init: 0,
             private_segment_size: lane_bytes,
+            generation,
         };
         let count = dispatch.workgroup_count();
         let total = count.iter().fold(1u64, |t, &c| t.saturating_mul(u64::from(c)));
@@ -1163,7 +1180,7 @@ impl aql::Shaders for Shader {
         dispatch_id: u64,
     ) -> core::result::Result<(), Stop> {
         self.inactive.set(0);
-        if !self.gfx90a {
+        if self.isa.is_none() {
             self.inactive.set(aql::INACTIVE_INVALID_ISA);
             return Err(Stop::Error(QUEUE_ERROR_UNSUPPORTED));
         }

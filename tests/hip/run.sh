@@ -5,29 +5,46 @@
 # (tests/hip/build.sh: cached by source hash); in the guest, whose root file
 # system is read-only, they must have been built on the host beforehand
 # (`tests/hip/build.sh`).  Runs each with a timeout and prints
-# "hip: N passed, N failed", counting each sub-test of a program that
-# declares them ("// subtests: ...").
-#   run.sh [NAME...]     (default: every .hip file here)
+# "hip: N passed, N failed" (gfx1030: "hip-gfx1030: ..."), counting each
+# sub-test of a program that declares them ("// subtests: ...").
+#   run.sh [--arch gfx90a|gfx1030] [NAME...]
+# (default: gfx90a; every .hip file here, for gfx1030 those without a
+# "// gfx1030: skip REASON" line)
 set -u
 dir=$(dirname "$0")
+arch=gfx90a
+if [ "${1:-}" = --arch ]; then
+	arch=$2
+	shift 2
+fi
+case "$arch" in
+gfx90a) target_version=90010 bindir=build layer=hip ;;
+gfx1030) target_version=100300 bindir=build/gfx1030 layer=hip-gfx1030 ;;
+*)
+	echo "run.sh: no HIP target $arch (gfx90a, gfx1030)" >&2
+	exit 1
+	;;
+esac
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=($(cd "$dir" && for f in *.hip; do echo "${f%.hip}"; done))
+[ ${#names[@]} -gt 0 ] || names=($(cd "$dir" && for f in *.hip; do
+	grep -q "^// $arch: skip" "$f" || echo "${f%.hip}"
+done))
 # HIP refuses to start unless it has a code object for every GPU it sees
 # (hipErrorNoBinaryForGpu), and the guest of `make check` has one GPU of each
-# profile: show ROCr the gfx90a GPUs only (ROCR_VISIBLE_DEVICES: indices
-# among GPU nodes, in topology order).
+# profile: show ROCr the GPUs of the target only (ROCR_VISIBLE_DEVICES:
+# indices among GPU nodes, in topology order).
 if [ -z "${ROCR_VISIBLE_DEVICES:-}" ]; then
 	gpus=
 	i=0
 	for n in $(ls /sys/class/kfd/kfd/topology/nodes 2>/dev/null | sort -n); do
 		v=$(awk '$1 == "gfx_target_version" { print $2 }' "/sys/class/kfd/kfd/topology/nodes/$n/properties" 2>/dev/null)
 		[ -n "$v" ] && [ "$v" != 0 ] || continue
-		[ "$v" = 90010 ] && gpus=${gpus:+$gpus,}$i
+		[ "$v" = "$target_version" ] && gpus=${gpus:+$gpus,}$i
 		i=$((i + 1))
 	done
 	if [ -z "$gpus" ]; then
-		echo "not ok - no gfx90a GPU (kernels run on gfx90a's interpreter only)"
-		echo "hip: 0 passed, 1 failed"
+		echo "not ok - no $arch GPU"
+		echo "$layer: 0 passed, 1 failed"
 		exit 1
 	fi
 	export ROCR_VISIBLE_DEVICES=$gpus
@@ -39,7 +56,7 @@ for name in "${names[@]}"; do
 	# on the host, checked to be up to date).
 	nobuild=
 	[ -w "$dir" ] || nobuild=--no-build
-	if ! "$dir/build.sh" $nobuild "$name"; then
+	if ! "$dir/build.sh" $nobuild --arch "$arch" "$name"; then
 		echo "not ok - $name: build failed"
 		fail=$((fail + 1))
 		continue
@@ -50,7 +67,7 @@ for name in "${names[@]}"; do
 	limit=$(sed -n 's|^// timeout: \([0-9][0-9]*\)$|\1|p' "$dir/$name.hip")
 	log=$(mktemp)
 	start=$SECONDS
-	timeout -k 10 ${limit:-${RKFD_HIP_TIMEOUT:-600}} "$dir/build/$name" 2>&1 | tee "$log" | sed -u 's/^/  /'
+	timeout -k 10 ${limit:-${RKFD_HIP_TIMEOUT:-600}} "$dir/$bindir/$name" 2>&1 | tee "$log" | sed -u 's/^/  /'
 	rc=${PIPESTATUS[0]}
 	took=$((SECONDS - start))
 	# A program with an "// expect-fail: TEXT" line passes if it fails
@@ -92,5 +109,5 @@ for name in "${names[@]}"; do
 		fail=$((fail + 1))
 	fi
 done
-echo "hip: $pass passed, $fail failed"
+echo "$layer: $pass passed, $fail failed"
 [ $fail = 0 ]

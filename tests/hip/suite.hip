@@ -32,6 +32,13 @@
 #include <cstring>
 #include <unistd.h>
 #include <vector>
+// The target build.sh compiled this binary for (--arch gfx1030 defines
+// RKFD_HIP_ARCH_gfx1030); HIP runs it on a device of that target only.
+#ifdef RKFD_HIP_ARCH_gfx1030
+#define RKFD_HIP_ARCH "gfx1030"
+#else
+#define RKFD_HIP_ARCH "gfx90a"
+#endif
 
 // ---- kernels ----
 
@@ -569,14 +576,15 @@ static bool t_o0_module() {
 	return bad == 0;
 }
 
-// The virtual GPU runs gfx90a code only: pick a gfx90a device.
-static int use_gfx90a() {
+// Pick a device of the target this binary was built for (build.sh:
+// RKFD_HIP_ARCH, gfx90a or gfx1030).
+static int use_target_device() {
 	int count = 0;
 	if (hipGetDeviceCount(&count) != hipSuccess)
 		return -1;
 	for (int d = 0; d < count; d++) {
 		hipDeviceProp_t p;
-		if (hipGetDeviceProperties(&p, d) == hipSuccess && strncmp(p.gcnArchName, "gfx90a", 6) == 0)
+		if (hipGetDeviceProperties(&p, d) == hipSuccess && strncmp(p.gcnArchName, RKFD_HIP_ARCH, strlen(RKFD_HIP_ARCH)) == 0)
 			return hipSetDevice(d) == hipSuccess ? d : -1;
 	}
 	return -1;
@@ -600,8 +608,8 @@ int main(int argc, char **argv) {
 		{"o0_scratch", t_o0_scratch},
 		{"o0_module", t_o0_module},
 	};
-	if (use_gfx90a() < 0) {
-		printf("FAIL suite: no gfx90a device\n");
+	if (use_target_device() < 0) {
+		printf("FAIL suite: no %s device\n", RKFD_HIP_ARCH);
 		return 1;
 	}
 	for (const auto &t : tests) {

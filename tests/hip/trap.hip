@@ -11,6 +11,13 @@
 #include <hip/hip_runtime.h>
 #include <cstdio>
 #include <cstring>
+// The target build.sh compiled this binary for (--arch gfx1030 defines
+// RKFD_HIP_ARCH_gfx1030); HIP runs it on a device of that target only.
+#ifdef RKFD_HIP_ARCH_gfx1030
+#define RKFD_HIP_ARCH "gfx1030"
+#else
+#define RKFD_HIP_ARCH "gfx90a"
+#endif
 
 __global__ void trap(int *p) {
 	p[threadIdx.x] = 1;
@@ -24,11 +31,11 @@ int main() {
 		return 1;
 	for (int d = 0; d < count && dev < 0; d++) {
 		hipDeviceProp_t p;
-		if (hipGetDeviceProperties(&p, d) == hipSuccess && strncmp(p.gcnArchName, "gfx90a", 6) == 0)
+		if (hipGetDeviceProperties(&p, d) == hipSuccess && strncmp(p.gcnArchName, RKFD_HIP_ARCH, strlen(RKFD_HIP_ARCH)) == 0)
 			dev = d;
 	}
 	if (dev < 0 || hipSetDevice(dev) != hipSuccess) {
-		printf("no gfx90a device\n");
+		printf("no %s device\n", RKFD_HIP_ARCH);
 		return 1;
 	}
 	int *d = nullptr;

@@ -70,6 +70,7 @@ fn run(mem: &mut SparseMemory, code: &[u8], name: &str, kernarg: &[u8], n: u32) 
         private_segment_buffer: PRIVATE_SEGMENT_BUFFER,
         flat_scratch_init: 0,
         private_segment_size: kd.private_segment_fixed_size,
+        generation: amdgpu_isa::decode::Generation::Gfx9,
     };
     let mut counts = Counts::default();
     let mut waves: Vec<Box<Wave>> = Vec::new();

@@ -4,6 +4,7 @@
 //! workgroup's waves to the end with `s_barrier` between them.
 
 use super::code_object::KernelDescriptor;
+use super::decode::Generation;
 use super::exec::{self, ExecError, StepOutcome};
 use super::memory::{Apertures, Environment, GlobalMemory};
 use super::wave::{Mode, Wave, WAVE_SIZE};
@@ -29,12 +30,14 @@ pub struct Dispatch {
     pub flat_scratch_init: u64,
     /// Bytes of private segment per work-item.
     pub private_segment_size: u32,
+    /// The ISA of the GPU (the virtual GPU's `GfxVersion`, by arch).
+    pub generation: Generation,
 }
 
 /// Why a wave cannot be launched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LaunchError {
-    /// The descriptor asks for wave32, which gfx90a does not run.
+    /// The descriptor asks for wave32, which GFX9 does not run.
     Wave32,
     /// More user SGPRs than USER_SGPR_COUNT says.
     UserSgprCount { enabled: u32, declared: u32 },
@@ -59,22 +62,40 @@ impl Dispatch {
         core::array::from_fn(|d| self.grid_size[d].div_ceil(self.workgroup_size[d].max(1)))
     }
 
+    /// Lanes per wave: 32 if the descriptor asks for wave32 on GFX10
+    /// (ENABLE_WAVEFRONT_SIZE32), else 64.
+    pub fn wave_lanes(&self) -> usize {
+        if self.generation == Generation::Gfx10 && self.kernel_descriptor.wavefront_size32() {
+            32
+        } else {
+            WAVE_SIZE
+        }
+    }
+
+    /// Waves of a whole workgroup (the most any workgroup has).
+    pub fn waves_per_workgroup(&self) -> usize {
+        (self.workgroup_size.iter().product::<u32>() as usize).div_ceil(self.wave_lanes())
+    }
+
     /// Waves of workgroup `id`.
     pub fn waves_in_workgroup(&self, id: [u32; 3]) -> usize {
         let e = self.workgroup_extent(id);
-        ((e[0] * e[1] * e[2]) as usize).div_ceil(WAVE_SIZE)
+        ((e[0] * e[1] * e[2]) as usize).div_ceil(self.wave_lanes())
     }
 
     /// Sets up wave number `wave_index` of workgroup `workgroup_id`.
     pub fn init_wave(&self, wave: &mut Wave, workgroup_id: [u32; 3], wave_index: usize) -> Result<(), LaunchError> {
         let kd = &self.kernel_descriptor;
-        if kd.wavefront_size32() {
+        if kd.wavefront_size32() && self.generation == Generation::Gfx9 {
             return Err(LaunchError::Wave32);
         }
         if self.workgroup_size.contains(&0) || self.workgroup_size.iter().product::<u32>() > 1024 {
             return Err(LaunchError::WorkgroupSize);
         }
         wave.reset();
+        wave.gen = self.generation;
+        let lanes = self.wave_lanes();
+        wave.wave32 = lanes == 32;
         wave.pc = (self.kernel_object as i64).wrapping_add(kd.kernel_code_entry_byte_offset) as u64;
         wave.mode = Mode(kd.initial_mode());
         let mut s = 0usize;
@@ -132,24 +153,35 @@ impl Dispatch {
         if kd.enable_flat_scratch_init() {
             wave.flat_scratch = self.flat_scratch_init;
         }
-        // Work-item ids packed into v0 (x | y << 10 | z << 20) on gfx90a.
+        // Work-item ids packed into v0 (x | y << 10 | z << 20) on gfx90a,
+        // in v0, v1, v2 on GFX10 (as many as ENABLE_VGPR_WORKITEM_ID asks).
         let e = self.workgroup_extent(workgroup_id);
         let items = e[0] * e[1] * e[2];
         let mut exec = 0u64;
-        for lane in 0..WAVE_SIZE {
-            let t = (wave_index * WAVE_SIZE + lane) as u32;
+        for lane in 0..lanes {
+            let t = (wave_index * lanes + lane) as u32;
             if t >= items {
                 break;
             }
             let x = t % e[0];
             let y = (t / e[0]) % e[1];
             let z = t / (e[0] * e[1]);
-            let packed = match kd.workitem_id_dims() {
-                0 => x,
-                1 => x | y << 10,
-                _ => x | y << 10 | z << 20,
-            };
-            wave.vgpr[0][lane] = packed;
+            let dims = kd.workitem_id_dims();
+            if self.generation == Generation::Gfx10 {
+                wave.vgpr[0][lane] = x;
+                if dims >= 1 {
+                    wave.vgpr[1][lane] = y;
+                }
+                if dims >= 2 {
+                    wave.vgpr[2][lane] = z;
+                }
+            } else {
+                wave.vgpr[0][lane] = match dims {
+                    0 => x,
+                    1 => x | y << 10,
+                    _ => x | y << 10 | z << 20,
+                };
+            }
             exec |= 1 << lane;
         }
         wave.exec = exec;
@@ -163,12 +195,12 @@ pub enum WorkgroupError {
     Exec { wave: usize, error: ExecError },
     /// The step budget ran out before every wave ended.
     StepBudget,
-    /// More than 16 waves (1024 work-items) in one workgroup.
+    /// More than 32 waves (1024 work-items) in one workgroup.
     TooManyWaves,
 }
 
-/// Waves per workgroup at most (1024 work-items of wave64).
-pub const MAX_WAVES: usize = 16;
+/// Waves per workgroup at most (1024 work-items of wave32).
+pub const MAX_WAVES: usize = 32;
 
 /// A workgroup in progress between [`resume_workgroup`] calls: which waves
 /// wait at `s_barrier`.
@@ -181,8 +213,8 @@ pub struct WorkgroupState {
 /// where the last call with the same `state` stopped. Waves take turns of
 /// up to `slice` instructions; one waiting at `s_barrier` sleeps until
 /// every wave still running has arrived. `scratch` holds each wave's
-/// lane-major private segment in turn (`WAVE_SIZE * scratch_lane_bytes`
-/// bytes per wave). Returns whether every wave ended, and the number of
+/// lane-major private segment in turn (lanes per wave times
+/// `scratch_lane_bytes` bytes per wave). Returns whether every wave ended, and the number of
 /// instructions executed.
 #[expect(clippy::too_many_arguments, reason = "the workgroup's whole environment, spelled out")]
 pub fn resume_workgroup<W: BorrowMut<Wave>>(
@@ -199,7 +231,8 @@ pub fn resume_workgroup<W: BorrowMut<Wave>>(
     if waves.len() > MAX_WAVES {
         return Err(WorkgroupError::TooManyWaves);
     }
-    let wave_scratch = WAVE_SIZE * scratch_lane_bytes as usize;
+    let lanes = waves.first().map_or(WAVE_SIZE, |w| w.borrow().lanes());
+    let wave_scratch = lanes * scratch_lane_bytes as usize;
     let mut steps = 0u64;
     loop {
         let running = waves.iter().filter(|w| !w.borrow().ended).count();

@@ -2,12 +2,16 @@
 //! The interpreter: one instruction of one wave per [`step`].
 //!
 //! Semantics follow AMD's "AMD Instinct MI200 Instruction Set Architecture"
-//! (gfx90a) and agree with gem5's `src/arch/amdgpu/vega/insts/instructions.cc`.
+//! (gfx90a) and agree with gem5's `src/arch/amdgpu/vega/insts/instructions.cc`;
+//! for GFX10.3, AMD's "RDNA 2 Instruction Set Architecture": wave32 lane
+//! masks (EXEC_LO, VCC_LO, one SGPR per mask operand), `v_cmpx` writing
+//! EXEC only, SGPR_NULL, DPP8 and row_share/row_xmask, `s_denorm_mode`.
 //! Memory operations complete within their instruction, so `s_waitcnt` has
 //! nothing to wait for. An opcode the interpreter does not implement is an
 //! [`ExecError::UnsupportedOpcode`], never a silent no-op.
 
-use super::decode::{self, src, DecodeError, Encoding, Instruction, ValuForm, VOP3_FROM_VOP1, VOP3_FROM_VOP2};
+use super::decode::{self, src, DecodeError, Encoding, Generation, Instruction, ValuForm, VOP3_FROM_VOP1, VOP3_FROM_VOP2};
+use super::opcodes10;
 
 /// v_readfirstlane_b32 has only the VOP1 form.
 const READFIRSTLANE_B32: u16 = VOP3_FROM_VOP1 + vop1::V_READFIRSTLANE_B32;
@@ -74,17 +78,19 @@ impl fmt::Display for ExecError {
 /// Fetches and decodes the instruction at the wave's pc.
 pub fn fetch(wave: &Wave, env: &mut Environment<'_>) -> Result<Instruction, ExecError> {
     let pc = wave.pc;
-    let mut bytes = [0u8; 8];
-    env.global.read(pc, &mut bytes[..4]).map_err(|fault| ExecError::Memory { pc, fault })?;
-    let w0 = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-    match decode::decode(&[w0]) {
-        Err(DecodeError::Truncated) => {
-            env.global.read(pc + 4, &mut bytes[4..]).map_err(|fault| ExecError::Memory { pc, fault })?;
-            let w1 = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
-            decode::decode(&[w0, w1]).map_err(|error| ExecError::Decode { pc, error })
+    let mut words = [0u32; 3];
+    // One word, then as many more as the decoder asks for (GFX10 VOP3
+    // with a literal takes three): no read beyond the instruction.
+    for n in 1..=words.len() {
+        let mut b = [0u8; 4];
+        env.global.read(pc + 4 * (n as u64 - 1), &mut b).map_err(|fault| ExecError::Memory { pc, fault })?;
+        words[n - 1] = u32::from_le_bytes(b);
+        match decode::decode_for(wave.gen, &words[..n]) {
+            Err(DecodeError::Truncated) if n < words.len() => continue,
+            other => return other.map_err(|error| ExecError::Decode { pc, error }),
         }
-        other => other.map_err(|error| ExecError::Decode { pc, error }),
     }
+    Err(ExecError::Decode { pc, error: DecodeError::Truncated })
 }
 
 /// Executes one instruction of `wave`.
@@ -129,6 +135,30 @@ struct Context<'w, 'i> {
 const F32_INLINE: [u32; 9] = [0x3f00_0000, 0xbf00_0000, 0x3f80_0000, 0xbf80_0000, 0x4000_0000, 0xc000_0000, 0x4080_0000, 0xc080_0000, 0x3e22_f983];
 
 impl Context<'_, '_> {
+    fn gfx10(&self) -> bool {
+        self.inst.gen == Generation::Gfx10
+    }
+
+    /// A lane-mask operand (carry in, v_cndmask's selector): one SGPR in
+    /// wave32, a pair in wave64.
+    fn read_mask(&self, code: u16) -> Result<u64, ExecError> {
+        if self.wave.wave32 {
+            Ok(self.scalar32(code)? as u64)
+        } else {
+            self.scalar64(code, false)
+        }
+    }
+
+    /// Writes a lane mask (compare result, carry out): one SGPR in wave32
+    /// (VCC_LO for VCC), a pair in wave64.
+    fn write_mask(&mut self, code: u16, value: u64) -> Result<(), ExecError> {
+        if self.wave.wave32 {
+            self.write_scalar32(code, value as u32)
+        } else {
+            self.write_scalar64(code, value)
+        }
+    }
+
     fn unsupported(&self) -> ExecError {
         ExecError::UnsupportedOpcode { pc: self.pc, encoding: self.inst.encoding, opcode: self.inst.opcode }
     }
@@ -142,6 +172,14 @@ impl Context<'_, '_> {
     /// A 32-bit scalar operand (also the scalar value of a VALU source).
     fn scalar32(&self, code: u16) -> Result<u32, ExecError> {
         let w = &*self.wave;
+        if self.gfx10() {
+            // s102..s105 are SGPRs, SGPR_NULL reads 0.
+            match code {
+                102..=105 => return Ok(w.sgpr[code as usize]),
+                src::NULL => return Ok(0),
+                _ => {}
+            }
+        }
         Ok(match code {
             0..=101 => w.sgpr[code as usize],
             102 => w.flat_scratch as u32,
@@ -160,8 +198,8 @@ impl Context<'_, '_> {
             // operands: the aperture's high half.
             235 | 236 => self.apertures.shared_base_hi,
             237 | 238 => self.apertures.private_base_hi,
-            src::VCCZ => (w.vcc == 0) as u32,
-            src::EXECZ => (w.exec == 0) as u32,
+            src::VCCZ => (w.vcc & w.lane_mask() == 0) as u32,
+            src::EXECZ => (w.exec & w.lane_mask() == 0) as u32,
             src::SCC => w.scc as u32,
             src::LITERAL => self.inst.literal,
             _ => return Err(self.unsupported_form("source operand")),
@@ -173,6 +211,13 @@ impl Context<'_, '_> {
     /// integers and are the high half of an f64.
     fn scalar64(&self, code: u16, float: bool) -> Result<u64, ExecError> {
         let w = &*self.wave;
+        if self.gfx10() {
+            match code {
+                101..=104 => return Ok(w.sgpr[code as usize] as u64 | (w.sgpr[code as usize + 1] as u64) << 32),
+                src::NULL => return Ok(0),
+                _ => {}
+            }
+        }
         Ok(match code {
             0..=100 => w.sgpr[code as usize] as u64 | (w.sgpr[code as usize + 1] as u64) << 32,
             102 => w.flat_scratch,
@@ -208,8 +253,11 @@ impl Context<'_, '_> {
     }
 
     fn write_scalar32(&mut self, code: u16, value: u32) -> Result<(), ExecError> {
+        let gfx10 = self.gfx10();
         let w = &mut *self.wave;
         match code {
+            102..=105 if gfx10 => w.sgpr[code as usize] = value,
+            src::NULL if gfx10 => {}
             0..=101 => w.sgpr[code as usize] = value,
             102 => w.flat_scratch = (w.flat_scratch & !0xffff_ffff) | value as u64,
             103 => w.flat_scratch = (w.flat_scratch & 0xffff_ffff) | (value as u64) << 32,
@@ -226,9 +274,15 @@ impl Context<'_, '_> {
     }
 
     fn write_scalar64(&mut self, code: u16, value: u64) -> Result<(), ExecError> {
+        let gfx10 = self.gfx10();
         match code {
             src::VCC_LO => self.wave.vcc = value,
             src::EXEC_LO => self.wave.exec = value,
+            src::NULL if gfx10 => {}
+            101..=104 if gfx10 => {
+                self.write_scalar32(code, value as u32)?;
+                self.write_scalar32(code + 1, (value >> 32) as u32)?;
+            }
             102 => self.wave.flat_scratch = value,
             0..=100 | 108..=122 => {
                 self.write_scalar32(code, value as u32)?;
@@ -411,6 +465,7 @@ impl Context<'_, '_> {
                     _ => x <= y,
                 };
             }
+            opcodes10::sopk::S_WAITCNT_VSCNT | opcodes10::sopk::S_WAITCNT_VMCNT | opcodes10::sopk::S_WAITCNT_EXPCNT | opcodes10::sopk::S_WAITCNT_LGKMCNT => {}
             sopk::S_GETREG_B32 => {
                 let (id, offset, size) = hwreg(uimm);
                 let value = self.read_hwreg(id)?;
@@ -421,10 +476,17 @@ impl Context<'_, '_> {
                 let (id, offset, size) = hwreg(uimm);
                 let value = if i.opcode == sopk::S_SETREG_B32 { self.scalar32(i.dst)? } else { i.literal };
                 let mask = (if size == 32 { u32::MAX } else { (1u32 << size) - 1 }) << offset;
-                if id != HWREG_MODE {
-                    return Err(self.unsupported_form("s_setreg of a hardware register other than MODE"));
+                match id {
+                    HWREG_MODE => self.wave.mode.0 = (self.wave.mode.0 & !mask) | ((value << offset) & mask),
+                    // GFX10 sets FLAT_SCRATCH through hardware registers.
+                    HWREG_FLAT_SCR_LO | HWREG_FLAT_SCR_HI if self.gfx10() => {
+                        let shift = if id == HWREG_FLAT_SCR_LO { 0 } else { 32 };
+                        let old = (self.wave.flat_scratch >> shift) as u32;
+                        let new = (old & !mask) | ((value << offset) & mask);
+                        self.wave.flat_scratch = (self.wave.flat_scratch & !(0xffff_ffffu64 << shift)) | (new as u64) << shift;
+                    }
+                    _ => return Err(self.unsupported_form("s_setreg of a hardware register other than MODE")),
                 }
-                self.wave.mode.0 = (self.wave.mode.0 & !mask) | ((value << offset) & mask);
             }
             _ => return Err(self.unsupported()),
         }
@@ -437,6 +499,8 @@ impl Context<'_, '_> {
             // SH_MEM_BASES: PRIVATE_BASE [15:0], SHARED_BASE [31:16], each
             // bits 63:48 of its aperture.
             HWREG_SH_MEM_BASES => Ok(self.apertures.private_base_hi >> 16 | self.apertures.shared_base_hi & 0xffff_0000),
+            HWREG_FLAT_SCR_LO if self.gfx10() => Ok(self.wave.flat_scratch as u32),
+            HWREG_FLAT_SCR_HI if self.gfx10() => Ok((self.wave.flat_scratch >> 32) as u32),
             // STATUS, TRAPSTS, HW_ID, GPR_ALLOC, LDS_ALLOC, IB_STS: nothing a
             // compute kernel depends on is modelled yet.
             _ => Err(self.unsupported_form("s_getreg of a hardware register other than MODE")),
@@ -581,6 +645,42 @@ impl Context<'_, '_> {
                 self.wave.exec = new_exec;
                 self.wave.scc = new_exec != 0;
             }
+            op @ (opcodes10::sop1::S_AND_SAVEEXEC_B32
+            | opcodes10::sop1::S_OR_SAVEEXEC_B32
+            | opcodes10::sop1::S_XOR_SAVEEXEC_B32
+            | opcodes10::sop1::S_ANDN2_SAVEEXEC_B32
+            | opcodes10::sop1::S_ORN2_SAVEEXEC_B32
+            | opcodes10::sop1::S_NAND_SAVEEXEC_B32
+            | opcodes10::sop1::S_NOR_SAVEEXEC_B32
+            | opcodes10::sop1::S_XNOR_SAVEEXEC_B32
+            | opcodes10::sop1::S_ANDN1_SAVEEXEC_B32
+            | opcodes10::sop1::S_ORN1_SAVEEXEC_B32
+            | opcodes10::sop1::S_ANDN1_WREXEC_B32
+            | opcodes10::sop1::S_ANDN2_WREXEC_B32) => {
+                // The wave32 forms: EXEC_LO only.
+                let s = self.scalar32(i.src[0])?;
+                let exec = self.wave.exec as u32;
+                let new_exec = match op {
+                    opcodes10::sop1::S_AND_SAVEEXEC_B32 => s & exec,
+                    opcodes10::sop1::S_OR_SAVEEXEC_B32 => s | exec,
+                    opcodes10::sop1::S_XOR_SAVEEXEC_B32 => s ^ exec,
+                    opcodes10::sop1::S_ANDN2_SAVEEXEC_B32 | opcodes10::sop1::S_ANDN2_WREXEC_B32 => s & !exec,
+                    opcodes10::sop1::S_ORN2_SAVEEXEC_B32 => s | !exec,
+                    opcodes10::sop1::S_NAND_SAVEEXEC_B32 => !(s & exec),
+                    opcodes10::sop1::S_NOR_SAVEEXEC_B32 => !(s | exec),
+                    opcodes10::sop1::S_XNOR_SAVEEXEC_B32 => !(s ^ exec),
+                    opcodes10::sop1::S_ANDN1_SAVEEXEC_B32 | opcodes10::sop1::S_ANDN1_WREXEC_B32 => !s & exec,
+                    _ => !s | exec,
+                };
+                if matches!(op, opcodes10::sop1::S_ANDN1_WREXEC_B32 | opcodes10::sop1::S_ANDN2_WREXEC_B32) {
+                    // s_*_wrexec: the new EXEC goes to the destination too.
+                    self.write_scalar32(i.dst, new_exec)?;
+                } else {
+                    self.write_scalar32(i.dst, exec)?;
+                }
+                self.wave.exec = (self.wave.exec & !0xffff_ffff) | new_exec as u64;
+                self.wave.scc = new_exec != 0;
+            }
             _ => return Err(self.unsupported()),
         }
         Ok(StepOutcome::Continue)
@@ -635,10 +735,21 @@ impl Context<'_, '_> {
             sopp::S_BRANCH => true,
             sopp::S_CBRANCH_SCC0 => !w.scc,
             sopp::S_CBRANCH_SCC1 => w.scc,
-            sopp::S_CBRANCH_VCCZ => w.vcc == 0,
-            sopp::S_CBRANCH_VCCNZ => w.vcc != 0,
-            sopp::S_CBRANCH_EXECZ => w.exec == 0,
-            sopp::S_CBRANCH_EXECNZ => w.exec != 0,
+            sopp::S_CBRANCH_VCCZ => w.vcc & w.lane_mask() == 0,
+            sopp::S_CBRANCH_VCCNZ => w.vcc & w.lane_mask() != 0,
+            sopp::S_CBRANCH_EXECZ => w.exec & w.lane_mask() == 0,
+            sopp::S_CBRANCH_EXECNZ => w.exec & w.lane_mask() != 0,
+            // GFX10: instruction-clause and prefetch hints, dependency waits.
+            opcodes10::sopp::S_CLAUSE | opcodes10::sopp::S_INST_PREFETCH | opcodes10::sopp::S_WAITCNT_DEPCTR => return Ok(StepOutcome::Continue),
+            // MODE.FP_ROUND [3:0] and MODE.FP_DENORM [7:4] from the immediate.
+            opcodes10::sopp::S_ROUND_MODE => {
+                self.wave.mode.0 = (self.wave.mode.0 & !0xf) | (i.imm as u32 & 0xf);
+                return Ok(StepOutcome::Continue);
+            }
+            opcodes10::sopp::S_DENORM_MODE => {
+                self.wave.mode.0 = (self.wave.mode.0 & !0xf0) | (i.imm as u32 & 0xf) << 4;
+                return Ok(StepOutcome::Continue);
+            }
             _ => return Err(self.unsupported()),
         };
         if taken {
@@ -657,7 +768,7 @@ impl Context<'_, '_> {
             smem::S_LOAD_DWORDX4 => 4,
             smem::S_LOAD_DWORDX8 => 8,
             smem::S_LOAD_DWORDX16 => 16,
-            smem::S_DCACHE_INV | smem::S_DCACHE_WB | smem::S_DCACHE_INV_VOL | smem::S_DCACHE_WB_VOL => return Ok(StepOutcome::Continue),
+            smem::S_DCACHE_INV | smem::S_DCACHE_WB | smem::S_DCACHE_INV_VOL | smem::S_DCACHE_WB_VOL | opcodes10::smem::S_GL1_INV => return Ok(StepOutcome::Continue),
             smem::S_MEMTIME | smem::S_MEMREALTIME => {
                 let t = if i.opcode == smem::S_MEMTIME { env.global.shader_clock() } else { env.global.real_time() };
                 self.write_scalar64(i.dst, t)?;
@@ -702,13 +813,28 @@ impl Context<'_, '_> {
     /// bound_ctrl is set — lanes with no source are not written at all, see
     /// [`Self::dpp_write_mask`]).
     fn valu_src32(&self, n: usize, lane: usize) -> Result<u32, ExecError> {
-        if let (0, ValuForm::Dpp(dpp)) = (n, self.inst.form) {
-            return Ok(match dpp_source_lane(dpp.control, lane) {
-                Some(l) if self.wave.exec >> l & 1 == 1 => self.vgpr(self.inst.src[0] - src::VGPR0, l),
-                _ => 0,
-            });
+        if n == 0 {
+            if let Some((source, fetch_inactive)) = self.dpp_source(lane) {
+                return Ok(match source {
+                    Some(l) if fetch_inactive || self.wave.exec >> l & 1 == 1 => self.vgpr(self.inst.src[0] - src::VGPR0, l),
+                    _ => 0,
+                });
+            }
         }
         self.vsrc32(self.inst.src[n], lane)
+    }
+
+    /// For a DPP16 or DPP8 form: the lane `lane` reads src0 from (None:
+    /// none) and whether inactive lanes may be read (GFX10 FI).
+    fn dpp_source(&self, lane: usize) -> Option<(Option<usize>, bool)> {
+        match self.inst.form {
+            ValuForm::Dpp(dpp) => {
+                let l = dpp_source_lane(self.inst.gen, dpp.control, lane).filter(|&l| l < self.wave.lanes());
+                Some((l, dpp.fetch_inactive))
+            }
+            ValuForm::Dpp8 { selector, fetch_inactive } => Some((Some((lane & !7) | (selector >> (3 * (lane & 7)) & 7) as usize), fetch_inactive)),
+            _ => None,
+        }
     }
 
     /// Lanes a DPP instruction writes: those in row_mask/bank_mask whose
@@ -716,10 +842,10 @@ impl Context<'_, '_> {
     fn dpp_write_mask(&self) -> u64 {
         let ValuForm::Dpp(dpp) = self.inst.form else { return u64::MAX };
         let mut mask = 0u64;
-        for lane in 0..WAVE_SIZE {
+        for lane in 0..self.wave.lanes() {
             let row_ok = dpp.row_mask >> (lane / 16) & 1 == 1;
             let bank_ok = dpp.bank_mask >> ((lane / 4) % 4) & 1 == 1;
-            let source_ok = matches!(dpp_source_lane(dpp.control, lane), Some(l) if self.wave.exec >> l & 1 == 1);
+            let source_ok = matches!(self.dpp_source(lane), Some((Some(l), fi)) if fi || self.wave.exec >> l & 1 == 1);
             if row_ok && bank_ok && (source_ok || dpp.bound_ctrl) {
                 mask |= 1 << lane;
             }
@@ -855,7 +981,7 @@ impl Context<'_, '_> {
     fn valu(&mut self) -> Result<StepOutcome, ExecError> {
         let i = self.inst;
         let op = i.opcode;
-        if let ValuForm::Dpp(_) = i.form {
+        if let ValuForm::Dpp(_) | ValuForm::Dpp8 { .. } = i.form {
             if op < VOP3_FROM_VOP2 || matches!(op, vop3::V_ADDC_CO_U32 | vop3::V_SUBB_CO_U32 | vop3::V_SUBBREV_CO_U32 | vop3::V_ADD_CO_U32 | vop3::V_SUB_CO_U32 | vop3::V_SUBREV_CO_U32) {
                 return Err(self.unsupported_form("DPP form of a compare or carry operation"));
             }
@@ -883,7 +1009,7 @@ impl Context<'_, '_> {
             vop3::V_ADD_CO_U32 | vop3::V_SUB_CO_U32 | vop3::V_SUBREV_CO_U32 | vop3::V_ADDC_CO_U32 | vop3::V_SUBB_CO_U32 | vop3::V_SUBBREV_CO_U32 | vop3::V_MAD_U64_U32 | vop3::V_MAD_I64_I32 | vop3::V_DIV_SCALE_F32 | vop3::V_DIV_SCALE_F64
         );
         let carry_in = if matches!(op, vop3::V_ADDC_CO_U32 | vop3::V_SUBB_CO_U32 | vop3::V_SUBBREV_CO_U32 | vop3::V_CNDMASK_B32) {
-            self.scalar64(i.src[2], false)?
+            self.read_mask(i.src[2])?
         } else {
             0
         };
@@ -944,6 +1070,10 @@ impl Context<'_, '_> {
                 vop3::V_MAX_F32 => sf::max(self.fsrc(0, lane)?, self.fsrc(1, lane)?, den),
                 vop3::V_FMA_F32 => sf::fma(self.fsrc(0, lane)?, self.fsrc(1, lane)?, self.fsrc(2, lane)?, den),
                 vop3::V_FMAC_F32 => sf::fma(self.fsrc(0, lane)?, self.fsrc(1, lane)?, self.vgpr(i.dst, lane), den),
+                // GFX10 v_fmamk_f32 d = s0 * K + s1, v_fmaak_f32 d = s0 * s1 + K.
+                opcodes10::vop3::V_FMAMK_F32 => sf::fma(self.fsrc(0, lane)?, i.literal, self.fsrc(1, lane)?, den),
+                opcodes10::vop3::V_FMAAK_F32 => sf::fma(self.fsrc(0, lane)?, self.fsrc(1, lane)?, i.literal, den),
+                opcodes10::vop3::V_XOR3_B32 => self.int_src(0, lane)? ^ self.int_src(1, lane)? ^ self.int_src(2, lane)?,
                 op if op == VOP3_FROM_VOP2 + vop2::V_MADMK_F32 || op == VOP3_FROM_VOP2 + vop2::V_MADAK_F32 => {
                     // v_mad*: multiply and add rounded separately, f32
                     // denormals flushed (MAD does not support them).
@@ -1143,7 +1273,7 @@ impl Context<'_, '_> {
                     self.wave.agpr[i.dst as usize][lane] = v;
                     continue;
                 }
-                vop3::V_NOP => return Ok(StepOutcome::Continue),
+                vop3::V_NOP | opcodes10::vop3::V_PIPEFLUSH => return Ok(StepOutcome::Continue),
                 _ => return Err(self.unsupported()),
             };
             let d = if float_op { self.f32_output(d, den) } else { d };
@@ -1151,7 +1281,7 @@ impl Context<'_, '_> {
         }
         if writes_carry {
             // Lanes outside EXEC read back as 0 in the carry mask.
-            self.write_scalar64(i.sdst, carry_out)?;
+            self.write_mask(i.sdst, carry_out)?;
         }
         Ok(StepOutcome::Continue)
     }
@@ -1223,17 +1353,18 @@ impl Context<'_, '_> {
         let i = self.inst;
         match i.opcode {
             READFIRSTLANE_B32 => {
-                let lane = if self.wave.exec == 0 { 0 } else { self.wave.exec.trailing_zeros() as usize };
+                let exec = self.wave.exec & self.wave.lane_mask();
+                let lane = if exec == 0 { 0 } else { exec.trailing_zeros() as usize };
                 let v = self.vsrc32(i.src[0], lane)?;
                 self.write_scalar32(i.dst, v)?;
             }
             vop3::V_READLANE_B32 => {
-                let lane = (self.scalar32(i.src[1])? & 63) as usize;
+                let lane = self.scalar32(i.src[1])? as usize & (self.wave.lanes() - 1);
                 let v = self.vsrc32(i.src[0], lane)?;
                 self.write_scalar32(i.dst, v)?;
             }
             _ => {
-                let lane = (self.scalar32(i.src[1])? & 63) as usize;
+                let lane = self.scalar32(i.src[1])? as usize & (self.wave.lanes() - 1);
                 let v = self.scalar32(i.src[0])?;
                 self.wave.vgpr[i.dst as usize][lane] = v;
             }
@@ -1291,7 +1422,10 @@ impl Context<'_, '_> {
             };
             mask |= (result as u64) << lane;
         }
-        self.write_scalar64(i.sdst, mask)?;
+        // GFX10's v_cmpx writes EXEC only; GFX9's also its SGPR destination.
+        if !(cmp.writes_exec && self.gfx10()) {
+            self.write_mask(i.sdst, mask)?;
+        }
         if cmp.writes_exec {
             self.wave.exec = mask;
         }
@@ -1373,7 +1507,7 @@ impl Context<'_, '_> {
     fn mubuf(&mut self, env: &mut Environment<'_>) -> Result<StepOutcome, ExecError> {
         let i = self.inst;
         let name = i.mnemonic().unwrap_or("");
-        if matches!(name, "buffer_wbl2" | "buffer_invl2" | "buffer_wbinvl1" | "buffer_wbinvl1_vol") {
+        if matches!(name, "buffer_wbl2" | "buffer_invl2" | "buffer_wbinvl1" | "buffer_wbinvl1_vol" | "buffer_gl0_inv" | "buffer_gl1_inv") {
             return Ok(StepOutcome::Continue); // no caches
         }
         let access = match FlatAccess::parse(name) {
@@ -1386,8 +1520,11 @@ impl Context<'_, '_> {
         let rsrc = [self.scalar32(i.src[1])?, self.scalar32(i.src[1] + 1)?, self.scalar32(i.src[1] + 2)?, self.scalar32(i.src[1] + 3)?];
         let soffset = self.scalar32(i.src[2])?;
         let swizzled = rsrc[3] & BUFFER_ADD_TID_ENABLE != 0;
-        if swizzled && soffset % 64 != 0 {
-            return Err(self.unsupported_form("swizzled buffer access with soffset not a multiple of 64"));
+        // The compiler's scratch offsets count wave bytes: a lane's is
+        // the offset over the lanes of the wave.
+        let lanes = self.wave.lanes() as u32;
+        if swizzled && soffset % lanes != 0 {
+            return Err(self.unsupported_form("swizzled buffer access with soffset not a multiple of the wave size"));
         }
         let base = rsrc[0] as u64 | ((rsrc[1] & 0xffff) as u64) << 32;
         let stride = (rsrc[1] >> 16) & 0x3fff;
@@ -1406,7 +1543,7 @@ impl Context<'_, '_> {
             };
             let offset = (i.imm as u32).wrapping_add(voffset);
             let space = if swizzled {
-                Space::Scratch { lane, offset: (soffset / 64).wrapping_add(offset) }
+                Space::Scratch { lane, offset: (soffset / lanes).wrapping_add(offset) }
             } else {
                 // Raw buffer: out-of-range accesses read 0 and drop writes.
                 let in_range = if stride == 0 { offset < num_records } else { index < num_records };
@@ -1626,13 +1763,13 @@ impl Context<'_, '_> {
         match i.opcode {
             ds::DS_BPERMUTE_B32 => {
                 for (lane, r) in result.iter_mut().enumerate() {
-                    let from = ((self.vgpr(addr_reg, lane).wrapping_add(offset) >> 2) & 63) as usize;
+                    let from = (self.vgpr(addr_reg, lane).wrapping_add(offset) >> 2) as usize & (self.wave.lanes() - 1);
                     *r = data(from);
                 }
             }
             ds::DS_PERMUTE_B32 => {
                 for lane in (0..WAVE_SIZE).filter(|&l| exec >> l & 1 == 1) {
-                    let to = ((self.vgpr(addr_reg, lane).wrapping_add(offset) >> 2) & 63) as usize;
+                    let to = (self.vgpr(addr_reg, lane).wrapping_add(offset) >> 2) as usize & (self.wave.lanes() - 1);
                     result[to] = self.vgpr(data0, lane);
                 }
             }
@@ -1805,10 +1942,20 @@ enum Space {
 
 /// The lane a DPP control (VOP_DPP dpp_ctrl, gfx9) reads `lane`'s src0
 /// from, or None when it falls outside the row / wave.
-fn dpp_source_lane(control: u16, lane: usize) -> Option<usize> {
+fn dpp_source_lane(gen: Generation, control: u16, lane: usize) -> Option<usize> {
     let row = lane & !15;
     let in_row = lane & 15;
     let c = control as usize;
+    if gen == Generation::Gfx10 {
+        // GFX10 DPP16: no wave shifts or row broadcasts; row_share and
+        // row_xmask instead.
+        match c {
+            0x130..=0x13f | 0x142 | 0x143 => return None,
+            0x150..=0x15f => return Some(row | (c & 15)),
+            0x160..=0x16f => return Some(row | (in_row ^ (c & 15))),
+            _ => {}
+        }
+    }
     match c {
         0x000..=0x0ff => Some((lane & !3) | (c >> (2 * (lane & 3))) & 3),
         0x101..=0x10f => (in_row + (c & 15) < 16).then(|| lane + (c & 15)),
@@ -1880,6 +2027,9 @@ fn sext24(v: u32) -> i32 {
 
 const HWREG_MODE: u32 = 1;
 const HWREG_SH_MEM_BASES: u32 = 15;
+/// GFX10 HW_REG_FLAT_SCR_LO / _HI.
+const HWREG_FLAT_SCR_LO: u32 = 20;
+const HWREG_FLAT_SCR_HI: u32 = 21;
 
 /// (id, offset, size) of a SOPK hwreg immediate: id [5:0], offset [10:6], size-1 [15:11].
 fn hwreg(imm: u32) -> (u32, u32, u32) {
@@ -1898,6 +2048,8 @@ fn is_f32_op(op: u16) -> bool {
             | vop3::V_MAX_F32
             | vop3::V_FMA_F32
             | vop3::V_FMAC_F32
+            | opcodes10::vop3::V_FMAMK_F32
+            | opcodes10::vop3::V_FMAAK_F32
             | vop3::V_MAC_F32
             | vop3::V_MAD_F32
             | vop3::V_MIN3_F32

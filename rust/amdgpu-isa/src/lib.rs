@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 //! An AMDGPU shader interpreter for the virtual GPU: GFX9 as gfx90a
-//! implements it (wave64), pure logic over traits the virtual GPU implements.
+//! implements it (wave64) and GFX10.3 as gfx1030 does (wave32 and wave64),
+//! pure logic over traits the virtual GPU implements.
 //!
 //! Each module is one `core`-only file, to be included by the kernel module
 //! with `#[path]` like `rust/gpu-engines`:
 //!
 //! - [`opcodes`]: opcode numbers and mnemonics per encoding class, generated
 //!   from LLVM's AMDGPU disassembler by `scripts/gen-opcode-tables.py`;
-//! - [`decode`]: instruction words to [`decode::Instruction`];
+//! - [`opcodes10`]: the gfx1030 opcodes, mapped into the GFX9 opcode space
+//!   (`scripts/gen-opcode-tables-gfx10.py`);
+//! - [`decode`]: instruction words to [`decode::Instruction`], per
+//!   [`decode::Generation`];
 //! - [`softfloat`], [`softfloat64`]: IEEE binary32 and binary64 arithmetic in
 //!   integers (no FPU in the kernel);
 //! - [`wave`]: one wave's registers (SGPRs, VGPRs, AGPRs, EXEC, VCC, SCC, M0, MODE);
@@ -26,6 +30,7 @@ pub mod dispatch;
 pub mod exec;
 pub mod memory;
 pub mod opcodes;
+pub mod opcodes10;
 pub mod softfloat;
 pub mod softfloat64;
 pub mod wave;

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-//! The architectural state of one wave64 on gfx90a.
+//! The architectural state of one wave: wave64 on gfx90a, wave32 or wave64
+//! on gfx1030.
 
-/// Lanes per wave (gfx90a runs wave64 only).
+use super::decode::Generation;
+
+/// Lanes per wave at most (wave64; a wave32 uses lanes 0..32).
 pub const WAVE_SIZE: usize = 64;
-/// Addressable SGPRs s0..s101 (VCC, M0, EXEC are separate fields).
-pub const SGPR_COUNT: usize = 102;
+/// Addressable SGPRs: s0..s101 on GFX9 (102/103 are FLAT_SCRATCH there),
+/// s0..s105 on GFX10 (VCC, M0, EXEC are separate fields).
+pub const SGPR_COUNT: usize = 106;
 /// Architectural VGPRs and accumulation VGPRs (AGPRs) per lane.
 pub const VGPR_COUNT: usize = 256;
 pub const AGPR_COUNT: usize = 256;
@@ -54,6 +58,11 @@ pub struct Wave {
     pub ttmp: [u32; 16],
     /// Set by `s_endpgm`.
     pub ended: bool,
+    /// The ISA the wave runs (GFX9 is 0: an all-zero `Wave` is valid).
+    pub gen: Generation,
+    /// A wave32 (GFX10): lanes 0..32, EXEC and VCC are their low halves
+    /// (EXEC_LO, VCC_LO) and lane masks in SGPRs are one SGPR wide.
+    pub wave32: bool,
 }
 
 impl Wave {
@@ -72,6 +81,8 @@ impl Wave {
             flat_scratch: 0,
             ttmp: [0; 16],
             ended: false,
+            gen: Generation::Gfx9,
+            wave32: false,
         }
     }
 
@@ -93,6 +104,26 @@ impl Wave {
         self.flat_scratch = 0;
         self.ttmp = [0; 16];
         self.ended = false;
+        self.gen = Generation::Gfx9;
+        self.wave32 = false;
+    }
+
+    /// Lanes of the wave: 32 or 64.
+    pub fn lanes(&self) -> usize {
+        if self.wave32 {
+            32
+        } else {
+            64
+        }
+    }
+
+    /// The lanes of the wave as a mask (EXEC's and VCC's meaningful bits).
+    pub fn lane_mask(&self) -> u64 {
+        if self.wave32 {
+            0xffff_ffff
+        } else {
+            u64::MAX
+        }
     }
 
     pub fn lane_active(&self, lane: usize) -> bool {

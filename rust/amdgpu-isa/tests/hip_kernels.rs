@@ -1,19 +1,51 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-//! Whole HIP kernels, compiled by Debian's hipcc for gfx90a at test time,
-//! run by the interpreter over small grids and checked against the CPU.
+//! Whole HIP kernels, compiled by Debian's hipcc for gfx90a and for gfx1030
+//! (wave32) at test time, run by the interpreter over small grids and
+//! checked against the CPU; every check runs on both targets (`gfx90a::`,
+//! `gfx1030::`).
 
 mod common;
 use common::*;
 
 const SOURCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/hip/kernels.hip");
 
-fn code() -> Option<Vec<u8>> {
-    compile_hip(SOURCE, "kernels")
+fn code(t: Target) -> Option<Vec<u8>> {
+    compile_hip_for(t, SOURCE, "kernels", "-O2")
 }
 
-fn code_o0() -> Option<Vec<u8>> {
-    compile_hip_with(SOURCE, "kernels_o0", "-O0")
+fn code_o0(t: Target) -> Option<Vec<u8>> {
+    compile_hip_for(t, SOURCE, "kernels_o0", "-O0")
 }
+
+/// Each check as a test on each target.
+macro_rules! on_each_target {
+    ($($check:ident),* $(,)?) => {
+        mod gfx90a {
+            $(#[test]
+            fn $check() {
+                super::$check(super::Target::Gfx90a)
+            })*
+        }
+        mod gfx1030 {
+            $(#[test]
+            fn $check() {
+                super::$check(super::Target::Gfx1030)
+            })*
+        }
+    };
+}
+
+on_each_target!(
+    vector_add_matches_cpu,
+    saxpy_matches_cpu_fma,
+    shared_memory_reduction_with_barriers,
+    histogram_with_global_atomics,
+    division_sqrt_floor_convert_match_cpu,
+    o0_builds_with_scratch_and_calls_match_cpu,
+    warp_shuffles_and_ballot_match_cpu,
+    f64_arithmetic_matches_cpu,
+    f64_division_sqrt_floor_match_cpu,
+);
 
 fn f32s(seed: u32, n: usize) -> Vec<f32> {
     // xorshift, values in about [-100, 100) with varied exponents
@@ -41,15 +73,15 @@ fn kernarg(parts: &[&[u8]]) -> Vec<u8> {
 /// (`min(wg, grid - blockIdx.x * wg)`, from the dispatch packet), so in a
 /// partial last workgroup `blockIdx.x * blockDim.x + threadIdx.x` is not
 /// the global index: elements from `written_end` on stay untouched.
-fn vadd(code: &[u8], n: usize, grid: u32, wg: u32) {
+fn vadd(t: Target, code: &[u8], n: usize, grid: u32, wg: u32) {
     let groups = grid.div_ceil(wg) as usize;
     let last = groups - 1;
     let last_size = grid as usize - last * wg as usize;
     let written_end = (last * last_size + last_size).max(last * wg as usize).min(n);
-    vadd_checked(code, n, grid, wg, written_end);
+    vadd_checked(t, code, n, grid, wg, written_end);
 }
 
-fn vadd_checked(code: &[u8], n: usize, grid: u32, wg: u32, written_end: usize) {
+fn vadd_checked(t: Target, code: &[u8], n: usize, grid: u32, wg: u32, written_end: usize) {
     let mut mem = SparseMemory::new();
     load_code_object(&mut mem, code);
     let a = f32s(1, n);
@@ -58,7 +90,7 @@ fn vadd_checked(code: &[u8], n: usize, grid: u32, wg: u32, written_end: usize) {
     let pb = mem.alloc_u32(&bits(&b));
     let pc = mem.alloc_u32(&vec![0xdead_beef; n + 64]);
     let args = kernarg(&[&pa.to_le_bytes(), &pb.to_le_bytes(), &pc.to_le_bytes(), &(n as i32).to_le_bytes()]);
-    let steps = run_kernel(&mut mem, code, "vadd", &args, [grid, 1, 1], [wg, 1, 1]);
+    let steps = run_kernel_on(t, &mut mem, code, "vadd", &args, [grid, 1, 1], [wg, 1, 1]);
     let c = mem.read_u32s(pc, n + 64);
     for i in 0..written_end {
         assert_eq!(c[i], (a[i] + b[i]).to_bits(), "c[{i}] = {} + {}", a[i], b[i]);
@@ -68,18 +100,16 @@ fn vadd_checked(code: &[u8], n: usize, grid: u32, wg: u32, written_end: usize) {
     eprintln!("vadd n={n} grid={grid} wg={wg}: {steps} wave instructions");
 }
 
-#[test]
-fn vector_add_matches_cpu() {
-    let Some(code) = code() else { return };
-    vadd(&code, 1000, 1024, 256); // HIP-style grid, guard in the kernel
-    vadd(&code, 1000, 1000, 256); // partial last workgroup
-    vadd(&code, 130, 130, 64); // several workgroups of one wave
-    vadd(&code, 37, 64, 1024 / 16); // one wave, most lanes idle
+fn vector_add_matches_cpu(t: Target) {
+    let Some(code) = code(t) else { return };
+    vadd(t, &code, 1000, 1024, 256); // HIP-style grid, guard in the kernel
+    vadd(t, &code, 1000, 1000, 256); // partial last workgroup
+    vadd(t, &code, 130, 130, 64); // several workgroups of one wave
+    vadd(t, &code, 37, 64, 1024 / 16); // one wave, most lanes idle
 }
 
-#[test]
-fn saxpy_matches_cpu_fma() {
-    let Some(code) = code() else { return };
+fn saxpy_matches_cpu_fma(t: Target) {
+    let Some(code) = code(t) else { return };
     let n = 777;
     let mut mem = SparseMemory::new();
     load_code_object(&mut mem, &code);
@@ -89,7 +119,7 @@ fn saxpy_matches_cpu_fma() {
     let px = mem.alloc_u32(&bits(&x));
     let py = mem.alloc_u32(&bits(&y));
     let args = kernarg(&[&alpha.to_bits().to_le_bytes(), &[0; 4], &px.to_le_bytes(), &py.to_le_bytes(), &(n as i32).to_le_bytes()]);
-    run_kernel(&mut mem, &code, "saxpy", &args, [1024, 1, 1], [128, 1, 1]);
+    run_kernel_on(t, &mut mem, &code, "saxpy", &args, [1024, 1, 1], [128, 1, 1]);
     let out = mem.read_u32s(py, n);
     for i in 0..n {
         // hipcc contracts alpha * x + y into v_fmac_f32: one rounding.
@@ -97,9 +127,8 @@ fn saxpy_matches_cpu_fma() {
     }
 }
 
-#[test]
-fn shared_memory_reduction_with_barriers() {
-    let Some(code) = code() else { return };
+fn shared_memory_reduction_with_barriers(t: Target) {
+    let Some(code) = code(t) else { return };
     let n = 1000;
     let wg = 256usize;
     let mut mem = SparseMemory::new();
@@ -109,7 +138,7 @@ fn shared_memory_reduction_with_barriers() {
     let blocks = n.div_ceil(wg);
     let pout = mem.alloc_u32(&vec![0; blocks]);
     let args = kernarg(&[&pin.to_le_bytes(), &pout.to_le_bytes(), &(n as i32).to_le_bytes()]);
-    run_kernel(&mut mem, &code, "reduce", &args, [(blocks * wg) as u32, 1, 1], [wg as u32, 1, 1]);
+    run_kernel_on(t, &mut mem, &code, "reduce", &args, [(blocks * wg) as u32, 1, 1], [wg as u32, 1, 1]);
     let out = mem.read_u32s(pout, blocks);
     for (b, &got) in out.iter().enumerate() {
         // The kernel's tree order, in f32.
@@ -125,9 +154,8 @@ fn shared_memory_reduction_with_barriers() {
     }
 }
 
-#[test]
-fn histogram_with_global_atomics() {
-    let Some(code) = code() else { return };
+fn histogram_with_global_atomics(t: Target) {
+    let Some(code) = code(t) else { return };
     let n: i32 = 3000;
     let mut mem = SparseMemory::new();
     load_code_object(&mut mem, &code);
@@ -141,7 +169,7 @@ fn histogram_with_global_atomics() {
     let pin = mem.alloc_u32(&input);
     let pbins = mem.alloc_u32(&[0; 256]);
     let args = kernarg(&[&pin.to_le_bytes(), &pbins.to_le_bytes(), &n.to_le_bytes()]);
-    run_kernel(&mut mem, &code, "histo", &args, [3072, 1, 1], [256, 1, 1]);
+    run_kernel_on(t, &mut mem, &code, "histo", &args, [3072, 1, 1], [256, 1, 1]);
     let mut want = [0u32; 256];
     for v in &input {
         want[(v & 255) as usize] += 1;
@@ -153,9 +181,8 @@ fn histogram_with_global_atomics() {
 /// v_sqrt plus an fma correction), floorf and float->int->float, over
 /// operands spanning every exponent, denormals, zeros, infinities and NaN:
 /// each result must be the correctly rounded IEEE one the host computes.
-#[test]
-fn division_sqrt_floor_convert_match_cpu() {
-    let Some(code) = code() else { return };
+fn division_sqrt_floor_convert_match_cpu(t: Target) {
+    let Some(code) = code(t) else { return };
     let mut x = 0x1234_5678_9abc_def0u64;
     let mut next = move || {
         x ^= x << 13;
@@ -182,7 +209,7 @@ fn division_sqrt_floor_convert_match_cpu() {
     let pb = mem.alloc_u32(&b);
     let pout = mem.alloc_u32(&vec![0; 4 * n]);
     let args = kernarg(&[&pa.to_le_bytes(), &pb.to_le_bytes(), &pout.to_le_bytes(), &(n as i32).to_le_bytes()]);
-    run_kernel(&mut mem, &code, "divsqrt", &args, [n as u32, 1, 1], [256, 1, 1]);
+    run_kernel_on(t, &mut mem, &code, "divsqrt", &args, [n as u32, 1, 1], [256, 1, 1]);
     let out = mem.read_u32s(pout, 4 * n);
     let same = |got: u32, want: f32| if want.is_nan() { f32::from_bits(got).is_nan() } else { got == want.to_bits() };
     for i in 0..n {
@@ -197,10 +224,9 @@ fn division_sqrt_floor_convert_match_cpu() {
 /// The same kernels built with -O0: scratch through the private segment
 /// buffer (MUBUF) and flat private addresses, calls (s_swappc/s_setpc),
 /// v_readlane/v_writelane spills, AGPR moves, s_getreg(SH_MEM_BASES).
-#[test]
-fn o0_builds_with_scratch_and_calls_match_cpu() {
-    let Some(code) = code_o0() else { return };
-    vadd(&code, 300, 320, 64);
+fn o0_builds_with_scratch_and_calls_match_cpu(t: Target) {
+    let Some(code) = code_o0(t) else { return };
+    vadd(t, &code, 300, 320, 64);
     let n = 200;
     let mut mem = SparseMemory::new();
     load_code_object(&mut mem, &code);
@@ -210,7 +236,7 @@ fn o0_builds_with_scratch_and_calls_match_cpu() {
     let px = mem.alloc_u32(&bits(&x));
     let py = mem.alloc_u32(&bits(&y));
     let args = kernarg(&[&alpha.to_bits().to_le_bytes(), &[0; 4], &px.to_le_bytes(), &py.to_le_bytes(), &(n as i32).to_le_bytes()]);
-    run_kernel(&mut mem, &code, "saxpy", &args, [256, 1, 1], [128, 1, 1]);
+    run_kernel_on(t, &mut mem, &code, "saxpy", &args, [256, 1, 1], [128, 1, 1]);
     let out = mem.read_u32s(py, n);
     for i in 0..n {
         // hipcc contracts to v_fmac_f32 at -O0 too
@@ -220,9 +246,8 @@ fn o0_builds_with_scratch_and_calls_match_cpu() {
 
 /// Warp shuffles (__shfl_xor butterfly sum, __shfl_down, __shfl: ds_bpermute)
 /// and __ballot/__popcll over full waves.
-#[test]
-fn warp_shuffles_and_ballot_match_cpu() {
-    let Some(code) = code() else { return };
+fn warp_shuffles_and_ballot_match_cpu(t: Target) {
+    let Some(code) = code(t) else { return };
     let n = 512;
     let input = f32s(9, n);
     let mut mem = SparseMemory::new();
@@ -231,34 +256,38 @@ fn warp_shuffles_and_ballot_match_cpu() {
     let pout = mem.alloc_u32(&vec![0; 3 * n]);
     let pcount = mem.alloc_u32(&[0]);
     let args = kernarg(&[&pin.to_le_bytes(), &pout.to_le_bytes(), &pcount.to_le_bytes()]);
-    run_kernel(&mut mem, &code, "warpsum", &args, [n as u32, 1, 1], [128, 1, 1]);
+    run_kernel_on(t, &mut mem, &code, "warpsum", &args, [n as u32, 1, 1], [128, 1, 1]);
     let out = mem.read_u32s(pout, 3 * n);
+    // warpSize: 64 on gfx90a, 32 on gfx1030 (hipcc's default wave32).
+    let w = if t == Target::Gfx1030 { 32 } else { 64 };
     for i in 0..n {
-        let wave = i / 64 * 64;
-        let lane = i % 64;
-        // the butterfly's order: v += v[lane ^ off] for off = 32, 16, ..., 1
-        let mut v: Vec<f32> = input[wave..wave + 64].to_vec();
+        let wave = i / w * w;
+        let lane = i % w;
+        // the butterfly's order: v += v[lane ^ off] for off = 32, 16, ..., 1;
+        // a partner outside the wave is the lane itself (HIP's __shfl_xor)
+        let mut v: Vec<f32> = input[wave..wave + w].to_vec();
         let mut off = 32;
         while off > 0 {
-            v = (0..64).map(|l| v[l] + v[l ^ off]).collect();
+            v = (0..w).map(|l| v[l] + v[if l ^ off < w { l ^ off } else { l }]).collect();
             off >>= 1;
         }
         assert_eq!(out[3 * i], v[lane].to_bits(), "butterfly sum lane {i}");
         // __shfl_down past the end of the wave returns the lane's own value
-        let down = if lane + 1 < 64 { input[i + 1] } else { input[i] };
+        let down = if lane + 1 < w { input[i + 1] } else { input[i] };
         assert_eq!(out[3 * i + 1], down.to_bits(), "__shfl_down lane {i}");
         assert_eq!(out[3 * i + 2], input[wave + 5].to_bits(), "__shfl lane {i}");
     }
-    let positives = input.iter().filter(|&&x| x > 0.0).count() as u32;
+    // Each wave whose first work-item has threadIdx.x % 64 == 0 adds the
+    // popcount of its ballot (every wave64; every other wave32).
+    let positives = input.iter().enumerate().filter(|&(i, &x)| (i / w * w) % 64 == 0 && x > 0.0).count() as u32;
     assert_eq!(mem.read_u32s(pcount, 1)[0], positives);
 }
 
 /// f64 add/mul/fma/fmin, f64<->f32 and f64->int conversions and f64
 /// compares (hipcc's v_add_f64, v_mul_f64, v_fma_f64, v_min_f64,
 /// v_cvt_*_f64, v_cmp_*_f64) against the host's doubles.
-#[test]
-fn f64_arithmetic_matches_cpu() {
-    let Some(code) = code() else { return };
+fn f64_arithmetic_matches_cpu(t: Target) {
+    let Some(code) = code(t) else { return };
     let n = 1024;
     let mut x = 0xfeed_f00d_u64;
     let mut next = move || {
@@ -279,7 +308,7 @@ fn f64_arithmetic_matches_cpu() {
     let pnarrow = mem.alloc_u32(&vec![0; n]);
     let pflags = mem.alloc_u32(&vec![0; n]);
     let args = kernarg(&[&pa.to_le_bytes(), &pb.to_le_bytes(), &pout.to_le_bytes(), &pnarrow.to_le_bytes(), &pflags.to_le_bytes(), &(n as i32).to_le_bytes()]);
-    run_kernel(&mut mem, &code, "f64ops", &args, [n as u32, 1, 1], [256, 1, 1]);
+    run_kernel_on(t, &mut mem, &code, "f64ops", &args, [n as u32, 1, 1], [256, 1, 1]);
     let out = mem.read_u32s(pout, 8 * n);
     let narrowed = mem.read_u32s(pnarrow, n);
     let flags = mem.read_u32s(pflags, n);
@@ -304,9 +333,8 @@ fn f64_arithmetic_matches_cpu() {
 
 /// f64 division (v_div_scale/v_rcp/v_fma/v_div_fmas/v_div_fixup_f64),
 /// sqrt (OCML: v_rsq_f64 and fma Newton steps) and floor against the host.
-#[test]
-fn f64_division_sqrt_floor_match_cpu() {
-    let Some(code) = code() else { return };
+fn f64_division_sqrt_floor_match_cpu(t: Target) {
+    let Some(code) = code(t) else { return };
     let n = 2048;
     let mut x = 0x0bad_cafe_u64;
     let mut next = move || {
@@ -325,7 +353,7 @@ fn f64_division_sqrt_floor_match_cpu() {
     let pb = mem.alloc_u32(&words(&b));
     let pout = mem.alloc_u32(&vec![0; 6 * n]);
     let args = kernarg(&[&pa.to_le_bytes(), &pb.to_le_bytes(), &pout.to_le_bytes(), &(n as i32).to_le_bytes()]);
-    run_kernel(&mut mem, &code, "f64div", &args, [n as u32, 1, 1], [256, 1, 1]);
+    run_kernel_on(t, &mut mem, &code, "f64div", &args, [n as u32, 1, 1], [256, 1, 1]);
     let out = mem.read_u32s(pout, 6 * n);
     let get = |k: usize| f64::from_bits(out[2 * k] as u64 | (out[2 * k + 1] as u64) << 32);
     let same = |got: f64, want: f64| if want.is_nan() { got.is_nan() } else { got.to_bits() == want.to_bits() };

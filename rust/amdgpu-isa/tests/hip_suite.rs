@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 //! The kernels of the guest's HIP suite (tests/hip/suite.hip), compiled by
-//! hipcc for gfx90a (device code only) and run by the interpreter on the
-//! host against CPU references: what the guest's `suite` checks through
-//! ROCr, without the guest.
+//! hipcc for gfx90a and for gfx1030 (device code only) and run by the
+//! interpreter on the host against CPU references: what the guest's `suite`
+//! checks through ROCr, without the guest.  Every check runs on both
+//! targets (`gfx90a::` and `gfx1030::`, GFX9 wave64 and GFX10.3 wave32).
 
 mod common;
 use common::*;
@@ -12,9 +13,37 @@ const SOURCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/hip/suite
 /// suite.hip's o0_module kernel: device code built alone with -O0.
 const SOURCE_O0: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/hip/device/o0.hip");
 
-fn code() -> Option<Vec<u8>> {
-    compile_hip(SOURCE, "suite")
+fn code(t: Target) -> Option<Vec<u8>> {
+    compile_hip_for(t, SOURCE, "suite", "-O2")
 }
+
+/// Each check as a test on each target.
+macro_rules! on_each_target {
+    ($($check:ident),* $(,)?) => {
+        mod gfx90a {
+            $(#[test]
+            fn $check() {
+                super::$check(super::Target::Gfx90a)
+            })*
+        }
+        mod gfx1030 {
+            $(#[test]
+            fn $check() {
+                super::$check(super::Target::Gfx1030)
+            })*
+        }
+    };
+}
+
+on_each_target!(
+    saxpy_fma,
+    reduce_four_waves_per_workgroup,
+    histogram_global_atomics,
+    histogram_lds_atomics,
+    f64_add_mul_fma_div_sqrt,
+    optnone_scratch_and_call,
+    o0_build_scratch_spills_and_call,
+);
 
 fn args(parts: &[&[u8]]) -> Vec<u8> {
     parts.concat()
@@ -25,9 +54,8 @@ fn lcg(x: &mut u32) -> u32 {
     *x >> 7
 }
 
-#[test]
-fn saxpy_fma() {
-    let Some(code) = code() else { return };
+fn saxpy_fma(t: Target) {
+    let Some(code) = code(t) else { return };
     let n = 1000usize;
     let a = 1.7f32;
     let x: Vec<f32> = (0..n).map(|i| (i % 97) as f32 * 0.37 - 17.5 + 1.0 / (i + 3) as f32).collect();
@@ -37,16 +65,15 @@ fn saxpy_fma() {
     let px = mem.alloc_u32(&x.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
     let py = mem.alloc_u32(&y.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
     let k = args(&[&a.to_bits().to_le_bytes(), &[0; 4], &px.to_le_bytes(), &py.to_le_bytes(), &(n as i32).to_le_bytes()]);
-    run_kernel(&mut mem, &code, "_Z5saxpyfPKfPfi", &k, [1024, 1, 1], [256, 1, 1]);
+    run_kernel_on(t, &mut mem, &code, "_Z5saxpyfPKfPfi", &k, [1024, 1, 1], [256, 1, 1]);
     let out = mem.read_u32s(py, n);
     for i in 0..n {
         assert_eq!(out[i], a.mul_add(x[i], y[i]).to_bits(), "y[{i}]");
     }
 }
 
-#[test]
-fn reduce_four_waves_per_workgroup() {
-    let Some(code) = code() else { return };
+fn reduce_four_waves_per_workgroup(t: Target) {
+    let Some(code) = code(t) else { return };
     let n = 1000usize;
     let blocks = n.div_ceil(256);
     let mut s = 7;
@@ -56,7 +83,7 @@ fn reduce_four_waves_per_workgroup() {
     let pin = mem.alloc_u32(&input);
     let pout = mem.alloc_u32(&vec![0xdead_beef; blocks]);
     let k = args(&[&pin.to_le_bytes(), &pout.to_le_bytes(), &(n as i32).to_le_bytes()]);
-    run_kernel(&mut mem, &code, "_Z6reducePKjPji", &k, [(blocks * 256) as u32, 1, 1], [256, 1, 1]);
+    run_kernel_on(t, &mut mem, &code, "_Z6reducePKjPji", &k, [(blocks * 256) as u32, 1, 1], [256, 1, 1]);
     let out = mem.read_u32s(pout, blocks);
     for b in 0..blocks {
         let want: u32 = input[b * 256..((b + 1) * 256).min(n)].iter().sum();
@@ -64,8 +91,8 @@ fn reduce_four_waves_per_workgroup() {
     }
 }
 
-fn histo(lds: bool) {
-    let Some(code) = code() else { return };
+fn histo(t: Target, lds: bool) {
+    let Some(code) = code(t) else { return };
     let n = 5000usize;
     let mut s = if lds { 99 } else { 3 };
     let input: Vec<u32> = (0..n).map(|_| lcg(&mut s)).collect();
@@ -75,9 +102,9 @@ fn histo(lds: bool) {
     let pbins = mem.alloc_u32(&[0; 256]);
     let k = args(&[&pin.to_le_bytes(), &pbins.to_le_bytes(), &(n as i32).to_le_bytes()]);
     if lds {
-        run_kernel(&mut mem, &code, "_Z9histo_ldsPKjPji", &k, [8 * 256, 1, 1], [256, 1, 1]);
+        run_kernel_on(t, &mut mem, &code, "_Z9histo_ldsPKjPji", &k, [8 * 256, 1, 1], [256, 1, 1]);
     } else {
-        run_kernel(&mut mem, &code, "_Z12histo_globalPKjPji", &k, [n.next_multiple_of(256) as u32, 1, 1], [256, 1, 1]);
+        run_kernel_on(t, &mut mem, &code, "_Z12histo_globalPKjPji", &k, [n.next_multiple_of(256) as u32, 1, 1], [256, 1, 1]);
     }
     let mut want = [0u32; 256];
     for v in &input {
@@ -86,14 +113,12 @@ fn histo(lds: bool) {
     assert_eq!(mem.read_u32s(pbins, 256), want.to_vec());
 }
 
-#[test]
-fn histogram_global_atomics() {
-    histo(false);
+fn histogram_global_atomics(t: Target) {
+    histo(t, false);
 }
 
-#[test]
-fn histogram_lds_atomics() {
-    histo(true);
+fn histogram_lds_atomics(t: Target) {
+    histo(t, true);
 }
 
 /// Units in the last place between two doubles (0 for NaN and NaN).
@@ -112,9 +137,8 @@ fn ulps(got: f64, want: f64) -> u64 {
     line(got).abs_diff(line(want))
 }
 
-#[test]
-fn f64_add_mul_fma_div_sqrt() {
-    let Some(code) = code() else { return };
+fn f64_add_mul_fma_div_sqrt(t: Target) {
+    let Some(code) = code(t) else { return };
     let specials = [0.0f64, -0.0, 1.0, 3.0, -2.5, 1e300, 1e-300, 5e-324, f64::MIN_POSITIVE, f64::INFINITY, f64::NEG_INFINITY, f64::NAN];
     let ns = specials.len();
     let n = 1024;
@@ -146,7 +170,7 @@ fn f64_add_mul_fma_div_sqrt() {
     let pb = mem.alloc_u32(&words(&b));
     let pout = mem.alloc_u32(&vec![0; 10 * n]);
     let k = args(&[&pa.to_le_bytes(), &pb.to_le_bytes(), &pout.to_le_bytes(), &(n as i32).to_le_bytes()]);
-    run_kernel(&mut mem, &code, "_Z6f64opsPKdS0_Pdi", &k, [n as u32, 1, 1], [256, 1, 1]);
+    run_kernel_on(t, &mut mem, &code, "_Z6f64opsPKdS0_Pdi", &k, [n as u32, 1, 1], [256, 1, 1]);
     let out = mem.read_u32s(pout, 10 * n);
     let get = |j: usize| f64::from_bits(out[2 * j] as u64 | (out[2 * j + 1] as u64) << 32);
     for i in 0..n {
@@ -159,19 +183,17 @@ fn f64_add_mul_fma_div_sqrt() {
     }
 }
 
-#[test]
-fn optnone_scratch_and_call() {
-    let Some(code) = code() else { return };
-    o0_kernel(&code, "_Z9o0_kernelPKjPji");
+fn optnone_scratch_and_call(t: Target) {
+    let Some(code) = code(t) else { return };
+    o0_kernel(t, &code, "_Z9o0_kernelPKjPji");
 }
 
-#[test]
-fn o0_build_scratch_spills_and_call() {
-    let Some(code) = compile_hip_with(SOURCE_O0, "suite_o0", "-O0") else { return };
-    o0_kernel(&code, "o0_kernel");
+fn o0_build_scratch_spills_and_call(t: Target) {
+    let Some(code) = compile_hip_for(t, SOURCE_O0, "suite_o0", "-O0") else { return };
+    o0_kernel(t, &code, "o0_kernel");
 }
 
-fn o0_kernel(code: &[u8], name: &str) {
+fn o0_kernel(t: Target, code: &[u8], name: &str) {
     let n = 300usize;
     let mut s = 5;
     let input: Vec<u32> = (0..n).map(|_| lcg(&mut s)).collect();
@@ -180,7 +202,7 @@ fn o0_kernel(code: &[u8], name: &str) {
     let pin = mem.alloc_u32(&input);
     let pout = mem.alloc_u32(&vec![0; n]);
     let k = args(&[&pin.to_le_bytes(), &pout.to_le_bytes(), &(n as i32).to_le_bytes()]);
-    run_kernel(&mut mem, code, name, &k, [384, 1, 1], [128, 1, 1]);
+    run_kernel_on(t, &mut mem, code, name, &k, [384, 1, 1], [128, 1, 1]);
     let out = mem.read_u32s(pout, n);
     for i in 0..n {
         let mut local: [u32; 16] = core::array::from_fn(|j| input[i].wrapping_add(j as u32 * 7));

@@ -3,6 +3,7 @@
 #![allow(dead_code, reason = "each test binary uses a different part")]
 
 use amdgpu_isa::code_object::{Elf, KernelDescriptor};
+use amdgpu_isa::decode::Generation;
 use amdgpu_isa::dispatch::{resume_workgroup, Dispatch, WorkgroupError, WorkgroupState};
 
 /// Instructions per [`resume_workgroup`] call in [`run_kernel`]: small and
@@ -102,16 +103,64 @@ pub fn load_code_object(mem: &mut SparseMemory, bytes: &[u8]) {
     }
 }
 
-/// Runs kernel `name` of the loaded code object over `grid` work-items in
+/// A GPU target the host tests compile for and run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Gfx90a,
+    Gfx1030,
+}
+
+impl Target {
+    pub fn arch(self) -> &'static str {
+        match self {
+            Target::Gfx90a => "gfx90a",
+            Target::Gfx1030 => "gfx1030",
+        }
+    }
+    pub fn generation(self) -> Generation {
+        match self {
+            Target::Gfx90a => Generation::Gfx9,
+            Target::Gfx1030 => Generation::Gfx10,
+        }
+    }
+    /// The checked-in fixture name of a code object built for this target.
+    pub fn fixture(self, name: &str) -> String {
+        match self {
+            Target::Gfx90a => name.to_string(),
+            Target::Gfx1030 => format!("{name}_gfx1030"),
+        }
+    }
+}
+
+/// Runs kernel `name` of the loaded gfx90a code object over `grid` work-items in
 /// workgroups of `workgroup`, with `kernarg` bytes. Returns instructions executed.
 pub fn run_kernel(mem: &mut SparseMemory, code: &[u8], name: &str, kernarg: &[u8], grid: [u32; 3], workgroup: [u32; 3]) -> u64 {
-    run_kernel_retrying(mem, code, name, kernarg, grid, workgroup, &mut |_, _| false)
+    run_kernel_on(Target::Gfx90a, mem, code, name, kernarg, grid, workgroup)
+}
+
+/// [`run_kernel`] on `target`.
+pub fn run_kernel_on(target: Target, mem: &mut SparseMemory, code: &[u8], name: &str, kernarg: &[u8], grid: [u32; 3], workgroup: [u32; 3]) -> u64 {
+    run_kernel_on_retrying(target, mem, code, name, kernarg, grid, workgroup, &mut |_, _| false)
 }
 
 /// As [`run_kernel`]; a memory fault is passed to `on_fault`, and if it
 /// returns true (it mapped the page: an XNACK retry fault resolved) the
 /// faulting wave goes on from the faulting instruction.
 pub fn run_kernel_retrying(
+    mem: &mut SparseMemory,
+    code: &[u8],
+    name: &str,
+    kernarg: &[u8],
+    grid: [u32; 3],
+    workgroup: [u32; 3],
+    on_fault: &mut dyn FnMut(&mut SparseMemory, amdgpu_isa::memory::MemoryFault) -> bool,
+) -> u64 {
+    run_kernel_on_retrying(Target::Gfx90a, mem, code, name, kernarg, grid, workgroup, on_fault)
+}
+
+/// [`run_kernel_retrying`] on `target`.
+pub fn run_kernel_on_retrying(
+    target: Target,
     mem: &mut SparseMemory,
     code: &[u8],
     name: &str,
@@ -152,6 +201,7 @@ pub fn run_kernel_retrying(
         private_segment_buffer: amdgpu_isa::memory::PRIVATE_SEGMENT_BUFFER,
         flat_scratch_init: 0,
         private_segment_size: kd.private_segment_fixed_size,
+        generation: target.generation(),
     };
     let count = dispatch.workgroup_count();
     let mut steps = 0;
@@ -171,7 +221,7 @@ pub fn run_kernel_retrying(
                 // A kernel with a dynamic stack (calls at -O0) gets 16 KiB more
                 // per lane, as ROCr's default scratch allowance would.
                 let lane_bytes = kd.private_segment_fixed_size + if kd.kernel_code_properties & (1 << 11) != 0 { 16384 } else { 0 };
-                let mut scratch = vec![0u8; n * 64 * lane_bytes as usize];
+                let mut scratch = vec![0u8; n * dispatch.wave_lanes() * lane_bytes as usize];
                 // In time slices of a few instructions, as the virtual GPU
                 // runs them (vgpu/shader.rs): resuming must not change results.
                 let mut state = WorkgroupState::default();
@@ -204,24 +254,33 @@ pub fn compile_hip(source: &str, name: &str) -> Option<Vec<u8>> {
     compile_hip_with(source, name, "-O2")
 }
 
+/// As [`compile_hip_with`] for `target`.
+pub fn compile_hip_for(target: Target, source: &str, name: &str, opt: &str) -> Option<Vec<u8>> {
+    compile_hip_target(target, source, &target.fixture(name), opt)
+}
+
 /// As [`compile_hip`], at optimisation level `opt` ("-O0", "-O2").  Each
 /// (source, level) is compiled once per test process: the tests run on
 /// parallel threads, and two of them writing and removing one output file
 /// raced (a test read the code object after another had removed it).
 pub fn compile_hip_with(source: &str, name: &str, opt: &str) -> Option<Vec<u8>> {
-    /// (source, optimisation level, code object) of each compiled kernel.
-    type Built = Vec<(String, String, Option<Vec<u8>>)>;
+    compile_hip_target(Target::Gfx90a, source, name, opt)
+}
+
+fn compile_hip_target(target: Target, source: &str, name: &str, opt: &str) -> Option<Vec<u8>> {
+    /// (target, source, optimisation level, code object) of each compiled kernel.
+    type Built = Vec<(Target, String, String, Option<Vec<u8>>)>;
     static BUILT: std::sync::Mutex<Built> = std::sync::Mutex::new(Vec::new());
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, _, bytes)) = built.iter().find(|(s, o, _)| s == source && o == opt) {
+    if let Some((_, _, _, bytes)) = built.iter().find(|(t, s, o, _)| *t == target && s == source && o == opt) {
         return bytes.clone();
     }
-    let bytes = compile_hip_uncached(source, name, opt);
-    built.push((source.to_string(), opt.to_string(), bytes.clone()));
+    let bytes = compile_hip_uncached(target, source, name, opt);
+    built.push((target, source.to_string(), opt.to_string(), bytes.clone()));
     bytes
 }
 
-fn compile_hip_uncached(source: &str, name: &str, opt: &str) -> Option<Vec<u8>> {
+fn compile_hip_uncached(target: Target, source: &str, name: &str, opt: &str) -> Option<Vec<u8>> {
     let have = std::process::Command::new("hipcc").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
     if !have {
         let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(format!("{name}.co"));
@@ -232,8 +291,9 @@ fn compile_hip_uncached(source: &str, name: &str, opt: &str) -> Option<Vec<u8>> 
         return std::fs::read(fixture).ok();
     }
     let out = std::env::temp_dir().join(format!("amdgpu-isa-{}{}-{}.co", name, opt, std::process::id()));
+    let arch = format!("--offload-arch={}", target.arch());
     let status = std::process::Command::new("hipcc")
-        .args(["--offload-arch=gfx90a", opt, "--cuda-device-only", "--no-gpu-bundle-output", "-c", source, "-o"])
+        .args([arch.as_str(), opt, "--cuda-device-only", "--no-gpu-bundle-output", "-c", source, "-o"])
         .arg(&out)
         .status()
         .expect("run hipcc");
