@@ -133,7 +133,7 @@ pub(crate) fn probe(kgd: KgdDevice, info: GpuInfo) -> Result<Arc<Device>> {
     } else {
         None
     };
-    let queues = crate::queue::DeviceQueues::new()?;
+    let queues = crate::queue::DeviceQueues::new(&info)?;
     Ok(Arc::new(Device { kgd, info, gfx, gpu_id: Atomic::new(0), vram_pagemap, queues }, GFP_KERNEL)?)
 }
 

@@ -60,11 +60,12 @@ use crate::{
     device::Device,
     kabi::{
         self,
-        kgd::{KgdHqd, QueueDesc},
+        kgd::KgdVm,
         log::{kfd_err, kfd_info},
         sysfs::{Dir, Parent, Show, ShowBuffer},
     },
     memory::{self, QueueBufferRef},
+    mqd::{self, Mqd},
     process::{Process, ProcessInner},
     uapi,
 };
@@ -110,6 +111,8 @@ pub(crate) struct DeviceQueues {
 /// What [`DeviceQueues::state`] protects.
 struct DqmState {
     sdma: rules::SdmaQueues,
+    /// Compute HQD slots (C: `allocated_queues`, no-HWS mode).
+    hqds: rules::HqdSlots,
     /// Every queue loaded on the device (debugfs, interrupts).
     queues: KVec<Arc<QueueShared>>,
     /// `/sys/class/kfd/kfd/hws_<gpu_id>/` once the device is published.
@@ -117,10 +120,11 @@ struct DqmState {
 }
 
 impl DeviceQueues {
-    /// Empty state for a new device.
-    pub(crate) fn new() -> Result<Self> {
+    /// Empty state for a new device with the GPU driver's HQDs `info`.
+    pub(crate) fn new(info: &kabi::kgd::GpuInfo) -> Result<Self> {
+        let hqds = rules::HqdSlots::new(info.num_pipe_per_mec, info.num_queue_per_pipe);
         let state = KBox::pin_init(
-            kernel::new_mutex!(DqmState { sdma: Default::default(), queues: KVec::new(), sysfs: None }, "DeviceQueues::state"),
+            kernel::new_mutex!(DqmState { sdma: Default::default(), hqds, queues: KVec::new(), sysfs: None }, "DeviceQueues::state"),
             GFP_KERNEL,
         )?;
         Ok(DeviceQueues { state, hang_count: Atomic::new(0), last_reset: Atomic::new(0) })
@@ -169,7 +173,23 @@ pub(crate) fn device_exit(dev: &Device) {
     drop(dir);
 }
 
-/// What rkfd's paths share about one loaded queue: the process's queue, the
+/// Where a queue runs: its hardware queue slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HwSlot {
+    /// HQD (`pipe`, `queue`) of the MEC (C: `q->pipe`, `q->queue`).
+    Compute(rules::HqdSlot),
+    /// RLC queue `queue` of SDMA engine `engine` (named by the MQD).
+    Sdma { engine: u32, queue: u32 },
+}
+
+/// A queue's MQD and whether the GPU driver holds it.
+struct HwState {
+    mqd: Mqd,
+    /// Loaded into its slot (`hqd_load` succeeded, no `hqd_destroy` yet).
+    loaded: bool,
+}
+
+/// What rkfd's paths share about one queue: the process's queue, the
 /// device's list (debugfs, interrupts) and the queue's sysfs files.
 #[pin_data]
 pub(crate) struct QueueShared {
@@ -190,11 +210,14 @@ pub(crate) struct QueueShared {
     percentage: Atomic<u32>,
     /// 0, or the `KGD_QUEUE_ERROR_*` that stopped the queue.
     pub(crate) error: Atomic<u32>,
-    /// The GPU driver's queue; `None` once destroyed.  Lock order: taken
-    /// under `Process::inner` by the queue's owner and alone by debugfs
-    /// `hqds`; `hqd_update` and `hqd_get_state` are called under it.
+    /// Its hardware slot.
+    slot: HwSlot,
+    /// The MQD.  Lock order: taken under `Process::inner` by the queue's
+    /// owner and alone by debugfs `mqds` / `hqds`; kfd2kgd `hqd_*` calls
+    /// on the queue are made under it (they wait for the engine for one
+    /// quantum at most); never by the interrupt path.
     #[pin]
-    hqd: Mutex<Option<KgdHqd>>,
+    hw: Mutex<HwState>,
 }
 
 impl QueueShared {
@@ -222,6 +245,9 @@ struct Queue {
     dev: Arc<Device>,
     props: Properties,
     sdma: Option<rules::SdmaSlot>,
+    /// The ring the MQD describes: the last non-NULL one (a NULL ring
+    /// only makes the queue inactive).
+    mqd_ring: (u64, u64),
     /// Memory objects holding its buffers.
     buffers: KVec<QueueBufferRef>,
     /// `proc/<pid>/queues/<qid>/`.
@@ -276,31 +302,64 @@ fn limits(dev: &Device) -> rules::DeviceLimits {
     }
 }
 
-/// The queue's descriptor for `hqd_load`.
-fn desc(s: &QueueShared, p: &Properties) -> QueueDesc {
-    let ioc_type = match (s.queue_type, s.aql) {
-        (QueueType::Compute, true) => uapi::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
-        (QueueType::Compute, false) => uapi::KFD_IOC_QUEUE_TYPE_COMPUTE,
-        (QueueType::SdmaXgmi, _) => uapi::KFD_IOC_QUEUE_TYPE_SDMA_XGMI,
-        _ => uapi::KFD_IOC_QUEUE_TYPE_SDMA,
-    };
-    QueueDesc {
-        type_: ioc_type,
-        queue_id: s.qid,
-        doorbell_offset: rules::doorbell_byte_offset(s.doorbell_id),
-        priority: p.priority,
-        percentage: p.percentage,
-        sdma_engine: 0,
-        ring_base: p.ring_base,
-        ring_size: p.ring_size,
-        rptr_va: p.rptr,
-        wptr_va: p.wptr,
-        eop_va: p.eop_address,
-        eop_size: p.eop_size,
-        ctx_save_va: p.ctx_save_address,
-        ctx_save_size: u64::from(p.ctx_save_size),
-        ctl_stack_size: p.ctl_stack_size,
-        pad: 0,
+/// C: `load_mqd`: the GPU driver loads the queue's MQD into its slot.
+fn load_hw(dev: &Device, vm: &KgdVm, slot: HwSlot, hw: &mut HwState, wptr: u64) -> Result {
+    match slot {
+        HwSlot::Compute(s) => dev.kgd.hqd_load(vm, hw.mqd.as_bytes_mut(), s.pipe, s.queue, wptr)?,
+        HwSlot::Sdma { .. } => dev.kgd.hqd_sdma_load(vm, hw.mqd.as_bytes_mut(), wptr)?,
+    }
+    hw.loaded = true;
+    Ok(())
+}
+
+/// C: `destroy_mqd`: preempts a loaded queue (the GPU driver saves its
+/// state into the MQD) and frees its slot; nothing if not loaded.  The
+/// queue is unloaded whatever the result; `ETIME`: the scheduler hung.
+fn unload_hw(dev: &Device, slot: HwSlot, hw: &mut HwState) -> Result {
+    if !hw.loaded {
+        return Ok(());
+    }
+    hw.loaded = false;
+    match slot {
+        HwSlot::Compute(s) => dev.kgd.hqd_destroy(hw.mqd.as_bytes_mut(), s.pipe, s.queue),
+        HwSlot::Sdma { .. } => dev.kgd.hqd_sdma_destroy(hw.mqd.as_bytes_mut()),
+    }
+}
+
+/// C: `update_queue` without the HWS: unloads the queue, rewrites its MQD
+/// for `new` (and the CU mask, if given), and loads it again if it is
+/// active and not stopped.  `Err`: unloading failed and the MQD is left as
+/// it was (`ETIME` adds the device to `hung`); `Ok(Err)`: the MQD
+/// describes `new` but loading it failed, and the queue stays unloaded.
+fn reload(
+    q: &Queue,
+    vm: &KgdVm,
+    new: &Properties,
+    mqd_ring: (u64, u64),
+    cu_mask: Option<(&[u32], u32)>,
+    pasid: u32,
+    hung: &mut Hung,
+) -> Result<Result> {
+    let mut hw = q.shared.hw.lock();
+    if let Err(e) = unload_hw(&q.dev, q.shared.slot, &mut hw) {
+        note_unload_error(&q.dev, pasid, q.shared.qid, e, hung);
+        return Err(e);
+    }
+    let mut m = *new;
+    (m.ring_base, m.ring_size) = mqd_ring;
+    hw.mqd.update(&q.dev, &m, q.shared.doorbell_id, q.sdma.as_ref(), mqd_ring != q.mqd_ring, cu_mask);
+    if new.is_active() && q.shared.error.load(Relaxed) == 0 {
+        return Ok(load_hw(&q.dev, vm, q.shared.slot, &mut hw, new.wptr));
+    }
+    Ok(Ok(()))
+}
+
+/// Logs a failed unload as upstream's `pqm_destroy_queue` does; a hung
+/// scheduler's device goes to `hung`.
+fn note_unload_error(dev: &Arc<Device>, pasid: u32, qid: u32, e: Error, hung: &mut Hung) {
+    kfd_err!("Pasid 0x{:x} destroy queue {} failed, ret {}\n", pasid, qid, e.to_errno());
+    if e == ETIME && !hung.iter().any(|d| Arc::ptr_eq(d, dev)) {
+        let _ = hung.push(dev.clone(), GFP_KERNEL);
     }
 }
 
@@ -309,6 +368,7 @@ struct Acquired {
     buffers: KVec<QueueBufferRef>,
     qid: Option<u32>,
     sdma: Option<rules::SdmaSlot>,
+    hqd: Option<rules::HqdSlot>,
     cp_doorbell: Option<u32>,
 }
 
@@ -322,6 +382,9 @@ impl Acquired {
         }
         if let Some(s) = self.sdma {
             dev.queues.state.lock().sdma.free(&s);
+        }
+        if let Some(h) = self.hqd {
+            dev.queues.state.lock().hqds.free(h);
         }
         if let Some(id) = self.cp_doorbell {
             if let Some((_, db)) = inner.queues.doorbells.iter_mut().find(|(g, _)| *g == dev.gpu_id()) {
@@ -372,7 +435,7 @@ pub(crate) fn create(process: &Process, args: &mut uapi::kfd_ioctl_create_queue_
         inner.queues.doorbells.push((gpu_id, rules::Doorbells::new(&lim)), GFP_KERNEL)?;
     }
 
-    let mut acq = Acquired { buffers: KVec::new(), qid: None, sdma: None, cp_doorbell: None };
+    let mut acq = Acquired { buffers: KVec::new(), qid: None, sdma: None, hqd: None, cp_doorbell: None };
     match load(process, &mut inner, &dev, &mut props, &lim, &mut acq) {
         Ok((qid, doorbell_id)) => {
             args.queue_id = qid;
@@ -434,6 +497,17 @@ fn load(
         acq.cp_doorbell = Some(id);
         id
     };
+    // allocate_hqd (no HWS: every compute queue has an HQD)
+    let slot = match acq.sdma {
+        Some(s) => HwSlot::Sdma { engine: s.engine, queue: s.queue },
+        None => {
+            let h = dev.queues.state.lock().hqds.alloc().map_err(errno)?;
+            acq.hqd = Some(h);
+            HwSlot::Compute(h)
+        }
+    };
+    // init_mqd
+    let mqd = Mqd::new(dev, props, doorbell_id, acq.sdma.as_ref())?;
 
     let p = *props;
     let shared = Arc::pin_init(
@@ -450,30 +524,26 @@ fn load(
             priority: Atomic::new(p.priority),
             percentage: Atomic::new(p.percentage),
             error: Atomic::new(0),
-            hqd <- kernel::new_mutex!(None, "QueueShared::hqd"),
+            slot,
+            hw <- kernel::new_mutex!(HwState { mqd, loaded: false }, "QueueShared::hw"),
         }),
         GFP_KERNEL,
     )?;
-    let mut d = desc(&shared, props);
-    if let Some(s) = acq.sdma {
-        d.sdma_engine = s.engine;
-    }
     {
         let mut dqm = dev.queues.state.lock();
         dqm.queues.push(shared.clone(), GFP_KERNEL)?;
     }
     let vm = inner.pdds.iter().find(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL)?.bound_vm()?;
-    let hqd = match dev.kgd.hqd_load(vm, &d) {
-        Ok(h) => h,
-        Err(e) => {
+    // create_queue_nocpsch: only an active queue is loaded.
+    if p.is_active() {
+        if let Err(e) = load_hw(dev, vm, slot, &mut shared.hw.lock(), p.wptr) {
             unlist(dev, &shared);
             if e != EOPNOTSUPP {
                 kfd_err!("process pid {} DQM create queue type {} failed. ret {:?}\n", process.pid(), props.queue_type as u32, e);
             }
             return Err(e);
         }
-    };
-    *shared.hqd.lock() = Some(hqd);
+    }
 
     let sysfs = process.queues_sysfs_dir().and_then(|parent| {
         let name = CString::try_from_fmt(fmt!("{}", qid)).ok()?;
@@ -484,10 +554,19 @@ fn load(
     let buffers = core::mem::replace(&mut acq.buffers, KVec::new());
     // Capacity was reserved above: this cannot fail.
     let _ = inner.queues.queues.push(
-        Queue { shared, dev: dev.clone(), props: *props, sdma: acq.sdma.take(), buffers, sysfs },
+        Queue {
+            shared,
+            dev: dev.clone(),
+            props: *props,
+            sdma: acq.sdma.take(),
+            mqd_ring: (p.ring_base, p.ring_size),
+            buffers,
+            sysfs,
+        },
         GFP_KERNEL,
     );
     acq.qid = None;
+    acq.hqd = None;
     acq.cp_doorbell = None;
     Ok((qid, doorbell_id))
 }
@@ -511,18 +590,14 @@ fn destroy_at(inner: &mut ProcessInner, pasid: u32, index: usize, hung: &mut Hun
     let Ok(q) = q else { return Err(EINVAL) };
     // Files first: no reader sees a half-destroyed queue.
     drop(q.sysfs);
-    let hqd = q.shared.hqd.lock().take();
-    let mut ret = Ok(());
-    if let Some(hqd) = hqd {
-        if let Err(e) = q.dev.kgd.hqd_destroy(hqd) {
-            kfd_err!("Pasid 0x{:x} destroy queue {} failed, ret {}\n", pasid, q.shared.qid, e.to_errno());
-            if e == ETIME && !hung.iter().any(|d| Arc::ptr_eq(d, &q.dev)) {
-                let _ = hung.push(q.dev.clone(), GFP_KERNEL);
-            }
-            ret = Err(e);
-        }
+    let ret = unload_hw(&q.dev, q.shared.slot, &mut q.shared.hw.lock());
+    if let Err(e) = ret {
+        note_unload_error(&q.dev, pasid, q.shared.qid, e, hung);
     }
     unlist(&q.dev, &q.shared);
+    if let HwSlot::Compute(h) = q.shared.slot {
+        q.dev.queues.state.lock().hqds.free(h);
+    }
     if let Some(s) = q.sdma {
         q.dev.queues.state.lock().sdma.free(&s);
     } else if let Some((_, db)) = inner.queues.doorbells.iter_mut().find(|(g, _)| *g == q.shared.gpu_id) {
@@ -574,6 +649,21 @@ pub(crate) fn update(process: &Process, args: &mut uapi::kfd_ioctl_update_queue_
     )
     .map_err(errno)?;
     let percentage = args.queue_percentage & 0xff;
+    let mut hung = KVec::new();
+    let ret = update_locked(process, args, ring_size, percentage, &mut hung);
+    recover(hung);
+    ret
+}
+
+/// UPDATE_QUEUE under `Process::inner` (C: `pqm_update_queue_properties`
+/// → the dqm's `update_queue`: unload, `update_mqd`, load if active).
+fn update_locked(
+    process: &Process,
+    args: &uapi::kfd_ioctl_update_queue_args,
+    ring_size: u64,
+    percentage: u32,
+    hung: &mut Hung,
+) -> Result {
     let mut inner = process.inner.lock();
     let index = inner.queues.queues.iter().position(|q| q.shared.qid == args.queue_id).ok_or(EFAULT)?;
     let gpu_id = inner.queues.queues[index].shared.gpu_id;
@@ -584,23 +674,34 @@ pub(crate) fn update(process: &Process, args: &mut uapi::kfd_ioctl_update_queue_
         let size = ring_size.checked_add(meta).ok_or(EFAULT)?;
         new_ref = Some(memory::queue_buffer_get(&mut inner, gpu_id, args.ring_base_address, size).map_err(|_| EFAULT)?);
     }
-    let q = &inner.queues.queues[index];
-    let res = match q.shared.hqd.lock().as_ref() {
-        Some(hqd) => q.dev.kgd.hqd_update(hqd, args.ring_base_address, ring_size, args.queue_priority, percentage),
-        None => Err(EINVAL),
+    let inn: &ProcessInner = &inner;
+    let q = &inn.queues.queues[index];
+    let mut new = q.props;
+    new.ring_base = args.ring_base_address;
+    new.ring_size = ring_size;
+    new.priority = args.queue_priority;
+    new.percentage = percentage;
+    new.pm4_target_xcc = (args.queue_percentage >> 8) & 0xff;
+    let mqd_ring = if args.ring_base_address != 0 { (args.ring_base_address, ring_size) } else { q.mqd_ring };
+    let res = match inn.pdds.iter().find(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL).and_then(|p| p.bound_vm()) {
+        Ok(vm) => reload(q, vm, &new, mqd_ring, None, process.pasid(), hung),
+        Err(e) => Err(e),
     };
-    if let Err(e) = res {
-        if let Some(r) = new_ref {
-            memory::queue_buffer_put(&mut inner, r);
+    // Unloading failed: nothing changed.
+    let loaded = match res {
+        Ok(r) => r,
+        Err(e) => {
+            if let Some(r) = new_ref {
+                memory::queue_buffer_put(&mut inner, r);
+            }
+            return Err(e);
         }
-        return Err(e);
-    }
+    };
+    // The MQD describes the new properties, whether or not the GPU driver
+    // took it back.
     let q = &mut inner.queues.queues[index];
-    q.props.ring_base = args.ring_base_address;
-    q.props.ring_size = ring_size;
-    q.props.priority = args.queue_priority;
-    q.props.percentage = percentage;
-    q.props.pm4_target_xcc = (args.queue_percentage >> 8) & 0xff;
+    q.props = new;
+    q.mqd_ring = mqd_ring;
     q.shared.ring_base.store(args.ring_base_address, Relaxed);
     q.shared.ring_size.store(ring_size, Relaxed);
     q.shared.priority.store(args.queue_priority, Relaxed);
@@ -610,26 +711,32 @@ pub(crate) fn update(process: &Process, args: &mut uapi::kfd_ioctl_update_queue_
         let old = core::mem::replace(&mut q.buffers[2], r);
         memory::queue_buffer_put(&mut inner, old);
     }
-    Ok(())
+    loaded
 }
 
-/// IOCTL: SET_CU_MASK (C: `kfd_ioctl_set_cu_mask`, `pqm_update_mqd`).
-///
-/// The virtual scheduler has no CU partitioning: the mask is validated and
-/// copied as upstream and accepted (the queue runs on the software engine
-/// either way).
+/// IOCTL: SET_CU_MASK (C: `kfd_ioctl_set_cu_mask`, `pqm_update_mqd`):
+/// validated and copied as upstream, then written into the MQD's static
+/// thread management masks (`update_cu_mask`) and the queue reloaded.
+/// The virtual GPU does not partition CUs: it runs the queue on its
+/// software engine either way.
 pub(crate) fn set_cu_mask(process: &Process, args: &mut uapi::kfd_ioctl_set_cu_mask_args) -> Result {
     let (bits, words) = rules::cu_mask_words(args.num_cu_mask).map_err(errno)?;
     let mut mask = KVec::from_elem(0u32, words, GFP_KERNEL)?;
     UserSlice::new(UserPtr::from_addr(args.cu_mask_ptr as usize), words * 4)
         .reader()
         .read_slice(mask.as_mut_bytes())?;
-    let inner = process.inner.lock();
-    let q = inner.queues.queues.iter().find(|q| q.shared.qid == args.queue_id).ok_or(EFAULT)?;
-    if !rules::cu_mask_pairs_ok(q.dev.gfx, bits, &mask) {
-        return Err(EINVAL);
-    }
-    Ok(())
+    let mut hung = KVec::new();
+    let ret = (|| {
+        let inner = process.inner.lock();
+        let q = inner.queues.queues.iter().find(|q| q.shared.qid == args.queue_id).ok_or(EFAULT)?;
+        if !rules::cu_mask_pairs_ok(q.dev.gfx, bits, &mask) {
+            return Err(EINVAL);
+        }
+        let vm = inner.pdds.iter().find(|p| p.dev.gpu_id() == q.shared.gpu_id).ok_or(EINVAL)?.bound_vm()?;
+        reload(q, vm, &q.props, q.mqd_ring, Some((&mask, bits)), process.pasid(), &mut hung)?
+    })();
+    recover(hung);
+    ret
 }
 
 /// IOCTL: ALLOC_QUEUE_GWS (C: `kfd_ioctl_alloc_queue_gws`): `-EINVAL` for
@@ -786,10 +893,11 @@ fn type_name(q: &QueueShared) -> &'static str {
     }
 }
 
-/// debugfs `mqds` (C: `kfd_debugfs_mqds_by_process` / `pqm_debugfs_mqds`):
-/// per process "Process <pid> PASID <pasid>:", then per queue its kind and
-/// device and, in place of the MQD register dump, the descriptor rkfd gave
-/// the GPU driver (the virtual GPU's MQD).
+/// debugfs `mqds` (C: `kfd_debugfs_mqds_by_process` / `pqm_debugfs_mqds`
+/// and the managers' `debugfs_show_mqd`): per process "Process <pid> PASID
+/// <pasid>:", then per queue "  Compute queue on device <gpu_id>" or
+/// "  SDMA queue on device <gpu_id>" and the MQD's bytes as
+/// `seq_hex_dump` prints them.
 pub(crate) fn debugfs_mqds(out: &mut impl Write) -> Result {
     let devs = crate::device::all()?;
     for p in crate::process::snapshot()?.iter() {
@@ -798,40 +906,49 @@ pub(crate) fn debugfs_mqds(out: &mut impl Write) -> Result {
             for q in device_queues(dev)?.iter().filter(|q| q.belongs_to(p)) {
                 let kind = if q.queue_type == QueueType::Compute { "Compute" } else { "SDMA" };
                 let _ = writeln!(out, "  {} queue on device {:x}", kind, q.gpu_id);
-                let _ = writeln!(
-                    out,
-                    "    qid {} {} ring_base 0x{:016x} ring_size 0x{:x} doorbell_offset 0x{:x} priority {} percentage {} error {}",
-                    q.qid,
-                    if q.aql { "AQL" } else { "PM4" },
-                    q.ring_base.load(Relaxed),
-                    q.ring_size.load(Relaxed),
-                    rules::doorbell_byte_offset(q.doorbell_id),
-                    q.priority.load(Relaxed),
-                    q.percentage.load(Relaxed),
-                    q.error.load(Relaxed)
-                );
+                let hw = q.hw.lock();
+                let _ = mqd::hex_dump(out, hw.mqd.as_bytes());
             }
         }
     }
     Ok(())
 }
 
-/// debugfs `hqds` (C: `dqm_debugfs_hqds`): per device, what the scheduler
-/// reports for each hardware queue.
+/// debugfs `hqds` (C: `dqm_debugfs_hqds`, which dumps each HQD's
+/// registers): per device, each queue's slot, whether the GPU driver says
+/// it is occupied, and what its engine reports.
 pub(crate) fn debugfs_hqds(out: &mut impl Write) -> Result {
     for (node, dev) in crate::device::all()?.into_iter().enumerate() {
         let _ = writeln!(out, "Node {}, gpu_id {:x}:", node + 1, dev.gpu_id());
         for q in device_queues(&dev)? {
-            let guard = q.hqd.lock();
-            let Some(hqd) = guard.as_ref() else { continue };
-            let s = dev.kgd.hqd_get_state(hqd);
-            drop(guard);
+            let mut hw = q.hw.lock();
+            if !hw.loaded {
+                continue;
+            }
+            let (occupied, s) = match q.slot {
+                HwSlot::Compute(h) => (
+                    dev.kgd.hqd_is_occupied(q.ring_base.load(Relaxed), h.pipe, h.queue),
+                    dev.kgd.hqd_get_state(h.pipe, h.queue),
+                ),
+                HwSlot::Sdma { engine, queue } => {
+                    (dev.kgd.hqd_sdma_is_occupied(hw.mqd.as_bytes_mut()), dev.kgd.hqd_sdma_get_state(engine, queue))
+                }
+            };
+            drop(hw);
+            let (unit, a, b) = match q.slot {
+                HwSlot::Compute(h) => ("pipe", h.pipe, h.queue),
+                HwSlot::Sdma { engine, queue } => ("sdma", engine, queue),
+            };
             let _ = writeln!(
                 out,
-                "  {} pid {} qid {}: rptr 0x{:x} wptr 0x{:x} doorbell 0x{:x} packets {} active {} error {}",
+                "  {} pid {} qid {} {} {} queue {}: occupied {} rptr 0x{:x} wptr 0x{:x} doorbell 0x{:x} packets {} active {} error {}",
                 type_name(&q),
                 q.pid,
                 q.qid,
+                unit,
+                a,
+                b,
+                u32::from(occupied),
                 s.rptr,
                 s.wptr,
                 s.doorbell,

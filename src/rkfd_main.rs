@@ -36,11 +36,11 @@
 //!     the reservation, ACQUIRE_VM adds a VM).  The interrupt path never
 //!     takes it; the retry-fault entry (`kgd2kfd_svm_fault`) takes it
 //!     briefly, with no other lock held, before the SVM locks.
-//!  3. [`queue::QueueShared::hqd`] (rkfd): a queue's GPU-driver handle,
-//!     taken under 2 by the queue's owner and by debugfs `hqds` with no
-//!     other lock held, never by the interrupt path; kfd2kgd `hqd_update`
-//!     and `hqd_get_state` are called under it (they wait for the engine
-//!     for one quantum at most).
+//!  3. [`queue::QueueShared::hw`] (rkfd): a queue's MQD and load state,
+//!     taken under 2 by the queue's owner and by debugfs `mqds` / `hqds`
+//!     with no other lock held, never by the interrupt path; the kfd2kgd
+//!     `hqd_*` calls on the queue are made under it (`hqd_destroy` waits
+//!     for the engine for one quantum at most).
 //!  4. [`svm::Svms::flush`] (upstream `flush_work` of `deferred_list_work`):
 //!     held across the deferred `munmap`/restore work and SET_ATTR; taken
 //!     with no other rkfd lock held (never under 2).
@@ -146,6 +146,7 @@ mod interrupt;
 mod ioctl;
 mod kabi;
 mod memory;
+mod mqd;
 mod process;
 mod procfs;
 mod queue;

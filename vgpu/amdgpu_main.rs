@@ -41,9 +41,15 @@
 //! field also says where it sits.  rkfd's own order is in its crate root
 //! (`src/rkfd_main.rs`).
 //!
-//!  0. `Pool::engines` (`engine/shader`): the workers to kick when a
-//!     dispatch is offered to helpers; taken with no other lock held,
-//!     each worker's 1 in turn under it.
+//!  0. `Kgd::hqds` (`gpu`, `mqd`): the hardware queue slots.  Taken by the
+//!     kfd2kgd `hqd_*` calls with no other lock of this driver held; only
+//!     `hqd_load` / `hqd_sdma_load` take another lock under it (1, to give
+//!     the queue to a worker); the others take the queue out or clone it
+//!     and release it before they wait for the engine.
+//!  0. `Pool::engines` (`engine/shader`), beside `Kgd::hqds` (never
+//!     nested with it): the workers to kick when a dispatch is offered
+//!     to helpers; taken with no other lock held, each worker's 1 in
+//!     turn under it.
 //!  1. `Engine::inner` (`engine`): a worker's queue list, scheduler clock,
 //!     hang and stop flags (with its condition variable `Engine::wake`).
 //!     Never held together with 2 (each path releases one before it takes
@@ -52,9 +58,9 @@
 //!     Only its own lists are allocated under it.
 //!  2. `Hqd::state` (`engine`): one queue's engine state.  The engine
 //!     thread holds it while it runs the queue for one quantum;
-//!     `hqd_destroy`, `hqd_update`, `hqd_get_state` and `gpu_reset` take it
-//!     with no other lock of this driver held (rkfd calls the first three
-//!     under its `Process::inner` or a queue's `QueueShared::hqd`) to wait
+//!     `hqd_destroy`, `hqd_get_state` and `gpu_reset` take it
+//!     with no other lock of this driver held (rkfd calls the first two
+//!     under its `Process::inner` or a queue's `QueueShared::hw`) to wait
 //!     for the engine to leave the queue: that is preemption,
 //!     bounded by one quantum.  Nothing allocates with direct reclaim under
 //!     it (a workgroup's storage is allocated with no lock held, interrupt
@@ -114,6 +120,7 @@ mod isa;
 mod kabi;
 mod kfd2kgd;
 mod mem;
+mod mqd;
 mod profile;
 mod sysmem;
 mod vm;

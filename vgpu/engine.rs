@@ -5,7 +5,8 @@
 //! scheduler thread (`vgpu-engine/<gpu>.<worker>`, an [`Engine`]) with its
 //! own queues; a new queue goes to the worker with the fewest.
 //!
-//! rkfd loads a queue with `hqd_load` after validating CREATE_QUEUE; the
+//! rkfd loads a queue with `hqd_load` / `hqd_sdma_load` after validating
+//! CREATE_QUEUE (`crate::mqd` reads its MQD into a [`QueueDesc`]); the
 //! engine then executes its packets through the queue's VM page table: AQL
 //! (`aql`), PM4 (`pm4`) and SDMA (`sdma`) processors from
 //! `rust/gpu-engines` (pure logic, host-tested), over [`VmMem`].  Results
@@ -23,7 +24,7 @@
 //! [`FULL_POLL_MS`] for producers that do not ring).  How long a worker
 //! waits between polls is `sched::poll`: it spins right after work, polls
 //! every few microseconds for a second, then every millisecond; with no
-//! queue (or hung) it sleeps until kicked (`hqd_load`, `hqd_update`,
+//! queue (or hung) it sleeps until kicked (`hqd_load`,
 //! `gpu_reset`).  Service between a worker's busy queues follows the
 //! stride scheduler (`sched`): priority and percentage.
 //!
@@ -151,7 +152,7 @@ pub(crate) struct IhEntry {
     pub(crate) source: u32,
     /// The VM's pasid.
     pub(crate) pasid: u32,
-    /// Event id (signals) or queue id (queue errors).
+    /// Event id (signals) or the queue's doorbell index (queue errors).
     pub(crate) context_id: u32,
     /// `KGD_QUEUE_ERROR_*` or `VM_FAULT_*` bits.
     pub(crate) data: u32,
@@ -163,13 +164,12 @@ pub(crate) struct IhEntry {
     pub(crate) sdma_engine: Option<u32>,
 }
 
-/// A queue as rkfd describes it (`struct kgd_queue_desc`).
+/// A queue as the engines serve it: what `hqd_load` / `hqd_sdma_load`
+/// read out of its MQD (`crate::mqd`).
 #[derive(Copy, Clone, Debug, Default)]
 pub(crate) struct QueueDesc {
-    /// `KFD_IOC_QUEUE_TYPE_*`.
+    /// `KFD_IOC_QUEUE_TYPE_*`: COMPUTE_AQL, COMPUTE (PM4) or SDMA.
     pub(crate) ty: u32,
-    /// rkfd's queue id.
-    pub(crate) queue_id: u32,
     /// Byte offset of the doorbell in the VM's doorbell slice.
     pub(crate) doorbell_offset: u32,
     /// 0..15.
@@ -187,6 +187,9 @@ pub(crate) struct QueueDesc {
     pub(crate) rptr_va: u64,
     /// Where user space publishes the write pointer.
     pub(crate) wptr_va: u64,
+    /// The read pointer the queue starts at (AQL: packets, PM4: dwords,
+    /// SDMA: bytes): what the MQD saved at the last unload, 0 when new.
+    pub(crate) rptr: u64,
 }
 
 impl QueueDesc {
@@ -263,6 +266,24 @@ impl Proc {
             Proc::Sdma(q) => q.rptr(),
         }
     }
+
+    /// The read pointer in the processor's own unit (AQL packets, PM4
+    /// dwords, SDMA bytes), as [`QueueDesc::rptr`] takes it.
+    fn raw_rptr(&self) -> u64 {
+        match self {
+            Proc::Aql(q) => q.rptr(),
+            Proc::Pm4(q) => q.rptr(),
+            Proc::Sdma(q) => q.rptr(),
+        }
+    }
+
+    fn set_rptr(&mut self, rptr: u64) {
+        match self {
+            Proc::Aql(q) => q.set_rptr(rptr),
+            Proc::Pm4(q) => q.set_rptr(rptr),
+            Proc::Sdma(q) => q.set_rptr(rptr),
+        }
+    }
 }
 
 /// One loaded queue (upstream: an HQD the HWS mapped from an MQD).  Holds
@@ -288,9 +309,6 @@ struct HqdInner {
     proc: Proc,
     /// The ring `proc` serves: `(base, size)`.
     ring: (u64, u64),
-    /// Disabled by `hqd_update` with a NULL ring: not served, its
-    /// processor and pointers kept for when the ring comes back.
-    disabled: bool,
     /// 0 or the `KGD_QUEUE_ERROR_*` that stopped it.
     error: u32,
     /// Packets completed since load.
@@ -305,9 +323,16 @@ struct HqdInner {
 }
 
 impl Hqd {
-    /// What rkfd asked for.
+    /// What its MQD said.
     pub(crate) fn desc(&self) -> &QueueDesc {
         &self.desc
+    }
+
+    /// Its read pointer in [`QueueDesc::rptr`]'s units (what an unload
+    /// saves in the MQD); the ring currently served.
+    pub(crate) fn saved_rptr(&self) -> (u64, u64) {
+        let st = self.state.lock();
+        (st.proc.raw_rptr(), st.ring.0)
     }
 
     /// The doorbell as user space last wrote it (0 if outside the slice).
@@ -638,7 +663,8 @@ impl Engine {
         if !Arc::ptr_eq(vm.core(), &self.core) {
             return Err(EINVAL);
         }
-        let proc = Proc::new(desc)?;
+        let mut proc = Proc::new(desc)?;
+        proc.set_rptr(desc.rptr);
         // Profiles whose ISA the interpreter does not know keep their
         // dispatches unsupported.
         let shader = shader::Shader::new(
@@ -657,7 +683,6 @@ impl Engine {
                     HqdInner {
                         proc,
                         ring: (desc.ring_base, desc.ring_size),
-                        disabled: false,
                         error: 0,
                         packets: 0,
                         removed: false,
@@ -717,56 +742,6 @@ impl Engine {
         } else {
             Ok(())
         }
-    }
-
-    /// `hqd_update`: a new ring, priority and percentage.  A NULL ring
-    /// (or size 0) disables the queue, as upstream's `is_active`: it is
-    /// not served, and keeps its processor and read pointer (upstream's
-    /// HWS saves them in the MQD at unmap), so restoring the same ring
-    /// resumes where it stopped and runs what was written meanwhile.  A
-    /// different ring restarts the queue's pointers at 0, as a new MQD
-    /// does; `EINVAL` if the engines cannot serve it.
-    pub(crate) fn update(
-        &self,
-        hqd: &Hqd,
-        ring_base: u64,
-        ring_size: u64,
-        priority: u32,
-        percentage: u32,
-    ) -> Result {
-        let enabled = ring_base != 0 && ring_size != 0;
-        let mut stale = None;
-        let pause;
-        {
-            let mut st = hqd.state.lock();
-            if enabled && (ring_base, ring_size) != st.ring {
-                let desc = QueueDesc {
-                    ring_base,
-                    ring_size,
-                    ..hqd.desc
-                };
-                st.proc = Proc::new(&desc)?;
-                st.ring = (ring_base, ring_size);
-                // A dispatch in progress on the old ring is abandoned.
-                stale = st.shader.restart();
-            }
-            st.disabled = !enabled;
-            // A disabled queue's dispatch is not run by helpers either.
-            pause = st.shader.pause(!enabled) && !enabled;
-        }
-        if stale.is_some() || pause {
-            self.pool.wait_helpers();
-        }
-        drop(stale);
-        let share = if enabled { percentage } else { 0 };
-        let mut g = self.inner.lock();
-        let g = &mut *g;
-        if let Some(s) = g.queues.iter_mut().find(|s| core::ptr::eq(&*s.hqd, hqd)) {
-            g.clock.update(&mut s.entry, priority, share);
-            s.wait = Wait::Runnable;
-        }
-        self.kick(g);
-        Ok(())
     }
 
     /// `hqd_get_state`.
@@ -849,7 +824,7 @@ impl Engine {
         // taken (see `RunEvents::push`).
         let _ = irqs.reserve(QUANTUM as usize + 4, GFP_KERNEL);
         let mut st = hqd.state.lock();
-        if st.removed || st.error != 0 || st.disabled {
+        if st.removed || st.error != 0 {
             return (0, Stop::Idle);
         }
         if let Some(need) = st.shader.take_need() {
@@ -859,7 +834,7 @@ impl Engine {
             drop(st);
             let buffers = shader::Buffers::new(need);
             st = hqd.state.lock();
-            if st.removed || st.error != 0 || st.disabled {
+            if st.removed || st.error != 0 {
                 return (0, Stop::Idle);
             }
             match buffers {
@@ -883,7 +858,7 @@ impl Engine {
                         IhEntry {
                             source: IH_QUEUE_ERROR,
                             pasid: hqd.vm.pasid(),
-                            context_id: hqd.desc.queue_id,
+                            context_id: hqd.desc.doorbell_id(),
                             data: QUEUE_ERROR_UNSUPPORTED,
                             doorbell_id: hqd.desc.doorbell_id(),
                             ..Default::default()
@@ -912,7 +887,7 @@ impl Engine {
             ev.push(IhEntry {
                 source: IH_QUEUE_ERROR,
                 pasid: ev.pasid,
-                context_id: hqd.desc.queue_id,
+                context_id: hqd.desc.doorbell_id(),
                 data: code,
                 doorbell_id: hqd.desc.doorbell_id(),
                 ..Default::default()
@@ -1186,18 +1161,6 @@ impl Engines {
         self.workers[w].destroy(hqd)
     }
 
-    /// `hqd_update` ([`Engine::update`]).
-    pub(crate) fn update(
-        &self,
-        hqd: &Hqd,
-        ring_base: u64,
-        ring_size: u64,
-        priority: u32,
-        percentage: u32,
-    ) -> Result {
-        self.of(hqd).update(hqd, ring_base, ring_size, priority, percentage)
-    }
-
     /// `hqd_get_state` ([`Engine::state`]).
     pub(crate) fn state(&self, hqd: &Hqd) -> HqdState {
         self.of(hqd).state(hqd)
@@ -1392,10 +1355,10 @@ mod tests {
         f()
     }
 
-    fn aql_desc(queue_id: u32, ring: u64, ring_size: u64, rptr: u64, wptr: u64) -> QueueDesc {
+    fn aql_desc(doorbell_id: u32, ring: u64, ring_size: u64, rptr: u64, wptr: u64) -> QueueDesc {
         QueueDesc {
             ty: uapi::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
-            queue_id,
+            doorbell_offset: 8 * doorbell_id,
             priority: 7,
             percentage: 100,
             ring_base: ring,
@@ -1460,7 +1423,7 @@ mod tests {
             ..aql_desc(3, RING, PAGE, RPTR, WPTR)
         };
         let hqd = h.engine().load(vm, &desc)?;
-        assert_eq!(hqd.desc().queue_id, 3);
+        assert_eq!(hqd.desc().doorbell_id(), 3);
         // The queue holds the VM: the test's reference is gone.
         let vm = &hqd.vm;
         submit(vm, RING, 64, WPTR, 0, aql::TYPE_BARRIER_AND, sig)?;
@@ -1681,7 +1644,9 @@ mod tests {
                 irqs[n - 1],
                 IhEntry {
                     source: IH_QUEUE_ERROR,
+                    // The hardware names the queue by its doorbell index.
                     context_id: qid,
+                    doorbell_id: qid,
                     data: want,
                     ..Default::default()
                 }
@@ -1745,7 +1710,7 @@ mod tests {
         }
         let desc = QueueDesc {
             ty: uapi::KFD_IOC_QUEUE_TYPE_SDMA,
-            queue_id: 1,
+            doorbell_offset: 8,
             percentage: 100,
             ring_base: SRING,
             ring_size: PAGE,
@@ -1915,17 +1880,20 @@ mod tests {
         );
         assert_eq!(h1 + l1, 12 * u64::from(QUANTUM));
         assert!(h1.abs_diff(2 * l1) <= 2 * u64::from(QUANTUM));
-        // UPDATE_QUEUE to percentage 0: the queue is not served any more;
-        // back to 100: it is.
-        engine.update(&lo, lo_ring, SLOTS * 64, 7, 0)?;
-        assert!(!engine.state(&lo).active);
+        // UPDATE_QUEUE to percentage 0: rkfd unloads the queue, which
+        // saves its read pointer (AQL: packets done) in the MQD; the other
+        // is served alone.  Loaded again, it resumes there: it does not
+        // run its first packets twice (the packet count below).
+        let (saved, ring) = lo.saved_rptr();
+        assert_eq!((saved, ring), (l1, lo_ring));
+        engine.destroy(lo)?;
         engine.serve(&mut irqs, 4);
-        assert_eq!(engine.state(&lo).packets, l1);
         assert_eq!(engine.state(&hi).packets, h1 + 4 * u64::from(QUANTUM));
-        engine.update(&lo, lo_ring, SLOTS * 64, 7, 100)?;
+        let lo_desc = QueueDesc { rptr: saved, ..aql_desc(2, lo_ring, SLOTS * 64, ptrs + 16, ptrs + 24) };
+        // A ring the engines cannot serve is refused.
+        assert!(matches!(engine.load(vm.clone(), &QueueDesc { ring_size: 1000, ..lo_desc }), Err(e) if e == EINVAL));
+        let lo = engine.load(vm.clone(), &lo_desc)?;
         assert!(engine.state(&lo).active);
-        // An unusable ring is refused and the queue keeps its own.
-        assert!(matches!(engine.update(&lo, lo_ring, 1000, 7, 100), Err(e) if e == EINVAL));
         while engine.serve(&mut irqs, ROUND_TURNS) {}
         let ns = t.elapsed().as_nanos().max(1) as u64;
         assert_eq!(engine.packets(), 2 * SLOTS);

@@ -343,6 +343,9 @@ pub(crate) struct Kgd {
     core: Arc<Core>,
     /// The scheduler and engines (hardware queues).
     engine: EngineHandle,
+    /// The hardware queue slots (HQDs, SDMA RLC queues) and the queues
+    /// loaded into them.  Lock order: 0 (`vgpu/amdgpu_main.rs`).
+    hqds: Pin<KBox<Mutex<crate::mqd::Slots>>>,
 }
 
 impl Kgd {
@@ -359,6 +362,11 @@ impl Kgd {
     /// The scheduler and engines.
     pub(crate) fn engine(&self) -> &Engines {
         self.engine.engine()
+    }
+
+    /// The hardware queue slots.
+    pub(crate) fn hqds(&self) -> &Mutex<crate::mqd::Slots> {
+        &self.hqds
     }
 }
 
@@ -384,11 +392,13 @@ impl Kgd {
         let core = Core::new(profile, index, vram_size, sysmem)?;
         let devices = create_devices(&core)?;
         let engine = EngineHandle::start(&core)?;
+        let hqds = KBox::pin_init(kernel::new_mutex!(crate::mqd::Slots::new(profile)?, "Kgd::hqds"), GFP_KERNEL)?;
         Ok(KBox::new(
             Kgd {
                 devices,
                 core,
                 engine,
+                hqds,
             },
             GFP_KERNEL,
         )?)

@@ -80,7 +80,6 @@ pub(crate) use kfd::{
     MemAlloc,
     MemLimits,
     MmapVma,
-    QueueDesc,
     SVM_PTE_FRAME_MASK,
     SVM_PTE_VALID,
     SVM_PTE_VRAM,

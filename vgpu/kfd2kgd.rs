@@ -14,10 +14,11 @@ use kernel::{
 };
 
 use crate::{
-    engine::{self, Hqd},
+    engine::{self, HqdState},
     gpu::{Core, Kgd},
     kabi::{self, kgd},
     mem::{AllocRequest, Mem},
+    mqd,
     profile::Profile,
     uapi,
     vm::Vm, //
@@ -66,7 +67,6 @@ fn limit_domain(flags: u32) -> Result<bool> {
 impl kabi::Kfd2Kgd for Kgd {
     type Vm = Vm;
     type Mem = Mem;
-    type Hqd = Hqd;
 
     fn acquire_vm(&self, file: &kabi::DrmFileRef<'_>) -> Result<Arc<Vm>> {
         let found = self.devices().file_state(file)?;
@@ -158,42 +158,71 @@ impl kabi::Kfd2Kgd for Kgd {
         self.core().mmio_remap().mmap(vma)
     }
 
-    /// The engine starts serving the queue; the handle owns a reference on
-    /// it (and through it on the VM) until `hqd_destroy`.
-    fn hqd_load(&self, vm: ArcBorrow<'_, Vm>, q: &kabi::QueueDesc) -> Result<Arc<Hqd>> {
-        let desc = engine::QueueDesc {
-            ty: q.type_,
-            queue_id: q.queue_id,
-            doorbell_offset: q.doorbell_offset,
-            priority: q.priority,
-            percentage: q.percentage,
-            sdma_engine: q.sdma_engine,
-            ring_base: q.ring_base,
-            ring_size: q.ring_size,
-            rptr_va: q.rptr_va,
-            wptr_va: q.wptr_va,
-        };
-        self.engine().load(vm.into(), &desc)
-    }
-
-    fn hqd_destroy(&self, hqd: Arc<Hqd>) -> Result {
-        self.engine().destroy(hqd)
-    }
-
-    fn hqd_update(&self, hqd: ArcBorrow<'_, Hqd>, ring_base: u64, ring_size: u64, priority: u32, percentage: u32) -> Result {
-        self.engine().update(&hqd, ring_base, ring_size, priority, percentage)
-    }
-
-    fn hqd_state(&self, hqd: ArcBorrow<'_, Hqd>) -> kabi::HqdState {
-        let s = self.engine().state(&hqd);
-        kabi::HqdState {
-            rptr: s.rptr,
-            wptr: s.wptr,
-            doorbell: s.doorbell,
-            packets: s.packets,
-            active: u32::from(s.active),
-            error: s.error,
+    /// The engine starts serving the compute queue the MQD describes in
+    /// HQD (`pipe`, `queue`), which then holds it (and through it the VM)
+    /// until `hqd_destroy`.
+    fn hqd_load(&self, vm: ArcBorrow<'_, Vm>, m: &mut [u8], pipe: u32, queue: u32, wptr: u64) -> Result {
+        let desc = mqd::compute_desc(self.core().profile(), m, wptr)?;
+        let mut slots = self.hqds().lock();
+        let slot = slots.compute(pipe, queue)?;
+        if slot.is_some() {
+            return Err(EBUSY);
         }
+        *slot = Some(self.engine().load(vm.into(), &desc)?);
+        Ok(())
+    }
+
+    /// As `hqd_load`, for the RLC queue the SDMA MQD names.
+    fn hqd_sdma_load(&self, vm: ArcBorrow<'_, Vm>, m: &mut [u8], wptr: u64) -> Result {
+        let (desc, engine, queue) = mqd::sdma_desc(self.core().profile(), m, wptr)?;
+        let mut slots = self.hqds().lock();
+        let slot = slots.sdma(engine, queue)?;
+        if slot.is_some() {
+            return Err(EBUSY);
+        }
+        *slot = Some(self.engine().load(vm.into(), &desc)?);
+        Ok(())
+    }
+
+    /// Preempts and frees HQD (`pipe`, `queue`), then saves the queue's
+    /// read pointer into the MQD.
+    fn hqd_destroy(&self, m: &mut [u8], pipe: u32, queue: u32) -> Result {
+        let hqd = self.hqds().lock().compute(pipe, queue)?.take().ok_or(EINVAL)?;
+        let r = self.engine().destroy(hqd.clone());
+        let (rptr, _) = hqd.saved_rptr();
+        let saved = mqd::save_compute(self.core().profile(), m, hqd.desc(), rptr);
+        r.and(saved)
+    }
+
+    fn hqd_sdma_destroy(&self, m: &mut [u8]) -> Result {
+        let p = self.core().profile();
+        let (engine, queue) = mqd::sdma_slot_of(p, m)?;
+        let hqd = self.hqds().lock().sdma(engine, queue)?.take().ok_or(EINVAL)?;
+        let r = self.engine().destroy(hqd.clone());
+        let (rptr, _) = hqd.saved_rptr();
+        r.and(mqd::save_sdma(p, m, rptr))
+    }
+
+    fn hqd_is_occupied(&self, ring: u64, pipe: u32, queue: u32) -> bool {
+        let hqd = self.hqds().lock().compute(pipe, queue).ok().and_then(|s| s.clone());
+        hqd.is_some_and(|h| h.saved_rptr().1 == ring)
+    }
+
+    fn hqd_sdma_is_occupied(&self, m: &[u8]) -> bool {
+        let Ok((engine, queue)) = mqd::sdma_slot_of(self.core().profile(), m) else {
+            return false;
+        };
+        self.hqds().lock().sdma(engine, queue).is_ok_and(|s| s.is_some())
+    }
+
+    fn hqd_state(&self, pipe: u32, queue: u32) -> kabi::HqdState {
+        let hqd = self.hqds().lock().compute(pipe, queue).ok().and_then(|s| s.clone());
+        hqd.map(|h| hqd_state(&self.engine().state(&h))).unwrap_or_default()
+    }
+
+    fn hqd_sdma_state(&self, engine: u32, queue: u32) -> kabi::HqdState {
+        let hqd = self.hqds().lock().sdma(engine, queue).ok().and_then(|s| s.clone());
+        hqd.map(|h| hqd_state(&self.engine().state(&h))).unwrap_or_default()
     }
 
     fn hws_hang(&self) -> Result {
@@ -242,6 +271,18 @@ impl kabi::Kfd2Kgd for Kgd {
     }
 }
 
+/// `struct kgd_hqd_state` of what an engine reports.
+fn hqd_state(s: &HqdState) -> kabi::HqdState {
+    kabi::HqdState {
+        rptr: s.rptr,
+        wptr: s.wptr,
+        doorbell: s.doorbell,
+        packets: s.packets,
+        active: u32::from(s.active),
+        error: s.error,
+    }
+}
+
 /// The properties topology shows for `kgd`'s GPU (what `kgd2kfd_probe`
 /// is told).
 pub(crate) fn gpu_info(kgd: &Kgd) -> Result<kabi::GpuInfo> {
@@ -268,6 +309,8 @@ pub(crate) fn gpu_info(kgd: &Kgd) -> Result<kabi::GpuInfo> {
         num_sdma_xgmi_engines: p.num_sdma_xgmi_engines,
         num_sdma_queues_per_engine: p.num_sdma_queues_per_engine,
         num_cp_queues: p.num_cp_queues,
+        num_pipe_per_mec: mqd::PIPES,
+        num_queue_per_pipe: mqd::QUEUES_PER_PIPE,
         num_xcc: 1,
         max_engine_clk_fcompute: p.max_engine_clk_mhz,
         fw_version: p.fw_version,

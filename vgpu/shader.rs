@@ -288,12 +288,9 @@ pub(crate) struct Grid {
     next: Atomic<u64>,
     /// Workgroups ended.
     done: Atomic<u64>,
-    /// Cancelled (queue destroyed, ring replaced, GPU reset) or failed:
+    /// Cancelled (queue destroyed or unloaded, GPU reset) or failed:
     /// nothing more is claimed, helpers drop their workgroup.
     stop: Atomic<bool>,
-    /// Its queue is disabled (`hqd_update` with no ring): helpers keep
-    /// their workgroups but do not run them.
-    paused: Atomic<bool>,
     /// The first error.  A leaf.
     #[pin]
     error: Mutex<Option<GridError>>,
@@ -342,7 +339,6 @@ impl Grid {
         if index == self.owner
             || index >= self.pool_size
             || self.stop.load(Relaxed)
-            || self.paused.load(Relaxed)
             || self.next.load(Relaxed) >= self.launch.total
         {
             return false;
@@ -515,9 +511,6 @@ impl Pool {
             drop(h);
             drop(stale);
             return true;
-        }
-        if h.work.as_ref().is_some_and(|w| w.grid.paused.load(Acquire)) {
-            return false;
         }
         if h.work.is_none() {
             let grid = {
@@ -896,26 +889,6 @@ impl Shader {
         }
     }
 
-    /// Pauses (the queue is disabled) or resumes the last dispatch's
-    /// helpers; whether there are any (the caller waits for the slices in
-    /// progress, [`Pool::wait_helpers`], after pausing).
-    pub(crate) fn pause(&self, paused: bool) -> bool {
-        match &self.grid {
-            Some(g) => {
-                g.paused.store(paused, Release);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Forgets the dispatch in progress (the queue's ring was replaced);
-    /// as [`Shader::cancel`].
-    pub(crate) fn restart(&mut self) -> Option<Arc<Grid>> {
-        self.current = None;
-        self.cancel()
-    }
-
     /// The fault that ended the last dispatch with `QUEUE_ERROR_VM_FAULT`.
     pub(crate) fn take_fault(&mut self) -> Option<Fault> {
         self.fault.take()
@@ -1041,7 +1014,6 @@ impl Shader {
                 next: Atomic::new(0),
                 done: Atomic::new(0),
                 stop: Atomic::new(false),
-                paused: Atomic::new(false),
                 error <- new_mutex!(None, "Grid::error"),
             }),
             GFP_NOWAIT,

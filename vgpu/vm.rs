@@ -73,7 +73,7 @@ pub(crate) struct Vm {
     /// The process's doorbells on this GPU (`doorbell_process_size`
     /// bytes, zeroed at creation), mapped through `/dev/kfd`: one 64-bit
     /// doorbell per queue at the byte offset rkfd gives the queue
-    /// (`kgd_queue_desc.doorbell_offset`).  The engines read them here.
+    /// (the doorbell offset of a queue's MQD).  The engines read them here.
     doorbells: Arc<SharedPages>,
     /// The handle rkfd holds on this VM (what `acquire_vm` returned), which
     /// retry faults name the VM by; 0 while not acquired.

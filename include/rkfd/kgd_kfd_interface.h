@@ -77,6 +77,14 @@ struct kgd_gpu_info {
 	__u32 num_sdma_xgmi_engines;
 	__u32 num_sdma_queues_per_engine;
 	__u32 num_cp_queues;
+	/*
+	 * The compute queue slots rkfd loads MQDs into without the HWS
+	 * (hqd_load): HQD (pipe, queue) of the first MEC, pipe <
+	 * num_pipe_per_mec, queue < num_queue_per_pipe (upstream
+	 * kgd2kfd_shared_resources).
+	 */
+	__u32 num_pipe_per_mec;
+	__u32 num_queue_per_pipe;
 	__u32 num_xcc;
 	__u32 max_engine_clk_fcompute;	/* MHz */
 	__u32 fw_version;		/* MEC */
@@ -111,31 +119,7 @@ struct kgd_mem_alloc {
 	__u32 pad;
 };
 
-/*
- * A user-mode queue as rkfd hands it to the GPU driver after validating
- * CREATE_QUEUE (upstream: the MQD the KFD builds and the HWS maps).  All
- * addresses are GPU virtual addresses in the queue's VM.
- */
-struct kgd_queue_desc {
-	__u32 type;		/* KFD_IOC_QUEUE_TYPE_* */
-	__u32 queue_id;		/* rkfd's per-process queue id (IH entries, debugfs) */
-	__u32 doorbell_offset;	/* byte offset of the queue's 64-bit doorbell in the VM's doorbell slice */
-	__u32 priority;		/* 0..15 */
-	__u32 percentage;	/* 0..100 */
-	__u32 sdma_engine;	/* SDMA queues: engine index */
-	__u64 ring_base;	/* ring buffer */
-	__u64 ring_size;	/* bytes, power of two */
-	__u64 rptr_va;		/* where the engine publishes the read pointer */
-	__u64 wptr_va;		/* where user space publishes the write pointer */
-	__u64 eop_va;
-	__u64 eop_size;
-	__u64 ctx_save_va;
-	__u64 ctx_save_size;
-	__u32 ctl_stack_size;
-	__u32 pad;
-};
-
-/* What the GPU driver reports about a loaded queue (debugfs mqds/hqds). */
+/* What the GPU driver reports about a hardware queue slot (debugfs hqds). */
 struct kgd_hqd_state {
 	__u64 rptr;		/* in ring units the engine uses (AQL: packets; PM4/SDMA: bytes) */
 	__u64 wptr;
@@ -244,19 +228,59 @@ struct kfd2kgd_calls {
 	int (*mmap_mmio_remap)(struct kgd_dev *kgd, void *vma);
 
 	/*
-	 * Hardware queues.  hqd_load: the scheduler starts serving the queue
-	 * (its engine watches the doorbell and the write pointer).
-	 * hqd_destroy: preempts and frees it; on return the engine no longer
-	 * touches the queue's memory.  -ETIME if the scheduler did not answer
-	 * (hung): the queue is freed all the same and rkfd must reset.
+	 * Hardware queues, loaded directly (upstream's no-HWS path,
+	 * kfd2kgd hqd_load / hqd_sdma_load).  rkfd builds each queue's MQD
+	 * (memory queue descriptor) in its generation's layout (struct
+	 * v9_mqd / v10_compute_mqd / v11_compute_mqd and v9_sdma_mqd /
+	 * v10_sdma_mqd / v11_sdma_mqd of Linux 7.3's v*_structs.h, filled as
+	 * kfd_mqd_manager_v9.c / _v10.c / _v11.c fill them) in kernel memory
+	 * and hands it over: a compute queue goes into HQD (@pipe_id,
+	 * @queue_id), a slot rkfd allocates (kgd_gpu_info.num_pipe_per_mec,
+	 * num_queue_per_pipe); an SDMA queue into the RLC queue its MQD's
+	 * sdma_engine_id / sdma_queue_id name.
+	 *
+	 * @mqd: the MQD, 4-byte aligned, @mqd_size bytes (the generation's
+	 * struct size).  Addresses in it are GPU VAs in @vm; the doorbell
+	 * offsets (CP_HQD_PQ_DOORBELL_CONTROL.DOORBELL_OFFSET,
+	 * SDMA*_DOORBELL_OFFSET.OFFSET) count dwords from the start of @vm's
+	 * doorbell slice; VMIDs are 0 (the GPU driver maps @vm itself).
+	 * @wptr: the queue's write pointer (a GPU VA in @vm), which upstream
+	 * passes as the user's pointer: the GPU driver reads the initial
+	 * write pointer there (GFX9/10 SDMA MQDs carry no poll address).
+	 *
+	 * hqd_load / hqd_sdma_load: the engine serves the queue from now on.
+	 * The MQD is read during the call only, as amdgpu writes the HQD
+	 * registers from it.  -EINVAL for an MQD no CP would load
+	 * (inconsistent fields, a slot out of range), -EBUSY if the slot is
+	 * occupied.
+	 * hqd_destroy / hqd_sdma_destroy: preempt the queue and free its
+	 * slot; on return the engine no longer touches the queue's memory,
+	 * and the queue's read pointer is saved in @mqd as a CP does at
+	 * dequeue (cp_hqd_pq_rptr, dwords; sdmax_rlcx_rb_rptr / _hi, bytes),
+	 * so loading the MQD again resumes the queue there.  -ETIME if the
+	 * scheduler did not answer (hung): the slot is freed all the same
+	 * and rkfd must reset.  -EINVAL if the slot holds no queue.
+	 * hqd_is_occupied / hqd_sdma_is_occupied: 1 if the slot holds a queue
+	 * (compute: one whose ring is at @queue_address), else 0 (upstream
+	 * returns bool).
+	 * hqd_get_state / hqd_sdma_get_state: what the slot's engine reports
+	 * (debugfs hqds; upstream hqd_dump / hqd_sdma_dump), all zero for an
+	 * empty slot.
 	 */
-	int (*hqd_load)(struct kgd_dev *kgd, void *vm,
-			const struct kgd_queue_desc *q, void **hqd);
-	int (*hqd_destroy)(struct kgd_dev *kgd, void *hqd);
-	int (*hqd_update)(struct kgd_dev *kgd, void *hqd, __u64 ring_base,
-			  __u64 ring_size, __u32 priority, __u32 percentage);
-	void (*hqd_get_state)(struct kgd_dev *kgd, void *hqd,
+	int (*hqd_load)(struct kgd_dev *kgd, void *vm, void *mqd, __u32 mqd_size,
+			__u32 pipe_id, __u32 queue_id, __u64 wptr);
+	int (*hqd_sdma_load)(struct kgd_dev *kgd, void *vm, void *mqd, __u32 mqd_size,
+			     __u64 wptr);
+	int (*hqd_destroy)(struct kgd_dev *kgd, void *mqd, __u32 mqd_size,
+			   __u32 pipe_id, __u32 queue_id);
+	int (*hqd_sdma_destroy)(struct kgd_dev *kgd, void *mqd, __u32 mqd_size);
+	int (*hqd_is_occupied)(struct kgd_dev *kgd, __u64 queue_address,
+			       __u32 pipe_id, __u32 queue_id);
+	int (*hqd_sdma_is_occupied)(struct kgd_dev *kgd, void *mqd, __u32 mqd_size);
+	void (*hqd_get_state)(struct kgd_dev *kgd, __u32 pipe_id, __u32 queue_id,
 			      struct kgd_hqd_state *state);
+	void (*hqd_sdma_get_state)(struct kgd_dev *kgd, __u32 engine, __u32 queue,
+				   struct kgd_hqd_state *state);
 	/* debugfs hang_hws: make the scheduler stop answering, as hung firmware does. */
 	int (*hws_hang)(struct kgd_dev *kgd);
 	/* Reset the GPU: every queue stops with KGD_QUEUE_ERROR_RESET, the scheduler answers again. */

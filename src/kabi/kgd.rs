@@ -28,7 +28,6 @@ pub(super) mod interface;
 
 pub(crate) use interface::{
     kgd_gpu_info as GpuInfo, kgd_hqd_state as HqdState, kgd_mem_alloc as MemAlloc, kgd_mem_limits as MemLimits,
-    kgd_queue_desc as QueueDesc,
 };
 
 /// Dwords of an interrupt-handler ring entry (`KGD_IH_RING_ENTRY_DWORDS`).
@@ -106,15 +105,6 @@ pub(crate) struct KgdMem(NonNull<c_void>);
 unsafe impl Send for KgdMem {}
 // SAFETY: As for `Send`.
 unsafe impl Sync for KgdMem {}
-
-/// A hardware queue the GPU driver's scheduler serves (upstream: the MQD
-/// the HWS maps).  Must be returned with [`KgdDevice::hqd_destroy`].
-pub(crate) struct KgdHqd(NonNull<c_void>);
-
-// SAFETY: Only an opaque handle, used through the thread-safe kfd2kgd calls.
-unsafe impl Send for KgdHqd {}
-// SAFETY: As for `Send`.
-unsafe impl Sync for KgdHqd {}
 
 /// A kernel mapping of a GTT memory object (the event page).
 pub(crate) struct KernelMapping {
@@ -314,39 +304,88 @@ impl KgdDevice {
         }
     }
 
-    /// kfd2kgd `hqd_load`: the scheduler starts serving a queue of `vm`.
-    pub(crate) fn hqd_load(&self, vm: &KgdVm, desc: &QueueDesc) -> Result<KgdHqd> {
+    /// kfd2kgd `hqd_load`: the compute MQD `mqd` (the bytes of the
+    /// device generation's MQD struct) goes into HQD (`pipe`, `queue`);
+    /// the engine serves it from now on.  The driver reads `mqd` during
+    /// the call only.
+    pub(crate) fn hqd_load(&self, vm: &KgdVm, mqd: &mut [u8], pipe: u32, queue: u32, wptr: u64) -> Result {
         let f = self.calls().hqd_load.ok_or(EOPNOTSUPP)?;
-        let mut hqd: *mut c_void = core::ptr::null_mut();
-        // SAFETY: Valid device, VM of this device, valid descriptor and out pointer.
-        check(unsafe { f(self.kgd.as_ptr(), vm.vm.as_ptr(), desc, &mut hqd) })?;
-        Ok(KgdHqd(NonNull::new(hqd).ok_or(EINVAL)?))
+        let size = u32::try_from(mqd.len())?;
+        // SAFETY: Valid device, VM of this device; `mqd` is valid for reads
+        // and writes of `size` bytes for the call, and nothing else
+        // accesses it meanwhile (borrowed mutably).
+        check(unsafe { f(self.kgd.as_ptr(), vm.vm.as_ptr(), mqd.as_mut_ptr().cast(), size, pipe, queue, wptr) })
     }
 
-    /// kfd2kgd `hqd_destroy`: preempts and frees the queue.  The queue is
-    /// gone whatever the result; `-ETIME` means the scheduler hung.
-    pub(crate) fn hqd_destroy(&self, hqd: KgdHqd) -> Result {
+    /// kfd2kgd `hqd_sdma_load`: the SDMA MQD `mqd` goes into the RLC queue
+    /// it names.
+    pub(crate) fn hqd_sdma_load(&self, vm: &KgdVm, mqd: &mut [u8], wptr: u64) -> Result {
+        let f = self.calls().hqd_sdma_load.ok_or(EOPNOTSUPP)?;
+        let size = u32::try_from(mqd.len())?;
+        // SAFETY: As in `hqd_load`.
+        check(unsafe { f(self.kgd.as_ptr(), vm.vm.as_ptr(), mqd.as_mut_ptr().cast(), size, wptr) })
+    }
+
+    /// kfd2kgd `hqd_destroy`: preempts the queue of HQD (`pipe`, `queue`)
+    /// and frees the slot; the driver saves the queue's state into `mqd`.
+    /// The slot is free whatever the result; `-ETIME` means the scheduler
+    /// hung.
+    pub(crate) fn hqd_destroy(&self, mqd: &mut [u8], pipe: u32, queue: u32) -> Result {
         let Some(f) = self.calls().hqd_destroy else {
             return Ok(());
         };
-        // SAFETY: `hqd` came from this device's `hqd_load` and is destroyed
-        // once (consumed).
-        check(unsafe { f(self.kgd.as_ptr(), hqd.0.as_ptr()) })
+        let size = u32::try_from(mqd.len())?;
+        // SAFETY: Valid device; `mqd` as in `hqd_load`.
+        check(unsafe { f(self.kgd.as_ptr(), mqd.as_mut_ptr().cast(), size, pipe, queue) })
     }
 
-    /// kfd2kgd `hqd_update`.
-    pub(crate) fn hqd_update(&self, hqd: &KgdHqd, ring_base: u64, ring_size: u64, priority: u32, percentage: u32) -> Result {
-        let f = self.calls().hqd_update.ok_or(EOPNOTSUPP)?;
-        // SAFETY: Valid device and live queue of it.
-        check(unsafe { f(self.kgd.as_ptr(), hqd.0.as_ptr(), ring_base, ring_size, priority, percentage) })
+    /// kfd2kgd `hqd_sdma_destroy` (as [`Self::hqd_destroy`]).
+    pub(crate) fn hqd_sdma_destroy(&self, mqd: &mut [u8]) -> Result {
+        let Some(f) = self.calls().hqd_sdma_destroy else {
+            return Ok(());
+        };
+        let size = u32::try_from(mqd.len())?;
+        // SAFETY: Valid device; `mqd` as in `hqd_load`.
+        check(unsafe { f(self.kgd.as_ptr(), mqd.as_mut_ptr().cast(), size) })
     }
 
-    /// kfd2kgd `hqd_get_state` (all zero if the driver cannot tell).
-    pub(crate) fn hqd_get_state(&self, hqd: &KgdHqd) -> HqdState {
+    /// kfd2kgd `hqd_is_occupied`: whether HQD (`pipe`, `queue`) holds the
+    /// queue whose ring is at `ring` (false if the driver cannot tell).
+    pub(crate) fn hqd_is_occupied(&self, ring: u64, pipe: u32, queue: u32) -> bool {
+        match self.calls().hqd_is_occupied {
+            // SAFETY: Valid device.
+            Some(f) => (unsafe { f(self.kgd.as_ptr(), ring, pipe, queue) }) != 0,
+            None => false,
+        }
+    }
+
+    /// kfd2kgd `hqd_sdma_is_occupied`: whether the RLC queue `mqd` names
+    /// holds a queue.
+    pub(crate) fn hqd_sdma_is_occupied(&self, mqd: &mut [u8]) -> bool {
+        let (Some(f), Ok(size)) = (self.calls().hqd_sdma_is_occupied, u32::try_from(mqd.len())) else {
+            return false;
+        };
+        // SAFETY: Valid device; `mqd` as in `hqd_load`.
+        unsafe { f(self.kgd.as_ptr(), mqd.as_mut_ptr().cast(), size) != 0 }
+    }
+
+    /// kfd2kgd `hqd_get_state` of HQD (`pipe`, `queue`) (all zero if the
+    /// driver cannot tell).
+    pub(crate) fn hqd_get_state(&self, pipe: u32, queue: u32) -> HqdState {
         let mut state = HqdState::default();
         if let Some(f) = self.calls().hqd_get_state {
-            // SAFETY: Valid device, live queue, valid out pointer.
-            unsafe { f(self.kgd.as_ptr(), hqd.0.as_ptr(), &mut state) };
+            // SAFETY: Valid device, valid out pointer.
+            unsafe { f(self.kgd.as_ptr(), pipe, queue, &mut state) };
+        }
+        state
+    }
+
+    /// kfd2kgd `hqd_sdma_get_state` of RLC queue `queue` of SDMA `engine`.
+    pub(crate) fn hqd_sdma_get_state(&self, engine: u32, queue: u32) -> HqdState {
+        let mut state = HqdState::default();
+        if let Some(f) = self.calls().hqd_sdma_get_state {
+            // SAFETY: Valid device, valid out pointer.
+            unsafe { f(self.kgd.as_ptr(), engine, queue, &mut state) };
         }
         state
     }

@@ -35,7 +35,7 @@ use super::to_result;
 pub(crate) mod kgd;
 
 pub(crate) use kgd::{
-    kgd_cache_info as CacheInfo, kgd_gpu_info as GpuInfo, kgd_hqd_state as HqdState, kgd_mem_alloc as MemAlloc, kgd_mem_limits as MemLimits, kgd_queue_desc as QueueDesc,
+    kgd_cache_info as CacheInfo, kgd_gpu_info as GpuInfo, kgd_hqd_state as HqdState, kgd_mem_alloc as MemAlloc, kgd_mem_limits as MemLimits,
 };
 
 /// `KGD_SVM_PTE_VALID`: an `svm_map` entry maps its page.
@@ -159,8 +159,6 @@ pub(crate) trait Kfd2Kgd: Send + Sync + 'static {
     type Vm: Send + Sync;
     /// A memory object (upstream: `struct kgd_mem`).
     type Mem: Send + Sync;
-    /// A hardware queue (upstream: the MQD the HWS maps).
-    type Hqd: Send + Sync;
 
     /// `acquire_vm`: the VM of one of this GPU's open render-node files
     /// (`EINVAL` for any other file).
@@ -198,22 +196,25 @@ pub(crate) trait Kfd2Kgd: Send + Sync + 'static {
     fn mmap_doorbells(vm: ArcBorrow<'_, Self::Vm>, vma: &MmapVma<'_>) -> Result;
     /// `mmap_mmio_remap`: the GPU's MMIO remap page into a `/dev/kfd` VMA.
     fn mmap_mmio_remap(&self, vma: &MmapVma<'_>) -> Result;
-    /// `hqd_load`: the engine starts serving a queue of `vm`.
-    fn hqd_load(&self, vm: ArcBorrow<'_, Self::Vm>, desc: &QueueDesc) -> Result<Arc<Self::Hqd>>;
-    /// `hqd_destroy`: preempts and frees the queue; `ETIME` if the
-    /// scheduler is hung (freed all the same).
-    fn hqd_destroy(&self, hqd: Arc<Self::Hqd>) -> Result;
-    /// `hqd_update`.
-    fn hqd_update(
-        &self,
-        hqd: ArcBorrow<'_, Self::Hqd>,
-        ring_base: u64,
-        ring_size: u64,
-        priority: u32,
-        percentage: u32,
-    ) -> Result;
-    /// `hqd_get_state`.
-    fn hqd_state(&self, hqd: ArcBorrow<'_, Self::Hqd>) -> HqdState;
+    /// `hqd_load`: the compute MQD `mqd` (its bytes, valid for the call)
+    /// goes into HQD (`pipe`, `queue`); the engine serves it on `vm`.
+    fn hqd_load(&self, vm: ArcBorrow<'_, Self::Vm>, mqd: &mut [u8], pipe: u32, queue: u32, wptr: u64) -> Result;
+    /// `hqd_sdma_load`: the SDMA MQD `mqd` goes into the RLC queue it names.
+    fn hqd_sdma_load(&self, vm: ArcBorrow<'_, Self::Vm>, mqd: &mut [u8], wptr: u64) -> Result;
+    /// `hqd_destroy`: preempts HQD (`pipe`, `queue`), frees it and saves
+    /// the queue's state in `mqd`; `ETIME` if the scheduler is hung (freed
+    /// all the same).
+    fn hqd_destroy(&self, mqd: &mut [u8], pipe: u32, queue: u32) -> Result;
+    /// `hqd_sdma_destroy`: as `hqd_destroy` for the RLC queue `mqd` names.
+    fn hqd_sdma_destroy(&self, mqd: &mut [u8]) -> Result;
+    /// `hqd_is_occupied`: HQD (`pipe`, `queue`) serves the ring at `ring`.
+    fn hqd_is_occupied(&self, ring: u64, pipe: u32, queue: u32) -> bool;
+    /// `hqd_sdma_is_occupied`: the RLC queue `mqd` names holds a queue.
+    fn hqd_sdma_is_occupied(&self, mqd: &[u8]) -> bool;
+    /// `hqd_get_state` of HQD (`pipe`, `queue`).
+    fn hqd_state(&self, pipe: u32, queue: u32) -> HqdState;
+    /// `hqd_sdma_get_state` of RLC queue `queue` of SDMA `engine`.
+    fn hqd_sdma_state(&self, engine: u32, queue: u32) -> HqdState;
     /// `hws_hang`.
     fn hws_hang(&self) -> Result;
     /// `gpu_reset`.
@@ -410,9 +411,13 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
         mmap_doorbells: Some(Self::mmap_doorbells),
         mmap_mmio_remap: Some(Self::mmap_mmio_remap),
         hqd_load: Some(Self::hqd_load),
+        hqd_sdma_load: Some(Self::hqd_sdma_load),
         hqd_destroy: Some(Self::hqd_destroy),
-        hqd_update: Some(Self::hqd_update),
+        hqd_sdma_destroy: Some(Self::hqd_sdma_destroy),
+        hqd_is_occupied: Some(Self::hqd_is_occupied),
+        hqd_sdma_is_occupied: Some(Self::hqd_sdma_is_occupied),
         hqd_get_state: Some(Self::hqd_get_state),
+        hqd_sdma_get_state: Some(Self::hqd_sdma_get_state),
         hws_hang: Some(Self::hws_hang),
         gpu_reset: Some(Self::gpu_reset),
         svm_alloc_vram: Some(Self::svm_alloc_vram),
@@ -455,14 +460,21 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
         unsafe { <Arc<T::Mem> as ForeignOwnable>::borrow(mem) }
     }
 
-    /// Borrows a queue handle.
+    /// The bytes of an MQD rkfd passes (`EINVAL` for a null pointer).
     ///
     /// # Safety
     ///
-    /// `hqd` came from `hqd_load` and was not destroyed yet.
-    unsafe fn hqd<'a>(hqd: *mut c_void) -> ArcBorrow<'a, T::Hqd> {
-        // SAFETY: The handle owns a reference until `hqd_destroy`.
-        unsafe { <Arc<T::Hqd> as ForeignOwnable>::borrow(hqd) }
+    /// A non-null `mqd` is valid for reads and writes of `size` bytes for
+    /// `'a` (the call), and nothing else accesses it meanwhile (the
+    /// interface's contract: rkfd does not touch an MQD while it is in a
+    /// call).
+    unsafe fn mqd<'a>(mqd: *mut c_void, size: u32) -> Result<&'a mut [u8]> {
+        if mqd.is_null() {
+            return Err(EINVAL);
+        }
+        // SAFETY: The caller's contract; `u8` has no alignment requirement
+        // and every bit pattern is valid.
+        Ok(unsafe { core::slice::from_raw_parts_mut(mqd.cast::<u8>(), size as usize) })
     }
 
     /// `acquire_vm`.
@@ -685,60 +697,88 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
         errno(unsafe { Self::mmap_vma(vma) }.and_then(|vma| kgd.mmap_mmio_remap(&vma)))
     }
 
-    /// `hqd_load`: `*hqd` owns a reference on the queue until `hqd_destroy`.
+    /// `hqd_load`.
     ///
     /// # Safety
     ///
-    /// See [`Kfd2KgdTable`].
+    /// See [`Kfd2KgdTable`]; `mqd` as in [`Self::mqd`].
     unsafe extern "C" fn hqd_load(
         kgd: *mut kgd::kgd_dev,
         vm: *mut c_void,
-        q: *const QueueDesc,
-        hqd: *mut *mut c_void,
+        mqd: *mut c_void,
+        mqd_size: u32,
+        pipe: u32,
+        queue: u32,
+        wptr: u64,
     ) -> c_int {
         // SAFETY: rkfd calls with its registered handle and a VM it acquired.
         let (kgd, vm) = unsafe { (Self::kgd(kgd), Self::vm(vm)) };
-        // SAFETY: `q` is valid for reads (the contract).
-        let q = unsafe { &*q };
-        match kgd.hqd_load(vm, q) {
-            Ok(h) => {
-                // SAFETY: `hqd` is valid for writes (the contract).
-                unsafe { *hqd = h.into_foreign() };
-                0
-            }
-            Err(e) => e.to_errno(),
-        }
+        // SAFETY: The contract on `mqd`.
+        errno(unsafe { Self::mqd(mqd, mqd_size) }.and_then(|m| kgd.hqd_load(vm, m, pipe, queue, wptr)))
     }
 
-    /// `hqd_destroy`: takes rkfd's reference back.
+    /// `hqd_sdma_load`.
     ///
     /// # Safety
     ///
-    /// See [`Kfd2KgdTable`]; rkfd destroys each queue once.
-    unsafe extern "C" fn hqd_destroy(kgd: *mut kgd::kgd_dev, hqd: *mut c_void) -> c_int {
-        // SAFETY: rkfd calls with its registered handle.
-        let kgd = unsafe { Self::kgd(kgd) };
-        // SAFETY: `hqd` came from `hqd_load`; rkfd gives it back once.
-        let hqd = unsafe { <Arc<T::Hqd> as ForeignOwnable>::from_foreign(hqd) };
-        errno(kgd.hqd_destroy(hqd))
+    /// See [`Kfd2KgdTable`]; `mqd` as in [`Self::mqd`].
+    unsafe extern "C" fn hqd_sdma_load(
+        kgd: *mut kgd::kgd_dev,
+        vm: *mut c_void,
+        mqd: *mut c_void,
+        mqd_size: u32,
+        wptr: u64,
+    ) -> c_int {
+        // SAFETY: rkfd calls with its registered handle and a VM it acquired.
+        let (kgd, vm) = unsafe { (Self::kgd(kgd), Self::vm(vm)) };
+        // SAFETY: The contract on `mqd`.
+        errno(unsafe { Self::mqd(mqd, mqd_size) }.and_then(|m| kgd.hqd_sdma_load(vm, m, wptr)))
     }
 
-    /// `hqd_update`.
+    /// `hqd_destroy`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; `mqd` as in [`Self::mqd`].
+    unsafe extern "C" fn hqd_destroy(kgd: *mut kgd::kgd_dev, mqd: *mut c_void, mqd_size: u32, pipe: u32, queue: u32) -> c_int {
+        // SAFETY: rkfd calls with its registered handle.
+        let kgd = unsafe { Self::kgd(kgd) };
+        // SAFETY: The contract on `mqd`.
+        errno(unsafe { Self::mqd(mqd, mqd_size) }.and_then(|m| kgd.hqd_destroy(m, pipe, queue)))
+    }
+
+    /// `hqd_sdma_destroy`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; `mqd` as in [`Self::mqd`].
+    unsafe extern "C" fn hqd_sdma_destroy(kgd: *mut kgd::kgd_dev, mqd: *mut c_void, mqd_size: u32) -> c_int {
+        // SAFETY: rkfd calls with its registered handle.
+        let kgd = unsafe { Self::kgd(kgd) };
+        // SAFETY: The contract on `mqd`.
+        errno(unsafe { Self::mqd(mqd, mqd_size) }.and_then(|m| kgd.hqd_sdma_destroy(m)))
+    }
+
+    /// `hqd_is_occupied`.
     ///
     /// # Safety
     ///
     /// See [`Kfd2KgdTable`].
-    unsafe extern "C" fn hqd_update(
-        kgd: *mut kgd::kgd_dev,
-        hqd: *mut c_void,
-        ring_base: u64,
-        ring_size: u64,
-        priority: u32,
-        percentage: u32,
-    ) -> c_int {
-        // SAFETY: Live handles from rkfd.
-        let (kgd, hqd) = unsafe { (Self::kgd(kgd), Self::hqd(hqd)) };
-        errno(kgd.hqd_update(hqd, ring_base, ring_size, priority, percentage))
+    unsafe extern "C" fn hqd_is_occupied(kgd: *mut kgd::kgd_dev, ring: u64, pipe: u32, queue: u32) -> c_int {
+        // SAFETY: rkfd calls with its registered handle.
+        c_int::from(unsafe { Self::kgd(kgd) }.hqd_is_occupied(ring, pipe, queue))
+    }
+
+    /// `hqd_sdma_is_occupied`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; `mqd` as in [`Self::mqd`].
+    unsafe extern "C" fn hqd_sdma_is_occupied(kgd: *mut kgd::kgd_dev, mqd: *mut c_void, mqd_size: u32) -> c_int {
+        // SAFETY: rkfd calls with its registered handle.
+        let kgd = unsafe { Self::kgd(kgd) };
+        // SAFETY: The contract on `mqd`.
+        c_int::from(unsafe { Self::mqd(mqd, mqd_size) }.is_ok_and(|m| kgd.hqd_sdma_is_occupied(m)))
     }
 
     /// `hqd_get_state`.
@@ -746,10 +786,21 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
     /// # Safety
     ///
     /// See [`Kfd2KgdTable`]; `state` is valid for a write.
-    unsafe extern "C" fn hqd_get_state(kgd: *mut kgd::kgd_dev, hqd: *mut c_void, state: *mut HqdState) {
-        // SAFETY: Live handles from rkfd.
-        let (kgd, hqd) = unsafe { (Self::kgd(kgd), Self::hqd(hqd)) };
-        let s = kgd.hqd_state(hqd);
+    unsafe extern "C" fn hqd_get_state(kgd: *mut kgd::kgd_dev, pipe: u32, queue: u32, state: *mut HqdState) {
+        // SAFETY: rkfd calls with its registered handle.
+        let s = unsafe { Self::kgd(kgd) }.hqd_state(pipe, queue);
+        // SAFETY: `state` is valid for writes (the contract).
+        unsafe { state.write(s) };
+    }
+
+    /// `hqd_sdma_get_state`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; `state` is valid for a write.
+    unsafe extern "C" fn hqd_sdma_get_state(kgd: *mut kgd::kgd_dev, engine: u32, queue: u32, state: *mut HqdState) {
+        // SAFETY: rkfd calls with its registered handle.
+        let s = unsafe { Self::kgd(kgd) }.hqd_sdma_state(engine, queue);
         // SAFETY: `state` is valid for writes (the contract).
         unsafe { state.write(s) };
     }

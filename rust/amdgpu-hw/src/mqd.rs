@@ -16,15 +16,17 @@
 //! (`init_mqd_v9_4_3`: one MQD per XCC, `cp_mqd_stride_size`, the per-XCC
 //! CU mask), checkpoint/restore, and the wave-state readers.
 
-use kfd_logic::gfx::{GfxArch, GfxVersion};
+// `super::`: this file is also compiled into the kernel modules
+// (`kernel_mqd.rs`), whose parent module provides `gfx` and `generated`.
+use super::gfx::{GfxArch, GfxVersion};
 
-use crate::generated::gc_10_1_0_sh_mask as gc10;
-use crate::generated::gc_11_0_0_sh_mask as gc11;
-use crate::generated::gc_9_0_sh_mask as gc9;
-use crate::generated::sdma0_4_0_sh_mask as sdma4;
-use crate::generated::v10_structs::{v10_compute_mqd, v10_sdma_mqd};
-use crate::generated::v11_structs::{v11_compute_mqd, v11_sdma_mqd};
-use crate::generated::v9_structs::{v9_mqd, v9_mqd__bindgen_ty_1, v9_mqd__bindgen_ty_1__bindgen_ty_1, v9_sdma_mqd};
+use super::generated::gc_10_1_0_sh_mask as gc10;
+use super::generated::gc_11_0_0_sh_mask as gc11;
+use super::generated::gc_9_0_sh_mask as gc9;
+use super::generated::sdma0_4_0_sh_mask as sdma4;
+use super::generated::v10_structs::{v10_compute_mqd, v10_sdma_mqd};
+use super::generated::v11_structs::{v11_compute_mqd, v11_sdma_mqd};
+use super::generated::v9_structs::{v9_mqd, v9_mqd__bindgen_ty_1, v9_mqd__bindgen_ty_1__bindgen_ty_1, v9_sdma_mqd};
 
 /// C: `KFD_MAX_NUM_SE`.
 pub const MAX_NUM_SE: usize = 8;
@@ -612,6 +614,394 @@ pub fn update_sdma_mqd(mqd: &mut SdmaMqd, dev: &MqdDevice, q: &QueueProps) {
                 & gc11::SDMA0_QUEUE0_SCHEDULE_CNTL__CONTEXT_QUANTUM_MASK;
         }
     }
+}
+
+// ---------------------------------------------------------------------
+// The MQD in memory: what crosses the device interface (`hqd_load`,
+// `hqd_sdma_load`) and what a CP reads back out of it.
+
+/// The MQD structs: `#[repr(C)]` bindgen structs whose fields are all
+/// `u32` (`v9_mqd`'s union too), so they have no padding and every bit
+/// pattern is a valid value.
+///
+/// # Safety
+///
+/// Implement only for such types.
+unsafe trait Pod: Copy + Default {}
+// SAFETY: `u32` fields only (bindgen's generated assertions check that the
+// size is four bytes per field, so there is no padding).
+unsafe impl Pod for v9_mqd {}
+// SAFETY: As for `v9_mqd`.
+unsafe impl Pod for v10_compute_mqd {}
+// SAFETY: As for `v9_mqd`.
+unsafe impl Pod for v11_compute_mqd {}
+// SAFETY: As for `v9_mqd`.
+unsafe impl Pod for v9_sdma_mqd {}
+// SAFETY: As for `v9_mqd`.
+unsafe impl Pod for v10_sdma_mqd {}
+// SAFETY: As for `v9_mqd`.
+unsafe impl Pod for v11_sdma_mqd {}
+
+fn bytes_of<T: Pod>(t: &T) -> &[u8] {
+    // SAFETY: `T: Pod` has no padding, so all `size_of::<T>()` bytes of
+    // `*t` are initialised; the slice borrows `t`.
+    unsafe { core::slice::from_raw_parts((t as *const T).cast::<u8>(), core::mem::size_of::<T>()) }
+}
+
+fn bytes_of_mut<T: Pod>(t: &mut T) -> &mut [u8] {
+    // SAFETY: As in `bytes_of`; and every bit pattern is a valid `T`, so
+    // any bytes written through the slice leave a valid `T`.
+    unsafe { core::slice::from_raw_parts_mut((t as *mut T).cast::<u8>(), core::mem::size_of::<T>()) }
+}
+
+/// A `T` read from exactly `size_of::<T>()` bytes.
+fn from_bytes<T: Pod>(b: &[u8]) -> Option<T> {
+    let mut t = T::default();
+    let dst = bytes_of_mut(&mut t);
+    if dst.len() != b.len() {
+        return None;
+    }
+    dst.copy_from_slice(b);
+    Some(t)
+}
+
+impl MqdGen {
+    /// Bytes of this generation's compute MQD (C: `sizeof(struct v9_mqd)`, ...).
+    pub const fn compute_size(self) -> usize {
+        match self {
+            MqdGen::V9 => core::mem::size_of::<v9_mqd>(),
+            MqdGen::V10 => core::mem::size_of::<v10_compute_mqd>(),
+            MqdGen::V11 => core::mem::size_of::<v11_compute_mqd>(),
+        }
+    }
+
+    /// Bytes of this generation's SDMA MQD.
+    pub const fn sdma_size(self) -> usize {
+        match self {
+            MqdGen::V9 => core::mem::size_of::<v9_sdma_mqd>(),
+            MqdGen::V10 => core::mem::size_of::<v10_sdma_mqd>(),
+            MqdGen::V11 => core::mem::size_of::<v11_sdma_mqd>(),
+        }
+    }
+}
+
+impl ComputeMqd {
+    /// The MQD's bytes, as the CP reads them (`debugfs_show_mqd`).
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            ComputeMqd::V9(m) => bytes_of(m),
+            ComputeMqd::V10(m) => bytes_of(m),
+            ComputeMqd::V11(m) => bytes_of(m),
+        }
+    }
+
+    /// The MQD's bytes, writable (the CP saves its state into them at
+    /// dequeue).
+    pub fn as_bytes_mut(&mut self) -> &mut [u8] {
+        match self {
+            ComputeMqd::V9(m) => bytes_of_mut(m),
+            ComputeMqd::V10(m) => bytes_of_mut(m),
+            ComputeMqd::V11(m) => bytes_of_mut(m),
+        }
+    }
+
+    /// `cp_hqd_pq_rptr`: the read pointer the next load starts from.
+    pub fn set_pq_rptr(&mut self, rptr: u32) {
+        match self {
+            ComputeMqd::V9(m) => m.cp_hqd_pq_rptr = rptr,
+            ComputeMqd::V10(m) => m.cp_hqd_pq_rptr = rptr,
+            ComputeMqd::V11(m) => m.cp_hqd_pq_rptr = rptr,
+        }
+    }
+}
+
+impl SdmaMqd {
+    /// The MQD's bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            SdmaMqd::V9(m) => bytes_of(m),
+            SdmaMqd::V10(m) => bytes_of(m),
+            SdmaMqd::V11(m) => bytes_of(m),
+        }
+    }
+
+    /// The MQD's bytes, writable.
+    pub fn as_bytes_mut(&mut self) -> &mut [u8] {
+        match self {
+            SdmaMqd::V9(m) => bytes_of_mut(m),
+            SdmaMqd::V10(m) => bytes_of_mut(m),
+            SdmaMqd::V11(m) => bytes_of_mut(m),
+        }
+    }
+
+    /// `sdmax_rlcx_rb_rptr` / `_hi`: the read pointer (bytes) the next
+    /// load starts from.
+    pub fn set_rb_rptr(&mut self, rptr: u64) {
+        let (lo, hi) = (rptr as u32, (rptr >> 32) as u32);
+        match self {
+            SdmaMqd::V9(m) => (m.sdmax_rlcx_rb_rptr, m.sdmax_rlcx_rb_rptr_hi) = (lo, hi),
+            SdmaMqd::V10(m) => (m.sdmax_rlcx_rb_rptr, m.sdmax_rlcx_rb_rptr_hi) = (lo, hi),
+            SdmaMqd::V11(m) => (m.sdmax_rlcx_rb_rptr, m.sdmax_rlcx_rb_rptr_hi) = (lo, hi),
+        }
+    }
+}
+
+/// Why a CP refuses an MQD (the virtual GPU answers `-EINVAL`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MqdError {
+    /// Not the size of the generation's MQD.
+    Size,
+    /// `header` is not [`MQD_HEADER`].
+    Header,
+    /// No ring, or a ring size the queue's pointers cannot address.
+    Ring,
+    /// No read-pointer report or write-pointer poll address.
+    Pointers,
+    /// `cp_hqd_pipe_priority` beyond `KFD_PIPE_PRIORITY_CS_HIGH`.
+    Priority,
+}
+
+/// The largest `QUEUE_SIZE` / `RB_SIZE` a queue made from the ioctl can
+/// have: CREATE_QUEUE's ring size is a `u32` power of two, at most 2 GiB
+/// = 2^29 dwords.
+const MAX_RING_LOG2_DWORDS: u32 = 29;
+
+/// What a CP learns of a compute queue from its MQD (the registers
+/// amdgpu's `hqd_load` writes from it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ComputeQueue {
+    /// `cp_hqd_aql_control` CONTROL0: an AQL queue (else PM4).
+    pub aql: bool,
+    /// `cp_hqd_pq_base_lo/hi`: the ring, GPU VA.
+    pub ring_base: u64,
+    /// Ring bytes, from `cp_hqd_pq_control` QUEUE_SIZE (2^(n+1) dwords).
+    pub ring_size: u64,
+    /// `cp_hqd_pq_rptr_report_addr_lo/hi`.
+    pub rptr_report: u64,
+    /// `cp_hqd_pq_wptr_poll_addr_lo/hi`.
+    pub wptr_poll: u64,
+    /// `cp_hqd_pq_doorbell_control` DOORBELL_OFFSET: dwords.
+    pub doorbell_off: u32,
+    /// `cp_hqd_pipe_priority` (0 low, 1 medium, 2 high).
+    pub pipe_priority: u32,
+    /// `cp_hqd_quantum`, as written.
+    pub quantum: u32,
+    /// `cp_hqd_eop_base_addr_lo/hi`.
+    pub eop_base: u64,
+    /// EOP ring bytes from `cp_hqd_eop_control` (0: none).
+    pub eop_size: u64,
+    /// `cp_hqd_ctx_save_base_addr_lo/hi` (0: no CWSR).
+    pub ctx_save_base: u64,
+    /// `cp_hqd_ctx_save_size`.
+    pub ctx_save_size: u32,
+    /// `cp_hqd_cntl_stack_size`.
+    pub ctl_stack_size: u32,
+    /// `cp_hqd_vmid`.
+    pub vmid: u32,
+    /// `cp_hqd_pq_rptr`: where the queue resumes (dwords).
+    pub pq_rptr: u32,
+}
+
+/// What an SDMA engine learns of a queue from its MQD (amdgpu's
+/// `hqd_sdma_load`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SdmaQueue {
+    /// `sdmax_rlcx_rb_base` / `_hi`.
+    pub ring_base: u64,
+    /// Ring bytes, from `sdmax_rlcx_rb_cntl` RB_SIZE (2^n dwords).
+    pub ring_size: u64,
+    /// `sdmax_rlcx_rb_rptr_addr_lo/hi`.
+    pub rptr_report: u64,
+    /// `sdmax_rlcx_rb_wptr_poll_addr_lo/hi` where the MQD manager sets it
+    /// (GFX11, F32_WPTR_POLL_ENABLE), else 0: the driver is given the
+    /// write pointer at load, as upstream's `hqd_sdma_load(.., wptr, ..)`.
+    pub wptr_poll: u64,
+    /// `sdmax_rlcx_doorbell_offset` OFFSET: dwords.
+    pub doorbell_off: u32,
+    /// `sdma_engine_id`.
+    pub engine: u32,
+    /// `sdma_queue_id`.
+    pub queue: u32,
+    /// `sdmax_rlcx_rb_rptr` / `_hi`: where the queue resumes (bytes).
+    pub rb_rptr: u64,
+}
+
+fn addr(lo: u32, hi: u32) -> u64 {
+    u64::from(hi) << 32 | u64::from(lo)
+}
+
+/// A 256-byte aligned base split as `>> 8` / `>> 40`.
+fn base256(lo: u32, hi: u32) -> u64 {
+    u64::from(hi) << 40 | u64::from(lo) << 8
+}
+
+macro_rules! decode_compute_common {
+    ($m:ident, $r:ident) => {{
+        if $m.header != MQD_HEADER {
+            return Err(MqdError::Header);
+        }
+        let qs = ($m.cp_hqd_pq_control & $r::CP_HQD_PQ_CONTROL__QUEUE_SIZE_MASK) >> $r::CP_HQD_PQ_CONTROL__QUEUE_SIZE__SHIFT;
+        let ring_base = base256($m.cp_hqd_pq_base_lo, $m.cp_hqd_pq_base_hi);
+        if qs + 1 > MAX_RING_LOG2_DWORDS || ring_base == 0 {
+            return Err(MqdError::Ring);
+        }
+        let q = ComputeQueue {
+            aql: $m.cp_hqd_aql_control & $r::CP_HQD_AQL_CONTROL__CONTROL0_MASK != 0,
+            ring_base,
+            ring_size: 4u64 << (qs + 1),
+            rptr_report: addr($m.cp_hqd_pq_rptr_report_addr_lo, $m.cp_hqd_pq_rptr_report_addr_hi),
+            wptr_poll: addr($m.cp_hqd_pq_wptr_poll_addr_lo, $m.cp_hqd_pq_wptr_poll_addr_hi),
+            doorbell_off: ($m.cp_hqd_pq_doorbell_control & $r::CP_HQD_PQ_DOORBELL_CONTROL__DOORBELL_OFFSET_MASK)
+                >> $r::CP_HQD_PQ_DOORBELL_CONTROL__DOORBELL_OFFSET__SHIFT,
+            pipe_priority: $m.cp_hqd_pipe_priority,
+            quantum: $m.cp_hqd_quantum,
+            eop_base: base256($m.cp_hqd_eop_base_addr_lo, $m.cp_hqd_eop_base_addr_hi),
+            // EOP_SIZE (bits 5:0, at most 0xA as init_mqd writes it):
+            // 2^(n+1) dwords.
+            eop_size: if $m.cp_hqd_eop_control & 0x3f != 0 { 8u64 << ($m.cp_hqd_eop_control & 0x3f).min(0xA) } else { 0 },
+            ctx_save_base: addr($m.cp_hqd_ctx_save_base_addr_lo, $m.cp_hqd_ctx_save_base_addr_hi),
+            ctx_save_size: $m.cp_hqd_ctx_save_size,
+            ctl_stack_size: $m.cp_hqd_cntl_stack_size,
+            vmid: $m.cp_hqd_vmid,
+            pq_rptr: $m.cp_hqd_pq_rptr,
+        };
+        if q.rptr_report == 0 || q.wptr_poll == 0 {
+            return Err(MqdError::Pointers);
+        }
+        if q.pipe_priority > 2 {
+            return Err(MqdError::Priority);
+        }
+        Ok(q)
+    }};
+}
+
+/// Reads a compute MQD of generation `gen` from its bytes, as the CP loads
+/// it; an MQD no CP would run (wrong size or header, no ring, no pointer
+/// addresses, an unknown pipe priority) is an error.
+pub fn decode_compute(gen: MqdGen, bytes: &[u8]) -> Result<ComputeQueue, MqdError> {
+    match gen {
+        MqdGen::V9 => {
+            let m: v9_mqd = from_bytes(bytes).ok_or(MqdError::Size)?;
+            decode_compute_common!(m, gc9)
+        }
+        MqdGen::V10 => {
+            let m: v10_compute_mqd = from_bytes(bytes).ok_or(MqdError::Size)?;
+            decode_compute_common!(m, gc10)
+        }
+        MqdGen::V11 => {
+            let m: v11_compute_mqd = from_bytes(bytes).ok_or(MqdError::Size)?;
+            decode_compute_common!(m, gc11)
+        }
+    }
+}
+
+macro_rules! decode_sdma_common {
+    ($m:ident, $size_mask:expr, $size_shift:expr, $db_mask:expr, $db_shift:expr, $wptr_poll:expr) => {{
+        let rb = ($m.sdmax_rlcx_rb_cntl & $size_mask) >> $size_shift;
+        let ring_base = base256($m.sdmax_rlcx_rb_base, $m.sdmax_rlcx_rb_base_hi);
+        if rb > MAX_RING_LOG2_DWORDS || rb == 0 || ring_base == 0 {
+            return Err(MqdError::Ring);
+        }
+        let q = SdmaQueue {
+            ring_base,
+            ring_size: 4u64 << rb,
+            rptr_report: addr($m.sdmax_rlcx_rb_rptr_addr_lo, $m.sdmax_rlcx_rb_rptr_addr_hi),
+            wptr_poll: $wptr_poll,
+            doorbell_off: ($m.sdmax_rlcx_doorbell_offset & $db_mask) >> $db_shift,
+            engine: $m.sdma_engine_id,
+            queue: $m.sdma_queue_id,
+            rb_rptr: addr($m.sdmax_rlcx_rb_rptr, $m.sdmax_rlcx_rb_rptr_hi),
+        };
+        if q.rptr_report == 0 {
+            return Err(MqdError::Pointers);
+        }
+        Ok(q)
+    }};
+}
+
+/// Reads an SDMA MQD of generation `gen` from its bytes.
+pub fn decode_sdma(gen: MqdGen, bytes: &[u8]) -> Result<SdmaQueue, MqdError> {
+    match gen {
+        MqdGen::V9 => {
+            let m: v9_sdma_mqd = from_bytes(bytes).ok_or(MqdError::Size)?;
+            decode_sdma_common!(
+                m,
+                sdma4::SDMA0_RLC0_RB_CNTL__RB_SIZE_MASK,
+                sdma4::SDMA0_RLC0_RB_CNTL__RB_SIZE__SHIFT,
+                sdma4::SDMA0_RLC0_DOORBELL_OFFSET__OFFSET_MASK,
+                sdma4::SDMA0_RLC0_DOORBELL_OFFSET__OFFSET__SHIFT,
+                0
+            )
+        }
+        MqdGen::V10 => {
+            let m: v10_sdma_mqd = from_bytes(bytes).ok_or(MqdError::Size)?;
+            decode_sdma_common!(
+                m,
+                gc10::SDMA0_RLC0_RB_CNTL__RB_SIZE_MASK,
+                gc10::SDMA0_RLC0_RB_CNTL__RB_SIZE__SHIFT,
+                gc10::SDMA0_RLC0_DOORBELL_OFFSET__OFFSET_MASK,
+                gc10::SDMA0_RLC0_DOORBELL_OFFSET__OFFSET__SHIFT,
+                0
+            )
+        }
+        MqdGen::V11 => {
+            let m: v11_sdma_mqd = from_bytes(bytes).ok_or(MqdError::Size)?;
+            let poll = if m.sdmax_rlcx_rb_cntl & gc11::SDMA0_QUEUE0_RB_CNTL__F32_WPTR_POLL_ENABLE_MASK != 0 {
+                addr(m.sdmax_rlcx_rb_wptr_poll_addr_lo, m.sdmax_rlcx_rb_wptr_poll_addr_hi)
+            } else {
+                0
+            };
+            decode_sdma_common!(
+                m,
+                gc11::SDMA0_QUEUE0_RB_CNTL__RB_SIZE_MASK,
+                gc11::SDMA0_QUEUE0_RB_CNTL__RB_SIZE__SHIFT,
+                gc11::SDMA0_QUEUE0_DOORBELL_OFFSET__OFFSET_MASK,
+                gc11::SDMA0_QUEUE0_DOORBELL_OFFSET__OFFSET__SHIFT,
+                poll
+            )
+        }
+    }
+}
+
+/// Byte offset of the compute MQD's `cp_hqd_pq_rptr` (where a CP saves the
+/// read pointer at dequeue).
+pub const fn compute_pq_rptr_offset(gen: MqdGen) -> usize {
+    match gen {
+        MqdGen::V9 => core::mem::offset_of!(v9_mqd, cp_hqd_pq_rptr),
+        MqdGen::V10 => core::mem::offset_of!(v10_compute_mqd, cp_hqd_pq_rptr),
+        MqdGen::V11 => core::mem::offset_of!(v11_compute_mqd, cp_hqd_pq_rptr),
+    }
+}
+
+/// Byte offset of the SDMA MQD's `sdmax_rlcx_rb_rptr` (`_hi` follows it).
+pub const fn sdma_rb_rptr_offset(gen: MqdGen) -> usize {
+    match gen {
+        MqdGen::V9 => core::mem::offset_of!(v9_sdma_mqd, sdmax_rlcx_rb_rptr),
+        MqdGen::V10 => core::mem::offset_of!(v10_sdma_mqd, sdmax_rlcx_rb_rptr),
+        MqdGen::V11 => core::mem::offset_of!(v11_sdma_mqd, sdmax_rlcx_rb_rptr),
+    }
+}
+
+/// Saves `rptr` (dwords) into a compute MQD's `cp_hqd_pq_rptr`, as a CP
+/// does at dequeue; `Size` if `bytes` is not the generation's MQD.
+pub fn save_compute_rptr(gen: MqdGen, bytes: &mut [u8], rptr: u32) -> Result<(), MqdError> {
+    if bytes.len() != gen.compute_size() {
+        return Err(MqdError::Size);
+    }
+    let o = compute_pq_rptr_offset(gen);
+    bytes[o..o + 4].copy_from_slice(&rptr.to_le_bytes());
+    Ok(())
+}
+
+/// Saves `rptr` (bytes) into an SDMA MQD's `sdmax_rlcx_rb_rptr` / `_hi`.
+pub fn save_sdma_rptr(gen: MqdGen, bytes: &mut [u8], rptr: u64) -> Result<(), MqdError> {
+    if bytes.len() != gen.sdma_size() {
+        return Err(MqdError::Size);
+    }
+    let o = sdma_rb_rptr_offset(gen);
+    bytes[o..o + 4].copy_from_slice(&(rptr as u32).to_le_bytes());
+    bytes[o + 4..o + 8].copy_from_slice(&((rptr >> 32) as u32).to_le_bytes());
+    Ok(())
 }
 
 #[cfg(test)]

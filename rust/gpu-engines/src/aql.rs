@@ -251,6 +251,12 @@ impl AqlQueue {
         self.rptr
     }
 
+    /// Starts the queue at read pointer `rptr` (packets), where an unload
+    /// left it (the MQD's saved read pointer).
+    pub fn set_rptr(&mut self, rptr: u64) {
+        self.rptr = rptr;
+    }
+
     /// Runs the queue for at most `budget` packets, with no shader engine.
     pub fn run<M: GpuMemory, E: Events>(&mut self, m: &mut M, ev: &mut E, budget: u32) -> Run {
         self.run_with(m, ev, budget, &mut NoShaders)

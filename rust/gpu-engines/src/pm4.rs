@@ -325,6 +325,12 @@ impl Pm4Queue {
         self.rptr
     }
 
+    /// Starts the queue at read pointer `rptr` (dwords), where an unload
+    /// left it (the MQD's saved read pointer).
+    pub fn set_rptr(&mut self, rptr: u64) {
+        self.rptr = rptr;
+    }
+
     /// Runs the queue for at most `budget` packets.  The read pointer is
     /// published once, when the run ends (however it ends).
     pub fn run<M: GpuMemory, E: Events>(&mut self, m: &mut M, ev: &mut E, budget: u32) -> Run {

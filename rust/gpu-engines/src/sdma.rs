@@ -151,6 +151,12 @@ impl SdmaQueue {
         self.rptr
     }
 
+    /// Starts the queue at read pointer `rptr` (bytes), where an unload
+    /// left it (the MQD's saved read pointer).
+    pub fn set_rptr(&mut self, rptr: u64) {
+        self.rptr = rptr;
+    }
+
     /// Bytes copied or filled since load.
     pub fn bytes_moved(&self) -> u64 {
         self.bytes

@@ -508,6 +508,70 @@ impl SdmaQueues {
     }
 }
 
+/// A compute queue's hardware slot without the HWS: HQD `queue` of MEC
+/// pipe `pipe` (C: `q->pipe`, `q->queue`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HqdSlot {
+    pub pipe: u32,
+    pub queue: u32,
+}
+
+/// The compute HQDs of a device, shared by all processes (C: the dqm's
+/// `allocated_queues[pipe]` bitmaps and `next_pipe_to_allocate`; a set
+/// bit is a used slot here).  At most 1024 slots.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HqdSlots {
+    pipes: u32,
+    queues_per_pipe: u32,
+    used: Bitmap1024,
+    next_pipe: u32,
+}
+
+impl HqdSlots {
+    /// `pipes` x `queues_per_pipe` free slots (capped at 1024 in all).
+    pub fn new(pipes: u32, queues_per_pipe: u32) -> Self {
+        let pipes = pipes.min(1024);
+        let queues_per_pipe = if pipes == 0 { 0 } else { queues_per_pipe.min(1024 / pipes) };
+        HqdSlots { pipes, queues_per_pipe, used: Bitmap1024::default(), next_pipe: 0 }
+    }
+
+    /// C: `allocate_hqd`: the lowest free queue of the first pipe with
+    /// one, searching from the pipe after the last one used (round
+    /// robin, spreading queues over the pipes); `-EBUSY` when every slot
+    /// is taken.
+    pub fn alloc(&mut self) -> Result<HqdSlot, Errno> {
+        for i in 0..self.pipes {
+            let pipe = (self.next_pipe + i) % self.pipes;
+            for queue in 0..self.queues_per_pipe {
+                let bit = pipe * self.queues_per_pipe + queue;
+                if !self.used.test(bit) {
+                    self.used.set(bit);
+                    self.next_pipe = (pipe + 1) % self.pipes;
+                    return Ok(HqdSlot { pipe, queue });
+                }
+            }
+        }
+        Err(Errno::Busy)
+    }
+
+    /// C: `deallocate_hqd`.
+    pub fn free(&mut self, s: HqdSlot) {
+        if s.pipe < self.pipes && s.queue < self.queues_per_pipe {
+            self.used.clear(s.pipe * self.queues_per_pipe + s.queue);
+        }
+    }
+
+    /// Slots in use.
+    pub fn in_use(&self) -> u32 {
+        self.used.count()
+    }
+
+    /// Queues per pipe (after the 1024-slot cap).
+    pub fn queues_per_pipe(&self) -> u32 {
+        self.queues_per_pipe
+    }
+}
+
 /// SET_CU_MASK's count checks (C: `kfd_ioctl_set_cu_mask`): the number of
 /// mask bits kept and of 32-bit words to copy from user space.
 pub fn cu_mask_words(num_cu_mask: u32) -> Result<(u32, usize), Errno> {

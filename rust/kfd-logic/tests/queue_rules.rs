@@ -282,3 +282,21 @@ fn queue_exceptions_map_to_queue_errors() {
 fn idle_wave_state_is_empty() {
     assert_eq!(idle_wave_state(0x1000), ([0x1000, 0, 0x1000, 0], 0, 0));
 }
+
+#[test]
+fn hqd_slots_round_robin_over_pipes_then_busy() {
+    let mut h = HqdSlots::new(4, 2);
+    // allocate_hqd: one queue per pipe in turn, then the second queues.
+    let got: Vec<_> = (0..8).map(|_| h.alloc().unwrap()).map(|s| (s.pipe, s.queue)).collect();
+    assert_eq!(got, [(0, 0), (1, 0), (2, 0), (3, 0), (0, 1), (1, 1), (2, 1), (3, 1)]);
+    assert_eq!(h.alloc(), Err(Errno::Busy));
+    assert_eq!(h.in_use(), 8);
+    h.free(HqdSlot { pipe: 2, queue: 1 });
+    // Out of range: ignored.
+    h.free(HqdSlot { pipe: 9, queue: 0 });
+    assert_eq!(h.alloc(), Ok(HqdSlot { pipe: 2, queue: 1 }));
+    assert_eq!(h.alloc(), Err(Errno::Busy));
+    // More slots than a 1024-bit map holds are capped; no pipes, none.
+    assert_eq!(HqdSlots::new(4, 1000).queues_per_pipe(), 256);
+    assert_eq!(HqdSlots::new(0, 8).alloc(), Err(Errno::Busy));
+}

@@ -70,6 +70,8 @@ pub struct kgd_gpu_info {
     pub num_sdma_xgmi_engines: __u32,
     pub num_sdma_queues_per_engine: __u32,
     pub num_cp_queues: __u32,
+    pub num_pipe_per_mec: __u32,
+    pub num_queue_per_pipe: __u32,
     pub num_xcc: __u32,
     pub max_engine_clk_fcompute: __u32,
     pub fw_version: __u32,
@@ -96,26 +98,6 @@ pub struct kgd_mem_alloc {
     pub size: __u64,
     pub user_addr: __u64,
     pub flags: __u32,
-    pub pad: __u32,
-}
-#[repr(C)]
-#[derive(Default, Copy, Clone)]
-pub struct kgd_queue_desc {
-    pub type_: __u32,
-    pub queue_id: __u32,
-    pub doorbell_offset: __u32,
-    pub priority: __u32,
-    pub percentage: __u32,
-    pub sdma_engine: __u32,
-    pub ring_base: __u64,
-    pub ring_size: __u64,
-    pub rptr_va: __u64,
-    pub wptr_va: __u64,
-    pub eop_va: __u64,
-    pub eop_size: __u64,
-    pub ctx_save_va: __u64,
-    pub ctx_save_size: __u64,
-    pub ctl_stack_size: __u32,
     pub pad: __u32,
 }
 #[repr(C)]
@@ -212,30 +194,66 @@ pub struct kfd2kgd_calls {
         unsafe extern "C" fn(
             kgd: *mut kgd_dev,
             vm: *mut core::ffi::c_void,
-            q: *const kgd_queue_desc,
-            hqd: *mut *mut core::ffi::c_void,
+            mqd: *mut core::ffi::c_void,
+            mqd_size: __u32,
+            pipe_id: __u32,
+            queue_id: __u32,
+            wptr: __u64,
+        ) -> core::ffi::c_int,
+    >,
+    pub hqd_sdma_load: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            vm: *mut core::ffi::c_void,
+            mqd: *mut core::ffi::c_void,
+            mqd_size: __u32,
+            wptr: __u64,
         ) -> core::ffi::c_int,
     >,
     pub hqd_destroy: ::core::option::Option<
         unsafe extern "C" fn(
             kgd: *mut kgd_dev,
-            hqd: *mut core::ffi::c_void,
+            mqd: *mut core::ffi::c_void,
+            mqd_size: __u32,
+            pipe_id: __u32,
+            queue_id: __u32,
         ) -> core::ffi::c_int,
     >,
-    pub hqd_update: ::core::option::Option<
+    pub hqd_sdma_destroy: ::core::option::Option<
         unsafe extern "C" fn(
             kgd: *mut kgd_dev,
-            hqd: *mut core::ffi::c_void,
-            ring_base: __u64,
-            ring_size: __u64,
-            priority: __u32,
-            percentage: __u32,
+            mqd: *mut core::ffi::c_void,
+            mqd_size: __u32,
+        ) -> core::ffi::c_int,
+    >,
+    pub hqd_is_occupied: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            queue_address: __u64,
+            pipe_id: __u32,
+            queue_id: __u32,
+        ) -> core::ffi::c_int,
+    >,
+    pub hqd_sdma_is_occupied: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            mqd: *mut core::ffi::c_void,
+            mqd_size: __u32,
         ) -> core::ffi::c_int,
     >,
     pub hqd_get_state: ::core::option::Option<
         unsafe extern "C" fn(
             kgd: *mut kgd_dev,
-            hqd: *mut core::ffi::c_void,
+            pipe_id: __u32,
+            queue_id: __u32,
+            state: *mut kgd_hqd_state,
+        ),
+    >,
+    pub hqd_sdma_get_state: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            engine: __u32,
+            queue: __u32,
             state: *mut kgd_hqd_state,
         ),
     >,

@@ -168,3 +168,121 @@ mod heapless_vec {
         }
     }
 }
+
+/// Every generation: the fields `init_mqd` / `init_mqd_sdma` set come back
+/// out of the MQD's bytes as the CP reads them.
+#[test]
+fn compute_mqd_round_trips_per_generation() {
+    let q = QueueProps { doorbell_off: 0x2e, priority: 12, ..aql_queue() };
+    for gfx in [GfxVersion::GFX90A, GfxVersion::GFX1030, GfxVersion::GFX1100] {
+        let d = dev(gfx);
+        let gen = MqdGen::of(gfx).unwrap();
+        let mut mqd = ComputeMqd::zeroed(gfx).unwrap();
+        init_compute_mqd(&mut mqd, &d, 0, &q);
+        assert_eq!(mqd.as_bytes().len(), gen.compute_size());
+        let c = decode_compute(gen, mqd.as_bytes()).unwrap();
+        assert_eq!(
+            c,
+            ComputeQueue {
+                aql: true,
+                ring_base: q.queue_address,
+                ring_size: 4096,
+                rptr_report: q.read_ptr,
+                wptr_poll: q.write_ptr,
+                doorbell_off: 0x2e,
+                pipe_priority: 2,
+                quantum: 0x111,
+                eop_base: q.eop_ring_buffer_address,
+                eop_size: 4096,
+                ctx_save_base: q.ctx_save_restore_area_address,
+                ctx_save_size: q.ctx_save_restore_area_size,
+                ctl_stack_size: q.ctl_stack_size,
+                vmid: 0,
+                pq_rptr: 0,
+            },
+            "{gfx:?}"
+        );
+        // A PM4 queue of another size, and the read pointer a CP saved.
+        let pm4 = QueueProps { format: QueueFormat::Pm4, queue_size: 1 << 20, priority: 0, ..q };
+        update_compute_mqd(&mut mqd, &d, &pm4, None);
+        // update_mqd does not clear the AQL control init_mqd set: a new
+        // MQD does.
+        init_compute_mqd(&mut mqd, &d, 0, &pm4);
+        save_compute_rptr(gen, mqd.as_bytes_mut(), 0x1234).unwrap();
+        let c = decode_compute(gen, mqd.as_bytes()).unwrap();
+        assert_eq!((c.aql, c.ring_size, c.pipe_priority, c.pq_rptr), (false, 1 << 20, 0, 0x1234), "{gfx:?}");
+        mqd.set_pq_rptr(0);
+        assert_eq!(decode_compute(gen, mqd.as_bytes()).unwrap().pq_rptr, 0);
+    }
+}
+
+#[test]
+fn sdma_mqd_round_trips_per_generation() {
+    let q = QueueProps { sdma_engine_id: 1, sdma_queue_id: 5, doorbell_off: 0x1e0, queue_size: 1 << 16, ..aql_queue() };
+    for gfx in [GfxVersion::GFX90A, GfxVersion::GFX1030, GfxVersion::GFX1100] {
+        let gen = MqdGen::of(gfx).unwrap();
+        let mut mqd = SdmaMqd::zeroed(gfx).unwrap();
+        init_sdma_mqd(&mut mqd, &dev(gfx), &q);
+        assert_eq!(mqd.as_bytes().len(), gen.sdma_size());
+        let s = decode_sdma(gen, mqd.as_bytes()).unwrap();
+        assert_eq!(
+            s,
+            SdmaQueue {
+                ring_base: q.queue_address,
+                ring_size: 1 << 16,
+                rptr_report: q.read_ptr,
+                // Only GFX11's MQD manager programs the poll address.
+                wptr_poll: if gen == MqdGen::V11 { q.write_ptr } else { 0 },
+                doorbell_off: 0x1e0,
+                engine: 1,
+                queue: 5,
+                rb_rptr: 0,
+            },
+            "{gfx:?}"
+        );
+        save_sdma_rptr(gen, mqd.as_bytes_mut(), 0x1_0000_0040).unwrap();
+        assert_eq!(decode_sdma(gen, mqd.as_bytes()).unwrap().rb_rptr, 0x1_0000_0040);
+        mqd.set_rb_rptr(8);
+        assert_eq!(decode_sdma(gen, mqd.as_bytes()).unwrap().rb_rptr, 8);
+    }
+}
+
+#[test]
+fn inconsistent_mqds_are_refused() {
+    let d = dev(GfxVersion::GFX1030);
+    let gen = MqdGen::V10;
+    let mut mqd = ComputeMqd::zeroed(d.gfx).unwrap();
+    init_compute_mqd(&mut mqd, &d, 0, &aql_queue());
+    let good = mqd;
+    // Every compute MQD is 512 dwords (so the size cannot tell the
+    // generations apart), an SDMA MQD 128 (v10: 130): a short buffer, an SDMA MQD
+    // as a compute one.
+    assert_eq!([MqdGen::V9, MqdGen::V10, MqdGen::V11].map(MqdGen::compute_size), [2048; 3]);
+    assert_eq!([MqdGen::V9, MqdGen::V10, MqdGen::V11].map(MqdGen::sdma_size), [512, 520, 512]);
+    assert_eq!(decode_compute(gen, &good.as_bytes()[..64]), Err(MqdError::Size));
+    assert_eq!(decode_sdma(gen, good.as_bytes()), Err(MqdError::Size));
+    assert_eq!(save_compute_rptr(gen, &mut mqd.as_bytes_mut()[..512], 1), Err(MqdError::Size));
+    // A zeroed MQD has no header.
+    let zero = ComputeMqd::zeroed(d.gfx).unwrap();
+    assert_eq!(decode_compute(gen, zero.as_bytes()), Err(MqdError::Header));
+    let ComputeMqd::V10(m) = &mut mqd else { panic!() };
+    m.cp_hqd_pipe_priority = 3;
+    assert_eq!(decode_compute(gen, mqd.as_bytes()), Err(MqdError::Priority));
+    mqd = good;
+    let ComputeMqd::V10(m) = &mut mqd else { panic!() };
+    m.cp_hqd_pq_control |= gc10::CP_HQD_PQ_CONTROL__QUEUE_SIZE_MASK;
+    assert_eq!(decode_compute(gen, mqd.as_bytes()), Err(MqdError::Ring));
+    mqd = good;
+    let ComputeMqd::V10(m) = &mut mqd else { panic!() };
+    (m.cp_hqd_pq_base_lo, m.cp_hqd_pq_base_hi) = (0, 0);
+    assert_eq!(decode_compute(gen, mqd.as_bytes()), Err(MqdError::Ring));
+    mqd = good;
+    let ComputeMqd::V10(m) = &mut mqd else { panic!() };
+    (m.cp_hqd_pq_wptr_poll_addr_lo, m.cp_hqd_pq_wptr_poll_addr_hi) = (0, 0);
+    assert_eq!(decode_compute(gen, mqd.as_bytes()), Err(MqdError::Pointers));
+
+    let mut s = SdmaMqd::zeroed(d.gfx).unwrap();
+    assert_eq!(decode_sdma(gen, s.as_bytes()), Err(MqdError::Ring));
+    init_sdma_mqd(&mut s, &d, &QueueProps { read_ptr: 0, ..aql_queue() });
+    assert_eq!(decode_sdma(gen, s.as_bytes()), Err(MqdError::Pointers));
+}

@@ -86,7 +86,10 @@ fn alloc(k: &Kfd, gpu: u32, va: u64, size: u64, flags: u32, map: bool) -> Result
 }
 
 fn first_gpu() -> Result<u32, String> {
-    fuzz::topology_gpu_ids().first().copied().ok_or_else(|| "no GPU in topology".into())
+    // KFD_TEST_GPU=<n>: the n-th GPU of the topology instead of the first
+    // (to run the tests on each profile of a multi-GPU guest).
+    let n = std::env::var("KFD_TEST_GPU").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(0);
+    fuzz::topology_gpu_ids().get(n).copied().ok_or_else(|| format!("no GPU {n} in topology"))
 }
 
 fn setup() -> Result<Setup, String> {
@@ -828,6 +831,14 @@ fn hang_hws_is_detected_reset_counted_and_signalled() -> Check {
     let before = hang_count(s.gpu)?;
     let path = "/sys/kernel/debug/kfd/hang_hws";
     std::fs::write(path, "999999\n").err().ok_or("hang_hws accepted an unknown gpu_id")?;
+    // GFX11 GPUs are scheduled by MES, which upstream does not hang:
+    // -EINVAL, nothing hangs, the queue goes normally.
+    if node_props(s.gpu).is_some_and(|p| prop(&p, "gfx_target_version") >= 110000) {
+        let e = std::fs::write(path, format!("{}\n", s.gpu)).err().and_then(|e| e.raw_os_error());
+        ensure_eq(e, Some(libc::EINVAL), "hang_hws on a MES GPU")?;
+        ensure_eq(hang_count(s.gpu)?, before, "hang_count")?;
+        return expect_ok(s.destroy(q), "DESTROY_QUEUE");
+    }
     std::fs::write(path, format!("{}\n", s.gpu)).map_err(|e| format!("{path}: {e}"))?;
     // Detected at the next preemption: the queue goes, the call says ETIME.
     expect_errno(s.destroy(q), libc::ETIME, "DESTROY_QUEUE on a hung scheduler")?;
@@ -859,6 +870,16 @@ fn hang_hws_is_detected_reset_counted_and_signalled() -> Check {
     expect_ok(s.destroy(b.queue_id), "DESTROY after reset")
 }
 
+/// The dword at byte `offset` of the first MQD debugfs `mqds` dumps under
+/// the process header `me` (rows of 32 bytes: `    <offset>: <8 dwords>`).
+fn mqd_dword(mqds: &str, me: &str, offset: usize) -> Option<u32> {
+    let section = &mqds[mqds.find(me)?..];
+    let row = format!("    {:08x}:", offset / 32 * 32);
+    let line = section.lines().find(|l| l.starts_with(&row))?;
+    let word = line[row.len()..].split_whitespace().nth(offset % 32 / 4)?;
+    u32::from_str_radix(word, 16).ok()
+}
+
 fn debugfs_lists_queues() -> Check {
     let s = setup()?;
     let mut a = s.aql();
@@ -870,10 +891,31 @@ fn debugfs_lists_queues() -> Check {
     let me = format!("Process {} PASID ", unsafe { libc::getpid() });
     ensure(mqds.contains(&me), format!("mqds lacks {me:?}: {mqds}"))?;
     ensure(mqds.contains(&format!("  Compute queue on device {:x}", s.gpu)), format!("mqds: {mqds}"))?;
+    // The MQD as upstream's seq_hex_dump prints it: 32 bytes a row, the
+    // compute MQD header (0xC0310800) first, and our ring among the
+    // dwords (cp_hqd_pq_base_lo = ring >> 8).
+    ensure(mqds.contains("\n    00000000: c0310800 "), format!("mqds: no compute MQD dump: {mqds}"))?;
+    let base_lo = format!(" {:08x}", (a.ring_base_address >> 8) as u32);
+    ensure(mqds.contains(&base_lo), format!("mqds: no dword {base_lo} (ring base >> 8): {mqds}"))?;
     let rls = read_sysfs("/sys/kernel/debug/kfd/rls")?;
     ensure(rls.contains(&format!("qid {q} ")), format!("rls lacks our queue: {rls}"))?;
     let hqds = read_sysfs("/sys/kernel/debug/kfd/hqds")?;
     ensure(hqds.contains(&format!("gpu_id {:x}:", s.gpu)), format!("hqds: {hqds}"))?;
+    // Our queue sits in an HQD the GPU driver reports occupied.
+    ensure(
+        hqds.lines().any(|l| l.contains(&format!(" qid {q} pipe ")) && l.contains(" occupied 1 ")),
+        format!("hqds: our queue not in an occupied HQD: {hqds}"),
+    )?;
+    // SET_CU_MASK rewrites the MQD: compute_static_thread_mgmt_se0 (byte
+    // 92 of every generation's compute MQD, v9/v10/v11_structs.h) goes
+    // from all CUs to the two of the mask (one WGP on GFX10+).
+    let se0 = |m: &str| mqd_dword(m, &me, 92);
+    ensure_eq(se0(&mqds), Some(0xffff_ffff), "compute_static_thread_mgmt_se0 before SET_CU_MASK")?;
+    let mask = [0x3u32, 0];
+    let mut c = uapi::kfd_ioctl_set_cu_mask_args { queue_id: q, num_cu_mask: 64, cu_mask_ptr: mask.as_ptr() as u64 };
+    expect_ok(s.kfd.ioctl(uapi::AMDKFD_IOC_SET_CU_MASK, &mut c), "SET_CU_MASK")?;
+    let after = se0(&read_sysfs("/sys/kernel/debug/kfd/mqds")?);
+    ensure(after.is_some_and(|v| v != 0xffff_ffff && v & 0x3 != 0), format!("se0 after SET_CU_MASK: {after:x?}"))?;
     expect_ok(s.destroy(q), "DESTROY")?;
     let rls = read_sysfs("/sys/kernel/debug/kfd/rls")?;
     ensure(!rls.contains(&format!("qid {q} ")), format!("rls still lists the queue: {rls}"))

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The virtual GPU's queue front end: reads the MQDs rkfd hands over
+//! (`hqd_load`, `hqd_sdma_load`) as a CP or SDMA engine would, into the
+//! engines' queue descriptions, saves a queue's read pointer back into its
+//! MQD at unload (`hqd_destroy`), and keeps the hardware queue slots: the
+//! HQDs of the MEC's pipes and the SDMA engines' RLC queues.
+//!
+//! C: amdgpu's `amdgpu_amdkfd_gfx_v9.c` / `_gfx_v10_3.c` / `_gfx_v11.c`
+//! (`hqd_load`, `hqd_sdma_load`, `hqd_destroy`, `hqd_sdma_destroy`,
+//! `hqd_is_occupied`, `hqd_sdma_is_occupied`), which write the HQD
+//! registers from the MQD; the MQD layouts and their decoding are the host
+//! crate `rust/amdgpu-hw`'s `mqd.rs` (host-tested), compiled in here
+//! through `kernel_mqd.rs`.
+//!
+//! An MQD no CP would load (wrong size or header, no ring, no pointer
+//! addresses, an unknown pipe priority, a doorbell outside the VM's slice,
+//! a slot out of range) is refused with `EINVAL`, never trusted.
+
+use kernel::{prelude::*, sync::Arc};
+
+use crate::{
+    engine::{Hqd, QueueDesc},
+    profile::{GfxVersion, Profile},
+    uapi,
+};
+
+/// MQD layouts and decoders, `rust/amdgpu-hw/src/mqd.rs`, with the
+/// generated layouts it names (`rust/amdgpu-hw/src/kernel_mqd.rs`).
+#[path = "../rust/amdgpu-hw/src/kernel_mqd.rs"]
+mod mqd_format;
+use mqd_format::mqd as hw;
+
+/// For `mqd_format`, which names the generations `super::gfx`.
+use crate::profile::gfx;
+
+/// Pipes of the MEC rkfd loads queues into (`num_pipe_per_mec`), as a
+/// real MEC has.
+pub(crate) const PIPES: u32 = 4;
+/// HQDs per pipe (`num_queue_per_pipe`).  A real MEC has 8; without the
+/// HWS (issue #13: runlists not yet) every queue needs its own HQD, and
+/// rkfd allows 127 queues per process and GPU, so the virtual MEC has
+/// 4 x 128.
+pub(crate) const QUEUES_PER_PIPE: u32 = 128;
+
+/// Dwords of one AQL packet: the unit of `cp_hqd_pq_rptr` for AQL queues.
+const AQL_PACKET_DWORDS: u64 = 16;
+
+/// The engines' scheduling priority (0-15, the stride weight's) for a
+/// CP pipe priority (`KFD_PIPE_PRIORITY_CS_LOW`, `_MEDIUM`, `_HIGH`), the
+/// only priority an MQD carries (`set_priority`): each level doubles the
+/// share, as queue priorities 3, 7 and 15 would.
+fn sched_priority(pipe_priority: u32) -> u32 {
+    match pipe_priority {
+        0 => 3,
+        1 => 7,
+        _ => 15,
+    }
+}
+
+/// The MQD layout of `gfx`.
+fn gen(gfx: GfxVersion) -> Result<hw::MqdGen> {
+    hw::MqdGen::of(gfx).ok_or(EINVAL)
+}
+
+/// A doorbell offset (dwords in the VM's slice) as a byte offset of a
+/// whole 64-bit doorbell inside the slice.
+fn doorbell_bytes(p: &Profile, dwords: u32) -> Result<u32> {
+    let bytes = dwords.checked_mul(4).ok_or(EINVAL)?;
+    if bytes % 8 != 0 || bytes.checked_add(8).is_none_or(|end| end > p.doorbell_process_size()) {
+        return Err(EINVAL);
+    }
+    Ok(bytes)
+}
+
+/// What the engines need of a compute MQD (`hqd_load`); `wptr`, the
+/// write pointer rkfd passes, must be the MQD's poll address (or 0).
+pub(crate) fn compute_desc(p: &Profile, mqd: &[u8], wptr: u64) -> Result<QueueDesc> {
+    let c = hw::decode_compute(gen(p.gfx)?, mqd).map_err(|_| EINVAL)?;
+    if wptr != 0 && wptr != c.wptr_poll {
+        return Err(EINVAL);
+    }
+    Ok(QueueDesc {
+        ty: if c.aql { uapi::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL } else { uapi::KFD_IOC_QUEUE_TYPE_COMPUTE },
+        doorbell_offset: doorbell_bytes(p, c.doorbell_off)?,
+        priority: sched_priority(c.pipe_priority),
+        // Inactive queues are not loaded: a loaded one gets its full share.
+        percentage: 100,
+        sdma_engine: 0,
+        ring_base: c.ring_base,
+        ring_size: c.ring_size,
+        rptr_va: c.rptr_report,
+        wptr_va: c.wptr_poll,
+        rptr: if c.aql { u64::from(c.pq_rptr) / AQL_PACKET_DWORDS } else { u64::from(c.pq_rptr) },
+    })
+}
+
+/// What the engines need of an SDMA MQD (`hqd_sdma_load`), and its
+/// (engine, queue).  GFX9/10 SDMA MQDs carry no write-pointer address:
+/// `wptr` gives it (upstream's `hqd_sdma_load(.., wptr, ..)`); GFX11's
+/// carries one, which `wptr` must match if given.
+pub(crate) fn sdma_desc(p: &Profile, mqd: &[u8], wptr: u64) -> Result<(QueueDesc, u32, u32)> {
+    let s = hw::decode_sdma(gen(p.gfx)?, mqd).map_err(|_| EINVAL)?;
+    let wptr_va = match (s.wptr_poll, wptr) {
+        (0, 0) => return Err(EINVAL),
+        (0, w) => w,
+        (poll, w) if w == 0 || w == poll => poll,
+        _ => return Err(EINVAL),
+    };
+    let desc = QueueDesc {
+        ty: uapi::KFD_IOC_QUEUE_TYPE_SDMA,
+        doorbell_offset: doorbell_bytes(p, s.doorbell_off)?,
+        // An SDMA MQD has no priority.
+        priority: sched_priority(1),
+        percentage: 100,
+        sdma_engine: s.engine,
+        ring_base: s.ring_base,
+        ring_size: s.ring_size,
+        rptr_va: s.rptr_report,
+        wptr_va,
+        rptr: s.rb_rptr,
+    };
+    Ok((desc, s.engine, s.queue))
+}
+
+/// The (engine, queue) an SDMA MQD names.
+pub(crate) fn sdma_slot_of(p: &Profile, mqd: &[u8]) -> Result<(u32, u32)> {
+    let s = hw::decode_sdma(gen(p.gfx)?, mqd).map_err(|_| EINVAL)?;
+    Ok((s.engine, s.queue))
+}
+
+/// Saves a compute queue's read pointer (in [`QueueDesc::rptr`]'s unit)
+/// into its MQD's `cp_hqd_pq_rptr`, in dwords, as the CP does at dequeue
+/// (the register is 32 bits: an AQL queue past 2^28 packets resumes at
+/// the truncated value).
+pub(crate) fn save_compute(p: &Profile, mqd: &mut [u8], desc: &QueueDesc, rptr: u64) -> Result {
+    let dwords = if desc.ty == uapi::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL { rptr.wrapping_mul(AQL_PACKET_DWORDS) } else { rptr };
+    hw::save_compute_rptr(gen(p.gfx)?, mqd, dwords as u32).map_err(|_| EINVAL)
+}
+
+/// Saves an SDMA queue's read pointer (bytes) into its MQD.
+pub(crate) fn save_sdma(p: &Profile, mqd: &mut [u8], rptr: u64) -> Result {
+    hw::save_sdma_rptr(gen(p.gfx)?, mqd, rptr).map_err(|_| EINVAL)
+}
+
+/// A GPU's hardware queue slots: what each HQD and RLC queue holds.
+pub(crate) struct Slots {
+    /// HQD (pipe, queue) at `pipe * QUEUES_PER_PIPE + queue`.
+    compute: KVec<Option<Arc<Hqd>>>,
+    /// RLC queue (engine, queue) at `engine * sdma_queues + queue`.
+    sdma: KVec<Option<Arc<Hqd>>>,
+    sdma_queues: u32,
+}
+
+impl Slots {
+    /// Every slot of `p` empty.
+    pub(crate) fn new(p: &Profile) -> Result<Self> {
+        let engines = p.num_sdma_engines + p.num_sdma_xgmi_engines;
+        let mut s = Slots { compute: KVec::new(), sdma: KVec::new(), sdma_queues: p.num_sdma_queues_per_engine };
+        for _ in 0..PIPES * QUEUES_PER_PIPE {
+            s.compute.push(None, GFP_KERNEL)?;
+        }
+        for _ in 0..engines * p.num_sdma_queues_per_engine {
+            s.sdma.push(None, GFP_KERNEL)?;
+        }
+        Ok(s)
+    }
+
+    /// HQD (`pipe`, `queue`); `EINVAL` out of range.
+    pub(crate) fn compute(&mut self, pipe: u32, queue: u32) -> Result<&mut Option<Arc<Hqd>>> {
+        if pipe >= PIPES || queue >= QUEUES_PER_PIPE {
+            return Err(EINVAL);
+        }
+        self.compute.get_mut((pipe * QUEUES_PER_PIPE + queue) as usize).ok_or(EINVAL)
+    }
+
+    /// RLC queue `queue` of SDMA `engine`; `EINVAL` out of range.
+    pub(crate) fn sdma(&mut self, engine: u32, queue: u32) -> Result<&mut Option<Arc<Hqd>>> {
+        if queue >= self.sdma_queues {
+            return Err(EINVAL);
+        }
+        let i = engine.checked_mul(self.sdma_queues).and_then(|b| b.checked_add(queue)).ok_or(EINVAL)?;
+        self.sdma.get_mut(i as usize).ok_or(EINVAL)
+    }
+}
+
+#[kernel::prelude::kunit_tests(amdgpu_vgpu_mqd)]
+mod tests {
+    use super::*;
+    use crate::profile::PROFILES;
+
+    fn queue() -> hw::QueueProps {
+        hw::QueueProps {
+            format: hw::QueueFormat::Aql,
+            queue_address: 0x7f00_0010_0000,
+            queue_size: 4096,
+            read_ptr: 0x7f00_0020_0008,
+            write_ptr: 0x7f00_0020_0000,
+            doorbell_off: 6,
+            priority: 15,
+            sdma_engine_id: 1,
+            sdma_queue_id: 2,
+            ..Default::default()
+        }
+    }
+
+    fn dev(p: &Profile) -> hw::MqdDevice {
+        hw::MqdDevice {
+            gfx: p.gfx,
+            cwsr_enabled: false,
+            profiler_active: false,
+            pcie_atomics: false,
+            sdma_phase_quantum: hw::SDMA_PHASE_QUANTUM_DEFAULT,
+        }
+    }
+
+    /// Every profile reads back the queue rkfd's MQD describes, and
+    /// refuses what no CP would load with `EINVAL`.
+    #[test]
+    fn mqds_of_every_profile_are_read_and_checked() -> Result {
+        for p in PROFILES.iter() {
+            let q = queue();
+            let mut c = hw::ComputeMqd::zeroed(p.gfx).ok_or(EINVAL)?;
+            hw::init_compute_mqd(&mut c, &dev(p), 0, &q);
+            let d = compute_desc(p, c.as_bytes(), q.write_ptr)?;
+            assert_eq!(d.ty, uapi::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
+            assert_eq!((d.ring_base, d.ring_size, d.rptr_va, d.wptr_va), (q.queue_address, 4096, q.read_ptr, q.write_ptr));
+            // Doorbell dword 6 is byte 24: doorbell index 3.
+            assert_eq!((d.doorbell_offset, d.doorbell_id(), d.priority, d.rptr), (24, 3, 15, 0));
+            // A write pointer other than the MQD's, a short MQD, a zeroed
+            // one, a doorbell past the slice or between two doorbells.
+            assert!(matches!(compute_desc(p, c.as_bytes(), q.write_ptr + 8), Err(e) if e == EINVAL));
+            assert!(matches!(compute_desc(p, &c.as_bytes()[..100], 0), Err(e) if e == EINVAL));
+            let zero = hw::ComputeMqd::zeroed(p.gfx).ok_or(EINVAL)?;
+            assert!(matches!(compute_desc(p, zero.as_bytes(), 0), Err(e) if e == EINVAL));
+            for off in [p.doorbell_process_size() / 4, 7] {
+                let mut bad = c;
+                hw::update_compute_mqd(&mut bad, &dev(p), &hw::QueueProps { doorbell_off: off, ..q }, None);
+                assert!(matches!(compute_desc(p, bad.as_bytes(), 0), Err(e) if e == EINVAL));
+            }
+            // The read pointer saved at unload comes back (AQL: packets).
+            let mut bytes = c;
+            save_compute(p, bytes.as_bytes_mut(), &d, 5)?;
+            assert_eq!(compute_desc(p, bytes.as_bytes(), 0)?.rptr, 5);
+
+            let mut s = hw::SdmaMqd::zeroed(p.gfx).ok_or(EINVAL)?;
+            hw::init_sdma_mqd(&mut s, &dev(p), &q);
+            let (d, engine, queue) = sdma_desc(p, s.as_bytes(), q.write_ptr)?;
+            assert_eq!((engine, queue, d.sdma_engine(), d.wptr_va), (1, 2, Some(1), q.write_ptr));
+            // GFX9/10 SDMA MQDs have no write-pointer address: it must be given.
+            let given = sdma_desc(p, s.as_bytes(), 0);
+            assert_eq!(given.is_ok(), p.gfx.arch() == gfx::GfxArch::Gfx11);
+            save_sdma(p, s.as_bytes_mut(), 0x40)?;
+            assert_eq!(sdma_desc(p, s.as_bytes(), q.write_ptr)?.0.rptr, 0x40);
+            assert_eq!(sdma_slot_of(p, s.as_bytes())?, (1, 2));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn slots_are_bounded() -> Result {
+        let p = &PROFILES[0];
+        let mut s = Slots::new(p)?;
+        assert!(s.compute(PIPES - 1, QUEUES_PER_PIPE - 1)?.is_none());
+        assert!(matches!(s.compute(PIPES, 0), Err(e) if e == EINVAL));
+        assert!(matches!(s.compute(0, QUEUES_PER_PIPE), Err(e) if e == EINVAL));
+        let engines = p.num_sdma_engines + p.num_sdma_xgmi_engines;
+        assert!(s.sdma(engines - 1, p.num_sdma_queues_per_engine - 1)?.is_none());
+        assert!(matches!(s.sdma(engines, 0), Err(e) if e == EINVAL));
+        assert!(matches!(s.sdma(0, p.num_sdma_queues_per_engine), Err(e) if e == EINVAL));
+        assert!(matches!(s.sdma(u32::MAX, 0), Err(e) if e == EINVAL));
+        Ok(())
+    }
+}
