@@ -40,6 +40,7 @@ modules:
 clean:
 	-test -z "$(KDIR)" || $(MAKE) -C $(KDIR) M=$(ROOT) RUSTC=$(KRUSTC) clean
 	-test -z "$(KDIR)" || $(MAKE) -C $(KDIR) M=$(ROOT)/vgpu RUSTC=$(KRUSTC) clean
+	-test -z "$(KDIR)" || $(MAKE) -C $(KDIR) M=$(ROOT)/bridge clean
 	cd rust && cargo clean
 
 setup:

@@ -9,8 +9,8 @@
  * kind of GPU it drives:
  *
  *   - the virtual amdgpu (vgpu/, module "amdgpu") implements kfd2kgd in Rust;
- *   - a real-amdgpu shim, not written yet (issue #15; a future
- *     shim/rkfd_amdgpu.c), would implement it over amdgpu's
+ *   - the bridge bridge/rkfd_amdgpu.ko (issue #15; built, not run yet)
+ *     implements it over the patched in-tree amdgpu's exported
  *     amdgpu_amdkfd_* functions.
  *
  * Rules:

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rkfd_amdgpu.ko, rkfd side: each GPU the patched amdgpu offers becomes an
+ * rkfd device (kgd2kfd_probe/device_init/device_exit, exported by rkfd.ko),
+ * and rkfd's kfd2kgd_calls are implemented over the amdgpu side
+ * (rkfd_amdgpu_kgd.c).  It includes no amdgpu header (see rkfd_amdgpu.h).
+ *
+ * Calls that have no amdgpu counterpart yet return -EOPNOTSUPP and say so
+ * once in the kernel log (pr_notice_once is per call site, so once per op).
+ */
+#define pr_fmt(fmt) "rkfd_amdgpu: " fmt
+
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/workqueue.h>
+
+#include <rkfd/kgd_kfd_interface.h>
+#include <uapi/linux/kfd_ioctl.h>
+
+#include "rkfd_amdgpu.h"
+
+/* IH entries buffered between the hard IRQ and rkfd (a power of two). */
+#define RKFD_AMDGPU_IH_SLOTS 256
+
+struct rkfd_amdgpu_dev {
+	void *adev;			/* struct amdgpu_device */
+	struct kfd_dev *kfd;		/* rkfd's device */
+	/*
+	 * kgd2kfd_interrupt() runs in process context only, amdgpu's IH calls
+	 * ops->interrupt in hard IRQ: entries are copied into this ring under
+	 * ih_lock and handed to rkfd by ih_work, as amdkfd's ih_fifo does.
+	 */
+	spinlock_t ih_lock;
+	u32 ih_head, ih_tail;		/* free-running; head - tail entries queued */
+	u32 ih_dropped;
+	u32 ih[RKFD_AMDGPU_IH_SLOTS][KGD_IH_RING_ENTRY_DWORDS];
+	struct work_struct ih_work;
+};
+
+#define RKFD_AMDGPU_UNSUPPORTED(op) ({					\
+	pr_notice_once("%s is not implemented over amdgpu yet: -EOPNOTSUPP\n", op); \
+	-EOPNOTSUPP;							\
+})
+
+static struct rkfd_amdgpu_dev *to_bdev(struct kgd_dev *kgd)
+{
+	return (struct rkfd_amdgpu_dev *)kgd;
+}
+
+static int bridge_acquire_vm(struct kgd_dev *kgd, void *drm_file, void **vm)
+{
+	return rkfd_amdgpu_acquire_vm(to_bdev(kgd)->adev, drm_file, vm);
+}
+
+static void bridge_release_vm(struct kgd_dev *kgd, void *vm)
+{
+	rkfd_amdgpu_release_vm(vm);
+}
+
+static void bridge_set_vm_pasid(struct kgd_dev *kgd, void *vm, __u32 pasid)
+{
+	/*
+	 * amdgpu owns PASIDs (amdgpu_pasid_alloc at render-node open) and puts
+	 * its own in IH entries; rkfd's device interface does not take a
+	 * driver-owned PASID yet, so rkfd's PASID is not installed.
+	 */
+	pr_notice_once("set_vm_pasid: amdgpu keeps the PASID of the render-node VM\n");
+}
+
+static int bridge_alloc_memory_of_gpu(struct kgd_dev *kgd, void *vm,
+				      const struct kgd_mem_alloc *alloc,
+				      void **mem, __u64 *mmap_offset)
+{
+	u64 va = alloc->va;
+
+	/* amdgpu takes a USERPTR's CPU address in *mmap_offset (amdkfd's ioctl). */
+	if (alloc->flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR)
+		*mmap_offset = alloc->user_addr;
+	return rkfd_amdgpu_alloc_memory(to_bdev(kgd)->adev, vm, va, alloc->size,
+					alloc->flags, mem, mmap_offset);
+}
+
+static void bridge_free_memory_of_gpu(struct kgd_dev *kgd, void *vm, void *mem)
+{
+	rkfd_amdgpu_free_memory(to_bdev(kgd)->adev, vm, mem);
+}
+
+static int bridge_map_memory_to_gpu(struct kgd_dev *kgd, void *vm, void *mem)
+{
+	return rkfd_amdgpu_map_memory(to_bdev(kgd)->adev, vm, mem);
+}
+
+static int bridge_unmap_memory_from_gpu(struct kgd_dev *kgd, void *vm, void *mem)
+{
+	return rkfd_amdgpu_unmap_memory(to_bdev(kgd)->adev, vm, mem);
+}
+
+static void *bridge_map_gtt_to_kernel(struct kgd_dev *kgd, void *mem, __u64 *size)
+{
+	return rkfd_amdgpu_map_gtt_to_kernel(mem, size);
+}
+
+static __u64 bridge_available_vram(struct kgd_dev *kgd)
+{
+	return rkfd_amdgpu_available_vram(to_bdev(kgd)->adev);
+}
+
+static __u64 bridge_get_gpu_clock_counter(struct kgd_dev *kgd)
+{
+	return rkfd_amdgpu_gpu_clock_counter(to_bdev(kgd)->adev);
+}
+
+static int bridge_mmap_doorbells(struct kgd_dev *kgd, void *vm, void *vma)
+{
+	return RKFD_AMDGPU_UNSUPPORTED("mmap_doorbells");
+}
+
+static int bridge_mmap_mmio_remap(struct kgd_dev *kgd, void *vma)
+{
+	return RKFD_AMDGPU_UNSUPPORTED("mmap_mmio_remap");
+}
+
+static int bridge_hqd_load(struct kgd_dev *kgd, void *vm,
+			   const struct kgd_queue_desc *q, void **hqd)
+{
+	return RKFD_AMDGPU_UNSUPPORTED("hqd_load");
+}
+
+/* Never called: hqd_load never succeeds. */
+static int bridge_hqd_destroy(struct kgd_dev *kgd, void *hqd)
+{
+	return RKFD_AMDGPU_UNSUPPORTED("hqd_destroy");
+}
+
+static int bridge_hqd_update(struct kgd_dev *kgd, void *hqd, __u64 ring_base,
+			     __u64 ring_size, __u32 priority, __u32 percentage)
+{
+	return RKFD_AMDGPU_UNSUPPORTED("hqd_update");
+}
+
+static void bridge_hqd_get_state(struct kgd_dev *kgd, void *hqd,
+				 struct kgd_hqd_state *state)
+{
+	memset(state, 0, sizeof(*state));
+}
+
+static int bridge_hws_hang(struct kgd_dev *kgd)
+{
+	return RKFD_AMDGPU_UNSUPPORTED("hws_hang");
+}
+
+static int bridge_gpu_reset(struct kgd_dev *kgd)
+{
+	return RKFD_AMDGPU_UNSUPPORTED("gpu_reset");
+}
+
+static int bridge_reserve_mem_limit(struct kgd_dev *kgd, __u64 size, __u32 flags)
+{
+	return rkfd_amdgpu_reserve_mem_limit(size, flags);
+}
+
+static void bridge_unreserve_mem_limit(struct kgd_dev *kgd, __u64 size, __u32 flags)
+{
+	rkfd_amdgpu_unreserve_mem_limit(size, flags);
+}
+
+/*
+ * The svm_* calls stay NULL: rkfd then does not advertise SVM for the GPU
+ * (VRAM pages, GPU page-table updates and SDMA copies need amdgpu
+ * internals the patch series does not export yet).  get_mem_limits NULL:
+ * debugfs mem_limit shows zeros.
+ */
+static const struct kfd2kgd_calls rkfd_amdgpu_calls = {
+	.acquire_vm = bridge_acquire_vm,
+	.release_vm = bridge_release_vm,
+	.set_vm_pasid = bridge_set_vm_pasid,
+	.alloc_memory_of_gpu = bridge_alloc_memory_of_gpu,
+	.free_memory_of_gpu = bridge_free_memory_of_gpu,
+	.map_memory_to_gpu = bridge_map_memory_to_gpu,
+	.unmap_memory_from_gpu = bridge_unmap_memory_from_gpu,
+	.map_gtt_to_kernel = bridge_map_gtt_to_kernel,
+	.available_vram = bridge_available_vram,
+	.get_gpu_clock_counter = bridge_get_gpu_clock_counter,
+	.mmap_doorbells = bridge_mmap_doorbells,
+	.mmap_mmio_remap = bridge_mmap_mmio_remap,
+	.hqd_load = bridge_hqd_load,
+	.hqd_destroy = bridge_hqd_destroy,
+	.hqd_update = bridge_hqd_update,
+	.hqd_get_state = bridge_hqd_get_state,
+	.hws_hang = bridge_hws_hang,
+	.gpu_reset = bridge_gpu_reset,
+	.reserve_mem_limit = bridge_reserve_mem_limit,
+	.unreserve_mem_limit = bridge_unreserve_mem_limit,
+};
+
+static void rkfd_amdgpu_ih_work(struct work_struct *work)
+{
+	struct rkfd_amdgpu_dev *bdev = container_of(work, struct rkfd_amdgpu_dev, ih_work);
+	u32 entry[KGD_IH_RING_ENTRY_DWORDS];
+	unsigned long flags;
+	u32 dropped;
+
+	for (;;) {
+		spin_lock_irqsave(&bdev->ih_lock, flags);
+		if (bdev->ih_head == bdev->ih_tail) {
+			dropped = bdev->ih_dropped;
+			bdev->ih_dropped = 0;
+			spin_unlock_irqrestore(&bdev->ih_lock, flags);
+			break;
+		}
+		memcpy(entry, bdev->ih[bdev->ih_tail % RKFD_AMDGPU_IH_SLOTS], sizeof(entry));
+		bdev->ih_tail++;
+		spin_unlock_irqrestore(&bdev->ih_lock, flags);
+		kgd2kfd_interrupt(bdev->kfd, entry);
+	}
+	if (dropped)
+		pr_warn_ratelimited("%u interrupt entries dropped (ring full)\n", dropped);
+}
+
+void rkfd_amdgpu_dev_interrupt(void *bdev_, const void *ih_ring_entry)
+{
+	struct rkfd_amdgpu_dev *bdev = bdev_;
+	unsigned long flags;
+
+	spin_lock_irqsave(&bdev->ih_lock, flags);
+	if (bdev->ih_head - bdev->ih_tail < RKFD_AMDGPU_IH_SLOTS) {
+		memcpy(bdev->ih[bdev->ih_head % RKFD_AMDGPU_IH_SLOTS], ih_ring_entry,
+		       KGD_IH_RING_ENTRY_DWORDS * sizeof(u32));
+		bdev->ih_head++;
+	} else {
+		bdev->ih_dropped++;
+	}
+	spin_unlock_irqrestore(&bdev->ih_lock, flags);
+	queue_work(system_highpri_wq, &bdev->ih_work);
+}
+
+void *rkfd_amdgpu_dev_probe(void *adev, const struct rkfd_amdgpu_info *in)
+{
+	struct rkfd_amdgpu_dev *bdev;
+	struct kgd_gpu_info *info;
+
+	bdev = kzalloc_obj(*bdev, GFP_KERNEL);
+	info = kzalloc_obj(*info, GFP_KERNEL);
+	if (!bdev || !info)
+		goto fail;
+	bdev->adev = adev;
+	spin_lock_init(&bdev->ih_lock);
+	INIT_WORK(&bdev->ih_work, rkfd_amdgpu_ih_work);
+
+	strscpy(info->name, in->name, sizeof(info->name));
+	info->gfx_target_version = in->gfx_target_version;
+	info->vendor_id = in->vendor_id;
+	info->device_id = in->device_id;
+	info->domain = in->domain;
+	info->location_id = in->location_id;
+	info->drm_render_minor = in->drm_render_minor;
+	info->unique_id = in->unique_id;
+	info->num_shader_engines = in->num_shader_engines;
+	info->sh_per_se = in->sh_per_se;
+	info->cu_per_sh = in->cu_per_sh;
+	info->simd_per_cu = in->simd_per_cu;
+	info->max_waves_per_simd = in->max_waves_per_simd;
+	info->wave_front_size = in->wave_front_size;
+	info->lds_size_in_kb = in->lds_size_in_kb;
+	info->num_sdma_engines = in->num_sdma_engines;
+	info->num_sdma_xgmi_engines = in->num_sdma_xgmi_engines;
+	info->num_xcc = in->num_xcc;
+	info->max_engine_clk_fcompute = in->max_engine_clk_fcompute;
+	info->fw_version = in->fw_version;
+	info->sdma_fw_version = in->sdma_fw_version;
+	info->vram_size = in->vram_size;
+	info->vram_width = in->vram_width;
+	info->mem_clk_max = in->mem_clk_max;
+	info->vram_is_public = in->vram_is_public;
+	info->doorbell_process_size = 8192;	/* gfx9+ (amdkfd's kfd_doorbell_process_slice) */
+	/* Not derived yet: caches, CWSR sizes, queue counts, capability bits. */
+
+	bdev->kfd = kgd2kfd_probe((struct kgd_dev *)bdev, THIS_MODULE,
+				  &rkfd_amdgpu_calls, info);
+	if (!bdev->kfd)
+		goto fail;
+	kfree(info);
+	return bdev;
+fail:
+	kfree(info);
+	kfree(bdev);
+	return NULL;
+}
+
+bool rkfd_amdgpu_dev_init(void *bdev_)
+{
+	struct rkfd_amdgpu_dev *bdev = bdev_;
+
+	return kgd2kfd_device_init(bdev->kfd) == 0;
+}
+
+/*
+ * amdgpu has stopped calling ops->interrupt for this device (it cleared
+ * adev->kfd.dev and waited for RCU) before device_exit.
+ */
+void rkfd_amdgpu_dev_exit(void *bdev_)
+{
+	struct rkfd_amdgpu_dev *bdev = bdev_;
+
+	cancel_work_sync(&bdev->ih_work);
+	kgd2kfd_device_exit(bdev->kfd);
+	kfree(bdev);
+}
+
+static int __init rkfd_amdgpu_init(void)
+{
+	int ret = rkfd_amdgpu_register();
+
+	if (ret == -ENODEV)
+		pr_err("amdgpu was not loaded with kfd=external\n");
+	else if (ret)
+		pr_err("amdgpu_kfd_register failed: %d\n", ret);
+	return ret;
+}
+
+/* Unregister first: amdgpu tears the devices down through device_exit. */
+static void __exit rkfd_amdgpu_exit(void)
+{
+	rkfd_amdgpu_unregister();
+}
+
+module_init(rkfd_amdgpu_init);
+module_exit(rkfd_amdgpu_exit);
+MODULE_DESCRIPTION("rkfd bridge to the in-tree amdgpu driver (amdgpu.kfd=external)");
+MODULE_LICENSE("GPL");
