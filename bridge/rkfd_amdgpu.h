@@ -33,6 +33,7 @@ struct rkfd_amdgpu_info {
 	u32 num_shader_engines, sh_per_se, cu_per_sh, simd_per_cu;
 	u32 max_waves_per_simd, wave_front_size, lds_size_in_kb;
 	u32 num_sdma_engines, num_sdma_xgmi_engines, num_xcc;
+	u32 num_pipe_per_mec, num_queue_per_pipe;
 	u32 max_engine_clk_fcompute, fw_version, sdma_fw_version;
 	u64 vram_size;
 	u32 vram_width, mem_clk_max, vram_is_public;

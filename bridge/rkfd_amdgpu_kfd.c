@@ -122,26 +122,53 @@ static int bridge_mmap_mmio_remap(struct kgd_dev *kgd, void *vma)
 	return RKFD_AMDGPU_UNSUPPORTED("mmap_mmio_remap");
 }
 
-static int bridge_hqd_load(struct kgd_dev *kgd, void *vm,
-			   const struct kgd_queue_desc *q, void **hqd)
+/*
+ * Queues: amdgpu's kfd2kgd hqd_load / hqd_sdma_load take the same MQDs
+ * (the no-HWS path); not wired yet.
+ */
+static int bridge_hqd_load(struct kgd_dev *kgd, void *vm, void *mqd, __u32 mqd_size,
+			   __u32 pipe_id, __u32 queue_id, __u64 wptr)
 {
 	return RKFD_AMDGPU_UNSUPPORTED("hqd_load");
 }
 
-/* Never called: hqd_load never succeeds. */
-static int bridge_hqd_destroy(struct kgd_dev *kgd, void *hqd)
+static int bridge_hqd_sdma_load(struct kgd_dev *kgd, void *vm, void *mqd, __u32 mqd_size,
+				__u64 wptr)
+{
+	return RKFD_AMDGPU_UNSUPPORTED("hqd_sdma_load");
+}
+
+/* Never called with a loaded queue: the loads never succeed. */
+static int bridge_hqd_destroy(struct kgd_dev *kgd, void *mqd, __u32 mqd_size,
+			      __u32 pipe_id, __u32 queue_id)
 {
 	return RKFD_AMDGPU_UNSUPPORTED("hqd_destroy");
 }
 
-static int bridge_hqd_update(struct kgd_dev *kgd, void *hqd, __u64 ring_base,
-			     __u64 ring_size, __u32 priority, __u32 percentage)
+static int bridge_hqd_sdma_destroy(struct kgd_dev *kgd, void *mqd, __u32 mqd_size)
 {
-	return RKFD_AMDGPU_UNSUPPORTED("hqd_update");
+	return RKFD_AMDGPU_UNSUPPORTED("hqd_sdma_destroy");
 }
 
-static void bridge_hqd_get_state(struct kgd_dev *kgd, void *hqd,
+static int bridge_hqd_is_occupied(struct kgd_dev *kgd, __u64 queue_address,
+				  __u32 pipe_id, __u32 queue_id)
+{
+	return 0;
+}
+
+static int bridge_hqd_sdma_is_occupied(struct kgd_dev *kgd, void *mqd, __u32 mqd_size)
+{
+	return 0;
+}
+
+static void bridge_hqd_get_state(struct kgd_dev *kgd, __u32 pipe_id, __u32 queue_id,
 				 struct kgd_hqd_state *state)
+{
+	memset(state, 0, sizeof(*state));
+}
+
+static void bridge_hqd_sdma_get_state(struct kgd_dev *kgd, __u32 engine, __u32 queue,
+				      struct kgd_hqd_state *state)
 {
 	memset(state, 0, sizeof(*state));
 }
@@ -186,9 +213,13 @@ static const struct kfd2kgd_calls rkfd_amdgpu_calls = {
 	.mmap_doorbells = bridge_mmap_doorbells,
 	.mmap_mmio_remap = bridge_mmap_mmio_remap,
 	.hqd_load = bridge_hqd_load,
+	.hqd_sdma_load = bridge_hqd_sdma_load,
 	.hqd_destroy = bridge_hqd_destroy,
-	.hqd_update = bridge_hqd_update,
+	.hqd_sdma_destroy = bridge_hqd_sdma_destroy,
+	.hqd_is_occupied = bridge_hqd_is_occupied,
+	.hqd_sdma_is_occupied = bridge_hqd_sdma_is_occupied,
 	.hqd_get_state = bridge_hqd_get_state,
+	.hqd_sdma_get_state = bridge_hqd_sdma_get_state,
 	.hws_hang = bridge_hws_hang,
 	.gpu_reset = bridge_gpu_reset,
 	.reserve_mem_limit = bridge_reserve_mem_limit,
@@ -267,6 +298,8 @@ void *rkfd_amdgpu_dev_probe(void *adev, const struct rkfd_amdgpu_info *in)
 	info->num_sdma_engines = in->num_sdma_engines;
 	info->num_sdma_xgmi_engines = in->num_sdma_xgmi_engines;
 	info->num_xcc = in->num_xcc;
+	info->num_pipe_per_mec = in->num_pipe_per_mec;
+	info->num_queue_per_pipe = in->num_queue_per_pipe;
 	info->max_engine_clk_fcompute = in->max_engine_clk_fcompute;
 	info->fw_version = in->fw_version;
 	info->sdma_fw_version = in->sdma_fw_version;

@@ -74,6 +74,8 @@ static void rkfd_amdgpu_fill_info(struct amdgpu_device *adev, u32 target,
 	info->lds_size_in_kb = adev->gfx.cu_info.lds_size;
 	info->num_sdma_engines = adev->sdma.num_instances;
 	info->num_xcc = max_t(u32, NUM_XCC(adev->gfx.xcc_mask), 1);
+	info->num_pipe_per_mec = adev->gfx.mec.num_pipe_per_mec;
+	info->num_queue_per_pipe = adev->gfx.mec.num_queue_per_pipe;
 	info->max_engine_clk_fcompute = amdgpu_amdkfd_get_max_engine_clock_in_mhz(adev);
 	info->fw_version = amdgpu_amdkfd_get_fw_version(adev, KGD_ENGINE_MEC1);
 	info->sdma_fw_version = amdgpu_amdkfd_get_fw_version(adev, KGD_ENGINE_SDMA1);
