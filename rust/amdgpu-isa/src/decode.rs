@@ -385,21 +385,28 @@ pub fn decode_for(gen: Generation, words: &[u32]) -> Result<Instruction, DecodeE
     Ok(inst)
 }
 
+/// The scalar ALU format of `w0` and its raw opcode, if it is one: SOP1,
+/// SOPC and SOPP by their 9-bit prefix, SOPK by 4 bits, SOP2 by 2 (the
+/// same on GFX9 and GFX10; the opcode numbers differ).
+fn scalar_format(w0: u32) -> Option<(Encoding, u32)> {
+    let top9 = bits(w0, 23, 9);
+    Some(match top9 {
+        0x17d => (Encoding::Sop1, bits(w0, 8, 8)),
+        0x17e => (Encoding::Sopc, bits(w0, 16, 7)),
+        0x17f => (Encoding::Sopp, bits(w0, 16, 7)),
+        _ if bits(w0, 28, 4) == 0xb => (Encoding::Sopk, bits(w0, 23, 5)),
+        _ if bits(w0, 30, 2) == 0b10 => (Encoding::Sop2, bits(w0, 23, 7)),
+        _ => return None,
+    })
+}
+
 fn decode_gfx9(words: &[u32]) -> Result<Instruction, DecodeError> {
     let w0 = *words.first().ok_or(DecodeError::Truncated)?;
     let w1 = || words.get(1).copied().ok_or(DecodeError::Truncated);
     let top9 = bits(w0, 23, 9);
     let top6 = bits(w0, 26, 6);
 
-    // Scalar ALU: SOP1/SOPC/SOPP by 9-bit prefix, SOPK by 4, SOP2 by 2.
-    if top9 == 0x17d || top9 == 0x17e || top9 == 0x17f || bits(w0, 28, 4) == 0xb || bits(w0, 30, 2) == 0b10 {
-        let (encoding, opcode) = match top9 {
-            0x17d => (Encoding::Sop1, bits(w0, 8, 8)),
-            0x17e => (Encoding::Sopc, bits(w0, 16, 7)),
-            0x17f => (Encoding::Sopp, bits(w0, 16, 7)),
-            _ if bits(w0, 28, 4) == 0xb => (Encoding::Sopk, bits(w0, 23, 5)),
-            _ => (Encoding::Sop2, bits(w0, 23, 7)),
-        };
+    if let Some((encoding, opcode)) = scalar_format(w0) {
         let opcode = opcode as u16;
         check(encoding, opcode, w0)?;
         return scalar_operands(encoding, opcode, words);
@@ -626,14 +633,7 @@ fn decode_gfx10(words: &[u32]) -> Result<Instruction, DecodeError> {
     let top6 = bits(w0, 26, 6);
 
     // Scalar ALU: the GFX9 formats, GFX10 opcode numbers.
-    if top9 == 0x17d || top9 == 0x17e || top9 == 0x17f || bits(w0, 28, 4) == 0xb || bits(w0, 30, 2) == 0b10 {
-        let (encoding, raw) = match top9 {
-            0x17d => (Encoding::Sop1, bits(w0, 8, 8)),
-            0x17e => (Encoding::Sopc, bits(w0, 16, 7)),
-            0x17f => (Encoding::Sopp, bits(w0, 16, 7)),
-            _ if bits(w0, 28, 4) == 0xb => (Encoding::Sopk, bits(w0, 23, 5)),
-            _ => (Encoding::Sop2, bits(w0, 23, 7)),
-        };
+    if let Some((encoding, raw)) = scalar_format(w0) {
         let opcode = gfx10_opcode(encoding, raw as u16, w0)?;
         return scalar_operands(encoding, opcode, words);
     }

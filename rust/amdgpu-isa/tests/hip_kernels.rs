@@ -4,6 +4,7 @@
 //! checked against the CPU; every check runs on both targets (`gfx90a::`,
 //! `gfx1030::`).
 
+#[macro_use]
 mod common;
 use common::*;
 
@@ -15,24 +16,6 @@ fn code(t: Target) -> Option<Vec<u8>> {
 
 fn code_o0(t: Target) -> Option<Vec<u8>> {
     compile_hip_for(t, SOURCE, "kernels_o0", "-O0")
-}
-
-/// Each check as a test on each target.
-macro_rules! on_each_target {
-    ($($check:ident),* $(,)?) => {
-        mod gfx90a {
-            $(#[test]
-            fn $check() {
-                super::$check(super::Target::Gfx90a)
-            })*
-        }
-        mod gfx1030 {
-            $(#[test]
-            fn $check() {
-                super::$check(super::Target::Gfx1030)
-            })*
-        }
-    };
 }
 
 on_each_target!(

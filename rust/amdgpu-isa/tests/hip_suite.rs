@@ -5,6 +5,7 @@
 //! checks through ROCr, without the guest.  Every check runs on both
 //! targets (`gfx90a::` and `gfx1030::`, GFX9 wave64 and GFX10.3 wave32).
 
+#[macro_use]
 mod common;
 use common::*;
 
@@ -15,24 +16,6 @@ const SOURCE_O0: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/hip/de
 
 fn code(t: Target) -> Option<Vec<u8>> {
     compile_hip_for(t, SOURCE, "suite", "-O2")
-}
-
-/// Each check as a test on each target.
-macro_rules! on_each_target {
-    ($($check:ident),* $(,)?) => {
-        mod gfx90a {
-            $(#[test]
-            fn $check() {
-                super::$check(super::Target::Gfx90a)
-            })*
-        }
-        mod gfx1030 {
-            $(#[test]
-            fn $check() {
-                super::$check(super::Target::Gfx1030)
-            })*
-        }
-    };
 }
 
 on_each_target!(

@@ -103,6 +103,26 @@ pub fn load_code_object(mem: &mut SparseMemory, bytes: &[u8]) {
     }
 }
 
+/// Each check `fn(Target)` named as a test on each target (a test file
+/// using it declares `#[macro_use] mod common;`).
+#[allow(unused_macros)] // Not every test binary uses it.
+macro_rules! on_each_target {
+    ($($check:ident),* $(,)?) => {
+        mod gfx90a {
+            $(#[test]
+            fn $check() {
+                super::$check(super::Target::Gfx90a)
+            })*
+        }
+        mod gfx1030 {
+            $(#[test]
+            fn $check() {
+                super::$check(super::Target::Gfx1030)
+            })*
+        }
+    };
+}
+
 /// A GPU target the host tests compile for and run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
