@@ -403,7 +403,6 @@ fn scalar_format(w0: u32) -> Option<(Encoding, u32)> {
 fn decode_gfx9(words: &[u32]) -> Result<Instruction, DecodeError> {
     let w0 = *words.first().ok_or(DecodeError::Truncated)?;
     let w1 = || words.get(1).copied().ok_or(DecodeError::Truncated);
-    let top9 = bits(w0, 23, 9);
     let top6 = bits(w0, 26, 6);
 
     if let Some((encoding, opcode)) = scalar_format(w0) {
