@@ -11,7 +11,11 @@
 #   make bench-queues  queue benchmark in the test VM (ROCr: signal round trip,
 #                   SDMA GB/s vs memcpy, priority 15 vs 7 packets/s; raw KFD:
 #                   PM4 packets/s, SDMA GB/s with 4 queues, queue create+destroy/s,
-#                   events/s, doorbell latency); prints figures
+#                   events/s, issue #16 rounds (PM4 and SDMA), doorbell latency
+#                   vs a user-space poller); prints figures
+#   make bench-isa  the shader interpreter: vector add and LDS reduction over
+#                   1M elements on the virtual GPU (HIP) vs a C loop in the
+#                   guest, and the host build's lane-ops/s; prints figures
 #   make setup      install the toolchain and kernel source (idempotent)
 #   make kernel     build (or reuse) the cached test kernel
 
@@ -22,7 +26,7 @@ KRUST_LIB_SRC ?= /usr/lib/rustlib/src/rust/library
 KBINDGEN ?= $(or $(RKFD_CACHE),/var/cache/rkfd)/tools/bin/bindgen
 KDIR ?= $(shell $(ROOT)/scripts/kdir)
 
-.PHONY: all modules clean setup kernel demo check host-test abi-check guest-tools soak bench-svm bench-queues
+.PHONY: all modules clean setup kernel demo check host-test abi-check guest-tools soak bench-svm bench-queues bench-isa
 
 all: modules
 
@@ -61,3 +65,6 @@ bench-queues: modules
 	$(MAKE) -s -C tests/rocr
 	cd rust && cargo build -q --release -p kfd-tests
 	scripts/vm-run --gpu $(or $(GPU),gfx90a) -- sh -c 'tests/rocr/build/rocr-bench; r=$$?; rust/target/release/kfd-queue-bench || r=1; exit $$r'
+
+bench-isa: modules
+	scripts/bench-isa

@@ -46,6 +46,10 @@
 //!     `hqd_load` / `hqd_sdma_load` take another lock under it (1, to give
 //!     the queue to a worker); the others take the queue out or clone it
 //!     and release it before they wait for the engine.
+//!  0. `Pool::engines` (`engine/shader`), beside `Kgd::hqds` (never
+//!     nested with it): the workers to kick when a dispatch is offered
+//!     to helpers; taken with no other lock held, each worker's 1 in
+//!     turn under it.
 //!  1. `Engine::inner` (`engine`): a worker's queue list, scheduler clock,
 //!     hang and stop flags (with its condition variable `Engine::wake`).
 //!     Never held together with 2 (each path releases one before it takes
@@ -61,6 +65,14 @@
 //!     bounded by one quantum.  Nothing allocates with direct reclaim under
 //!     it (a workgroup's storage is allocated with no lock held, interrupt
 //!     entries are reserved before the run): reclaim may preempt queues.
+//!  2b. `Pool::slots` (`engine/shader`): one worker's helper state (a
+//!     workgroup of another worker's dispatch), held while it runs one
+//!     time slice of it; cancelling a dispatch (`hqd_destroy`, a replaced
+//!     ring, `gpu_reset`) takes each in turn to wait for the slices in
+//!     progress, with no lock of this driver held (helpers never take 1
+//!     or 2).  Released before a helper raises a retry fault in rkfd.
+//!     Under it: 3, and the leaves `Pool::grids` (the dispatches offered to
+//!     helpers; also taken under 2) and `Grid::error`.
 //!  3. `Vm::inner` (`vm`; upstream the VM's page tables): the objects,
 //!     mappings and page table.  Taken under the mm's `mmap_lock` (render
 //!     node mmap), under 2 (an engine's run of accesses, `Vm::gpu_pages`,

@@ -431,6 +431,9 @@ pub(crate) struct Engine {
     irq: Mutex<IrqTarget>,
     /// Counters.
     stats: Stats,
+    /// The GPU's dispatches other workers may help with, and this
+    /// worker's helper ([`shader::Pool`]).
+    pool: Arc<shader::Pool>,
     /// The scheduler thread while it runs (taken only by
     /// [`EngineHandle`], never by the thread).  A leaf.
     #[pin]
@@ -565,6 +568,15 @@ impl GpuMemory for VmMem<'_> {
         })
     }
 
+    fn release(&mut self) {
+        self.held = None;
+        self.traffic = 0;
+    }
+
+    fn probe(&mut self, va: u64, len: usize, write: bool) -> core::result::Result<(), Fault> {
+        self.each_page(va, len, write, |_, _, _, _| {})
+    }
+
     fn atomic_add_u64(&mut self, va: u64, v: u64) -> core::result::Result<u64, Fault> {
         let fault = Fault { va, write: true };
         let pages = self.pages(8);
@@ -609,8 +621,8 @@ impl GpuMemory for VmMem<'_> {
 
 impl Engine {
     /// Worker `index` of `core`'s engines, with no thread yet
-    /// ([`EngineHandle`] starts it).
-    fn new(core: &Arc<Core>, index: usize) -> Result<Arc<Self>> {
+    /// ([`EngineHandle`] starts it), helping with dispatches of `pool`.
+    fn new(core: &Arc<Core>, index: usize, pool: Arc<shader::Pool>) -> Result<Arc<Self>> {
         Arc::pin_init(
             try_pin_init!(Engine {
                 core: core.clone(),
@@ -631,6 +643,7 @@ impl Engine {
                     packets: Atomic::new(0),
                     sleeps: Atomic::new(0),
                 },
+                pool,
                 thread <- new_mutex!(None, "Engine::thread"),
             }),
             GFP_KERNEL,
@@ -652,6 +665,15 @@ impl Engine {
         }
         let mut proc = Proc::new(desc)?;
         proc.set_rptr(desc.rptr);
+        // Profiles whose ISA the interpreter does not know keep their
+        // dispatches unsupported.
+        let shader = shader::Shader::new(
+            desc.wptr_va,
+            shader::interpreter_isa(self.core.profile().gfx),
+            vm.clone(),
+            self.pool.clone(),
+            self.index,
+        );
         let hqd = Arc::pin_init(
             try_pin_init!(Hqd {
                 vm,
@@ -665,9 +687,7 @@ impl Engine {
                         packets: 0,
                         removed: false,
                         retry: (0, 0),
-                        // Profiles whose ISA the interpreter does not
-                        // know keep their dispatches unsupported.
-                        shader: shader::Shader::new(desc.wptr_va, shader::interpreter_isa(self.core.profile().gfx)),
+                        shader,
                     },
                     "Hqd::state"
                 ),
@@ -705,8 +725,18 @@ impl Engine {
             (slot, g.hung)
         };
         // Preemption: the engine holds the state for one quantum at most.
-        hqd.state.lock().removed = true;
+        let grid = {
+            let mut st = hqd.state.lock();
+            st.removed = true;
+            st.shader.cancel()
+        };
         drop(slot);
+        if let Some(g) = grid {
+            // Other workers running its dispatch's workgroups: each is
+            // stopped at the end of its slice.
+            self.pool.wait_helpers();
+            drop(g);
+        }
         if hung {
             Err(ETIME)
         } else {
@@ -757,11 +787,20 @@ impl Engine {
                 all.push(s.hqd.clone(), GFP_KERNEL)?;
             }
         }
+        let mut stopped = false;
         for hqd in all.iter() {
-            let mut st = hqd.state.lock();
-            if st.error == 0 {
-                st.error = QUEUE_ERROR_RESET;
-            }
+            let grid = {
+                let mut st = hqd.state.lock();
+                if st.error == 0 {
+                    st.error = QUEUE_ERROR_RESET;
+                }
+                st.shader.cancel()
+            };
+            stopped |= grid.is_some();
+            drop(grid);
+        }
+        if stopped {
+            self.pool.wait_helpers();
         }
         let mut g = self.inner.lock();
         g.hung = false;
@@ -903,6 +942,9 @@ impl Engine {
                     }
                 }
                 st.error = QUEUE_ERROR_VM_FAULT;
+                // A shader's dispatch ends here: its helpers stop (the
+                // queue's destruction waits for them).
+                st.shader.stop_helpers();
                 ev.push(IhEntry {
                     source: IH_VM_FAULT,
                     pasid: ev.pasid,
@@ -919,20 +961,27 @@ impl Engine {
         (run.packets, stop)
     }
 
-    /// Delivers and forgets `irqs`, with no lock of ours held.
+    /// Delivers and forgets `irqs`, with no lock of ours held.  The target
+    /// is looked up once per batch (a quantum's interrupts), not per entry.
     fn deliver(&self, irqs: &mut KVec<IhEntry>) {
-        for e in irqs.iter() {
-            let kfd = match &mut *self.irq.lock() {
-                IrqTarget::None => None,
-                IrqTarget::Kfd(k) => Some(*k),
-                #[cfg(CONFIG_KUNIT = "y")]
-                IrqTarget::Record(v) => {
+        if irqs.is_empty() {
+            return;
+        }
+        let kfd = match &mut *self.irq.lock() {
+            IrqTarget::None => None,
+            IrqTarget::Kfd(k) => Some(*k),
+            #[cfg(CONFIG_KUNIT = "y")]
+            IrqTarget::Record(v) => {
+                for e in irqs.iter() {
                     let _ = v.push(*e, GFP_KERNEL);
-                    None
                 }
-            };
-            if let Some(k) = kfd {
-                k.interrupt(&crate::ih::ring_entry(self.core.profile().gfx, e));
+                None
+            }
+        };
+        if let Some(k) = kfd {
+            let gfx = self.core.profile().gfx;
+            for e in irqs.iter() {
+                k.interrupt(&crate::ih::ring_entry(gfx, e));
             }
         }
         irqs.clear();
@@ -953,16 +1002,26 @@ impl Engine {
         {
             let mut g = self.inner.lock();
             let g = &mut *g;
+            let mut any = false;
             for s in g.queues.iter_mut() {
                 let again = match s.wait {
-                    Wait::Runnable => continue,
+                    Wait::Runnable => {
+                        any = true;
+                        continue;
+                    }
                     Wait::Blocked => true,
                     Wait::Idle(seen) => wake == Wake::All || s.hqd.doorbell() != seen,
                 };
                 if again {
                     s.wait = Wait::Runnable;
                     g.clock.wake(&mut s.entry);
+                    any = true;
                 }
+            }
+            if !any {
+                // Nothing rang: the idle poll ends here, with one hold of
+                // the lock.
+                return false;
             }
         }
         let mut progress = false;
@@ -989,6 +1048,8 @@ impl Engine {
             };
             let (packets, stop) = self.run_queue(&hqd, irqs);
             self.deliver(irqs);
+            // A dispatch it started may want the other workers.
+            self.pool.kick_others(self.index);
             self.stats.packets.fetch_add(u64::from(packets), Relaxed);
             // A dispatch's time slice is progress too (it completes no packet).
             progress |= packets > 0 || stop == Stop::Budget;
@@ -1022,7 +1083,11 @@ impl kabi::ThreadMain for Engine {
                 full = Instant::<Monotonic>::now();
                 wake = Wake::All;
             }
-            if self.serve_round(&mut irqs, ROUND_TURNS, wake) {
+            let served = self.serve_round(&mut irqs, ROUND_TURNS, wake);
+            // Then a slice of another worker's dispatch, if one wants help.
+            let hung = self.inner.lock().hung;
+            let helped = !hung && self.pool.help(self.index);
+            if served || helped {
                 busy = Instant::<Monotonic>::now();
                 wake = Wake::Doorbells;
                 continue;
@@ -1073,6 +1138,8 @@ impl kabi::ThreadMain for Engine {
 pub(crate) struct Engines {
     /// The workers.
     workers: KVec<Arc<Engine>>,
+    /// Their dispatches' workgroups, shared.
+    pool: Arc<shader::Pool>,
 }
 
 impl Engines {
@@ -1130,18 +1197,25 @@ impl EngineHandle {
     /// The engines of `core`: a worker per online CPU, threads started.
     pub(crate) fn start(core: &Arc<Core>) -> Result<Self> {
         let n = kabi::online_cpus().clamp(1, MAX_WORKERS);
+        let pool = shader::Pool::new(n as usize)?;
         let mut h = EngineHandle {
             engines: Engines {
                 workers: KVec::with_capacity(n as usize, GFP_KERNEL)?,
+                pool: pool.clone(),
             },
         };
         for i in 0..n {
-            let engine = Engine::new(core, i as usize)?;
+            let engine = Engine::new(core, i as usize, pool.clone())?;
             // Dropping `h` on an error stops the threads started so far.
             h.engines.workers.push(engine.clone(), GFP_KERNEL)?;
             let thread = kabi::Thread::start(engine.clone(), core.index(), i)?;
             *engine.thread.lock() = Some(thread);
         }
+        let mut all = KVec::with_capacity(n as usize, GFP_KERNEL)?;
+        for w in h.engines.workers.iter() {
+            all.push(w.clone(), GFP_KERNEL)?;
+        }
+        pool.set_engines(all);
         Ok(h)
     }
 
@@ -1193,6 +1267,8 @@ impl EngineHandle {
             drop(thread);
             *w.irq.lock() = IrqTarget::None;
         }
+        // The helpers' workgroups, and the workers the pool refers to.
+        self.engines.pool.clear();
     }
 }
 
@@ -1774,7 +1850,7 @@ mod tests {
     #[test]
     fn priority_shares_and_throughput() -> Result {
         let (core, vm) = gpu(0x45)?;
-        let engine = Engine::new(&core, 0)?;
+        let engine = Engine::new(&core, 0, shader::Pool::new(1)?)?;
         const SLOTS: u64 = 1024;
         let (hi_ring, lo_ring, ptrs) = (0x100_0000u64, 0x200_0000u64, 0x300_0000u64);
         let _a = map(&vm, hi_ring, SLOTS * 64 / PAGE, GTT)?;
@@ -1835,7 +1911,7 @@ mod tests {
     #[test]
     fn sdma_copy_bandwidth() -> Result {
         let (core, vm) = gpu(0x46)?;
-        let engine = Engine::new(&core, 0)?;
+        let engine = Engine::new(&core, 0, shader::Pool::new(1)?)?;
         const MB: u64 = 1 << 20;
         const LEN: u64 = 4 * MB;
         const ROUNDS: u64 = 8;

@@ -9,6 +9,7 @@
 #include <linux/kthread.h>
 #include <linux/cpumask.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/sched.h>
 
 #include "engine_shim.h"
@@ -44,6 +45,22 @@ void vgpu_engine_cond_resched(void)
 unsigned int vgpu_engine_online_cpus(void)
 {
 	return num_online_cpus();
+}
+
+/*
+ * How many of a GPU's workers run one kernel dispatch's workgroups (the
+ * queue's own worker and helpers): 0 (default) all of them, 1 the queue's
+ * worker alone.  Read when a dispatch starts; writable at run time (root),
+ * for make bench-isa's 1-vs-N comparison.
+ */
+static unsigned int shader_workers;
+module_param(shader_workers, uint, 0644);
+MODULE_PARM_DESC(shader_workers,
+		 "Workers (threads) running one kernel dispatch's workgroups: 0 all (default), 1 the queue's own");
+
+unsigned int vgpu_engine_shader_workers(void)
+{
+	return READ_ONCE(shader_workers);
 }
 
 /* A local mapping of the page at @pfn, NULL if it is not memory. */

@@ -17,6 +17,7 @@ void vgpu_engine_thread_stop(struct task_struct *t);
 bool vgpu_engine_thread_should_stop(void);
 void vgpu_engine_cond_resched(void);
 unsigned int vgpu_engine_online_cpus(void);
+unsigned int vgpu_engine_shader_workers(void);
 void *vgpu_engine_kmap_pfn(unsigned long pfn);
 void *vgpu_engine_direct_pfn(unsigned long pfn);
 void *vgpu_engine_kmap_page(struct page *page);

@@ -58,6 +58,7 @@ pub(crate) use engine::{
     cond_resched,
     Direct,
     online_cpus,
+    shader_workers,
     should_stop,
     GpuPage,
     GpuTarget,

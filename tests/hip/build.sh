@@ -6,6 +6,8 @@
 # the target and the compiler version (hipcc takes a minute on two cores,
 # more in the guest): build/NAME-<hash>, linked as build/NAME.
 #   build.sh [--no-build] [--arch ARCH] [NAME...]   (default: every .hip file here)
+# NAME may name a subdirectory's program (bench/isa-bench: built as
+# build/isa-bench).
 # A program may name device code built apart ("// device-code-object:"
 # lines: its own flags, e.g. -O0), cached with it as build/NAME-<hash>.*.co.
 # --no-build: only link build/NAME to an up-to-date cached binary, fail if
@@ -53,7 +55,8 @@ for name in "${names[@]}"; do
 	dcos=$(sed -n 's|^// device-code-object: ||p' "$name.hip")
 	dsrc=$(echo "$dcos" | awk 'NF { print $1 }')
 	hash=$(cat "$name.hip" $dsrc "$self" <(echo "${flags[*]} $version $dcos") | sha256sum | cut -c1-16)
-	bin=$out/$name-$hash
+	base=${name##*/}
+	bin=$out/$base-$hash
 	if [ ! -x "$bin" ] && [ $build = 0 ]; then
 		echo "build.sh: $bin is missing: run tests/hip/build.sh on the host" >&2
 		exit 1
@@ -70,7 +73,7 @@ for name in "${names[@]}"; do
 		"$HIPCC" "${flags[@]}" -o "$bin.tmp.$$" "$name.hip"
 		mv "$bin.tmp.$$" "$bin"
 	fi
-	if [ "$(readlink "$out/$name" 2>/dev/null)" != "$name-$hash" ]; then
-		ln -sfn "$name-$hash" "$out/$name"
+	if [ "$(readlink "$out/$base" 2>/dev/null)" != "$base-$hash" ]; then
+		ln -sfn "$base-$hash" "$out/$base"
 	fi
 done

@@ -37,6 +37,7 @@ use super::shim::{
     vgpu_engine_kmap_pfn,
     vgpu_engine_kunmap,
     vgpu_engine_online_cpus,
+    vgpu_engine_shader_workers,
     vgpu_engine_thread_should_stop,
     vgpu_engine_thread_start,
     vgpu_engine_thread_stop, //
@@ -122,6 +123,13 @@ pub(crate) fn cond_resched() {
 pub(crate) fn online_cpus() -> u32 {
     // SAFETY: Reads a global count.
     unsafe { vgpu_engine_online_cpus() }
+}
+
+/// The `shader_workers` module parameter: how many workers run one
+/// dispatch's workgroups (0: all).
+pub(crate) fn shader_workers() -> u32 {
+    // SAFETY: Reads a module parameter (READ_ONCE); no preconditions.
+    unsafe { vgpu_engine_shader_workers() }
 }
 
 /// Whether the current [`Thread`] is being stopped.

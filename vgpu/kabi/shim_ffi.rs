@@ -281,6 +281,9 @@ unsafe extern "C" {
     pub fn vgpu_engine_online_cpus() -> kernel::ffi::c_uint;
 }
 unsafe extern "C" {
+    pub fn vgpu_engine_shader_workers() -> kernel::ffi::c_uint;
+}
+unsafe extern "C" {
     pub fn vgpu_engine_kmap_pfn(pfn: kernel::ffi::c_ulong) -> *mut kernel::ffi::c_void;
 }
 unsafe extern "C" {

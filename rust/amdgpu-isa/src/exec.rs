@@ -783,6 +783,8 @@ impl Context<'_, '_> {
         }
         // The scalar unit ignores the low two address bits.
         let address = (base as i64).wrapping_add(offset) as u64 & !3;
+        // Checked whole first: a fault leaves the SGPRs as they were (see `flat`).
+        env.global.probe(address, 4 * dwords as usize, false).map_err(|fault| ExecError::Memory { pc: self.pc, fault })?;
         for k in 0..dwords {
             let mut b = [0u8; 4];
             env.global.read(address + 4 * k as u64, &mut b).map_err(|fault| ExecError::Memory { pc: self.pc, fault })?;
@@ -1824,6 +1826,20 @@ impl Context<'_, '_> {
         }
         let exec = self.wave.exec;
         let data = i.src[1] - src::VGPR0;
+        // Every lane's global address is checked before any lane's access:
+        // a fault leaves the wave as it was (pc, registers, memory), so
+        // the instruction can be executed again once it is resolved
+        // (XNACK: a retry fault).
+        let (bytes, write) = access.extent();
+        for lane in 0..WAVE_SIZE {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let address = self.flat_address(lane)?;
+            if let Space::Global(a) = self.space(env, address, lane)? {
+                env.global.probe(a, bytes, write).map_err(|fault| ExecError::Memory { pc: self.pc, fault })?;
+            }
+        }
         for lane in 0..WAVE_SIZE {
             if exec >> lane & 1 == 0 {
                 continue;
@@ -2537,6 +2553,15 @@ enum FlatAccess {
 }
 
 impl FlatAccess {
+    /// Bytes a lane accesses, and whether it writes.
+    fn extent(self) -> (usize, bool) {
+        match self {
+            FlatAccess::Load { bytes, .. } => (bytes, false),
+            FlatAccess::Store { bytes } | FlatAccess::StoreHigh16 { bytes } => (bytes, true),
+            FlatAccess::Atomic { wide, .. } => (if wide { 8 } else { 4 }, true),
+        }
+    }
+
     fn parse(name: &str) -> Option<FlatAccess> {
         let (_, rest) = name.split_once('_')?;
         if let Some(ty) = rest.strip_prefix("load_") {

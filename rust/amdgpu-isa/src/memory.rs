@@ -16,6 +16,15 @@ pub struct MemoryFault {
 pub trait GlobalMemory {
     fn read(&mut self, address: u64, bytes: &mut [u8]) -> Result<(), MemoryFault>;
     fn write(&mut self, address: u64, bytes: &[u8]) -> Result<(), MemoryFault>;
+    /// Whether `len` bytes at `address` can be read (and written, if
+    /// `write`) without a fault: the interpreter checks every lane of a
+    /// FLAT/GLOBAL or SMEM instruction before the first access, so that a
+    /// fault leaves the wave unchanged and the instruction can be retried.
+    /// The default (no check) makes the accesses fault where they fault.
+    fn probe(&mut self, address: u64, len: usize, write: bool) -> Result<(), MemoryFault> {
+        let _ = (address, len, write);
+        Ok(())
+    }
     /// The shader clock `s_memtime` reads (HIP `clock64()`): a 64-bit
     /// counter that never goes backwards.
     fn shader_clock(&mut self) -> u64;

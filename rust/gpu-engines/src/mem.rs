@@ -31,6 +31,20 @@ pub trait GpuMemory {
     /// the CPU, which shares the memory.
     fn atomic_add_u64(&mut self, va: u64, v: u64) -> Result<u64, Fault>;
 
+    /// Lets go of whatever the accesses hold between them (the virtual
+    /// GPU: its VM's page-table lock), so that others (another worker
+    /// running the same VM's shaders) get a turn; the next access takes it
+    /// again.  A no-op where nothing is held.
+    fn release(&mut self) {}
+
+    /// Whether `len` bytes at `va` can be read (and written, if `write`)
+    /// without a fault, accessing nothing: the first faulting address.
+    /// The default checks nothing.
+    fn probe(&mut self, va: u64, len: usize, write: bool) -> Result<(), Fault> {
+        let _ = (va, len, write);
+        Ok(())
+    }
+
     /// Copies `len` bytes from `src` to `dst` (as a forward copy).
     fn copy(&mut self, dst: u64, src: u64, len: u64) -> Result<(), Fault> {
         let mut buf = [0u8; CHUNK];
@@ -154,6 +168,94 @@ pub fn compare(func: u32, value: u32, mask: u32, reference: u32) -> Option<bool>
         6 => v > reference,
         _ => return None,
     })
+}
+
+/// Where packets are fetched from (PM4 rings and indirect buffers, SDMA
+/// rings: dword `i` counted from the queue's start).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Src {
+    /// The ring: dword `i` is at `base + (i & mask) * 4`.
+    Ring { base: u64, mask: u64 },
+    /// An indirect buffer: dword `i` is at `base + i * 4`.
+    Ib { base: u64 },
+}
+
+impl Src {
+    /// The address of dword `i`.
+    pub fn addr(&self, i: u64) -> u64 {
+        match *self {
+            Src::Ring { base, mask } => base.wrapping_add((i & mask) * 4),
+            Src::Ib { base } => base.wrapping_add(i.wrapping_mul(4)),
+        }
+    }
+
+    /// Dwords from `i` that are contiguous in memory (to the end of the
+    /// ring; an IB is contiguous).
+    fn contiguous(&self, i: u64) -> u64 {
+        match *self {
+            Src::Ring { mask, .. } => mask + 1 - (i & mask),
+            Src::Ib { .. } => u64::MAX,
+        }
+    }
+}
+
+/// Dwords one fetch reads ([`Fetch`]).
+pub const FETCH_DWORDS: usize = 64;
+/// The page size fetches do not cross (one translation each).
+const FETCH_PAGE: u64 = 4096;
+
+/// Packet dwords read ahead: one memory read fetches up to
+/// [`FETCH_DWORDS`] valid dwords of the source (never past the dwords the
+/// producer published, the end of the ring or of a page), instead of one
+/// read (a page-table lookup) per dword.  Only published dwords are
+/// fetched, which the producer does not change until the read pointer has
+/// passed them, so the window stays valid for the whole run.
+pub struct Fetch {
+    /// The source the window holds.
+    src: Option<Src>,
+    /// Its first dword's index.
+    start: u64,
+    /// Valid dwords.
+    n: usize,
+    /// The dwords.
+    buf: [u32; FETCH_DWORDS],
+}
+
+impl Default for Fetch {
+    fn default() -> Self {
+        Fetch {
+            src: None,
+            start: 0,
+            n: 0,
+            buf: [0; FETCH_DWORDS],
+        }
+    }
+}
+
+impl Fetch {
+    /// Dword `i` of `src`, of which dwords before `limit` are valid (the
+    /// caller checked `i < limit`).
+    pub fn dword<M: GpuMemory>(&mut self, m: &mut M, src: Src, i: u64, limit: u64) -> Result<u32, Stop> {
+        if self.src == Some(src) && i.wrapping_sub(self.start) < self.n as u64 {
+            return Ok(self.buf[(i - self.start) as usize]);
+        }
+        let a = src.addr(i);
+        let to_page = (FETCH_PAGE - a % FETCH_PAGE) / 4;
+        let n = (FETCH_DWORDS as u64)
+            .min(limit.wrapping_sub(i).max(1))
+            .min(to_page.max(1))
+            .min(src.contiguous(i)) as usize;
+        let mut bytes = [0u8; FETCH_DWORDS * 4];
+        self.src = None;
+        m.read(a, &mut bytes[..n * 4]).map_err(Stop::Fault)?;
+        for (d, b) in self.buf.iter_mut().zip(bytes[..n * 4].chunks_exact(4)) {
+            *d = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        self.src = Some(src);
+        self.start = i;
+        self.n = n;
+        Ok(self.buf[0])
+    }
 }
 
 /// Turns a memory result into a [`Stop`].

@@ -22,8 +22,8 @@
 //! 32-bit dword offset in the ring, as CP_HQD_PQ_RPTR_REPORT_ADDR does.
 
 use super::mem::{
-    compare, fault, Events, GpuMemory, Run, Stop, QUEUE_ERROR_INVALID_PACKET,
-    QUEUE_ERROR_UNSUPPORTED,
+    compare, fault, Events, Fetch, GpuMemory, Run, Src, Stop, FETCH_DWORDS,
+    QUEUE_ERROR_INVALID_PACKET, QUEUE_ERROR_UNSUPPORTED,
 };
 
 /// `PACKET3_NOP`.
@@ -50,24 +50,6 @@ pub const fn packet3(op: u32, count: u32) -> u32 {
 
 /// The most dwords one indirect buffer may have (the 20-bit IB_SIZE).
 const IB_SIZE_MASK: u32 = 0xf_ffff;
-
-/// Where packets are fetched from.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Src {
-    /// The ring: dword `i` is at `base + (i & mask) * 4`.
-    Ring { base: u64, mask: u64 },
-    /// An indirect buffer: dword `i` is at `base + i * 4`.
-    Ib { base: u64 },
-}
-
-impl Src {
-    fn addr(&self, i: u64) -> u64 {
-        match *self {
-            Src::Ring { base, mask } => base.wrapping_add((i & mask) * 4),
-            Src::Ib { base } => base.wrapping_add(i.wrapping_mul(4)),
-        }
-    }
-}
 
 /// An indirect buffer being executed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -96,11 +78,13 @@ enum Step {
 fn exec<M: GpuMemory, E: Events>(
     m: &mut M,
     ev: &mut E,
+    f: &mut Fetch,
     src: Src,
     pos: u64,
     avail: u64,
 ) -> Result<Step, Stop> {
-    let dw = |m: &mut M, i: u64| fault(m.read_u32(src.addr(pos + i)));
+    let limit = pos.wrapping_add(avail);
+    let mut dw = |m: &mut M, i: u64| f.dword(m, src, pos.wrapping_add(i), limit);
     let h = dw(m, 0)?;
     match h >> 30 {
         2 => return Ok(Step::Done(1)),
@@ -136,11 +120,23 @@ fn exec<M: GpuMemory, E: Events>(
             }
             let no_incr = ctl & (1 << 16) != 0;
             let mut a = addr(dw(m, 2)?, dw(m, 3)?);
-            for i in 4..len {
-                let v = dw(m, i)?;
-                fault(m.write_u32(a, v))?;
-                if !no_incr {
-                    a = a.wrapping_add(4);
+            if no_incr {
+                for i in 4..len {
+                    let v = dw(m, i)?;
+                    fault(m.write_u32(a, v))?;
+                }
+            } else {
+                // The data in writes of up to a fetch's worth.
+                let mut i = 4;
+                while i < len {
+                    let k = (len - i).min(FETCH_DWORDS as u64) as usize;
+                    let mut b = [0u8; FETCH_DWORDS * 4];
+                    for (j, c) in b[..k * 4].chunks_exact_mut(4).enumerate() {
+                        c.copy_from_slice(&dw(m, i + j as u64)?.to_le_bytes());
+                    }
+                    fault(m.write(a, &b[..k * 4]))?;
+                    a = a.wrapping_add(4 * k as u64);
+                    i += k as u64;
                 }
             }
         }
@@ -231,6 +227,7 @@ impl IbState {
         &mut self,
         m: &mut M,
         ev: &mut E,
+        f: &mut Fetch,
         budget: &mut u32,
         packets: &mut u32,
     ) -> Result<Option<u64>, Stop> {
@@ -244,7 +241,7 @@ impl IbState {
                 return Err(Stop::Budget);
             }
             let src = Src::Ib { base: ib.base };
-            match exec(m, ev, src, ib.pos, ib.size - ib.pos)? {
+            match exec(m, ev, f, src, ib.pos, ib.size - ib.pos)? {
                 Step::Done(n) => ib.pos += n,
                 // A packet running past the IB's end.
                 Step::Partial => return Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET)),
@@ -280,7 +277,7 @@ impl IbState {
         }
         let mut budget = u32::MAX;
         let mut packets = 0;
-        self.run_ib(m, ev, &mut budget, &mut packets).map(|_| ())
+        self.run_ib(m, ev, &mut Fetch::default(), &mut budget, &mut packets).map(|_| ())
     }
 
     /// Whether an IB is being executed.
@@ -367,8 +364,9 @@ impl Pm4Queue {
         // Dwords known to be in the ring past the read pointer, and whether
         // that was read from the write pointer since the last packet.
         let (mut avail, mut fresh) = (0u64, false);
+        let mut f = Fetch::default();
         loop {
-            if let Some(len) = self.ib.run_ib(m, ev, &mut budget, packets)? {
+            if let Some(len) = self.ib.run_ib(m, ev, &mut f, &mut budget, packets)? {
                 self.rptr = self.rptr.wrapping_add(len);
                 avail = avail.saturating_sub(len);
             }
@@ -383,7 +381,7 @@ impl Pm4Queue {
             if budget == 0 {
                 return Err(Stop::Budget);
             }
-            match exec(m, ev, src, self.rptr, avail)? {
+            match exec(m, ev, &mut f, src, self.rptr, avail)? {
                 Step::Done(n) => {
                     budget -= 1;
                     *packets += 1;

@@ -36,7 +36,7 @@
 //! so packets may wrap around the ring's end.
 
 use super::mem::{
-    compare, fault, Events, GpuMemory, Run, Stop, QUEUE_ERROR_INVALID_PACKET,
+    compare, fault, Events, Fetch, GpuMemory, Run, Src, Stop, QUEUE_ERROR_INVALID_PACKET,
     QUEUE_ERROR_UNSUPPORTED,
 };
 
@@ -170,6 +170,8 @@ impl SdmaQueue {
         // Bytes known to be in the ring past the read pointer, and whether
         // that was read from the write pointer since the last packet.
         let (mut avail, mut fresh) = (0u64, false);
+        // Packet dwords, read a batch at a time.
+        let mut f = Fetch::default();
         let mut stop = loop {
             if avail == 0 {
                 let wptr = match m.read_u64(self.wptr_va) {
@@ -185,7 +187,7 @@ impl SdmaQueue {
             if packets == budget {
                 break Stop::Budget;
             }
-            match self.exec(m, ev, avail / 4, &mut room) {
+            match self.exec(m, ev, &mut f, avail / 4, &mut room) {
                 Ok(Step::Done(n)) => {
                     packets += 1;
                     self.rptr = self.rptr.wrapping_add(n * 4);
@@ -229,21 +231,26 @@ impl SdmaQueue {
         Ok(())
     }
 
-    /// The address of dword `i` of the packet at the read pointer.
-    fn addr(&self, i: u64) -> u64 {
-        self.base + (self.rptr.wrapping_add(i * 4) & (self.size - 1))
-    }
-
     /// Executes the packet at the read pointer, of which `avail` dwords
     /// are in the ring.
     fn exec<M: GpuMemory, E: Events>(
         &mut self,
         m: &mut M,
         ev: &mut E,
+        f: &mut Fetch,
         avail: u64,
         room: &mut u64,
     ) -> Result<Step, Stop> {
-        let h = fault(m.read_u32(self.addr(0)))?;
+        // The ring as dwords counted from the queue's start (the read
+        // pointer is a multiple of 4 bytes).
+        let src = Src::Ring {
+            base: self.base,
+            mask: self.size / 4 - 1,
+        };
+        let pos = self.rptr / 4;
+        let limit = pos.wrapping_add(avail);
+        let dw = |m: &mut M, f: &mut Fetch, i: u64| f.dword(m, src, pos.wrapping_add(i), limit);
+        let h = dw(m, f, 0)?;
         let op = h & 0xff;
         let sub_op = (h >> 8) & 0xff;
         let len: u64 = match op {
@@ -262,7 +269,7 @@ impl SdmaQueue {
                 if avail < 4 {
                     return Ok(Step::Partial);
                 }
-                let count = fault(m.read_u32(self.addr(3)))? & COUNT_MASK;
+                let count = dw(m, f, 3)? & COUNT_MASK;
                 4 + u64::from(count) + 1
             }
             OP_FENCE => 4,
@@ -278,42 +285,39 @@ impl SdmaQueue {
         if len > avail {
             return Ok(Step::Partial);
         }
-        let (base, size, rptr) = (self.base, self.size, self.rptr);
-        let at = move |i: u64| base + (rptr.wrapping_add(i * 4) & (size - 1));
-        let dw = |m: &mut M, i: u64| fault(m.read_u32(at(i)));
-        let addr = |m: &mut M, i: u64| -> Result<u64, Stop> {
-            Ok(u64::from(dw(m, i)?) | (u64::from(dw(m, i + 1)?) << 32))
+        let addr = |m: &mut M, f: &mut Fetch, i: u64| -> Result<u64, Stop> {
+            Ok(u64::from(dw(m, f, i)?) | (u64::from(dw(m, f, i + 1)?) << 32))
         };
         match op {
             OP_NOP | OP_GCR_REQ => {}
             OP_COPY => {
-                let count = u64::from(dw(m, 1)? & COUNT_MASK) + 1;
-                let src = addr(m, 3)?;
-                let dst = addr(m, 5)?;
+                let count = u64::from(dw(m, f, 1)? & COUNT_MASK) + 1;
+                let src = addr(m, f, 3)?;
+                let dst = addr(m, f, 5)?;
                 let (start, n) = self.slice(count, room)?;
                 fault(m.copy(dst.wrapping_add(start), src.wrapping_add(start), n))?;
                 self.sliced(count, n, room)?;
             }
             OP_WRITE => {
-                let dst = addr(m, 1)?;
+                let dst = addr(m, f, 1)?;
                 if dst & 3 != 0 {
                     return Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET));
                 }
                 for i in 4..len {
-                    let v = dw(m, i)?;
+                    let v = dw(m, f, i)?;
                     fault(m.write_u32(dst + (i - 4) * 4, v))?;
                 }
             }
             OP_FENCE => {
-                let a = addr(m, 1)?;
+                let a = addr(m, f, 1)?;
                 if a & 3 != 0 {
                     return Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET));
                 }
-                let data = dw(m, 3)?;
+                let data = dw(m, f, 3)?;
                 fault(m.write_u32(a, data))?;
             }
             OP_TRAP => {
-                let ctx = dw(m, 1)? & 0x0fff_ffff;
+                let ctx = dw(m, f, 1)? & 0x0fff_ffff;
                 ev.signal(ctx);
             }
             OP_POLL_REGMEM => {
@@ -345,12 +349,12 @@ impl SdmaQueue {
                         _ => return Err(Stop::Error(QUEUE_ERROR_UNSUPPORTED)),
                     }
                 } else {
-                    let a = addr(m, 1)?;
+                    let a = addr(m, f, 1)?;
                     if a & 3 != 0 {
                         return Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET));
                     }
-                    let reference = dw(m, 3)?;
-                    let mask = dw(m, 4)?;
+                    let reference = dw(m, f, 3)?;
+                    let mask = dw(m, f, 4)?;
                     let v = fault(m.read_u32(a))?;
                     match compare(func, v, mask, reference) {
                         None => return Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET)),
@@ -364,18 +368,18 @@ impl SdmaQueue {
                 if operation != ATOMIC_ADD64 {
                     return Err(Stop::Error(QUEUE_ERROR_UNSUPPORTED));
                 }
-                let a = addr(m, 1)?;
+                let a = addr(m, f, 1)?;
                 if a & 7 != 0 {
                     return Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET));
                 }
-                let src = addr(m, 3)?;
+                let src = addr(m, f, 3)?;
                 fault(m.atomic_add_u64(a, src))?;
             }
             OP_CONST_FILL => {
                 let fillsize = h >> 30;
-                let dst = addr(m, 1)?;
-                let data = dw(m, 3)?;
-                let count = u64::from(dw(m, 4)? & COUNT_MASK) + 1;
+                let dst = addr(m, f, 1)?;
+                let data = dw(m, f, 3)?;
+                let count = u64::from(dw(m, f, 4)? & COUNT_MASK) + 1;
                 let pattern = match fillsize {
                     0 => u32::from_le_bytes([data as u8; 4]),
                     1 => (data & 0xffff) | (data << 16),
@@ -393,7 +397,7 @@ impl SdmaQueue {
             OP_TIMESTAMP => match sub_op {
                 SUBOP_TIMESTAMP_SET => {}
                 SUBOP_TIMESTAMP_GET | SUBOP_TIMESTAMP_GET_GLOBAL => {
-                    let a = addr(m, 1)?;
+                    let a = addr(m, f, 1)?;
                     if a & 7 != 0 {
                         return Err(Stop::Error(QUEUE_ERROR_INVALID_PACKET));
                     }

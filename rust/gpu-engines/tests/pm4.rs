@@ -233,7 +233,8 @@ fn faults_leave_the_packet_in_place() {
 }
 
 /// The pointers cost one read of the write pointer per batch of packets
-/// and one write of the read pointer per run, not one each per packet.
+/// and one write of the read pointer per run, not one each per packet;
+/// packets are fetched FETCH_DWORDS at a time, not dword by dword.
 #[test]
 fn pointers_are_read_and_published_once_per_run() {
     let ring = 8 * PAGE;
@@ -245,8 +246,13 @@ fn pointers_are_read_and_published_once_per_run() {
     let before = g.accesses;
     let r = q.run(&mut g, &mut ev, 1000);
     assert_eq!(r, Run { packets: 100, stop: Stop::Idle });
-    // Each WRITE_DATA: 5 dwords read, 1 written.
-    let pointers = g.accesses - before - 100 * 6;
+    for i in 36..100 {
+        assert_eq!(g.peek32(DATA + 4 * (i % 64)), i as u32);
+    }
+    // Each WRITE_DATA: 1 write; its 5 dwords come in fetches of 64 (500
+    // dwords from the ring's start: 8 fetches).
+    let fetches = (100 * 5 + FETCH_DWORDS as u64 - 1) / FETCH_DWORDS as u64;
+    let pointers = (g.accesses - before).checked_sub(100 + fetches).expect("fewer accesses than writes and fetches");
     assert!(pointers <= 3, "{pointers} pointer accesses for 100 packets");
     assert_eq!(u64::from(g.peek32(RPTR)), w);
     // A budget stop publishes what was done too.
@@ -254,4 +260,51 @@ fn pointers_are_read_and_published_once_per_run() {
     push(&mut g, ring, &mut w, &write_data(DATA, &[2]));
     assert_eq!(q.run(&mut g, &mut ev, 1), Run { packets: 1, stop: Stop::Budget });
     assert_eq!(u64::from(g.peek32(RPTR)), w - 5);
+}
+
+/// Fetching ahead never reads past the published dwords, the ring's end or
+/// a page: a packet straddling a page whose next page faults runs once the
+/// page is mapped, with the data it had; multi-dword payloads longer than
+/// a fetch land whole.
+#[test]
+fn fetches_stay_within_published_dwords_and_pages() {
+    // The ring's second page unmapped: the packets on the first run.
+    let ring = 2 * PAGE;
+    let (mut g, mut ev, mut q) = setup(ring);
+    g.unmap(RING + PAGE, PAGE);
+    let mut w = 0;
+    // 1022 dwords of NOP filler, then a WRITE_DATA straddling the pages.
+    let fill = packet3(OP_NOP, 1020);
+    let mut nop = vec![fill];
+    nop.extend(std::iter::repeat(0).take(1021));
+    for (i, d) in nop.iter().enumerate() {
+        g.poke32(RING + 4 * i as u64, *d);
+    }
+    w += nop.len() as u64;
+    g.poke64(WPTR, w);
+    assert_eq!(q.run(&mut g, &mut ev, 100), Run { packets: 1, stop: Stop::Idle });
+    g.map(RING + PAGE, PAGE, true);
+    push(&mut g, ring, &mut w, &write_data(DATA, &[7, 8, 9]));
+    assert_eq!(q.run(&mut g, &mut ev, 100), Run { packets: 1, stop: Stop::Idle });
+    assert_eq!((g.peek32(DATA), g.peek32(DATA + 8)), (7, 9));
+    // A packet whose dwords are published in two steps, the second after
+    // the engine fetched the first (stale dwords beyond the write pointer
+    // are never used).
+    let p = write_data(DATA + 16, &[0x11, 0x22]);
+    g.poke32(RING + (w * 4) % ring + 16, 0xdead); // garbage where dword 4 goes
+    let start = w;
+    push(&mut g, ring, &mut w, &p[..4]);
+    assert_eq!(q.run(&mut g, &mut ev, 100), Run { packets: 0, stop: Stop::Idle });
+    w = start;
+    push(&mut g, ring, &mut w, &p);
+    assert_eq!(q.run(&mut g, &mut ev, 100), Run { packets: 1, stop: Stop::Idle });
+    assert_eq!((g.peek32(DATA + 16), g.peek32(DATA + 20)), (0x11, 0x22));
+    // A payload of 200 dwords (several fetches), wrapping the ring.
+    let data: Vec<u32> = (0..200).map(|i| 0x1000 + i).collect();
+    push(&mut g, ring, &mut w, &write_data(DATA + 64, &data));
+    assert_eq!(q.run(&mut g, &mut ev, 100), Run { packets: 1, stop: Stop::Idle });
+    for i in 0..200u64 {
+        assert_eq!(g.peek32(DATA + 64 + 4 * i), 0x1000 + i as u32);
+    }
+    assert_eq!(u64::from(g.peek32(RPTR)), w % (ring / 4));
 }

@@ -35,6 +35,12 @@ impl SparseMemory {
         self.map(base, bytes);
         base
     }
+    /// A fresh 4 KiB-aligned address for `len` bytes, nothing mapped there.
+    pub fn reserve(&mut self, len: usize) -> u64 {
+        let base = self.next;
+        self.next += (len as u64 + 0x1fff) & !0xfff;
+        base
+    }
     pub fn alloc_u32(&mut self, values: &[u32]) -> u64 {
         self.alloc(values.iter().flat_map(|v| v.to_le_bytes()).collect())
     }
@@ -63,6 +69,9 @@ impl GlobalMemory for SparseMemory {
         let dst = self.find(address, bytes.len()).ok_or(MemoryFault { address, write: true })?;
         dst.copy_from_slice(bytes);
         Ok(())
+    }
+    fn probe(&mut self, address: u64, len: usize, write: bool) -> Result<(), MemoryFault> {
+        self.find(address, len).map(|_| ()).ok_or(MemoryFault { address, write })
     }
     fn shader_clock(&mut self) -> u64 {
         self.ticks += 4;
@@ -151,6 +160,35 @@ pub fn run_kernel(mem: &mut SparseMemory, code: &[u8], name: &str, kernarg: &[u8
 
 /// [`run_kernel`] on `target`.
 pub fn run_kernel_on(target: Target, mem: &mut SparseMemory, code: &[u8], name: &str, kernarg: &[u8], grid: [u32; 3], workgroup: [u32; 3]) -> u64 {
+    run_kernel_on_retrying(target, mem, code, name, kernarg, grid, workgroup, &mut |_, _| false)
+}
+
+/// As [`run_kernel`]; a memory fault is passed to `on_fault`, and if it
+/// returns true (it mapped the page: an XNACK retry fault resolved) the
+/// faulting wave goes on from the faulting instruction.
+pub fn run_kernel_retrying(
+    mem: &mut SparseMemory,
+    code: &[u8],
+    name: &str,
+    kernarg: &[u8],
+    grid: [u32; 3],
+    workgroup: [u32; 3],
+    on_fault: &mut dyn FnMut(&mut SparseMemory, amdgpu_isa::memory::MemoryFault) -> bool,
+) -> u64 {
+    run_kernel_on_retrying(Target::Gfx90a, mem, code, name, kernarg, grid, workgroup, on_fault)
+}
+
+/// [`run_kernel_retrying`] on `target`.
+pub fn run_kernel_on_retrying(
+    target: Target,
+    mem: &mut SparseMemory,
+    code: &[u8],
+    name: &str,
+    kernarg: &[u8],
+    grid: [u32; 3],
+    workgroup: [u32; 3],
+    on_fault: &mut dyn FnMut(&mut SparseMemory, amdgpu_isa::memory::MemoryFault) -> bool,
+) -> u64 {
     let elf = Elf::parse(code).expect("an AMDGPU ELF");
     let kd_vaddr = elf.symbol(&format!("{name}.kd")).unwrap_or_else(|| panic!("{name}.kd symbol"));
     let kd = KernelDescriptor::parse(elf.bytes_at(kd_vaddr, 64).expect("descriptor bytes")).expect("descriptor");
@@ -217,6 +255,7 @@ pub fn run_kernel_on(target: Target, mem: &mut SparseMemory, code: &[u8], name: 
                             }
                             assert!(wg_steps < 10_000_000, "workgroup {id:?}: step budget");
                         }
+                        Err(WorkgroupError::Exec { error: amdgpu_isa::exec::ExecError::Memory { fault, .. }, .. }) if on_fault(mem, fault) => {}
                         Err(WorkgroupError::Exec { wave, error }) => panic!("workgroup {id:?} wave {wave}: {error}"),
                         Err(other) => panic!("workgroup {id:?}: {other:?}"),
                     }
