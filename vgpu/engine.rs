@@ -1298,6 +1298,44 @@ mod tests {
         profile::PROFILES,
         sysmem::SystemMemory, //
     };
+
+    // KUnit's `assert!` ends a failing test's thread at once, without
+    // running destructors: an `EngineHandle` would never stop its threads,
+    // which then run this module's code after `rmmod` unloaded it (an
+    // oops).  These fail the test by returning an error instead, so
+    // everything the test owns is dropped first.
+
+    /// `assert!` that returns `Err(EINVAL)`.
+    macro_rules! check {
+        ($cond:expr $(,)?) => {
+            if !$cond {
+                pr_err!("{}:{}: check failed: {}\n", file!(), line!(), stringify!($cond));
+                return Err(EINVAL);
+            }
+        };
+    }
+
+    /// `assert_eq!` that returns `Err(EINVAL)`.
+    macro_rules! check_eq {
+        ($left:expr, $right:expr $(,)?) => {
+            match (&$left, &$right) {
+                (l, r) => {
+                    if *l != *r {
+                        pr_err!(
+                            "{}:{}: check failed: {} == {}: {:?} != {:?}\n",
+                            file!(),
+                            line!(),
+                            stringify!($left),
+                            stringify!($right),
+                            l,
+                            r
+                        );
+                        return Err(EINVAL);
+                    }
+                }
+            }
+        };
+    }
     const GTT: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
     const VRAM: u32 = uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
 
@@ -1423,19 +1461,19 @@ mod tests {
             ..aql_desc(3, RING, PAGE, RPTR, WPTR)
         };
         let hqd = h.engine().load(vm, &desc)?;
-        assert_eq!(hqd.desc().doorbell_id(), 3);
+        check_eq!(hqd.desc().doorbell_id(), 3);
         // The queue holds the VM: the test's reference is gone.
         let vm = &hqd.vm;
         submit(vm, RING, 64, WPTR, 0, aql::TYPE_BARRIER_AND, sig)?;
         // The doorbell, as ROCr rings it (the packet's index).
         vm.doorbell_pages().write_u64(8 * 3, 0)?;
-        assert!(wait_for(|| r64(vm, sig + aql::SIGNAL_VALUE) == 0));
+        check!(wait_for(|| r64(vm, sig + aql::SIGNAL_VALUE) == 0));
         let mut irqs = KVec::new();
-        assert!(wait_for(|| collect(&h, &mut irqs).is_ok() && !irqs.is_empty()));
-        assert_eq!(r64(vm, EVENTS + 8 * 5), 5);
-        assert_eq!(r64(vm, RPTR), 1);
-        assert_eq!(irqs.len(), 1);
-        assert_eq!(
+        check!(wait_for(|| collect(&h, &mut irqs).is_ok() && !irqs.is_empty()));
+        check_eq!(r64(vm, EVENTS + 8 * 5), 5);
+        check_eq!(r64(vm, RPTR), 1);
+        check_eq!(irqs.len(), 1);
+        check_eq!(
             irqs[0],
             IhEntry {
                 source: IH_SIGNAL,
@@ -1446,8 +1484,8 @@ mod tests {
         );
         vm.doorbell_pages().write_u64(8 * 3, 0x77)?;
         let st = h.engine().state(&hqd);
-        assert_eq!((st.rptr, st.wptr, st.packets, st.active, st.error), (1, 1, 1, true, 0));
-        assert_eq!(st.doorbell, 0x77);
+        check_eq!((st.rptr, st.wptr, st.packets, st.active, st.error), (1, 1, 1, true, 0));
+        check_eq!(st.doorbell, 0x77);
 
         // Wake-up latency: a packet written after the engine idled for a
         // while (it polls with back-off); printed, not asserted.
@@ -1478,12 +1516,25 @@ mod tests {
     const KOBJ: u64 = 0x20_0000;
     const KERNARG: u64 = KOBJ + 128;
     const OUT: u64 = KOBJ + PAGE;
-    /// out[lid] = workgroup_id.x + lid (llvm-mc-15 -mcpu=gfx90a):
-    /// s_load_dwordx2 s[2:3], s[0:1], 0; v_lshlrev_b32 v1, 2, v0;
-    /// v_add_u32 v3, s4, v0; s_waitcnt lgkmcnt(0);
-    /// global_store_dword v1, v3, s[2:3]; s_endpgm.
-    const STORE_IDS: [u32; 9] = [
-        0xc006_0080, 0, 0x2402_0082, 0x6806_0004, 0xbf8c_c07f, 0xdc70_8000, 0x0002_0301, 0xbf81_0000, 0,
+    /// For workgroups of 64: out[g] = g + 1 with g = workgroup_id.x * 64 +
+    /// lid, each work-item its own word, so the result does not depend on
+    /// the order in which workers run the workgroups (llvm-mc-15
+    /// -mcpu=gfx90a): s_load_dwordx2 s[2:3], s[0:1], 0; s_lshl_b32 s5, s4,
+    /// 6; v_add_u32 v2, s5, v0; v_lshlrev_b32 v1, 2, v2; v_add_u32 v3, 1,
+    /// v2; s_waitcnt lgkmcnt(0); global_store_dword v1, v3, s[2:3];
+    /// s_endpgm.
+    const STORE_IDS: [u32; 11] = [
+        0xc006_0080,
+        0,
+        0x8e05_8604,
+        0x6804_0005,
+        0x2402_0482,
+        0x6806_0481,
+        0xbf8c_c07f,
+        0xdc70_8000,
+        0x0002_0301,
+        0xbf81_0000,
+        0,
     ];
     /// s_branch -1: never ends.
     const FOREVER: [u32; 1] = [0xbf82_ffff];
@@ -1528,17 +1579,21 @@ mod tests {
         let _mem = aql_queue_memory(&vm)?;
         let _k = map(&vm, KOBJ, 2, GTT)?;
         kernel(&vm, &STORE_IDS, OUT)?;
+        for i in 0..128u64 {
+            w32(&vm, OUT + 4 * i, 0)?;
+        }
         let sig = signal(&vm, 0, 1, 0)?;
         let hqd = h.engine().load(vm.clone(), &aql_desc(20, RING, PAGE, RPTR, WPTR))?;
-        // 100 work-items in workgroups of 64: the second is partial.
+        // 100 work-items in workgroups of 64: the second is partial (its
+        // work-items 36..64 do not run).  The workgroups may run on
+        // different workers, in either order.
         dispatch(&vm, 0, 100, 64, sig)?;
-        assert!(wait_for(|| r64(&vm, sig + aql::SIGNAL_VALUE) == 0));
+        check!(wait_for(|| r64(&vm, sig + aql::SIGNAL_VALUE) == 0));
         let st = h.engine().state(&hqd);
-        assert_eq!((st.error, st.packets, st.rptr), (0, 1, 1));
-        for i in 0..64u32 {
-            // Workgroup 1 ran last and wrote work-items 0..36 again.
-            let want = if i < 36 { 1 + i } else { i };
-            assert_eq!(r32(&vm, OUT + 4 * u64::from(i)), want);
+        check_eq!((st.error, st.packets, st.rptr), (0, 1, 1));
+        for i in 0..128u32 {
+            let want = if i < 100 { i + 1 } else { 0 };
+            check_eq!(r32(&vm, OUT + 4 * u64::from(i)), want);
         }
         h.engine().destroy(hqd)?;
         Ok(())
@@ -1557,14 +1612,14 @@ mod tests {
         dispatch(&vm, 0, 64, 64, sig)?;
         fsleep(Delta::from_micros(200_000));
         let st = h.engine().state(&hqd);
-        assert_eq!((st.error, st.packets, st.active), (0, 0, true));
+        check_eq!((st.error, st.packets, st.active), (0, 0, true));
         let t = Instant::<Monotonic>::now();
         h.engine().destroy(hqd)?;
         let ms = t.elapsed().as_millis();
         pr_info!("engine: destroy of a queue running a shader that never ends took {} ms\n", ms);
         // One time slice (4096 instructions); seconds would be a bug even under TCG.
-        assert!(ms < 5000);
-        assert_eq!(r64(&vm, sig + aql::SIGNAL_VALUE), 1);
+        check!(ms < 5000);
+        check_eq!(r64(&vm, sig + aql::SIGNAL_VALUE), 1);
         Ok(())
     }
 
@@ -1579,11 +1634,11 @@ mod tests {
         let sig = signal(&vm, 0, 1, 0)?;
         let hqd = h.engine().load(vm.clone(), &aql_desc(22, RING, PAGE, RPTR, WPTR))?;
         dispatch(&vm, 0, 64, 64, sig)?;
-        assert!(wait_for(|| h.engine().state(&hqd).error != 0));
-        assert_eq!(h.engine().state(&hqd).error, QUEUE_ERROR_VM_FAULT);
+        check!(wait_for(|| h.engine().state(&hqd).error != 0));
+        check_eq!(h.engine().state(&hqd).error, QUEUE_ERROR_VM_FAULT);
         let mut irqs = KVec::new();
-        assert!(wait_for(|| collect(&h, &mut irqs).is_ok() && irqs.len() >= 2));
-        assert_eq!(
+        check!(wait_for(|| collect(&h, &mut irqs).is_ok() && irqs.len() >= 2));
+        check_eq!(
             irqs[0],
             IhEntry {
                 source: IH_VM_FAULT,
@@ -1592,8 +1647,8 @@ mod tests {
                 ..Default::default()
             }
         );
-        assert_eq!((irqs[1].source, irqs[1].context_id, irqs[1].data), (IH_QUEUE_ERROR, 22, QUEUE_ERROR_VM_FAULT));
-        assert_eq!(r64(&vm, sig + aql::SIGNAL_VALUE), 1);
+        check_eq!((irqs[1].source, irqs[1].context_id, irqs[1].data), (IH_QUEUE_ERROR, 22, QUEUE_ERROR_VM_FAULT));
+        check_eq!(r64(&vm, sig + aql::SIGNAL_VALUE), 1);
         h.engine().destroy(hqd)?;
         Ok(())
     }
@@ -1622,15 +1677,15 @@ mod tests {
             w64(&vm, WPTR, 0)?;
             let hqd = h.engine().load(vm.clone(), &aql_desc(qid, RING, PAGE, RPTR, WPTR))?;
             submit(&vm, RING, 64, WPTR, 0, ty, completion)?;
-            assert!(wait_for(|| h.engine().state(&hqd).error != 0));
+            check!(wait_for(|| h.engine().state(&hqd).error != 0));
             let st = h.engine().state(&hqd);
-            assert_eq!((st.error, st.active, st.packets, st.rptr), (want, false, 0, 0));
-            assert_eq!(r64(&vm, sig + aql::SIGNAL_VALUE), 1);
+            check_eq!((st.error, st.active, st.packets, st.rptr), (want, false, 0, 0));
+            check_eq!(r64(&vm, sig + aql::SIGNAL_VALUE), 1);
             let mut irqs = KVec::new();
             let n = if want == QUEUE_ERROR_VM_FAULT { 2 } else { 1 };
-            assert!(wait_for(|| collect(&h, &mut irqs).is_ok() && irqs.len() >= n));
+            check!(wait_for(|| collect(&h, &mut irqs).is_ok() && irqs.len() >= n));
             if want == QUEUE_ERROR_VM_FAULT {
-                assert_eq!(
+                check_eq!(
                     irqs[0],
                     IhEntry {
                         source: IH_VM_FAULT,
@@ -1640,7 +1695,7 @@ mod tests {
                     }
                 );
             }
-            assert_eq!(
+            check_eq!(
                 irqs[n - 1],
                 IhEntry {
                     source: IH_QUEUE_ERROR,
@@ -1660,12 +1715,12 @@ mod tests {
             aql_desc(1, RING + 8, PAGE, RPTR, WPTR),
         ];
         for d in bad.iter() {
-            assert!(matches!(h.engine().load(vm.clone(), d), Err(e) if e == EINVAL));
+            check!(matches!(h.engine().load(vm.clone(), d), Err(e) if e == EINVAL));
         }
         // A VM of another GPU.
         let (_other, other_vm) = gpu(0x42)?;
         let d = aql_desc(1, RING, PAGE, RPTR, WPTR);
-        assert!(matches!(h.engine().load(other_vm, &d), Err(e) if e == EINVAL));
+        check!(matches!(h.engine().load(other_vm, &d), Err(e) if e == EINVAL));
         Ok(())
     }
 
@@ -1720,14 +1775,14 @@ mod tests {
         };
         let sdma_q = h.engine().load(vm.clone(), &desc)?;
         w64(&vm, wptr, 4 * packets.len() as u64)?;
-        assert!(wait_for(|| r32(&vm, fence) == 2015));
+        check!(wait_for(|| r32(&vm, fence) == 2015));
         let mut out = KVec::from_elem(0u8, LEN as usize, GFP_KERNEL)?;
         VmMem::new(&vm).read(DST + 3, &mut out).map_err(|_| EFAULT)?;
-        assert!(out[..] == pattern[..]);
+        check!(out[..] == pattern[..]);
         let mut irqs = KVec::new();
-        assert!(wait_for(|| collect(&h, &mut irqs).is_ok() && !irqs.is_empty()));
-        assert_eq!((irqs[0].source, irqs[0].context_id), (IH_SIGNAL, 9));
-        assert!(wait_for(|| r64(&vm, rptr) == 4 * packets.len() as u64));
+        check!(wait_for(|| collect(&h, &mut irqs).is_ok() && !irqs.is_empty()));
+        check_eq!((irqs[0].source, irqs[0].context_id), (IH_SIGNAL, 9));
+        check!(wait_for(|| r64(&vm, rptr) == 4 * packets.len() as u64));
         h.engine().destroy(sdma_q)?;
 
         // PM4: WRITE_DATA, then RELEASE_MEM with an interrupt.
@@ -1755,13 +1810,13 @@ mod tests {
             ..desc
         };
         let pm4_q = h.engine().load(vm.clone(), &desc)?;
-        assert!(wait_for(|| r32(&vm, DST) == 0xc0de));
-        assert_eq!(r32(&vm, DST + 8), 0x600d);
+        check!(wait_for(|| r32(&vm, DST) == 0xc0de));
+        check_eq!(r32(&vm, DST + 8), 0x600d);
         let mut irqs = KVec::new();
-        assert!(wait_for(|| collect(&h, &mut irqs).is_ok() && !irqs.is_empty()));
-        assert_eq!((irqs[0].source, irqs[0].context_id), (IH_SIGNAL, 44));
+        check!(wait_for(|| collect(&h, &mut irqs).is_ok() && !irqs.is_empty()));
+        check_eq!((irqs[0].source, irqs[0].context_id), (IH_SIGNAL, 44));
         let st = h.engine().state(&pm4_q);
-        assert_eq!((st.rptr, st.wptr, st.packets), (4 * pm4.len() as u64, 4 * pm4.len() as u64, 2));
+        check_eq!((st.rptr, st.wptr, st.packets), (4 * pm4.len() as u64, 4 * pm4.len() as u64, 2));
         h.engine().destroy(pm4_q)?;
         Ok(())
     }
@@ -1776,19 +1831,19 @@ mod tests {
         let q1 = h.engine().load(vm.clone(), &d)?;
         h.engine().hang();
         // A hung scheduler does not answer preemption; the queue goes anyway.
-        assert!(matches!(h.engine().destroy(q1), Err(e) if e == ETIME));
+        check!(matches!(h.engine().destroy(q1), Err(e) if e == ETIME));
         let q2 = h.engine().load(vm.clone(), &d)?;
         submit(&vm, RING, 64, WPTR, 0, aql::TYPE_BARRIER_AND, sig)?;
         fsleep(Delta::from_micros(20_000));
         // Not served while hung.
-        assert_eq!(r64(&vm, sig + aql::SIGNAL_VALUE), 1);
-        assert!(!h.engine().state(&q2).active);
+        check_eq!(r64(&vm, sig + aql::SIGNAL_VALUE), 1);
+        check!(!h.engine().state(&q2).active);
         h.engine().reset()?;
         let st = h.engine().state(&q2);
-        assert_eq!((st.error, st.active, st.packets), (QUEUE_ERROR_RESET, false, 0));
+        check_eq!((st.error, st.active, st.packets), (QUEUE_ERROR_RESET, false, 0));
         // The scheduler serves new queues again.
         let q3 = h.engine().load(vm.clone(), &d)?;
-        assert!(wait_for(|| r64(&vm, sig + aql::SIGNAL_VALUE) == 0));
+        check!(wait_for(|| r64(&vm, sig + aql::SIGNAL_VALUE) == 0));
         h.engine().destroy(q2)?;
         h.engine().destroy(q3)?;
         Ok(())
@@ -1835,13 +1890,13 @@ mod tests {
         };
         let q = h.engine().load(vm.clone(), &desc)?;
         w64(&vm, wptr, END)?;
-        assert!(wait_for(|| r64(&vm, rptr) > 0));
+        check!(wait_for(|| r64(&vm, rptr) > 0));
         h.engine().destroy(q)?;
         let stopped_at = r64(&vm, rptr);
-        assert!(stopped_at < END);
+        check!(stopped_at < END);
         // After hqd_destroy the engine no longer touches the queue.
         fsleep(Delta::from_micros(20_000));
-        assert_eq!(r64(&vm, rptr), stopped_at);
+        check_eq!(r64(&vm, rptr), stopped_at);
         Ok(())
     }
 
@@ -1878,25 +1933,25 @@ mod tests {
             h1,
             l1
         );
-        assert_eq!(h1 + l1, 12 * u64::from(QUANTUM));
-        assert!(h1.abs_diff(2 * l1) <= 2 * u64::from(QUANTUM));
+        check_eq!(h1 + l1, 12 * u64::from(QUANTUM));
+        check!(h1.abs_diff(2 * l1) <= 2 * u64::from(QUANTUM));
         // UPDATE_QUEUE to percentage 0: rkfd unloads the queue, which
         // saves its read pointer (AQL: packets done) in the MQD; the other
         // is served alone.  Loaded again, it resumes there: it does not
         // run its first packets twice (the packet count below).
         let (saved, ring) = lo.saved_rptr();
-        assert_eq!((saved, ring), (l1, lo_ring));
+        check_eq!((saved, ring), (l1, lo_ring));
         engine.destroy(lo)?;
         engine.serve(&mut irqs, 4);
-        assert_eq!(engine.state(&hi).packets, h1 + 4 * u64::from(QUANTUM));
+        check_eq!(engine.state(&hi).packets, h1 + 4 * u64::from(QUANTUM));
         let lo_desc = QueueDesc { rptr: saved, ..aql_desc(2, lo_ring, SLOTS * 64, ptrs + 16, ptrs + 24) };
         // A ring the engines cannot serve is refused.
-        assert!(matches!(engine.load(vm.clone(), &QueueDesc { ring_size: 1000, ..lo_desc }), Err(e) if e == EINVAL));
+        check!(matches!(engine.load(vm.clone(), &QueueDesc { ring_size: 1000, ..lo_desc }), Err(e) if e == EINVAL));
         let lo = engine.load(vm.clone(), &lo_desc)?;
-        assert!(engine.state(&lo).active);
+        check!(engine.state(&lo).active);
         while engine.serve(&mut irqs, ROUND_TURNS) {}
         let ns = t.elapsed().as_nanos().max(1) as u64;
-        assert_eq!(engine.packets(), 2 * SLOTS);
+        check_eq!(engine.packets(), 2 * SLOTS);
         pr_info!(
             "engine bench: AQL barrier packets: {} packets/s ({} packets in {} us)\n",
             2 * SLOTS * 1_000_000_000 / ns,
@@ -1948,7 +2003,7 @@ mod tests {
         let t = Instant::<Monotonic>::now();
         while engine.serve(&mut irqs, ROUND_TURNS) {}
         let sdma_ns = t.elapsed().as_nanos().max(1) as u64;
-        assert_eq!(engine.state(&q).packets, ROUNDS);
+        check_eq!(engine.state(&q).packets, ROUNDS);
         // memcpy of the same size in the same kernel.
         let a = KVVec::from_elem(1u8, LEN as usize, GFP_KERNEL)?;
         let mut b = KVVec::from_elem(0u8, LEN as usize, GFP_KERNEL)?;
@@ -1957,7 +2012,7 @@ mod tests {
             b.copy_from_slice(&a);
         }
         let cpu_ns = t.elapsed().as_nanos().max(1) as u64;
-        assert_eq!(b[LEN as usize - 1], 1);
+        check_eq!(b[LEN as usize - 1], 1);
         let mbps = |ns: u64| ROUNDS * LEN * 1000 / ns; // bytes/ns*1000 = MB/s
         pr_info!(
             "engine bench: SDMA linear copy GTT->VRAM {} MB/s, memcpy {} MB/s ({} x {} MiB)\n",
