@@ -12,7 +12,12 @@
 # printing "kfd-race: ...", and a short kfd-storm whose lifecycles all have
 # SVM ranges (kills land mid-retry-fault and mid-migration), printing
 # "storm: ...".  kfd-smi-tests (SMI events, several of them SVM ones that
-# need XNACK on) runs in the one-gfx90a reload too: "kfd-smi-tests: ...".
+# need XNACK on) runs in the one-gfx90a reload too: "kfd-smi-tests: ...",
+# and tests/hip/xnack.hip (HIP with HSA_XNACK=1: kernels on malloc'ed and
+# managed memory through retry faults): "hip-xnack: ...".  Each reload
+# checks that no engine thread of the unloaded module is left
+# (vgpu-engine/*: a thread running the freed module's code oopses) and that
+# the reloaded module's KUnit suites passed (they run at insmod).
 set -u
 cd "$RKFD_ROOT"
 orig=${RKFD_GPU:-gfx90a}
@@ -22,7 +27,21 @@ if ! grep -q '^amdgpu ' /proc/modules; then
 fi
 reload() {
 	rmmod amdgpu || { echo "svm-tests: rmmod amdgpu failed" | tee /dev/kmsg >&2; return 1; }
-	insmod vgpu/amdgpu.ko profile="$1"
+	# (An exiting thread may show for a moment after kthread_stop returned:
+	# a few seconds' grace.)
+	for _ in 1 2 3 4 5; do grep -qs '^vgpu-engine/' /proc/[0-9]*/comm || break; sleep 1; done
+	if grep -qs '^vgpu-engine/' /proc/[0-9]*/comm; then
+		echo "svm-tests: vgpu-engine threads outlived rmmod amdgpu" | tee /dev/kmsg >&2
+		return 1
+	fi
+	local n
+	n=$(dmesg | wc -l)
+	insmod vgpu/amdgpu.ko profile="$1" || return 1
+	# KUnit's top-level "not ok N SUITE" (a suite with a failed case).
+	if dmesg | tail -n +$((n + 1)) | grep -qE '^\[ *[0-9.]+\] not ok [0-9]+ '; then
+		echo "svm-tests: amdgpu KUnit suites failed on insmod profile=$1" | tee /dev/kmsg >&2
+		return 1
+	fi
 }
 rc=0
 svm_race() {
@@ -32,6 +51,7 @@ svm_race() {
 if [ "$orig" = gfx90a ] || reload gfx90a; then
 	rust/target/release/kfd-svm-hmm-tests || rc=1
 	rust/target/release/kfd-smi-tests || rc=1
+	tests/hip/run.sh --layer hip-xnack xnack || rc=1
 	svm_race
 else
 	echo "kfd-svm-hmm-tests: 0 passed, 1 failed (reload as gfx90a)"

@@ -7,9 +7,9 @@
 # (`tests/hip/build.sh`).  Runs each with a timeout and prints
 # "hip: N passed, N failed" (gfx1030: "hip-gfx1030: ..."), counting each
 # sub-test of a program that declares them ("// subtests: ...").
-#   run.sh [--arch gfx90a|gfx1030] [NAME...]
-# (default: gfx90a; every .hip file here, for gfx1030 those without a
-# "// gfx1030: skip REASON" line)
+#   run.sh [--arch gfx90a|gfx1030] [--layer LAYER] [NAME...]
+# (default: gfx90a; every .hip file here without a "// ARCH: skip REASON"
+# line; named programs run even with one; --layer names the summary line)
 set -u
 dir=$(dirname "$0")
 arch=gfx90a
@@ -25,6 +25,10 @@ gfx1030) target_version=100300 bindir=build/gfx1030 layer=hip-gfx1030 ;;
 	exit 1
 	;;
 esac
+if [ "${1:-}" = --layer ]; then
+	layer=$2
+	shift 2
+fi
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=($(cd "$dir" && for f in *.hip; do
 	grep -q "^// $arch: skip" "$f" || echo "${f%.hip}"
