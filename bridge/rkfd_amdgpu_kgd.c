@@ -19,6 +19,7 @@
 #include "amdgpu_kfd_ops.h"
 
 #include "rkfd_amdgpu.h"
+#include "rkfd_amdgpu_desc.h"
 
 /* A VM acquired from one render-node file (rkfd's kfd2kgd acquire_vm). */
 struct rkfd_amdgpu_vm {
@@ -29,84 +30,66 @@ struct rkfd_amdgpu_vm {
 	struct dma_fence *ef;		/* eviction fence */
 };
 
-/*
- * gfx_target_version as upstream kgd2kfd_probe() (amdkfd/kfd_device.c)
- * derives it from the GC IP version, for the parts rkfd targets.  Other
- * GPUs are not attached (probe says so) rather than given a guessed ISA.
- */
-static u32 rkfd_amdgpu_target_version(u32 gc)
+/* The plain values rkfd_amdgpu_derive() turns into topology values. */
+static void rkfd_amdgpu_read_desc(struct amdgpu_device *adev, bool vf,
+				  struct rkfd_amdgpu_desc *d)
 {
-	switch (gc) {
-	case IP_VERSION(9, 4, 2):	/* MI210/MI250, gfx90a */
-		return 90010;
-	case IP_VERSION(11, 0, 0):	/* W7900, gfx1100 */
-		return 110000;
-	case IP_VERSION(11, 0, 1):	/* 780M, gfx1103 */
-	case IP_VERSION(11, 0, 4):
-		return 110003;
-	default:
-		return 0;
-	}
-}
-
-static void rkfd_amdgpu_fill_info(struct amdgpu_device *adev, u32 target,
-				  struct rkfd_amdgpu_info *info)
-{
+	u32 gc = amdgpu_ip_version(adev, GC_HWIP, 0);
 	struct drm_device *ddev = adev_to_drm(adev);
 	struct kfd_local_mem_info mem = {};
 	struct pci_dev *pdev = adev->pdev;
 
-	scnprintf(info->name, sizeof(info->name), "gfx%u%u%x",
-		  target / 10000, (target / 100) % 100, target % 100);
-	info->gfx_target_version = target;
-	info->vendor_id = pdev->vendor;
-	info->device_id = pdev->device;
-	info->domain = pci_domain_nr(pdev->bus);
-	info->location_id = (pdev->bus->number << 8) | pdev->devfn;
-	info->drm_render_minor = ddev->render ? ddev->render->index : 0;
-	info->unique_id = adev->unique_id;
-	info->num_shader_engines = adev->gfx.config.max_shader_engines;
-	info->sh_per_se = adev->gfx.config.max_sh_per_se;
-	info->cu_per_sh = adev->gfx.config.max_cu_per_sh;
-	info->simd_per_cu = adev->gfx.cu_info.simd_per_cu;
-	info->max_waves_per_simd = adev->gfx.cu_info.max_waves_per_simd;
-	info->wave_front_size = adev->gfx.cu_info.wave_front_size;
-	info->lds_size_in_kb = adev->gfx.cu_info.lds_size;
-	info->num_sdma_engines = adev->sdma.num_instances;
-	info->num_xcc = max_t(u32, NUM_XCC(adev->gfx.xcc_mask), 1);
-	info->num_pipe_per_mec = adev->gfx.mec.num_pipe_per_mec;
-	info->num_queue_per_pipe = adev->gfx.mec.num_queue_per_pipe;
-	info->max_engine_clk_fcompute = amdgpu_amdkfd_get_max_engine_clock_in_mhz(adev);
-	info->fw_version = amdgpu_amdkfd_get_fw_version(adev, KGD_ENGINE_MEC1);
-	info->sdma_fw_version = amdgpu_amdkfd_get_fw_version(adev, KGD_ENGINE_SDMA1);
+	d->gc_major = IP_VERSION_MAJ(gc);
+	d->gc_minor = IP_VERSION_MIN(gc);
+	d->gc_rev = IP_VERSION_REV(gc);
+	d->vf = vf;
+	d->apu = adev->gmc.is_app_apu || (adev->flags & AMD_IS_APU);
+	d->vendor_id = pdev->vendor;
+	d->device_id = pdev->device;
+	d->domain = pci_domain_nr(pdev->bus);
+	d->bus = pdev->bus->number;
+	d->devfn = pdev->devfn;
+	d->render_minor = ddev->render ? ddev->render->index : 0;
+	d->unique_id = adev->unique_id;
+	d->max_shader_engines = adev->gfx.config.max_shader_engines;
+	d->max_sh_per_se = adev->gfx.config.max_sh_per_se;
+	d->max_cu_per_sh = adev->gfx.config.max_cu_per_sh;
+	d->simd_per_cu = adev->gfx.cu_info.simd_per_cu;
+	d->max_waves_per_simd = adev->gfx.cu_info.max_waves_per_simd;
+	d->wave_front_size = adev->gfx.cu_info.wave_front_size;
+	d->lds_size_kb = adev->gfx.cu_info.lds_size;
+	d->sdma_instances = adev->sdma.num_instances;
+	d->xcc_mask = adev->gfx.xcc_mask;
+	d->num_pipe_per_mec = adev->gfx.mec.num_pipe_per_mec;
+	d->num_queue_per_pipe = adev->gfx.mec.num_queue_per_pipe;
+	if (vf || !rkfd_amdgpu_target_version(d->gc_major, d->gc_minor, d->gc_rev))
+		return;		/* no device: ask amdgpu nothing more */
+	d->max_engine_clk_mhz = amdgpu_amdkfd_get_max_engine_clock_in_mhz(adev);
+	d->mec_fw = amdgpu_amdkfd_get_fw_version(adev, KGD_ENGINE_MEC1);
+	d->sdma_fw = amdgpu_amdkfd_get_fw_version(adev, KGD_ENGINE_SDMA1);
 	amdgpu_amdkfd_get_local_mem_info(adev, &mem, NULL);
-	info->vram_size = adev->gmc.is_app_apu || (adev->flags & AMD_IS_APU) ?
-		0 : mem.local_mem_size_private + mem.local_mem_size_public;
-	info->vram_width = mem.vram_width;
-	info->mem_clk_max = mem.mem_clk_max;
-	info->vram_is_public = mem.local_mem_size_private == 0;
+	d->local_mem_size_private = mem.local_mem_size_private;
+	d->local_mem_size_public = mem.local_mem_size_public;
+	d->vram_width = mem.vram_width;
+	d->mem_clk_max = mem.mem_clk_max;
 }
 
 /* amdgpu_kfd_ops.probe: one GPU amdgpu offers becomes an rkfd device. */
 static struct kfd_dev *rkfd_amdgpu_probe(struct amdgpu_device *adev, bool vf)
 {
-	u32 gc = amdgpu_ip_version(adev, GC_HWIP, 0);
+	struct rkfd_amdgpu_desc d = {};
 	struct rkfd_amdgpu_info *info;
-	u32 target;
-	void *bdev;
+	void *bdev = NULL;
 
-	target = rkfd_amdgpu_target_version(gc);
-	if (vf || !target) {
-		dev_info(adev->dev, "rkfd_amdgpu: GC %d.%d.%d%s not supported, no KFD device\n",
-			 IP_VERSION_MAJ(gc), IP_VERSION_MIN(gc), IP_VERSION_REV(gc),
-			 vf ? " (SR-IOV VF)" : "");
-		return NULL;
-	}
+	rkfd_amdgpu_read_desc(adev, vf, &d);
 	info = kzalloc_obj(*info, GFP_KERNEL);
 	if (!info)
 		return NULL;
-	rkfd_amdgpu_fill_info(adev, target, info);
-	bdev = rkfd_amdgpu_dev_probe(adev, info);
+	if (rkfd_amdgpu_derive(&d, info))
+		bdev = rkfd_amdgpu_dev_probe(adev, info);
+	else
+		dev_info(adev->dev, "rkfd_amdgpu: GC %u.%u.%u%s not supported, no KFD device\n",
+			 d.gc_major, d.gc_minor, d.gc_rev, vf ? " (SR-IOV VF)" : "");
 	kfree(info);
 	return bdev;
 }

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host test of the bridge's pure part (bridge/rkfd_amdgpu_desc.h): the
+ * topology values rkfd gets at probe from what amdgpu reports, for a gfx90a
+ * (MI210), a gfx1100 (W7900) and a gfx1103 (780M, an APU) description, and
+ * the GPUs the bridge must not attach.  The descriptions are what amdgpu's
+ * gfx_v9_0 / gfx_v11_0 code and the public specifications give for those
+ * parts; none has been read from real hardware here.
+ * Prints "bridge-derive: N passed, N failed".
+ */
+#include <string.h>
+
+#include "rkfd_amdgpu_desc.h"
+
+static int pass, fail;
+
+#define CHECK(what, cond) do {						\
+	if (cond) {							\
+		pass++;							\
+		printf("ok - %s\n", what);				\
+	} else {							\
+		fail++;							\
+		printf("not ok - %s (%s)\n", what, #cond);		\
+	}								\
+} while (0)
+
+#define GiB (1ULL << 30)
+#define MiB (1ULL << 20)
+
+static const struct rkfd_amdgpu_desc mi210 = {
+	.gc_major = 9, .gc_minor = 4, .gc_rev = 2,
+	.vendor_id = 0x1002, .device_id = 0x740f, .domain = 0, .bus = 0x83, .devfn = 0x08,
+	.render_minor = 128, .unique_id = 0x1234abcd5678ef01ULL,
+	.max_shader_engines = 8, .max_sh_per_se = 1, .max_cu_per_sh = 16,
+	.simd_per_cu = 4, .max_waves_per_simd = 8, .wave_front_size = 64, .lds_size_kb = 64,
+	.sdma_instances = 5, .xcc_mask = 0x1, .num_pipe_per_mec = 4, .num_queue_per_pipe = 8,
+	.max_engine_clk_mhz = 1700, .mec_fw = 78, .sdma_fw = 9,
+	.local_mem_size_private = 0, .local_mem_size_public = 64 * GiB,
+	.vram_width = 4096, .mem_clk_max = 1600,
+};
+
+static const struct rkfd_amdgpu_desc w7900 = {
+	.gc_major = 11, .gc_minor = 0, .gc_rev = 0,
+	.vendor_id = 0x1002, .device_id = 0x7448, .domain = 1, .bus = 0x03, .devfn = 0,
+	.render_minor = 129,
+	.max_shader_engines = 6, .max_sh_per_se = 2, .max_cu_per_sh = 8,
+	.simd_per_cu = 2, .max_waves_per_simd = 16, .wave_front_size = 32, .lds_size_kb = 64,
+	.sdma_instances = 2, .xcc_mask = 0x1, .num_pipe_per_mec = 4, .num_queue_per_pipe = 8,
+	.max_engine_clk_mhz = 2495, .mec_fw = 2120, .sdma_fw = 21,
+	.local_mem_size_private = 48 * GiB - 256 * MiB, .local_mem_size_public = 256 * MiB,
+	.vram_width = 384, .mem_clk_max = 1124,
+};
+
+static const struct rkfd_amdgpu_desc r780m = {
+	.gc_major = 11, .gc_minor = 0, .gc_rev = 1, .apu = true,
+	.vendor_id = 0x1002, .device_id = 0x15bf, .domain = 0, .bus = 0xc4, .devfn = 0,
+	.render_minor = 128,
+	.max_shader_engines = 1, .max_sh_per_se = 2, .max_cu_per_sh = 6,
+	.simd_per_cu = 2, .max_waves_per_simd = 16, .wave_front_size = 32, .lds_size_kb = 64,
+	.sdma_instances = 1, .xcc_mask = 0x1, .num_pipe_per_mec = 4, .num_queue_per_pipe = 8,
+	.max_engine_clk_mhz = 2700, .mec_fw = 2070, .sdma_fw = 19,
+	.local_mem_size_private = 0, .local_mem_size_public = 512 * MiB,
+	.vram_width = 128, .mem_clk_max = 2800,
+};
+
+/* An info that derive must not touch: every byte 0x5a. */
+static bool untouched(const struct rkfd_amdgpu_info *info)
+{
+	const unsigned char *p = (const void *)info;
+
+	for (size_t i = 0; i < sizeof(*info); i++)
+		if (p[i] != 0x5a)
+			return false;
+	return true;
+}
+
+static void attached(const char *what, const struct rkfd_amdgpu_desc *d,
+		     const char *name, u32 target, u32 cus, u64 vram, u32 is_public)
+{
+	struct rkfd_amdgpu_info info;
+	char msg[160];
+	bool ok;
+
+	memset(&info, 0, sizeof(info));
+	ok = rkfd_amdgpu_derive(d, &info);
+	snprintf(msg, sizeof(msg), "%s: attached", what);
+	CHECK(msg, ok);
+	if (!ok)
+		return;
+	snprintf(msg, sizeof(msg), "%s: name %s (got %s)", what, name, info.name);
+	CHECK(msg, strcmp(info.name, name) == 0);
+	snprintf(msg, sizeof(msg), "%s: gfx_target_version %u (got %u)", what, target,
+		 info.gfx_target_version);
+	CHECK(msg, info.gfx_target_version == target);
+	snprintf(msg, sizeof(msg), "%s: %u CUs = SE x SH/SE x CU/SH (got %u)", what, cus,
+		 info.num_shader_engines * info.sh_per_se * info.cu_per_sh);
+	CHECK(msg, info.num_shader_engines * info.sh_per_se * info.cu_per_sh == cus);
+	snprintf(msg, sizeof(msg), "%s: SIMD/CU, waves/SIMD, wave size, LDS as amdgpu's cu_info",
+		 what);
+	CHECK(msg, info.simd_per_cu == d->simd_per_cu &&
+		   info.max_waves_per_simd == d->max_waves_per_simd &&
+		   info.wave_front_size == d->wave_front_size &&
+		   info.lds_size_in_kb == d->lds_size_kb);
+	snprintf(msg, sizeof(msg), "%s: location_id = bus << 8 | devfn (0x%x)", what,
+		 info.location_id);
+	CHECK(msg, info.location_id == ((d->bus << 8) | d->devfn) && info.domain == d->domain);
+	snprintf(msg, sizeof(msg), "%s: PCI ids, render minor, unique_id", what);
+	CHECK(msg, info.vendor_id == d->vendor_id && info.device_id == d->device_id &&
+		   info.drm_render_minor == d->render_minor && info.unique_id == d->unique_id);
+	snprintf(msg, sizeof(msg), "%s: VRAM %llu MiB (got %llu MiB), public %u", what,
+		 (unsigned long long)(vram / MiB), (unsigned long long)(info.vram_size / MiB),
+		 is_public);
+	CHECK(msg, info.vram_size == vram && info.vram_is_public == is_public);
+	snprintf(msg, sizeof(msg), "%s: one XCC, SDMA engines, MEC pipes and queues", what);
+	CHECK(msg, info.num_xcc == 1 && info.num_sdma_engines == d->sdma_instances &&
+		   info.num_pipe_per_mec == d->num_pipe_per_mec &&
+		   info.num_queue_per_pipe == d->num_queue_per_pipe);
+	snprintf(msg, sizeof(msg), "%s: clock, firmware versions, VRAM width and clock", what);
+	CHECK(msg, info.max_engine_clk_fcompute == d->max_engine_clk_mhz &&
+		   info.fw_version == d->mec_fw && info.sdma_fw_version == d->sdma_fw &&
+		   info.vram_width == d->vram_width && info.mem_clk_max == d->mem_clk_max);
+}
+
+static void not_attached(const char *what, const struct rkfd_amdgpu_desc *d)
+{
+	struct rkfd_amdgpu_info info;
+	char msg[160];
+	bool ok;
+
+	memset(&info, 0x5a, sizeof(info));
+	ok = rkfd_amdgpu_derive(d, &info);
+	snprintf(msg, sizeof(msg), "%s: not attached, info untouched", what);
+	CHECK(msg, !ok && untouched(&info));
+}
+
+int main(void)
+{
+	struct rkfd_amdgpu_desc d;
+	struct rkfd_amdgpu_info info;
+
+	attached("gfx90a (MI210, GC 9.4.2)", &mi210, "gfx90a", 90010, 128, 64 * GiB, 1);
+	attached("gfx1100 (W7900, GC 11.0.0)", &w7900, "gfx1100", 110000, 96, 48 * GiB, 0);
+	attached("gfx1103 (780M APU, GC 11.0.1)", &r780m, "gfx1103", 110003, 12, 0, 1);
+	d = r780m;
+	d.gc_rev = 4;
+	attached("gfx1103 (GC 11.0.4)", &d, "gfx1103", 110003, 12, 0, 1);
+
+	d = mi210;
+	d.vf = true;
+	not_attached("gfx90a as an SR-IOV VF", &d);
+	d = mi210;
+	d.gc_rev = 3;
+	not_attached("GC 9.4.3 (gfx942, not a target)", &d);
+	d = w7900;
+	d.gc_rev = 2;
+	not_attached("GC 11.0.2 (gfx1102, not a target)", &d);
+	d = w7900;
+	d.gc_major = 10;
+	d.gc_minor = 3;
+	not_attached("GC 10.3.0 (gfx1030 on real hardware, not a target)", &d);
+
+	/* XCCs: the popcount of amdgpu's mask, at least one. */
+	d = mi210;
+	d.xcc_mask = 0;
+	memset(&info, 0, sizeof(info));
+	CHECK("an empty XCC mask counts as one XCC", rkfd_amdgpu_derive(&d, &info) && info.num_xcc == 1);
+	d.xcc_mask = 0xff;
+	CHECK("XCC mask 0xff is 8 XCCs", rkfd_amdgpu_derive(&d, &info) && info.num_xcc == 8);
+	/* A dGPU without large BAR: private + public, not public. */
+	d = mi210;
+	d.local_mem_size_private = 64 * GiB - 256 * MiB;
+	d.local_mem_size_public = 256 * MiB;
+	CHECK("VRAM is private + public; not public when a part is private",
+	      rkfd_amdgpu_derive(&d, &info) && info.vram_size == 64 * GiB && !info.vram_is_public);
+
+	printf("bridge-derive: %d passed, %d failed\n", pass, fail);
+	return fail != 0;
+}

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Host stand-in for the kernel's <linux/types.h>, enough for
+ * bridge/rkfd_amdgpu.h and bridge/rkfd_amdgpu_desc.h (tests/bridge/).
+ */
+#ifndef RKFD_HOST_LINUX_TYPES_H
+#define RKFD_HOST_LINUX_TYPES_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef uint32_t u32;
+typedef uint64_t u64;
+#endif
