@@ -9,7 +9,8 @@
 //!   from LLVM's AMDGPU disassembler by `scripts/gen-opcode-tables.py`;
 //! - [`decode`]: instruction words to [`decode::Instruction`];
 //! - [`softfloat`], [`softfloat64`]: IEEE binary32 and binary64 arithmetic in
-//!   integers (no FPU in the kernel);
+//!   integers (no FPU in the kernel); [`half`], binary16 on top of them;
+//!   [`transcendental`], log2/exp2/sin/cos of f32 in binary64 soft-float;
 //! - [`wave`]: one wave's registers (SGPRs, VGPRs, AGPRs, EXEC, VCC, SCC, M0, MODE);
 //! - [`memory`]: what a wave sees of memory (GPU VA through a trait, LDS, scratch);
 //! - [`exec`]: the interpreter, one instruction per [`exec::step`];
@@ -24,8 +25,10 @@ pub mod code_object;
 pub mod decode;
 pub mod dispatch;
 pub mod exec;
+pub mod half;
 pub mod memory;
 pub mod opcodes;
 pub mod softfloat;
 pub mod softfloat64;
+pub mod transcendental;
 pub mod wave;
