@@ -7,7 +7,8 @@
 # (`tests/hip/build.sh`).  Runs each with a timeout and prints
 # "hip: N passed, N failed", counting each sub-test of a program that
 # declares them ("// subtests: ...").
-#   run.sh [NAME...]     (default: every .hip file here)
+#   run.sh [NAME...]     (default: every .hip file here; NAME may name a
+#                        subdirectory's program, e.g. reach/rand, run by hand)
 set -u
 dir=$(dirname "$0")
 names=("$@")
@@ -50,7 +51,7 @@ for name in "${names[@]}"; do
 	limit=$(sed -n 's|^// timeout: \([0-9][0-9]*\)$|\1|p' "$dir/$name.hip")
 	log=$(mktemp)
 	start=$SECONDS
-	timeout -k 10 ${limit:-${RKFD_HIP_TIMEOUT:-600}} "$dir/build/$name" 2>&1 | tee "$log" | sed -u 's/^/  /'
+	timeout -k 10 ${limit:-${RKFD_HIP_TIMEOUT:-600}} "$dir/build/${name##*/}" 2>&1 | tee "$log" | sed -u 's/^/  /'
 	rc=${PIPESTATUS[0]}
 	took=$((SECONDS - start))
 	# A program with an "// expect-fail: TEXT" line passes if it fails
