@@ -884,7 +884,8 @@ impl Context<'_, '_> {
             return Err(self.unsupported_form("op_sel"));
         }
         let mut carry_out: u64 = 0;
-        let writes_carry = i.sdst != 0 && matches!(
+        // (sdst 0 is s[0:1], a carry destination like any other.)
+        let writes_carry = matches!(
             op,
             vop3::V_ADD_CO_U32 | vop3::V_SUB_CO_U32 | vop3::V_SUBREV_CO_U32 | vop3::V_ADDC_CO_U32 | vop3::V_SUBB_CO_U32 | vop3::V_SUBBREV_CO_U32 | vop3::V_MAD_U64_U32 | vop3::V_MAD_I64_I32 | vop3::V_DIV_SCALE_F32 | vop3::V_DIV_SCALE_F64
         );

@@ -289,14 +289,19 @@ fn reach_valu_instructions_match_host() {
             })
             .collect();
         let (w, _) = run(hex, &|w| {
+            w.sgpr[0] = u32::MAX;
+            w.sgpr[1] = u32::MAX;
             for (lane, v) in inputs.iter().enumerate() {
                 for (r, reg) in [1, 2, 3, 4, 5, 23, 27].into_iter().enumerate() {
                     w.vgpr[reg][lane] = v[r];
                 }
             }
         });
+        let carry = w.sgpr[0] as u64 | (w.sgpr[1] as u64) << 32;
         for (lane, v) in inputs.iter().enumerate() {
             let (a, b, c) = (v[0], v[1], v[2]);
+            assert_eq!(w.vgpr[29][lane], a.wrapping_add(b), "v_add_co_u32");
+            assert_eq!(carry >> lane & 1 == 1, a.checked_add(b).is_none(), "v_add_co_u32 carry into s[0:1]");
             let d = f64::from_bits(v[3] as u64 | (v[4] as u64) << 32);
             let out = |r: usize| w.vgpr[r][lane];
             assert_eq!(out(10), tr::log2(a));

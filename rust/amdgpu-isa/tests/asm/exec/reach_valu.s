@@ -1,6 +1,7 @@
 // The VALU opcodes Debian's librocrand/librocsparse gfx90a code needed
 // beyond the HIP samples (tests/census.rs): inputs v1, v2, v3 (f32, or f16
-// in each half), v[4:5] (f64), v23/v27 (preset destinations).
+// in each half), v[4:5] (f64), v23/v27 (preset destinations), s[0:1]
+// (preset: a carry-out there must overwrite it).
 v_log_f32 v10, v1
 v_exp_f32 v11, v1
 v_sin_f32 v12, v1
@@ -20,4 +21,5 @@ v_add_f16_e64 v26, -v1, |v2|
 v_fma_f16 v27, v1, v2, v3 op_sel:[1,1,1,1]
 v_cmp_lt_f16_e64 s[22:23], v1, v2
 v_pk_fma_f16 v28, v1, 1.0, v3
+v_add_co_u32_e64 v29, s[0:1], v1, v2
 s_endpgm
