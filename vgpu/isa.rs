@@ -19,6 +19,9 @@ pub(crate) mod dispatch;
 #[path = "../rust/amdgpu-isa/src/exec.rs"]
 #[allow(dead_code, unreachable_pub)]
 pub(crate) mod exec;
+#[path = "../rust/amdgpu-isa/src/half.rs"]
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod half;
 #[path = "../rust/amdgpu-isa/src/memory.rs"]
 #[allow(dead_code, unreachable_pub)]
 pub(crate) mod memory;
@@ -34,6 +37,9 @@ pub(crate) mod softfloat;
 #[path = "../rust/amdgpu-isa/src/softfloat64.rs"]
 #[allow(dead_code, unreachable_pub)]
 pub(crate) mod softfloat64;
+#[path = "../rust/amdgpu-isa/src/transcendental.rs"]
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod transcendental;
 #[path = "../rust/amdgpu-isa/src/wave.rs"]
 #[allow(dead_code, unreachable_pub)]
 pub(crate) mod wave;

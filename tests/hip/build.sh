@@ -54,7 +54,9 @@ for name in "${names[@]}"; do
 	# beside the binary, which loads it with hipModuleLoad.
 	dcos=$(sed -n 's|^// device-code-object: ||p' "$name.hip")
 	dsrc=$(echo "$dcos" | awk 'NF { print $1 }')
-	hash=$(cat "$name.hip" $dsrc "$self" <(echo "${flags[*]} $version $dcos") | sha256sum | cut -c1-16)
+	# "// link: FLAGS...": libraries the program links (e.g. -lrocsparse).
+	link=$(sed -n 's|^// link: ||p' "$name.hip")
+	hash=$(cat "$name.hip" $dsrc "$self" <(echo "${flags[*]} $version $dcos $link") | sha256sum | cut -c1-16)
 	base=${name##*/}
 	bin=$out/$base-$hash
 	if [ ! -x "$bin" ] && [ $build = 0 ]; then
@@ -70,7 +72,7 @@ for name in "${names[@]}"; do
 			mv "$co.tmp.$$" "$co"
 		done <<<"$dcos"
 		echo "build.sh: hipcc $name.hip" >&2
-		"$HIPCC" "${flags[@]}" -o "$bin.tmp.$$" "$name.hip"
+		"$HIPCC" "${flags[@]}" -o "$bin.tmp.$$" "$name.hip" $link
 		mv "$bin.tmp.$$" "$bin"
 	fi
 	if [ "$(readlink "$out/$base" 2>/dev/null)" != "$base-$hash" ]; then

@@ -9,7 +9,8 @@
 # sub-test of a program that declares them ("// subtests: ...").
 #   run.sh [--arch gfx90a|gfx1030] [--layer LAYER] [NAME...]
 # (default: gfx90a; every .hip file here without a "// ARCH: skip REASON"
-# line; named programs run even with one; --layer names the summary line)
+# line; named programs run even with one; NAME may name a subdirectory's
+# program, e.g. reach/rand, run by hand; --layer names the summary line)
 set -u
 dir=$(dirname "$0")
 arch=gfx90a
@@ -71,7 +72,7 @@ for name in "${names[@]}"; do
 	limit=$(sed -n 's|^// timeout: \([0-9][0-9]*\)$|\1|p' "$dir/$name.hip")
 	log=$(mktemp)
 	start=$SECONDS
-	timeout -k 10 ${limit:-${RKFD_HIP_TIMEOUT:-600}} "$dir/$bindir/$name" 2>&1 | tee "$log" | sed -u 's/^/  /'
+	timeout -k 10 ${limit:-${RKFD_HIP_TIMEOUT:-600}} "$dir/$bindir/${name##*/}" 2>&1 | tee "$log" | sed -u 's/^/  /'
 	rc=${PIPESTATUS[0]}
 	took=$((SECONDS - start))
 	# A program with an "// expect-fail: TEXT" line passes if it fails

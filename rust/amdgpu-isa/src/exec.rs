@@ -19,6 +19,7 @@ use super::memory::{Apertures, Environment, MemoryFault, BUFFER_ADD_TID_ENABLE};
 use super::opcodes::{ds, smem, sop1, sop2, sopc, sopk, sopp, vop1, vop2, vop3};
 use super::softfloat::{self as sf, Denormals};
 use super::softfloat64 as sf64;
+use super::{half, transcendental};
 use super::wave::{Wave, WAVE_SIZE};
 use core::fmt;
 
@@ -992,19 +993,25 @@ impl Context<'_, '_> {
         if matches!(op, READFIRSTLANE_B32 | vop3::V_READLANE_B32 | vop3::V_WRITELANE_B32) {
             return self.lane_access();
         }
+        if is_f16_op(op) {
+            return self.valu_f16();
+        }
         let den = self.wave.mode.f32_denormals();
         let exec = self.wave.exec;
         // Integer ops take no float modifiers and no output modifiers.
         let float_op = is_f32_op(op);
-        let f64_op = is_f64_result_op(op) || matches!(op, vop3::V_CVT_F32_F64 | vop3::V_CVT_I32_F64 | vop3::V_CVT_U32_F64);
-        if !float_op && !f64_op && (i.clamp || i.omod != 0 || i.modifiers.iter().any(|m| m.neg || m.abs)) && !integer_op_taking_source_modifiers(op) {
+        let f64_op = is_f64_result_op(op) || matches!(op, vop3::V_CVT_F32_F64 | vop3::V_CVT_I32_F64 | vop3::V_CVT_U32_F64 | vop3::V_FREXP_EXP_I32_F64);
+        // Clamp on a 32-bit integer add or subtract saturates.
+        let saturate = i.clamp && saturating_int_op(op);
+        if !float_op && !f64_op && ((i.clamp && !saturate) || i.omod != 0 || i.modifiers.iter().any(|m| m.neg || m.abs)) && !integer_op_taking_source_modifiers(op) {
             return Err(self.unsupported_form("modifiers on an integer operation"));
         }
         if i.op_sel != 0 {
             return Err(self.unsupported_form("op_sel"));
         }
         let mut carry_out: u64 = 0;
-        let writes_carry = i.sdst != 0 && matches!(
+        // (sdst 0 is s[0:1], a carry destination like any other.)
+        let writes_carry = matches!(
             op,
             vop3::V_ADD_CO_U32 | vop3::V_SUB_CO_U32 | vop3::V_SUBREV_CO_U32 | vop3::V_ADDC_CO_U32 | vop3::V_SUBB_CO_U32 | vop3::V_SUBBREV_CO_U32 | vop3::V_MAD_U64_U32 | vop3::V_MAD_I64_I32 | vop3::V_DIV_SCALE_F32 | vop3::V_DIV_SCALE_F64
         );
@@ -1108,9 +1115,16 @@ impl Context<'_, '_> {
                 vop3::V_OR_B32 => self.int_src(0, lane)? | self.int_src(1, lane)?,
                 vop3::V_XOR_B32 => self.int_src(0, lane)? ^ self.int_src(1, lane)?,
                 vop3::V_XNOR_B32 => !(self.int_src(0, lane)? ^ self.int_src(1, lane)?),
-                vop3::V_ADD_U32 => self.int_src(0, lane)?.wrapping_add(self.int_src(1, lane)?),
-                vop3::V_SUB_U32 => self.int_src(0, lane)?.wrapping_sub(self.int_src(1, lane)?),
-                vop3::V_SUBREV_U32 => self.int_src(1, lane)?.wrapping_sub(self.int_src(0, lane)?),
+                vop3::V_ADD_U32 | vop3::V_SUB_U32 | vop3::V_SUBREV_U32 => {
+                    let (a, b) = (self.int_src(0, lane)?, self.int_src(1, lane)?);
+                    let (a, b) = if op == vop3::V_SUBREV_U32 { (b, a) } else { (a, b) };
+                    match (op == vop3::V_ADD_U32, saturate) {
+                        (true, false) => a.wrapping_add(b),
+                        (true, true) => a.saturating_add(b),
+                        (false, false) => a.wrapping_sub(b),
+                        (false, true) => a.saturating_sub(b),
+                    }
+                }
                 vop3::V_ADD_CO_U32 | vop3::V_ADDC_CO_U32 => {
                     let cin = if op == vop3::V_ADDC_CO_U32 { cin } else { 0 };
                     let s = self.int_src(0, lane)? as u64 + self.int_src(1, lane)? as u64 + cin as u64;
@@ -1172,6 +1186,18 @@ impl Context<'_, '_> {
                     (self.int_src(0, lane)? & below).count_ones().wrapping_add(self.int_src(1, lane)?)
                 }
                 vop3::V_RCP_F32 | vop3::V_RCP_IFLAG_F32 => sf::div(0x3f80_0000, self.fsrc(0, lane)?, den),
+                vop3::V_LOG_F32 => transcendental::log2(self.fsrc(0, lane)?),
+                vop3::V_EXP_F32 => transcendental::exp2(self.fsrc(0, lane)?),
+                vop3::V_SIN_F32 => transcendental::sin_revolutions(self.fsrc(0, lane)?),
+                vop3::V_COS_F32 => transcendental::cos_revolutions(self.fsrc(0, lane)?),
+                vop3::V_FREXP_EXP_I32_F64 => {
+                    let a = self.fsrc64(0, lane)?;
+                    if sf64::is_nan(a) || a & !(1 << 63) == 0x7ff0_0000_0000_0000 || a << 1 == 0 {
+                        0
+                    } else {
+                        frexp64(a).1 as u32
+                    }
+                }
                 vop3::V_SQRT_F32 => sf::sqrt(self.fsrc(0, lane)?, den),
                 // 1/sqrt(x) with two roundings: within the 1 ULP the ISA allows.
                 vop3::V_RSQ_F32 => sf::div(0x3f80_0000, sf::sqrt(self.fsrc(0, lane)?, den), den),
@@ -1248,8 +1274,15 @@ impl Context<'_, '_> {
                     // median as max(min(a, b), min(max(a, b), c)) with NaN-avoiding min/max
                     sf::max(sf::min(a, b, den), sf::min(sf::max(a, b, den), c, den), den)
                 }
-                vop3::V_ADD_I32 => self.int_src(0, lane)?.wrapping_add(self.int_src(1, lane)?),
-                vop3::V_SUB_I32 => self.int_src(0, lane)?.wrapping_sub(self.int_src(1, lane)?),
+                vop3::V_ADD_I32 | vop3::V_SUB_I32 => {
+                    let (a, b) = (self.int_src(0, lane)? as i32, self.int_src(1, lane)? as i32);
+                    (match (op == vop3::V_ADD_I32, saturate) {
+                        (true, false) => a.wrapping_add(b),
+                        (true, true) => a.saturating_add(b),
+                        (false, false) => a.wrapping_sub(b),
+                        (false, true) => a.saturating_sub(b),
+                    }) as u32
+                }
                 vop3::V_MAD_U32_U16 => (self.int_src(0, lane)? & 0xffff).wrapping_mul(self.int_src(1, lane)? & 0xffff).wrapping_add(self.int_src(2, lane)?),
                 vop3::V_MAD_I32_I16 => ((self.int_src(0, lane)? as i16 as i32).wrapping_mul(self.int_src(1, lane)? as i16 as i32) as u32).wrapping_add(self.int_src(2, lane)?),
                 vop3::V_FFBH_I32 => {
@@ -1313,6 +1346,14 @@ impl Context<'_, '_> {
                     vop3::V_TRUNC_F64 => sf64::round_integral(self.fsrc64(0, lane)?, sf::Integral::Trunc, den),
                     vop3::V_RNDNE_F64 => sf64::round_integral(self.fsrc64(0, lane)?, sf::Integral::NearestEven, den),
                     vop3::V_FRACT_F64 => sf64::fract(self.fsrc64(0, lane)?, den),
+                    vop3::V_FREXP_MANT_F64 => {
+                        let a = self.fsrc64(0, lane)?;
+                        if sf64::is_nan(a) || a & !(1 << 63) == 0x7ff0_0000_0000_0000 || a << 1 == 0 {
+                            a
+                        } else {
+                            frexp64(a).0
+                        }
+                    }
                     vop3::V_DIV_SCALE_F64 => {
                         let (d, flag) = div_scale_f64(self.fsrc64(0, lane)?, self.fsrc64(1, lane)?, self.fsrc64(2, lane)?);
                         *carry_out |= (flag as u64) << lane;
@@ -1347,6 +1388,69 @@ impl Context<'_, '_> {
                 p as u64
             }
         })
+    }
+
+    /// An f16 VALU source: the low half of the operand (the high half with
+    /// the VOP3 op_sel bit of the source), f16 inline constants, abs/neg.
+    fn hsrc(&self, n: usize, lane: usize) -> Result<u16, ExecError> {
+        let code = self.inst.src[n];
+        let v = if (240..=248).contains(&code) {
+            half::INLINE[(code - 240) as usize]
+        } else {
+            (self.int_src(n, lane)? >> (16 * (self.inst.op_sel >> n & 1))) as u16
+        };
+        let m = self.inst.modifiers[n];
+        let v = if m.abs { v & 0x7fff } else { v };
+        Ok(if m.neg { v ^ 0x8000 } else { v })
+    }
+
+    /// The f16 VALU ops: results in the low half with the high half zeroed
+    /// (gfx9: GCNSubtarget::zeroesHigh16BitsOfDest), or in the high half
+    /// with the low half kept when op_sel[3] is set; v_pack_b32_f16 writes
+    /// both halves.  Denormals as MODE's f16/f64 field says.
+    fn valu_f16(&mut self) -> Result<StepOutcome, ExecError> {
+        let i = self.inst;
+        let op = i.opcode;
+        let den = self.wave.mode.f64_denormals();
+        let written = self.wave.exec & self.dpp_write_mask();
+        for lane in 0..WAVE_SIZE {
+            if written >> lane & 1 == 0 {
+                continue;
+            }
+            let a = self.hsrc(0, lane)?;
+            let d = match op {
+                vop3::V_PACK_B32_F16 => {
+                    let b = self.hsrc(1, lane)?;
+                    self.write_vdst(lane, a as u32 | (b as u32) << 16)?;
+                    continue;
+                }
+                vop3::V_SQRT_F16 => half::sqrt(a, den),
+                vop3::V_FMA_F16 => half::fma(a, self.hsrc(1, lane)?, self.hsrc(2, lane)?, den),
+                _ => {
+                    let b = self.hsrc(1, lane)?;
+                    match op {
+                        vop3::V_ADD_F16 => half::add(a, b, den),
+                        vop3::V_SUB_F16 => half::add(a, b ^ 0x8000, den),
+                        vop3::V_SUBREV_F16 => half::add(b, a ^ 0x8000, den),
+                        vop3::V_MUL_F16 => half::mul(a, b, den),
+                        // exact in f32, so exact back in f16
+                        vop3::V_MAX_F16 => sf::f32_to_f16(sf::max(sf::f16_to_f32(a), sf::f16_to_f32(b), Denormals::Keep)),
+                        vop3::V_MIN_F16 => sf::f32_to_f16(sf::min(sf::f16_to_f32(a), sf::f16_to_f32(b), Denormals::Keep)),
+                        _ => return Err(self.unsupported()),
+                    }
+                }
+            };
+            let d = match i.omod {
+                1 => half::mul(d, 0x4000, den),
+                2 => half::mul(d, 0x4400, den),
+                3 => half::mul(d, 0x3800, den),
+                _ => d,
+            };
+            let d = if i.clamp { half::clamp(d) } else { d };
+            let d = if i.op_sel & 8 != 0 { (self.vgpr(i.dst, lane) & 0xffff) | (d as u32) << 16 } else { d as u32 };
+            self.write_vdst(lane, d)?;
+        }
+        Ok(StepOutcome::Continue)
     }
 
     fn lane_access(&mut self) -> Result<StepOutcome, ExecError> {
@@ -1419,6 +1523,16 @@ impl Context<'_, '_> {
                     let classes = self.int_src(1, lane)?;
                     classes >> f32_class(v) & 1 == 1
                 }
+                Kind::F16 => {
+                    // f16 values compare exactly as f32
+                    let h = |v: u16| sf::f16_to_f32(if self.wave.mode.f64_denormals() == Denormals::Flush && v & 0x7c00 == 0 { v & 0x8000 } else { v });
+                    let ord = sf::compare(h(self.hsrc(0, lane)?), h(self.hsrc(1, lane)?), Denormals::Keep);
+                    cmp.float_result(ord)
+                }
+                Kind::ClassF16 => {
+                    let v = self.hsrc(0, lane)?;
+                    self.int_src(1, lane)? >> half::class(v) & 1 == 1
+                }
             };
             mask |= (result as u64) << lane;
         }
@@ -1444,6 +1558,19 @@ impl Context<'_, '_> {
             let v = self.scalar32(code)?;
             Ok([v, if (128..=208).contains(&code) || code == src::LITERAL { 0 } else { self.scalar32(code + 1).unwrap_or(0) }])
         }
+    }
+
+    /// A 32-bit VOP3P source of two f16 halves: a VGPR or SGPR as it is; an
+    /// inline constant (an f16 one for 240..248) in both halves, as LLVM
+    /// only encodes packed inline constants whose halves are equal.
+    fn pk16_src(&self, n: usize, lane: usize) -> Result<u32, ExecError> {
+        let code = self.inst.src[n];
+        let h = match code {
+            240..=248 => half::INLINE[(code - 240) as usize],
+            128..=208 => self.scalar32(code)? as u16,
+            _ => return self.vsrc32(code, lane),
+        };
+        Ok(h as u32 | (h as u32) << 16)
     }
 
     fn vop3p(&mut self) -> Result<StepOutcome, ExecError> {
@@ -1495,6 +1622,61 @@ impl Context<'_, '_> {
                     };
                     self.wave.vgpr[i.dst as usize][lane] = d0;
                     self.wave.vgpr[(i.dst as usize + 1) & 0xff][lane] = d1;
+                }
+                vop3p::V_PK_FMA_F16 | vop3p::V_PK_ADD_F16 | vop3p::V_PK_MUL_F16 => {
+                    let hden = self.wave.mode.f64_denormals();
+                    let nsrc = if i.opcode == vop3p::V_PK_FMA_F16 { 3 } else { 2 };
+                    // lo[n]/hi[n]: the halves op_sel/op_sel_hi pick, with
+                    // neg (low result) and neg_hi (high result).
+                    let mut lo = [0u16; 3];
+                    let mut hi = [0u16; 3];
+                    for n in 0..nsrc {
+                        let v = self.pk16_src(n, lane)?;
+                        lo[n] = (v >> (16 * (i.op_sel >> n & 1))) as u16 ^ if i.modifiers[n].neg { 0x8000 } else { 0 };
+                        hi[n] = (v >> (16 * (i.op_sel_hi >> n & 1))) as u16 ^ if i.neg_hi >> n & 1 == 1 { 0x8000 } else { 0 };
+                    }
+                    let f = |s: &[u16; 3]| match i.opcode {
+                        vop3p::V_PK_FMA_F16 => half::fma(s[0], s[1], s[2], hden),
+                        vop3p::V_PK_ADD_F16 => half::add(s[0], s[1], hden),
+                        _ => half::mul(s[0], s[1], hden),
+                    };
+                    let (d0, d1) = (f(&lo), f(&hi));
+                    let (d0, d1) = if i.clamp { (half::clamp(d0), half::clamp(d1)) } else { (d0, d1) };
+                    self.wave.vgpr[i.dst as usize][lane] = d0 as u32 | (d1 as u32) << 16;
+                }
+                vop3p::V_FMA_MIX_F32 | vop3p::V_FMA_MIXLO_F16 | vop3p::V_FMA_MIXHI_F16 => {
+                    // Each source is f32, or (op_sel_hi[n]) the f16 half
+                    // op_sel[n] picks, converted exactly; neg_hi is abs.
+                    let mut v = [0u32; 3];
+                    for (n, v) in v.iter_mut().enumerate() {
+                        let code = i.src[n];
+                        *v = if i.op_sel_hi >> n & 1 == 1 {
+                            let h = if (240..=248).contains(&code) {
+                                half::INLINE[(code - 240) as usize]
+                            } else {
+                                (self.vsrc32(code, lane)? >> (16 * (i.op_sel >> n & 1))) as u16
+                            };
+                            sf::f16_to_f32(h)
+                        } else {
+                            self.vsrc32(code, lane)?
+                        };
+                        if i.neg_hi >> n & 1 == 1 {
+                            *v &= 0x7fff_ffff;
+                        }
+                        if i.modifiers[n].neg {
+                            *v ^= 0x8000_0000;
+                        }
+                    }
+                    let mut d = sf::fma(v[0], v[1], v[2], den);
+                    if i.clamp {
+                        d = if sf::is_nan(d) || d >> 31 == 1 { 0 } else { d.min(0x3f80_0000) };
+                    }
+                    let old = self.vgpr(i.dst, lane);
+                    self.wave.vgpr[i.dst as usize][lane] = match i.opcode {
+                        vop3p::V_FMA_MIX_F32 => d,
+                        vop3p::V_FMA_MIXLO_F16 => (old & 0xffff_0000) | sf::f32_to_f16(d) as u32,
+                        _ => (old & 0xffff) | (sf::f32_to_f16(d) as u32) << 16,
+                    };
                 }
                 _ => return Err(self.unsupported()),
             }
@@ -1742,6 +1924,23 @@ impl Context<'_, '_> {
                     // field's 0 is not v0.
                     if ds_atomic_returns(op) {
                         self.wave.vgpr[i.dst as usize][lane] = old;
+                    }
+                }
+                op if ds_atomic64(op).is_some() => {
+                    let (atomic, returns) = ds_atomic64(op).unwrap_or((AtomicOp::Add, false));
+                    let a = self.lds_range(lds_len, base.wrapping_add(offset16), 8)?;
+                    let mut b = [0u8; 8];
+                    b.copy_from_slice(&env.lds[a..a + 8]);
+                    let old = u64::from_le_bytes(b);
+                    let d0 = self.vgpr(data0, lane) as u64 | (self.vgpr(data0 + 1, lane) as u64) << 32;
+                    let d1 = self.vgpr(data1, lane) as u64 | (self.vgpr(data1 + 1, lane) as u64) << 32;
+                    // DS cmpst: data0 is the compare value, data1 the new
+                    // one (atomic64 takes FLAT's order, new value first).
+                    let new = if atomic == AtomicOp::CmpSwap { atomic64(atomic, old, d1, d0) } else { atomic64(atomic, old, d0, d1) };
+                    env.lds[a..a + 8].copy_from_slice(&new.to_le_bytes());
+                    if returns {
+                        self.wave.vgpr[i.dst as usize][lane] = old as u32;
+                        self.wave.vgpr[(i.dst as usize + 1) & 0xff][lane] = (old >> 32) as u32;
                     }
                 }
                 _ => return Err(self.unsupported()),
@@ -2078,6 +2277,10 @@ fn is_f32_op(op: u16) -> bool {
             | vop3::V_DIV_SCALE_F32
             | vop3::V_DIV_FMAS_F32
             | vop3::V_DIV_FIXUP_F32
+            | vop3::V_LOG_F32
+            | vop3::V_EXP_F32
+            | vop3::V_SIN_F32
+            | vop3::V_COS_F32
     ) || op == VOP3_FROM_VOP2 + vop2::V_MADMK_F32
         || op == VOP3_FROM_VOP2 + vop2::V_MADAK_F32
 }
@@ -2107,7 +2310,42 @@ fn is_f64_result_op(op: u16) -> bool {
             | vop3::V_DIV_SCALE_F64
             | vop3::V_DIV_FMAS_F64
             | vop3::V_DIV_FIXUP_F64
+            | vop3::V_FREXP_MANT_F64
     )
+}
+
+/// VALU opcodes on binary16 values ([`Context::valu_f16`]).
+fn is_f16_op(op: u16) -> bool {
+    matches!(
+        op,
+        vop3::V_ADD_F16
+            | vop3::V_SUB_F16
+            | vop3::V_SUBREV_F16
+            | vop3::V_MUL_F16
+            | vop3::V_MAX_F16
+            | vop3::V_MIN_F16
+            | vop3::V_FMA_F16
+            | vop3::V_SQRT_F16
+            | vop3::V_PACK_B32_F16
+    )
+}
+
+/// 32-bit integer adds and subtracts whose clamp bit saturates the result.
+fn saturating_int_op(op: u16) -> bool {
+    matches!(op, vop3::V_ADD_U32 | vop3::V_SUB_U32 | vop3::V_SUBREV_U32 | vop3::V_ADD_I32 | vop3::V_SUB_I32)
+}
+
+/// frexp of a finite non-zero f64: (mantissa with |m| in [0.5, 1) and the
+/// sign of a, exponent) with a = m 2^e.
+fn frexp64(a: u64) -> (u64, i32) {
+    let field = ((a >> 52) & 0x7ff) as i32;
+    let e = if field == 0 {
+        // denormal: 0.frac * 2^-1022
+        -1022 - ((a & 0x000f_ffff_ffff_ffff).leading_zeros() as i32 - 12)
+    } else {
+        field - 1022
+    };
+    (sf64::ldexp(a, -e, Denormals::Keep), e)
 }
 
 /// Integer ops whose VOP3 form may carry source modifiers: v_cvt_f32_f16
@@ -2313,6 +2551,8 @@ enum Kind {
     U64,
     ClassF32,
     ClassF64,
+    F16,
+    ClassF16,
 }
 
 /// A VOPC compare, from its LLVM mnemonic `v_cmp[x]_<cond>_<type>`.
@@ -2335,6 +2575,8 @@ impl Comparison {
             (_, "f32") => Kind::F32,
             ("class", "f64") => Kind::ClassF64,
             (_, "f64") => Kind::F64,
+            ("class", "f16") => Kind::ClassF16,
+            (_, "f16") => Kind::F16,
             (_, "i16") => Kind::I16,
             (_, "u16") => Kind::U16,
             (_, "i32") => Kind::I32,
@@ -2429,6 +2671,37 @@ fn op_as_atomic(op: u16) -> AtomicOp {
         ds::DS_RSUB_U32 | ds::DS_RSUB_RTN_U32 => AtomicOp::Rsub,
         _ => AtomicOp::CmpSwap,
     }
+}
+
+/// A 64-bit DS atomic: its operation and whether it returns the old value
+/// (the _RTN forms, numbered 32 above the plain ones, and ds_wrxchg).
+fn ds_atomic64(op: u16) -> Option<(AtomicOp, bool)> {
+    let (plain, returns) = match op {
+        ds::DS_ADD_F64 => return Some((AtomicOp::AddF64, false)),
+        ds::DS_ADD_RTN_F64 => return Some((AtomicOp::AddF64, true)),
+        ds::DS_WRXCHG_RTN_B64 => return Some((AtomicOp::Swap, true)),
+        ds::DS_ADD_RTN_U64..=ds::DS_MAX_RTN_F64 => (op - 32, true),
+        _ => (op, false),
+    };
+    let atomic = match plain {
+        ds::DS_ADD_U64 => AtomicOp::Add,
+        ds::DS_SUB_U64 => AtomicOp::Sub,
+        ds::DS_RSUB_U64 => AtomicOp::Rsub,
+        ds::DS_INC_U64 => AtomicOp::Inc,
+        ds::DS_DEC_U64 => AtomicOp::Dec,
+        ds::DS_MIN_I64 => AtomicOp::MinI,
+        ds::DS_MAX_I64 => AtomicOp::MaxI,
+        ds::DS_MIN_U64 => AtomicOp::MinU,
+        ds::DS_MAX_U64 => AtomicOp::MaxU,
+        ds::DS_AND_B64 => AtomicOp::And,
+        ds::DS_OR_B64 => AtomicOp::Or,
+        ds::DS_XOR_B64 => AtomicOp::Xor,
+        ds::DS_CMPST_B64 => AtomicOp::CmpSwap,
+        ds::DS_MIN_F64 => AtomicOp::MinF64,
+        ds::DS_MAX_F64 => AtomicOp::MaxF64,
+        _ => return None,
+    };
+    Some((atomic, returns))
 }
 
 /// Whether a 32-bit DS atomic returns the old value in vdst.

@@ -13,7 +13,8 @@
 //! - [`decode`]: instruction words to [`decode::Instruction`], per
 //!   [`decode::Generation`];
 //! - [`softfloat`], [`softfloat64`]: IEEE binary32 and binary64 arithmetic in
-//!   integers (no FPU in the kernel);
+//!   integers (no FPU in the kernel); [`half`], binary16 on top of them;
+//!   [`transcendental`], log2/exp2/sin/cos of f32 in binary64 soft-float;
 //! - [`wave`]: one wave's registers (SGPRs, VGPRs, AGPRs, EXEC, VCC, SCC, M0, MODE);
 //! - [`memory`]: what a wave sees of memory (GPU VA through a trait, LDS, scratch);
 //! - [`exec`]: the interpreter, one instruction per [`exec::step`];
@@ -28,9 +29,11 @@ pub mod code_object;
 pub mod decode;
 pub mod dispatch;
 pub mod exec;
+pub mod half;
 pub mod memory;
 pub mod opcodes;
 pub mod opcodes10;
 pub mod softfloat;
 pub mod softfloat64;
+pub mod transcendental;
 pub mod wave;

@@ -385,7 +385,7 @@ fn lane_access_and_pc() {
 fn unimplemented_opcode_is_a_clear_error() {
     let mut m = Machine::new(program!("unsupported"));
     let err = m.run().unwrap_err();
-    assert_eq!(err.to_string(), format!("unsupported opcode v_sin_f32 (VALU 0x169) at pc {:#x}", CODE + 4));
+    assert_eq!(err.to_string(), format!("unsupported opcode v_cubeid_f32 (VALU 0x1c4) at pc {:#x}", CODE + 4));
     assert_eq!(m.wave.sgpr[0], 1, "instructions before it ran");
 }
 

@@ -46,7 +46,8 @@ impl SparseMemory {
     }
     fn find(&mut self, address: u64, len: usize) -> Option<&mut [u8]> {
         for (base, bytes) in self.regions.iter_mut() {
-            if address >= *base && address + len as u64 <= *base + bytes.len() as u64 {
+            // No wrap: a lane's address may be anything up to u64::MAX.
+            if address >= *base && address.checked_add(len as u64).is_some_and(|end| end <= *base + bytes.len() as u64) {
                 let o = (address - *base) as usize;
                 return Some(&mut bytes[o..o + len]);
             }

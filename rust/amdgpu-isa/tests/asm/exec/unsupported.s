@@ -1,3 +1,3 @@
 s_mov_b32 s0, 1
-v_sin_f32_e32 v0, v1
+v_cubeid_f32 v0, v1, v2, v3
 s_endpgm
