@@ -13,6 +13,8 @@
 //! - [`pm4`]: the HWS packets of `kfd_pm4_headers_ai.h`, the runlist of
 //!   `kfd_packet_manager.c` / `kfd_packet_manager_v9.c`, and a parser (what
 //!   the CP firmware does with a runlist IB);
+//! - [`kernel_queue`]: the HIQ ring, `kfd_kernel_queue.c`'s
+//!   acquire/submit/rollback, and the CP's reader of it;
 //! - [`ih`]: SOC15 interrupt-handler ring entries, `soc15_int.h`,
 //!   `amdgpu_ih.c`'s `amdgpu_ih_decode_iv_helper` and the payloads
 //!   `kfd_int_process_v9.c` / `_v10.c` / `_v11.c` decode, with an encoder
@@ -29,5 +31,6 @@ use kfd_logic::gfx;
 
 pub mod generated;
 pub mod ih;
+pub mod kernel_queue;
 pub mod mqd;
 pub mod pm4;
