@@ -30,6 +30,7 @@
 use kfd_logic::gfx;
 
 pub mod generated;
+pub mod hws;
 pub mod ih;
 pub mod kernel_queue;
 pub mod mqd;
