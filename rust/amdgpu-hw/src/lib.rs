@@ -13,6 +13,11 @@
 //! - [`pm4`]: the HWS packets of `kfd_pm4_headers_ai.h`, the runlist of
 //!   `kfd_packet_manager.c` / `kfd_packet_manager_v9.c`, and a parser (what
 //!   the CP firmware does with a runlist IB);
+//! - [`dqm`]: the HWS half of `kfd_device_queue_manager.c` (runlist
+//!   sent / preempted with a fence, hang on timeout, `sched_policy`,
+//!   eviction counting);
+//! - [`hws`]: the CP firmware's scheduler, the virtual GPU's side of the
+//!   HIQ (no C counterpart);
 //! - [`kernel_queue`]: the HIQ ring, `kfd_kernel_queue.c`'s
 //!   acquire/submit/rollback, and the CP's reader of it;
 //! - [`ih`]: SOC15 interrupt-handler ring entries, `soc15_int.h`,
@@ -29,6 +34,7 @@
 // modules too, next to their own `gfx`).
 use kfd_logic::gfx;
 
+pub mod dqm;
 pub mod generated;
 pub mod hws;
 pub mod ih;
