@@ -89,6 +89,9 @@
 //!     context, under the mm's locks and rkfd's SVM locks; taken under 3
 //!     (an SVM frame's page) and by `svm_copy`, which copies page by page
 //!     under it.
+//! 10. `Gart::state` (`gart`): a leaf; the kernel objects' table, taken
+//!     only to add, remove or look up an object (the pages are read and
+//!     written after it is released, through the object's own reference).
 //!
 //! Calls into rkfd (`kgd2kfd_interrupt`, `kgd2kfd_svm_fault`) are made with
 //! no lock of this driver held: rkfd's handlers take its process and SVM
@@ -102,6 +105,7 @@
 use kernel::prelude::*;
 
 mod engine;
+mod gart;
 mod gpu;
 mod ih;
 mod isa;

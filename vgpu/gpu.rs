@@ -346,6 +346,9 @@ pub(crate) struct Kgd {
     /// The hardware queue slots (HQDs, SDMA RLC queues) and the queues
     /// loaded into them.  Lock order: 0 (`vgpu/amdgpu_main.rs`).
     hqds: Pin<KBox<Mutex<crate::mqd::Slots>>>,
+    /// The kernel address space (`alloc_gtt_mem`).  Its lock is a leaf
+    /// (`vgpu/amdgpu_main.rs`, 10).
+    gart: Pin<KBox<crate::gart::Gart>>,
 }
 
 impl Kgd {
@@ -367,6 +370,11 @@ impl Kgd {
     /// The hardware queue slots.
     pub(crate) fn hqds(&self) -> &Mutex<crate::mqd::Slots> {
         &self.hqds
+    }
+
+    /// The kernel address space.
+    pub(crate) fn gart(&self) -> &crate::gart::Gart {
+        &self.gart
     }
 }
 
@@ -393,12 +401,14 @@ impl Kgd {
         let devices = create_devices(&core)?;
         let engine = EngineHandle::start(&core)?;
         let hqds = KBox::pin_init(kernel::new_mutex!(crate::mqd::Slots::new(profile)?, "Kgd::hqds"), GFP_KERNEL)?;
+        let gart = KBox::pin_init(crate::gart::Gart::new(), GFP_KERNEL)?;
         Ok(KBox::new(
             Kgd {
                 devices,
                 core,
                 engine,
                 hqds,
+                gart,
             },
             GFP_KERNEL,
         )?)

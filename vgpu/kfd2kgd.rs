@@ -15,6 +15,7 @@ use kernel::{
 
 use crate::{
     engine::{self, HqdState},
+    gart::GttObj,
     gpu::{Core, Kgd},
     kabi::{self, kgd},
     mem::{AllocRequest, Mem},
@@ -67,6 +68,7 @@ fn limit_domain(flags: u32) -> Result<bool> {
 impl kabi::Kfd2Kgd for Kgd {
     type Vm = Vm;
     type Mem = Mem;
+    type Gtt = GttObj;
 
     fn acquire_vm(&self, file: &kabi::DrmFileRef<'_>) -> Result<Arc<Vm>> {
         let found = self.devices().file_state(file)?;
@@ -224,6 +226,25 @@ impl kabi::Kfd2Kgd for Kgd {
         let hqd = self.hqds().lock().sdma(engine, queue).ok().and_then(|s| s.clone());
         hqd.map(|h| hqd_state(&self.engine().state(&h))).unwrap_or_default()
     }
+
+    /// A kernel object in this GPU's GART.
+    fn alloc_gtt_mem(&self, size: u64) -> Result<(Arc<GttObj>, u64, NonNull<core::ffi::c_void>)> {
+        let obj = self.gart().alloc(size)?;
+        let (addr, cpu) = (obj.addr(), obj.mem().kernel_addr());
+        Ok((obj, addr, cpu))
+    }
+
+    fn free_gtt_mem(&self, gtt: Arc<GttObj>) {
+        self.gart().free(&gtt);
+    }
+
+    /// Not yet: the CP's scheduler does not read a HIQ (issue #13 item 2,
+    /// step 3); rkfd keeps the no-HWS path.
+    fn hiq_mqd_load(&self, _mqd: &mut [u8], _pipe: u32, _queue: u32, _doorbell_off: u32) -> Result {
+        Err(EOPNOTSUPP)
+    }
+
+    fn ring_kernel_doorbell(&self, _doorbell_off: u32, _value: u64) {}
 
     fn hws_hang(&self) -> Result {
         self.engine().hang();
