@@ -94,7 +94,6 @@ impl Gart {
 
     /// The object holding GART address `addr` and `addr`'s byte offset in
     /// it.
-    #[allow(dead_code)] // For the CP's HIQ (issue #13 item 2).
     pub(crate) fn find(&self, addr: u64) -> Option<(Arc<GttObj>, usize)> {
         let st = self.state.lock();
         let o = st.objs.iter().find(|o| addr >= o.addr && addr - o.addr < o.mem.len() as u64)?;
@@ -102,7 +101,6 @@ impl Gart {
     }
 
     /// Reads `out.len()` dwords at GART address `addr` (within one object).
-    #[allow(dead_code)] // For the CP's HIQ (issue #13 item 2).
     pub(crate) fn read_dwords(&self, addr: u64, out: &mut [u32]) -> Result {
         let (o, off) = self.find(addr).ok_or(EFAULT)?;
         for (i, d) in out.iter_mut().enumerate() {
@@ -112,18 +110,11 @@ impl Gart {
     }
 
     /// Writes `data` at GART address `addr` (within one object).
-    #[allow(dead_code)] // For the CP's HIQ (issue #13 item 2).
     pub(crate) fn write_dwords(&self, addr: u64, data: &[u32]) -> Result {
         let (o, off) = self.find(addr).ok_or(EFAULT)?;
         for (i, &d) in data.iter().enumerate() {
             o.mem.write_u32(off + 4 * i, d).map_err(|_| EFAULT)?;
         }
         Ok(())
-    }
-
-    /// Objects rkfd has not freed (device teardown checks for leaks).
-    #[allow(dead_code)] // For the CP's HIQ (issue #13 item 2).
-    pub(crate) fn live(&self) -> usize {
-        self.state.lock().objs.len()
     }
 }

@@ -81,6 +81,7 @@ impl kabi::Kfd2Kgd for Kgd {
     }
 
     fn release_vm(vm: Arc<Vm>) {
+        vm.core().clone().set_vm_pasid(&vm, 0);
         vm.release();
     }
 
@@ -126,6 +127,8 @@ impl kabi::Kfd2Kgd for Kgd {
 
     fn set_vm_pasid(vm: ArcBorrow<'_, Vm>, pasid: u32) {
         vm.set_pasid(pasid);
+        let vm: Arc<Vm> = vm.into();
+        vm.core().set_vm_pasid(&vm, pasid);
     }
 
     /// The module's system-memory accounts (amdgpu's `kfd_mem_limit`:
@@ -238,20 +241,25 @@ impl kabi::Kfd2Kgd for Kgd {
         self.gart().free(&gtt);
     }
 
-    /// Not yet: the CP's scheduler does not read a HIQ (issue #13 item 2,
-    /// step 3); rkfd keeps the no-HWS path.
-    fn hiq_mqd_load(&self, _mqd: &mut [u8], _pipe: u32, _queue: u32, _doorbell_off: u32) -> Result {
-        Err(EOPNOTSUPP)
+    /// The CP's scheduler reads its HIQ from the ring this MQD describes
+    /// (`crate::cp`).  The HIQ takes no HQD slot of rkfd's no-HWS path.
+    fn hiq_mqd_load(&self, mqd: &mut [u8], _pipe: u32, _queue: u32, doorbell_off: u32) -> Result {
+        self.cp_hiq_load(mqd, doorbell_off)
     }
 
-    fn ring_kernel_doorbell(&self, _doorbell_off: u32, _value: u64) {}
+    /// The HIQ's packets are taken before this returns (`crate::cp`).
+    fn ring_kernel_doorbell(&self, doorbell_off: u32, value: u64) {
+        self.cp_doorbell(doorbell_off, value);
+    }
 
     fn hws_hang(&self) -> Result {
+        self.cp_hang();
         self.engine().hang();
         Ok(())
     }
 
     fn gpu_reset(&self) -> Result {
+        self.cp_reset();
         self.engine().reset()
     }
 

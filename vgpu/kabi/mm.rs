@@ -148,7 +148,6 @@ impl SharedPages {
     }
 
     /// The 32-bit word at byte `offset` (4-byte aligned, in range).
-    #[allow(dead_code)] // For the CP's HIQ (issue #13 item 2).
     fn word32(&self, offset: usize) -> Option<&core::sync::atomic::AtomicU32> {
         if offset % 4 != 0 || offset.checked_add(4)? > self.len() {
             return None;
@@ -163,14 +162,12 @@ impl SharedPages {
 
     /// Reads the 32-bit word at byte `offset`; `None` if unaligned or out
     /// of range.
-    #[allow(dead_code)] // For the CP's HIQ (issue #13 item 2).
     pub(crate) fn read_u32(&self, offset: usize) -> Option<u32> {
         Some(self.word32(offset)?.load(core::sync::atomic::Ordering::Acquire))
     }
 
     /// Writes the 32-bit word at byte `offset`; `EINVAL` if unaligned or
     /// out of range.
-    #[allow(dead_code)] // For the CP's HIQ (issue #13 item 2).
     pub(crate) fn write_u32(&self, offset: usize, value: u32) -> Result {
         self.word32(offset).ok_or(EINVAL)?.store(value, core::sync::atomic::Ordering::Release);
         Ok(())

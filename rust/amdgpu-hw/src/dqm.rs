@@ -13,7 +13,7 @@
 //! holds the state (`active_runlist`, `is_hws_hang`, the counts) and the
 //! order of operations.
 
-use crate::pm4::{preemption, SetResources, UnmapFilter, UnmapQueues, FENCE_COMPLETED, FENCE_INIT};
+use super::pm4::{preemption, SetResources, UnmapFilter, UnmapQueues, FENCE_COMPLETED, FENCE_INIT};
 
 /// C: `enum kfd_sched_policy` (module parameter `sched_policy`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

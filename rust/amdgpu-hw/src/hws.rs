@@ -29,7 +29,7 @@
 //!   nothing, so the driver's preemption fence times out and it resets the
 //!   GPU ([`Hws::reset`]) — upstream's `hang_hws` path.
 
-use crate::pm4::{
+use super::pm4::{
     parse, Engine, MapProcess, MapQueues, Packet, PmFormat, QueryStatus, RunList, SetResources, UnmapAction,
     UnmapFilter, UnmapQueues, MAP_PROCESS_MAX_DWORDS,
 };

@@ -10,7 +10,7 @@
 //! and starts again at 0), and the padding NOP's count field is all ones
 //! (`PM4_COUNT_ZERO`), which the CP takes as a one-dword packet.
 
-use crate::generated::kfd_pm4_opcodes::{IT_NOP, PM4_TYPE_3};
+use super::generated::kfd_pm4_opcodes::{IT_NOP, PM4_TYPE_3};
 
 /// C: `KFD_KERNEL_QUEUE_SIZE`: the HIQ's ring, bytes.
 pub const KERNEL_QUEUE_SIZE: u32 = 2048;

@@ -23,10 +23,10 @@
 
 use core::mem::{offset_of, size_of};
 
-use crate::generated::kfd_pm4_headers_ai::*;
-use crate::generated::kfd_pm4_headers_aldebaran::pm4_mes_map_process_aldebaran;
-use kfd_logic::gfx::GfxVersion;
-use crate::generated::kfd_pm4_opcodes::{
+use super::generated::kfd_pm4_headers_ai::*;
+use super::generated::kfd_pm4_headers_aldebaran::pm4_mes_map_process_aldebaran;
+use super::gfx::GfxVersion;
+use super::generated::kfd_pm4_opcodes::{
     IT_MAP_PROCESS, IT_MAP_QUEUES, IT_QUERY_STATUS, IT_RELEASE_MEM, IT_RUN_LIST, IT_SET_RESOURCES, IT_UNMAP_QUEUES,
     PM4_TYPE_3,
 };
@@ -130,8 +130,8 @@ type MapProcBf14 = pm4_mes_map_process__bindgen_ty_3__bindgen_ty_1;
 type MapQBf2 = pm4_mes_map_queues__bindgen_ty_2__bindgen_ty_1;
 type MapQBf3 = pm4_mes_map_queues__bindgen_ty_3__bindgen_ty_1;
 /// `pm4_mes_map_process_aldebaran.bitfields2`, `.bitfields14`.
-type AldProcBf2 = crate::generated::kfd_pm4_headers_aldebaran::pm4_mes_map_process_aldebaran__bindgen_ty_2__bindgen_ty_1;
-type AldProcBf14 = crate::generated::kfd_pm4_headers_aldebaran::pm4_mes_map_process_aldebaran__bindgen_ty_3__bindgen_ty_1;
+type AldProcBf2 = super::generated::kfd_pm4_headers_aldebaran::pm4_mes_map_process_aldebaran__bindgen_ty_2__bindgen_ty_1;
+type AldProcBf14 = super::generated::kfd_pm4_headers_aldebaran::pm4_mes_map_process_aldebaran__bindgen_ty_3__bindgen_ty_1;
 /// `pm4_mes_unmap_queues.bitfields2`, `.bitfields3a`, `.bitfields3b`,
 /// `.bitfields4` – `.bitfields6`.
 type UnmapBf2 = pm4_mes_unmap_queues__bindgen_ty_2__bindgen_ty_1;
@@ -154,7 +154,7 @@ dword_bitfields!(__BindgenBitfieldUnit:
     UnmapBf3b, UnmapBf4, UnmapBf5, UnmapBf6, QueryBf2, QueryBf3a, QueryBf3b, RelBf2, RelBf3, RelBf4,
 );
 /// The Aldebaran header's own copy of bindgen's bitfield unit.
-use crate::generated::kfd_pm4_headers_aldebaran::__BindgenBitfieldUnit as AldUnit;
+use super::generated::kfd_pm4_headers_aldebaran::__BindgenBitfieldUnit as AldUnit;
 dword_bitfields!(AldUnit: AldProcBf2, AldProcBf14);
 
 /// The dword index of a field of a packet struct.
@@ -397,7 +397,7 @@ pub struct MapProcess {
 
 /// C: `SQ_SHADER_TBA_HI__TRAP_EN__SHIFT` (gc_10_1_0_sh_mask.h, which
 /// `kfd_packet_manager_v9.c` includes).
-use crate::generated::gc_10_1_0_sh_mask::SQ_SHADER_TBA_HI__TRAP_EN__SHIFT;
+use super::generated::gc_10_1_0_sh_mask::SQ_SHADER_TBA_HI__TRAP_EN__SHIFT;
 
 impl MapProcess {
     /// The packet (`sdma_enable` set, as upstream).
