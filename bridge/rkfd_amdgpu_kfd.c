@@ -173,6 +173,34 @@ static void bridge_hqd_sdma_get_state(struct kgd_dev *kgd, __u32 engine, __u32 q
 	memset(state, 0, sizeof(*state));
 }
 
+/*
+ * The HWS path (kernel objects in the GART, the HIQ and its doorbell):
+ * amdgpu_amdkfd_alloc_gtt_mem and kfd2kgd hiq_mqd_load exist in amdgpu, but
+ * the patch series does not export them to the bridge yet.  rkfd keeps the
+ * no-HWS path on a driver that refuses them.
+ */
+static int bridge_alloc_gtt_mem(struct kgd_dev *kgd, __u64 size, void **mem_obj,
+				__u64 *gpu_addr, void **cpu_ptr)
+{
+	return RKFD_AMDGPU_UNSUPPORTED("alloc_gtt_mem");
+}
+
+/* Never called: alloc_gtt_mem never succeeds. */
+static void bridge_free_gtt_mem(struct kgd_dev *kgd, void *mem_obj)
+{
+}
+
+static int bridge_hiq_mqd_load(struct kgd_dev *kgd, void *mqd, __u32 mqd_size,
+			       __u32 pipe_id, __u32 queue_id, __u32 doorbell_off)
+{
+	return RKFD_AMDGPU_UNSUPPORTED("hiq_mqd_load");
+}
+
+/* Never called: no HIQ is ever loaded. */
+static void bridge_ring_kernel_doorbell(struct kgd_dev *kgd, __u32 doorbell_off, __u64 value)
+{
+}
+
 static int bridge_hws_hang(struct kgd_dev *kgd)
 {
 	return RKFD_AMDGPU_UNSUPPORTED("hws_hang");
@@ -220,6 +248,10 @@ static const struct kfd2kgd_calls rkfd_amdgpu_calls = {
 	.hqd_sdma_is_occupied = bridge_hqd_sdma_is_occupied,
 	.hqd_get_state = bridge_hqd_get_state,
 	.hqd_sdma_get_state = bridge_hqd_sdma_get_state,
+	.alloc_gtt_mem = bridge_alloc_gtt_mem,
+	.free_gtt_mem = bridge_free_gtt_mem,
+	.hiq_mqd_load = bridge_hiq_mqd_load,
+	.ring_kernel_doorbell = bridge_ring_kernel_doorbell,
 	.hws_hang = bridge_hws_hang,
 	.gpu_reset = bridge_gpu_reset,
 	.reserve_mem_limit = bridge_reserve_mem_limit,

@@ -41,6 +41,11 @@
 //! field also says where it sits.  rkfd's own order is in its crate root
 //! (`src/rkfd_main.rs`).
 //!
+//! -1. `Kgd::cp` (`gpu`, `cp`): the CP's scheduler and its HIQ.  Taken by
+//!     the kfd2kgd `hiq_mqd_load`, `ring_kernel_doorbell`, `hws_hang` and
+//!     `gpu_reset` with no other lock of this driver held; the queues it
+//!     maps and unmaps take 1 and 2 under it, the GART 10, the PASID table
+//!     11.  Its end-of-query interrupts are delivered after it is released.
 //!  0. `Kgd::hqds` (`gpu`, `mqd`): the hardware queue slots.  Taken by the
 //!     kfd2kgd `hqd_*` calls with no other lock of this driver held; only
 //!     `hqd_load` / `hqd_sdma_load` take another lock under it (1, to give
@@ -101,6 +106,11 @@
 //!     context, under the mm's locks and rkfd's SVM locks; taken under 3
 //!     (an SVM frame's page) and by `svm_copy`, which copies page by page
 //!     under it.
+//! 10. `Gart::state` (`gart`): a leaf; the kernel objects' table, taken
+//!     only to add, remove or look up an object (the pages are read and
+//!     written after it is released, through the object's own reference).
+//! 11. `Core::pasid_vms` (`gpu`): a leaf; the VMs by PASID.  A VM's last
+//!     reference is dropped after it is released.
 //!
 //! Calls into rkfd (`kgd2kfd_interrupt`, `kgd2kfd_svm_fault`) are made with
 //! no lock of this driver held: rkfd's handlers take its process and SVM
@@ -113,7 +123,9 @@
 
 use kernel::prelude::*;
 
+mod cp;
 mod engine;
+mod gart;
 mod gpu;
 mod ih;
 mod isa;

@@ -80,6 +80,11 @@ pub(crate) struct Core {
     /// lock of ours inside.
     #[pin]
     throttle: Mutex<Throttle>,
+    /// The VMs KFD processes use, by PASID (`set_vm_pasid` adds, `release_vm`
+    /// removes): how the CP's scheduler finds the VM of a MAP_PROCESS.
+    /// Lock order: a leaf (`vgpu/amdgpu_main.rs`, 11).
+    #[pin]
+    pasid_vms: Mutex<KVec<Arc<crate::vm::Vm>>>,
 }
 
 /// See [`Core::throttle`].
@@ -109,9 +114,31 @@ impl Core {
                 mmio_remap: Arc::new(kabi::SharedPages::new(1)?, GFP_KERNEL)?,
                 kfd: SetOnce::default(),
                 throttle <- new_mutex!(Throttle { kfd: None, count: 0 }, "Core::throttle"),
+                pasid_vms <- new_mutex!(KVec::new(), "Core::pasid_vms"),
             }),
             GFP_KERNEL,
         )
+    }
+
+    /// Records that `vm` carries `pasid` (0: forget it).  Allocation
+    /// failure leaves the VM unknown to the CP's scheduler (its queues
+    /// cannot be mapped through a runlist; the HWS hangs on them).
+    pub(crate) fn set_vm_pasid(&self, vm: &Arc<crate::vm::Vm>, pasid: u32) {
+        let mut l = self.pasid_vms.lock();
+        let old = l.iter().position(|v| Arc::ptr_eq(v, vm)).and_then(|i| l.remove(i).ok());
+        if pasid != 0 && l.push(vm.clone(), GFP_KERNEL).is_err() {
+            pr_warn!("vgpu: no memory to record a PASID\n");
+        }
+        drop(l);
+        drop(old);
+    }
+
+    /// The VM whose PASID is `pasid`.
+    pub(crate) fn vm_of_pasid(&self, pasid: u32) -> Option<Arc<crate::vm::Vm>> {
+        if pasid == 0 {
+            return None;
+        }
+        self.pasid_vms.lock().iter().find(|v| v.pasid() == pasid).cloned()
     }
 
     /// What the GPU is.
@@ -346,6 +373,16 @@ pub(crate) struct Kgd {
     /// The hardware queue slots (HQDs, SDMA RLC queues) and the queues
     /// loaded into them.  Lock order: 0 (`vgpu/amdgpu_main.rs`).
     hqds: Pin<KBox<Mutex<crate::mqd::Slots>>>,
+    /// The kernel address space (`alloc_gtt_mem`).  Its lock is a leaf
+    /// (`vgpu/amdgpu_main.rs`, 10).
+    gart: Pin<KBox<crate::gart::Gart>>,
+    /// The CP's hardware scheduler and its HIQ (`crate::cp`).  Lock order:
+    /// outermost (`vgpu/amdgpu_main.rs`, entry -1): taken by
+    /// `hiq_mqd_load`, `ring_kernel_doorbell`, `hws_hang` and `gpu_reset`
+    /// with no other lock of this driver held; the engines' locks (1, 2),
+    /// the GART's (10) and the PASID table (11) are taken under it; rkfd
+    /// is called only after it is released.
+    cp: Pin<KBox<Mutex<crate::cp::CpState>>>,
 }
 
 impl Kgd {
@@ -367,6 +404,16 @@ impl Kgd {
     /// The hardware queue slots.
     pub(crate) fn hqds(&self) -> &Mutex<crate::mqd::Slots> {
         &self.hqds
+    }
+
+    /// The kernel address space.
+    pub(crate) fn gart(&self) -> &crate::gart::Gart {
+        &self.gart
+    }
+
+    /// The CP's scheduler.
+    pub(crate) fn cp(&self) -> &Mutex<crate::cp::CpState> {
+        &self.cp
     }
 }
 
@@ -393,12 +440,16 @@ impl Kgd {
         let devices = create_devices(&core)?;
         let engine = EngineHandle::start(&core)?;
         let hqds = KBox::pin_init(kernel::new_mutex!(crate::mqd::Slots::new(profile)?, "Kgd::hqds"), GFP_KERNEL)?;
+        let gart = KBox::pin_init(crate::gart::Gart::new(), GFP_KERNEL)?;
+        let cp = KBox::pin_init(kernel::new_mutex!(crate::cp::CpState::new(profile.gfx)?, "Kgd::cp"), GFP_KERNEL)?;
         Ok(KBox::new(
             Kgd {
                 devices,
                 core,
                 engine,
                 hqds,
+                gart,
+                cp,
             },
             GFP_KERNEL,
         )?)

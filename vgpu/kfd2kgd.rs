@@ -15,6 +15,7 @@ use kernel::{
 
 use crate::{
     engine::{self, HqdState},
+    gart::GttObj,
     gpu::{Core, Kgd},
     kabi::{self, kgd},
     mem::{AllocRequest, Mem},
@@ -67,6 +68,7 @@ fn limit_domain(flags: u32) -> Result<bool> {
 impl kabi::Kfd2Kgd for Kgd {
     type Vm = Vm;
     type Mem = Mem;
+    type Gtt = GttObj;
 
     fn acquire_vm(&self, file: &kabi::DrmFileRef<'_>) -> Result<Arc<Vm>> {
         let found = self.devices().file_state(file)?;
@@ -79,6 +81,7 @@ impl kabi::Kfd2Kgd for Kgd {
     }
 
     fn release_vm(vm: Arc<Vm>) {
+        vm.core().clone().set_vm_pasid(&vm, 0);
         vm.release();
     }
 
@@ -124,6 +127,8 @@ impl kabi::Kfd2Kgd for Kgd {
 
     fn set_vm_pasid(vm: ArcBorrow<'_, Vm>, pasid: u32) {
         vm.set_pasid(pasid);
+        let vm: Arc<Vm> = vm.into();
+        vm.core().set_vm_pasid(&vm, pasid);
     }
 
     /// The module's system-memory accounts (amdgpu's `kfd_mem_limit`:
@@ -225,12 +230,36 @@ impl kabi::Kfd2Kgd for Kgd {
         hqd.map(|h| hqd_state(&self.engine().state(&h))).unwrap_or_default()
     }
 
+    /// A kernel object in this GPU's GART.
+    fn alloc_gtt_mem(&self, size: u64) -> Result<(Arc<GttObj>, u64, NonNull<core::ffi::c_void>)> {
+        let obj = self.gart().alloc(size)?;
+        let (addr, cpu) = (obj.addr(), obj.mem().kernel_addr());
+        Ok((obj, addr, cpu))
+    }
+
+    fn free_gtt_mem(&self, gtt: Arc<GttObj>) {
+        self.gart().free(&gtt);
+    }
+
+    /// The CP's scheduler reads its HIQ from the ring this MQD describes
+    /// (`crate::cp`).  The HIQ takes no HQD slot of rkfd's no-HWS path.
+    fn hiq_mqd_load(&self, mqd: &mut [u8], _pipe: u32, _queue: u32, doorbell_off: u32) -> Result {
+        self.cp_hiq_load(mqd, doorbell_off)
+    }
+
+    /// The HIQ's packets are taken before this returns (`crate::cp`).
+    fn ring_kernel_doorbell(&self, doorbell_off: u32, value: u64) {
+        self.cp_doorbell(doorbell_off, value);
+    }
+
     fn hws_hang(&self) -> Result {
+        self.cp_hang();
         self.engine().hang();
         Ok(())
     }
 
     fn gpu_reset(&self) -> Result {
+        self.cp_reset();
         self.engine().reset()
     }
 

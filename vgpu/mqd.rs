@@ -29,7 +29,7 @@ use crate::{
 /// generated layouts it names (`rust/amdgpu-hw/src/kernel_mqd.rs`).
 #[path = "../rust/amdgpu-hw/src/kernel_mqd.rs"]
 mod mqd_format;
-use mqd_format::mqd as hw;
+pub(crate) use mqd_format::mqd as hw;
 
 /// For `mqd_format`, which names the generations `super::gfx`.
 use crate::profile::gfx;
@@ -127,6 +127,37 @@ pub(crate) fn sdma_desc(p: &Profile, mqd: &[u8], wptr: u64) -> Result<(QueueDesc
 pub(crate) fn sdma_slot_of(p: &Profile, mqd: &[u8]) -> Result<(u32, u32)> {
     let s = hw::decode_sdma(gen(p.gfx)?, mqd).map_err(|_| EINVAL)?;
     Ok((s.engine, s.queue))
+}
+
+/// Bytes of `p`'s compute MQD (the generation's struct).
+pub(crate) fn compute_mqd_size(p: &Profile) -> Result<usize> {
+    Ok(hw::ComputeMqd::zeroed(p.gfx).ok_or(EINVAL)?.as_bytes().len())
+}
+
+/// Bytes of `p`'s SDMA MQD.
+pub(crate) fn sdma_mqd_size(p: &Profile) -> Result<usize> {
+    Ok(hw::SdmaMqd::zeroed(p.gfx).ok_or(EINVAL)?.as_bytes().len())
+}
+
+/// What the CP takes of the HIQ's MQD (`hiq_mqd_load`).
+pub(crate) struct HiqRing {
+    /// Ring GPU address (GART).
+    pub(crate) ring_base: u64,
+    /// Ring bytes.
+    pub(crate) ring_size: u64,
+    /// Where the read pointer is reported.
+    pub(crate) rptr_report: u64,
+    /// The read pointer to start at (dwords).
+    pub(crate) pq_rptr: u32,
+}
+
+/// Reads the HIQ's compute MQD (the checks of `compute_desc`).
+pub(crate) fn hiq_ring(p: &Profile, mqd: &[u8]) -> Result<HiqRing> {
+    let c = hw::decode_compute(gen(p.gfx)?, mqd).map_err(|_| EINVAL)?;
+    if c.aql {
+        return Err(EINVAL);
+    }
+    Ok(HiqRing { ring_base: c.ring_base, ring_size: c.ring_size, rptr_report: c.rptr_report, pq_rptr: c.pq_rptr })
 }
 
 /// Saves a compute queue's read pointer (in [`QueueDesc::rptr`]'s unit)

@@ -281,6 +281,36 @@ struct kfd2kgd_calls {
 			      struct kgd_hqd_state *state);
 	void (*hqd_sdma_get_state)(struct kgd_dev *kgd, __u32 engine, __u32 queue,
 				   struct kgd_hqd_state *state);
+	/*
+	 * Kernel objects the CP reads (upstream amdgpu_amdkfd_alloc_gtt_mem /
+	 * amdgpu_amdkfd_free_gtt_mem): @size bytes of zeroed system memory,
+	 * pinned, mapped into the kernel at *@cpu_ptr and into the GPU's
+	 * kernel address space (GART, VMID 0) at *@gpu_addr; *@mem_obj is
+	 * the handle free_gtt_mem takes.  rkfd's HIQ ring, its MQD, runlist
+	 * IBs and the preemption fence live there (the HWS path).  -ENOMEM;
+	 * -EOPNOTSUPP if the driver has no kernel address space.
+	 */
+	int (*alloc_gtt_mem)(struct kgd_dev *kgd, __u64 size, void **mem_obj,
+			     __u64 *gpu_addr, void **cpu_ptr);
+	void (*free_gtt_mem)(struct kgd_dev *kgd, void *mem_obj);
+	/*
+	 * The HWS's kernel queue (upstream kfd2kgd hiq_mqd_load; the last
+	 * argument, the XCC instance, is always 0 here): loads the HIQ's MQD
+	 * (@mqd_size bytes of the generation's compute MQD, read during the
+	 * call; its addresses are GART addresses of alloc_gtt_mem objects)
+	 * into HQD (@pipe_id, @queue_id) of the first MEC, its doorbell at
+	 * dword @doorbell_off of the GPU's kernel doorbells.  From then on
+	 * the CP's scheduler reads PM4 packets (kfd_pm4_headers_ai.h) from
+	 * the ring up to the write pointer rung with ring_kernel_doorbell.
+	 * Loading again (after gpu_reset) replaces it.  -EINVAL for an MQD no
+	 * CP would load.
+	 * ring_kernel_doorbell: writes @value (a kernel queue's 64-bit write
+	 * pointer, dwords) to kernel doorbell @doorbell_off (upstream
+	 * write_kernel_doorbell64 on kfd_get_kernel_doorbell's mapping).
+	 */
+	int (*hiq_mqd_load)(struct kgd_dev *kgd, void *mqd, __u32 mqd_size,
+			    __u32 pipe_id, __u32 queue_id, __u32 doorbell_off);
+	void (*ring_kernel_doorbell)(struct kgd_dev *kgd, __u32 doorbell_off, __u64 value);
 	/* debugfs hang_hws: make the scheduler stop answering, as hung firmware does. */
 	int (*hws_hang)(struct kgd_dev *kgd);
 	/* Reset the GPU: every queue stops with KGD_QUEUE_ERROR_RESET, the scheduler answers again. */

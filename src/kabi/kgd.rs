@@ -114,6 +114,78 @@ pub(crate) struct KernelMapping {
     pub(crate) size: usize,
 }
 
+/// A kernel object in the GPU's kernel address space (GART): upstream's
+/// `amdgpu_amdkfd_alloc_gtt_mem` result (`mem_obj`, `gpu_addr`,
+/// `cpu_ptr`).  Freed (`free_gtt_mem`) on drop.
+///
+/// # Invariants
+///
+/// `mem` came from `alloc_gtt_mem` of the device `kgd`/`calls`, which the
+/// owner keeps registered while this lives (the device outlives its queue
+/// manager); `cpu` is the kernel mapping of its `size` zeroed bytes, valid
+/// until `free_gtt_mem`, and only this value hands out references to it.
+#[allow(dead_code)] // For the HWS queue manager (issue #13 item 2).
+pub(crate) struct GttMem {
+    mem: NonNull<c_void>,
+    kgd: NonNull<kgd_dev>,
+    calls: NonNull<kfd2kgd_calls>,
+    cpu: NonNull<u32>,
+    size: usize,
+    gpu_addr: u64,
+}
+
+// SAFETY: Owned memory and opaque handles used through the thread-safe
+// kfd2kgd calls.
+unsafe impl Send for GttMem {}
+// SAFETY: Shared references give only shared access to the memory.
+unsafe impl Sync for GttMem {}
+
+#[allow(dead_code)] // For the HWS queue manager (issue #13 item 2).
+impl GttMem {
+    /// The GPU (GART) address of the first byte.
+    pub(crate) fn gpu_addr(&self) -> u64 {
+        self.gpu_addr
+    }
+
+    /// The object's dwords, as the CPU sees them.  The GPU may read them
+    /// at any time and write those it is told to (the fence): use volatile
+    /// or atomic access for those ([`Self::read_volatile`]).
+    pub(crate) fn dwords_mut(&mut self) -> &mut [u32] {
+        // SAFETY: By the invariant `cpu` maps `size` bytes (4-byte aligned:
+        // page-aligned allocation) owned by `self`, borrowed mutably here.
+        unsafe { core::slice::from_raw_parts_mut(self.cpu.as_ptr(), self.size / 4) }
+    }
+
+    /// Reads dword `i` as the GPU may have written it (a fence).
+    pub(crate) fn read_volatile(&self, i: usize) -> Option<u32> {
+        if i >= self.size / 4 {
+            return None;
+        }
+        // SAFETY: In bounds (checked); the mapping is valid (invariant).
+        Some(unsafe { self.cpu.as_ptr().add(i).read_volatile() })
+    }
+
+    /// Writes dword `i` so the GPU sees it (a fence's initial value).
+    pub(crate) fn write_volatile(&self, i: usize, v: u32) {
+        if i < self.size / 4 {
+            // SAFETY: In bounds; the memory is shared with the GPU, which
+            // expects the driver to write it (a fence value).
+            unsafe { self.cpu.as_ptr().add(i).write_volatile(v) };
+        }
+    }
+}
+
+impl Drop for GttMem {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant the calls table is valid.
+        if let Some(f) = unsafe { self.calls.as_ref() }.free_gtt_mem {
+            // SAFETY: `mem` came from this device's `alloc_gtt_mem` and is
+            // freed once, here.
+            unsafe { f(self.kgd.as_ptr(), self.mem.as_ptr()) };
+        }
+    }
+}
+
 /// The `struct vm_area_struct` of an `mmap` of `/dev/kfd` in progress:
 /// valid for `'a`, the duration of the `mmap` file operation (the caller
 /// holds the mm's mmap_lock for writing).
@@ -388,6 +460,51 @@ impl KgdDevice {
             unsafe { f(self.kgd.as_ptr(), engine, queue, &mut state) };
         }
         state
+    }
+
+    /// kfd2kgd `alloc_gtt_mem`: `size` zeroed bytes the CP can read at a
+    /// GART address.
+    #[allow(dead_code)] // For the HWS queue manager (issue #13 item 2).
+    pub(crate) fn alloc_gtt_mem(&self, size: usize) -> Result<GttMem> {
+        let f = self.calls().alloc_gtt_mem.ok_or(EOPNOTSUPP)?;
+        if self.calls().free_gtt_mem.is_none() || size == 0 || size % 4 != 0 {
+            return Err(EINVAL);
+        }
+        let (mut mem, mut gpu_addr, mut cpu) = (core::ptr::null_mut(), 0u64, core::ptr::null_mut());
+        // SAFETY: Valid device; valid out pointers.
+        check(unsafe { f(self.kgd.as_ptr(), size as u64, &mut mem, &mut gpu_addr, &mut cpu) })?;
+        let (Some(mem), Some(cpu)) = (NonNull::new(mem), NonNull::new(cpu.cast::<u32>())) else {
+            return Err(EINVAL);
+        };
+        // INVARIANT: Just allocated by this device's `alloc_gtt_mem`.
+        Ok(GttMem { mem, kgd: self.kgd, calls: self.calls, cpu, size, gpu_addr })
+    }
+
+    /// kfd2kgd `hiq_mqd_load`: the HIQ's compute MQD into HQD (`pipe`,
+    /// `queue`), its doorbell at kernel doorbell `doorbell_off`.
+    #[allow(dead_code)] // For the HWS queue manager (issue #13 item 2).
+    pub(crate) fn hiq_mqd_load(&self, mqd: &mut [u8], pipe: u32, queue: u32, doorbell_off: u32) -> Result {
+        let f = self.calls().hiq_mqd_load.ok_or(EOPNOTSUPP)?;
+        let size = u32::try_from(mqd.len())?;
+        // SAFETY: Valid device; `mqd` as in `hqd_load`.
+        check(unsafe { f(self.kgd.as_ptr(), mqd.as_mut_ptr().cast(), size, pipe, queue, doorbell_off) })
+    }
+
+    /// Whether the driver offers the HWS path (GTT kernel objects, the
+    /// HIQ and its doorbell).
+    #[allow(dead_code)] // For the HWS queue manager (issue #13 item 2).
+    pub(crate) fn has_hws(&self) -> bool {
+        let c = self.calls();
+        c.alloc_gtt_mem.is_some() && c.free_gtt_mem.is_some() && c.hiq_mqd_load.is_some() && c.ring_kernel_doorbell.is_some()
+    }
+
+    /// kfd2kgd `ring_kernel_doorbell`.
+    #[allow(dead_code)] // For the HWS queue manager (issue #13 item 2).
+    pub(crate) fn ring_kernel_doorbell(&self, doorbell_off: u32, value: u64) {
+        if let Some(f) = self.calls().ring_kernel_doorbell {
+            // SAFETY: Valid device.
+            unsafe { f(self.kgd.as_ptr(), doorbell_off, value) };
+        }
     }
 
     /// kfd2kgd `hws_hang` (debugfs `hang_hws`).

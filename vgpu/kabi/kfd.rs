@@ -159,6 +159,8 @@ pub(crate) trait Kfd2Kgd: Send + Sync + 'static {
     type Vm: Send + Sync;
     /// A memory object (upstream: `struct kgd_mem`).
     type Mem: Send + Sync;
+    /// A kernel object (upstream: `alloc_gtt_mem`'s `mem_obj`).
+    type Gtt: Send + Sync;
 
     /// `acquire_vm`: the VM of one of this GPU's open render-node files
     /// (`EINVAL` for any other file).
@@ -215,6 +217,16 @@ pub(crate) trait Kfd2Kgd: Send + Sync + 'static {
     fn hqd_state(&self, pipe: u32, queue: u32) -> HqdState;
     /// `hqd_sdma_get_state` of RLC queue `queue` of SDMA `engine`.
     fn hqd_sdma_state(&self, engine: u32, queue: u32) -> HqdState;
+    /// `alloc_gtt_mem`: a kernel object of `size` zeroed bytes, its GART
+    /// address and its kernel address (valid until `free_gtt_mem`).
+    fn alloc_gtt_mem(&self, size: u64) -> Result<(Arc<Self::Gtt>, u64, NonNull<c_void>)>;
+    /// `free_gtt_mem`: rkfd's reference comes back.
+    fn free_gtt_mem(&self, gtt: Arc<Self::Gtt>);
+    /// `hiq_mqd_load`: the HIQ's MQD into HQD (`pipe`, `queue`), its
+    /// doorbell at kernel doorbell `doorbell_off`.
+    fn hiq_mqd_load(&self, mqd: &mut [u8], pipe: u32, queue: u32, doorbell_off: u32) -> Result;
+    /// `ring_kernel_doorbell`.
+    fn ring_kernel_doorbell(&self, doorbell_off: u32, value: u64);
     /// `hws_hang`.
     fn hws_hang(&self) -> Result;
     /// `gpu_reset`.
@@ -418,6 +430,10 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
         hqd_sdma_is_occupied: Some(Self::hqd_sdma_is_occupied),
         hqd_get_state: Some(Self::hqd_get_state),
         hqd_sdma_get_state: Some(Self::hqd_sdma_get_state),
+        alloc_gtt_mem: Some(Self::alloc_gtt_mem),
+        free_gtt_mem: Some(Self::free_gtt_mem),
+        hiq_mqd_load: Some(Self::hiq_mqd_load),
+        ring_kernel_doorbell: Some(Self::ring_kernel_doorbell),
         hws_hang: Some(Self::hws_hang),
         gpu_reset: Some(Self::gpu_reset),
         svm_alloc_vram: Some(Self::svm_alloc_vram),
@@ -803,6 +819,83 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
         let s = unsafe { Self::kgd(kgd) }.hqd_sdma_state(engine, queue);
         // SAFETY: `state` is valid for writes (the contract).
         unsafe { state.write(s) };
+    }
+
+    /// `alloc_gtt_mem`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; the out pointers are valid for writes.
+    unsafe extern "C" fn alloc_gtt_mem(
+        kgd: *mut kgd::kgd_dev,
+        size: u64,
+        mem_obj: *mut *mut c_void,
+        gpu_addr: *mut u64,
+        cpu_ptr: *mut *mut c_void,
+    ) -> c_int {
+        if mem_obj.is_null() || gpu_addr.is_null() || cpu_ptr.is_null() {
+            return EINVAL.to_errno();
+        }
+        // SAFETY: rkfd calls with its registered handle.
+        match unsafe { Self::kgd(kgd) }.alloc_gtt_mem(size) {
+            Ok((obj, addr, cpu)) => {
+                // SAFETY: The out pointers are valid for writes (checked
+                // non-null; the contract).
+                unsafe {
+                    *mem_obj = obj.into_foreign();
+                    *gpu_addr = addr;
+                    *cpu_ptr = cpu.as_ptr();
+                }
+                0
+            }
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// `free_gtt_mem`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]: `mem_obj` came from `alloc_gtt_mem` and is
+    /// freed once.
+    unsafe extern "C" fn free_gtt_mem(kgd: *mut kgd::kgd_dev, mem_obj: *mut c_void) {
+        if mem_obj.is_null() {
+            return;
+        }
+        // SAFETY: rkfd calls with its registered handle.
+        let kgd = unsafe { Self::kgd(kgd) };
+        // SAFETY: From `alloc_gtt_mem`'s `into_foreign`, given back once.
+        let obj = unsafe { <Arc<T::Gtt> as ForeignOwnable>::from_foreign(mem_obj) };
+        kgd.free_gtt_mem(obj);
+    }
+
+    /// `hiq_mqd_load`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; `mqd` as in [`Self::mqd`].
+    unsafe extern "C" fn hiq_mqd_load(
+        kgd: *mut kgd::kgd_dev,
+        mqd: *mut c_void,
+        mqd_size: u32,
+        pipe: u32,
+        queue: u32,
+        doorbell_off: u32,
+    ) -> c_int {
+        // SAFETY: rkfd calls with its registered handle.
+        let kgd = unsafe { Self::kgd(kgd) };
+        // SAFETY: The contract on `mqd`.
+        errno(unsafe { Self::mqd(mqd, mqd_size) }.and_then(|m| kgd.hiq_mqd_load(m, pipe, queue, doorbell_off)))
+    }
+
+    /// `ring_kernel_doorbell`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`].
+    unsafe extern "C" fn ring_kernel_doorbell(kgd: *mut kgd::kgd_dev, doorbell_off: u32, value: u64) {
+        // SAFETY: rkfd calls with its registered handle.
+        unsafe { Self::kgd(kgd) }.ring_kernel_doorbell(doorbell_off, value);
     }
 
     /// `hws_hang`.

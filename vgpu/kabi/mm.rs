@@ -147,6 +147,38 @@ impl SharedPages {
         Ok(())
     }
 
+    /// The 32-bit word at byte `offset` (4-byte aligned, in range).
+    fn word32(&self, offset: usize) -> Option<&core::sync::atomic::AtomicU32> {
+        if offset % 4 != 0 || offset.checked_add(4)? > self.len() {
+            return None;
+        }
+        // SAFETY: As in `word`, for a 4-byte aligned 32-bit word; rkfd
+        // writes kernel objects (`alloc_gtt_mem`) through its own pointer
+        // with volatile or plain stores the same way.
+        Some(unsafe {
+            core::sync::atomic::AtomicU32::from_ptr(self.map.addr().cast::<u8>().add(offset).cast())
+        })
+    }
+
+    /// Reads the 32-bit word at byte `offset`; `None` if unaligned or out
+    /// of range.
+    pub(crate) fn read_u32(&self, offset: usize) -> Option<u32> {
+        Some(self.word32(offset)?.load(core::sync::atomic::Ordering::Acquire))
+    }
+
+    /// Writes the 32-bit word at byte `offset`; `EINVAL` if unaligned or
+    /// out of range.
+    pub(crate) fn write_u32(&self, offset: usize, value: u32) -> Result {
+        self.word32(offset).ok_or(EINVAL)?.store(value, core::sync::atomic::Ordering::Release);
+        Ok(())
+    }
+
+    /// The kernel address of the first byte (what `alloc_gtt_mem` hands
+    /// rkfd as `cpu_ptr`).
+    pub(crate) fn kernel_addr(&self) -> NonNull<c_void> {
+        self.map.addr
+    }
+
     /// Maps all the pages into the `/dev/kfd` VMA rkfd is setting up,
     /// which must be exactly as large (`EINVAL` otherwise).
     pub(crate) fn mmap(&self, vma: &super::kfd::MmapVma<'_>) -> Result {

@@ -35,6 +35,13 @@ pub mod sdma0_4_0_sh_mask;
 )]
 #[path = "generated/kfd_pm4_headers_ai.rs"]
 pub mod kfd_pm4_headers_ai;
+/// `amdkfd/kfd_pm4_headers_aldebaran.h`: GC 9.4.2+'s MAP_PROCESS.
+#[expect(
+    non_snake_case,
+    clippy::missing_safety_doc, clippy::ptr_offset_with_cast, clippy::too_many_arguments, clippy::useless_transmute
+)]
+#[path = "generated/kfd_pm4_headers_aldebaran.rs"]
+pub mod kfd_pm4_headers_aldebaran;
 /// `amdkfd/kfd_pm4_opcodes.h`: `IT_*`, `PM4_TYPE_3`.
 #[expect(non_camel_case_types)]
 #[path = "generated/kfd_pm4_opcodes.rs"]

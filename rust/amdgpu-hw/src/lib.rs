@@ -13,6 +13,13 @@
 //! - [`pm4`]: the HWS packets of `kfd_pm4_headers_ai.h`, the runlist of
 //!   `kfd_packet_manager.c` / `kfd_packet_manager_v9.c`, and a parser (what
 //!   the CP firmware does with a runlist IB);
+//! - [`dqm`]: the HWS half of `kfd_device_queue_manager.c` (runlist
+//!   sent / preempted with a fence, hang on timeout, `sched_policy`,
+//!   eviction counting);
+//! - [`hws`]: the CP firmware's scheduler, the virtual GPU's side of the
+//!   HIQ (no C counterpart);
+//! - [`kernel_queue`]: the HIQ ring, `kfd_kernel_queue.c`'s
+//!   acquire/submit/rollback, and the CP's reader of it;
 //! - [`ih`]: SOC15 interrupt-handler ring entries, `soc15_int.h`,
 //!   `amdgpu_ih.c`'s `amdgpu_ih_decode_iv_helper` and the payloads
 //!   `kfd_int_process_v9.c` / `_v10.c` / `_v11.c` decode, with an encoder
@@ -27,7 +34,10 @@
 // modules too, next to their own `gfx`).
 use kfd_logic::gfx;
 
+pub mod dqm;
 pub mod generated;
+pub mod hws;
 pub mod ih;
+pub mod kernel_queue;
 pub mod mqd;
 pub mod pm4;

@@ -9,15 +9,24 @@
 //! `pm_runlist_v9` (`kfd_packet_manager_v9.c`) and `pm_calc_rlib_size` /
 //! `pm_create_runlist_ib` (`kfd_packet_manager.c`).
 //!
-//! Typed: SET_RESOURCES, RUN_LIST, MAP_PROCESS, MAP_QUEUES; the parser
-//! also names UNMAP_QUEUES, QUERY_STATUS and RELEASE_MEM by opcode and hands
-//! back their dwords.  Not modelled: the Aldebaran MAP_PROCESS
-//! (`kfd_pm4_headers_aldebaran.h`, debugger watch points), enforce_isolation.
+//! Typed, built and parsed: SET_RESOURCES, RUN_LIST, MAP_PROCESS (the GFX9
+//! layout and GC 9.4.2+'s `pm4_mes_map_process_aldebaran`,
+//! `pm_map_process_aldebaran`), MAP_QUEUES, UNMAP_QUEUES
+//! (`pm_unmap_queues_v9`), QUERY_STATUS (`pm_query_status_v9`) and
+//! RELEASE_MEM (the ai layout; upstream's v9 packet manager has no
+//! `release_mem`, [`ReleaseMem::end_of_pipe`] makes the one
+//! `pm_release_mem_vi` makes).  With them the scheduling resources of
+//! `set_sched_resources` (`kfd_device_queue_manager.c`) and the preemption
+//! sequence of `unmap_queues_cpsch` (UNMAP_QUEUES then a QUERY_STATUS
+//! fence, `pm_send_unmap_queue` / `pm_send_query_status`).  Not modelled:
+//! enforce_isolation (`exec_cleaner_shader`, single-process runlists).
 
 use core::mem::{offset_of, size_of};
 
-use crate::generated::kfd_pm4_headers_ai::*;
-use crate::generated::kfd_pm4_opcodes::{
+use super::generated::kfd_pm4_headers_ai::*;
+use super::generated::kfd_pm4_headers_aldebaran::pm4_mes_map_process_aldebaran;
+use super::gfx::GfxVersion;
+use super::generated::kfd_pm4_opcodes::{
     IT_MAP_PROCESS, IT_MAP_QUEUES, IT_QUERY_STATUS, IT_RELEASE_MEM, IT_RUN_LIST, IT_SET_RESOURCES, IT_UNMAP_QUEUES,
     PM4_TYPE_3,
 };
@@ -35,6 +44,57 @@ pub const MAP_QUEUES_DWORDS: usize = dwords::<pm4_mes_map_queues>();
 pub const RUNLIST_DWORDS: usize = dwords::<pm4_mes_runlist>();
 /// `sizeof(struct pm4_mes_set_resources) / 4`.
 pub const SET_RESOURCES_DWORDS: usize = dwords::<pm4_mes_set_resources>();
+/// `sizeof(struct pm4_mes_map_process_aldebaran) / 4`.
+pub const MAP_PROCESS_ALDEBARAN_DWORDS: usize = dwords::<pm4_mes_map_process_aldebaran>();
+/// `sizeof(struct pm4_mes_unmap_queues) / 4`.
+pub const UNMAP_QUEUES_DWORDS: usize = dwords::<pm4_mes_unmap_queues>();
+/// `sizeof(struct pm4_mes_query_status) / 4`.
+pub const QUERY_STATUS_DWORDS: usize = dwords::<pm4_mes_query_status>();
+/// `sizeof(struct pm4_mec_release_mem) / 4`.
+pub const RELEASE_MEM_DWORDS: usize = dwords::<pm4_mec_release_mem>();
+/// The longest MAP_PROCESS of either layout.
+pub const MAP_PROCESS_MAX_DWORDS: usize =
+    if MAP_PROCESS_ALDEBARAN_DWORDS > MAP_PROCESS_DWORDS { MAP_PROCESS_ALDEBARAN_DWORDS } else { MAP_PROCESS_DWORDS };
+
+/// C: `KFD_FENCE_INIT`: what the driver writes to the preemption fence
+/// before it asks for it.
+pub const FENCE_INIT: u64 = 10;
+/// C: `KFD_FENCE_COMPLETED`: what QUERY_STATUS writes to it.
+pub const FENCE_COMPLETED: u64 = 100;
+/// C: `queue_preemption_timeout_ms`'s default (module parameter).
+pub const QUEUE_PREEMPTION_TIMEOUT_MS: u32 = 9000;
+
+/// C: `KFD_UNMAP_LATENCY_MS / 100`, SET_RESOURCES' `unmap_latency` (the
+/// time the CP waits for an SDMA preemption, in 100 ms), from the
+/// driver's `queue_preemption_timeout_ms`.
+pub const fn unmap_latency(queue_preemption_timeout_ms: u32) -> u32 {
+    ((queue_preemption_timeout_ms - queue_preemption_timeout_ms / 10) >> 1) / 100
+}
+
+/// Which packet set the HWS speaks (C: `pm_init`'s choice of
+/// `packet_manager_funcs`); they differ in MAP_PROCESS only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PmFormat {
+    /// `kfd_v9_pm_funcs` (GC 9.0.1 – 9.4.1, GC 10.x).
+    V9,
+    /// `kfd_aldebaran_pm_funcs` (GC 9.4.2, 9.4.3, 9.4.4, 9.5.0).
+    Aldebaran,
+}
+
+impl PmFormat {
+    /// The packet set of `gfx`.
+    pub const fn of(gfx: GfxVersion) -> PmFormat {
+        if gfx.hws_map_process_aldebaran() { PmFormat::Aldebaran } else { PmFormat::V9 }
+    }
+
+    /// C: `pmf->map_process_size / 4`.
+    pub const fn map_process_dwords(self) -> usize {
+        match self {
+            PmFormat::V9 => MAP_PROCESS_DWORDS,
+            PmFormat::Aldebaran => MAP_PROCESS_ALDEBARAN_DWORDS,
+        }
+    }
+}
 
 /// The bitfield structs of the header, read from and written to a dword.
 trait Dword: Default {
@@ -43,10 +103,10 @@ trait Dword: Default {
 }
 
 macro_rules! dword_bitfields {
-    ($($t:ty),* $(,)?) => {$(
+    ($unit:ident: $($t:ty),* $(,)?) => {$(
         impl Dword for $t {
             fn from_dword(dw: u32) -> Self {
-                Self { _bitfield_1: __BindgenBitfieldUnit::new(dw.to_ne_bytes()), ..Default::default() }
+                Self { _bitfield_1: $unit::new(dw.to_ne_bytes()), ..Default::default() }
             }
             fn dword(&self) -> u32 {
                 self._bitfield_1.get(0, 32) as u32
@@ -69,8 +129,33 @@ type MapProcBf14 = pm4_mes_map_process__bindgen_ty_3__bindgen_ty_1;
 /// `pm4_mes_map_queues.bitfields2`, `.bitfields3`.
 type MapQBf2 = pm4_mes_map_queues__bindgen_ty_2__bindgen_ty_1;
 type MapQBf3 = pm4_mes_map_queues__bindgen_ty_3__bindgen_ty_1;
+/// `pm4_mes_map_process_aldebaran.bitfields2`, `.bitfields14`.
+type AldProcBf2 = super::generated::kfd_pm4_headers_aldebaran::pm4_mes_map_process_aldebaran__bindgen_ty_2__bindgen_ty_1;
+type AldProcBf14 = super::generated::kfd_pm4_headers_aldebaran::pm4_mes_map_process_aldebaran__bindgen_ty_3__bindgen_ty_1;
+/// `pm4_mes_unmap_queues.bitfields2`, `.bitfields3a`, `.bitfields3b`,
+/// `.bitfields4` – `.bitfields6`.
+type UnmapBf2 = pm4_mes_unmap_queues__bindgen_ty_2__bindgen_ty_1;
+type UnmapBf3a = pm4_mes_unmap_queues__bindgen_ty_3__bindgen_ty_1;
+type UnmapBf3b = pm4_mes_unmap_queues__bindgen_ty_3__bindgen_ty_2;
+type UnmapBf4 = pm4_mes_unmap_queues__bindgen_ty_4__bindgen_ty_1;
+type UnmapBf5 = pm4_mes_unmap_queues__bindgen_ty_5__bindgen_ty_1;
+type UnmapBf6 = pm4_mes_unmap_queues__bindgen_ty_6__bindgen_ty_1;
+/// `pm4_mes_query_status.bitfields2`, `.bitfields3a`, `.bitfields3b`.
+type QueryBf2 = pm4_mes_query_status__bindgen_ty_2__bindgen_ty_1;
+type QueryBf3a = pm4_mes_query_status__bindgen_ty_3__bindgen_ty_1;
+type QueryBf3b = pm4_mes_query_status__bindgen_ty_3__bindgen_ty_2;
+/// `pm4_mec_release_mem.bitfields2`, `.bitfields3`, `.bitfields4`.
+type RelBf2 = pm4_mec_release_mem__bindgen_ty_2__bindgen_ty_1;
+type RelBf3 = pm4_mec_release_mem__bindgen_ty_3__bindgen_ty_1;
+type RelBf4 = pm4_mec_release_mem__bindgen_ty_4__bindgen_ty_1;
 
-dword_bitfields!(Header, SetResBf2, SetResBf7, SetResBf8, RunlistBf4, MapProcBf2, MapProcBf14, MapQBf2, MapQBf3);
+dword_bitfields!(__BindgenBitfieldUnit:
+    Header, SetResBf2, SetResBf7, SetResBf8, RunlistBf4, MapProcBf2, MapProcBf14, MapQBf2, MapQBf3, UnmapBf2, UnmapBf3a,
+    UnmapBf3b, UnmapBf4, UnmapBf5, UnmapBf6, QueryBf2, QueryBf3a, QueryBf3b, RelBf2, RelBf3, RelBf4,
+);
+/// The Aldebaran header's own copy of bindgen's bitfield unit.
+use super::generated::kfd_pm4_headers_aldebaran::__BindgenBitfieldUnit as AldUnit;
+dword_bitfields!(AldUnit: AldProcBf2, AldProcBf14);
 
 /// The dword index of a field of a packet struct.
 macro_rules! at {
@@ -159,6 +244,76 @@ impl SetResources {
     }
 }
 
+/// The compute queue slots and VMIDs amdgpu leaves to amdkfd (C: the
+/// fields of `kgd2kfd_shared_resources` `set_sched_resources` reads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SharedResources {
+    /// `compute_vmid_bitmap`: the VMIDs the HWS may give processes.
+    pub compute_vmid_bitmap: u32,
+    /// `cp_queue_bitmap` (`AMDGPU_MAX_QUEUES` = 128 bits): bit `i` is
+    /// queue `i % num_queue_per_pipe` of pipe `i / num_queue_per_pipe %
+    /// num_pipe_per_mec` of MEC `i / num_queue_per_pipe / num_pipe_per_mec`.
+    pub cp_queue_bitmap: u128,
+    /// `num_queue_per_pipe`.
+    pub num_queue_per_pipe: u32,
+    /// `num_pipe_per_mec`.
+    pub num_pipe_per_mec: u32,
+}
+
+/// Why [`SetResources::for_scheduler`] refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetResourcesError {
+    /// No queues or pipes per MEC.
+    NoQueues,
+    /// A first-MEC queue the 64-bit `queue_mask` cannot name (C: "Invalid
+    /// queue enabled by amdgpu", or a slot past bit 63 of
+    /// `amdgpu_queue_mask_bit_to_set_resource_bit`'s `mec * 32 + pipe * 8 +
+    /// queue`).
+    QueueOutOfMask(u32),
+}
+
+impl SetResources {
+    /// C: `set_sched_resources` (`kfd_device_queue_manager.c`) with the
+    /// fixed fields of `pm_set_resources_v9`: the first MEC's queues of
+    /// `cp_queue_bitmap`, each at bit `pipe * 8 + queue` of `queue_mask`
+    /// (`amdgpu_queue_mask_bit_to_set_resource_bit`), every GWS entry, no
+    /// OAC or GDS, `unmap_latency` from the preemption timeout.
+    pub fn for_scheduler(
+        res: &SharedResources,
+        xnack_chain: bool,
+        queue_preemption_timeout_ms: u32,
+    ) -> Result<SetResources, SetResourcesError> {
+        let (qpp, ppm) = (res.num_queue_per_pipe, res.num_pipe_per_mec);
+        if qpp == 0 || ppm == 0 {
+            return Err(SetResourcesError::NoQueues);
+        }
+        let mut queue_mask = 0u64;
+        for i in 0..128u32 {
+            if res.cp_queue_bitmap & 1 << i == 0 || i / qpp / ppm > 0 {
+                continue;
+            }
+            if i >= 64 {
+                return Err(SetResourcesError::QueueOutOfMask(i));
+            }
+            let bit = (i / qpp % ppm) * 8 + i % qpp;
+            if i % qpp >= 8 || bit >= 64 {
+                return Err(SetResourcesError::QueueOutOfMask(i));
+            }
+            queue_mask |= 1 << bit;
+        }
+        Ok(SetResources {
+            vmid_mask: res.compute_vmid_bitmap,
+            unmap_latency: unmap_latency(queue_preemption_timeout_ms),
+            queue_mask,
+            gws_mask: u64::MAX,
+            oac_mask: 0,
+            gds_heap_base: 0,
+            gds_heap_size: 0,
+            xnack_retry_disable_check: xnack_chain,
+        })
+    }
+}
+
 /// RUN_LIST (C: `pm_runlist_v9`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RunList {
@@ -231,11 +386,18 @@ pub struct MapProcess {
     pub num_oac: u32,
     /// `num_queues` (0 for a debugged process).
     pub num_queues: u32,
+    /// Aldebaran only: `spi_gdbg_per_vmid_cntl` (`pdd->spi_dbg_override |
+    /// spi_dbg_launch_mode`).
+    pub spi_gdbg_per_vmid_cntl: u32,
+    /// Aldebaran only: `tcp_watch_cntl` (the debugger's watch points).
+    pub tcp_watch_cntl: [u32; 4],
+    /// Aldebaran only: `single_memops`.
+    pub single_memops: bool,
 }
 
 /// C: `SQ_SHADER_TBA_HI__TRAP_EN__SHIFT` (gc_10_1_0_sh_mask.h, which
 /// `kfd_packet_manager_v9.c` includes).
-use crate::generated::gc_10_1_0_sh_mask::SQ_SHADER_TBA_HI__TRAP_EN__SHIFT;
+use super::generated::gc_10_1_0_sh_mask::SQ_SHADER_TBA_HI__TRAP_EN__SHIFT;
 
 impl MapProcess {
     /// The packet (`sdma_enable` set, as upstream).
@@ -271,6 +433,87 @@ impl MapProcess {
         p
     }
 
+    /// The packet in `fmt`'s layout, into `out` (at least
+    /// `fmt.map_process_dwords()` long); returns the dwords written.
+    /// GFX9 (C: `pm_map_process_v9`) sets TRAP_EN in `sq_shader_tba_hi`
+    /// and has no debugger words; Aldebaran (`pm_map_process_aldebaran`)
+    /// the reverse.
+    pub fn write(&self, fmt: PmFormat, out: &mut [u32]) -> usize {
+        let n = fmt.map_process_dwords();
+        match fmt {
+            PmFormat::V9 => out[..n].copy_from_slice(&self.encode()),
+            PmFormat::Aldebaran => out[..n].copy_from_slice(&self.encode_aldebaran()),
+        }
+        n
+    }
+
+    /// C: `pm_map_process_aldebaran` (enforce_isolation off).
+    pub fn encode_aldebaran(&self) -> [u32; MAP_PROCESS_ALDEBARAN_DWORDS] {
+        type P = pm4_mes_map_process_aldebaran;
+        let mut p = [0; MAP_PROCESS_ALDEBARAN_DWORDS];
+        p[0] = type3_header(IT_MAP_PROCESS, MAP_PROCESS_ALDEBARAN_DWORDS);
+        let mut b2 = AldProcBf2::default();
+        b2.set_diq_enable(self.diq_enable.into());
+        b2.set_process_quantum(self.process_quantum);
+        b2.set_pasid(self.pasid);
+        b2.set_single_memops(self.single_memops.into());
+        p[at!(P, __bindgen_anon_2)] = b2.dword();
+        let mut b14 = AldProcBf14::default();
+        b14.set_gds_size(self.gds_size & 0x3f);
+        b14.set_gds_size_hi((self.gds_size >> 6) & 0xf);
+        b14.set_num_gws(self.num_gws);
+        b14.set_num_oac(self.num_oac);
+        b14.set_sdma_enable(1);
+        b14.set_num_queues(self.num_queues);
+        p[at!(P, __bindgen_anon_3)] = b14.dword();
+        p[at!(P, spi_gdbg_per_vmid_cntl)] = self.spi_gdbg_per_vmid_cntl;
+        let w = at!(P, tcp_watch_cntl);
+        p[w..w + 4].copy_from_slice(&self.tcp_watch_cntl);
+        p[at!(P, sh_mem_config)] = self.sh_mem_config;
+        p[at!(P, sh_mem_bases)] = self.sh_mem_bases;
+        if self.tba_addr != 0 {
+            p[at!(P, sq_shader_tba_lo)] = lo(self.tba_addr >> 8);
+            p[at!(P, sq_shader_tba_hi)] = hi(self.tba_addr >> 8);
+            p[at!(P, sq_shader_tma_lo)] = lo(self.tma_addr >> 8);
+            p[at!(P, sq_shader_tma_hi)] = hi(self.tma_addr >> 8);
+        }
+        p[at!(P, gds_addr_lo)] = lo(self.gds_addr);
+        p[at!(P, gds_addr_hi)] = hi(self.gds_addr);
+        p[at!(P, vm_context_page_table_base_addr_lo32)] = lo(self.page_table_base);
+        p[at!(P, vm_context_page_table_base_addr_hi32)] = hi(self.page_table_base);
+        p
+    }
+
+    fn decode_aldebaran(p: &[u32]) -> MapProcess {
+        type P = pm4_mes_map_process_aldebaran;
+        let b2 = AldProcBf2::from_dword(p[at!(P, __bindgen_anon_2)]);
+        let b14 = AldProcBf14::from_dword(p[at!(P, __bindgen_anon_3)]);
+        let w = at!(P, tcp_watch_cntl);
+        let mut tcp_watch_cntl = [0; 4];
+        tcp_watch_cntl.copy_from_slice(&p[w..w + 4]);
+        MapProcess {
+            pasid: b2.pasid(),
+            diq_enable: b2.diq_enable() != 0,
+            process_quantum: b2.process_quantum(),
+            single_memops: b2.single_memops() != 0,
+            page_table_base: join(
+                p[at!(P, vm_context_page_table_base_addr_lo32)],
+                p[at!(P, vm_context_page_table_base_addr_hi32)],
+            ),
+            sh_mem_bases: p[at!(P, sh_mem_bases)],
+            sh_mem_config: p[at!(P, sh_mem_config)],
+            tba_addr: join(p[at!(P, sq_shader_tba_lo)], p[at!(P, sq_shader_tba_hi)]) << 8,
+            tma_addr: join(p[at!(P, sq_shader_tma_lo)], p[at!(P, sq_shader_tma_hi)]) << 8,
+            gds_addr: join(p[at!(P, gds_addr_lo)], p[at!(P, gds_addr_hi)]),
+            gds_size: b14.gds_size() | b14.gds_size_hi() << 6,
+            num_gws: b14.num_gws(),
+            num_oac: b14.num_oac(),
+            num_queues: b14.num_queues(),
+            spi_gdbg_per_vmid_cntl: p[at!(P, spi_gdbg_per_vmid_cntl)],
+            tcp_watch_cntl,
+        }
+    }
+
     fn decode(p: &[u32]) -> MapProcess {
         type P = pm4_mes_map_process;
         let b2 = MapProcBf2::from_dword(p[at!(P, __bindgen_anon_2)]);
@@ -293,6 +536,7 @@ impl MapProcess {
             num_gws: b14.num_gws(),
             num_oac: b14.num_oac(),
             num_queues: b14.num_queues(),
+            ..MapProcess::default()
         }
     }
 }
@@ -384,6 +628,349 @@ impl MapQueues {
     }
 }
 
+/// What UNMAP_QUEUES does to the queues it selects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnmapAction {
+    /// Preempt them: save their state into their MQDs and unmap them
+    /// (`preempt_queues`).
+    Preempt,
+    /// Reset them without saving (`reset_queues`; upstream's `reset`).
+    Reset,
+    /// `disable_process_queues` (not sent by amdkfd).
+    DisableProcess,
+}
+
+/// Which queues UNMAP_QUEUES selects (C: `enum kfd_unmap_queues_filter`,
+/// plus the by-doorbell form of the header amdkfd never sends).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnmapFilter {
+    /// `perform_request_on_specified_queues`: up to four queues by doorbell
+    /// offset.
+    Doorbells {
+        /// `num_queues` (1..=4 meaningful).
+        num: u32,
+        /// `doorbell_offset0..3`.
+        offsets: [u32; 4],
+    },
+    /// `KFD_UNMAP_QUEUES_FILTER_BY_PASID`: every queue of the process.
+    Pasid(u32),
+    /// `KFD_UNMAP_QUEUES_FILTER_ALL_QUEUES`.
+    AllQueues,
+    /// `KFD_UNMAP_QUEUES_FILTER_DYNAMIC_QUEUES`: all but static
+    /// (debugged-process) queues.
+    DynamicQueues,
+}
+
+/// UNMAP_QUEUES (C: `pm_unmap_queues_v9`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnmapQueues {
+    /// Preempt or reset.
+    pub action: UnmapAction,
+    /// The queues.
+    pub filter: UnmapFilter,
+    /// `extended_engine_sel` is `sdma0_to_7_sel` (`pm_use_ext_eng`).
+    pub ext_eng: bool,
+    /// `engine_sel` (amdkfd: always `compute`; the HWS unmaps the
+    /// selected processes' SDMA queues with them).
+    pub engine_sel: u32,
+}
+
+impl UnmapQueues {
+    /// What amdkfd sends (C: `pm_unmap_queues_v9(filter, param, reset)`).
+    pub fn new(filter: UnmapFilter, reset: bool, ext_eng: bool) -> UnmapQueues {
+        UnmapQueues {
+            action: if reset { UnmapAction::Reset } else { UnmapAction::Preempt },
+            filter,
+            ext_eng,
+            engine_sel: engine_sel__mes_unmap_queues__compute,
+        }
+    }
+
+    /// The packet.
+    pub fn encode(&self) -> [u32; UNMAP_QUEUES_DWORDS] {
+        type P = pm4_mes_unmap_queues;
+        let mut p = [0; UNMAP_QUEUES_DWORDS];
+        p[0] = type3_header(IT_UNMAP_QUEUES, UNMAP_QUEUES_DWORDS);
+        let mut b2 = UnmapBf2::default();
+        b2.set_extended_engine_sel(if self.ext_eng {
+            extended_engine_sel__mes_unmap_queues__sdma0_to_7_sel
+        } else {
+            extended_engine_sel__mes_unmap_queues__legacy_engine_sel
+        });
+        b2.set_engine_sel(self.engine_sel);
+        b2.set_action(match self.action {
+            UnmapAction::Preempt => action__mes_unmap_queues__preempt_queues,
+            UnmapAction::Reset => action__mes_unmap_queues__reset_queues,
+            UnmapAction::DisableProcess => action__mes_unmap_queues__disable_process_queues,
+        });
+        match self.filter {
+            UnmapFilter::Doorbells { num, offsets } => {
+                b2.set_queue_sel(queue_sel__mes_unmap_queues__perform_request_on_specified_queues);
+                b2.set_num_queues(num);
+                let mut b3 = UnmapBf3b::default();
+                b3.set_doorbell_offset0(offsets[0]);
+                p[at!(P, __bindgen_anon_3)] = b3.dword();
+                let mut b4 = UnmapBf4::default();
+                b4.set_doorbell_offset1(offsets[1]);
+                p[at!(P, __bindgen_anon_4)] = b4.dword();
+                let mut b5 = UnmapBf5::default();
+                b5.set_doorbell_offset2(offsets[2]);
+                p[at!(P, __bindgen_anon_5)] = b5.dword();
+                let mut b6 = UnmapBf6::default();
+                b6.set_doorbell_offset3(offsets[3]);
+                p[at!(P, __bindgen_anon_6)] = b6.dword();
+            }
+            UnmapFilter::Pasid(pasid) => {
+                b2.set_queue_sel(queue_sel__mes_unmap_queues__perform_request_on_pasid_queues);
+                let mut b3 = UnmapBf3a::default();
+                b3.set_pasid(pasid);
+                p[at!(P, __bindgen_anon_3)] = b3.dword();
+            }
+            UnmapFilter::AllQueues => b2.set_queue_sel(queue_sel__mes_unmap_queues__unmap_all_queues),
+            UnmapFilter::DynamicQueues => b2.set_queue_sel(queue_sel__mes_unmap_queues__unmap_all_non_static_queues),
+        }
+        p[at!(P, __bindgen_anon_2)] = b2.dword();
+        p
+    }
+
+    /// `None` for the reserved action.
+    fn decode(p: &[u32]) -> Option<UnmapQueues> {
+        type P = pm4_mes_unmap_queues;
+        let b2 = UnmapBf2::from_dword(p[at!(P, __bindgen_anon_2)]);
+        let action = match b2.action() {
+            a if a == action__mes_unmap_queues__preempt_queues => UnmapAction::Preempt,
+            a if a == action__mes_unmap_queues__reset_queues => UnmapAction::Reset,
+            a if a == action__mes_unmap_queues__disable_process_queues => UnmapAction::DisableProcess,
+            _ => return None,
+        };
+        let filter = match b2.queue_sel() {
+            q if q == queue_sel__mes_unmap_queues__perform_request_on_specified_queues => UnmapFilter::Doorbells {
+                num: b2.num_queues(),
+                offsets: [
+                    UnmapBf3b::from_dword(p[at!(P, __bindgen_anon_3)]).doorbell_offset0(),
+                    UnmapBf4::from_dword(p[at!(P, __bindgen_anon_4)]).doorbell_offset1(),
+                    UnmapBf5::from_dword(p[at!(P, __bindgen_anon_5)]).doorbell_offset2(),
+                    UnmapBf6::from_dword(p[at!(P, __bindgen_anon_6)]).doorbell_offset3(),
+                ],
+            },
+            q if q == queue_sel__mes_unmap_queues__perform_request_on_pasid_queues => {
+                UnmapFilter::Pasid(UnmapBf3a::from_dword(p[at!(P, __bindgen_anon_3)]).pasid())
+            }
+            q if q == queue_sel__mes_unmap_queues__unmap_all_queues => UnmapFilter::AllQueues,
+            _ => UnmapFilter::DynamicQueues,
+        };
+        Some(UnmapQueues {
+            action,
+            filter,
+            ext_eng: b2.extended_engine_sel() == extended_engine_sel__mes_unmap_queues__sdma0_to_7_sel,
+            engine_sel: b2.engine_sel(),
+        })
+    }
+}
+
+/// QUERY_STATUS (C: `pm_query_status_v9`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueryStatus {
+    /// `context_id` (the interrupt's context id).
+    pub context_id: u32,
+    /// `interrupt_sel` (`mes_query_status_interrupt_sel_enum`).
+    pub interrupt_sel: u32,
+    /// `command` (`mes_query_status_command_enum`).
+    pub command: u32,
+    /// Ordinal 3: the PASID (`bitfields3a`) or doorbell offset and engine
+    /// (`bitfields3b`) of a process/queue status query; 0 for a fence.
+    pub ordinal3: u32,
+    /// Where the fence value goes (`addr_lo`/`addr_hi`).
+    pub addr: u64,
+    /// The fence value (`data_lo`/`data_hi`).
+    pub data: u64,
+}
+
+impl QueryStatus {
+    /// What amdkfd sends after UNMAP_QUEUES (C: `pm_query_status_v9`):
+    /// write `value` to `addr` once everything before it is done and its
+    /// writes are acknowledged (`fence_only_after_write_ack`).
+    pub fn fence(addr: u64, value: u64) -> QueryStatus {
+        QueryStatus {
+            context_id: 0,
+            interrupt_sel: interrupt_sel__mes_query_status__completion_status,
+            command: command__mes_query_status__fence_only_after_write_ack,
+            ordinal3: 0,
+            addr,
+            data: value,
+        }
+    }
+
+    /// The command writes the fence (every command but `interrupt_only`).
+    pub fn writes_fence(&self) -> bool {
+        self.command != command__mes_query_status__interrupt_only
+    }
+
+    /// The command raises an interrupt (`interrupt_only` or
+    /// `fence_wait_for_write_ack_send_interrupt`).
+    pub fn interrupts(&self) -> bool {
+        self.command == command__mes_query_status__interrupt_only
+            || self.command == command__mes_query_status__fence_wait_for_write_ack_send_interrupt
+    }
+
+    /// The packet.
+    pub fn encode(&self) -> [u32; QUERY_STATUS_DWORDS] {
+        type P = pm4_mes_query_status;
+        let mut p = [0; QUERY_STATUS_DWORDS];
+        p[0] = type3_header(IT_QUERY_STATUS, QUERY_STATUS_DWORDS);
+        let mut b2 = QueryBf2::default();
+        b2.set_context_id(self.context_id);
+        b2.set_interrupt_sel(self.interrupt_sel);
+        b2.set_command(self.command);
+        p[at!(P, __bindgen_anon_2)] = b2.dword();
+        p[at!(P, __bindgen_anon_3)] = self.ordinal3;
+        p[at!(P, addr_lo)] = lo(self.addr);
+        p[at!(P, addr_hi)] = hi(self.addr);
+        p[at!(P, data_lo)] = lo(self.data);
+        p[at!(P, data_hi)] = hi(self.data);
+        p
+    }
+
+    fn decode(p: &[u32]) -> QueryStatus {
+        type P = pm4_mes_query_status;
+        let b2 = QueryBf2::from_dword(p[at!(P, __bindgen_anon_2)]);
+        QueryStatus {
+            context_id: b2.context_id(),
+            interrupt_sel: b2.interrupt_sel(),
+            command: b2.command(),
+            ordinal3: p[at!(P, __bindgen_anon_3)],
+            addr: join(p[at!(P, addr_lo)], p[at!(P, addr_hi)]),
+            data: join(p[at!(P, data_lo)], p[at!(P, data_hi)]),
+        }
+    }
+
+    /// The PASID of a process-status query (`bitfields3a.pasid`).
+    pub fn pasid(&self) -> u32 {
+        QueryBf3a::from_dword(self.ordinal3).pasid()
+    }
+
+    /// The doorbell offset of a queue-status query (`bitfields3b`).
+    pub fn doorbell_offset(&self) -> u32 {
+        QueryBf3b::from_dword(self.ordinal3).doorbell_offset()
+    }
+}
+
+/// C: `CACHE_FLUSH_AND_INV_TS_EVENT`.
+pub const CACHE_FLUSH_AND_INV_TS_EVENT_ID: u32 = CACHE_FLUSH_AND_INV_TS_EVENT;
+
+/// RELEASE_MEM in the ai layout (`pm4_mec_release_mem`): the fields
+/// amdkfd's packet builder sets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReleaseMem {
+    /// `event_type`.
+    pub event_type: u32,
+    /// `event_index` (`mec_release_mem_event_index_enum`).
+    pub event_index: u32,
+    /// `tcl1_action_ena`.
+    pub tcl1_action: bool,
+    /// `tc_action_ena`.
+    pub tc_action: bool,
+    /// `cache_policy`.
+    pub cache_policy: u32,
+    /// `dst_sel`.
+    pub dst_sel: u32,
+    /// `int_sel`.
+    pub int_sel: u32,
+    /// `data_sel`.
+    pub data_sel: u32,
+    /// The destination, dword aligned (`address_lo_32b` << 2, `address_hi`).
+    pub addr: u64,
+    /// `data_lo` / `data_hi`.
+    pub data: u64,
+    /// `int_ctxid`.
+    pub int_ctxid: u32,
+}
+
+impl ReleaseMem {
+    /// The packet `pm_release_mem_vi` builds (upstream's v9 packet manager
+    /// sends none, `release_mem = NULL`): at end of pipe, flush and
+    /// invalidate L1/L2, write the low 32 bits of 0 to `gpu_addr` and
+    /// interrupt after the write is confirmed.
+    pub fn end_of_pipe(gpu_addr: u64) -> ReleaseMem {
+        ReleaseMem {
+            event_type: CACHE_FLUSH_AND_INV_TS_EVENT_ID,
+            event_index: event_index__mec_release_mem__end_of_pipe,
+            tcl1_action: true,
+            tc_action: true,
+            cache_policy: cache_policy__mec_release_mem__lru,
+            dst_sel: dst_sel__mec_release_mem__memory_controller,
+            int_sel: int_sel__mec_release_mem__send_interrupt_after_write_confirm,
+            data_sel: data_sel__mec_release_mem__send_32_bit_low,
+            addr: gpu_addr & !3,
+            data: 0,
+            int_ctxid: 0,
+        }
+    }
+
+    /// The packet.
+    pub fn encode(&self) -> [u32; RELEASE_MEM_DWORDS] {
+        type P = pm4_mec_release_mem;
+        let mut p = [0; RELEASE_MEM_DWORDS];
+        p[0] = type3_header(IT_RELEASE_MEM, RELEASE_MEM_DWORDS);
+        let mut b2 = RelBf2::default();
+        b2.set_event_type(self.event_type);
+        b2.set_event_index(self.event_index);
+        b2.set_tcl1_action_ena(self.tcl1_action.into());
+        b2.set_tc_action_ena(self.tc_action.into());
+        b2.set_cache_policy(self.cache_policy);
+        p[at!(P, __bindgen_anon_2)] = b2.dword();
+        let mut b3 = RelBf3::default();
+        b3.set_dst_sel(self.dst_sel);
+        b3.set_int_sel(self.int_sel);
+        b3.set_data_sel(self.data_sel);
+        p[at!(P, __bindgen_anon_3)] = b3.dword();
+        let mut b4 = RelBf4::default();
+        b4.set_address_lo_32b(lo(self.addr) >> 2);
+        p[at!(P, __bindgen_anon_4)] = b4.dword();
+        p[at!(P, __bindgen_anon_5)] = hi(self.addr);
+        p[at!(P, __bindgen_anon_6)] = lo(self.data);
+        p[at!(P, __bindgen_anon_7)] = hi(self.data);
+        p[at!(P, int_ctxid)] = self.int_ctxid;
+        p
+    }
+
+    fn decode(p: &[u32]) -> ReleaseMem {
+        type P = pm4_mec_release_mem;
+        let b2 = RelBf2::from_dword(p[at!(P, __bindgen_anon_2)]);
+        let b3 = RelBf3::from_dword(p[at!(P, __bindgen_anon_3)]);
+        let b4 = RelBf4::from_dword(p[at!(P, __bindgen_anon_4)]);
+        ReleaseMem {
+            event_type: b2.event_type(),
+            event_index: b2.event_index(),
+            tcl1_action: b2.tcl1_action_ena() != 0,
+            tc_action: b2.tc_action_ena() != 0,
+            cache_policy: b2.cache_policy(),
+            dst_sel: b3.dst_sel(),
+            int_sel: b3.int_sel(),
+            data_sel: b3.data_sel(),
+            addr: join(b4.address_lo_32b() << 2, p[at!(P, __bindgen_anon_5)]),
+            data: join(p[at!(P, __bindgen_anon_6)], p[at!(P, __bindgen_anon_7)]),
+            int_ctxid: p[at!(P, int_ctxid)],
+        }
+    }
+}
+
+/// Dwords of [`preemption`]'s sequence.
+pub const PREEMPTION_DWORDS: usize = UNMAP_QUEUES_DWORDS + QUERY_STATUS_DWORDS;
+
+/// C: what `unmap_queues_cpsch` writes to the HIQ: UNMAP_QUEUES
+/// (`pm_send_unmap_queue`), then a QUERY_STATUS fence
+/// (`pm_send_query_status`) writing [`FENCE_COMPLETED`] to `fence_addr`
+/// once the preemption is done; the driver has set the fence to
+/// [`FENCE_INIT`] and waits `queue_preemption_timeout_ms` for it, or
+/// declares the HWS hung.
+pub fn preemption(unmap: &UnmapQueues, fence_addr: u64) -> [u32; PREEMPTION_DWORDS] {
+    let mut p = [0; PREEMPTION_DWORDS];
+    p[..UNMAP_QUEUES_DWORDS].copy_from_slice(&unmap.encode());
+    p[UNMAP_QUEUES_DWORDS..].copy_from_slice(&QueryStatus::fence(fence_addr, FENCE_COMPLETED).encode());
+    p
+}
+
 /// One process of a runlist (C: a `device_process_node` and its queues).
 #[derive(Clone, Copy, Debug)]
 pub struct RunlistProcess<'a> {
@@ -408,6 +995,8 @@ pub struct RunlistLimits {
     pub xnack_chain: bool,
     /// `pm_use_ext_eng`.
     pub ext_eng: bool,
+    /// The MAP_PROCESS layout.
+    pub format: PmFormat,
 }
 
 /// C: the `OVER_SUBSCRIPTION_*` bits of `kfd_packet_manager.c`.
@@ -470,7 +1059,7 @@ pub fn build_runlist_ib(
     if xnack_conflict && limits.xnack_chain {
         over |= over_subscription::XNACK_CONFLICT;
     }
-    let mut size = processes.len() * MAP_PROCESS_DWORDS + queue_count * MAP_QUEUES_DWORDS;
+    let mut size = processes.len() * limits.format.map_process_dwords() + queue_count * MAP_QUEUES_DWORDS;
     if over != 0 {
         size += RUNLIST_DWORDS;
     }
@@ -484,7 +1073,9 @@ pub fn build_runlist_ib(
     };
     for mode in [xnack_first, !xnack_first] {
         for p in processes.iter().filter(|p| p.xnack_enabled == mode) {
-            put(&p.map.encode());
+            let mut mp = [0; MAP_PROCESS_MAX_DWORDS];
+            let n = p.map.write(limits.format, &mut mp);
+            put(&mp[..n]);
             for q in p.queues {
                 put(&q.encode(limits.ext_eng));
             }
@@ -516,12 +1107,12 @@ pub enum Packet<'a> {
     MapProcess(MapProcess),
     /// MAP_QUEUES.
     MapQueues(MapQueues),
-    /// UNMAP_QUEUES, its dwords (header included).
-    UnmapQueues(&'a [u32]),
-    /// QUERY_STATUS, its dwords.
-    QueryStatus(&'a [u32]),
-    /// RELEASE_MEM, its dwords.
-    ReleaseMem(&'a [u32]),
+    /// UNMAP_QUEUES.
+    UnmapQueues(UnmapQueues),
+    /// QUERY_STATUS.
+    QueryStatus(QueryStatus),
+    /// RELEASE_MEM.
+    ReleaseMem(ReleaseMem),
     /// Another type-3 packet: its opcode and dwords.
     Other(u32, &'a [u32]),
 }
@@ -535,6 +1126,8 @@ pub enum ParseError {
     Truncated(usize),
     /// The packet at this index is shorter than its opcode's struct.
     TooShort(usize),
+    /// The packet at this index has a reserved value in a field.
+    Reserved(usize),
 }
 
 /// Iterates the packets of an IB (C: what the CP's HWS firmware does with
@@ -542,11 +1135,19 @@ pub enum ParseError {
 pub struct Parser<'a> {
     ib: &'a [u32],
     at: usize,
+    format: PmFormat,
 }
 
-/// Parses `ib`.
-pub fn parse(ib: &[u32]) -> Parser<'_> {
-    Parser { ib, at: 0 }
+/// Parses `ib` as a CP speaking `format` reads it (MAP_PROCESS's layout).
+pub fn parse(ib: &[u32], format: PmFormat) -> Parser<'_> {
+    Parser { ib, at: 0, format }
+}
+
+impl Parser<'_> {
+    /// The dword index of the next packet.
+    pub fn position(&self) -> usize {
+        self.at
+    }
 }
 
 impl<'a> Iterator for Parser<'a> {
@@ -567,15 +1168,25 @@ impl<'a> Iterator for Parser<'a> {
         self.at = start + len;
         let need = |n: usize| if len >= n { Ok(()) } else { Err(ParseError::TooShort(start)) };
         let op = header.opcode();
+        let format = self.format;
         Some((|| {
             Ok(match op {
                 IT_SET_RESOURCES => need(SET_RESOURCES_DWORDS).map(|()| Packet::SetResources(SetResources::decode(p)))?,
                 IT_RUN_LIST => need(RUNLIST_DWORDS).map(|()| Packet::RunList(RunList::decode(p)))?,
-                IT_MAP_PROCESS => need(MAP_PROCESS_DWORDS).map(|()| Packet::MapProcess(MapProcess::decode(p)))?,
+                IT_MAP_PROCESS => {
+                    need(format.map_process_dwords())?;
+                    Packet::MapProcess(match format {
+                        PmFormat::V9 => MapProcess::decode(p),
+                        PmFormat::Aldebaran => MapProcess::decode_aldebaran(p),
+                    })
+                }
                 IT_MAP_QUEUES => need(MAP_QUEUES_DWORDS).map(|()| Packet::MapQueues(MapQueues::decode(p)))?,
-                IT_UNMAP_QUEUES => Packet::UnmapQueues(p),
-                IT_QUERY_STATUS => Packet::QueryStatus(p),
-                IT_RELEASE_MEM => Packet::ReleaseMem(p),
+                IT_UNMAP_QUEUES => {
+                    need(UNMAP_QUEUES_DWORDS)?;
+                    Packet::UnmapQueues(UnmapQueues::decode(p).ok_or(ParseError::Reserved(start))?)
+                }
+                IT_QUERY_STATUS => need(QUERY_STATUS_DWORDS).map(|()| Packet::QueryStatus(QueryStatus::decode(p)))?,
+                IT_RELEASE_MEM => need(RELEASE_MEM_DWORDS).map(|()| Packet::ReleaseMem(ReleaseMem::decode(p)))?,
                 _ => Packet::Other(op, p),
             })
         })())

@@ -213,6 +213,14 @@ impl GfxVersion {
             || (self.major == 9 && self.minor == 0 && self.stepping == 10)
     }
 
+    /// The HWS takes the Aldebaran MAP_PROCESS
+    /// (`pm4_mes_map_process_aldebaran`, 21 dwords with the debugger's
+    /// SPI/TCP words) rather than the GFX9 one (C: `pm_init` choosing
+    /// `kfd_aldebaran_pm_funcs` for GC 9.4.2, 9.4.3, 9.4.4, 9.5.0).
+    pub const fn hws_map_process_aldebaran(self) -> bool {
+        self.is_gc_9_4_2_on()
+    }
+
     /// The GPU retries page faults per process, so XNACK can be switched
     /// on per process and SVM serves GPU faults (C:
     /// `KFD_SUPPORT_XNACK_PER_PROCESS`: GC 9.4.2, 9.4.3, 9.4.4, 9.5.0).

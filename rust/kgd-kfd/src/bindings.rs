@@ -257,6 +257,31 @@ pub struct kfd2kgd_calls {
             state: *mut kgd_hqd_state,
         ),
     >,
+    pub alloc_gtt_mem: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            size: __u64,
+            mem_obj: *mut *mut core::ffi::c_void,
+            gpu_addr: *mut __u64,
+            cpu_ptr: *mut *mut core::ffi::c_void,
+        ) -> core::ffi::c_int,
+    >,
+    pub free_gtt_mem: ::core::option::Option<
+        unsafe extern "C" fn(kgd: *mut kgd_dev, mem_obj: *mut core::ffi::c_void),
+    >,
+    pub hiq_mqd_load: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            mqd: *mut core::ffi::c_void,
+            mqd_size: __u32,
+            pipe_id: __u32,
+            queue_id: __u32,
+            doorbell_off: __u32,
+        ) -> core::ffi::c_int,
+    >,
+    pub ring_kernel_doorbell: ::core::option::Option<
+        unsafe extern "C" fn(kgd: *mut kgd_dev, doorbell_off: __u32, value: __u64),
+    >,
     pub hws_hang: ::core::option::Option<
         unsafe extern "C" fn(kgd: *mut kgd_dev) -> core::ffi::c_int,
     >,
