@@ -1090,7 +1090,8 @@ struct vgpu_db_watch {
 };
 
 struct vgpu_db_watch *vgpu_shim_db_watch_new(struct page **pages, unsigned long count, void *target,
-					     void (*rung)(void *target, unsigned long watch, unsigned long offset),
+					     void (*rung)(void *target, unsigned long watch,
+							  unsigned long offset),
 					     void (*release)(void *target))
 {
 	struct vgpu_db_watch *w;

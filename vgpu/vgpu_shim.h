@@ -117,7 +117,8 @@ int vgpu_shim_mmap_pages(struct vm_area_struct *vma, struct page **pages, unsign
  */
 struct vgpu_db_watch;
 struct vgpu_db_watch *vgpu_shim_db_watch_new(struct page **pages, unsigned long count, void *target,
-					     void (*rung)(void *target, unsigned long watch, unsigned long offset),
+					     void (*rung)(void *target, unsigned long watch,
+							  unsigned long offset),
 					     void (*release)(void *target));
 void vgpu_shim_db_watch_put(struct vgpu_db_watch *w);
 int vgpu_shim_db_watch_mmap(struct vgpu_db_watch *w, struct vm_area_struct *vma);
