@@ -55,6 +55,13 @@
 //!     nested with it): the workers to kick when a dispatch is offered
 //!     to helpers; taken with no other lock held, each worker's 1 in
 //!     turn under it.
+//!  0. `Bell::workers` (`engine`): the workers a trapped doorbell write
+//!     wakes.  Taken in the write fault (the mm's `mmap_lock` or VMA lock
+//!     and the doorbell page's lock held, no lock of this driver), each
+//!     worker's 1 in turn under it.  Arming the trap (the shim's
+//!     `vgpu_db_watch::lock`, then the doorbell page's lock, then the
+//!     mapping's `i_mmap_rwsem` and page-table locks) is done by a worker
+//!     with no lock of this driver held.
 //!  1. `Engine::inner` (`engine`): a worker's queue list, scheduler clock,
 //!     hang and stop flags (with its condition variable `Engine::wake`).
 //!     Never held together with 2 (each path releases one before it takes

@@ -18,15 +18,31 @@
 //! writes.
 //!
 //! Doorbells: user space writes them to plain memory (the VM's doorbell
-//! pages), which raises no interrupt, so a worker polls them: a queue
-//! that ran out of packets is run again when its doorbell changes (a
-//! blocked one every round; every queue's write pointer is read every
-//! [`FULL_POLL_MS`] for producers that do not ring).  How long a worker
-//! waits between polls is `sched::poll`: it spins right after work, polls
-//! every few microseconds for a second, then every millisecond; with no
-//! queue (or hung) it sleeps until kicked (`hqd_load`,
-//! `gpu_reset`).  Service between a worker's busy queues follows the
-//! stride scheduler (`sched`): priority and percentage.
+//! pages), which raises no interrupt by itself.  A queue that ran out of
+//! packets is run again when its doorbell changes (a blocked one every
+//! round; every queue's write pointer is read every [`FULL_POLL_MS`] for
+//! producers that do not ring).  Right after work a worker spins on the
+//! doorbells (`sched::SPIN_NS`: a producer's next packet costs no fault).
+//! Past the spin it arms its VMs' doorbell traps, as `fb_deferred_io`
+//! traps framebuffer writes (`Vm::arm_doorbells`, `kabi::DoorbellWatch`,
+//! whose shim comment has the details): every user PTE of the doorbell
+//! pages is write-protected through the rmap of the mapping they were
+//! mmapped from (TLB flushed), so the next write faults, and the fault
+//! (`page_mkwrite`) wakes the workers with a queue whose doorbell is on
+//! the written page ([`Bell`], `Engine::ring`) and lets the write proceed;
+//! the page stays writable until armed again (one fault per idle period).
+//! After arming the worker reads the doorbells once more (a write that
+//! landed before the protection), then sleeps until a trap, a kick
+//! (`hqd_load`, `gpu_reset`) or its safety poll every [`FULL_POLL_MS`].
+//! A page that trapped less than [`DOORBELL_HOLDOFF_NS`] ago is not
+//! armed again (a busy queue on another worker sharing it would fault on
+//! every write), nor are doorbells mapped more ways than a watch tracks:
+//! then the worker polls as before doorbells trapped (`sched::poll`:
+//! every few microseconds for a second, then every millisecond) and tries
+//! to arm at each poll; so it does while a queue is blocked (it waits
+//! for memory, not a doorbell).  With no queue (or hung) it sleeps until kicked.
+//! Service between a worker's busy queues follows the stride scheduler
+//! (`sched`): priority and percentage.
 //!
 //! Upstream: the MEC firmware (HWS) maps queues, the CP executes them
 //! (`amdgpu/gfx_v9_0.c`, `kfd_device_queue_manager.c`); SDMA engines
@@ -135,6 +151,12 @@ const ROUND_TURNS: u32 = 256;
 /// did not change (producers that publish a write pointer without ringing
 /// the doorbell, as the KUnit tests below), ms.
 const FULL_POLL_MS: u64 = 2;
+/// How long after a trapped doorbell write its page is left writable
+/// before a worker may arm it again, ns: a queue rung this often is busy,
+/// and re-protecting its page each time would make every write of its
+/// producer fault (a worker whose doorbells share the page with it polls
+/// meanwhile, as before doorbells trapped).
+const DOORBELL_HOLDOFF_NS: u64 = 1_000_000;
 /// The most workers (threads) one GPU's engine has.
 const MAX_WORKERS: u32 = 8;
 /// Runs a queue may fault again at a page rkfd resolved, with nothing done
@@ -409,6 +431,8 @@ struct Stats {
     packets: Atomic<u64>,
     /// Times the thread slept.
     sleeps: Atomic<u64>,
+    /// Trapped doorbell writes that woke it.
+    rings: Atomic<u64>,
 }
 
 /// One worker of a GPU's engines: a scheduler thread serving its share of
@@ -642,6 +666,7 @@ impl Engine {
                 stats: Stats {
                     packets: Atomic::new(0),
                     sleeps: Atomic::new(0),
+                    rings: Atomic::new(0),
                 },
                 pool,
                 thread <- new_mutex!(None, "Engine::thread"),
@@ -654,6 +679,34 @@ impl Engine {
     fn kick(&self, g: &mut EngineInner) {
         g.kicks = g.kicks.wrapping_add(1);
         self.wake.notify_all();
+    }
+
+    /// A trapped doorbell write ([`Bell`]) at byte `offset` of the
+    /// doorbell pages of watch `watch`: wakes the thread if a queue of its
+    /// has its doorbell on that page (the write left the page writable, so
+    /// it no longer traps for any of them).
+    fn ring(&self, watch: usize, offset: usize) {
+        let page = offset / PAGE_SIZE;
+        let mut g = self.inner.lock();
+        let mine = g.queues.iter().any(|s| {
+            s.hqd.vm.doorbell_watch_id() == watch && s.hqd.desc.doorbell_offset as usize / PAGE_SIZE == page
+        });
+        if mine {
+            self.stats.rings.fetch_add(1, Relaxed);
+            self.kick(&mut g);
+        }
+    }
+
+    /// Arms the doorbell traps of the VMs of `queues` (the thread is about
+    /// to sleep): whether a write to any of their doorbells now wakes it.
+    /// Called with no lock held (the trap's fault takes `Bell::workers` and
+    /// `Engine::inner` with the doorbell page locked; arming locks it).
+    fn arm_doorbells(&self, vms: &[Arc<Vm>]) -> bool {
+        let mut all = true;
+        for vm in vms {
+            all &= vm.arm_doorbells(DOORBELL_HOLDOFF_NS).is_ok();
+        }
+        all
     }
 
     /// `hqd_load`: the scheduler starts serving a queue on `vm` (a VM of
@@ -1113,7 +1166,51 @@ impl kabi::ThreadMain for Engine {
                 continue;
             }
             let idle_ns = u64::try_from(busy.elapsed().as_nanos()).unwrap_or(u64::MAX);
-            match sched::poll(idle_ns) {
+            let poll = sched::poll(idle_ns);
+            // A blocked queue (WAIT_REG_MEM, a retry fault) waits for
+            // memory, not a doorbell: polled as before.
+            if poll != sched::Poll::Spin && !g.queues.iter().any(|s| s.wait == Wait::Blocked) {
+                // Past the spin: trap the doorbells rather than poll them.
+                // Their VMs (no allocation failure can leave one out).
+                let mut vms: KVec<Arc<Vm>> = KVec::new();
+                let complete = vms.reserve(g.queues.len(), GFP_KERNEL).is_ok();
+                for s in g.queues.iter() {
+                    if complete && !vms.iter().any(|v| Arc::ptr_eq(v, &s.hqd.vm)) {
+                        let _ = vms.push_within_capacity(s.hqd.vm.clone());
+                    }
+                }
+                drop(g);
+                if complete && self.arm_doorbells(&vms) {
+                    drop(vms);
+                    // Read the doorbells again: a write before a page was
+                    // write-protected is seen here, any later one traps
+                    // and kicks (`kicks` moves past `seen`).
+                    if self.serve_round(&mut irqs, ROUND_TURNS, Wake::Doorbells) {
+                        busy = Instant::<Monotonic>::now();
+                        continue;
+                    }
+                    let mut g = self.inner.lock();
+                    if g.stop {
+                        return;
+                    }
+                    if g.kicks == seen {
+                        self.stats.sleeps.fetch_add(1, Relaxed);
+                        // Until a doorbell traps, a queue changes, or the
+                        // safety poll of write pointers (`FULL_POLL_MS`).
+                        let _ = self.wake.wait_interruptible_timeout(&mut g, msecs_to_jiffies(FULL_POLL_MS as u32));
+                    }
+                    continue;
+                }
+                drop(vms);
+                g = self.inner.lock();
+                if g.stop {
+                    return;
+                }
+                if g.kicks != seen {
+                    continue;
+                }
+            }
+            match poll {
                 sched::Poll::Spin => {
                     drop(g);
                     kabi::cond_resched();
@@ -1128,6 +1225,39 @@ impl kabi::ThreadMain for Engine {
                     let _ = self.wake.wait_interruptible_timeout(&mut g, msecs_to_jiffies(ms));
                 }
             }
+        }
+    }
+}
+
+/// Where a GPU's doorbell traps go ([`kabi::DoorbellTarget`], held by
+/// every VM's doorbell watch and so by the VMAs that map the doorbells):
+/// the workers while the engines run, none after.
+#[pin_data]
+pub(crate) struct Bell {
+    /// The workers.  Lock order: taken in a trapped doorbell write's fault
+    /// (mmap_lock or the VMA lock, then the doorbell page's lock held),
+    /// with no lock of this driver held; `Engine::inner` (1) of each
+    /// worker in turn under it.  Never taken under a lock of this driver.
+    #[pin]
+    workers: Mutex<KVec<Arc<Engine>>>,
+}
+
+impl Bell {
+    /// A bell with no workers yet.
+    pub(crate) fn new() -> Result<Arc<Self>> {
+        Arc::pin_init(
+            try_pin_init!(Bell {
+                workers <- new_mutex!(KVec::new(), "Bell::workers"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+}
+
+impl kabi::DoorbellTarget for Bell {
+    fn rung(&self, watch: usize, offset: usize) {
+        for w in self.workers.lock().iter() {
+            w.ring(watch, offset);
         }
     }
 }
@@ -1216,6 +1346,11 @@ impl EngineHandle {
             all.push(w.clone(), GFP_KERNEL)?;
         }
         pool.set_engines(all);
+        let mut rung = KVec::with_capacity(n as usize, GFP_KERNEL)?;
+        for w in h.engines.workers.iter() {
+            rung.push(w.clone(), GFP_KERNEL)?;
+        }
+        *core.bell().workers.lock() = rung;
         Ok(h)
     }
 
@@ -1256,6 +1391,12 @@ impl EngineHandle {
     /// Stops the threads and the interrupts: after this, nothing is sent
     /// to rkfd.  Idempotent.
     pub(crate) fn shutdown(&self) {
+        // Doorbell traps wake no worker from now on (and the bell, which
+        // VMAs may keep, no longer keeps the workers).
+        if let Some(w) = self.engines.workers.first() {
+            let old = core::mem::take(&mut *w.core.bell().workers.lock());
+            drop(old);
+        }
         for w in self.engines.workers.iter() {
             let mut g = w.inner.lock();
             g.stop = true;
@@ -1487,8 +1628,10 @@ mod tests {
         check_eq!((st.rptr, st.wptr, st.packets, st.active, st.error), (1, 1, 1, true, 0));
         check_eq!(st.doorbell, 0x77);
 
-        // Wake-up latency: a packet written after the engine idled for a
-        // while (it polls with back-off); printed, not asserted.
+        // Wake-up latency: a packet published without a doorbell (kernel
+        // writes do not trap) after the engine idled for a while: past its
+        // spin, the safety poll of write pointers (`FULL_POLL_MS`) finds
+        // it; printed, not asserted.  User doorbells: kfd-queue-bench.
         for (n, idle_ms) in [(1u64, 0u32), (2, 5), (3, 50), (4, 500)] {
             fsleep(Delta::from_micros(i64::from(idle_ms) * 1000));
             w64(vm, sig + aql::SIGNAL_VALUE, 1)?;

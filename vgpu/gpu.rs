@@ -69,6 +69,9 @@ pub(crate) struct Core {
     /// registers user space writes to flush the host data path).  A virtual
     /// GPU has no HDP: a zeroed page whose writes are harmless.
     mmio_remap: Arc<kabi::SharedPages>,
+    /// Where the VMs' doorbell traps go: the engines' workers while they
+    /// run (`crate::engine::Bell`).
+    bell: Arc<crate::engine::Bell>,
     /// rkfd's device for this GPU once registered (retry faults name the
     /// device by it), unset before.
     kfd: SetOnce<kabi::KfdIrq>,
@@ -112,6 +115,7 @@ impl Core {
                 offsets <- new_mutex!(IdPool::new(), "Core::offsets"),
                 clock_base: Instant::now(),
                 mmio_remap: Arc::new(kabi::SharedPages::new(1)?, GFP_KERNEL)?,
+                bell: crate::engine::Bell::new()?,
                 kfd: SetOnce::default(),
                 throttle <- new_mutex!(Throttle { kfd: None, count: 0 }, "Core::throttle"),
                 pasid_vms <- new_mutex!(KVec::new(), "Core::pasid_vms"),
@@ -177,6 +181,11 @@ impl Core {
     /// The MMIO remap page.
     pub(crate) fn mmio_remap(&self) -> &Arc<kabi::SharedPages> {
         &self.mmio_remap
+    }
+
+    /// Where the VMs' doorbell traps go.
+    pub(crate) fn bell(&self) -> &Arc<crate::engine::Bell> {
+        &self.bell
     }
 
     /// Records rkfd's device (once, after registration).

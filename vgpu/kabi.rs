@@ -89,6 +89,8 @@ pub(crate) use mm::{
     page_pfn,
     pfn_rw,
     total_ram,
+    DoorbellTarget,
+    DoorbellWatch,
     KernelMap,
     NoReclaim,
     PinnedPages,

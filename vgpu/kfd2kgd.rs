@@ -156,7 +156,7 @@ impl kabi::Kfd2Kgd for Kgd {
     }
 
     fn mmap_doorbells(vm: ArcBorrow<'_, Vm>, vma: &kabi::MmapVma<'_>) -> Result {
-        vm.doorbell_pages().mmap(vma)
+        vm.mmap_doorbells(vma)
     }
 
     fn mmap_mmio_remap(&self, vma: &kabi::MmapVma<'_>) -> Result {

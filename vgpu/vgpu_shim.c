@@ -44,6 +44,9 @@
 #include <linux/moduleparam.h>
 #include <linux/mount.h>
 #include <linux/namei.h>
+#include <linux/pagemap.h>
+#include <linux/refcount.h>
+#include <linux/rmap.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
@@ -1016,6 +1019,242 @@ int vgpu_shim_mmap_pages(struct vm_area_struct *vma, struct page **pages, unsign
 	ret = vm_insert_pages(vma, vma->vm_start, pages, &num);
 	if (!ret && num)
 		ret = -ENOMEM;
+	return ret;
+}
+
+/*
+ * Doorbells that trap after idle, as fb_deferred_io traps framebuffer
+ * writes.  User space writes its doorbells to plain pages, which raise
+ * nothing; an engine worker about to sleep arms them
+ * (vgpu_shim_db_watch_arm): it write-protects every user PTE of the pages
+ * through the rmap of each address_space they were mmapped from
+ * (mapping_wrprotect_range(): page_vma_mkclean_one() clears, flushes the
+ * TLB of and re-installs each PTE read-only and clean), then reads the
+ * doorbells once more before it sleeps.  The next write takes a write
+ * fault in a VM_SHARED mapping with ->page_mkwrite, which wakes the
+ * worker (@rung) and lets the write proceed (the PTE becomes writable
+ * and stays so until the next arm): one fault per idle period, none
+ * while the engine polls.
+ *
+ * Races: ->page_mkwrite locks the page and returns VM_FAULT_LOCKED, so
+ * the page stays locked until the core has made the PTE writable and
+ * dirty (fault_dirty_shared_page() unlocks it); arm write-protects a
+ * page under the same lock.  So an arm either runs before the fault
+ * locked the page (and the fault's @rung comes after the worker's
+ * snapshot, taken before arming) or after the PTE became writable (and
+ * re-protects it: the write either landed before the TLB flush, and the
+ * worker's re-read sees it, or faults again).  @armed (bit per page,
+ * changed under the page lock) lets an arm skip pages no fault unarmed
+ * since; PTEs only become writable through ->page_mkwrite (which clears
+ * the bit) or at mmap, which installs them read-only (the write-notify
+ * protection mmap gives such a VMA afterwards anyway).
+ *
+ * Mappings: the pages are mapped only by vgpu_shim_db_watch_mmap() (the
+ * /dev/kfd doorbell mmap, VM_DONTCOPY: a fork does not inherit it);
+ * each distinct (address_space, pgoff) is recorded with a reference on
+ * its inode (released with the watch), so several VMAs, split or moved
+ * VMAs (mremap keeps vm_pgoff) and several mmaps are all found by the
+ * rmap walk; PTEs of other processes' doorbells at the same pgoff are
+ * other pages (the walk matches the PFN) and untouched.  An unmap
+ * concurrent with an arm is serialized by the rmap's i_mmap_rwsem and
+ * the page-table locks; a closed VMA drops its watch reference (and
+ * module reference) in ->close; process exit is the same.  More distinct
+ * mappings than VGPU_DB_MAX_MAPS: arming fails (-EBUSY) and the engine
+ * keeps polling that VM's doorbells.
+ *
+ * Lock order: @lock (maps) -> page lock -> i_mmap_rwsem -> PTL; the
+ * fault holds mmap_lock (or the VMA lock) -> page lock -> whatever @rung
+ * takes (the engine's locks), never @lock.
+ */
+#define VGPU_DB_MAX_MAPS 4
+#define VGPU_DB_MAX_PAGES 4
+
+struct vgpu_db_watch {
+	refcount_t ref;
+	void *target;
+	void (*rung)(void *target, unsigned long watch, unsigned long offset);
+	void (*release)(void *target);
+	unsigned long nr_pages;
+	struct page *pages[VGPU_DB_MAX_PAGES];
+	/* Bit i: page i is write-protected everywhere since its last fault. */
+	unsigned long armed;
+	/* ktime_get_ns() of page i's last write fault. */
+	u64 faulted[VGPU_DB_MAX_PAGES];
+	struct mutex lock;
+	unsigned int nr_maps;
+	bool overflow;
+	struct {
+		struct address_space *mapping;
+		pgoff_t pgoff;
+	} maps[VGPU_DB_MAX_MAPS];
+};
+
+struct vgpu_db_watch *vgpu_shim_db_watch_new(struct page **pages, unsigned long count, void *target,
+					     void (*rung)(void *target, unsigned long watch,
+							  unsigned long offset),
+					     void (*release)(void *target))
+{
+	struct vgpu_db_watch *w;
+	unsigned long i;
+
+	if (!count || count > VGPU_DB_MAX_PAGES)
+		return NULL;
+	w = kzalloc(sizeof(*w), GFP_KERNEL);
+	if (!w)
+		return NULL;
+	refcount_set(&w->ref, 1);
+	mutex_init(&w->lock);
+	w->target = target;
+	w->rung = rung;
+	w->release = release;
+	w->nr_pages = count;
+	for (i = 0; i < count; i++) {
+		get_page(pages[i]);
+		w->pages[i] = pages[i];
+	}
+	return w;
+}
+
+void vgpu_shim_db_watch_put(struct vgpu_db_watch *w)
+{
+	unsigned int i;
+
+	if (!refcount_dec_and_test(&w->ref))
+		return;
+	for (i = 0; i < w->nr_maps; i++)
+		iput(w->maps[i].mapping->host);
+	for (i = 0; i < w->nr_pages; i++)
+		put_page(w->pages[i]);
+	w->release(w->target);
+	mutex_destroy(&w->lock);
+	kfree(w);
+}
+
+static void vgpu_db_vm_open(struct vm_area_struct *vma)
+{
+	struct vgpu_db_watch *w = vma->vm_private_data;
+
+	/* A split or moved VMA: our module's ops stay in use. */
+	__module_get(THIS_MODULE);
+	refcount_inc(&w->ref);
+}
+
+static void vgpu_db_vm_close(struct vm_area_struct *vma)
+{
+	vgpu_shim_db_watch_put(vma->vm_private_data);
+	module_put(THIS_MODULE);
+}
+
+static vm_fault_t vgpu_db_vm_mkwrite(struct vm_fault *vmf)
+{
+	struct vgpu_db_watch *w = vmf->vma->vm_private_data;
+	struct folio *folio = page_folio(vmf->page);
+	unsigned long i;
+
+	for (i = 0; i < w->nr_pages; i++)
+		if (w->pages[i] == vmf->page)
+			break;
+	if (i == w->nr_pages)
+		return VM_FAULT_SIGBUS;
+	/* Held until the PTE is writable: see above. */
+	folio_lock(folio);
+	clear_bit(i, &w->armed);
+	WRITE_ONCE(w->faulted[i], ktime_get_ns());
+	w->rung(w->target, (unsigned long)w, i * PAGE_SIZE + offset_in_page(vmf->real_address));
+	return VM_FAULT_LOCKED;
+}
+
+static const struct vm_operations_struct vgpu_db_vm_ops = {
+	.open = vgpu_db_vm_open,
+	.close = vgpu_db_vm_close,
+	.page_mkwrite = vgpu_db_vm_mkwrite,
+};
+
+/*
+ * The doorbell mmap: as vgpu_shim_mmap_pages(), with the PTEs installed
+ * read-only (the first write traps) and the mapping recorded for arming.
+ */
+int vgpu_shim_db_watch_mmap(struct vgpu_db_watch *w, struct vm_area_struct *vma)
+{
+	struct address_space *mapping;
+	unsigned long num = w->nr_pages;
+	unsigned int i;
+	int ret;
+
+	if (vma->vm_end - vma->vm_start != w->nr_pages << PAGE_SHIFT || !vma->vm_file)
+		return -EINVAL;
+	mapping = vma->vm_file->f_mapping;
+	mutex_lock(&w->lock);
+	for (i = 0; i < w->nr_maps; i++)
+		if (w->maps[i].mapping == mapping && w->maps[i].pgoff == vma->vm_pgoff)
+			break;
+	if (i == w->nr_maps) {
+		if (w->nr_maps < VGPU_DB_MAX_MAPS) {
+			ihold(mapping->host);
+			w->maps[w->nr_maps].mapping = mapping;
+			w->maps[w->nr_maps].pgoff = vma->vm_pgoff;
+			w->nr_maps++;
+		} else {
+			w->overflow = true;
+		}
+	}
+	mutex_unlock(&w->lock);
+	vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_NORESERVE | VM_DONTDUMP);
+	/* What vma_set_page_prot() gives a write-notify VMA after mmap. */
+	if (vma->vm_flags & VM_SHARED)
+		vma->vm_page_prot = vm_get_page_prot(vma->vm_flags & ~VM_SHARED);
+	ret = vm_insert_pages(vma, vma->vm_start, w->pages, &num);
+	if (!ret && num)
+		ret = -ENOMEM;
+	if (ret)
+		return ret;
+	if (!try_module_get(THIS_MODULE))
+		return -ENODEV;
+	refcount_inc(&w->ref);
+	vma->vm_private_data = w;
+	vma->vm_ops = &vgpu_db_vm_ops;
+	return 0;
+}
+
+/*
+ * Write-protects the pages' user PTEs so that the next write wakes the
+ * engine.  0: armed; -EBUSY: a mapping is not tracked (the caller polls);
+ * -EAGAIN: a page took a write fault less than @holdoff_ns ago (a queue
+ * on it is busy: re-protecting it would make its producer fault on each
+ * write; the caller polls and tries again later).
+ */
+int vgpu_shim_db_watch_arm(struct vgpu_db_watch *w, u64 holdoff_ns)
+{
+	u64 now = ktime_get_ns();
+	unsigned long i;
+	unsigned int m;
+	int ret = 0;
+
+	mutex_lock(&w->lock);
+	if (w->overflow) {
+		ret = -EBUSY;
+		goto out;
+	}
+	for (i = 0; i < w->nr_pages; i++) {
+		struct folio *folio = page_folio(w->pages[i]);
+
+		if (test_bit(i, &w->armed))
+			continue;
+		if (now - READ_ONCE(w->faulted[i]) < holdoff_ns) {
+			ret = -EAGAIN;
+			continue;
+		}
+		folio_lock(folio);
+		if (!test_bit(i, &w->armed)) {
+			for (m = 0; m < w->nr_maps; m++)
+				mapping_wrprotect_range(w->maps[m].mapping, w->maps[m].pgoff + i,
+							page_to_pfn(w->pages[i]), 1);
+			set_bit(i, &w->armed);
+		}
+		folio_unlock(folio);
+	}
+out:
+	mutex_unlock(&w->lock);
 	return ret;
 }
 

@@ -108,6 +108,21 @@ struct vm_area_struct;
 int vgpu_shim_pin_user(unsigned long start, unsigned long nr, struct page **pages);
 void vgpu_shim_unpin_user(struct page **pages, unsigned long nr);
 int vgpu_shim_mmap_pages(struct vm_area_struct *vma, struct page **pages, unsigned long count);
+
+/*
+ * Doorbell pages whose user mappings trap the first write after the
+ * engines armed them (see vgpu_shim.c).  @rung(@target, @watch, @offset)
+ * runs in the write fault (process context, may sleep) with the byte
+ * offset written; @release(@target) when the last reference goes.
+ */
+struct vgpu_db_watch;
+struct vgpu_db_watch *vgpu_shim_db_watch_new(struct page **pages, unsigned long count, void *target,
+					     void (*rung)(void *target, unsigned long watch,
+							  unsigned long offset),
+					     void (*release)(void *target));
+void vgpu_shim_db_watch_put(struct vgpu_db_watch *w);
+int vgpu_shim_db_watch_mmap(struct vgpu_db_watch *w, struct vm_area_struct *vma);
+int vgpu_shim_db_watch_arm(struct vgpu_db_watch *w, u64 holdoff_ns);
 u64 vgpu_shim_total_ram(void);
 unsigned int vgpu_shim_noreclaim_save(void);
 void vgpu_shim_noreclaim_restore(unsigned int flags);

@@ -46,7 +46,7 @@ use kernel::page::PAGE_SIZE;
 
 use crate::{
     gpu::Core,
-    kabi::{self, SharedPages},
+    kabi::{self, DoorbellWatch, SharedPages},
     mem::{
         AllocRequest,
         Mem, //
@@ -75,6 +75,10 @@ pub(crate) struct Vm {
     /// doorbell per queue at the byte offset rkfd gives the queue
     /// (the doorbell offset of a queue's MQD).  The engines read them here.
     doorbells: Arc<SharedPages>,
+    /// Traps the first user write to `doorbells` after an engine worker
+    /// armed it (the worker then sleeps until the trap or its safety
+    /// poll): the doorbell pages' only user mappings are made by it.
+    doorbell_watch: DoorbellWatch,
     /// The handle rkfd holds on this VM (what `acquire_vm` returned), which
     /// retry faults name the VM by; 0 while not acquired.
     kfd_handle: Atomic<usize>,
@@ -145,10 +149,12 @@ impl Vm {
         let pt = PageTable::new().map_err(pt_errno)?;
         let doorbell_bytes = core.profile().doorbell_process_size() as usize;
         let doorbells = Arc::new(SharedPages::new(doorbell_bytes.div_ceil(PAGE_SIZE))?, GFP_KERNEL)?;
+        let doorbell_watch = DoorbellWatch::new(&doorbells, core.bell().clone())?;
         Arc::pin_init(
             try_pin_init!(Vm {
                 core,
                 doorbells,
+                doorbell_watch,
                 acquired: Atomic::new(false),
                 pasid: Atomic::new(0),
                 kfd_handle: Atomic::new(0),
@@ -170,6 +176,23 @@ impl Vm {
     /// The process's doorbell pages on this GPU.
     pub(crate) fn doorbell_pages(&self) -> &Arc<SharedPages> {
         &self.doorbells
+    }
+
+    /// Maps the doorbell pages into a `/dev/kfd` VMA (`mmap_doorbells`),
+    /// through the watch that makes a write after idle wake the engines.
+    pub(crate) fn mmap_doorbells(&self, vma: &kabi::MmapVma<'_>) -> Result {
+        self.doorbell_watch.mmap(vma)
+    }
+
+    /// Which doorbell watch is this VM's ([`kabi::DoorbellTarget::rung`]).
+    pub(crate) fn doorbell_watch_id(&self) -> usize {
+        self.doorbell_watch.id()
+    }
+
+    /// Arms the doorbell trap ([`DoorbellWatch::arm`]): `Ok` if a user
+    /// write to the doorbells now wakes the engines.
+    pub(crate) fn arm_doorbells(&self, holdoff_ns: u64) -> Result {
+        self.doorbell_watch.arm(holdoff_ns)
     }
 
     /// The 64-bit doorbell at byte `offset` of the doorbell slice (what

@@ -3,7 +3,8 @@
 //! Memory-management helpers the `kernel` crate lacks: `vmap()` of pages,
 //! page frame numbers, the size of system memory, access to a page by
 //! frame number, page copies (the SVM copy engine) and
-//! `memalloc_noreclaim_save()`.
+//! `memalloc_noreclaim_save()`, and doorbell pages whose user mappings
+//! trap the first write after idle ([`DoorbellWatch`]).
 
 use core::ptr::NonNull;
 
@@ -11,7 +12,8 @@ use kernel::{
     bindings,
     ffi::c_void,
     page::Page,
-    prelude::*, //
+    prelude::*,
+    sync::Arc, //
 };
 
 use super::shim;
@@ -192,6 +194,125 @@ impl SharedPages {
         super::to_result(unsafe {
             shim::vgpu_shim_mmap_pages(vma.as_ptr().cast(), ptrs.as_mut_ptr(), ptrs.len() as kernel::ffi::c_ulong)
         })
+    }
+}
+
+/// What a [`DoorbellWatch`] calls when a write to its trapped doorbell
+/// pages faults.
+pub(crate) trait DoorbellTarget: Send + Sync {
+    /// User space wrote byte `offset` of the doorbell pages of the watch
+    /// [`DoorbellWatch::id`] `watch` after they were armed.  Called in the
+    /// writer's page fault (may sleep) with the written page locked:
+    /// nothing it takes may be held by a caller of [`DoorbellWatch::arm`].
+    fn rung(&self, watch: usize, offset: usize);
+}
+
+/// Doorbell pages whose user mappings trap the first write after
+/// [`Self::arm`] (the shim's `vgpu_db_watch`, which explains the
+/// protocol): an engine worker arms them before it sleeps, and the write
+/// fault wakes it through the [`DoorbellTarget`].
+///
+/// # Invariants
+///
+/// `ptr` is a watch from `vgpu_shim_db_watch_new` of which this object
+/// owns one reference; its target is an `Arc<T>` of the `T` given to
+/// [`Self::new`], released with the watch.
+pub(crate) struct DoorbellWatch {
+    ptr: NonNull<shim::vgpu_db_watch>,
+}
+
+// SAFETY: The watch is reference counted and locks its own state; any
+// thread may use or release it.
+unsafe impl Send for DoorbellWatch {}
+// SAFETY: As above: every operation takes the watch's own locks.
+unsafe impl Sync for DoorbellWatch {}
+
+/// `rung` for a target of type `T`.
+///
+/// # Safety
+///
+/// `target` is an `Arc<T>` pointer the calling watch holds.
+unsafe extern "C" fn doorbell_rung<T: DoorbellTarget>(
+    target: *mut c_void,
+    watch: kernel::ffi::c_ulong,
+    offset: kernel::ffi::c_ulong,
+) {
+    // SAFETY: The watch keeps its reference to the target while it calls.
+    let t = unsafe { &*target.cast_const().cast::<T>() };
+    t.rung(watch as usize, offset as usize);
+}
+
+/// `release` for a target of type `T`.
+///
+/// # Safety
+///
+/// `target` came from `Arc::into_raw` and is released once, here.
+unsafe extern "C" fn doorbell_release<T: DoorbellTarget>(target: *mut c_void) {
+    // SAFETY: The reference `DoorbellWatch::new` gave the watch.
+    drop(unsafe { Arc::<T>::from_raw(target.cast_const().cast::<T>()) });
+}
+
+impl DoorbellWatch {
+    /// A watch over `pages` (at most 4) that tells `target`.
+    pub(crate) fn new<T: DoorbellTarget>(pages: &SharedPages, target: Arc<T>) -> Result<Self> {
+        let mut ptrs = KVVec::with_capacity(pages.pages.len(), GFP_KERNEL)?;
+        for page in pages.pages.iter() {
+            ptrs.push(page.as_ptr(), GFP_KERNEL)?;
+        }
+        let raw = Arc::into_raw(target);
+        // SAFETY: `ptrs` holds valid pages for the call (the watch takes
+        // its own references); `raw` is an `Arc<T>` the watch owns from
+        // now on, which the two callbacks expect.
+        let w = unsafe {
+            shim::vgpu_shim_db_watch_new(
+                ptrs.as_mut_ptr(),
+                ptrs.len() as kernel::ffi::c_ulong,
+                raw.cast_mut().cast(),
+                Some(doorbell_rung::<T>),
+                Some(doorbell_release::<T>),
+            )
+        };
+        match NonNull::new(w) {
+            // INVARIANT: A new watch with one reference, ours.
+            Some(ptr) => Ok(DoorbellWatch { ptr }),
+            None => {
+                // SAFETY: The shim took nothing: the reference is ours.
+                drop(unsafe { Arc::from_raw(raw) });
+                Err(ENOMEM)
+            }
+        }
+    }
+
+    /// What [`DoorbellTarget::rung`] names this watch by.
+    pub(crate) fn id(&self) -> usize {
+        self.ptr.as_ptr() as usize
+    }
+
+    /// Maps the pages into the `/dev/kfd` VMA rkfd is setting up, which
+    /// must be exactly as large (`EINVAL` otherwise), read-only until
+    /// written (the first write traps).
+    pub(crate) fn mmap(&self, vma: &super::kfd::MmapVma<'_>) -> Result {
+        // SAFETY: The watch is live (invariant); `vma` is valid for the
+        // call (its invariant), its mm's mmap_lock held for writing.
+        super::to_result(unsafe { shim::vgpu_shim_db_watch_mmap(self.ptr.as_ptr(), vma.as_ptr().cast()) })
+    }
+
+    /// Write-protects the pages' user mappings so that the next write
+    /// calls the target.  `EAGAIN`: a page was written (trapped) less than
+    /// `holdoff_ns` ago, left writable; `EBUSY`: mapped more ways than the
+    /// watch tracks.  Either way the caller must poll.  Takes the pages'
+    /// locks and the mappings' rmap locks: call with no lock held that
+    /// [`DoorbellTarget::rung`] takes.
+    pub(crate) fn arm(&self, holdoff_ns: u64) -> Result {
+        // SAFETY: The watch is live (invariant).
+        super::to_result(unsafe { shim::vgpu_shim_db_watch_arm(self.ptr.as_ptr(), holdoff_ns) })
+    }
+}
+
+impl Drop for DoorbellWatch {
+    fn drop(&mut self) {
+        // SAFETY: Our reference (invariant), given back once.
+        unsafe { shim::vgpu_shim_db_watch_put(self.ptr.as_ptr()) };
     }
 }
 

@@ -181,6 +181,43 @@ unsafe extern "C" {
         count: kernel::ffi::c_ulong,
     ) -> kernel::ffi::c_int;
 }
+#[repr(C)]
+#[derive(Copy, Clone)]
+pub struct vgpu_db_watch {
+    _unused: [u8; 0],
+}
+unsafe extern "C" {
+    pub fn vgpu_shim_db_watch_new(
+        pages: *mut *mut page,
+        count: kernel::ffi::c_ulong,
+        target: *mut kernel::ffi::c_void,
+        rung: ::core::option::Option<
+            unsafe extern "C" fn(
+                target: *mut kernel::ffi::c_void,
+                watch: kernel::ffi::c_ulong,
+                offset: kernel::ffi::c_ulong,
+            ),
+        >,
+        release: ::core::option::Option<
+            unsafe extern "C" fn(target: *mut kernel::ffi::c_void),
+        >,
+    ) -> *mut vgpu_db_watch;
+}
+unsafe extern "C" {
+    pub fn vgpu_shim_db_watch_put(w: *mut vgpu_db_watch);
+}
+unsafe extern "C" {
+    pub fn vgpu_shim_db_watch_mmap(
+        w: *mut vgpu_db_watch,
+        vma: *mut vm_area_struct,
+    ) -> kernel::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn vgpu_shim_db_watch_arm(
+        w: *mut vgpu_db_watch,
+        holdoff_ns: kernel::ffi::c_ulonglong,
+    ) -> kernel::ffi::c_int;
+}
 unsafe extern "C" {
     pub fn vgpu_shim_total_ram() -> kernel::ffi::c_ulonglong;
 }

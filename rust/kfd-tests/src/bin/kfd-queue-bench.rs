@@ -15,7 +15,8 @@
 //!  4. events/s with one interrupt per packet (`RELEASE_MEM` raising a
 //!     signal event each);
 //!  5. doorbell-to-first-packet latency after the engine idled 0, 1, 10,
-//!     100 ms (a `WRITE_DATA` packet, the doorbell, spin on its data),
+//!     100, 1500 ms (past the engines' 1 s of short polls; a `WRITE_DATA`
+//!     packet, the doorbell, spin on its data),
 //!     against a user thread that polls memory every 20 us in the same
 //!     guest (what any sleeping poller achieves there);
 //!  6. SDMA copy GB/s GTT -> VRAM, one queue and four queues at once.
@@ -459,8 +460,12 @@ fn poller_baseline(idle_ms: u64, n: usize) -> Vec<f64> {
 fn latency(b: &Bench) -> Result<(), String> {
     let mut q = b.create(0, false)?;
     let mut seq = 0u32;
-    for idle_ms in [0u64, 1, 10, 100] {
-        let n = if idle_ms >= 100 { 10 } else { 30 };
+    for idle_ms in [0u64, 1, 10, 100, 1500] {
+        let n = match idle_ms {
+            1000.. => 6,
+            100.. => 10,
+            _ => 30,
+        };
         let mut lat = Vec::new();
         for _ in 0..n {
             std::thread::sleep(Duration::from_millis(idle_ms));

@@ -715,6 +715,117 @@ fn issue16_rounds(sdma: bool) -> Check {
     res.map(|_| ())
 }
 
+/// This thread's minor page faults so far.
+fn minor_faults() -> i64 {
+    // SAFETY: plain data, all-zero is valid.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid rusage to fill.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    ru.ru_minflt
+}
+
+/// A doorbell rung after the engine went idle traps: the engine
+/// write-protected the doorbell mapping before it slept, so the write
+/// takes one page fault (a minor fault of this thread) that wakes it, and
+/// the write lands: the packet runs.  Checked through every way the slice
+/// is mapped: a first and a second mmap, the second made read-only and
+/// writable again (mprotect), and a third moved by mremap.  Each ring
+/// follows an idle period; the engine arms the trap some time after its
+/// last work (how soon depends on the guest's scheduling, which no test
+/// may assume), so a ring that did not trap is tried again after a longer
+/// idle period, up to 5 s: only never trapping fails.
+fn doorbell_traps_after_idle() -> Check {
+    let s = setup()?;
+    let (_work, w) = gtt_cpu(&s, VA_WORK, WORK_SIZE)?;
+    let mut a = CreateArgs {
+        ring_base_address: VA_WORK + WORK_RING,
+        write_pointer_address: VA_WORK + WORK_WPTR,
+        read_pointer_address: VA_WORK + WORK_RPTR,
+        ring_size: 4096,
+        gpu_id: s.gpu,
+        queue_type: uapi::KFD_IOC_QUEUE_TYPE_COMPUTE,
+        queue_percentage: 100,
+        queue_priority: 7,
+        eop_buffer_address: VA_EOP,
+        eop_buffer_size: 4096,
+        ctx_save_restore_address: VA_CTX,
+        ctx_save_restore_size: s.cwsr_size,
+        ctl_stack_size: s.ctl_stack_size,
+        ..Default::default()
+    };
+    let Some(q) = s.create_or_unsupported(&mut a)? else {
+        return Ok(());
+    };
+    let off = (a.doorbell_offset & ((1 << GPU_ID_SHIFT) - 1)) as usize;
+    let dboff = (TYPE_DOORBELL | (u64::from(s.gpu) << GPU_ID_SHIFT)) as i64;
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    let map = || {
+        // SAFETY: a new shared mapping of our doorbell slice.
+        unsafe { libc::mmap(std::ptr::null_mut(), DOORBELL_SLICE, rw, libc::MAP_SHARED, s.kfd.fd, dboff) }
+    };
+    let (first, second, third) = (map(), map(), map());
+    // A place to move the third mapping to.
+    // SAFETY: a new anonymous reservation.
+    let hole = unsafe {
+        libc::mmap(std::ptr::null_mut(), DOORBELL_SLICE, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+    };
+    let run = || -> Check {
+        for m in [first, second, third, hole] {
+            ensure(m != libc::MAP_FAILED, "mmap doorbells")?;
+        }
+        ensure(off + 8 <= DOORBELL_SLICE, format!("doorbell offset {:#x}", a.doorbell_offset))?;
+        // SAFETY: our mappings, of the slice's size.
+        let (ro, back, moved) = unsafe {
+            (
+                libc::mprotect(second, DOORBELL_SLICE, libc::PROT_READ),
+                libc::mprotect(second, DOORBELL_SLICE, rw),
+                libc::mremap(third, DOORBELL_SLICE, DOORBELL_SLICE, libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED, hole),
+            )
+        };
+        ensure_eq((ro, back), (0, 0), "mprotect of the doorbells read-only and back")?;
+        ensure(moved == hole, "mremap of the doorbells")?;
+        let (mut pos, mut value) = (0u64, 0u32);
+        for (name, db) in [("first mapping", first), ("second mapping", second), ("moved mapping", moved)] {
+            let mut trapped = false;
+            for attempt in 0..8u32 {
+                std::thread::sleep(std::time::Duration::from_millis(20 << attempt));
+                value += 1;
+                let target = VA_WORK + WORK_TARGET;
+                for d in [PM4_WRITE_DATA_1, PM4_DST_MEMORY, target as u32, (target >> 32) as u32, value] {
+                    w.write32(WORK_RING + 4 * pos, d);
+                    pos += 1;
+                }
+                std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+                w.write64(WORK_WPTR, pos);
+                let before = minor_faults();
+                // SAFETY: inside the doorbell mapping (checked).
+                unsafe { ((db as usize + off) as *mut u64).write_volatile(pos) };
+                let after = minor_faults();
+                let t = std::time::Instant::now();
+                while w.read32(WORK_TARGET) != value && t.elapsed() < std::time::Duration::from_secs(10) {
+                    std::thread::yield_now();
+                }
+                ensure_eq(w.read32(WORK_TARGET), value, &format!("{name}: the packet after ring {attempt}"))?;
+                if after > before {
+                    trapped = true;
+                    break;
+                }
+            }
+            ensure(trapped, format!("{name}: no doorbell write after up to 2.6 s of idle trapped"))?;
+        }
+        Ok(())
+    };
+    let r = run();
+    for m in [first, second, hole] {
+        if m != libc::MAP_FAILED {
+            // SAFETY: our mappings (the third one was moved onto `hole`).
+            unsafe { libc::munmap(m, DOORBELL_SLICE) };
+        }
+    }
+    expect_ok(s.destroy(q), "DESTROY")?;
+    r
+}
+
 fn per_device_limit_127() -> Check {
     let s = setup()?;
     let mut made = 0u32;
@@ -934,6 +1045,7 @@ fn main() {
     h.run("update: SDMA queue disabled by ring 0 runs its packets once restored", || update_queue_disable_restore(true));
     h.run("throughput: issue #16 rounds, 4 PM4 queues x 1024 WRITE_DATA + RELEASE_MEM interrupt", || issue16_rounds(false));
     h.run("throughput: issue #16 rounds, 4 SDMA queues x 1024 FENCE + TRAP", || issue16_rounds(true));
+    h.run("doorbell: a ring after idle traps (every mapping: mmap twice, mprotect, mremap) and runs", doorbell_traps_after_idle);
     h.run("limit: 127 queues per process and device, then ENOSPC", per_device_limit_127);
     h.run("processes: two processes have separate queues and doorbells", two_processes_have_separate_queues);
     h.run("teardown: a process killed with queues active", killed_process_with_queues);
