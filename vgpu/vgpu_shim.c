@@ -1069,6 +1069,32 @@ int vgpu_shim_mmap_pages(struct vm_area_struct *vma, struct page **pages, unsign
 #define VGPU_DB_MAX_MAPS 4
 #define VGPU_DB_MAX_PAGES 4
 
+/*
+ * Counters for the benchmark (read-only parameters): doorbell pages
+ * write-protected by arming, and doorbell writes that trapped.
+ */
+static atomic_long_t vgpu_db_arms, vgpu_db_traps;
+
+static int vgpu_db_count_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%ld\n", atomic_long_read((atomic_long_t *)kp->arg));
+}
+
+static int vgpu_db_count_set(const char *val, const struct kernel_param *kp)
+{
+	return -EPERM;
+}
+
+static const struct kernel_param_ops vgpu_db_count_ops = {
+	.set = vgpu_db_count_set,
+	.get = vgpu_db_count_get,
+};
+
+module_param_cb(doorbell_arms, &vgpu_db_count_ops, &vgpu_db_arms, 0444);
+MODULE_PARM_DESC(doorbell_arms, "doorbell pages write-protected by engine workers going idle (read-only)");
+module_param_cb(doorbell_traps, &vgpu_db_count_ops, &vgpu_db_traps, 0444);
+MODULE_PARM_DESC(doorbell_traps, "doorbell writes that trapped and woke the engines (read-only)");
+
 struct vgpu_db_watch {
 	refcount_t ref;
 	void *target;
@@ -1160,6 +1186,7 @@ static vm_fault_t vgpu_db_vm_mkwrite(struct vm_fault *vmf)
 	folio_lock(folio);
 	clear_bit(i, &w->armed);
 	WRITE_ONCE(w->faulted[i], ktime_get_ns());
+	atomic_long_inc(&vgpu_db_traps);
 	w->rung(w->target, (unsigned long)w, i * PAGE_SIZE + offset_in_page(vmf->real_address));
 	return VM_FAULT_LOCKED;
 }
@@ -1250,6 +1277,7 @@ int vgpu_shim_db_watch_arm(struct vgpu_db_watch *w, u64 holdoff_ns)
 				mapping_wrprotect_range(w->maps[m].mapping, w->maps[m].pgoff + i,
 							page_to_pfn(w->pages[i]), 1);
 			set_bit(i, &w->armed);
+			atomic_long_inc(&vgpu_db_arms);
 		}
 		folio_unlock(folio);
 	}

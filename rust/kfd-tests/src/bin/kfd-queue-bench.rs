@@ -529,39 +529,61 @@ fn sdma_copy(b: &Bench, nq: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// The virtual GPU's doorbell trap counters (read-only parameters of its
+/// module "amdgpu"): doorbell pages write-protected by idle engine
+/// workers, doorbell writes that trapped.  `None` for a module without
+/// them.
+fn doorbell_counters() -> Option<(u64, u64)> {
+    let read = |name: &str| -> Option<u64> {
+        std::fs::read_to_string(format!("/sys/module/amdgpu/parameters/{name}")).ok()?.trim().parse().ok()
+    };
+    Some((read("doorbell_arms")?, read("doorbell_traps")?))
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let index = args.first().and_then(|a| a.parse().ok()).unwrap_or(0);
     // Section names after the GPU index select what runs (all by default).
     let only: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
-    let on = |s: &str| only.is_empty() || only.contains(&s);
+    // Runs a selected section, then prints what it cost in doorbell traps.
+    let section = |s: &str, f: &mut dyn FnMut() -> Result<(), String>| -> Result<(), String> {
+        if !(only.is_empty() || only.contains(&s)) {
+            return Ok(());
+        }
+        let before = doorbell_counters();
+        f()?;
+        if let (Some((a0, t0)), Some((a1, t1))) = (before, doorbell_counters()) {
+            println!("bench: {s}: doorbell pages armed {}, doorbell writes trapped {}", a1 - a0, t1 - t0);
+        }
+        Ok(())
+    };
     let run = || -> Result<(), String> {
         let b = Bench::new(index)?;
-        if on("latency") {
-            latency(&b)?;
-        }
-        if on("pm4") {
+        section("latency", &mut || latency(&b))?;
+        section("pm4", &mut || {
             pm4_throughput(&b, 1)?;
-            pm4_throughput(&b, QUEUES)?;
-        }
-        if on("events") {
-            events(&b)?;
-        }
-        if on("create") {
+            pm4_throughput(&b, QUEUES)
+        })?;
+        section("events", &mut || events(&b))?;
+        section("create", &mut || {
             create_destroy(&b, false)?;
             if b.props.sdma_engines > 0 {
                 create_destroy(&b, true)?;
             }
-        }
-        if on("round") {
+            Ok(())
+        })?;
+        section("round", &mut || {
             issue_rounds(&b, false)?;
             if b.props.sdma_engines > 0 {
                 issue_rounds(&b, true)?;
             }
-        }
-        if on("sdma") && b.props.sdma_engines > 0 {
-            sdma_copy(&b, 1)?;
-            sdma_copy(&b, QUEUES)?;
+            Ok(())
+        })?;
+        if b.props.sdma_engines > 0 {
+            section("sdma", &mut || {
+                sdma_copy(&b, 1)?;
+                sdma_copy(&b, QUEUES)
+            })?;
         }
         Ok(())
     };
