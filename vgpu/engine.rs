@@ -22,25 +22,32 @@
 //! packets is run again when its doorbell changes (a blocked one every
 //! round; every queue's write pointer is read every [`FULL_POLL_MS`] for
 //! producers that do not ring).  Right after work a worker spins on the
-//! doorbells (`sched::SPIN_NS`: a producer's next packet costs no fault).
-//! Past the spin it arms its VMs' doorbell traps, as `fb_deferred_io`
-//! traps framebuffer writes (`Vm::arm_doorbells`, `kabi::DoorbellWatch`,
-//! whose shim comment has the details): every user PTE of the doorbell
-//! pages is write-protected through the rmap of the mapping they were
-//! mmapped from (TLB flushed), so the next write faults, and the fault
-//! (`page_mkwrite`) wakes the workers with a queue whose doorbell is on
-//! the written page ([`Bell`], `Engine::ring`) and lets the write proceed;
-//! the page stays writable until armed again (one fault per idle period).
-//! After arming the worker reads the doorbells once more (a write that
-//! landed before the protection), then sleeps until a trap, a kick
-//! (`hqd_load`, `gpu_reset`) or its safety poll every [`FULL_POLL_MS`].
-//! A page that trapped less than [`DOORBELL_HOLDOFF_NS`] ago is not
-//! armed again (a busy queue on another worker sharing it would fault on
-//! every write), nor are doorbells mapped more ways than a watch tracks:
-//! then the worker polls as before doorbells trapped (`sched::poll`:
-//! every few microseconds for a second, then every millisecond) and tries
-//! to arm at each poll; so it does while a queue is blocked (it waits
-//! for memory, not a doorbell).  With no queue (or hung) it sleeps until kicked.
+//! doorbells (`sched::SPIN_NS`: a producer's next packet costs no fault),
+//! then polls them (`sched::poll`: every few microseconds) until it has
+//! been idle for the module's `doorbell_arm_us` (`kabi::doorbell_arm_ns`,
+//! 5 ms by default).  Only then does it arm its VMs' doorbell traps, as
+//! `fb_deferred_io` traps framebuffer writes (`Vm::arm_doorbells`,
+//! `kabi::DoorbellWatch`, whose shim comment has the details): every user
+//! PTE of the doorbell pages is write-protected through the rmap of the
+//! mapping they were mmapped from (TLB flushed), so the next write faults,
+//! and the fault (`page_mkwrite`) wakes the workers with a queue whose
+//! doorbell is on the written page ([`Bell`], `Engine::ring`) and lets the
+//! write proceed; the page stays writable until armed again (one fault per
+//! idle period).  Arming only after a long idle period keeps its cost (an
+//! rmap walk and a TLB flush, an IPI to the producer's CPU, then the
+//! fault) off bursty work, whose short idle periods polling serves (queue
+//! create/run/destroy rounds); a long idle period, where a sleeping poller
+//! answers late, gets the trap.  After arming the worker reads the
+//! doorbells once more (a write that landed before the protection), then
+//! sleeps until a trap, a kick (`hqd_load`, `gpu_reset`) or its safety
+//! poll every [`FULL_POLL_MS`].  A page that trapped less than
+//! [`DOORBELL_HOLDOFF_NS`] ago is not armed again (a busy queue on another
+//! worker sharing it would fault on every write), nor are doorbells mapped
+//! more ways than a watch tracks: then the worker keeps polling
+//! (`sched::poll`: every few microseconds for a second, then every
+//! millisecond) and tries to arm at each poll; so it does while a queue is
+//! blocked (it waits for memory, not a doorbell).  With no queue (or hung)
+//! it sleeps until kicked.
 //! Service between a worker's busy queues follows the stride scheduler
 //! (`sched`): priority and percentage.
 //!
@@ -1128,6 +1135,8 @@ impl kabi::ThreadMain for Engine {
         let mut busy = Instant::<Monotonic>::now();
         let mut full = busy;
         let mut wake = Wake::All;
+        // Idle time before the doorbells are trapped rather than polled.
+        let arm_ns = kabi::doorbell_arm_ns().max(sched::SPIN_NS);
         loop {
             if kabi::should_stop() || self.inner.lock().stop {
                 return;
@@ -1169,9 +1178,9 @@ impl kabi::ThreadMain for Engine {
             let poll = sched::poll(idle_ns);
             // A blocked queue (WAIT_REG_MEM, a retry fault) waits for
             // memory, not a doorbell: polled as before.
-            if poll != sched::Poll::Spin && !g.queues.iter().any(|s| s.wait == Wait::Blocked) {
-                // Past the spin: trap the doorbells rather than poll them.
-                // Their VMs (no allocation failure can leave one out).
+            if idle_ns >= arm_ns && !g.queues.iter().any(|s| s.wait == Wait::Blocked) {
+                // Idle long enough: trap the doorbells rather than poll
+                // them.  Their VMs (no allocation failure can leave one out).
                 let mut vms: KVec<Arc<Vm>> = KVec::new();
                 let complete = vms.reserve(g.queues.len(), GFP_KERNEL).is_ok();
                 for s in g.queues.iter() {
@@ -1629,9 +1638,11 @@ mod tests {
         check_eq!(st.doorbell, 0x77);
 
         // Wake-up latency: a packet published without a doorbell (kernel
-        // writes do not trap) after the engine idled for a while: past its
-        // spin, the safety poll of write pointers (`FULL_POLL_MS`) finds
-        // it; printed, not asserted.  User doorbells: kfd-queue-bench.
+        // writes do not trap) after the engine idled for a while: the
+        // poll finds it before the worker arms its traps
+        // (`doorbell_arm_us`), the safety poll of write pointers
+        // (`FULL_POLL_MS`) after; printed, not asserted.  User doorbells:
+        // kfd-queue-bench.
         for (n, idle_ms) in [(1u64, 0u32), (2, 5), (3, 50), (4, 500)] {
             fsleep(Delta::from_micros(i64::from(idle_ms) * 1000));
             w64(vm, sig + aql::SIGNAL_VALUE, 1)?;

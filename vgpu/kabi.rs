@@ -86,6 +86,7 @@ pub(crate) use kfd::{
     SVM_PTE_WRITE, //
 };
 pub(crate) use mm::{
+    doorbell_arm_ns,
     page_pfn,
     pfn_rw,
     total_ram,

@@ -1070,6 +1070,24 @@ int vgpu_shim_mmap_pages(struct vm_area_struct *vma, struct page **pages, unsign
 #define VGPU_DB_MAX_PAGES 4
 
 /*
+ * How long an engine worker keeps polling its doorbells after its last
+ * work before it arms their traps (vgpu_shim_doorbell_arm_ns()).  Arming
+ * costs an rmap walk and a TLB flush (an IPI to the producer's CPU) and
+ * the producer's next doorbell write a fault, so a queue idle for less
+ * than this (bursty work: queue create/run/destroy rounds) never pays
+ * them.  A load-time knob for measurements: 0 arms right after the spin.
+ */
+static unsigned int doorbell_arm_us = 5000;
+module_param(doorbell_arm_us, uint, 0444);
+MODULE_PARM_DESC(doorbell_arm_us,
+		 "idle time in us before an engine worker traps its doorbells instead of polling them (default 5000)");
+
+u64 vgpu_shim_doorbell_arm_ns(void)
+{
+	return (u64)doorbell_arm_us * NSEC_PER_USEC;
+}
+
+/*
  * Counters for the benchmark (read-only parameters): doorbell pages
  * write-protected by arming, and doorbell writes that trapped.
  */

@@ -123,6 +123,8 @@ struct vgpu_db_watch *vgpu_shim_db_watch_new(struct page **pages, unsigned long 
 void vgpu_shim_db_watch_put(struct vgpu_db_watch *w);
 int vgpu_shim_db_watch_mmap(struct vgpu_db_watch *w, struct vm_area_struct *vma);
 int vgpu_shim_db_watch_arm(struct vgpu_db_watch *w, u64 holdoff_ns);
+/* How long a worker polls after work before it arms the traps, ns. */
+u64 vgpu_shim_doorbell_arm_ns(void);
 u64 vgpu_shim_total_ram(void);
 unsigned int vgpu_shim_noreclaim_save(void);
 void vgpu_shim_noreclaim_restore(unsigned int flags);

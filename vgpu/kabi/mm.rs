@@ -74,6 +74,13 @@ pub(crate) fn page_pfn(page: &Page) -> u64 {
     pfn as u64
 }
 
+/// How long an engine worker polls its doorbells after work before it
+/// arms their traps, ns (the module's `doorbell_arm_us`, fixed at load).
+pub(crate) fn doorbell_arm_ns() -> u64 {
+    // SAFETY: Reads a module parameter no one writes after load.
+    unsafe { shim::vgpu_shim_doorbell_arm_ns() }
+}
+
 /// Bytes of system memory (`totalram_pages()`).
 pub(crate) fn total_ram() -> u64 {
     // SAFETY: Reads a global counter.

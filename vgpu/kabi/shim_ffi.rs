@@ -219,6 +219,9 @@ unsafe extern "C" {
     ) -> kernel::ffi::c_int;
 }
 unsafe extern "C" {
+    pub fn vgpu_shim_doorbell_arm_ns() -> kernel::ffi::c_ulonglong;
+}
+unsafe extern "C" {
     pub fn vgpu_shim_total_ram() -> kernel::ffi::c_ulonglong;
 }
 unsafe extern "C" {
