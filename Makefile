@@ -12,7 +12,7 @@
 #                   SDMA GB/s vs memcpy, priority 15 vs 7 packets/s; raw KFD:
 #                   PM4 packets/s, SDMA GB/s with 4 queues, queue create+destroy/s,
 #                   events/s, issue #16 rounds (PM4 and SDMA), doorbell latency
-#                   vs a user-space poller); prints figures
+#                   vs a user-space poller, doorbell traps per section); prints figures
 #   make bench-isa  the shader interpreter: vector add and LDS reduction over
 #                   1M elements on the virtual GPU (HIP) vs a C loop in the
 #                   guest, and the host build's lane-ops/s; prints figures

@@ -21,6 +21,10 @@
 //!     guest (what any sleeping poller achieves there);
 //!  6. SDMA copy GB/s GTT -> VRAM, one queue and four queues at once.
 //!
+//! After each section, with the virtual GPU's modules, how many doorbell
+//! pages its idle engine workers armed and how many doorbell writes
+//! trapped (`doorbell_counters`).
+//!
 //! Usage: kfd-queue-bench [GPU_INDEX [SECTION...]] (default: the first GPU,
 //! every section; sections: latency pm4 events create round sdma).
 
