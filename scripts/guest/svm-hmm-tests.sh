@@ -44,24 +44,34 @@ reload() {
 	fi
 }
 rc=0
+# timed NAME CMD...: runs CMD, prints "# NAME took N s", returns CMD's status.
+timed() {
+	local name=$1 start status
+	shift
+	start=$(date +%s)
+	"$@"
+	status=$?
+	echo "# $name took $(($(date +%s) - start)) s"
+	return $status
+}
 svm_race() {
 	rust/target/release/kfd-race --rounds 1 --only 'svm:' || rc=1
 	rust/target/release/kfd-storm --lifecycles 40 --svm 100 || rc=1
 }
-if [ "$orig" = gfx90a ] || reload gfx90a; then
-	rust/target/release/kfd-svm-hmm-tests || rc=1
-	rust/target/release/kfd-smi-tests || rc=1
-	tests/hip/run.sh --layer hip-xnack xnack || rc=1
-	svm_race
+if [ "$orig" = gfx90a ] || timed "reload gfx90a" reload gfx90a; then
+	timed kfd-svm-hmm-tests rust/target/release/kfd-svm-hmm-tests || rc=1
+	timed kfd-smi-tests rust/target/release/kfd-smi-tests || rc=1
+	timed hip-xnack tests/hip/run.sh --layer hip-xnack xnack || rc=1
+	timed svm-race svm_race || rc=1
 else
 	echo "kfd-svm-hmm-tests: 0 passed, 1 failed (reload as gfx90a)"
 	rc=1
 fi
-if reload gfx90a,gfx90a; then
-	rust/target/release/kfd-svm-hmm-tests || rc=1
+if timed "reload gfx90a,gfx90a" reload gfx90a,gfx90a; then
+	timed kfd-svm-hmm-2gpu rust/target/release/kfd-svm-hmm-tests || rc=1
 else
 	echo "kfd-svm-hmm-2gpu: 0 passed, 1 failed (reload as gfx90a,gfx90a)"
 	rc=1
 fi
-reload "$orig" || rc=1
+timed "reload $orig" reload "$orig" || rc=1
 exit $rc

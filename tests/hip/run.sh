@@ -96,6 +96,7 @@ for name in "${names[@]}"; do
 			echo "not ok - $name (exit $rc)"
 			fail=$((fail + 1))
 		fi
+		echo "# $name took ${took}s"
 		rm -f "$log"
 		continue
 	fi
