@@ -110,7 +110,15 @@ fn cu_topology(dev: &Device) -> hw::CuTopology {
 impl Mqd {
     /// C: `init_mqd` / `init_mqd_sdma` for a new queue.  `ENODEV` for a
     /// generation without MQD layouts here (GC 12).
-    pub(crate) fn new(dev: &Device, p: &rules::Properties, doorbell_id: u32, sdma: Option<&rules::SdmaSlot>) -> Result<Self> {
+    /// `mqd_addr`: the GPU address the MQD will be read from (the HWS reads
+    /// it there; 0 without the HWS, where it lives in kernel memory only).
+    pub(crate) fn new(
+        dev: &Device,
+        p: &rules::Properties,
+        doorbell_id: u32,
+        sdma: Option<&rules::SdmaSlot>,
+        mqd_addr: u64,
+    ) -> Result<Self> {
         let d = device(dev);
         let q = props(p, doorbell_id, sdma);
         Ok(if p.queue_type.is_sdma() {
@@ -119,9 +127,29 @@ impl Mqd {
             Mqd::Sdma(m)
         } else {
             let mut m = KBox::new(hw::ComputeMqd::zeroed(dev.gfx).ok_or(ENODEV)?, GFP_KERNEL)?;
-            hw::init_compute_mqd(&mut m, &d, 0, &q);
+            hw::init_compute_mqd(&mut m, &d, mqd_addr, &q);
             Mqd::Compute(m)
         })
+    }
+
+    /// C: `init_mqd_hiq` (`kfd_kernel_queue.c`'s `kq_initialize`): the
+    /// HIQ's MQD, a privileged kernel PM4 queue on the ring at GPU address
+    /// `ring` of `ring_size` bytes, read pointer reported at `rptr`, write
+    /// pointer polled at `wptr`, kernel doorbell `doorbell_dwords`; the MQD
+    /// lives at `mqd_addr`.
+    pub(crate) fn new_hiq(dev: &Device, mqd_addr: u64, ring: u64, ring_size: u64, rptr: u64, wptr: u64, doorbell_dwords: u32) -> Result<Self> {
+        let q = hw::QueueProps {
+            format: hw::QueueFormat::Pm4,
+            queue_address: ring,
+            queue_size: ring_size,
+            read_ptr: rptr,
+            write_ptr: wptr,
+            doorbell_off: doorbell_dwords,
+            ..Default::default()
+        };
+        let mut m = KBox::new(hw::ComputeMqd::zeroed(dev.gfx).ok_or(ENODEV)?, GFP_KERNEL)?;
+        hw::init_hiq_mqd(&mut m, &device(dev), mqd_addr, &q);
+        Ok(Mqd::Compute(m))
     }
 
     /// C: `update_mqd` / `update_mqd_sdma` after UPDATE_QUEUE, with the CU
