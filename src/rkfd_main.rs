@@ -142,11 +142,14 @@ mod event;
     reason = "a file shared with a host crate and the virtual GPU: `pub` items, some used only there"
 )]
 mod gfx;
+mod hws;
 mod interrupt;
 mod ioctl;
 mod kabi;
+mod kernel_queue;
 mod memory;
 mod mqd;
+mod packet_manager;
 mod process;
 mod procfs;
 mod queue;
@@ -179,6 +182,11 @@ struct Rkfd {
 
 impl kernel::Module for Rkfd {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        // C: kfd_init's check.
+        if hws::param_policy().is_none() {
+            kfd_err!("sched_policy has to be 0, 1 or 2\n");
+            return Err(EINVAL);
+        }
         device::init_module_state();
         process::init_module_state();
         let kgd2kfd = kabi::kgd::Kgd2KfdRegistration::new::<device::Kgd2KfdEntries>();

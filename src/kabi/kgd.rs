@@ -154,11 +154,6 @@ impl GttMem {
         unsafe { core::slice::from_raw_parts_mut(self.cpu.as_ptr(), self.size / 4) }
     }
 
-    /// Bytes of the object.
-    pub(crate) fn size(&self) -> usize {
-        self.size
-    }
-
     /// Copies `bytes` (at most the object's size, a multiple of 4) to the
     /// start of the object, little-endian dwords as the GPU reads them (an
     /// MQD the HWS will read).
