@@ -13,15 +13,15 @@
 //! Memory: upstream puts an MQD in a GTT buffer object (the CP reads it by
 //! DMA through the GART: `allocate_mqd`, `kfd_gtt_sa_allocate`) and hands
 //! amdgpu its CPU address, from which amdgpu's `hqd_load` writes the HQD
-//! registers.  rkfd keeps each MQD in kernel memory (`KBox`) and passes its
-//! address and size: the GPU driver reads it during `hqd_load` and writes
-//! the saved state back during `hqd_destroy`, with the CPU, as amdgpu's
-//! `hqd_load` does; nothing reads it by DMA (the virtual GPU's CP is kernel
-//! code, and rkfd's no-HWS path hands MQDs to no firmware), so no GPU
-//! address is needed and `cp_mqd_base_addr` is 0.  A GTT object would
-//! cost an allocation through the GPU driver per queue for nothing the
-//! virtual GPU reads; the HWS runlists (issue #13 item 2), whose MAP_QUEUES
-//! packets carry MQD addresses for the firmware, will need one.
+//! registers.  Without the HWS (`sched_policy=2`) rkfd keeps each MQD in
+//! kernel memory (`KBox`) only and passes its address and size: the GPU
+//! driver reads it during `hqd_load` and writes the saved state back during
+//! `hqd_destroy`, with the CPU, as amdgpu's `hqd_load` does; nothing reads
+//! it by DMA, so `cp_mqd_base_addr` is 0.  Under the HWS (`crate::hws`)
+//! the MAP_QUEUES packets name the MQD's GPU address: `crate::queue` then
+//! also keeps a GTT copy (`alloc_gtt_mem`, its address in
+//! `cp_mqd_base_addr`), which the firmware reads and saves into, and this
+//! `KBox` is the copy rkfd edits between preemptions.
 
 use kernel::prelude::*;
 

@@ -9,7 +9,11 @@
 //! (validation in upstream's order, queue ids, doorbells, SDMA slots) are
 //! pure logic in `rust/kfd-logic/src/queue_rules.rs`, host-tested; this file
 //! applies them to processes and devices and hands validated queues to the
-//! GPU driver (`hqd_load`), which schedules them.
+//! GPU driver: with `sched_policy=2` (rkfd's default) each one directly
+//! (`hqd_load` / `hqd_destroy`, upstream's `*_nocpsch`); with 0 or 1, on a
+//! device with a hardware scheduler, through runlists on the HIQ
+//! (`crate::hws`, upstream's `*_cpsch`): the MQD then lives in GTT and the
+//! queue is in the device's runlist list rather than an HQD slot.
 //!
 //! Differences from upstream, all forced by ROCm 5.2.3 or the device
 //! interface:
@@ -29,7 +33,8 @@
 //!   saved state is always empty; upstream's rule that the queue be
 //!   inactive (`-EINVAL` otherwise) is kept.
 //!
-//! Lock order: see the crate root (`src/rkfd_main.rs`).  A process's
+//! Lock order: see the crate root (`src/rkfd_main.rs`; `DeviceQueues::hws`
+//! is 3a, taken under a queue's `hw`).  A process's
 //! queues live under `Process::inner` (upstream `p->pqm` under `p->mutex`);
 //! every kfd2kgd `hqd_*` call is made under it and may wait for the GPU
 //! driver's engine threads.  [`DeviceQueues::state`] (upstream `dqm_lock`)
