@@ -96,6 +96,11 @@ pub(crate) struct RlEntry {
 }
 
 impl RlEntry {
+    /// A compute (not SDMA) queue.
+    pub(crate) fn is_compute(&self) -> bool {
+        self.map.engine == pm4::Engine::Compute
+    }
+
     fn runs(&self) -> bool {
         self.active && self.queue.error.load(Relaxed) == 0
     }

@@ -390,6 +390,9 @@ fn hws_remove(dev: &Device, shared: &Arc<QueueShared>, hw: &mut HwState) -> Resu
 fn hws_add(dev: &Device, entry: crate::hws::RlEntry, hw: &mut HwState) -> Result {
     let mut guard = dev.queues.hws.lock();
     let s = Option::as_mut(&mut *guard).ok_or(EINVAL)?;
+    // Again under the lock that adds it: another process may have filled
+    // the runlist since CREATE_QUEUE's early check.
+    crate::hws::admit(dev, s, entry.pasid, entry.is_compute())?;
     let queue = entry.queue.clone();
     let (pushed, ret) = crate::hws::execute(dev, s, |entries, _| entries.push(entry, GFP_KERNEL));
     if let Err(e) = pushed {
