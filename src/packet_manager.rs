@@ -23,9 +23,9 @@ use kernel::prelude::*;
 
 use crate::{device::Device, kabi::kgd::GttMem, kernel_queue::KernelQueue};
 
-/// `rust/amdgpu-hw`'s HWS files (`kernel_hws.rs`): `pm4`, `kernel_queue`,
-/// `dqm` (and the firmware model `hws`, which rkfd does not use).
-#[path = "../rust/amdgpu-hw/src/kernel_hws.rs"]
+/// `rust/amdgpu-hw`'s driver-side HWS files (`kernel_dqm.rs`): `pm4`,
+/// `kernel_queue`, `dqm`.
+#[path = "../rust/amdgpu-hw/src/kernel_dqm.rs"]
 pub(crate) mod hws_format;
 use hws_format::pm4::{self, build_runlist_ib, PmFormat, RunList, RunlistLimits, RunlistProcess, SetResources};
 
