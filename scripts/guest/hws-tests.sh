@@ -8,7 +8,9 @@
 #
 # --policy: rkfd.ko sched_policy (default 0, the HWS); --profile: the
 # virtual GPU's profile list for the run (default gfx90a); CMD: what to run
-# (default rust/target/release/kfd-queue-tests).  Before that it checks
+# (default rust/target/release/kfd-queue-tests, its closing line renamed
+# "queue-sched<N>: ..." so that a make check layer counts it apart from the
+# default run's "queue: ...").  Before that it checks
 # that rkfd refuses to load with sched_policy=3 (upstream kfd_init) and,
 # for policy 0 and 1, that each GPU of a HWS family reports its hardware
 # scheduler in dmesg.  Prints "hws-tests: N passed, N failed" for those
@@ -24,7 +26,8 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-[ $# -gt 0 ] || set -- rust/target/release/kfd-queue-tests
+default=0
+[ $# -gt 0 ] || default=1
 orig=${RKFD_GPU:-gfx90a}
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok $*"; }
@@ -64,7 +67,12 @@ if load "$policy" "$profile"; then
 		got=$(dmesg | tail -n +$((n + 1)) | grep -c 'hardware scheduler (sched_policy '"$policy"')')
 		if [ "$got" = "$want" ]; then ok "HWS started on $got GPU(s)"; else bad "HWS started on $got GPU(s), want $want"; fi
 	fi
-	"$@" || rc=1
+	if [ $default = 1 ]; then
+		rust/target/release/kfd-queue-tests | sed -u "s/^queue: \([0-9]* passed\)/queue-sched$policy: \1/"
+		[ "${PIPESTATUS[0]}" = 0 ] || rc=1
+	else
+		"$@" || rc=1
+	fi
 else
 	rc=1
 fi
