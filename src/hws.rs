@@ -72,8 +72,7 @@ use crate::{
 /// `compute_vmid_bitmap` amdgpu gives amdkfd (VMIDs 8-15; the device
 /// interface does not report it, every SOC15 amdgpu uses it).
 const COMPUTE_VMID_BITMAP: u32 = 0xff00;
-/// C: `dqm->dev->kfd->max_proc_per_quantum`'s process quantum field of
-/// MAP_PROCESS (`qpd->... process_quantum = 10`).
+/// MAP_PROCESS's `process_quantum` (C: `pm_map_process_v9` sets 10).
 const PROCESS_QUANTUM: u32 = 10;
 
 /// The `sched_policy` module parameter, validated.  `None`: out of range
