@@ -1116,16 +1116,18 @@ pub(crate) fn debugfs_hqds(out: &mut impl Write) -> Result {
             if !hw.loaded {
                 continue;
             }
+            // `occupied`: "1"/"0" from the driver; "?" for a queue of the
+            // runlist, whose HQD the firmware chose (rkfd cannot ask).
             let (occupied, s) = match q.slot {
                 HwSlot::Compute(h) => (
-                    dev.kgd.hqd_is_occupied(q.ring_base.load(Relaxed), h.pipe, h.queue),
+                    if dev.kgd.hqd_is_occupied(q.ring_base.load(Relaxed), h.pipe, h.queue) { "1" } else { "0" },
                     dev.kgd.hqd_get_state(h.pipe, h.queue),
                 ),
-                HwSlot::Sdma { engine, queue } => {
-                    (dev.kgd.hqd_sdma_is_occupied(hw.mqd.as_bytes_mut()), dev.kgd.hqd_sdma_get_state(engine, queue))
-                }
-                // The firmware chose its HQD: listed is all rkfd knows.
-                HwSlot::Runlist => (true, Default::default()),
+                HwSlot::Sdma { engine, queue } => (
+                    if dev.kgd.hqd_sdma_is_occupied(hw.mqd.as_bytes_mut()) { "1" } else { "0" },
+                    dev.kgd.hqd_sdma_get_state(engine, queue),
+                ),
+                HwSlot::Runlist => ("?", Default::default()),
             };
             drop(hw);
             let (unit, a, b) = match q.slot {
@@ -1142,7 +1144,7 @@ pub(crate) fn debugfs_hqds(out: &mut impl Write) -> Result {
                 unit,
                 a,
                 b,
-                u32::from(occupied),
+                occupied,
                 s.rptr,
                 s.wptr,
                 s.doorbell,
