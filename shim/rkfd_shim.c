@@ -137,6 +137,21 @@ int rkfd_shim_log_level(void)
 	return READ_ONCE(log_level);
 }
 
+/*
+ * Upstream amdkfd's sched_policy (kfd_module.c): 0 HWS, 1 HWS without
+ * over-subscription, 2 no HWS.  Read-only; rkfd refuses to load with any
+ * other value (src/rkfd_main.rs).
+ */
+static int sched_policy = 2;
+module_param(sched_policy, int, 0444);
+MODULE_PARM_DESC(sched_policy,
+	"Scheduling policy (0 = HWS (Default), 1 = HWS without over-subscription, 2 = Non-HWS (Used for debugging only)); rkfd's default is 2");
+
+int rkfd_shim_sched_policy(void)
+{
+	return READ_ONCE(sched_policy);
+}
+
 void rkfd_shim_kfd_dev_info(const char *msg)
 {
 	if (rkfd_device)

@@ -39,6 +39,8 @@ int rkfd_shim_chrdev_major(void);
 struct kobject *rkfd_shim_kfd_kobject(void);
 
 int rkfd_shim_log_level(void);
+/* The sched_policy module parameter (upstream kfd_module.c). */
+int rkfd_shim_sched_policy(void);
 void rkfd_shim_kfd_dev_info(const char *msg);
 
 /* KUnit only (CONFIG_KUNIT=y): a file standing for a render-node file. */

@@ -151,9 +151,12 @@ pub(crate) fn init(dev: Arc<Device>) -> Result {
         }
     }
     dev.gpu_id.store(gpu_id, Relaxed);
+    // The HWS runs before any process can see the device.
+    crate::queue::hws_start(&dev);
     let mut list = DEVICES.lock();
     if let Err(e) = list.devices.push(dev.clone(), GFP_KERNEL) {
         drop(list);
+        crate::queue::device_exit(&dev);
         let _ = topology.remove_gpu(gpu_id);
         return Err(e.into());
     }

@@ -61,3 +61,10 @@ pub(crate) fn to_result(ret: c_int) -> Result {
         Ok(())
     }
 }
+
+/// The `sched_policy` module parameter as given (a C parameter in
+/// `shim/rkfd_shim.c`, read-only; `crate::hws` validates it).
+pub(crate) fn sched_policy() -> i32 {
+    // SAFETY: Reads an int module parameter.
+    unsafe { shim_ffi::rkfd_shim_sched_policy() }
+}

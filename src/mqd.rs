@@ -13,15 +13,15 @@
 //! Memory: upstream puts an MQD in a GTT buffer object (the CP reads it by
 //! DMA through the GART: `allocate_mqd`, `kfd_gtt_sa_allocate`) and hands
 //! amdgpu its CPU address, from which amdgpu's `hqd_load` writes the HQD
-//! registers.  rkfd keeps each MQD in kernel memory (`KBox`) and passes its
-//! address and size: the GPU driver reads it during `hqd_load` and writes
-//! the saved state back during `hqd_destroy`, with the CPU, as amdgpu's
-//! `hqd_load` does; nothing reads it by DMA (the virtual GPU's CP is kernel
-//! code, and rkfd's no-HWS path hands MQDs to no firmware), so no GPU
-//! address is needed and `cp_mqd_base_addr` is 0.  A GTT object would
-//! cost an allocation through the GPU driver per queue for nothing the
-//! virtual GPU reads; the HWS runlists (issue #13 item 2), whose MAP_QUEUES
-//! packets carry MQD addresses for the firmware, will need one.
+//! registers.  Without the HWS (`sched_policy=2`) rkfd keeps each MQD in
+//! kernel memory (`KBox`) only and passes its address and size: the GPU
+//! driver reads it during `hqd_load` and writes the saved state back during
+//! `hqd_destroy`, with the CPU, as amdgpu's `hqd_load` does; nothing reads
+//! it by DMA, so `cp_mqd_base_addr` is 0.  Under the HWS (`crate::hws`)
+//! the MAP_QUEUES packets name the MQD's GPU address: `crate::queue` then
+//! also keeps a GTT copy (`alloc_gtt_mem`, its address in
+//! `cp_mqd_base_addr`), which the firmware reads and saves into, and this
+//! `KBox` is the copy rkfd edits between preemptions.
 
 use kernel::prelude::*;
 
@@ -110,7 +110,15 @@ fn cu_topology(dev: &Device) -> hw::CuTopology {
 impl Mqd {
     /// C: `init_mqd` / `init_mqd_sdma` for a new queue.  `ENODEV` for a
     /// generation without MQD layouts here (GC 12).
-    pub(crate) fn new(dev: &Device, p: &rules::Properties, doorbell_id: u32, sdma: Option<&rules::SdmaSlot>) -> Result<Self> {
+    /// `mqd_addr`: the GPU address the MQD will be read from (the HWS reads
+    /// it there; 0 without the HWS, where it lives in kernel memory only).
+    pub(crate) fn new(
+        dev: &Device,
+        p: &rules::Properties,
+        doorbell_id: u32,
+        sdma: Option<&rules::SdmaSlot>,
+        mqd_addr: u64,
+    ) -> Result<Self> {
         let d = device(dev);
         let q = props(p, doorbell_id, sdma);
         Ok(if p.queue_type.is_sdma() {
@@ -119,9 +127,29 @@ impl Mqd {
             Mqd::Sdma(m)
         } else {
             let mut m = KBox::new(hw::ComputeMqd::zeroed(dev.gfx).ok_or(ENODEV)?, GFP_KERNEL)?;
-            hw::init_compute_mqd(&mut m, &d, 0, &q);
+            hw::init_compute_mqd(&mut m, &d, mqd_addr, &q);
             Mqd::Compute(m)
         })
+    }
+
+    /// C: `init_mqd_hiq` (`kfd_kernel_queue.c`'s `kq_initialize`): the
+    /// HIQ's MQD, a privileged kernel PM4 queue on the ring at GPU address
+    /// `ring` of `ring_size` bytes, read pointer reported at `rptr`, write
+    /// pointer polled at `wptr`, kernel doorbell `doorbell_dwords`; the MQD
+    /// lives at `mqd_addr`.
+    pub(crate) fn new_hiq(dev: &Device, mqd_addr: u64, ring: u64, ring_size: u64, rptr: u64, wptr: u64, doorbell_dwords: u32) -> Result<Self> {
+        let q = hw::QueueProps {
+            format: hw::QueueFormat::Pm4,
+            queue_address: ring,
+            queue_size: ring_size,
+            read_ptr: rptr,
+            write_ptr: wptr,
+            doorbell_off: doorbell_dwords,
+            ..Default::default()
+        };
+        let mut m = KBox::new(hw::ComputeMqd::zeroed(dev.gfx).ok_or(ENODEV)?, GFP_KERNEL)?;
+        hw::init_hiq_mqd(&mut m, &device(dev), mqd_addr, &q);
+        Ok(Mqd::Compute(m))
     }
 
     /// C: `update_mqd` / `update_mqd_sdma` after UPDATE_QUEUE, with the CU

@@ -9,7 +9,11 @@
 //! (validation in upstream's order, queue ids, doorbells, SDMA slots) are
 //! pure logic in `rust/kfd-logic/src/queue_rules.rs`, host-tested; this file
 //! applies them to processes and devices and hands validated queues to the
-//! GPU driver (`hqd_load`), which schedules them.
+//! GPU driver: with `sched_policy=2` (rkfd's default) each one directly
+//! (`hqd_load` / `hqd_destroy`, upstream's `*_nocpsch`); with 0 or 1, on a
+//! device with a hardware scheduler, through runlists on the HIQ
+//! (`crate::hws`, upstream's `*_cpsch`): the MQD then lives in GTT and the
+//! queue is in the device's runlist list rather than an HQD slot.
 //!
 //! Differences from upstream, all forced by ROCm 5.2.3 or the device
 //! interface:
@@ -29,7 +33,8 @@
 //!   saved state is always empty; upstream's rule that the queue be
 //!   inactive (`-EINVAL` otherwise) is kept.
 //!
-//! Lock order: see the crate root (`src/rkfd_main.rs`).  A process's
+//! Lock order: see the crate root (`src/rkfd_main.rs`; `DeviceQueues::hws`
+//! is 3a, taken under a queue's `hw`).  A process's
 //! queues live under `Process::inner` (upstream `p->pqm` under `p->mutex`);
 //! every kfd2kgd `hqd_*` call is made under it and may wait for the GPU
 //! driver's engine threads.  [`DeviceQueues::state`] (upstream `dqm_lock`)
@@ -60,7 +65,7 @@ use crate::{
     device::Device,
     kabi::{
         self,
-        kgd::KgdVm,
+        kgd::{GttMem, KgdVm},
         log::{kfd_err, kfd_info},
         sysfs::{Dir, Parent, Show, ShowBuffer},
     },
@@ -102,6 +107,15 @@ pub(crate) struct DeviceQueues {
     /// order: a leaf, taken under `Process::inner` and by the interrupt
     /// path; never held across a kfd2kgd call.
     state: Pin<KBox<Mutex<DqmState>>>,
+    /// The hardware scheduler's state under `sched_policy` 0 and 1
+    /// (`crate::hws`, upstream's cpsch `dqm_lock`); `None`: queues go
+    /// through `hqd_load`.  Set at device init, taken at device exit.  Lock
+    /// order: taken under `Process::inner` and a queue's
+    /// [`QueueShared::hw`], or with no rkfd lock held (device init/exit,
+    /// [`recover`]); [`DeviceQueues::state`] may be taken inside it, never
+    /// a queue's `hw`; the HIQ's kfd2kgd calls are made under it; never
+    /// taken by the interrupt path.
+    hws: Pin<KBox<Mutex<Option<crate::hws::HwsState>>>>,
     /// Hangs detected and recovered (rkfd extension, sysfs `hang_count`).
     hang_count: Atomic<u32>,
     /// [`ResetReason`] of the last reset.
@@ -127,7 +141,13 @@ impl DeviceQueues {
             kernel::new_mutex!(DqmState { sdma: Default::default(), hqds, queues: KVec::new(), sysfs: None }, "DeviceQueues::state"),
             GFP_KERNEL,
         )?;
-        Ok(DeviceQueues { state, hang_count: Atomic::new(0), last_reset: Atomic::new(0) })
+        let hws = KBox::pin_init(kernel::new_mutex!(None, "DeviceQueues::hws"), GFP_KERNEL)?;
+        Ok(DeviceQueues { state, hws, hang_count: Atomic::new(0), last_reset: Atomic::new(0) })
+    }
+
+    /// Whether the device's queues go through the HWS.
+    fn uses_hws(&self) -> bool {
+        self.hws.lock().is_some()
     }
 
 }
@@ -165,10 +185,23 @@ pub(crate) fn device_init(dev: &Arc<Device>) {
     }
 }
 
-/// The device goes away: drops the sysfs directory (its files hold the
-/// device).  No queue can exist: every queue belongs to a bound VM, which
-/// holds the GPU driver's module.
+/// The device is about to be published: starts its hardware scheduler
+/// under `sched_policy` 0 and 1 (C: `start_cpsch` from
+/// `kgd2kfd_device_init`), before any process can create a queue on it.
+pub(crate) fn hws_start(dev: &Device) {
+    if let Some(s) = crate::hws::start(dev) {
+        *dev.queues.hws.lock() = Some(s);
+    }
+}
+
+/// The device goes away: stops the HWS (freeing its GTT objects) and drops
+/// the sysfs directory (its files hold the device).  No queue can exist:
+/// every queue belongs to a bound VM, which holds the GPU driver's module.
 pub(crate) fn device_exit(dev: &Device) {
+    let hws = dev.queues.hws.lock().take();
+    if let Some(s) = hws {
+        crate::hws::stop(dev, s);
+    }
     let dir = dev.queues.state.lock().sysfs.take();
     drop(dir);
 }
@@ -180,13 +213,22 @@ enum HwSlot {
     Compute(rules::HqdSlot),
     /// RLC queue `queue` of SDMA engine `engine` (named by the MQD).
     Sdma { engine: u32, queue: u32 },
+    /// A compute queue under the HWS: the firmware picks its HQD when it
+    /// maps the runlist.
+    Runlist,
 }
 
 /// A queue's MQD and whether the GPU driver holds it.
 struct HwState {
     mqd: Mqd,
-    /// Loaded into its slot (`hqd_load` succeeded, no `hqd_destroy` yet).
+    /// Loaded into its slot (`hqd_load` succeeded, no `hqd_destroy` yet),
+    /// or, under the HWS, in the device's runlist list.
     loaded: bool,
+    /// Under the HWS: the MQD as the firmware reads it (GTT, at the
+    /// address MAP_QUEUES names).  It is the authoritative copy while the
+    /// queue is listed: the CP saves the queue's state there when it
+    /// preempts it, and `mqd` is refreshed from it before each change.
+    gtt: Option<GttMem>,
 }
 
 /// What rkfd's paths share about one queue: the process's queue, the
@@ -307,6 +349,7 @@ fn load_hw(dev: &Device, vm: &KgdVm, slot: HwSlot, hw: &mut HwState, wptr: u64) 
     match slot {
         HwSlot::Compute(s) => dev.kgd.hqd_load(vm, hw.mqd.as_bytes_mut(), s.pipe, s.queue, wptr)?,
         HwSlot::Sdma { .. } => dev.kgd.hqd_sdma_load(vm, hw.mqd.as_bytes_mut(), wptr)?,
+        HwSlot::Runlist => return Err(EINVAL),
     }
     hw.loaded = true;
     Ok(())
@@ -323,6 +366,85 @@ fn unload_hw(dev: &Device, slot: HwSlot, hw: &mut HwState) -> Result {
     match slot {
         HwSlot::Compute(s) => dev.kgd.hqd_destroy(hw.mqd.as_bytes_mut(), s.pipe, s.queue),
         HwSlot::Sdma { .. } => dev.kgd.hqd_sdma_destroy(hw.mqd.as_bytes_mut()),
+        HwSlot::Runlist => Err(EINVAL),
+    }
+}
+
+/// C: `destroy_queue_cpsch`: takes a listed queue out of the runlist
+/// (preempting the runlist and sending it again without it).  The queue
+/// leaves the list whatever the result; `ETIME`: the HWS hung.
+fn hws_remove(dev: &Device, shared: &Arc<QueueShared>, hw: &mut HwState) -> Result {
+    if !hw.loaded {
+        return Ok(());
+    }
+    hw.loaded = false;
+    let mut guard = dev.queues.hws.lock();
+    let s = Option::as_mut(&mut *guard).ok_or(EINVAL)?;
+    let ((), ret) = crate::hws::execute(dev, s, |entries, _| entries.retain(|e| !Arc::ptr_eq(&e.queue, shared)));
+    ret
+}
+
+/// C: `create_queue_cpsch`: lists a new queue and, if it is active, maps
+/// it with the next runlist.  On failure it is not listed; `ETIME`: the
+/// HWS hung.
+fn hws_add(dev: &Device, entry: crate::hws::RlEntry, hw: &mut HwState) -> Result {
+    let mut guard = dev.queues.hws.lock();
+    let s = Option::as_mut(&mut *guard).ok_or(EINVAL)?;
+    // Again under the lock that adds it: another process may have filled
+    // the runlist since CREATE_QUEUE's early check.
+    crate::hws::admit(dev, s, entry.pasid, entry.is_compute())?;
+    let queue = entry.queue.clone();
+    let (pushed, ret) = crate::hws::execute(dev, s, |entries, _| entries.push(entry, GFP_KERNEL));
+    if let Err(e) = pushed {
+        return ret.and(Err(e.into()));
+    }
+    if let Err(e) = ret {
+        // Not mapped: unlist it (nothing to preempt if the HWS hung; else
+        // the runlist without it goes out again).
+        let ((), again) = crate::hws::execute(dev, s, |entries, _| entries.retain(|x| !Arc::ptr_eq(&x.queue, &queue)));
+        return Err(if e == ETIME { e } else { again.err().filter(|a| *a == ETIME).unwrap_or(e) });
+    }
+    hw.loaded = true;
+    Ok(())
+}
+
+/// C: `update_queue` under the HWS: preempts the runlist, rewrites the
+/// queue's MQD (from the state the CP saved into its GTT copy) and sends
+/// the runlist again, with the queue if it is active.  Results as
+/// [`reload`]'s.
+fn hws_update(
+    q: &Queue,
+    hw: &mut HwState,
+    new: &Properties,
+    mqd_ring: (u64, u64),
+    cu_mask: Option<(&[u32], u32)>,
+    active: bool,
+) -> Result<Result> {
+    let mut guard = q.dev.queues.hws.lock();
+    let s = Option::as_mut(&mut *guard).ok_or(EINVAL)?;
+    let shared = &q.shared;
+    let (changed, ret) = crate::hws::execute(&q.dev, s, |entries, preempted| {
+        if !preempted {
+            return false;
+        }
+        let HwState { mqd, gtt, .. } = hw;
+        let Some(gtt) = gtt.as_mut() else { return false };
+        if gtt.read_bytes(mqd.as_bytes_mut()).is_err() {
+            return false;
+        }
+        mqd.update(&q.dev, new, shared.doorbell_id, q.sdma.as_ref(), mqd_ring != q.mqd_ring, cu_mask);
+        if gtt.write_bytes(mqd.as_bytes()).is_err() {
+            return false;
+        }
+        if let Some(e) = entries.iter_mut().find(|e| Arc::ptr_eq(&e.queue, shared)) {
+            e.active = active;
+        }
+        true
+    });
+    match ret {
+        // The preemption failed: nothing changed.
+        Err(e) if !changed => Err(e),
+        r => Ok(r),
     }
 }
 
@@ -341,6 +463,16 @@ fn reload(
     hung: &mut Hung,
 ) -> Result<Result> {
     let mut hw = q.shared.hw.lock();
+    if hw.gtt.is_some() {
+        let mut m = *new;
+        (m.ring_base, m.ring_size) = mqd_ring;
+        let active = new.is_active();
+        let r = hws_update(q, &mut hw, &m, mqd_ring, cu_mask, active);
+        if let Err(e) = r {
+            note_unload_error(&q.dev, pasid, q.shared.qid, e, hung);
+        }
+        return r;
+    }
     if let Err(e) = unload_hw(&q.dev, q.shared.slot, &mut hw) {
         note_unload_error(&q.dev, pasid, q.shared.qid, e, hung);
         return Err(e);
@@ -436,7 +568,8 @@ pub(crate) fn create(process: &Process, args: &mut uapi::kfd_ioctl_create_queue_
     }
 
     let mut acq = Acquired { buffers: KVec::new(), qid: None, sdma: None, hqd: None, cp_doorbell: None };
-    match load(process, &mut inner, &dev, &mut props, &lim, &mut acq) {
+    let mut hung = KVec::new();
+    let ret = match load(process, &mut inner, &dev, &mut props, &lim, &mut acq, &mut hung) {
         Ok((qid, doorbell_id)) => {
             args.queue_id = qid;
             args.doorbell_offset = rules::doorbell_mmap_offset(gpu_id, doorbell_id);
@@ -446,7 +579,10 @@ pub(crate) fn create(process: &Process, args: &mut uapi::kfd_ioctl_create_queue_
             acq.release(&mut inner, &dev);
             Err(e)
         }
-    }
+    };
+    drop(inner);
+    recover(hung);
+    ret
 }
 
 /// The part of CREATE_QUEUE after the device is known; on error the caller
@@ -458,6 +594,7 @@ fn load(
     props: &mut Properties,
     lim: &rules::DeviceLimits,
     acq: &mut Acquired,
+    hung: &mut Hung,
 ) -> Result<(u32, u32)> {
     let gpu_id = dev.gpu_id();
     // kfd_queue_acquire_buffers
@@ -473,6 +610,15 @@ fn load(
     let on_dev = inner.queues.queues.iter().filter(|q| q.shared.gpu_id == gpu_id).count();
     if on_dev >= lim.max_queues_per_process() as usize {
         return Err(ENOSPC);
+    }
+    // Under the HWS: policy 1's over-subscription check and the runlist's
+    // limits (`crate::hws::admit`).
+    let hws = dev.queues.uses_hws();
+    if hws {
+        let guard = dev.queues.hws.lock();
+        if let Some(s) = Option::as_ref(&*guard) {
+            crate::hws::admit(dev, s, process.pasid(), !props.queue_type.is_sdma())?;
+        }
     }
     let qid = inner.queues.slots.alloc().map_err(errno)?;
     acq.qid = Some(qid);
@@ -500,14 +646,20 @@ fn load(
     // allocate_hqd (no HWS: every compute queue has an HQD)
     let slot = match acq.sdma {
         Some(s) => HwSlot::Sdma { engine: s.engine, queue: s.queue },
+        None if hws => HwSlot::Runlist,
         None => {
             let h = dev.queues.state.lock().hqds.alloc().map_err(errno)?;
             acq.hqd = Some(h);
             HwSlot::Compute(h)
         }
     };
-    // init_mqd
-    let mqd = Mqd::new(dev, props, doorbell_id, acq.sdma.as_ref())?;
+    // allocate_mqd + init_mqd: under the HWS the MQD lives in GTT, where
+    // MAP_QUEUES points the firmware.
+    let mut gtt = if hws { Some(dev.kgd.alloc_gtt_mem(MQD_GTT_BYTES)?) } else { None };
+    let mqd = Mqd::new(dev, props, doorbell_id, acq.sdma.as_ref(), gtt.as_ref().map_or(0, |g| g.gpu_addr()))?;
+    if let Some(g) = gtt.as_mut() {
+        g.write_bytes(mqd.as_bytes())?;
+    }
 
     let p = *props;
     let shared = Arc::pin_init(
@@ -525,7 +677,7 @@ fn load(
             percentage: Atomic::new(p.percentage),
             error: Atomic::new(0),
             slot,
-            hw <- kernel::new_mutex!(HwState { mqd, loaded: false }, "QueueShared::hw"),
+            hw <- kernel::new_mutex!(HwState { mqd, loaded: false, gtt }, "QueueShared::hw"),
         }),
         GFP_KERNEL,
     )?;
@@ -534,8 +686,27 @@ fn load(
         dqm.queues.push(shared.clone(), GFP_KERNEL)?;
     }
     let vm = inner.pdds.iter().find(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL)?.bound_vm()?;
-    // create_queue_nocpsch: only an active queue is loaded.
-    if p.is_active() {
+    if hws {
+        // create_queue_cpsch: listed, and mapped with the next runlist if active.
+        let mut hw = shared.hw.lock();
+        let mqd_addr = hw.gtt.as_ref().map_or(0, |g| g.gpu_addr());
+        let entry = crate::hws::RlEntry {
+            queue: shared.clone(),
+            pasid: process.pasid(),
+            map: crate::hws::map_queues(acq.sdma.map(|s| s.engine), mqd::doorbell_dwords(doorbell_id), mqd_addr, p.wptr),
+            active: p.is_active(),
+        };
+        if let Err(e) = hws_add(dev, entry, &mut hw) {
+            drop(hw);
+            unlist(dev, &shared);
+            kfd_err!("process pid {} DQM create queue type {} failed. ret {:?}\n", process.pid(), props.queue_type as u32, e);
+            if e == ETIME {
+                let _ = hung.push(dev.clone(), GFP_KERNEL);
+            }
+            return Err(e);
+        }
+    } else if p.is_active() {
+        // create_queue_nocpsch: only an active queue is loaded.
         if let Err(e) = load_hw(dev, vm, slot, &mut shared.hw.lock(), p.wptr) {
             unlist(dev, &shared);
             if e != EOPNOTSUPP {
@@ -571,6 +742,10 @@ fn load(
     Ok((qid, doorbell_id))
 }
 
+/// Bytes of a queue's MQD object in GTT under the HWS (every generation's
+/// compute and SDMA MQD is smaller than a page).
+const MQD_GTT_BYTES: usize = 4096;
+
 /// Removes a queue from its device's list.
 fn unlist(dev: &Device, shared: &Arc<QueueShared>) {
     let mut dqm = dev.queues.state.lock();
@@ -590,7 +765,19 @@ fn destroy_at(inner: &mut ProcessInner, pasid: u32, index: usize, hung: &mut Hun
     let Ok(q) = q else { return Err(EINVAL) };
     // Files first: no reader sees a half-destroyed queue.
     drop(q.sysfs);
-    let ret = unload_hw(&q.dev, q.shared.slot, &mut q.shared.hw.lock());
+    let ret = {
+        let mut hw = q.shared.hw.lock();
+        if hw.gtt.is_some() {
+            let r = hws_remove(&q.dev, &q.shared, &mut hw);
+            // Out of the runlist (or the HWS hung, which unmapped every
+            // queue): the MQD's GTT object goes now, not when the last
+            // reference to the queue does.
+            drop(hw.gtt.take());
+            r
+        } else {
+            unload_hw(&q.dev, q.shared.slot, &mut hw)
+        }
+    };
     if let Err(e) = ret {
         note_unload_error(&q.dev, pasid, q.shared.qid, e, hung);
     }
@@ -795,6 +982,10 @@ pub(crate) fn recover(hung: Hung) {
                 let _ = q.error.cmpxchg(0, rules::QUEUE_ERROR_RESET, Relaxed);
             }
         }
+        if let Some(s) = Option::as_mut(&mut *dev.queues.hws.lock()) {
+            // The reset dropped the HIQ and the runlist: start over.
+            crate::hws::reset(&dev, s);
+        }
         signal_reset(&dev);
         crate::smi::gpu_reset(&dev, true, "");
         kfd_info!("GPU reset succeeded, gpu_id {}\n", dev.gpu_id());
@@ -925,19 +1116,24 @@ pub(crate) fn debugfs_hqds(out: &mut impl Write) -> Result {
             if !hw.loaded {
                 continue;
             }
+            // `occupied`: "1"/"0" from the driver; "?" for a queue of the
+            // runlist, whose HQD the firmware chose (rkfd cannot ask).
             let (occupied, s) = match q.slot {
                 HwSlot::Compute(h) => (
-                    dev.kgd.hqd_is_occupied(q.ring_base.load(Relaxed), h.pipe, h.queue),
+                    if dev.kgd.hqd_is_occupied(q.ring_base.load(Relaxed), h.pipe, h.queue) { "1" } else { "0" },
                     dev.kgd.hqd_get_state(h.pipe, h.queue),
                 ),
-                HwSlot::Sdma { engine, queue } => {
-                    (dev.kgd.hqd_sdma_is_occupied(hw.mqd.as_bytes_mut()), dev.kgd.hqd_sdma_get_state(engine, queue))
-                }
+                HwSlot::Sdma { engine, queue } => (
+                    if dev.kgd.hqd_sdma_is_occupied(hw.mqd.as_bytes_mut()) { "1" } else { "0" },
+                    dev.kgd.hqd_sdma_get_state(engine, queue),
+                ),
+                HwSlot::Runlist => ("?", Default::default()),
             };
             drop(hw);
             let (unit, a, b) = match q.slot {
                 HwSlot::Compute(h) => ("pipe", h.pipe, h.queue),
                 HwSlot::Sdma { engine, queue } => ("sdma", engine, queue),
+                HwSlot::Runlist => ("hws", 0, 0),
             };
             let _ = writeln!(
                 out,
@@ -948,7 +1144,7 @@ pub(crate) fn debugfs_hqds(out: &mut impl Write) -> Result {
                 unit,
                 a,
                 b,
-                u32::from(occupied),
+                occupied,
                 s.rptr,
                 s.wptr,
                 s.doorbell,

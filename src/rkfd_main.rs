@@ -41,6 +41,24 @@
 //!     with no other lock held, never by the interrupt path; the kfd2kgd
 //!     `hqd_*` calls on the queue are made under it (`hqd_destroy` waits
 //!     for the engine for one quantum at most).
+//! 3a. [`queue::DeviceQueues`]`::hws` (upstream `dqm_lock` of the cpsch
+//!     path, `sched_policy` 0 and 1): a device's HWS state (`crate::hws`:
+//!     the HIQ, the runlist IB, the list of queues runlists are built
+//!     from).  Taken under 2 and 3 (a queue's create, update, destroy) or
+//!     with no rkfd lock held (device init and exit, hang recovery); 10 may
+//!     be taken inside it, a queue's 3 never (the runlist is built from
+//!     copies, so one process's thread never waits for another's queue
+//!     lock under it).  The HIQ's kfd2kgd calls are made under it:
+//!     `ring_kernel_doorbell` (the virtual GPU's CP maps and unmaps queues
+//!     on its engines before it returns, waiting for them as `hqd_destroy`
+//!     does), `hiq_mqd_load`, `alloc_gtt_mem` / `free_gtt_mem`; a
+//!     preemption fence is polled under it for up to 9 s.  Never taken by
+//!     the interrupt path.  A GPU retry fault (`kgd2kfd_svm_fault`) takes 2
+//!     on an engine thread; a preemption under 3a waiting for that engine
+//!     while another thread holds that 2 and waits for 3a would deadlock:
+//!     the engines end a slice before such a wait completes only if the
+//!     fault returns, so XNACK-on processes are not yet tested under the
+//!     HWS (`crate::hws`).
 //!  4. [`svm::Svms::flush`] (upstream `flush_work` of `deferred_list_work`):
 //!     held across the deferred `munmap`/restore work and SET_ATTR; taken
 //!     with no other rkfd lock held (never under 2).
@@ -117,7 +135,9 @@
 //!   an engine cannot deadlock with that engine's interrupts.
 //! - The GPU driver calls `kgd2kfd_interrupt` and `kgd2kfd_svm_fault` with
 //!   none of its locks held that a kfd2kgd call takes; a kfd2kgd call made
-//!   under 2, 3, 6, 8 or 9 never calls back into rkfd.
+//!   under 2, 3, 3a, 6, 8 or 9 never calls back into rkfd (the HIQ's
+//!   QUERY_STATUS could raise an interrupt in `ring_kernel_doorbell`, but
+//!   rkfd asks only for fence writes, and a PASID-0 entry takes no lock).
 //! - debugfs and sysfs files are removed (which waits for running readers)
 //!   only with no lock held that their `show` takes: debugfs `mqds`,
 //!   `hqds`, `rls` take 1, [`static@device::DEVICES`], 3 and 10;
@@ -142,11 +162,14 @@ mod event;
     reason = "a file shared with a host crate and the virtual GPU: `pub` items, some used only there"
 )]
 mod gfx;
+mod hws;
 mod interrupt;
 mod ioctl;
 mod kabi;
+mod kernel_queue;
 mod memory;
 mod mqd;
+mod packet_manager;
 mod process;
 mod procfs;
 mod queue;
@@ -179,6 +202,11 @@ struct Rkfd {
 
 impl kernel::Module for Rkfd {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        // C: kfd_init's check.
+        if hws::param_policy().is_none() {
+            kfd_err!("sched_policy has to be 0, 1 or 2\n");
+            return Err(EINVAL);
+        }
         device::init_module_state();
         process::init_module_state();
         let kgd2kfd = kabi::kgd::Kgd2KfdRegistration::new::<device::Kgd2KfdEntries>();

@@ -124,7 +124,6 @@ pub(crate) struct KernelMapping {
 /// owner keeps registered while this lives (the device outlives its queue
 /// manager); `cpu` is the kernel mapping of its `size` zeroed bytes, valid
 /// until `free_gtt_mem`, and only this value hands out references to it.
-#[allow(dead_code)] // For the HWS queue manager (issue #13 item 2).
 pub(crate) struct GttMem {
     mem: NonNull<c_void>,
     kgd: NonNull<kgd_dev>,
@@ -140,7 +139,6 @@ unsafe impl Send for GttMem {}
 // SAFETY: Shared references give only shared access to the memory.
 unsafe impl Sync for GttMem {}
 
-#[allow(dead_code)] // For the HWS queue manager (issue #13 item 2).
 impl GttMem {
     /// The GPU (GART) address of the first byte.
     pub(crate) fn gpu_addr(&self) -> u64 {
@@ -154,6 +152,32 @@ impl GttMem {
         // SAFETY: By the invariant `cpu` maps `size` bytes (4-byte aligned:
         // page-aligned allocation) owned by `self`, borrowed mutably here.
         unsafe { core::slice::from_raw_parts_mut(self.cpu.as_ptr(), self.size / 4) }
+    }
+
+    /// Copies `bytes` (at most the object's size, a multiple of 4) to the
+    /// start of the object, little-endian dwords as the GPU reads them (an
+    /// MQD the HWS will read).
+    pub(crate) fn write_bytes(&mut self, bytes: &[u8]) -> Result {
+        if bytes.len() > self.size || bytes.len() % 4 != 0 {
+            return Err(EINVAL);
+        }
+        for (d, c) in self.dwords_mut().iter_mut().zip(bytes.chunks_exact(4)) {
+            *d = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        }
+        Ok(())
+    }
+
+    /// Copies the start of the object into `out` (at most the object's
+    /// size, a multiple of 4): what the GPU last wrote there (an MQD the
+    /// HWS saved a queue's state into).
+    pub(crate) fn read_bytes(&self, out: &mut [u8]) -> Result {
+        if out.len() > self.size || out.len() % 4 != 0 {
+            return Err(EINVAL);
+        }
+        for (i, c) in out.chunks_exact_mut(4).enumerate() {
+            c.copy_from_slice(&self.read_volatile(i).unwrap_or(0).to_le_bytes());
+        }
+        Ok(())
     }
 
     /// Reads dword `i` as the GPU may have written it (a fence).
@@ -464,7 +488,6 @@ impl KgdDevice {
 
     /// kfd2kgd `alloc_gtt_mem`: `size` zeroed bytes the CP can read at a
     /// GART address.
-    #[allow(dead_code)] // For the HWS queue manager (issue #13 item 2).
     pub(crate) fn alloc_gtt_mem(&self, size: usize) -> Result<GttMem> {
         let f = self.calls().alloc_gtt_mem.ok_or(EOPNOTSUPP)?;
         if self.calls().free_gtt_mem.is_none() || size == 0 || size % 4 != 0 {
@@ -482,7 +505,6 @@ impl KgdDevice {
 
     /// kfd2kgd `hiq_mqd_load`: the HIQ's compute MQD into HQD (`pipe`,
     /// `queue`), its doorbell at kernel doorbell `doorbell_off`.
-    #[allow(dead_code)] // For the HWS queue manager (issue #13 item 2).
     pub(crate) fn hiq_mqd_load(&self, mqd: &mut [u8], pipe: u32, queue: u32, doorbell_off: u32) -> Result {
         let f = self.calls().hiq_mqd_load.ok_or(EOPNOTSUPP)?;
         let size = u32::try_from(mqd.len())?;
@@ -492,14 +514,12 @@ impl KgdDevice {
 
     /// Whether the driver offers the HWS path (GTT kernel objects, the
     /// HIQ and its doorbell).
-    #[allow(dead_code)] // For the HWS queue manager (issue #13 item 2).
     pub(crate) fn has_hws(&self) -> bool {
         let c = self.calls();
         c.alloc_gtt_mem.is_some() && c.free_gtt_mem.is_some() && c.hiq_mqd_load.is_some() && c.ring_kernel_doorbell.is_some()
     }
 
     /// kfd2kgd `ring_kernel_doorbell`.
-    #[allow(dead_code)] // For the HWS queue manager (issue #13 item 2).
     pub(crate) fn ring_kernel_doorbell(&self, doorbell_off: u32, value: u64) {
         if let Some(f) = self.calls().ring_kernel_doorbell {
             // SAFETY: Valid device.

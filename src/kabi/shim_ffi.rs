@@ -53,6 +53,9 @@ unsafe extern "C" {
     pub fn rkfd_shim_log_level() -> kernel::ffi::c_int;
 }
 unsafe extern "C" {
+    pub fn rkfd_shim_sched_policy() -> kernel::ffi::c_int;
+}
+unsafe extern "C" {
     pub fn rkfd_shim_kfd_dev_info(msg: *const kernel::ffi::c_char);
 }
 unsafe extern "C" {

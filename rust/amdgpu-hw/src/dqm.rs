@@ -54,6 +54,75 @@ impl SchedPolicy {
     }
 }
 
+/// The HWS's limits as rkfd's runlist respects them: the KFD VMIDs (the
+/// processes one runlist maps at once, `max_proc_per_quantum`) and the
+/// HQD slots of SET_RESOURCES' `queue_mask` (`get_cp_queues_num`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HwsTables {
+    /// `vmid_num_kfd`.
+    pub vmids: u32,
+    /// `get_cp_queues_num(dqm)`.
+    pub cp_queues: u32,
+}
+
+impl HwsTables {
+    /// The limits of `res` (its `vmid_mask` and `queue_mask` bits).
+    pub fn of(res: &SetResources) -> HwsTables {
+        HwsTables { vmids: res.vmid_mask.count_ones(), cp_queues: res.queue_mask.count_ones() }
+    }
+}
+
+/// Why a queue may not join the runlist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// Policy 1: the queue would over-subscribe the HWS (upstream
+    /// `pqm_create_queue`'s `-EPERM`).
+    Oversubscription,
+    /// Policy 0: the runlist would need more processes or queues than the
+    /// HWS maps at once.  Upstream chains such a runlist and relies on the
+    /// firmware's quantum to rotate it; rkfd does not send one (the
+    /// virtual GPU's firmware tables stop at one un-chained runlist of
+    /// this size, and nothing rotates a chained one), and the queue is
+    /// refused (`-ENOSPC`) instead of left unscheduled.
+    TablesFull,
+}
+
+/// Whether a new queue may join the runlist (C: the policy-1 check of
+/// `pqm_create_queue`, plus rkfd's policy-0 table limit, [`Refusal`]).
+/// `processes`: processes with queues in the runlist; `new_process`: the
+/// queue's process is not among them; `queues` / `active_queues`: the
+/// runlist's queues, all and active; `compute`: a compute (not SDMA) queue.
+pub const fn admit(
+    policy: SchedPolicy,
+    tables: HwsTables,
+    compute: bool,
+    processes: u32,
+    new_process: bool,
+    queues: u32,
+    active_queues: u32,
+) -> Result<(), Refusal> {
+    if compute && policy.refuses_compute_queue(processes, tables.vmids, active_queues, tables.cp_queues) {
+        return Err(Refusal::Oversubscription);
+    }
+    if (new_process && processes >= tables.vmids) || queues >= tables.cp_queues {
+        return Err(Refusal::TablesFull);
+    }
+    Ok(())
+}
+
+/// The HQD slots the HWS gets for a MEC of `pipes` pipes with
+/// `queues_per_pipe` HQDs each: the first MEC's first 8 queues of each
+/// pipe (SET_RESOURCES' `queue_mask` names 8 queues a pipe:
+/// `amdgpu_queue_mask_bit_to_set_resource_bit`), as
+/// [`super::pm4::SharedResources`] with `compute_vmid_bitmap`.
+pub fn hws_shared_resources(compute_vmid_bitmap: u32, pipes: u32, queues_per_pipe: u32) -> super::pm4::SharedResources {
+    let qpp = queues_per_pipe.min(8);
+    let pipes = pipes.min(if qpp == 0 { 0 } else { 128 / qpp });
+    let n = pipes * qpp;
+    let cp_queue_bitmap = if n >= 128 { u128::MAX } else { (1u128 << n) - 1 };
+    super::pm4::SharedResources { compute_vmid_bitmap, cp_queue_bitmap, num_queue_per_pipe: qpp, num_pipe_per_mec: pipes }
+}
+
 /// What the driver gives the scheduler logic.
 pub trait Hiq {
     /// The driver's error type.

@@ -221,6 +221,14 @@ impl GfxVersion {
         self.is_gc_9_4_2_on()
     }
 
+    /// The SDMA IP is 5.2 or later, so the HWS packets name SDMA engines
+    /// through `extended_engine_sel` (C: `pm_use_ext_eng`,
+    /// `kfd_packet_manager.c`: SDMA 5.2 came with GC 10.3; GC 10.1 has
+    /// SDMA 5.0, GFX9 parts SDMA 4.x).
+    pub const fn hws_sdma_ext_eng(self) -> bool {
+        matches!(self.arch(), GfxArch::Gfx10_3 | GfxArch::Gfx11 | GfxArch::Gfx12)
+    }
+
     /// The GPU retries page faults per process, so XNACK can be switched
     /// on per process and SVM serves GPU faults (C:
     /// `KFD_SUPPORT_XNACK_PER_PROCESS`: GC 9.4.2, 9.4.3, 9.4.4, 9.5.0).

@@ -102,6 +102,13 @@ fn queue_limit_as_pqm_create_queue() {
 }
 
 #[test]
+fn hws_ext_eng_from_sdma_5_2() {
+    for (v, want) in [(90010, false), (90402, false), (100100, false), (100300, true), (110000, true), (110003, true), (120001, true)] {
+        assert_eq!(gfx(v).hws_sdma_ext_eng(), want, "{v}");
+    }
+}
+
+#[test]
 fn doorbell_layouts_as_amdgpu() {
     use DoorbellLayout::*;
     for (v, want) in [

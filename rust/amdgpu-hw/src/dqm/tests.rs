@@ -293,3 +293,39 @@ fn a_hung_hws_times_out_once_then_eio_until_reset() {
     c.start(&mut d, &res()).unwrap();
     assert_eq!(d.gpu.mapped, BTreeSet::from([2, 4]));
 }
+
+#[test]
+fn admission_as_policy_1_and_the_tables() {
+    let t = HwsTables { vmids: 8, cp_queues: 32 };
+    // Room: every policy admits.
+    for p in [SchedPolicy::Hws, SchedPolicy::HwsNoOversubscription] {
+        assert_eq!(admit(p, t, true, 3, true, 10, 10), Ok(()));
+    }
+    // Policy 1: a compute queue refused once the active queues fill the
+    // slots or the processes the VMIDs (upstream -EPERM); SDMA is not.
+    assert_eq!(admit(SchedPolicy::HwsNoOversubscription, t, true, 8, false, 9, 9), Err(Refusal::Oversubscription));
+    assert_eq!(admit(SchedPolicy::HwsNoOversubscription, t, true, 2, false, 32, 32), Err(Refusal::Oversubscription));
+    assert_eq!(admit(SchedPolicy::HwsNoOversubscription, t, false, 2, false, 20, 20), Ok(()));
+    // Inactive queues do not count against policy 1's slots, but do fill the tables.
+    assert_eq!(admit(SchedPolicy::HwsNoOversubscription, t, true, 2, false, 31, 5), Ok(()));
+    assert_eq!(admit(SchedPolicy::HwsNoOversubscription, t, true, 2, false, 32, 5), Err(Refusal::TablesFull));
+    // Policy 0: a ninth process or a 33rd queue would need a chained
+    // runlist: refused, not left unscheduled.
+    assert_eq!(admit(SchedPolicy::Hws, t, true, 8, true, 8, 8), Err(Refusal::TablesFull));
+    assert_eq!(admit(SchedPolicy::Hws, t, true, 8, false, 8, 8), Ok(()));
+    assert_eq!(admit(SchedPolicy::Hws, t, false, 1, false, 32, 32), Err(Refusal::TablesFull));
+    assert_eq!(admit(SchedPolicy::Hws, t, false, 1, false, 31, 31), Ok(()));
+}
+
+#[test]
+fn hws_slots_are_eight_queues_a_pipe() {
+    // The virtual MEC: 4 pipes of 128 HQDs; the HWS gets 8 of each.
+    let r = hws_shared_resources(0xff00, 4, 128);
+    let s = SetResources::for_scheduler(&r, false, 9000).unwrap();
+    assert_eq!(s.queue_mask, 0xffff_ffff);
+    assert_eq!(HwsTables::of(&s), HwsTables { vmids: 8, cp_queues: 32 });
+    // A MEC with fewer queues a pipe keeps them all.
+    let s = SetResources::for_scheduler(&hws_shared_resources(0xff00, 2, 4), false, 9000).unwrap();
+    assert_eq!(s.queue_mask, 0x0f0f);
+    assert_eq!(SetResources::for_scheduler(&hws_shared_resources(0xff00, 0, 8), false, 9000), Err(crate::pm4::SetResourcesError::NoQueues));
+}

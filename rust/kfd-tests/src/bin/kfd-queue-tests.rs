@@ -826,8 +826,33 @@ fn doorbell_traps_after_idle() -> Check {
     r
 }
 
+/// rkfd's `sched_policy` module parameter (2, no HWS, if unreadable).
+fn sched_policy() -> u32 {
+    read_sysfs("/sys/module/rkfd/parameters/sched_policy").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(2)
+}
+
+/// Whether rkfd hands queues to the hardware scheduler (policy 0 or 1;
+/// `scripts/guest/hws-tests.sh` runs this program so).
+fn hws_policy() -> bool {
+    sched_policy() != 2
+}
+
+/// Queues one runlist of the virtual GPU's scheduler maps
+/// (`vgpu/cp.rs` `MAX_QUEUES`).
+const VGPU_RUNLIST_QUEUES: u32 = 32;
+
+/// Without the HWS: 127 queues per process and device, then `ENOSPC`
+/// (upstream's per-process limit).  Under policy 1 the queue past what the
+/// scheduler maps is refused with `EPERM` (upstream's no-over-subscription
+/// rule); under policy 0 upstream chains runlists past it, which rkfd does
+/// not (yet): it refuses with `ENOSPC` there.
 fn per_device_limit_127() -> Check {
     let s = setup()?;
+    let (want, stop) = match sched_policy() {
+        0 => (VGPU_RUNLIST_QUEUES, libc::ENOSPC),
+        1 => (VGPU_RUNLIST_QUEUES, libc::EPERM),
+        _ => (127, libc::ENOSPC),
+    };
     let mut made = 0u32;
     loop {
         // PM4 compute queues sharing one ring and pointer page.
@@ -836,13 +861,13 @@ fn per_device_limit_127() -> Check {
         match s.create(&mut a) {
             Ok(_) => made += 1,
             Err(libc::EOPNOTSUPP) if made == 0 => return Ok(()),
-            Err(libc::ENOSPC) => break,
+            Err(e) if e == stop => break,
             Err(e) => return Err(format!("queue {made}: {}", errno_name(e))),
         }
         ensure(made <= 255, "no limit")?;
     }
-    ensure_eq(made, 127, "queues per process and device")
-    // Teardown destroys all 127 (the dmesg scan checks it stays clean).
+    ensure_eq(made, want, "queues per process and device")
+    // Teardown destroys them all (the dmesg scan checks it stays clean).
 }
 
 fn two_processes_have_separate_queues() -> Check {
@@ -1012,10 +1037,13 @@ fn debugfs_lists_queues() -> Check {
     ensure(rls.contains(&format!("qid {q} ")), format!("rls lacks our queue: {rls}"))?;
     let hqds = read_sysfs("/sys/kernel/debug/kfd/hqds")?;
     ensure(hqds.contains(&format!("gpu_id {:x}:", s.gpu)), format!("hqds: {hqds}"))?;
-    // Our queue sits in an HQD the GPU driver reports occupied.
+    // Without the HWS our queue sits in an HQD the GPU driver reports
+    // occupied; under it the firmware chose the HQD, so rkfd lists the
+    // queue as the runlist's with its occupancy unknown ("?").
+    let want = if hws_policy() { format!(" qid {q} hws 0 queue 0: occupied ? ") } else { format!(" qid {q} pipe ") };
     ensure(
-        hqds.lines().any(|l| l.contains(&format!(" qid {q} pipe ")) && l.contains(" occupied 1 ")),
-        format!("hqds: our queue not in an occupied HQD: {hqds}"),
+        hqds.lines().any(|l| l.contains(&want) && (hws_policy() || l.contains(" occupied 1 "))),
+        format!("hqds: our queue not listed as {want:?} (and occupied without the HWS): {hqds}"),
     )?;
     // SET_CU_MASK rewrites the MQD: compute_static_thread_mgmt_se0 (byte
     // 92 of every generation's compute MQD, v9/v10/v11_structs.h) goes
@@ -1046,7 +1074,7 @@ fn main() {
     h.run("throughput: issue #16 rounds, 4 PM4 queues x 1024 WRITE_DATA + RELEASE_MEM interrupt", || issue16_rounds(false));
     h.run("throughput: issue #16 rounds, 4 SDMA queues x 1024 FENCE + TRAP", || issue16_rounds(true));
     h.run("doorbell: a ring after idle traps (every mapping: mmap twice, mprotect, mremap) and runs", doorbell_traps_after_idle);
-    h.run("limit: 127 queues per process and device, then ENOSPC", per_device_limit_127);
+    h.run("limit: 127 queues per process and device, then ENOSPC (HWS: the runlist's 32, then EPERM/ENOSPC)", per_device_limit_127);
     h.run("processes: two processes have separate queues and doorbells", two_processes_have_separate_queues);
     h.run("teardown: a process killed with queues active", killed_process_with_queues);
     h.run("hws: hws_<gpu_id>/hang_count and last_reset", hws_sysfs_counts_hangs);

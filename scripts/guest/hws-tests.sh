@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Guest: runs queue tests with rkfd reloaded under another sched_policy
+# (issue #13 item 2: the HWS path), then reloads rkfd and the virtual GPU
+# as they were (so the outer scripts/guest/run unloads them as usual).
+#
+#   scripts/guest/hws-tests.sh [--policy N] [--profile LIST] [-- CMD [ARGS...]]
+#
+# --policy: rkfd.ko sched_policy (default 0, the HWS); --profile: the
+# virtual GPU's profile list for the run (default gfx90a); CMD: what to run
+# (default rust/target/release/kfd-queue-tests, its closing line renamed
+# "queue-sched<N>: ..." so that a make check layer counts it apart from the
+# default run's "queue: ...").  Before that it checks
+# that rkfd refuses to load with sched_policy=3 (upstream kfd_init) and,
+# for policy 0 and 1, that each GPU of a HWS family reports its hardware
+# scheduler in dmesg.  Prints "hws-tests: N passed, N failed" for those
+# checks; exits non-zero if they or CMD failed.
+set -u
+cd "$RKFD_ROOT"
+policy=0 profile=gfx90a
+while [ $# -gt 0 ]; do
+	case $1 in
+	--policy) policy=$2; shift 2 ;;
+	--profile) profile=$2; shift 2 ;;
+	--) shift; break ;;
+	*) break ;;
+	esac
+done
+default=0
+[ $# -gt 0 ] || default=1
+orig=${RKFD_GPU:-gfx90a}
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok $*"; }
+bad() { fail=$((fail + 1)); echo "not ok $*" | tee /dev/kmsg; }
+
+unload() {
+	if grep -q '^amdgpu ' /proc/modules; then
+		rmmod amdgpu || { bad "rmmod amdgpu"; return 1; }
+		for _ in 1 2 3 4 5; do grep -qs '^vgpu-engine/' /proc/[0-9]*/comm || break; sleep 1; done
+	fi
+	if grep -q '^rkfd ' /proc/modules; then
+		rmmod rkfd || { bad "rmmod rkfd"; return 1; }
+	fi
+}
+# load POLICY PROFILE
+load() {
+	insmod rkfd.ko sched_policy="$1" || { bad "insmod rkfd.ko sched_policy=$1"; return 1; }
+	insmod vgpu/amdgpu.ko profile="$2" || { bad "insmod amdgpu.ko profile=$2"; return 1; }
+}
+
+rc=0
+unload || rc=1
+n=$(dmesg | wc -l)
+if insmod rkfd.ko sched_policy=3 2>/dev/null; then
+	bad "rkfd.ko loaded with sched_policy=3"
+	rmmod rkfd
+elif dmesg | tail -n +$((n + 1)) | grep -q 'sched_policy has to be 0, 1 or 2'; then
+	ok "sched_policy=3 refused"
+else
+	bad "sched_policy=3 refused without upstream's message"
+fi
+n=$(dmesg | wc -l)
+if load "$policy" "$profile"; then
+	if [ "$policy" != 2 ]; then
+		# gfx9/gfx10 GPUs run the HWS; MES (gfx11) ones fall back.
+		want=$(tr ',' '\n' <<<"$profile" | grep -c '^gfx9\|^gfx10')
+		got=$(dmesg | tail -n +$((n + 1)) | grep -c 'hardware scheduler (sched_policy '"$policy"')')
+		if [ "$got" = "$want" ]; then ok "HWS started on $got GPU(s)"; else bad "HWS started on $got GPU(s), want $want"; fi
+	fi
+	if [ $default = 1 ]; then
+		rust/target/release/kfd-queue-tests | sed -u "s/^queue: \([0-9]* passed\)/queue-sched$policy: \1/"
+		[ "${PIPESTATUS[0]}" = 0 ] || rc=1
+	else
+		"$@" || rc=1
+	fi
+else
+	rc=1
+fi
+unload || rc=1
+load 2 "$orig" || rc=1
+echo "hws-tests: $pass passed, $fail failed"
+[ $fail = 0 ] || rc=1
+exit $rc

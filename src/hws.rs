@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The HWS half of the device queue manager (`sched_policy` 0 and 1): the
+//! device's queues reach the GPU as runlists on the HIQ instead of
+//! `hqd_load`.
+//!
+//! C: `kfd_device_queue_manager.c`'s cpsch path: `initialize_cpsch`,
+//! `start_cpsch` / `stop_cpsch`, `create_queue_cpsch`,
+//! `destroy_queue_cpsch`, `update_queue` (cpsch branch),
+//! `execute_queues_cpsch`, `map_queues_cpsch`, `unmap_queues_cpsch`,
+//! `set_sched_resources`; `pqm_create_queue`'s policy-1 check.  The order
+//! of operations and the state (`active_runlist`, `is_hws_hang`, the
+//! counts) are the host crate's `dqm.rs` ([`Cpsch`], host-tested against
+//! the firmware model); this file gives it the HIQ ([`KernelQueue`]) and
+//! the runlist ([`PacketManager`]) and keeps the list of queues the
+//! runlist is built from.
+//!
+//! Every change goes as upstream's `execute_queues_cpsch`: UNMAP_QUEUES of
+//! the dynamic queues and a QUERY_STATUS fence (preemption: the CP saves
+//! each queue's state into its MQD, in GTT), the change, then RUN_LIST of
+//! what is active.  A fence that does not come within
+//! `QUEUE_PREEMPTION_TIMEOUT_MS` is a hung HWS: the call answers `-ETIME`,
+//! the caller resets the GPU (`crate::queue::recover`, which calls
+//! [`reset`] to load the HIQ and send SET_RESOURCES again), and until then
+//! every call answers `-EIO`.
+//!
+//! What rkfd does not do (yet): chained (over-subscribed) runlists.
+//! Policy 1 refuses a compute queue beyond the HWS's VMIDs and slots with
+//! `-EPERM`, as upstream; under policy 0 upstream would chain the runlist
+//! and rely on the firmware's quantum, but the virtual GPU's firmware
+//! tables stop at one runlist of that size and nothing drives its quantum,
+//! so rkfd refuses such a queue with `-ENOSPC` (one dmesg line) rather than
+//! hang the HWS or leave queues unscheduled ([`Refusal`]).  MAP_PROCESS
+//! carries the PASID only (the GPU driver finds the VM by it; no
+//! `page_table_base`, `sh_mem_*`, trap handler or GDS/GWS/OAC).  Queue
+//! eviction and restore through the HWS (`evict_process_queues_cpsch`)
+//! are not wired: rkfd's XNACK-off eviction marks the process evicted and
+//! preempts nothing (`crate::svm::notifier`), with either policy.
+//!
+//! Lock order: [`DeviceQueues::hws`](crate::queue::DeviceQueues) (upstream
+//! `dqm_lock` of the cpsch path) is taken under `Process::inner` and a
+//! queue's `QueueShared::hw`, or alone (device init/exit, reset); the
+//! kfd2kgd calls of the HIQ (`ring_kernel_doorbell`, which maps and unmaps
+//! queues on the engines before it returns, `hiq_mqd_load`,
+//! `alloc_gtt_mem`/`free_gtt_mem`) are made under it.  It takes
+//! `DeviceQueues::state` inside, never a queue's `hw` lock (the runlist is
+//! built from [`RlEntry`] copies), and the interrupt path never takes it.
+
+use kernel::{
+    prelude::*,
+    sync::{atomic::Relaxed, Arc},
+    time::{delay::fsleep, Delta},
+};
+
+use crate::{
+    device::Device,
+    kabi::{
+        self,
+        log::{kfd_err, kfd_info},
+    },
+    kernel_queue::KernelQueue,
+    packet_manager::{
+        hws_format::{
+            dqm::{self, Cpsch, HwsTables, Refusal, SchedPolicy},
+            pm4::{self, MapProcess, MapQueues, RunlistProcess, SetResources, UnmapFilter},
+        },
+        PacketManager,
+    },
+    queue::QueueShared,
+};
+
+/// `compute_vmid_bitmap` amdgpu gives amdkfd (VMIDs 8-15; the device
+/// interface does not report it, every SOC15 amdgpu uses it).
+const COMPUTE_VMID_BITMAP: u32 = 0xff00;
+/// MAP_PROCESS's `process_quantum` (C: `pm_map_process_v9` sets 10).
+const PROCESS_QUANTUM: u32 = 10;
+
+/// The `sched_policy` module parameter, validated.  `None`: out of range
+/// (module init refuses to load).
+pub(crate) fn param_policy() -> Option<SchedPolicy> {
+    SchedPolicy::from_param(kabi::sched_policy())
+}
+
+/// One queue of the runlist (C: a `struct queue` on a `qpd->queues_list`).
+pub(crate) struct RlEntry {
+    /// The queue (identity, and its error state: a stopped queue is left
+    /// out of the runlist).
+    pub(crate) queue: Arc<QueueShared>,
+    /// Its process's PASID (MAP_PROCESS).
+    pub(crate) pasid: u32,
+    /// Its MAP_QUEUES.
+    pub(crate) map: MapQueues,
+    /// `q->properties.is_active`.
+    pub(crate) active: bool,
+}
+
+impl RlEntry {
+    /// A compute (not SDMA) queue.
+    pub(crate) fn is_compute(&self) -> bool {
+        self.map.engine == pm4::Engine::Compute
+    }
+
+    fn runs(&self) -> bool {
+        self.active && self.queue.error.load(Relaxed) == 0
+    }
+}
+
+/// One device's HWS state (C: the cpsch fields of `struct
+/// device_queue_manager` and `dqm->packet_mgr`).
+pub(crate) struct HwsState {
+    policy: SchedPolicy,
+    kq: KernelQueue,
+    pm: PacketManager,
+    cpsch: Cpsch,
+    res: SetResources,
+    tables: HwsTables,
+    entries: KVec<RlEntry>,
+}
+
+/// The HIQ and runlist of one round of [`Cpsch`] calls.
+struct Hiq<'a> {
+    dev: &'a Device,
+    kq: &'a mut KernelQueue,
+    pm: &'a mut PacketManager,
+    entries: &'a [RlEntry],
+}
+
+impl dqm::Hiq for Hiq<'_> {
+    type Error = Error;
+
+    fn submit(&mut self, packets: &[u32]) -> Result {
+        self.kq.submit(self.dev, packets)
+    }
+
+    fn set_fence(&mut self, value: u64) {
+        self.kq.set_fence(value);
+    }
+
+    /// C: `amdkfd_fence_wait_timeout`.
+    fn wait_fence(&mut self, value: u64) -> bool {
+        let deadline = kabi::time::raw_ns() + u64::from(pm4::QUEUE_PREEMPTION_TIMEOUT_MS) * 1_000_000;
+        loop {
+            if self.kq.fence() == value {
+                return true;
+            }
+            if kabi::time::raw_ns() > deadline {
+                return false;
+            }
+            fsleep(Delta::from_millis(1));
+        }
+    }
+
+    fn send_runlist(&mut self) -> Result {
+        // MAP_PROCESS per process with running queues, in the order their
+        // first queue appears, then its MAP_QUEUES.
+        let mut groups: KVec<(u32, KVec<MapQueues>)> = KVec::new();
+        for e in self.entries.iter().filter(|e| e.runs()) {
+            match groups.iter_mut().find(|(p, _)| *p == e.pasid) {
+                Some((_, qs)) => qs.push(e.map, GFP_KERNEL)?,
+                None => {
+                    let mut qs = KVec::new();
+                    qs.push(e.map, GFP_KERNEL)?;
+                    groups.push((e.pasid, qs), GFP_KERNEL)?;
+                }
+            }
+        }
+        let mut procs = KVec::with_capacity(groups.len(), GFP_KERNEL)?;
+        for (pasid, qs) in groups.iter() {
+            let map = MapProcess {
+                pasid: *pasid,
+                process_quantum: PROCESS_QUANTUM,
+                num_queues: qs.len() as u32,
+                ..Default::default()
+            };
+            procs.push(RunlistProcess { map, xnack_enabled: false, queues: qs }, GFP_KERNEL)?;
+        }
+        self.pm.send_runlist(self.dev, self.kq, &procs)
+    }
+
+    fn release_ib(&mut self) {
+        // One IB for the device's lifetime: nothing to free.
+    }
+
+    fn hws_hang(&mut self) {
+        kfd_err!(
+            "HWS hang on gpu {}: the preemption fence did not come in {} ms; the GPU will be reset\n",
+            self.dev.gpu_id(),
+            pm4::QUEUE_PREEMPTION_TIMEOUT_MS
+        );
+    }
+
+    fn io_error(&self) -> Error {
+        EIO
+    }
+
+    fn timeout_error(&self) -> Error {
+        ETIME
+    }
+}
+
+impl HwsState {
+    /// The counts `map_queues_cpsch` looks at.
+    fn count(&mut self) {
+        let mut procs: KVec<u32> = KVec::new();
+        let mut active = 0;
+        for e in self.entries.iter().filter(|e| e.runs()) {
+            active += 1;
+            if !procs.contains(&e.pasid) {
+                // Not counted if it cannot be recorded: only the RUN_LIST's
+                // process_cnt and the "anything to map" test read it.
+                let _ = procs.push(e.pasid, GFP_KERNEL);
+            }
+        }
+        self.cpsch.active_queue_count = active;
+        self.cpsch.processes_count = procs.len() as u32;
+    }
+
+    fn unmap(&mut self, dev: &Device) -> Result {
+        let HwsState { kq, pm, cpsch, entries, .. } = self;
+        cpsch.unmap(&mut Hiq { dev, kq, pm, entries }, UnmapFilter::DynamicQueues, false)
+    }
+
+    fn map(&mut self, dev: &Device) -> Result {
+        self.count();
+        let HwsState { kq, pm, cpsch, entries, .. } = self;
+        cpsch.map(&mut Hiq { dev, kq, pm, entries })
+    }
+
+    fn start(&mut self, dev: &Device) -> Result {
+        self.count();
+        let HwsState { kq, pm, cpsch, entries, res, .. } = self;
+        cpsch.start(&mut Hiq { dev, kq, pm, entries }, res)
+    }
+}
+
+/// C: `initialize_cpsch` + `start_cpsch` at device init: the HIQ, the
+/// runlist IB and SET_RESOURCES.  `None`: no HWS on this device (policy 2,
+/// or the device cannot: no GTT/HIQ calls, an MES GPU, or starting
+/// failed), so its queues go through `hqd_load`.
+pub(crate) fn start(dev: &Device) -> Option<HwsState> {
+    let policy = param_policy()?;
+    if !policy.uses_hws() {
+        return None;
+    }
+    if !dev.kgd.has_hws() {
+        kfd_info!("gpu_id {}: the GPU driver offers no HWS; sched_policy 2 (no HWS) on this device\n", dev.gpu_id());
+        return None;
+    }
+    if dev.gfx.uses_mes() {
+        kfd_info!("gpu_id {}: {} is scheduled by MES, which rkfd does not drive yet; sched_policy 2 (no HWS) on this device\n", dev.gpu_id(), dev.gfx);
+        return None;
+    }
+    match try_start(dev, policy) {
+        Ok(s) => {
+            kfd_info!("gpu_id {}: hardware scheduler (sched_policy {}): {} processes, {} queues per runlist\n", dev.gpu_id(), kabi::sched_policy(), s.tables.vmids, s.tables.cp_queues);
+            Some(s)
+        }
+        Err(e) => {
+            kfd_err!("gpu_id {}: starting the HWS failed ({:?}); sched_policy 2 (no HWS) on this device\n", dev.gpu_id(), e);
+            None
+        }
+    }
+}
+
+fn try_start(dev: &Device, policy: SchedPolicy) -> Result<HwsState> {
+    let shared = dqm::hws_shared_resources(COMPUTE_VMID_BITMAP, dev.info.num_pipe_per_mec, dev.info.num_queue_per_pipe);
+    let res = SetResources::for_scheduler(&shared, false, pm4::QUEUE_PREEMPTION_TIMEOUT_MS).map_err(|_| EINVAL)?;
+    let tables = HwsTables::of(&res);
+    let kq = KernelQueue::new(dev)?;
+    let pm = PacketManager::new(dev, PacketManager::limits_of(dev, &res), tables.cp_queues)?;
+    let mut s = HwsState {
+        policy,
+        kq,
+        pm,
+        cpsch: Cpsch::new(0, dev.gfx.hws_sdma_ext_eng()),
+        res,
+        tables,
+        entries: KVec::new(),
+    };
+    s.cpsch.fence_addr = s.kq.fence_addr();
+    s.start(dev)?;
+    Ok(s)
+}
+
+/// C: `stop_cpsch` + `uninitialize` at device exit: unmaps everything; the
+/// GTT objects are freed as `s` is dropped.  No queue exists then.
+pub(crate) fn stop(dev: &Device, mut s: HwsState) {
+    let HwsState { kq, pm, cpsch, entries, .. } = &mut s;
+    cpsch.stop(&mut Hiq { dev, kq, pm, entries });
+}
+
+/// After a GPU reset (`crate::queue::recover`): the HWS starts over, the
+/// HIQ is loaded again and SET_RESOURCES sent; queues the reset stopped
+/// stay out of the runlist.
+pub(crate) fn reset(dev: &Device, s: &mut HwsState) {
+    s.cpsch.reset_done();
+    let ret = s.kq.load(dev).and_then(|()| s.start(dev));
+    if let Err(e) = ret {
+        kfd_err!("gpu_id {}: restarting the HWS after the reset failed: {:?}\n", dev.gpu_id(), e);
+    }
+}
+
+/// Whether a new queue of the process `pasid` may join the runlist
+/// (C: `pqm_create_queue`'s policy-1 check; policy 0's table limit, see
+/// the module doc).
+pub(crate) fn admit(dev: &Device, s: &HwsState, pasid: u32, compute: bool) -> Result {
+    let mut procs: KVec<u32> = KVec::new();
+    let mut active = 0;
+    for e in s.entries.iter() {
+        if !procs.contains(&e.pasid) {
+            procs.push(e.pasid, GFP_KERNEL)?;
+        }
+        if e.runs() {
+            active += 1;
+        }
+    }
+    let new_process = !procs.contains(&pasid);
+    match dqm::admit(s.policy, s.tables, compute, procs.len() as u32, new_process, s.entries.len() as u32, active) {
+        Ok(()) => Ok(()),
+        Err(Refusal::Oversubscription) => Err(EPERM),
+        Err(Refusal::TablesFull) => {
+            kfd_info!(
+                "gpu_id {}: runlist full ({} processes, {} queues; the HWS maps {} and {}, rkfd chains no runlist): queue refused\n",
+                dev.gpu_id(),
+                procs.len(),
+                s.entries.len(),
+                s.tables.vmids,
+                s.tables.cp_queues
+            );
+            Err(ENOSPC)
+        }
+    }
+}
+
+/// C: `execute_queues_cpsch` around a change: preempts the runlist, runs
+/// `change` on the queue list (told whether the preemption succeeded: the
+/// MQDs may be rewritten only then), and sends the new runlist.  Returns
+/// what `change` returned and the first error of the preemption or the
+/// new runlist (`ETIME`: the HWS hung now, the caller resets the GPU;
+/// `EIO`: it hung before).  `change` always runs: a destroyed queue leaves
+/// the list even on a hung HWS, as upstream.
+pub(crate) fn execute<R>(dev: &Device, s: &mut HwsState, change: impl FnOnce(&mut KVec<RlEntry>, bool) -> R) -> (R, Result) {
+    let pre = s.unmap(dev);
+    let r = change(&mut s.entries, pre.is_ok());
+    if pre.is_err() {
+        return (r, pre);
+    }
+    (r, s.map(dev))
+}
+
+/// The MAP_QUEUES of a queue whose MQD is at `mqd_addr`.
+pub(crate) fn map_queues(sdma_engine: Option<u32>, doorbell_dwords: u32, mqd_addr: u64, wptr: u64) -> MapQueues {
+    MapQueues {
+        engine: match sdma_engine {
+            Some(n) => pm4::Engine::Sdma(n),
+            None => pm4::Engine::Compute,
+        },
+        is_static: false,
+        is_gws: false,
+        doorbell_off: doorbell_dwords,
+        mqd_addr,
+        wptr_addr: wptr,
+    }
+}
