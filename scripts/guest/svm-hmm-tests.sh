@@ -14,7 +14,9 @@
 # "storm: ...".  kfd-smi-tests (SMI events, several of them SVM ones that
 # need XNACK on) runs in the one-gfx90a reload too: "kfd-smi-tests: ...",
 # and tests/hip/xnack.hip (HIP with HSA_XNACK=1: kernels on malloc'ed and
-# managed memory through retry faults): "hip-xnack: ...".  Each reload
+# managed memory through retry faults) with tests/hip/stress.hip's munmap
+# case (a forked child's shader reading its mmap'ed memory through retry
+# faults until the child unmaps it): "hip-xnack: ...".  Each reload
 # checks that no engine thread of the unloaded module is left
 # (vgpu-engine/*: a thread running the freed module's code oopses) and that
 # the reloaded module's KUnit suites passed (they run at insmod).
@@ -61,7 +63,7 @@ svm_race() {
 if [ "$orig" = gfx90a ] || timed "reload gfx90a" reload gfx90a; then
 	timed kfd-svm-hmm-tests rust/target/release/kfd-svm-hmm-tests || rc=1
 	timed kfd-smi-tests rust/target/release/kfd-smi-tests || rc=1
-	timed hip-xnack tests/hip/run.sh --layer hip-xnack xnack || rc=1
+	timed hip-xnack tests/hip/run.sh --layer hip-xnack xnack stress:munmap || rc=1
 	timed svm-race svm_race || rc=1
 else
 	echo "kfd-svm-hmm-tests: 0 passed, 1 failed (reload as gfx90a)"

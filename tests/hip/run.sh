@@ -10,7 +10,9 @@
 #   run.sh [--arch gfx90a|gfx1030] [--layer LAYER] [NAME...]
 # (default: gfx90a; every .hip file here without a "// ARCH: skip REASON"
 # line; named programs run even with one; NAME may name a subdirectory's
-# program, e.g. reach/rand, run by hand; --layer names the summary line)
+# program, e.g. reach/rand, run by hand; NAME:A,B runs the program with
+# the arguments A B as its sub-tests instead of its "// subtests:" line,
+# e.g. stress:munmap; --layer names the summary line)
 set -u
 dir=$(dirname "$0")
 arch=gfx90a
@@ -56,7 +58,10 @@ if [ -z "${ROCR_VISIBLE_DEVICES:-}" ]; then
 fi
 pass=0
 fail=0
-for name in "${names[@]}"; do
+for spec in "${names[@]}"; do
+	name=${spec%%:*}
+	args=()
+	[ "$spec" = "$name" ] || IFS=, read -r -a args <<<"${spec#*:}"
 	# Built here unless the tree is read-only (the guest: built beforehand
 	# on the host, checked to be up to date).
 	nobuild=
@@ -72,7 +77,7 @@ for name in "${names[@]}"; do
 	limit=$(sed -n 's|^// timeout: \([0-9][0-9]*\)$|\1|p' "$dir/$name.hip")
 	log=$(mktemp)
 	start=$SECONDS
-	timeout -k 10 ${limit:-${RKFD_HIP_TIMEOUT:-600}} "$dir/$bindir/${name##*/}" 2>&1 | tee "$log" | sed -u 's/^/  /'
+	timeout -k 10 ${limit:-${RKFD_HIP_TIMEOUT:-600}} "$dir/$bindir/${name##*/}" "${args[@]}" 2>&1 | tee "$log" | sed -u 's/^/  /'
 	rc=${PIPESTATUS[0]}
 	took=$((SECONDS - start))
 	# A program with an "// expect-fail: TEXT" line passes if it fails
@@ -82,6 +87,7 @@ for name in "${names[@]}"; do
 	# if they exit 0 printing "PASS NAME".
 	expect=$(sed -n 's|^// expect-fail: ||p' "$dir/$name.hip")
 	subtests=$(sed -n 's|^// subtests: ||p' "$dir/$name.hip")
+	[ ${#args[@]} = 0 ] || subtests="${args[*]}"
 	if [ -n "$subtests" ]; then
 		for t in $subtests; do
 			if grep -q "^PASS $t\$" "$log" && ! grep -q "^FAIL $t\b" "$log"; then

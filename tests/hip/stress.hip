@@ -7,14 +7,16 @@
 //   exit      the child leaves with _exit(): /dev/kfd's release destroys
 //             its queues under the running shader
 //   kill      the parent SIGKILLs it
-//   munmap    (XNACK on) the kernel loops reading mmap'ed memory through
-//             retry faults; the child munmaps it: the shader's next access
+//   munmap    (XNACK on) the kernel loops reading the child's mmap'ed
+//             memory through retry faults, counting its passes; once a
+//             pass is complete (the retry faults were resolved: a first
+//             fault that was fatal fails the case, the child dies before
+//             it is ready) the child munmaps it: the shader's next access
 //             is a fault nothing resolves, a VM fault, and ROCr ends the
-//             child with its memory-fault message.  Not in the list
-//             (gfx90a with XNACK on only; `stress munmap` runs it): in a
-//             forked child the first retry fault on that memory is
-//             already fatal (rkfd: "VM fault ... not recoverable: EFAULT"),
-//             which xnack.hip's unforked process does not see.
+//             child with its memory-fault message.  Not in the default
+//             list (gfx90a with XNACK on only: XNACK needs every GPU of
+//             the process to support it): scripts/guest/svm-hmm-tests.sh
+//             runs it in its one-gfx90a reload (`run.sh stress:munmap`).
 // Each passes when the child is gone as it should be (run.sh's timeout
 // bounds how long that may take: preemption waits for one time slice,
 // never for the shader's end); the kernel log must stay clean (vm-run
@@ -32,6 +34,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+static const int WGS = 4;
+
 __global__ void forever(volatile unsigned *started, volatile unsigned *stop) {
 	if (threadIdx.x == 0)
 		started[blockIdx.x] = 1;
@@ -39,6 +43,7 @@ __global__ void forever(volatile unsigned *started, volatile unsigned *stop) {
 	}
 }
 
+// started[WGS + w]: the passes over p workgroup w completed.
 __global__ void reader(volatile unsigned *started, const volatile unsigned *p, int n, unsigned *sink) {
 	if (threadIdx.x == 0)
 		started[blockIdx.x] = 1;
@@ -48,11 +53,12 @@ __global__ void reader(volatile unsigned *started, const volatile unsigned *p, i
 			s += p[i];
 		if (s == 0xfffffffeu)
 			break;
+		__syncthreads();
+		if (threadIdx.x == 0)
+			started[WGS + blockIdx.x] += 1;
 	}
 	sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
-
-static const int WGS = 4;
 
 // The target build.sh compiled this binary for (--arch gfx1030 defines
 // RKFD_HIP_ARCH_gfx1030); HIP runs it on a device of that target only.
@@ -76,14 +82,15 @@ static int use_target() {
 }
 
 // Waits (at most 120 s: a bound for a broken engine) until a workgroup
-// of the kernel said it runs, then a little more for the other workers to
+// of the kernel said it runs (`passes`: completed a pass over the mapped
+// memory, started[WGS..]), then a little more for the other workers to
 // start theirs.  (Not all 4: a worker runs one workgroup at a time, and
 // these never end.)
-static bool wait_started(volatile unsigned *started) {
+static bool wait_started(volatile unsigned *started, bool passes) {
 	for (int k = 0; k < 120000; k++) {
 		int n = 0;
 		for (int w = 0; w < WGS; w++)
-			n += started[w] != 0;
+			n += started[passes ? WGS + w : w] != 0;
 		if (n > 0) {
 			usleep(300 * 1000);
 			n = 0;
@@ -130,8 +137,12 @@ static void child(const char *name, int ready) {
 		_exit(2);
 	printf("  %s: kernel launched\n", name);
 	fflush(stdout);
-	if (!wait_started(started))
+	if (!wait_started(started, mapped))
 		_exit(3);
+	if (mapped) {
+		printf("  munmap: a workgroup read the mapped memory through (retry faults resolved)\n");
+		fflush(stdout);
+	}
 	(void)!write(ready, "r", 1);
 	if (mapped) {
 		usleep(200 * 1000);

@@ -620,6 +620,37 @@ fn two_processes_fault_their_own_memory(gpu: &Gpu) -> Check {
     check_pattern(&b, 60u8.wrapping_add((2 * MIB / PAGE - 4) as u8), "parent after the child")
 }
 
+/// A process forked from one with no KFD file open (HIP's tests/hip/stress.hip
+/// `munmap` case: the parent never starts HIP), which opens /dev/kfd itself
+/// and has the GPU touch anonymous memory it mapped after the fork: its
+/// first retry fault is resolved, as in a process that never forked.
+fn forked_child_faults_its_own_memory(gpu: &Gpu) -> Check {
+    // SAFETY: fork; the child uses only its own context and leaves with _exit.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let code = (|| -> Result<(), String> {
+            let c = ctx_xnack(gpu)?;
+            let mem = Anon::new(8 * PAGE)?;
+            mem.fill(70);
+            let mut b = vec![0u8; 8 * PAGE];
+            c.gpu_read(mem.addr, &mut b).map_err(err("child GPU read"))?;
+            check_pattern(&b, 70, "child GPU read")?;
+            c.gpu_write(mem.addr + 3 * PAGE, &[0x5a]).map_err(err("child GPU write"))?;
+            ensure_eq(mem.slice()[3 * PAGE], 0x5a, "CPU sees the child's GPU write")
+        })();
+        if let Err(e) = &code {
+            eprintln!("  forked child: {e}");
+        }
+        // SAFETY: leave without running the parent's destructors.
+        unsafe { libc::_exit(if code.is_ok() { 0 } else { 1 }) };
+    }
+    ensure(pid > 0, "fork")?;
+    let mut st = 0;
+    // SAFETY: our child.
+    unsafe { libc::waitpid(pid, &mut st, 0) };
+    ensure(libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0, format!("the forked child's retry faults (status {st:#x})"))
+}
+
 /// debugfs `kfd/mem_limit`: (system used, system limit) in MiB.
 fn mem_limit() -> Result<(u64, u64), String> {
     kfd_tests::svm::ensure_debugfs()?;
@@ -1511,6 +1542,7 @@ fn main() {
     h.run("vram_exhaustion_stays_in_system", || vram_exhaustion_stays_in_system(g));
     h.run("xnack_off_ranges_reserve_system_memory", || xnack_off_ranges_reserve_system_memory(g));
     h.run("two_processes_fault_their_own_memory", || two_processes_fault_their_own_memory(g));
+    h.run("forked_child_faults_its_own_memory", || forked_child_faults_its_own_memory(g));
     h.run("killed_mid_migration", || killed_mid_migration(g));
     h.run("concurrent_prefetch_munmap_touch", || concurrent_prefetch_munmap_touch(g));
     h.run("huge_device_pages", || huge_device_pages(g));
