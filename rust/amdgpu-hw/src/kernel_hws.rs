@@ -1,47 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The HWS files as the kernel crates compile them: `pm4.rs` (packets,
-//! runlists, parser), `kernel_queue.rs` (the HIQ ring and the CP's
-//! reader), `hws.rs` (the CP firmware's scheduler) and `dqm.rs` (the
-//! driver's runlist/preemption logic).  Included with `#[path]` as a module
-//! whose parent has the GPU generations in scope as `gfx`, like
-//! `kernel_mqd.rs`; the files name each other and the generated upstream
-//! layouts through `super::`, as in this host crate (`lib.rs`), which does
-//! not build this file.
+//! The HWS files as the virtual GPU compiles them: the driver's files as
+//! rkfd compiles them (`kernel_dqm.rs`: `pm4.rs`, `kernel_queue.rs`,
+//! `dqm.rs`) and `hws.rs` (the CP firmware's scheduler).  Included with
+//! `#[path]` as a module whose parent has the GPU generations in scope as
+//! `gfx`, like `kernel_mqd.rs`; `hws.rs` names `pm4` through `super::`, as
+//! in this host crate (`lib.rs`), which does not build this file.
 
-/// The parent's GPU generations, for `pm4`.
+/// The parent's GPU generations, for `kernel_dqm.rs`.
 use super::gfx;
 
-/// PM4 packets of the HWS (`kfd_pm4_headers_ai.h`), runlists, parser.
-#[path = "pm4.rs"]
-#[allow(dead_code, unreachable_pub, reason = "a file shared with the host crate, rkfd and the virtual GPU")]
-pub(crate) mod pm4;
-/// The HIQ ring (`kfd_kernel_queue.c`) and the CP's reader of it.
-#[path = "kernel_queue.rs"]
-#[allow(dead_code, unreachable_pub, reason = "a file shared with the host crate, rkfd and the virtual GPU")]
-pub(crate) mod kernel_queue;
+/// The driver's HWS files, with the generated layouts they name.
+#[path = "kernel_dqm.rs"]
+mod driver;
+pub(crate) use driver::{kernel_queue, pm4};
+
 /// The CP firmware's scheduler.
 #[path = "hws.rs"]
 #[allow(dead_code, unreachable_pub, reason = "a file shared with the host crate, rkfd and the virtual GPU")]
 pub(crate) mod hws;
-/// The HWS half of the device queue manager.
-#[path = "dqm.rs"]
-#[allow(dead_code, unreachable_pub, reason = "a file shared with the host crate, rkfd and the virtual GPU")]
-pub(crate) mod dqm;
-
-/// The generated upstream layouts the files name (`scripts/gen-hw-rs`).
-mod generated {
-    pub(super) use super::{gc_10_1_0_sh_mask, kfd_pm4_headers_ai, kfd_pm4_headers_aldebaran, kfd_pm4_opcodes};
-}
-#[path = "generated/kfd_pm4_headers_ai.rs"]
-#[allow(dead_code, unreachable_pub, non_camel_case_types, non_snake_case, non_upper_case_globals, unsafe_op_in_unsafe_fn, unnecessary_transmutes, missing_docs, clippy::all)]
-mod kfd_pm4_headers_ai;
-#[path = "generated/kfd_pm4_headers_aldebaran.rs"]
-#[allow(dead_code, unreachable_pub, non_camel_case_types, non_snake_case, non_upper_case_globals, unsafe_op_in_unsafe_fn, unnecessary_transmutes, missing_docs, clippy::all)]
-mod kfd_pm4_headers_aldebaran;
-#[path = "generated/kfd_pm4_opcodes.rs"]
-#[allow(dead_code, unreachable_pub, non_camel_case_types)]
-mod kfd_pm4_opcodes;
-#[path = "generated/gc_10_1_0_sh_mask.rs"]
-#[allow(dead_code, unreachable_pub)]
-mod gc_10_1_0_sh_mask;
