@@ -996,6 +996,9 @@ impl Context<'_, '_> {
         if is_f16_op(op) {
             return self.valu_f16();
         }
+        if matches!(op, opcodes10::vop3::V_ADD_NC_U16 | opcodes10::vop3::V_SUB_NC_U16) {
+            return self.valu_nc_u16();
+        }
         let den = self.wave.mode.f32_denormals();
         let exec = self.wave.exec;
         // Integer ops take no float modifiers and no output modifiers.
@@ -1407,11 +1410,15 @@ impl Context<'_, '_> {
     /// The f16 VALU ops: results in the low half with the high half zeroed
     /// (gfx9: GCNSubtarget::zeroesHigh16BitsOfDest), or in the high half
     /// with the low half kept when op_sel[3] is set; v_pack_b32_f16 writes
-    /// both halves.  Denormals as MODE's f16/f64 field says.
+    /// both halves; GFX10's v_fmac_f16 keeps the high half.  Denormals as MODE's f16/f64 field says.
     fn valu_f16(&mut self) -> Result<StepOutcome, ExecError> {
         let i = self.inst;
         let op = i.opcode;
         let den = self.wave.mode.f64_denormals();
+        if op == opcodes10::vop3::V_FMAC_F16 && i.op_sel != 0 {
+            // Its VOP3 form has no op_sel (the accumulator is D's low half).
+            return Err(self.unsupported_form("op_sel on v_fmac_f16"));
+        }
         let written = self.wave.exec & self.dpp_write_mask();
         for lane in 0..WAVE_SIZE {
             if written >> lane & 1 == 0 {
@@ -1426,6 +1433,8 @@ impl Context<'_, '_> {
                 }
                 vop3::V_SQRT_F16 => half::sqrt(a, den),
                 vop3::V_FMA_F16 => half::fma(a, self.hsrc(1, lane)?, self.hsrc(2, lane)?, den),
+                // GFX10: D.f16 = S0.f16 * S1.f16 + D.f16, one rounding.
+                opcodes10::vop3::V_FMAC_F16 => half::fma(a, self.hsrc(1, lane)?, self.vgpr(i.dst, lane) as u16, den),
                 _ => {
                     let b = self.hsrc(1, lane)?;
                     match op {
@@ -1447,7 +1456,44 @@ impl Context<'_, '_> {
                 _ => d,
             };
             let d = if i.clamp { half::clamp(d) } else { d };
-            let d = if i.op_sel & 8 != 0 { (self.vgpr(i.dst, lane) & 0xffff) | (d as u32) << 16 } else { d as u32 };
+            let d = if i.op_sel & 8 != 0 {
+                (self.vgpr(i.dst, lane) & 0xffff) | (d as u32) << 16
+            } else if op == opcodes10::vop3::V_FMAC_F16 {
+                // v_fmac_f16 keeps the high half on GFX9 and GFX10 alike
+                // (GCNSubtarget::zeroesHigh16BitsOfDest: only VI zeroes it).
+                (self.vgpr(i.dst, lane) & 0xffff_0000) | d as u32
+            } else {
+                d as u32
+            };
+            self.write_vdst(lane, d)?;
+        }
+        Ok(StepOutcome::Continue)
+    }
+
+    /// GFX10's VOP3-only `v_add_nc_u16` / `v_sub_nc_u16`: D.u16 = S0.u16
+    /// +/- S1.u16, no carry out; clamp saturates to [0, 0xffff]; op_sel[0]
+    /// and op_sel[1] take a source's high half, op_sel[3] writes the high
+    /// half; the other half of D is kept (GFX10's 16-bit ops preserve it).
+    fn valu_nc_u16(&mut self) -> Result<StepOutcome, ExecError> {
+        let i = self.inst;
+        if i.omod != 0 || i.modifiers.iter().any(|m| m.neg || m.abs) {
+            return Err(self.unsupported_form("modifiers on an integer operation"));
+        }
+        let written = self.wave.exec & self.dpp_write_mask();
+        for lane in 0..WAVE_SIZE {
+            if written >> lane & 1 == 0 {
+                continue;
+            }
+            let a = (self.int_src(0, lane)? >> (16 * (i.op_sel & 1))) as u16;
+            let b = (self.int_src(1, lane)? >> (16 * (i.op_sel >> 1 & 1))) as u16;
+            let d = match (i.opcode == opcodes10::vop3::V_ADD_NC_U16, i.clamp) {
+                (true, false) => a.wrapping_add(b),
+                (true, true) => a.saturating_add(b),
+                (false, false) => a.wrapping_sub(b),
+                (false, true) => a.saturating_sub(b),
+            } as u32;
+            let old = self.vgpr(i.dst, lane);
+            let d = if i.op_sel & 8 != 0 { (old & 0xffff) | d << 16 } else { (old & 0xffff_0000) | d };
             self.write_vdst(lane, d)?;
         }
         Ok(StepOutcome::Continue)
@@ -2327,6 +2373,7 @@ fn is_f16_op(op: u16) -> bool {
             | vop3::V_FMA_F16
             | vop3::V_SQRT_F16
             | vop3::V_PACK_B32_F16
+            | opcodes10::vop3::V_FMAC_F16
     )
 }
 

@@ -250,3 +250,114 @@ fn gfx10_wave_launch() {
     let d = dispatch(kd(true), Generation::Gfx9);
     assert_eq!(d.init_wave(&mut w, [0, 0, 0], 0), Err(LaunchError::Wave32));
 }
+
+/// binary16 to binary64 (exact), on the host.
+fn host_f16_to_f64(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let (field, mantissa) = ((h >> 10 & 31) as i32, (h & 0x3ff) as f64);
+    sign * match field {
+        0 => mantissa * 2f64.powi(-24),
+        31 if mantissa == 0.0 => f64::INFINITY,
+        31 => f64::NAN,
+        _ => (1024.0 + mantissa) * 2f64.powi(field - 25),
+    }
+}
+
+/// A finite binary64 rounded once to binary16, to nearest even, on the
+/// host: the value divided by the f16 ulp of its binade is exact in f64.
+fn host_f64_to_f16(x: f64) -> u16 {
+    let sign = if x.is_sign_negative() { 0x8000 } else { 0 };
+    let a = x.abs();
+    if a == 0.0 {
+        return sign;
+    }
+    let mut e = a.log2().floor() as i32;
+    while 2f64.powi(e) > a {
+        e -= 1;
+    }
+    while 2f64.powi(e + 1) <= a {
+        e += 1;
+    }
+    let e = e.max(-14);
+    let mut q = (a / 2f64.powi(e - 10)).round_ties_even();
+    let mut e = e;
+    if q >= 2048.0 {
+        q /= 2.0;
+        e += 1;
+    }
+    if e > 15 {
+        return sign | 0x7c00;
+    }
+    let q = q as u16;
+    sign | if q < 1024 { q } else { ((e + 15) as u16) << 10 | (q - 1024) }
+}
+
+/// v_add_nc_u16 / v_sub_nc_u16 (wrapping, clamp-saturating, op_sel halves,
+/// a literal, an SGPR source) and v_fmac_f16 (e32, e64 with clamp and
+/// neg/abs, DPP, an inline constant) on random lanes against host
+/// arithmetic; the half of D an instruction does not write is kept.
+#[test]
+fn gfx10_int16_and_fmac_f16() {
+    let mut m = Machine::new(program!("int16_f16"));
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 32) as u32
+    };
+    // f16 normals of exponent -6..=6: a * b + c is exact in f64.
+    let f16 = |r: u32| -> u16 { (r & 0x8000) as u16 | (((r >> 16) % 13 + 9) as u16) << 10 | (r & 0x3ff) as u16 };
+    m.wave.sgpr[0] = next();
+    for lane in 0..32 {
+        let (v1, v2) = (next(), next());
+        let a = f16(next());
+        // Lane 7: a * 1.0 + (-a), an exact cancellation.  Lane 9: a * b =
+        // 2^-11 (1 - 2^-20), c = 1 + 2^-10: the sum is 2^-31 below the
+        // midpoint 1 + 3 * 2^-11, so one rounding gives 1 + 2^-10 (0x3c01)
+        // and rounding through f32 first gives the tie's even 0x3c02.
+        let (a, b, c) = match lane {
+            7 => (a, 0x3c00, a ^ 0x8000),
+            9 => (0x3ffe, 0x0c01, 0x3c01),
+            _ => (a, f16(next()), f16(next())),
+        };
+        let v3 = next() & 0xffff_0000 | c as u32;
+        m.wave.vgpr[1][lane] = v1;
+        m.wave.vgpr[2][lane] = v2;
+        m.wave.vgpr[3][lane] = v3;
+        m.wave.vgpr[4][lane] = next() & 0xffff_0000 | a as u32;
+        m.wave.vgpr[5][lane] = next() & 0xffff_0000 | b as u32;
+        for r in 10..=24 {
+            m.wave.vgpr[r][lane] = v3;
+        }
+    }
+    m.run().unwrap();
+    let low = |d: u16, keep: u32| keep & 0xffff_0000 | d as u32;
+    let high = |d: u16, keep: u32| keep & 0xffff | (d as u32) << 16;
+    let fma = |a: u16, b: u16, c: u16| host_f64_to_f16(host_f16_to_f64(a) * host_f16_to_f64(b) + host_f16_to_f64(c));
+    for lane in 0..32 {
+        let (v1, v2, v3) = (m.v(1, lane), m.v(2, lane), m.v(3, lane));
+        let (a_lo, a_hi, b_lo, b_hi) = (v1 as u16, (v1 >> 16) as u16, v2 as u16, (v2 >> 16) as u16);
+        assert_eq!(m.v(10, lane), low(a_lo.wrapping_add(b_lo), v3), "v_add_nc_u16, lane {lane}");
+        assert_eq!(m.v(11, lane), low(a_lo.wrapping_sub(b_lo), v3), "v_sub_nc_u16, lane {lane}");
+        assert_eq!(m.v(12, lane), low(a_lo.saturating_add(b_lo), v3), "v_add_nc_u16 clamp, lane {lane}");
+        assert_eq!(m.v(13, lane), low(a_lo.saturating_sub(b_lo), v3), "v_sub_nc_u16 clamp, lane {lane}");
+        assert_eq!(m.v(14, lane), high(a_hi.wrapping_add(b_hi), v3), "v_add_nc_u16 op_sel:[1,1,1], lane {lane}");
+        assert_eq!(m.v(15, lane), low(a_lo.wrapping_sub(b_hi), v3), "v_sub_nc_u16 op_sel:[0,1,0], lane {lane}");
+        assert_eq!(m.v(16, lane), low(a_lo.wrapping_sub(0x1234), v3), "v_sub_nc_u16 literal, lane {lane}");
+        assert_eq!(m.v(17, lane), high((m.wave.sgpr[0] as u16).saturating_add(b_lo), v3), "v_add_nc_u16 s0 op_sel:[0,0,1] clamp, lane {lane}");
+
+        let (a, b, c) = (m.v(4, lane) as u16, m.v(5, lane) as u16, v3 as u16);
+        assert_eq!(m.v(20, lane), low(fma(a, b, c), v3), "v_fmac_f16_e32, lane {lane}");
+        let clamped = match fma(a, b, c) {
+            d if d & 0x8000 != 0 => 0,
+            d if d > 0x3c00 => 0x3c00,
+            d => d,
+        };
+        assert_eq!(m.v(21, lane), low(clamped, v3), "v_fmac_f16_e64 clamp, lane {lane}");
+        assert_eq!(m.v(22, lane), low(fma(a ^ 0x8000, b & 0x7fff, c), v3), "v_fmac_f16_e64 -v4, |v5|, lane {lane}");
+        let a_swapped = m.v(4, lane ^ 1) as u16;
+        assert_eq!(m.v(23, lane), low(fma(a_swapped, b, c), v3), "v_fmac_f16_dpp quad_perm:[1,0,3,2], lane {lane}");
+        assert_eq!(m.v(24, lane), low(fma(0x3c00, b, c), v3), "v_fmac_f16_e32 1.0, lane {lane}");
+    }
+    assert_eq!(m.v(20, 7) & 0xffff, 0, "lane 7: a * 1.0 + (-a) is +0");
+    assert_eq!(m.v(20, 9) & 0xffff, 0x3c01, "lane 9: one rounding");
+}

@@ -145,3 +145,9 @@ buffer_store_dword v0, off, s[0:3], s32 offset:4
 buffer_load_dword v1, v0, s[0:3], 0 offen
 buffer_gl0_inv
 buffer_gl1_inv
+v_add_nc_u16 v14, v1, v2 op_sel:[1,1,1]
+v_sub_nc_u16 v13, v1, s2 clamp
+v_sub_nc_u16 v16, v1, 0x1234
+v_fmac_f16 v20, v4, v5
+v_fmac_f16_e64 v22, -v4, |v5| clamp
+v_fmac_f16 v24, 1.0, v5
