@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 //! Which instructions of real code objects the interpreter cannot run: an
-//! opcode census over the gfx90a code objects of each file named (an
+//! opcode census over the gfx90a or gfx1030 code objects of each file named (an
 //! AMDGPU ELF, a clang offload bundle, or a host program or library with a
 //! `.hip_fatbin` section, e.g. Debian's `librocrand.so.1` or
 //! `librocsparse.so.0`), per target, listing per encoding class each
@@ -10,15 +10,17 @@
 //!
 //!   cargo run --release -p amdgpu-isa --example isa-census -- [--target SUBSTR] [--opcodes] FILE...
 //!
-//! `--target` picks offload targets containing SUBSTR (default `gfx90a`);
-//! `--opcodes` also lists every opcode seen with its count.
+//! `--target` picks offload targets containing SUBSTR (default `gfx90a`;
+//! a gfx10 target is decoded and executed as GFX10.3, in the wave sizes its
+//! kernel descriptors ask for); `--opcodes` also lists every opcode seen
+//! with its count (LLVM's mnemonics for the target).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
 #[path = "../tests/common/census.rs"]
 mod census;
 
-use census::{code_objects, Census};
+use census::{code_objects, generation_of, Census};
 use std::collections::BTreeMap;
 
 fn main() {
@@ -49,7 +51,7 @@ fn main() {
         // One census per target (xnack+ and xnack- builds differ).
         let mut per_target: BTreeMap<String, (usize, Census)> = BTreeMap::new();
         for co in &objects {
-            let (n, census) = per_target.entry(co.target.clone()).or_default();
+            let (n, census) = per_target.entry(co.target.clone()).or_insert_with(|| (0, Census::new(generation_of(co))));
             if census.add_code_object(&co.bytes) {
                 *n += 1;
             }
@@ -60,7 +62,7 @@ fn main() {
         for (t, (n, census)) in &per_target {
             println!("== {file} [{}]: {n} code objects, {}", if t.is_empty() { "ELF" } else { t }, census.report());
             if list_opcodes {
-                for ((class, name), count) in &census.opcodes {
+                for ((class, name), count) in &census.opcodes() {
                     println!("  {count:>9}  {class:<7} {name}");
                 }
             }

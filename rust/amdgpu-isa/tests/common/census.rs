@@ -5,18 +5,23 @@
 //! Inputs are what Debian ships: an AMDGPU ELF code object, a clang offload
 //! bundle (`__CLANG_OFFLOAD_BUNDLE__`), or a host ELF (a HIP program or a
 //! library such as `librocsparse.so.0`) whose `.hip_fatbin` section holds
-//! one or more bundles, 4 KiB-aligned one after the other.  The gfx90a code
-//! objects are taken out of bundles; every function's code (`.text`, in
-//! symbol order) is swept linearly, each instruction decoded with
-//! [`decode`] and each distinct instruction (its words) executed once on a
-//! scratch wave: it counts as executed unless the interpreter answers
-//! "unsupported opcode" or "unsupported form".  A fault or an out-of-bounds
+//! one or more bundles, 4 KiB-aligned one after the other.  The code
+//! objects of the wanted targets are taken out of bundles; every function's
+//! code (`.text`, in symbol order) is swept linearly, each instruction
+//! decoded with [`decode_for`] for the census's [`Generation`] (gfx90a:
+//! GFX9, gfx1030: GFX10.3) and each distinct instruction (its words)
+//! executed once on a scratch wave of each wave size the code object's
+//! kernel descriptors ask for (GFX9: wave64; GFX10: wave32 and/or wave64,
+//! `ENABLE_WAVEFRONT_SIZE32`; both when it has no descriptor): it counts as
+//! executed unless the interpreter answers "unsupported opcode" or
+//! "unsupported form".  A fault or an out-of-bounds
 //! access on the scratch wave's memory still counts as executed: the
 //! interpreter implements the instruction, the scratch operands are just
 //! not a valid address.
 #![allow(dead_code, reason = "the example and the test use different parts")]
 
-use amdgpu_isa::decode::{decode, DecodeError};
+use amdgpu_isa::code_object::{Elf, KernelDescriptor};
+use amdgpu_isa::decode::{decode_for, DecodeError, Generation, Instruction};
 use amdgpu_isa::exec::{execute, ExecError};
 use amdgpu_isa::memory::Environment;
 use amdgpu_isa::wave::Wave;
@@ -140,6 +145,50 @@ pub struct Function {
     pub size: u64,
 }
 
+/// The wave sizes the kernels of an AMDGPU ELF code object run as: each
+/// kernel descriptor's (`NAME.kd`, STT_OBJECT) `ENABLE_WAVEFRONT_SIZE32`
+/// bit, as (wave32 kernels, wave64 kernels).
+pub fn wave_sizes(elf: &[u8]) -> (u64, u64) {
+    let (mut wave32, mut wave64) = (0, 0);
+    let Some(parsed) = Elf::parse(elf) else { return (0, 0) };
+    for (name, vaddr, kind) in symbols(elf).unwrap_or_default() {
+        if kind != 1 || !name.ends_with(".kd") {
+            continue;
+        }
+        if let Some(kd) = parsed.bytes_at(vaddr, 64).and_then(KernelDescriptor::parse) {
+            if kd.wavefront_size32() {
+                wave32 += 1;
+            } else {
+                wave64 += 1;
+            }
+        }
+    }
+    (wave32, wave64)
+}
+
+/// Every symbol (name, value, STT type) of an AMDGPU ELF.
+fn symbols(elf: &[u8]) -> Option<Vec<(String, u64, u8)>> {
+    let shoff = u64_at(elf, 40) as usize;
+    let (shentsize, shnum) = (u16_at(elf, 58) as usize, u16_at(elf, 60) as usize);
+    let sh = |i: usize| elf.get(shoff + i * shentsize..shoff + (i + 1) * shentsize);
+    let mut out = Vec::new();
+    for i in 0..shnum {
+        let s = sh(i)?;
+        if u32_at(s, 4) != 2 {
+            continue;
+        }
+        let (offset, size) = (u64_at(s, 24) as usize, u64_at(s, 32) as usize);
+        let link = sh(u32_at(s, 40) as usize)?;
+        let symnames = elf.get(u64_at(link, 24) as usize..)?;
+        for e in elf.get(offset..offset + size)?.chunks_exact(24) {
+            let t = symnames.get(u32_at(e, 0) as usize..)?;
+            let name = String::from_utf8_lossy(&t[..t.iter().position(|&c| c == 0).unwrap_or(t.len())]).into_owned();
+            out.push((name, u64_at(e, 8), e[4] & 0xf));
+        }
+    }
+    Some(out)
+}
+
 /// The `.text` section (vaddr, bytes) and the function symbols (STT_FUNC,
 /// non-zero size) of an AMDGPU ELF code object, sorted by address.
 pub fn text_and_functions(elf: &[u8]) -> Option<(u64, &[u8], Vec<Function>)> {
@@ -208,11 +257,31 @@ pub struct Census {
     pub functions: u64,
     /// (class, mnemonic, gap) -> occurrences; the mnemonic is LLVM's.
     pub gaps: BTreeMap<(String, String, Gap), Seen>,
-    /// Per (class, mnemonic): occurrences of every instruction swept.
-    pub opcodes: BTreeMap<(String, String), u64>,
-    /// Distinct instructions already classified: None runs, Some(gap) not.
-    verdicts: HashMap<u64, Option<(String, String, Gap)>>,
+    /// Per (class, interpreter opcode): occurrences of every instruction
+    /// swept, with one of them ([`Census::opcodes`] names them).
+    counts: HashMap<(&'static str, u16), (u64, Instruction), Fast>,
+    /// Distinct instructions (words, decoded size or 0 if undecodable,
+    /// wave32) already classified: None runs, Some(gap) not.
+    verdicts: HashMap<(u128, u8, bool), Option<(String, String, Gap)>, Fast>,
     scratch: Option<Scratch>,
+    /// The ISA the code objects are decoded and executed as.
+    gen: Generation,
+    /// The wave sizes of the code object being swept (wave32, wave64).
+    waves: (bool, bool),
+    /// Kernel descriptors seen asking for (wave32, wave64).
+    pub kernels: (u64, u64),
+}
+
+/// The ISA of a code object: by its offload target name (`...--gfx1030`,
+/// `...--gfx90a:xnack-`), or for a bare ELF by its `e_flags` machine
+/// (EF_AMDGPU_MACH_AMDGCN_GFX1030 is 0x36); GFX9 otherwise.
+pub fn generation_of(co: &CodeObject) -> Generation {
+    let gfx1030_elf = co.target.is_empty() && co.bytes.len() >= 64 && u32_at(&co.bytes, 48) & 0xff == 0x36;
+    if co.target.contains("gfx10") || gfx1030_elf {
+        Generation::Gfx10
+    } else {
+        Generation::Gfx9
+    }
 }
 
 /// The scratch wave and memory distinct instructions are executed on.
@@ -232,8 +301,8 @@ impl Scratch {
 
     /// Executes `words` once: None if it ran (or failed only on its scratch
     /// operands), else why not.
-    fn classify(&mut self, words: &[u32]) -> Option<(String, String, Gap)> {
-        let inst = match decode(words) {
+    fn classify(&mut self, gen: Generation, wave32: bool, words: &[u32]) -> Option<(String, String, Gap)> {
+        let inst = match decode_for(gen, words) {
             Ok(inst) => inst,
             Err(DecodeError::UnknownOpcode { encoding, opcode, .. }) => {
                 return Some((encoding.name().to_string(), format!("opcode {opcode:#x}"), Gap::Undecoded("unknown opcode".into())))
@@ -244,7 +313,10 @@ impl Scratch {
             Err(DecodeError::Truncated) => return Some(("?".into(), "truncated".into(), Gap::Undecoded("truncated".into()))),
         };
         let class = inst.encoding.name().to_string();
-        let name = inst.mnemonic().unwrap_or("?").to_string();
+        let mut name = inst.llvm_mnemonic().unwrap_or("?").to_string();
+        if gen == Generation::Gfx10 && !wave32 {
+            name += " (wave64)";
+        }
         // Registers the instruction may read as addresses or counts start
         // at zero (sources, destinations, their neighbours), so memory
         // operands land in the scratch memory mapped at 0.
@@ -264,6 +336,11 @@ impl Scratch {
         wave.mode = amdgpu_isa::wave::Mode(0);
         wave.ended = false;
         wave.pc = 0x1000;
+        wave.gen = gen;
+        wave.wave32 = wave32;
+        if wave32 {
+            wave.exec = u32::MAX as u64;
+        }
         let mut env = Environment { global: &mut self.mem, lds: &mut self.lds, scratch: &mut self.scratch, scratch_lane_bytes: 256, apertures: APERTURES };
         match execute(wave, &mut env, &inst) {
             Err(ExecError::UnsupportedOpcode { .. }) => Some((class, name, Gap::NotExecuted)),
@@ -273,11 +350,75 @@ impl Scratch {
     }
 }
 
+/// A multiplicative hash (the census hashes millions of small keys; std's
+/// SipHash dominated its time in debug builds).
+#[derive(Clone, Copy, Default)]
+pub struct Fast;
+
+pub struct FastHasher(u64);
+
+impl std::hash::BuildHasher for Fast {
+    type Hasher = FastHasher;
+    fn build_hasher(&self) -> FastHasher {
+        FastHasher(0)
+    }
+}
+
+impl std::hash::Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(*b as u64);
+        }
+    }
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(v as u64);
+    }
+    fn write_u16(&mut self, v: u16) {
+        self.write_u64(v as u64);
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7cc1_b727_220a_95);
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.write_u64(v as u64);
+        self.write_u64((v >> 64) as u64);
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 impl Census {
+    /// A census of code objects of generation `gen` (the default is GFX9).
+    pub fn new(gen: Generation) -> Self {
+        Census { gen, ..Census::default() }
+    }
+
+    /// Occurrences of every instruction swept per (class, mnemonic), LLVM's
+    /// mnemonics for the census's generation.
+    pub fn opcodes(&self) -> BTreeMap<(String, String), u64> {
+        let mut out = BTreeMap::new();
+        for (&(class, _), (count, inst)) in &self.counts {
+            *out.entry((class.to_string(), inst.llvm_mnemonic().unwrap_or("?").to_string())).or_default() += count;
+        }
+        out
+    }
+
     /// Sweeps every function of an AMDGPU ELF code object; false if it is
     /// not one or has no `.text`.
     pub fn add_code_object(&mut self, elf: &[u8]) -> bool {
         let Some((text_vaddr, text, functions)) = text_and_functions(elf) else { return false };
+        let (wave32, wave64) = wave_sizes(elf);
+        self.kernels.0 += wave32;
+        self.kernels.1 += wave64;
+        self.waves = match self.gen {
+            Generation::Gfx9 => (false, true),
+            Generation::Gfx10 if wave32 + wave64 == 0 => (true, true),
+            Generation::Gfx10 => (wave32 > 0, wave64 > 0),
+        };
         for f in &functions {
             let Some(start) = f.vaddr.checked_sub(text_vaddr) else { continue };
             let Some(code) = text.get(start as usize..(start + f.size) as usize) else { continue };
@@ -287,34 +428,53 @@ impl Census {
         true
     }
 
-    /// Sweeps one function's instruction words.
+    /// Sweeps one function's instruction words (as the wave sizes of the
+    /// last code object added; outside one, GFX9 wave64 or GFX10 both).
     pub fn add_function(&mut self, name: &str, words: &[u32]) {
         let scratch = self.scratch.get_or_insert_with(Scratch::new);
+        let gen = self.gen;
+        let waves = match (gen, self.waves) {
+            (Generation::Gfx9, _) => (false, true),
+            (Generation::Gfx10, (false, false)) => (true, true),
+            (_, sizes) => sizes,
+        };
         self.functions += 1;
         let mut i = 0;
         while i < words.len() {
-            let w = &words[i..(i + 2).min(words.len())];
-            let (size, key) = match decode(w) {
+            // GFX10 VOP3 takes a literal: up to 3 words.
+            let w = &words[i..(i + 3).min(words.len())];
+            let (size, key) = match decode_for(gen, w) {
                 Ok(inst) => {
                     let size = inst.size as usize / 4;
-                    let class = inst.encoding.name().to_string();
-                    let mnemonic = inst.mnemonic().unwrap_or("?").to_string();
-                    *self.opcodes.entry((class, mnemonic)).or_default() += 1;
-                    (size, if size == 2 { w[0] as u64 | (w[1] as u64) << 32 } else { w[0] as u64 })
+                    self.counts.entry((inst.encoding.name(), inst.opcode)).or_insert((0, inst)).0 += 1;
+                    (size, (w[..size].iter().rev().fold(0u128, |key, &word| key << 32 | word as u128), size as u8))
                 }
                 // Undecodable: one word at a time, keyed by it alone.
-                Err(_) => (1, w[0] as u64 | 1 << 63),
+                Err(_) => (1, (w[0] as u128, 0)),
             };
             self.instructions += 1;
-            let verdict = match self.verdicts.get(&key) {
-                Some(v) => v.clone(),
-                None => {
-                    self.distinct += 1;
-                    let v = scratch.classify(&w[..size.min(w.len())]);
-                    self.verdicts.insert(key, v.clone());
-                    v
+            // The first wave size that does not run it decides.
+            let mut verdict = None;
+            let mut first = true;
+            for wave32 in [true, false].into_iter().filter(|&w32| if w32 { waves.0 } else { waves.1 }) {
+                let key = (key.0, key.1, wave32);
+                let v = match self.verdicts.get(&key) {
+                    Some(v) => v.clone(),
+                    None => {
+                        if first {
+                            self.distinct += 1;
+                        }
+                        let v = scratch.classify(gen, wave32, &w[..size.min(w.len())]);
+                        self.verdicts.insert(key, v.clone());
+                        v
+                    }
+                };
+                first = false;
+                if v.is_some() {
+                    verdict = v;
+                    break;
                 }
-            };
+            }
             if let Some(gap) = verdict {
                 let seen = self.gaps.entry(gap).or_default();
                 if seen.count == 0 {
@@ -330,7 +490,11 @@ impl Census {
     /// The report: totals, then each gap with its static count, grouped by
     /// class, most frequent first.
     pub fn report(&self) -> String {
-        let mut s = format!("{} functions, {} instructions ({} distinct)\n", self.functions, self.instructions, self.distinct);
+        let mut s = format!("{} functions, {} instructions ({} distinct)", self.functions, self.instructions, self.distinct);
+        s += &match self.gen {
+            Generation::Gfx9 => "\n".to_string(),
+            Generation::Gfx10 => format!(", kernels: {} wave32, {} wave64\n", self.kernels.0, self.kernels.1),
+        };
         let mut by_class: BTreeMap<&str, Vec<(&(String, String, Gap), &Seen)>> = BTreeMap::new();
         for (k, v) in &self.gaps {
             by_class.entry(&k.0).or_default().push((k, v));
