@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-//! Debian's own librocsparse.so.0 gfx90a kernels (as built by Debian, out
-//! of the library's .hip_fatbin, 111 bundles) run whole on the host build
-//! of the interpreter: csrmvn_general_kernel<512, 16, int, int, float>,
+//! Debian's own librocsparse.so.0 gfx90a and gfx1030 (wave32) kernels (as
+//! built by Debian, out of the library's .hip_fatbin, 111 bundles) run
+//! whole on the host build of the interpreter: csrmvn_general_kernel<512, 16, int, int, float>,
 //! the CSR SpMV rocsparse_scsrmv runs without analysis, y = alpha A x +
 //! beta y on a 300 x 280 matrix with empty and long rows, against a CPU
 //! reference in f64.  Skipped loudly without the library (scripts/setup
@@ -27,11 +27,24 @@ impl Lcg {
 
 #[test]
 fn csrmv_general_matches_cpu() {
+    csrmv_general(Target::Gfx90a);
+}
+
+#[test]
+fn csrmv_general_matches_cpu_gfx1030() {
+    csrmv_general(Target::Gfx1030);
+}
+
+fn csrmv_general(target: Target) {
     if !std::path::Path::new(LIB).exists() {
         eprintln!("\n\n*** {LIB} not installed (scripts/setup installs librocsparse-dev): SKIPPED ***\n");
         return;
     }
-    let objects = census::code_objects(LIB, &|t: &str| t.ends_with("gfx90a:xnack-")).expect(LIB);
+    let suffix = match target {
+        Target::Gfx90a => "--gfx90a:xnack-",
+        Target::Gfx1030 => "--gfx1030",
+    };
+    let objects = census::code_objects(LIB, &|t: &str| t.ends_with(suffix)).expect(LIB);
     let code = objects.iter().find(|c| Elf::parse(&c.bytes).and_then(|e| e.symbol(&format!("{GENERAL}.kd"))).is_some()).expect("the kernel's code object");
     let (m, n) = (300usize, 280usize);
     let mut rng = Lcg(12345);
@@ -70,7 +83,7 @@ fn csrmv_general_matches_cpu() {
     k[48..52].copy_from_slice(&beta.to_le_bytes());
     // 16 lanes a row, 32 rows a workgroup of 512.
     let blocks = m.div_ceil(32) as u32;
-    run_kernel(&mut mem, &code.bytes, GENERAL, &k, [blocks * 512, 1, 1], [512, 1, 1]);
+    run_kernel_on(target, &mut mem, &code.bytes, GENERAL, &k, [blocks * 512, 1, 1], [512, 1, 1]);
     let out: Vec<f32> = mem.read_u32s(d_y, m).into_iter().map(f32::from_bits).collect();
     for r in 0..m {
         let (mut want, mut mag) = (0f64, (beta * y[r]).abs() as f64);
@@ -81,5 +94,5 @@ fn csrmv_general_matches_cpu() {
         let want = alpha as f64 * want + beta as f64 * y[r] as f64;
         assert!((out[r] as f64 - want).abs() <= 1e-5 * (mag + 1.0), "y[{r}] = {}, want {want}", out[r]);
     }
-    eprintln!("csrmv general: {m} x {n}, nnz {}, every row matches", col.len());
+    eprintln!("{} csrmv general: {m} x {n}, nnz {}, every row matches", target.arch(), col.len());
 }
