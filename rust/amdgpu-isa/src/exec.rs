@@ -1024,6 +1024,9 @@ impl Context<'_, '_> {
             0
         };
         let vcc_at_start = self.wave.vcc;
+        // GFX10's 16-bit results keep the high half of D (GFX9 zeroes it);
+        // SDWA forms write as their dst_sel says.
+        let keeps_high_half = i.gen == Generation::Gfx10 && !matches!(i.form, ValuForm::Sdwa(_)) && is_16bit_result_op(op);
         let wide_result = matches!(op, vop3::V_LSHLREV_B64 | vop3::V_LSHRREV_B64 | vop3::V_ASHRREV_I64 | vop3::V_MAD_U64_U32 | vop3::V_MAD_I64_I32) || is_f64_result_op(op);
         let written = exec & self.dpp_write_mask();
         for lane in 0..WAVE_SIZE {
@@ -1313,6 +1316,7 @@ impl Context<'_, '_> {
                 _ => return Err(self.unsupported()),
             };
             let d = if float_op { self.f32_output(d, den) } else { d };
+            let d = if keeps_high_half { (self.vgpr(i.dst, lane) & 0xffff_0000) | (d & 0xffff) } else { d };
             self.write_vdst(lane, d)?;
         }
         if writes_carry {
@@ -1408,9 +1412,9 @@ impl Context<'_, '_> {
     }
 
     /// The f16 VALU ops: results in the low half with the high half zeroed
-    /// (gfx9: GCNSubtarget::zeroesHigh16BitsOfDest), or in the high half
-    /// with the low half kept when op_sel[3] is set; v_pack_b32_f16 writes
-    /// both halves; GFX10's v_fmac_f16 keeps the high half.  Denormals as MODE's f16/f64 field says.
+    /// (gfx9: GCNSubtarget::zeroesHigh16BitsOfDest) or kept (GFX10, and
+    /// v_fmac_f16), or in the high half with the low half kept when
+    /// op_sel[3] is set; v_pack_b32_f16 writes both halves.  Denormals as MODE's f16/f64 field says.
     fn valu_f16(&mut self) -> Result<StepOutcome, ExecError> {
         let i = self.inst;
         let op = i.opcode;
@@ -1458,9 +1462,9 @@ impl Context<'_, '_> {
             let d = if i.clamp { half::clamp(d) } else { d };
             let d = if i.op_sel & 8 != 0 {
                 (self.vgpr(i.dst, lane) & 0xffff) | (d as u32) << 16
-            } else if op == opcodes10::vop3::V_FMAC_F16 {
-                // v_fmac_f16 keeps the high half on GFX9 and GFX10 alike
-                // (GCNSubtarget::zeroesHigh16BitsOfDest: only VI zeroes it).
+            } else if op == opcodes10::vop3::V_FMAC_F16 || (i.gen == Generation::Gfx10 && !matches!(i.form, ValuForm::Sdwa(_))) {
+                // v_fmac_f16 keeps the high half on GFX9 and GFX10 alike,
+                // every 16-bit op on GFX10 (GCNSubtarget::zeroesHigh16BitsOfDest).
                 (self.vgpr(i.dst, lane) & 0xffff_0000) | d as u32
             } else {
                 d as u32
@@ -2357,6 +2361,26 @@ fn is_f64_result_op(op: u16) -> bool {
             | vop3::V_DIV_FMAS_F64
             | vop3::V_DIV_FIXUP_F64
             | vop3::V_FREXP_MANT_F64
+    )
+}
+
+/// The 16-bit-result ops of [`Context::valu`] (the integer ones and
+/// v_cvt_f16_f32), whose high half GFX10 keeps.
+fn is_16bit_result_op(op: u16) -> bool {
+    matches!(
+        op,
+        vop3::V_ADD_U16
+            | vop3::V_SUB_U16
+            | vop3::V_SUBREV_U16
+            | vop3::V_MUL_LO_U16
+            | vop3::V_LSHLREV_B16
+            | vop3::V_LSHRREV_B16
+            | vop3::V_ASHRREV_I16
+            | vop3::V_MAX_U16
+            | vop3::V_MIN_U16
+            | vop3::V_MAX_I16
+            | vop3::V_MIN_I16
+            | vop3::V_CVT_F16_F32
     )
 }
 

@@ -361,3 +361,43 @@ fn gfx10_int16_and_fmac_f16() {
     assert_eq!(m.v(20, 7) & 0xffff, 0, "lane 7: a * 1.0 + (-a) is +0");
     assert_eq!(m.v(20, 9) & 0xffff, 0x3c01, "lane 9: one rounding");
 }
+
+/// GFX10's 16-bit VALU ops write the low half of D and keep its high half.
+#[test]
+fn gfx10_16bit_ops_keep_the_high_half() {
+    let mut m = Machine::new(program!("high16"));
+    let (a, b, c, s) = (0x4100u16, 0x3e00u16, 0x3400u16, 0x4080u16); // 2.5, 1.5, 0.25, 2.25
+    let (x, y) = (0x8765u16, 0x0123u16);
+    for lane in 0..32 {
+        m.wave.vgpr[1][lane] = 0x1111_0000 | a as u32;
+        m.wave.vgpr[2][lane] = 0x2222_0000 | b as u32;
+        m.wave.vgpr[3][lane] = 0x3333_0000 | c as u32;
+        m.wave.vgpr[7][lane] = 0x7777_0000 | s as u32;
+        m.wave.vgpr[4][lane] = 0.5f32.to_bits();
+        m.wave.vgpr[5][lane] = 0x5555_0000 | x as u32;
+        m.wave.vgpr[6][lane] = 0x6666_0000 | y as u32;
+        for r in 10..=20 {
+            m.wave.vgpr[r][lane] = (0xa000 + r as u32) << 16 | 0xffff;
+        }
+    }
+    m.run().unwrap();
+    let f = host_f16_to_f64;
+    let want: [(usize, u16, &str); 11] = [
+        (10, host_f64_to_f16(f(a) + f(b)), "v_add_f16"),
+        (11, host_f64_to_f16(f(a) * f(b)), "v_mul_f16_e64"),
+        (12, host_f64_to_f16(f(a) * f(b) + f(c)), "v_fma_f16"),
+        (13, host_f64_to_f16(f(s).sqrt()), "v_sqrt_f16"),
+        (14, host_f64_to_f16(f(a).max(f(b))), "v_max_f16"),
+        (15, host_f64_to_f16(0.5), "v_cvt_f16_f32"),
+        (16, x.wrapping_mul(y), "v_mul_lo_u16"),
+        (17, x << 3, "v_lshlrev_b16"),
+        (18, (x as i16).max(y as i16) as u16, "v_max_i16"),
+        (19, x.min(y), "v_min_u16"),
+        (20, ((x as i16) >> 2) as u16, "v_ashrrev_i16"),
+    ];
+    for lane in 0..32 {
+        for (r, low, what) in want {
+            assert_eq!(m.v(r, lane), (0xa000 + r as u32) << 16 | low as u32, "{what}, lane {lane}");
+        }
+    }
+}
