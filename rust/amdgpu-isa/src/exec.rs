@@ -1414,7 +1414,8 @@ impl Context<'_, '_> {
     /// The f16 VALU ops: results in the low half with the high half zeroed
     /// (gfx9: GCNSubtarget::zeroesHigh16BitsOfDest) or kept (GFX10, and
     /// v_fmac_f16), or in the high half with the low half kept when
-    /// op_sel[3] is set; v_pack_b32_f16 writes both halves.  Denormals as MODE's f16/f64 field says.
+    /// op_sel[3] is set; v_pack_b32_f16 writes both halves.  Denormals as
+    /// MODE's f16/f64 field says.
     fn valu_f16(&mut self) -> Result<StepOutcome, ExecError> {
         let i = self.inst;
         let op = i.opcode;
