@@ -16,6 +16,11 @@
 #   make bench-isa  the shader interpreter: vector add and LDS reduction over
 #                   1M elements on the virtual GPU (HIP) vs a C loop in the
 #                   guest, and the host build's lane-ops/s; prints figures
+#   make bench-upstream  upstream amdkfd vs rkfd in one guest with no GPU (the
+#                   patched amdgpu with its own amdkfd, then rkfd + amdgpu
+#                   kfd=external + the bridge): open(/dev/kfd) attempts and
+#                   topology sysfs reads per second against bare baselines,
+#                   and every difference in the no-GPU ABI tests; prints figures
 #   make setup      install the toolchain and kernel source (idempotent)
 #   make kernel     build (or reuse) the cached test kernel
 
@@ -26,7 +31,7 @@ KRUST_LIB_SRC ?= /usr/lib/rustlib/src/rust/library
 KBINDGEN ?= $(or $(RKFD_CACHE),/var/cache/rkfd)/tools/bin/bindgen
 KDIR ?= $(shell $(ROOT)/scripts/kdir)
 
-.PHONY: all modules clean setup kernel demo check host-test abi-check guest-tools soak bench-svm bench-queues bench-isa
+.PHONY: all modules clean setup kernel demo check host-test abi-check guest-tools soak bench-svm bench-queues bench-isa bench-upstream
 
 all: modules
 
@@ -68,3 +73,9 @@ bench-queues: modules
 
 bench-isa: modules
 	scripts/bench-isa
+
+# The patched amdgpu is built (or reused) and the bridge built by
+# scripts/vm-run --kgd real (scripts/build-amdgpu).
+bench-upstream: modules
+	cd rust && cargo build -q --release -p kfd-tests
+	scripts/vm-run --kgd real --no-load --append kunit.enable=0 -- scripts/guest/bench-upstream

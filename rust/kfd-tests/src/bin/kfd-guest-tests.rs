@@ -236,16 +236,17 @@ fn fd_outliving_its_process_is_released() -> Check {
         // SAFETY: leave without running destructors.
         unsafe { libc::_exit(code) };
     }
+    // Only the child keeps its end: a child that exits without sending
+    // (its open failed) gives EOF here, not a wait forever.
+    // SAFETY: closing our copy of the child's end.
+    unsafe { libc::close(sv[0]) };
     let fd = recv_fd(sv[1]);
     let mut status = 0;
     // SAFETY: waiting for our child.
     unsafe { libc::waitpid(pid, &mut status, 0) };
-    // SAFETY: closing our socket ends.
-    unsafe {
-        libc::close(sv[0]);
-        libc::close(sv[1]);
-    }
-    ensure_eq(libc::WEXITSTATUS(status), 0, "child exit")?;
+    // SAFETY: closing our end.
+    unsafe { libc::close(sv[1]) };
+    ensure_eq(libc::WEXITSTATUS(status), 0, "child exit (3: its open failed)")?;
     let fd = fd.ok_or("no fd received")?;
     let mut args = uapi::kfd_ioctl_get_version_args::default();
     let r = ioctl_fd(fd, uapi::AMDKFD_IOC_GET_VERSION, &mut args as *mut _ as usize);
