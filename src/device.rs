@@ -233,6 +233,12 @@ pub(crate) fn all() -> Result<KVec<Arc<Device>>> {
     Ok(out)
 }
 
+/// The published device whose `kfd_dev` handle (what `kgd2kfd_probe`
+/// returned to its GPU driver) is `handle`, compared by address only.
+pub(crate) fn by_kfd_handle(handle: *const core::ffi::c_void) -> Result<Option<Arc<Device>>> {
+    Ok(all()?.into_iter().find(|d| Arc::as_ptr(d).cast() == handle))
+}
+
 impl Device {
     /// The device's `gpu_id` (0 until published).
     pub(crate) fn gpu_id(&self) -> u32 {

@@ -289,6 +289,19 @@ fn alloc_memory_of_gpu(process: &Process, args: &mut uapi::kfd_ioctl_alloc_memor
     memory::alloc(&mut process.inner.lock(), args)
 }
 
+/// IOCTL: GET_DMABUF_INFO.  Asks the process's first GPU (those of its
+/// pdds are the ones its device cgroup allows), without `Process::inner`
+/// held across the GPU driver's call, as upstream takes no `p->mutex`.
+fn get_dmabuf_info(process: &Process, args: &mut uapi::kfd_ioctl_get_dmabuf_info_args) -> Result {
+    let dev = process.inner.lock().pdds.first().map(|p| p.dev.clone()).ok_or(EINVAL)?;
+    memory::get_dmabuf_info(&dev, args)
+}
+
+/// IOCTL: IMPORT_DMABUF.
+fn import_dmabuf(process: &Process, args: &mut uapi::kfd_ioctl_import_dmabuf_args) -> Result {
+    memory::import_dmabuf(&mut process.inner.lock(), args)
+}
+
 /// IOCTL: FREE_MEMORY_OF_GPU.
 fn free_memory_of_gpu(process: &Process, args: &mut uapi::kfd_ioctl_free_memory_of_gpu_args) -> Result {
     let mut inner = process.inner.lock();
@@ -398,8 +411,8 @@ const IOCTLS: [IoctlDef; uapi::IOCTLS.len()] = [
     def!(AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, typed!(unmap_memory_from_gpu)),
     def!(AMDKFD_IOC_SET_CU_MASK, typed!(queue::set_cu_mask)),
     def!(AMDKFD_IOC_GET_QUEUE_WAVE_STATE, typed!(queue::get_wave_state)),
-    def!(AMDKFD_IOC_GET_DMABUF_INFO, not_supported),
-    def!(AMDKFD_IOC_IMPORT_DMABUF, not_supported),
+    def!(AMDKFD_IOC_GET_DMABUF_INFO, typed!(get_dmabuf_info)),
+    def!(AMDKFD_IOC_IMPORT_DMABUF, typed!(import_dmabuf)),
     def!(AMDKFD_IOC_ALLOC_QUEUE_GWS, typed!(queue::alloc_gws)),
     def!(AMDKFD_IOC_SMI_EVENTS, typed!(smi_events)),
     def!(AMDKFD_IOC_SVM, crate::svm::attr::ioctl, crate::svm::attr::validate_ioctl),

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Memory objects: `ALLOC_MEMORY_OF_GPU`, `FREE_MEMORY_OF_GPU`,
-//! `MAP_MEMORY_TO_GPU`, `UNMAP_MEMORY_FROM_GPU`.
+//! `MAP_MEMORY_TO_GPU`, `UNMAP_MEMORY_FROM_GPU`, and graphics interop:
+//! `GET_DMABUF_INFO`, `IMPORT_DMABUF`.
 //!
 //! C: the memory ioctls of `kfd_chardev.c` and the pdd's `alloc_idr`.  The
 //! GPU driver owns the backing store and the GPU page tables; rkfd owns the
@@ -14,6 +15,7 @@ use crate::kabi::log::kfd_err;
 use kernel::{
     prelude::*,
     rbtree::{RBTree, RBTreeNodeReservation},
+    uaccess::{UserPtr, UserSlice},
     sync::atomic::{Atomic, Relaxed}, //
 };
 
@@ -41,6 +43,9 @@ pub(crate) struct MemObject {
     /// (upstream `bo_va->queue_refcount`): it cannot be unmapped from that
     /// GPU while the queue exists (`-EBUSY`).
     queue_users: KVec<u32>,
+    /// Made by `IMPORT_DMABUF`: not counted in the process's usage, as
+    /// upstream (`free_memory_of_gpu` reports size 0 for imports).
+    imported: bool,
 }
 
 /// The memory objects of one pdd, by IDR handle (lowest free id first, as
@@ -138,7 +143,15 @@ pub(crate) fn alloc(inner: &mut ProcessInner, args: &mut uapi::kfd_ioctl_alloc_m
         pad: 0,
     };
     let (mem, offset) = pdd.dev.kgd.alloc_memory(vm, &request)?;
-    let obj = MemObject { mem: Some(mem), va: args.va_addr, size: args.size, flags, mapped_on, queue_users: KVec::new() };
+    let obj = MemObject {
+        mem: Some(mem),
+        va: args.va_addr,
+        size: args.size,
+        flags,
+        mapped_on,
+        queue_users: KVec::new(),
+        imported: false,
+    };
     // `id` is free, so nothing is replaced.
     pdd.mem.objects.insert(node.into_node(id, obj));
     if let Some((counter, size)) = accounted(&pdd.counters, flags, args.size) {
@@ -185,9 +198,67 @@ pub(crate) fn free(inner: &mut ProcessInner, handle: u64, signal_page_handle: Op
     if let (Some(mem), Some(vm)) = (obj.mem.take(), pdd.vm.as_ref()) {
         pdd.dev.kgd.free_memory(vm, mem);
     }
-    if let Some((counter, size)) = accounted(&pdd.counters, obj.flags, obj.size) {
+    if let Some((counter, size)) = accounted(&pdd.counters, obj.flags, obj.size).filter(|_| !obj.imported) {
         counter.fetch_sub(size, Relaxed);
     }
+    Ok(())
+}
+
+/// IOCTL: GET_DMABUF_INFO (upstream `kfd_ioctl_get_dmabuf_info`): asks the
+/// GPU driver of `dev`, the first GPU the process may use (upstream: the
+/// first the device cgroup allows), about dma-buf `args.dmabuf_fd`.
+/// `gpu_id` is the GPU the buffer belongs to, which need not be `dev`
+/// (`-EINVAL` if rkfd does not know it).  The metadata is copied out if it
+/// fits in `metadata_size` bytes (else `-EINVAL` with the size needed);
+/// a kernel buffer of at most a page is used, as no driver keeps more.
+pub(crate) fn get_dmabuf_info(
+    dev: &crate::device::Device,
+    args: &mut uapi::kfd_ioctl_get_dmabuf_info_args,
+) -> Result {
+    let len = (args.metadata_size as usize).min(kernel::page::PAGE_SIZE);
+    let mut metadata = KVec::from_elem(0u8, len, GFP_KERNEL)?;
+    let fd = i32::try_from(args.dmabuf_fd).map_err(|_| EBADF)?;
+    let info = dev.kgd.get_dmabuf_info(fd, &mut metadata)?;
+    let owner = crate::device::by_kfd_handle(info.owner)?.ok_or(EINVAL)?;
+    args.size = info.size;
+    args.gpu_id = owner.gpu_id();
+    args.flags = info.flags;
+    args.metadata_size = info.metadata_size;
+    if args.metadata_ptr != 0 {
+        let n = (info.metadata_size as usize).min(len);
+        let bytes = metadata.get(..n).ok_or(EINVAL)?;
+        UserSlice::new(UserPtr::from_addr(args.metadata_ptr as usize), n).writer().write_slice(bytes)?;
+    }
+    Ok(())
+}
+
+/// IOCTL: IMPORT_DMABUF (upstream `kfd_ioctl_import_dmabuf`): a memory
+/// object of the process on `gpu_id` at `va_addr` over the memory of
+/// dma-buf `dmabuf_fd`, used and freed like `ALLOC_MEMORY_OF_GPU`'s.
+/// `-EINVAL` for an unknown GPU, `-ENODEV` before `ACQUIRE_VM`, the GPU
+/// driver's errno for the buffer.
+pub(crate) fn import_dmabuf(inner: &mut ProcessInner, args: &mut uapi::kfd_ioctl_import_dmabuf_args) -> Result {
+    let pdd = inner.pdd(args.gpu_id)?;
+    let vm = pdd.bound_vm()?;
+    let fd = i32::try_from(args.dmabuf_fd).map_err(|_| EBADF)?;
+    let id = pdd.mem.free_id()?;
+    // Allocate the table node first: after the import, nothing may fail.
+    let node = RBTreeNodeReservation::new(GFP_KERNEL)?;
+    let mut mapped_on = KVec::new();
+    mapped_on.reserve(1, GFP_KERNEL)?;
+    let imported = pdd.dev.kgd.import_dmabuf(vm, fd, args.va_addr)?;
+    let obj = MemObject {
+        mem: Some(imported.mem),
+        va: args.va_addr,
+        size: imported.size,
+        flags: imported.flags,
+        mapped_on,
+        queue_users: KVec::new(),
+        imported: true,
+    };
+    // `id` is free, so nothing is replaced.
+    pdd.mem.objects.insert(node.into_node(id, obj));
+    args.handle = make_handle(args.gpu_id, id);
     Ok(())
 }
 

@@ -70,6 +70,8 @@ ioctl_args!(
     kfd_ioctl_alloc_queue_gws_args,
     kfd_ioctl_smi_events_args,
     kfd_ioctl_svm_args,
+    kfd_ioctl_get_dmabuf_info_args,
+    kfd_ioctl_import_dmabuf_args,
 );
 
 /// A UAPI struct without padding bytes, so all of its bytes may be copied

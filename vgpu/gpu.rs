@@ -263,6 +263,11 @@ impl OffsetSlot {
         (self.id as u64 + 1) << OFFSET_SLOT_SHIFT
     }
 
+    /// The GPU whose offset space it is in.
+    pub(crate) fn core(&self) -> &Arc<Core> {
+        &self.core
+    }
+
     /// Whether the slot is in `gpu`'s offset space.
     pub(crate) fn is_on(&self, gpu: &Core) -> bool {
         core::ptr::eq(&*self.core, gpu)
@@ -321,6 +326,16 @@ impl kabi::RenderNode for Core {
 
     fn gpu_access(vm: ArcBorrow<'_, Vm>, va: u64, size: u64, buf: u64, write: bool, faults: &mut u32) -> Result {
         vm.gpu_access(va, size, buf, write, faults)
+    }
+
+    fn gem_create(core: ArcBorrow<'_, Core>, size: u64, vram: bool) -> Result<(Arc<Mem>, u64)> {
+        let mem = Mem::new_gem(&core.into(), size, vram)?;
+        let offset = mem.mmap_offset();
+        Ok((mem, offset))
+    }
+
+    fn mem_cpu_map(mem: &Mem, npages: u64) -> Result {
+        mem.check_cpu_map(npages)
     }
 }
 

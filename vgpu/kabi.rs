@@ -49,6 +49,7 @@ use shim_ffi as shim;
 pub(crate) mod testing;
 
 pub(crate) use device::{
+    dmabuf_gem,
     AmdgpuInfo,
     DeviceInfo,
     Devices,
@@ -71,9 +72,11 @@ pub(crate) use kfd::{
     kgd,
     CacheInfo,
     CopyPages,
+    DmabufInfo,
     DrmFileRef,
     GpuInfo,
     HqdState,
+    Imported,
     Kfd2Kgd,
     KfdDevice,
     KfdIrq,

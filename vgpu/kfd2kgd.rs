@@ -117,6 +117,44 @@ impl kabi::Kfd2Kgd for Kgd {
         Ok((addr, mem.size()))
     }
 
+    fn get_dmabuf_info(&self, fd: i32) -> Result<kabi::DmabufInfo> {
+        // `amdgpu_amdkfd_get_dmabuf_info`: a GEM object of this driver (any
+        // of its GPUs); all of them are VRAM or GTT objects.
+        let gem = kabi::dmabuf_gem::<Core>(fd)?;
+        // A GPU rkfd does not know (yet) has no gpu_id to report.
+        let owner = gem.mem.gpu().kfd().ok_or(EINVAL)?;
+        let mut flags = if gem.vram {
+            uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM
+        } else {
+            uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT
+        };
+        if gem.cpu_access {
+            flags |= uapi::KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC;
+        }
+        Ok(kabi::DmabufInfo {
+            owner,
+            size: gem.mem.size(),
+            flags,
+        })
+    }
+
+    fn import_dmabuf(vm: ArcBorrow<'_, Vm>, fd: i32, va: u64) -> Result<kabi::Imported<Mem>> {
+        // `amdgpu_amdkfd_gpuvm_import_dmabuf_fd` / `import_obj_create`.
+        let gem = kabi::dmabuf_gem::<Core>(fd)?;
+        let domain = if gem.vram {
+            uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM
+        } else {
+            uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT
+        };
+        let mem = vm.import(gem.mem, va)?;
+        Ok(kabi::Imported {
+            size: mem.size(),
+            flags: domain | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | uapi::KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE,
+            mmap_offset: mem.mmap_offset(),
+            mem,
+        })
+    }
+
     fn available_vram(&self) -> u64 {
         self.core().vram().available()
     }

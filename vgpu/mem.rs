@@ -118,6 +118,12 @@ enum Backing {
     /// Pages owned elsewhere (doorbells, MMIO remap); not accounted, as
     /// upstream does not account them.
     Shared(Arc<SharedPages>),
+    /// The memory of another object: a GEM object's, imported from its
+    /// dma-buf (`IMPORT_DMABUF`), of this GPU or another one of this
+    /// driver.  Holding the reference keeps the memory after the GEM
+    /// handles and the dma-buf are gone (upstream: the `kgd_mem`'s
+    /// reference on the `amdgpu_bo`).  Not accounted again, as upstream.
+    Imported(Arc<Mem>),
 }
 
 /// A memory object.
@@ -245,6 +251,71 @@ impl Mem {
         )
     }
 
+    /// A GEM object (`DRM_IOCTL_AMDGPU_GEM_CREATE`) of `size` bytes (page
+    /// aligned) in VRAM or GTT on `core`: in no VM (GPU VA 0, never mapped
+    /// itself), with a render-node mmap offset of its own.
+    pub(crate) fn new_gem(core: &Arc<Core>, size: u64, vram: bool) -> Result<Arc<Self>> {
+        let domain = if vram {
+            uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM
+        } else {
+            uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT
+        };
+        let req = AllocRequest {
+            va: 0,
+            size,
+            user_addr: 0,
+            flags: domain | uapi::KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE,
+        };
+        // GEM objects own no doorbells.
+        Self::new(core, &req, core.mmio_remap())
+    }
+
+    /// An object at GPU VA `va` of a VM of `core` over the memory of
+    /// `target` (a GEM object, any GPU of this driver), as
+    /// `import_obj_create`: GPU-writable and executable, its own mmap
+    /// offset.  `EINVAL` for a VA range that is not page aligned or does
+    /// not fit, or a target that is not VRAM or GTT.
+    pub(crate) fn import(core: &Arc<Core>, target: Arc<Mem>, va: u64) -> Result<Arc<Self>> {
+        if !matches!(target.domain, Domain::Vram | Domain::Gtt) {
+            return Err(EINVAL);
+        }
+        let page = PAGE_SIZE as u64;
+        if va % page != 0 {
+            return Err(EINVAL);
+        }
+        match va.checked_add(target.size()) {
+            Some(end) if end <= pt::VA_END => {}
+            _ => return Err(EINVAL),
+        }
+        let slot = core.alloc_offset()?;
+        let (domain, pages) = (target.domain, target.pages);
+        Arc::pin_init(
+            // INVARIANT: `pages` is the target's, so `0 < pages = npages`;
+            // the range was checked above.
+            try_pin_init!(Mem {
+                kmap <- new_mutex!(None, "Mem::kmap"),
+                backing: Backing::Imported(target),
+                slot,
+                domain,
+                va,
+                npages: pages,
+                pages,
+                user_addr: 0,
+                writable: true,
+                executable: true,
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The GPU whose memory it is (an import: the target's).
+    pub(crate) fn gpu(&self) -> &Arc<Core> {
+        match &self.backing {
+            Backing::Imported(target) => target.gpu(),
+            _ => self.slot.core(),
+        }
+    }
+
     /// The GPU virtual address.
     pub(crate) fn va(&self) -> u64 {
         self.va
@@ -272,7 +343,10 @@ impl Mem {
 
     /// Whether the object is memory of the GPU `gpu`.
     pub(crate) fn is_on(&self, gpu: &Core) -> bool {
-        self.slot.is_on(gpu)
+        match &self.backing {
+            Backing::Imported(target) => target.is_on(gpu),
+            _ => self.slot.is_on(gpu),
+        }
     }
 
     /// The PTE for page `index` of the object in a page table of this GPU
@@ -285,6 +359,12 @@ impl Mem {
             return Err(pt::Error::OutOfRange);
         }
         let index = index % self.pages;
+        if let Backing::Imported(target) = &self.backing {
+            // The target's frame (`local` is about the target's GPU, see
+            // `is_on`), with this object's permissions.
+            let pte = target.pte(index, local)?;
+            return Pte::new(pte.aperture(), pte.frame(), self.writable, self.executable);
+        }
         let i = usize::try_from(index).map_err(|_| pt::Error::OutOfRange)?;
         let (aperture, frame) = match &self.backing {
             Backing::Vram(alloc) if local => {
@@ -307,6 +387,7 @@ impl Mem {
                 Aperture::System,
                 kabi::page_pfn(shared.pages().get(i).ok_or(pt::Error::OutOfRange)?),
             ),
+            Backing::Imported(_) => return Err(pt::Error::Invalid),
         };
         Pte::new(aperture, frame, self.writable, self.executable)
     }
@@ -336,6 +417,7 @@ impl Mem {
             Backing::Gtt { pages, .. } => pages.get(index),
             Backing::User { .. } => None,
             Backing::Shared(shared) => shared.pages().get(index),
+            Backing::Imported(target) => target.page_at(target.mmap_pgoff() + index as u64),
         }
     }
 
@@ -347,6 +429,7 @@ impl Mem {
             Backing::Vram(alloc) => alloc.page(index),
             Backing::Gtt { pages, .. } => pages.get(index),
             Backing::User { .. } | Backing::Shared(_) => None,
+            Backing::Imported(target) => target.cpu_page(index),
         }
     }
 

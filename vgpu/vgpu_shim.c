@@ -14,7 +14,9 @@
  * The DRM driver reports amdgpu's DRM version (3.64.0, Linux 7.3) and
  * answers amdgpu's DRM_IOCTL_AMDGPU_INFO queries and contexts
  * (DRM_IOCTL_AMDGPU_CTX) as far as libdrm_amdgpu's amdgpu_device_initialize()
- * and ROCm use them; no command submission, GEM or PRIME.  It has one ioctl
+ * and ROCm use them, GEM objects in VRAM and GTT (GEM_CREATE, GEM_MMAP,
+ * DRM core's GEM_CLOSE) and their PRIME export to dma-bufs, which rkfd
+ * imports (IMPORT_DMABUF); no command submission.  It has one ioctl
  * of its own, the GPU-access test interface
  * (DRM_IOCTL_AMDGPU_VGPU_ACCESS, vgpu_shim.h), which makes the virtual GPU
  * read or write its VM and raise retry faults.  Its other job
@@ -31,6 +33,7 @@
 #include <linux/device.h>
 #include <linux/device/faux.h>
 #include <linux/cred.h>
+#include <linux/dma-buf.h>
 #include <linux/err.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -56,7 +59,10 @@
 #include <drm/drm_auth.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
+#include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
+#include <drm/drm_prime.h>
+#include <drm/drm_vma_manager.h>
 #include <uapi/drm/amdgpu_drm.h>
 
 #include <kunit/test.h>
@@ -69,6 +75,8 @@ MODULE_PARM_DESC(profile, "GPU profile, or comma-separated list (GPU i gets entr
 
 /* rocm-smi shows it as "Driver version"; the in-tree amdgpu has none. */
 MODULE_VERSION("0.1.0-vgpu");
+/* dma_buf_get/put for rkfd's imports (vgpu_shim_dmabuf_gem). */
+MODULE_IMPORT_NS("DMA_BUF");
 
 const char *vgpu_shim_profile(void)
 {
@@ -89,6 +97,13 @@ struct vgpu_shim_dev {
 	struct device *hwmon;
 	void *gpu;			/* the Rust GPU, outlives this */
 	const struct vgpu_shim_ops *ops;	/* what C calls in Rust */
+	/*
+	 * The live GEM objects by the page offset of their memory object
+	 * (struct vgpu_gem), for the render node's mmap.  An entry goes when
+	 * its object is freed; lookups take a reference with
+	 * kref_get_unless_zero() under the xarray's lock.
+	 */
+	struct xarray gems;
 	struct vgpu_shim_dev_info info;
 };
 
@@ -105,6 +120,15 @@ struct vgpu_drm {
 struct vgpu_file {
 	void *vm;
 	struct xarray ctxs;
+};
+
+/* A GEM object (see "GEM objects and PRIME" below). */
+struct vgpu_gem {
+	struct drm_gem_object base;
+	void *mem;		/* one reference on the Rust memory object */
+	u64 mmap_offset;	/* its render-node mmap offset */
+	u32 domains;		/* AMDGPU_GEM_DOMAIN_* asked for (bo->preferred_domains) */
+	u64 flags;		/* AMDGPU_GEM_CREATE_* (bo->flags) */
 };
 
 /* ------------------------------------------------------------------------
@@ -148,9 +172,21 @@ static struct vgpu_shim_dev *drm_file_vdev(struct drm_file *file)
  * The devices of a VMA of our render node: its file holds a reference on
  * the DRM file, which pins the module, so the devices are not destroyed.
  */
+static const struct file_operations vgpu_drm_fops;
+static struct vgpu_shim_dev *gem_vdev(struct drm_gem_object *obj);
+
 static struct vgpu_shim_dev *vma_vdev(struct vm_area_struct *vma)
 {
-	return drm_file_vdev(vma->vm_file->private_data);
+	struct dma_buf *dmabuf;
+
+	if (vma->vm_file->f_op == &vgpu_drm_fops)
+		return drm_file_vdev(vma->vm_file->private_data);
+	/*
+	 * The only other file whose VMAs have our vm_ops: a dma-buf we
+	 * exported (vgpu_dmabuf_mmap), which holds its GEM object.
+	 */
+	dmabuf = vma->vm_file->private_data;
+	return gem_vdev(dmabuf->priv);
 }
 
 static void vgpu_drm_postclose(struct drm_device *drm, struct drm_file *file)
@@ -213,33 +249,38 @@ static const struct vm_operations_struct vgpu_vm_ops = {
 	.access = vgpu_vm_access,
 };
 
+static int vgpu_mmap_mem(struct vgpu_shim_dev *vdev, struct vm_area_struct *vma, void *mem);
+static struct vgpu_gem *gem_at(struct vgpu_shim_dev *vdev, unsigned long pgoff);
+static int vgpu_gem_mmap(struct vgpu_shim_dev *vdev, struct vgpu_gem *gem,
+			 struct vm_area_struct *vma);
+
 static int vgpu_drm_mmap(struct file *filp, struct vm_area_struct *vma)
 {
 	struct drm_file *priv = filp->private_data;
+	struct vgpu_shim_dev *vdev = drm_file_vdev(priv);
+	struct vgpu_gem *gem;
 	void *mem;
 	int ret;
 
 	/*
-	 * As amdgpu_gem_object_mmap: libhsakmt maps VRAM that the host cannot
-	 * access PROT_NONE + MAP_PRIVATE.  Clearing VM_MAYWRITE keeps such a
-	 * mapping from ever becoming writable and makes it a non-COW mapping.
-	 * Any other private mapping is refused, as TTM does.
+	 * A GEM object the file has a handle for (drm_gem_mmap(): -EACCES
+	 * without one), then the KFD objects of the file's VM.
 	 */
-	if (vma_is_cow_mapping(vma) && !(vma->vm_flags & VM_ACCESS_FLAGS))
-		vm_flags_clear(vma, VM_MAYWRITE);
-	if (vma_is_cow_mapping(vma))
-		return -EINVAL;
+	gem = gem_at(vdev, vma->vm_pgoff);
+	if (gem) {
+		if (drm_vma_node_is_allowed(&gem->base.vma_node, priv))
+			ret = vgpu_gem_mmap(vdev, gem, vma);
+		else
+			ret = -EACCES;
+		drm_gem_object_put(&gem->base);
+		return ret;
+	}
 
 	/* Looks the offset up in this file's VM; takes a reference. */
-	ret = drm_file_vdev(priv)->ops->mmap(file_vm(priv), vma->vm_pgoff, vma_pages(vma), &mem);
+	ret = vdev->ops->mmap(file_vm(priv), vma->vm_pgoff, vma_pages(vma), &mem);
 	if (ret)
 		return ret;
-
-	vma->vm_private_data = mem;
-	vma->vm_ops = &vgpu_vm_ops;
-	/* Pages are inserted by PFN at fault time, as TTM does. */
-	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
-	return 0;
+	return vgpu_mmap_mem(vdev, vma, mem);
 }
 
 static int vgpu_ioctl_access(struct drm_device *drm, void *data, struct drm_file *file)
@@ -634,7 +675,342 @@ static int vgpu_ioctl_ctx(struct drm_device *drm, void *data, struct drm_file *f
 	}
 }
 
+/* ------------------------------------------------------------------------
+ * GEM objects and PRIME (amdgpu_gem.c, amdgpu_dma_buf.c of Linux 7.3).
+ *
+ * A GEM object holds one reference on a Rust memory object made for it
+ * (ops->gem_create: VRAM or GTT pages, in no VM) and is refcounted by DRM:
+ * its handles, the dma-bufs exported from it and DRM core's lookups.  CPU
+ * mappings (render node or dma-buf) hold their own reference on the memory
+ * object, as rkfd's imports (IMPORT_DMABUF, vgpu_shim_dmabuf_gem()) do, so
+ * closing handles, dma-buf fds, mappings and KFD objects in any order
+ * frees the memory exactly when the last goes.  The mmap offset of a GEM
+ * object is its memory object's (one offset space with the KFD objects).
+ * No GEM_METADATA, GEM_VA, GEM_OP, GEM_WAIT_IDLE, USERPTR: DRM's -EINVAL
+ * for ioctls without a handler.
+ */
+
+static struct vgpu_gem *to_vgpu_gem(struct drm_gem_object *obj)
+{
+	return container_of(obj, struct vgpu_gem, base);
+}
+
+static struct vgpu_shim_dev *gem_vdev(struct drm_gem_object *obj)
+{
+	return container_of(obj->dev, struct vgpu_drm, drm)->dev;
+}
+
+static void vgpu_gem_free(struct drm_gem_object *obj)
+{
+	struct vgpu_gem *gem = to_vgpu_gem(obj);
+	struct vgpu_shim_dev *vdev = gem_vdev(obj);
+
+	xa_erase(&vdev->gems, gem->mmap_offset >> PAGE_SHIFT);
+	vdev->ops->mem_put(gem->mem);
+	drm_gem_object_release(obj);
+	kfree(gem);
+}
+
+static struct dma_buf *vgpu_gem_prime_export(struct drm_gem_object *obj, int flags);
+
+static const struct drm_gem_object_funcs vgpu_gem_funcs = {
+	.free = vgpu_gem_free,
+	.export = vgpu_gem_prime_export,
+};
+
+/* Maps memory object @mem (the caller's reference) into @vma. */
+static int vgpu_mmap_mem(struct vgpu_shim_dev *vdev, struct vm_area_struct *vma, void *mem)
+{
+	/*
+	 * As amdgpu_gem_object_mmap: libhsakmt maps VRAM that the host cannot
+	 * access PROT_NONE + MAP_PRIVATE.  Clearing VM_MAYWRITE keeps such a
+	 * mapping from ever becoming writable and makes it a non-COW mapping.
+	 * Any other private mapping is refused, as TTM does.
+	 */
+	if (vma_is_cow_mapping(vma) && !(vma->vm_flags & VM_ACCESS_FLAGS))
+		vm_flags_clear(vma, VM_MAYWRITE);
+	if (vma_is_cow_mapping(vma)) {
+		vdev->ops->mem_put(mem);
+		return -EINVAL;
+	}
+	vma->vm_private_data = mem;
+	vma->vm_ops = &vgpu_vm_ops;
+	/* Pages are inserted by PFN at fault time, as TTM does. */
+	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
+	return 0;
+}
+
+/*
+ * The render node's mmap of a GEM object at page offset @pgoff, if there
+ * is one: 1 and the object with a reference, or 0.
+ */
+static struct vgpu_gem *gem_at(struct vgpu_shim_dev *vdev, unsigned long pgoff)
+{
+	struct vgpu_gem *gem;
+
+	xa_lock(&vdev->gems);
+	gem = xa_load(&vdev->gems, pgoff);
+	if (gem && !kref_get_unless_zero(&gem->base.refcount))
+		gem = NULL;
+	xa_unlock(&vdev->gems);
+	return gem;
+}
+
+/* A GEM object's pages for a CPU mapping of @vma (its first page offset). */
+static int vgpu_gem_mmap(struct vgpu_shim_dev *vdev, struct vgpu_gem *gem,
+			 struct vm_area_struct *vma)
+{
+	int ret;
+
+	/* amdgpu_gem_object_mmap: not for objects the CPU may not access. */
+	if (gem->flags & AMDGPU_GEM_CREATE_NO_CPU_ACCESS)
+		return -EPERM;
+	ret = vdev->ops->mem_cpu_map(gem->mem, vma_pages(vma));
+	if (ret)
+		return ret;
+	vdev->ops->mem_get(gem->mem);
+	return vgpu_mmap_mem(vdev, vma, gem->mem);
+}
+
+/* dma-buf mmap (drm_gem_dmabuf_mmap's place): offsets are in the buffer. */
+static int vgpu_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
+{
+	struct vgpu_gem *gem = to_vgpu_gem(dmabuf->priv);
+
+	/* dma_buf_mmap_internal() checked the range against the buffer. */
+	vma->vm_pgoff += gem->mmap_offset >> PAGE_SHIFT;
+	return vgpu_gem_mmap(gem_vdev(&gem->base), gem, vma);
+}
+
+/*
+ * amdgpu_dmabuf_ops without attachments to other devices: no scatterlist
+ * (drm_gem_map_attach() refuses them, -ENOSYS), no kernel mapping.
+ */
+static const struct dma_buf_ops vgpu_dmabuf_ops = {
+	.attach = drm_gem_map_attach,
+	.detach = drm_gem_map_detach,
+	.map_dma_buf = drm_gem_map_dma_buf,
+	.unmap_dma_buf = drm_gem_unmap_dma_buf,
+	.release = drm_gem_dmabuf_release,
+	.mmap = vgpu_dmabuf_mmap,
+	.vmap = drm_gem_dmabuf_vmap,
+	.vunmap = drm_gem_dmabuf_vunmap,
+};
+
+/* amdgpu_gem_prime_export (no user pointers here). */
+static struct dma_buf *vgpu_gem_prime_export(struct drm_gem_object *obj, int flags)
+{
+	struct dma_buf_export_info exp_info = {
+		.exp_name = KBUILD_MODNAME,
+		.owner = THIS_MODULE,
+		.ops = &vgpu_dmabuf_ops,
+		.size = obj->size,
+		.flags = flags,
+		.priv = obj,
+		.resv = obj->resv,
+	};
+
+	if (to_vgpu_gem(obj)->flags & AMDGPU_GEM_CREATE_VM_ALWAYS_VALID)
+		return ERR_PTR(-EPERM);
+	return drm_gem_dmabuf_export(obj->dev, &exp_info);
+}
+
+/*
+ * PRIME import into a render node (DRM_IOCTL_PRIME_FD_TO_HANDLE): our own
+ * objects of this device, as amdgpu_gem_prime_import; anything else
+ * (another device's, another driver's) -EINVAL, DRM's answer for a driver
+ * without gem_prime_import_sg_table (amdgpu attaches those).
+ */
+static struct drm_gem_object *vgpu_gem_prime_import(struct drm_device *drm,
+						    struct dma_buf *dmabuf)
+{
+	struct drm_gem_object *obj = dmabuf->priv;
+
+	if (dmabuf->ops != &vgpu_dmabuf_ops || obj->dev != drm)
+		return ERR_PTR(-EINVAL);
+	drm_gem_object_get(obj);
+	return obj;
+}
+
+int vgpu_shim_dmabuf_gem(int fd, void **mem, bool *vram, bool *cpu_access)
+{
+	struct dma_buf *dmabuf;
+	struct vgpu_gem *gem;
+
+	dmabuf = dma_buf_get(fd);
+	if (IS_ERR(dmabuf))
+		return PTR_ERR(dmabuf);
+	if (dmabuf->ops != &vgpu_dmabuf_ops) {
+		/* amdgpu_amdkfd_get_dmabuf_info: "Can't handle non-graphics buffers" */
+		dma_buf_put(dmabuf);
+		return -EINVAL;
+	}
+	/* The dma-buf holds a reference on the object while we look. */
+	gem = to_vgpu_gem(dmabuf->priv);
+	gem_vdev(&gem->base)->ops->mem_get(gem->mem);
+	*mem = gem->mem;
+	*vram = gem->domains & AMDGPU_GEM_DOMAIN_VRAM;
+	*cpu_access = gem->flags & AMDGPU_GEM_CREATE_CPU_ACCESS_REQUIRED;
+	dma_buf_put(dmabuf);
+	return 0;
+}
+
+/* amdgpu_gem_are_domains_valid(). */
+static bool gem_domains_are_valid(u32 domains)
+{
+	u32 normal = AMDGPU_GEM_DOMAIN_CPU | AMDGPU_GEM_DOMAIN_GTT | AMDGPU_GEM_DOMAIN_VRAM;
+	u32 special = AMDGPU_GEM_DOMAIN_MASK & ~normal;
+
+	if (!(domains & special))
+		return true;
+	if (domains & normal)
+		return false;
+	return !((domains & special) & ((domains & special) - 1));
+}
+
+/* amdgpu_gem.h: the flags user space may pass. */
+#define VGPU_GEM_CREATE_SETTABLE_MASK	(AMDGPU_GEM_CREATE_CPU_ACCESS_REQUIRED | \
+	AMDGPU_GEM_CREATE_NO_CPU_ACCESS | \
+	AMDGPU_GEM_CREATE_CPU_GTT_USWC | \
+	AMDGPU_GEM_CREATE_VRAM_CLEARED | \
+	AMDGPU_GEM_CREATE_VM_ALWAYS_VALID | \
+	AMDGPU_GEM_CREATE_EXPLICIT_SYNC | \
+	AMDGPU_GEM_CREATE_VRAM_WIPE_ON_RELEASE | \
+	AMDGPU_GEM_CREATE_ENCRYPTED | \
+	AMDGPU_GEM_CREATE_GFX12_DCC | \
+	AMDGPU_GEM_CREATE_DISCARDABLE | \
+	AMDGPU_GEM_CREATE_COHERENT | \
+	AMDGPU_GEM_CREATE_UNCACHED | \
+	AMDGPU_GEM_CREATE_EXT_COHERENT)
+
+/*
+ * One placement try of amdgpu_gem_object_create(): amdgpu_bo_create()'s
+ * size check (amdgpu_bo_validate_size: under the size of GTT if GTT is
+ * among @domains, else of VRAM; -ENOMEM), then the memory.
+ */
+static int gem_object_create(struct vgpu_shim_dev *vdev, u64 size, u32 domains,
+			     void **mem, u64 *offset)
+{
+	bool gtt = domains & AMDGPU_GEM_DOMAIN_GTT;
+	u64 limit = gtt ? vdev->info.amdgpu.gtt_size : vdev->info.vram_total;
+	int ret = -ENOMEM;
+
+	if (size >= limit)
+		return -ENOMEM;
+	/* TTM's placement order: VRAM first when both are allowed. */
+	if (domains & AMDGPU_GEM_DOMAIN_VRAM)
+		ret = vdev->ops->gem_create(vdev->gpu, size, true, mem, offset);
+	if (ret && gtt)
+		ret = vdev->ops->gem_create(vdev->gpu, size, false, mem, offset);
+	return ret;
+}
+
+static int vgpu_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct vgpu_shim_dev *vdev = container_of(drm, struct vgpu_drm, drm)->dev;
+	union drm_amdgpu_gem_create *args = data;
+	u64 flags = args->in.domain_flags;
+	u64 size = args->in.bo_size;
+	u32 domains, initial_domain;
+	struct vgpu_gem *gem;
+	u32 handle;
+	void *mem;
+	u64 offset;
+	int ret;
+
+	/* amdgpu_gem_create_ioctl()'s checks, in its order. */
+	if (flags & ~VGPU_GEM_CREATE_SETTABLE_MASK)
+		return -EINVAL;
+	if (args->in.domains & ~AMDGPU_GEM_DOMAIN_MASK)
+		return -EINVAL;
+	if (!gem_domains_are_valid(args->in.domains))
+		return -EINVAL;
+	/* No TMZ (amdgpu_is_tmz() false), without amdgpu's DRM_NOTE_ONCE. */
+	if (flags & AMDGPU_GEM_CREATE_ENCRYPTED)
+		return -EINVAL;
+	flags |= AMDGPU_GEM_CREATE_VRAM_CLEARED;
+	domains = args->in.domains;
+	if (domains & (AMDGPU_GEM_DOMAIN_GDS | AMDGPU_GEM_DOMAIN_GWS | AMDGPU_GEM_DOMAIN_OA)) {
+		/* amdgpu DRM_ERRORs here; user input must not flood dmesg. */
+		if (flags & AMDGPU_GEM_CREATE_VM_ALWAYS_VALID)
+			return -EINVAL;
+		flags |= AMDGPU_GEM_CREATE_NO_CPU_ACCESS;
+	}
+	/*
+	 * Only VRAM and GTT objects exist here: the CPU domain alone (system
+	 * memory the GPU does not map), the on-chip GDS/GWS/OA and no domain
+	 * at all are refused.  amdgpu places them; a size of 0 fails in its
+	 * TTM allocator.
+	 */
+	if (!(domains & (AMDGPU_GEM_DOMAIN_VRAM | AMDGPU_GEM_DOMAIN_GTT)) || !size)
+		return -EINVAL;
+	/* amdgpu_bo_create(): the size in whole pages. */
+	if (size > U64_MAX - PAGE_SIZE)
+		return -ENOMEM;
+	size = PAGE_ALIGN(size);
+
+	initial_domain = domains & (AMDGPU_GEM_DOMAIN_VRAM | AMDGPU_GEM_DOMAIN_GTT);
+	ret = gem_object_create(vdev, size, initial_domain, &mem, &offset);
+	/* VRAM only and none left: amdgpu retries with GTT allowed too. */
+	if (ret && initial_domain == AMDGPU_GEM_DOMAIN_VRAM)
+		ret = gem_object_create(vdev, size, initial_domain | AMDGPU_GEM_DOMAIN_GTT,
+					&mem, &offset);
+	if (ret)
+		return ret;
+
+	gem = kzalloc_obj(*gem);
+	if (!gem) {
+		vdev->ops->mem_put(mem);
+		return -ENOMEM;
+	}
+	gem->mem = mem;
+	gem->mmap_offset = offset;
+	gem->domains = domains;
+	gem->flags = flags;
+	gem->base.funcs = &vgpu_gem_funcs;
+	drm_gem_private_object_init(drm, &gem->base, size);
+	ret = xa_insert(&vdev->gems, offset >> PAGE_SHIFT, gem, GFP_KERNEL);
+	if (ret) {
+		/* Not in the xarray: free by hand (.free would erase another's entry). */
+		drm_gem_object_release(&gem->base);
+		vdev->ops->mem_put(mem);
+		kfree(gem);
+		return ret == -EBUSY ? -EINVAL : ret;
+	}
+
+	ret = drm_gem_handle_create(file, &gem->base, &handle);
+	/* The handle holds the object now. */
+	drm_gem_object_put(&gem->base);
+	if (ret)
+		return ret;
+	memset(args, 0, sizeof(*args));
+	args->out.handle = handle;
+	return 0;
+}
+
+/* amdgpu_gem_mmap_ioctl() / amdgpu_mode_dumb_mmap(). */
+static int vgpu_ioctl_gem_mmap(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	union drm_amdgpu_gem_mmap *args = data;
+	u32 handle = args->in.handle;
+	struct drm_gem_object *obj;
+	int ret = 0;
+
+	memset(args, 0, sizeof(*args));
+	obj = drm_gem_object_lookup(file, handle);
+	if (!obj)
+		return -ENOENT;
+	if (to_vgpu_gem(obj)->flags & AMDGPU_GEM_CREATE_NO_CPU_ACCESS)
+		ret = -EPERM;
+	else
+		args->out.addr_ptr = to_vgpu_gem(obj)->mmap_offset;
+	drm_gem_object_put(obj);
+	return ret;
+}
+
 static const struct drm_ioctl_desc vgpu_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(AMDGPU_GEM_CREATE, vgpu_ioctl_gem_create, DRM_AUTH | DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(AMDGPU_GEM_MMAP, vgpu_ioctl_gem_mmap, DRM_AUTH | DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(AMDGPU_CTX, vgpu_ioctl_ctx, DRM_AUTH | DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(AMDGPU_INFO, vgpu_ioctl_info, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(AMDGPU_VGPU_ACCESS, vgpu_ioctl_access, DRM_RENDER_ALLOW),
@@ -658,6 +1034,7 @@ static const struct drm_driver vgpu_drm_driver = {
 	.open = vgpu_drm_open,
 	.postclose = vgpu_drm_postclose,
 	.fops = &vgpu_drm_fops,
+	.gem_prime_import = vgpu_gem_prime_import,
 	.ioctls = vgpu_ioctls,
 	.num_ioctls = ARRAY_SIZE(vgpu_ioctls),
 	/*
@@ -891,7 +1268,8 @@ int vgpu_shim_dev_create(const struct vgpu_shim_dev_info *info, void *gpu,
 
 	if (!ops || !ops->file_open || !ops->file_close || !ops->mmap || !ops->mem_page ||
 	    !ops->mem_access || !ops->mem_get || !ops->mem_put || !ops->vram_used ||
-	    !ops->gtt_used || !ops->clock_counter || !ops->throttle || !ops->gpu_access)
+	    !ops->gtt_used || !ops->clock_counter || !ops->throttle || !ops->gpu_access ||
+	    !ops->gem_create || !ops->mem_cpu_map)
 		return -EINVAL;
 	dev = kzalloc_obj(*dev);
 	if (!dev)
@@ -901,6 +1279,7 @@ int vgpu_shim_dev_create(const struct vgpu_shim_dev_info *info, void *gpu,
 	dev->info.vbios_version[VGPU_SHIM_VBIOS_LEN - 1] = '\0';
 	dev->gpu = gpu;
 	dev->ops = ops;
+	xa_init(&dev->gems);
 
 	dev->faux = faux_device_create(dev->info.name, NULL, NULL);
 	if (!dev->faux) {
@@ -960,6 +1339,8 @@ void vgpu_shim_dev_destroy(struct vgpu_shim_dev *dev)
 	/* Waits for sysfs readers, which may still call ops->vram_used(). */
 	device_remove_groups(&dev->faux->dev, vgpu_dev_groups);
 	faux_device_destroy(dev->faux);
+	/* Empty: GEM objects pin the module through their DRM device's files or dma-bufs. */
+	xa_destroy(&dev->gems);
 	kfree(dev);
 }
 

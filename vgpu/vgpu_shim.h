@@ -76,6 +76,14 @@ struct vgpu_shim_dev_info {
  * (@mmap, @mem_get) given back by @mem_put.  @vram_used and @gtt_used are
  * bytes in use (sysfs, AMDGPU_INFO), @clock_counter the GPU's 100 MHz
  * clock (AMDGPU_INFO_TIMESTAMP).
+ *
+ * GEM objects (DRM_IOCTL_AMDGPU_GEM_CREATE): @gem_create makes a memory
+ * object of @size bytes (page aligned, non-zero) in VRAM (@vram) or GTT, in
+ * no VM; *@mem holds one reference (the GEM object's, given back by
+ * @mem_put), *@mmap_offset is its render-node mmap offset (its own, unique
+ * on the GPU).  @mem_cpu_map checks a CPU mapping of @npages pages of an
+ * object as the render node's mmap does for KFD objects (-EINVAL beyond
+ * it).
  */
 struct vgpu_shim_ops {
 	int (*file_open)(void *gpu, void **vm);
@@ -90,6 +98,8 @@ struct vgpu_shim_ops {
 	u64 (*clock_counter)(void *gpu);
 	void (*throttle)(void *gpu, u64 bitmask);
 	int (*gpu_access)(void *vm, u64 va, u64 size, u64 buf, bool write, u32 *faults);
+	int (*gem_create)(void *gpu, u64 size, bool vram, void **mem, u64 *mmap_offset);
+	int (*mem_cpu_map)(void *mem, unsigned long npages);
 };
 
 /* C side, called from Rust (vgpu/kabi/).  @ops outlives the devices. */
@@ -101,6 +111,15 @@ u32 vgpu_shim_dev_primary_minor(const struct vgpu_shim_dev *dev);
 void vgpu_shim_dev_log(const struct vgpu_shim_dev *dev, const char *msg);
 int vgpu_shim_file_vm(const struct vgpu_shim_dev *dev, struct file *file, void **vm);
 const char *vgpu_shim_profile(void);
+/*
+ * The GEM object behind dma-buf file descriptor @fd of the current process,
+ * if a render node of this driver exported it (PRIME): *@mem its memory
+ * object with a new reference for the caller (ops->mem_get); *@vram: VRAM
+ * is among the domains it was created with (amdgpu's preferred_domains;
+ * else GTT is), *@cpu_access: it was created CPU_ACCESS_REQUIRED.  -EBADF
+ * (no such fd), -EINVAL (not a dma-buf, or not one of ours).
+ */
+int vgpu_shim_dmabuf_gem(int fd, void **mem, bool *vram, bool *cpu_access);
 void *vgpu_shim_vmap(struct page **pages, unsigned int count);
 void vgpu_shim_vunmap(void *addr);
 unsigned long vgpu_shim_page_pfn(struct page *page);

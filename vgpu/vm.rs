@@ -211,6 +211,18 @@ impl Vm {
         Ok(mem)
     }
 
+    /// Makes an object of this VM at GPU VA `va` over the memory of the GEM
+    /// object `target` (`import_dmabuf`, upstream `import_obj_create`); freed
+    /// like any other ([`Vm::free`]).
+    pub(crate) fn import(&self, target: Arc<Mem>, va: u64) -> Result<Arc<Mem>> {
+        let mem = Mem::import(&self.core, target, va)?;
+        let node = RBTreeNode::new(mem.mmap_pgoff(), mem.clone(), GFP_KERNEL)?;
+        // Offsets are unique on the GPU, so nothing is replaced.
+        let old = self.inner.lock().objects.insert(node);
+        drop(old);
+        Ok(mem)
+    }
+
     /// Removes an object from this VM, and from its page table if it is
     /// mapped there (`free_memory_of_gpu`).  Its memory is released when
     /// the last reference goes: other VMs it is still mapped into, CPU

@@ -214,6 +214,34 @@ struct kfd2kgd_calls {
 	/* A kernel mapping of a GTT object (the event page); NULL if none. */
 	void *(*map_gtt_to_kernel)(struct kgd_dev *kgd, void *mem, __u64 *size);
 
+	/*
+	 * Graphics interop (upstream amdgpu_amdkfd_get_dmabuf_info and
+	 * amdgpu_amdkfd_gpuvm_import_dmabuf_fd); @fd is a dma-buf file
+	 * descriptor of the calling process.  Either may be NULL: rkfd then
+	 * answers -EOPNOTSUPP.
+	 * get_dmabuf_info: -EBADF / -EINVAL for a bad fd or one that is not a
+	 * dma-buf; -EINVAL unless the dma-buf is a GEM object of this GPU
+	 * driver in the VRAM or GTT domain, or if the GPU it belongs to (any
+	 * GPU of the driver) is not registered with rkfd.  Then *@owner is that
+	 * GPU's kfd_dev (what kgd2kfd_probe returned), *@size its bytes, *@flags
+	 * KFD_IOC_ALLOC_MEM_FLAGS_VRAM or _GTT (| _PUBLIC for CPU_ACCESS_REQUIRED)
+	 * by its preferred domain, *@metadata_size the bytes of its metadata,
+	 * which is copied to @metadata if it fits in @buffer_size (else -EINVAL).
+	 * import_dmabuf: a memory object of @vm at GPU VA @va (page aligned)
+	 * over the dma-buf's memory, used and freed like alloc_memory_of_gpu's
+	 * (GPU-writable and executable, as upstream); it keeps the memory alive
+	 * after the dma-buf and its GEM handles are gone.  *@size: its bytes;
+	 * *@flags: KFD_IOC_ALLOC_MEM_FLAGS_VRAM or _GTT (its preferred domain)
+	 * | _WRITABLE | _EXECUTABLE (upstream's alloc_flags of an import);
+	 * *@mmap_offset: its render-node mmap offset.  Errors as get_dmabuf_info,
+	 * and -EINVAL for a VA range that is not page aligned or does not fit.
+	 */
+	int (*get_dmabuf_info)(struct kgd_dev *kgd, int fd, struct kfd_dev **owner,
+			       __u64 *size, __u32 *flags, void *metadata,
+			       __u32 buffer_size, __u32 *metadata_size);
+	int (*import_dmabuf)(struct kgd_dev *kgd, void *vm, int fd, __u64 va,
+			     void **mem, __u64 *size, __u32 *flags, __u64 *mmap_offset);
+
 	/* Bytes of VRAM not allocated yet. */
 	__u64 (*available_vram)(struct kgd_dev *kgd);
 	/* The GPU's free-running clock counter. */

@@ -106,6 +106,29 @@ unsafe impl Send for KgdMem {}
 // SAFETY: As for `Send`.
 unsafe impl Sync for KgdMem {}
 
+/// What kfd2kgd `get_dmabuf_info` reports.
+pub(crate) struct DmabufInfo {
+    /// The `kfd_dev` of the GPU the object belongs to: identity only, see
+    /// [`crate::device::by_kfd_handle`].
+    pub(crate) owner: *const c_void,
+    /// Bytes.
+    pub(crate) size: u64,
+    /// `KFD_IOC_ALLOC_MEM_FLAGS_*`.
+    pub(crate) flags: u32,
+    /// Bytes of the object's metadata.
+    pub(crate) metadata_size: u32,
+}
+
+/// What kfd2kgd `import_dmabuf` made.
+pub(crate) struct ImportedMem {
+    /// The new object.
+    pub(crate) mem: KgdMem,
+    /// Bytes.
+    pub(crate) size: u64,
+    /// `KFD_IOC_ALLOC_MEM_FLAGS_*`.
+    pub(crate) flags: u32,
+}
+
 /// A kernel mapping of a GTT memory object (the event page).
 pub(crate) struct KernelMapping {
     /// The first byte.
@@ -354,6 +377,44 @@ impl KgdDevice {
         // SAFETY: Valid device and VM of this device; valid out pointers.
         check(unsafe { f(self.kgd.as_ptr(), vm.vm.as_ptr(), alloc, &mut mem, &mut offset) })?;
         Ok((KgdMem(NonNull::new(mem).ok_or(ENOMEM)?), offset))
+    }
+
+    /// kfd2kgd `get_dmabuf_info`: what the GEM object behind dma-buf `fd`
+    /// of the current process is; its metadata is copied into `metadata`
+    /// if it fits.  `EOPNOTSUPP` if the driver has no graphics interop.
+    pub(crate) fn get_dmabuf_info(&self, fd: i32, metadata: &mut [u8]) -> Result<DmabufInfo> {
+        let f = self.calls().get_dmabuf_info.ok_or(EOPNOTSUPP)?;
+        let mut owner: *mut kfd_dev = core::ptr::null_mut();
+        let (mut size, mut flags, mut metadata_size) = (0u64, 0u32, 0u32);
+        let buffer_size = u32::try_from(metadata.len())?;
+        // SAFETY: Valid device; `metadata` is valid for writes of
+        // `buffer_size` bytes; valid out pointers.
+        check(unsafe {
+            f(
+                self.kgd.as_ptr(),
+                fd,
+                &mut owner,
+                &mut size,
+                &mut flags,
+                metadata.as_mut_ptr().cast(),
+                buffer_size,
+                &mut metadata_size,
+            )
+        })?;
+        Ok(DmabufInfo { owner: owner.cast_const().cast(), size, flags, metadata_size })
+    }
+
+    /// kfd2kgd `import_dmabuf`: an object of `vm` at GPU VA `va` over the
+    /// memory behind dma-buf `fd`, freed like `alloc_memory`'s.
+    pub(crate) fn import_dmabuf(&self, vm: &KgdVm, fd: i32, va: u64) -> Result<ImportedMem> {
+        let f = self.calls().import_dmabuf.ok_or(EOPNOTSUPP)?;
+        let mut mem: *mut c_void = core::ptr::null_mut();
+        // The mmap offset goes unused, as upstream's ioctl passes NULL.
+        let (mut size, mut flags, mut mmap_offset) = (0u64, 0u32, 0u64);
+        // SAFETY: Valid device and VM of this device; valid out pointers.
+        check(unsafe { f(self.kgd.as_ptr(), vm.vm.as_ptr(), fd, va, &mut mem, &mut size, &mut flags, &mut mmap_offset) })?;
+        let mem = KgdMem(NonNull::new(mem).ok_or(ENOMEM)?);
+        Ok(ImportedMem { mem, size, flags })
     }
 
     /// kfd2kgd `free_memory_of_gpu` (the object must be unmapped everywhere).

@@ -19,6 +19,11 @@
  *                /sys/class/kfd/kfd/proc/<pid>/vram_<gpu_id> and mem_info,
  *                the GPU's mem_info_vram_used, allocations beyond the VRAM
  *                and beyond the system-memory limits failing cleanly
+ *   graphics     hsaKmtRegisterGraphicsHandleToNodes on a PRIME dma-buf of
+ *                a GEM object made on the node's render node (GEM_CREATE,
+ *                PRIME_HANDLE_TO_FD: GET_DMABUF_INFO + IMPORT_DMABUF), the
+ *                import mapped to the GPU, the CPU pattern through the GEM
+ *                mmap, deregistered, the GEM handle and dma-buf closed
  *   events       create/set/reset/wait, cross-thread wake-up, timeouts,
  *                auto- vs manual-reset, multiple events
  *   threads      concurrent alloc/map/free and events on every GPU
@@ -41,7 +46,9 @@
  *   hsakmt-tests --child MODE  internal: the child processes (exit, kill)
  */
 #define _GNU_SOURCE
+#include <drm/amdgpu_drm.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <hsakmt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -54,6 +61,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1022,6 +1030,63 @@ static void test_system_memory(const struct gpu *g, bool gtt)
 	check(vram_is(base, -1, 0, msg, sizeof(msg)), "no VRAM used by system memory%s", msg);
 }
 
+/*
+ * Graphics interop: a VRAM GEM object of the node's render node, exported
+ * as a dma-buf and registered with libhsakmt, which asks GET_DMABUF_INFO
+ * and IMPORT_DMABUF; the import maps to the GPU; the CPU pattern written
+ * through the GEM mmap stays intact.
+ */
+static void test_graphics_interop(const struct gpu *g)
+{
+	const uint64_t size = 64 * KiB;
+	const uint64_t seed = 0x67656d0000000000ull | g->gpu_id;
+	union drm_amdgpu_gem_create create = { .in = {
+		.bo_size = size, .alignment = 4096, .domains = AMDGPU_GEM_DOMAIN_VRAM } };
+	union drm_amdgpu_gem_mmap gmap = { 0 };
+	struct drm_prime_handle prime = { .flags = DRM_CLOEXEC | DRM_RDWR, .fd = -1 };
+	struct drm_gem_close gclose = { 0 };
+	HsaGraphicsResourceInfo info = { 0 };
+	uint32_t node = g->node;
+	char path[64];
+	void *cpu = MAP_FAILED;
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/dri/renderD%d", g->render_minor);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (!check(fd >= 0, "open %s: %s", path, strerror(errno)))
+		return;
+	if (!check(!ioctl(fd, DRM_IOCTL_AMDGPU_GEM_CREATE, &create), "GEM_CREATE %" PRIu64 " KiB VRAM: %s",
+		   size / KiB, strerror(errno)))
+		goto out_fd;
+	gmap.in.handle = gclose.handle = prime.handle = create.out.handle;
+	if (check(!ioctl(fd, DRM_IOCTL_AMDGPU_GEM_MMAP, &gmap), "GEM_MMAP: %s", strerror(errno)))
+		cpu = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, gmap.out.addr_ptr);
+	if (check(cpu != MAP_FAILED, "mmap of the GEM object: %s", strerror(errno)))
+		fill(cpu, size, seed);
+	if (!check(!ioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime), "PRIME_HANDLE_TO_FD: %s",
+		   strerror(errno)))
+		goto out_gem;
+	if (EXPECT_OK(hsaKmtRegisterGraphicsHandleToNodes(prime.fd, &info, 1, &node),
+		      "hsaKmtRegisterGraphicsHandleToNodes(dma-buf, node %u)", node)) {
+		check(info.MemoryAddress && info.SizeInBytes == size && info.MetadataSizeInBytes == 0,
+		      "graphics resource: address %p, %" PRIu64 " bytes, %u bytes of metadata",
+		      info.MemoryAddress, (uint64_t)info.SizeInBytes, info.MetadataSizeInBytes);
+		EXPECT_OK(map_to_node(info.MemoryAddress, size, node),
+			  "hsaKmtMapMemoryToGPUNodes(graphics resource, node %u)", node);
+		EXPECT_OK(hsaKmtUnmapMemoryToGPU(info.MemoryAddress), "hsaKmtUnmapMemoryToGPU(graphics resource)");
+		EXPECT_OK(hsaKmtDeregisterMemory(info.MemoryAddress), "hsaKmtDeregisterMemory(graphics resource)");
+	}
+	close(prime.fd);
+	if (cpu != MAP_FAILED)
+		check(verify(cpu, size, seed) == -1, "CPU pattern through the GEM mmap intact");
+out_gem:
+	check(!ioctl(fd, DRM_IOCTL_GEM_CLOSE, &gclose), "GEM_CLOSE: %s", strerror(errno));
+	if (cpu != MAP_FAILED)
+		munmap(cpu, size);
+out_fd:
+	close(fd);
+}
+
 /* Plain malloc'ed memory registered for one GPU and mapped to it. */
 static void test_registered(const struct gpu *g)
 {
@@ -1975,6 +2040,7 @@ int main(int argc, char **argv)
 		test_system_memory(g, true);
 		test_system_memory(g, false);
 		test_registered(g);
+		test_graphics_interop(g);
 		test_aql_vram(g);
 		test_vram_limit(g);
 		note("%s took %.1f s", g->name, now_s(CLOCK_MONOTONIC) - t0);

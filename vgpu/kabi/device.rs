@@ -73,6 +73,47 @@ pub(crate) trait RenderNode: Send + Sync + 'static {
     /// into the user buffer `buf`, raising retry faults; `faults` counts
     /// them.
     fn gpu_access(file: ArcBorrow<'_, Self::File>, va: u64, size: u64, buf: u64, write: bool, faults: &mut u32) -> Result;
+
+    /// DRM ioctl `AMDGPU_GEM_CREATE` (after the shim's checks): a memory
+    /// object of `size` bytes (page aligned, non-zero) in VRAM (`vram`) or
+    /// GTT, in no VM, and its render-node mmap offset.
+    fn gem_create(gpu: ArcBorrow<'_, Self>, size: u64, vram: bool) -> Result<(Arc<Self::Mem>, u64)>;
+
+    /// DRM `mmap` of `npages` pages of a GEM object's `mem`: whether the
+    /// CPU may map them (as [`RenderNode::mmap`] checks KFD objects).
+    fn mem_cpu_map(mem: &Self::Mem, npages: u64) -> Result;
+}
+
+/// A GEM object of this driver behind a dma-buf file descriptor
+/// ([`dmabuf_gem`]).
+pub(crate) struct DmabufGem<M> {
+    /// Its memory object (a reference of our own).
+    pub(crate) mem: Arc<M>,
+    /// VRAM is among the domains it was created with (amdgpu's
+    /// `preferred_domains`); else GTT is.
+    pub(crate) vram: bool,
+    /// It was created `AMDGPU_GEM_CREATE_CPU_ACCESS_REQUIRED`.
+    pub(crate) cpu_access: bool,
+}
+
+/// The GEM object behind dma-buf `fd` of the current process, if a render
+/// node of this driver exported it (PRIME); `EBADF` for no such fd, `EINVAL`
+/// for another kind of file or another exporter's dma-buf.
+///
+/// Every render node of this driver is created by [`Devices::create`] of
+/// one GPU type `T` (the module has one), whose `gem_create` made the
+/// object: its memory object is an `Arc<T::Mem>`.
+pub(crate) fn dmabuf_gem<T: RenderNode>(fd: i32) -> Result<DmabufGem<T::Mem>> {
+    let mut mem: *mut c_void = core::ptr::null_mut();
+    let mut vram = false;
+    let mut cpu_access = false;
+    // SAFETY: Valid out pointers; the shim checks `fd` itself.
+    to_result(unsafe { shim::vgpu_shim_dmabuf_gem(fd, &mut mem, &mut vram, &mut cpu_access) })?;
+    // SAFETY: On success the shim took a reference for us (`mem_get`) on
+    // the object `gem_create` returned, an `Arc<T::Mem>` from
+    // `into_foreign` (the function's documented single-type premise).
+    let mem = unsafe { <Arc<T::Mem> as ForeignOwnable>::from_foreign(mem) };
+    Ok(DmabufGem { mem, vram, cpu_access })
 }
 
 /// What the render node's `DRM_IOCTL_AMDGPU_INFO` reports besides
@@ -295,6 +336,8 @@ impl<T: RenderNode> RenderNodeOps<T> {
         clock_counter: Some(Self::clock_counter),
         throttle: Some(Self::throttle),
         gpu_access: Some(Self::gpu_access),
+        gem_create: Some(Self::gem_create),
+        mem_cpu_map: Some(Self::mem_cpu_map),
     };
 
     /// Borrows the GPU the shim passes back as `gpu`.
@@ -479,6 +522,44 @@ impl<T: RenderNode> RenderNodeOps<T> {
         // SAFETY: `faults` is valid for writes (the caller's requirement).
         unsafe { *faults = count };
         match ret {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// DRM ioctl `AMDGPU_GEM_CREATE`: the new object with the GEM object's
+    /// reference in `*mem`, its mmap offset in `*mmap_offset`.
+    ///
+    /// # Safety
+    ///
+    /// `gpu` is the pointer live devices were created with; `mem` and
+    /// `mmap_offset` are valid for writes.
+    unsafe extern "C" fn gem_create(gpu: *mut c_void, size: u64, vram: bool, mem: *mut *mut c_void, mmap_offset: *mut u64) -> c_int {
+        // SAFETY: The caller's requirement.
+        let gpu = unsafe { Self::gpu(gpu) };
+        match T::gem_create(gpu, size, vram) {
+            Ok((m, offset)) => {
+                // SAFETY: Valid for writes (the caller's requirement).
+                unsafe {
+                    *mem = m.into_foreign();
+                    *mmap_offset = offset;
+                }
+                0
+            }
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// DRM `mmap` of a GEM object: may the CPU map `npages` pages of it?
+    ///
+    /// # Safety
+    ///
+    /// `mem` is a GEM object's reference (from `gem_create`), held during
+    /// the call.
+    unsafe extern "C" fn mem_cpu_map(mem: *mut c_void, npages: c_ulong) -> c_int {
+        // SAFETY: The GEM object holds a reference, so the object is alive.
+        let mem = unsafe { <Arc<T::Mem> as ForeignOwnable>::borrow(mem) };
+        match T::mem_cpu_map(&mem, npages as u64) {
             Ok(()) => 0,
             Err(e) => e.to_errno(),
         }

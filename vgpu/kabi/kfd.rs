@@ -181,6 +181,11 @@ pub(crate) trait Kfd2Kgd: Send + Sync + 'static {
     /// `map_gtt_to_kernel`: a kernel mapping, valid until the object is
     /// freed, and the object's size.
     fn map_gtt_to_kernel(mem: ArcBorrow<'_, Self::Mem>) -> Result<(NonNull<c_void>, u64)>;
+    /// `get_dmabuf_info`: what the GEM object behind dma-buf `fd` is.
+    fn get_dmabuf_info(&self, fd: i32) -> Result<DmabufInfo>;
+    /// `import_dmabuf`: an object of `vm` at GPU VA `va` over the memory of
+    /// the GEM object behind dma-buf `fd`.
+    fn import_dmabuf(vm: ArcBorrow<'_, Self::Vm>, fd: i32, va: u64) -> Result<Imported<Self::Mem>>;
     /// `available_vram`, bytes.
     fn available_vram(&self) -> u64;
     /// `get_gpu_clock_counter`.
@@ -329,6 +334,28 @@ pub(crate) struct KfdIrq {
     kfd: NonNull<kgd::kfd_dev>,
 }
 
+/// What `import_dmabuf` made.
+pub(crate) struct Imported<M> {
+    /// The new object.
+    pub(crate) mem: Arc<M>,
+    /// Bytes.
+    pub(crate) size: u64,
+    /// `KFD_IOC_ALLOC_MEM_FLAGS_*`.
+    pub(crate) flags: u32,
+    /// Its render-node mmap offset.
+    pub(crate) mmap_offset: u64,
+}
+
+/// What `get_dmabuf_info` reports about a GEM object.
+pub(crate) struct DmabufInfo {
+    /// rkfd's device of the GPU the object belongs to.
+    pub(crate) owner: KfdIrq,
+    /// Bytes.
+    pub(crate) size: u64,
+    /// `KFD_IOC_ALLOC_MEM_FLAGS_VRAM` or `_GTT`, `| _PUBLIC`.
+    pub(crate) flags: u32,
+}
+
 // SAFETY: `kgd2kfd_interrupt`, `kgd2kfd_svm_fault` and
 // `kgd2kfd_smi_event_throttle` may be called from any non-atomic context.
 unsafe impl Send for KfdIrq {}
@@ -414,6 +441,8 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
         map_memory_to_gpu: Some(Self::map_memory_to_gpu),
         unmap_memory_from_gpu: Some(Self::unmap_memory_from_gpu),
         map_gtt_to_kernel: Some(Self::map_gtt_to_kernel),
+        get_dmabuf_info: Some(Self::get_dmabuf_info),
+        import_dmabuf: Some(Self::import_dmabuf),
         available_vram: Some(Self::available_vram),
         get_gpu_clock_counter: Some(Self::get_gpu_clock_counter),
         set_vm_pasid: Some(Self::set_vm_pasid),
@@ -612,6 +641,73 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
                 addr.as_ptr()
             }
             Err(_) => core::ptr::null_mut(),
+        }
+    }
+
+    /// `get_dmabuf_info`.  This driver keeps no metadata with its GEM
+    /// objects (no `GEM_METADATA` ioctl): its size is 0, so it always fits
+    /// and nothing is copied.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]: the out pointers are valid for writes.
+    #[expect(clippy::too_many_arguments, reason = "the C signature")]
+    unsafe extern "C" fn get_dmabuf_info(
+        kgd: *mut kgd::kgd_dev,
+        fd: c_int,
+        owner: *mut *mut kgd::kfd_dev,
+        size: *mut u64,
+        flags: *mut u32,
+        _metadata: *mut c_void,
+        _buffer_size: u32,
+        metadata_size: *mut u32,
+    ) -> c_int {
+        // SAFETY: rkfd calls with its registered handle.
+        match unsafe { Self::kgd(kgd) }.get_dmabuf_info(fd) {
+            Ok(info) => {
+                // SAFETY: Valid for writes (the contract).
+                unsafe {
+                    *owner = info.owner.kfd.as_ptr();
+                    *size = info.size;
+                    *flags = info.flags;
+                    *metadata_size = 0;
+                }
+                0
+            }
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// `import_dmabuf`: the new object with rkfd's reference in `*mem`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]: the out pointers are valid for writes.
+    #[expect(clippy::too_many_arguments, reason = "the C signature")]
+    unsafe extern "C" fn import_dmabuf(
+        _kgd: *mut kgd::kgd_dev,
+        vm: *mut c_void,
+        fd: c_int,
+        va: u64,
+        mem: *mut *mut c_void,
+        size: *mut u64,
+        flags: *mut u32,
+        mmap_offset: *mut u64,
+    ) -> c_int {
+        // SAFETY: rkfd passes a VM it acquired.
+        let vm = unsafe { Self::vm(vm) };
+        match T::import_dmabuf(vm, fd, va) {
+            Ok(i) => {
+                // SAFETY: Valid for writes (the contract).
+                unsafe {
+                    *size = i.size;
+                    *flags = i.flags;
+                    *mmap_offset = i.mmap_offset;
+                    *mem = i.mem.into_foreign();
+                }
+                0
+            }
+            Err(e) => e.to_errno(),
         }
     }
 

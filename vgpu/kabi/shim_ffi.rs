@@ -121,6 +121,21 @@ pub struct vgpu_shim_ops {
             faults: *mut kernel::ffi::c_uint,
         ) -> kernel::ffi::c_int,
     >,
+    pub gem_create: ::core::option::Option<
+        unsafe extern "C" fn(
+            gpu: *mut kernel::ffi::c_void,
+            size: kernel::ffi::c_ulonglong,
+            vram: bool,
+            mem: *mut *mut kernel::ffi::c_void,
+            mmap_offset: *mut kernel::ffi::c_ulonglong,
+        ) -> kernel::ffi::c_int,
+    >,
+    pub mem_cpu_map: ::core::option::Option<
+        unsafe extern "C" fn(
+            mem: *mut kernel::ffi::c_void,
+            npages: kernel::ffi::c_ulong,
+        ) -> kernel::ffi::c_int,
+    >,
 }
 unsafe extern "C" {
     pub fn vgpu_shim_dev_create(
@@ -151,6 +166,14 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn vgpu_shim_profile() -> *const kernel::ffi::c_char;
+}
+unsafe extern "C" {
+    pub fn vgpu_shim_dmabuf_gem(
+        fd: kernel::ffi::c_int,
+        mem: *mut *mut kernel::ffi::c_void,
+        vram: *mut bool,
+        cpu_access: *mut bool,
+    ) -> kernel::ffi::c_int;
 }
 unsafe extern "C" {
     pub fn vgpu_shim_vmap(

@@ -171,6 +171,30 @@ pub struct kfd2kgd_calls {
             size: *mut __u64,
         ) -> *mut core::ffi::c_void,
     >,
+    pub get_dmabuf_info: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            fd: core::ffi::c_int,
+            owner: *mut *mut kfd_dev,
+            size: *mut __u64,
+            flags: *mut __u32,
+            metadata: *mut core::ffi::c_void,
+            buffer_size: __u32,
+            metadata_size: *mut __u32,
+        ) -> core::ffi::c_int,
+    >,
+    pub import_dmabuf: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            vm: *mut core::ffi::c_void,
+            fd: core::ffi::c_int,
+            va: __u64,
+            mem: *mut *mut core::ffi::c_void,
+            size: *mut __u64,
+            flags: *mut __u32,
+            mmap_offset: *mut __u64,
+        ) -> core::ffi::c_int,
+    >,
     pub available_vram: ::core::option::Option<
         unsafe extern "C" fn(kgd: *mut kgd_dev) -> __u64,
     >,

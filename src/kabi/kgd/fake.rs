@@ -149,6 +149,8 @@ static FAKE_CALLS: interface::kfd2kgd_calls = interface::kfd2kgd_calls {
     map_memory_to_gpu: Some(map_memory_to_gpu),
     unmap_memory_from_gpu: Some(unmap_memory_from_gpu),
     map_gtt_to_kernel: None,
+    get_dmabuf_info: None,
+    import_dmabuf: None,
     available_vram: None,
     get_gpu_clock_counter: None,
     mmap_doorbells: None,

@@ -1136,6 +1136,450 @@ fn vram_accounting_follows_allocations(cards: &[Card]) -> Check {
     Ok(())
 }
 
+// ---------------------------------------------------------------------------
+// GEM objects, PRIME and rkfd's graphics interop (GET_DMABUF_INFO,
+// IMPORT_DMABUF).
+
+const IOCTL_AMDGPU_GEM_CREATE: u32 = drm_iowr::<drm::drm_amdgpu_gem_create>(drm::DRM_AMDGPU_GEM_CREATE);
+const IOCTL_AMDGPU_GEM_MMAP: u32 = drm_iowr::<drm::drm_amdgpu_gem_mmap>(drm::DRM_AMDGPU_GEM_MMAP);
+
+/// `struct drm_gem_close` of `<uapi/drm/drm.h>` (not in the amdgpu bindings).
+#[repr(C)]
+#[derive(Default)]
+struct GemClose {
+    handle: u32,
+    pad: u32,
+}
+
+/// `struct drm_prime_handle` of `<uapi/drm/drm.h>`.
+#[repr(C)]
+#[derive(Default)]
+struct PrimeHandle {
+    handle: u32,
+    flags: u32,
+    fd: i32,
+}
+
+/// `DRM_IOW(0x09, struct drm_gem_close)`.
+const IOCTL_GEM_CLOSE: u32 = (1 << 30) | ((std::mem::size_of::<GemClose>() as u32) << 16) | (b'd' as u32) << 8 | 0x09;
+/// `DRM_IOWR(0x2d, struct drm_prime_handle)`.
+const IOCTL_PRIME_HANDLE_TO_FD: u32 =
+    (3 << 30) | ((std::mem::size_of::<PrimeHandle>() as u32) << 16) | (b'd' as u32) << 8 | 0x2d;
+/// `DRM_IOWR(0x2e, struct drm_prime_handle)`.
+const IOCTL_PRIME_FD_TO_HANDLE: u32 =
+    (3 << 30) | ((std::mem::size_of::<PrimeHandle>() as u32) << 16) | (b'd' as u32) << 8 | 0x2e;
+
+const GEM_VRAM: u64 = drm::AMDGPU_GEM_DOMAIN_VRAM as u64;
+const GEM_GTT: u64 = drm::AMDGPU_GEM_DOMAIN_GTT as u64;
+
+/// `DRM_IOCTL_AMDGPU_GEM_CREATE`: the handle.
+fn gem_create(fd: &Fd, size: u64, domains: u64, flags: u64) -> Result<u32, i32> {
+    let mut a = drm::drm_amdgpu_gem_create {
+        in_: drm::drm_amdgpu_gem_create_in {
+            bo_size: size,
+            alignment: PAGE as u64,
+            domains,
+            domain_flags: flags,
+        },
+    };
+    ioctl_fd(fd.0, IOCTL_AMDGPU_GEM_CREATE, &mut a as *mut _ as usize)?;
+    // SAFETY: On success the kernel wrote `out` (plain integers).
+    Ok(unsafe { a.out.handle })
+}
+
+/// `DRM_IOCTL_AMDGPU_GEM_MMAP`: the mmap offset.
+fn gem_mmap(fd: &Fd, handle: u32) -> Result<u64, i32> {
+    let mut a = drm::drm_amdgpu_gem_mmap {
+        in_: drm::drm_amdgpu_gem_mmap_in { handle, _pad: 0 },
+    };
+    ioctl_fd(fd.0, IOCTL_AMDGPU_GEM_MMAP, &mut a as *mut _ as usize)?;
+    // SAFETY: On success the kernel wrote `out` (a plain integer).
+    Ok(unsafe { a.out.addr_ptr })
+}
+
+/// `DRM_IOCTL_GEM_CLOSE`.
+fn gem_close(fd: &Fd, handle: u32) -> Result<i32, i32> {
+    let mut a = GemClose { handle, pad: 0 };
+    ioctl_fd(fd.0, IOCTL_GEM_CLOSE, &mut a as *mut _ as usize)
+}
+
+/// `DRM_IOCTL_PRIME_HANDLE_TO_FD`: a dma-buf fd.
+fn prime_export(fd: &Fd, handle: u32, flags: u32) -> Result<Fd, i32> {
+    let mut a = PrimeHandle { handle, flags, fd: -1 };
+    ioctl_fd(fd.0, IOCTL_PRIME_HANDLE_TO_FD, &mut a as *mut _ as usize)?;
+    Ok(Fd(a.fd))
+}
+
+/// `DRM_IOCTL_PRIME_FD_TO_HANDLE`.
+fn prime_import(fd: &Fd, dmabuf: i32) -> Result<u32, i32> {
+    let mut a = PrimeHandle { handle: 0, flags: 0, fd: dmabuf };
+    ioctl_fd(fd.0, IOCTL_PRIME_FD_TO_HANDLE, &mut a as *mut _ as usize)?;
+    Ok(a.handle)
+}
+
+/// A GEM object's CPU mapping (shared, read-write) through `GEM_MMAP`.
+fn gem_map(fd: &Fd, handle: u32, len: usize) -> Result<Map, String> {
+    let off = gem_mmap(fd, handle).map_err(|e| format!("GEM_MMAP: {}", errno_name(e)))?;
+    Map::shared_rw(fd, off, len)
+}
+
+fn gem_create_refuses_bad_requests(card: &Card) -> Check {
+    let fd = Fd::open(&render_path(card))?;
+    let pg = PAGE as u64;
+    let cases: [(&str, u64, u64, u64, i32); 9] = [
+        ("unknown flag", pg, GEM_VRAM, 1 << 40, libc::EINVAL),
+        ("unknown domain", pg, 1 << 10, 0, libc::EINVAL),
+        ("two special domains", pg, u64::from(drm::AMDGPU_GEM_DOMAIN_GDS | drm::AMDGPU_GEM_DOMAIN_GWS), 0, libc::EINVAL),
+        ("VRAM with GDS", pg, GEM_VRAM | u64::from(drm::AMDGPU_GEM_DOMAIN_GDS), 0, libc::EINVAL),
+        ("ENCRYPTED without TMZ", pg, GEM_VRAM, u64::from(drm::AMDGPU_GEM_CREATE_ENCRYPTED), libc::EINVAL),
+        ("CPU domain only", pg, u64::from(drm::AMDGPU_GEM_DOMAIN_CPU), 0, libc::EINVAL),
+        ("size 0", 0, GEM_GTT, 0, libc::EINVAL),
+        ("larger than GTT", 1 << 50, GEM_GTT, 0, libc::ENOMEM),
+        ("larger than VRAM and GTT", 1 << 50, GEM_VRAM, 0, libc::ENOMEM),
+    ];
+    for (what, size, domains, flags, want) in cases {
+        expect_errno(gem_create(&fd, size, domains, flags), want, &format!("GEM_CREATE {what}"))?;
+    }
+    expect_errno(gem_mmap(&fd, 0x7777), libc::ENOENT, "GEM_MMAP of an unknown handle")?;
+    expect_errno(gem_close(&fd, 0x7777), libc::EINVAL, "GEM_CLOSE of an unknown handle")?;
+    expect_errno(prime_export(&fd, 0x7777, libc::O_CLOEXEC as u32), libc::ENOENT, "PRIME export of an unknown handle")?;
+    let null = Fd::open("/dev/null")?;
+    expect_errno(prime_import(&fd, null.0), libc::EINVAL, "PRIME import of /dev/null")?;
+    Ok(())
+}
+
+fn gem_objects_map_close_and_export(card: &Card) -> Check {
+    let fd = Fd::open(&render_path(card))?;
+    let other = Fd::open(&render_path(card))?;
+    for (what, domains) in [("VRAM", GEM_VRAM), ("GTT", GEM_GTT), ("VRAM|GTT", GEM_VRAM | GEM_GTT)] {
+        // 3 pages and a byte: a 4-page object.
+        let h = gem_create(&fd, 3 * PAGE as u64 + 1, domains, 0)
+            .map_err(|e| format!("GEM_CREATE {what}: {}", errno_name(e)))?;
+        let off = gem_mmap(&fd, h).map_err(|e| format!("GEM_MMAP {what}: {}", errno_name(e)))?;
+        ensure(off != 0 && off % PAGE as u64 == 0, format!("{what}: mmap offset {off:#x}"))?;
+        let m = Map::shared_rw(&fd, off, 4 * PAGE)?;
+        ensure(m.read(0, 4 * PAGE).iter().all(|&b| b == 0), format!("{what}: new object not zeroed"))?;
+        m.write(3 * PAGE + 8, b"gem-object");
+        expect_errno(
+            Map::new(&fd, off, 5 * PAGE, libc::PROT_READ, libc::MAP_SHARED),
+            libc::EINVAL,
+            &format!("{what}: mmap past the object"),
+        )?;
+        // Another file of the same node has no handle: drm_gem_mmap's EACCES.
+        expect_errno(
+            Map::new(&other, off, PAGE, libc::PROT_READ, libc::MAP_SHARED),
+            libc::EACCES,
+            &format!("{what}: mmap from a file without a handle"),
+        )?;
+        // PRIME: bad flags, then a dma-buf the CPU maps too.
+        expect_errno(prime_export(&fd, h, 0x4000_0000), libc::EINVAL, "PRIME export with bad flags")?;
+        let buf = prime_export(&fd, h, (libc::O_CLOEXEC | libc::O_RDWR) as u32)
+            .map_err(|e| format!("{what}: PRIME export: {}", errno_name(e)))?;
+        let d = Map::shared_rw(&buf, 0, 4 * PAGE)?;
+        ensure_eq(d.read(3 * PAGE + 8, 10), b"gem-object".to_vec(), "dma-buf mapping")?;
+        // Back into the same file: the same handle; into another: a new one.
+        ensure_eq(prime_import(&fd, buf.0), Ok(h), "PRIME import into the exporting file")?;
+        let h2 = prime_import(&other, buf.0).map_err(|e| format!("{what}: PRIME import: {}", errno_name(e)))?;
+        let o = gem_map(&other, h2, 4 * PAGE)?;
+        o.write(8, b"other-file");
+        ensure_eq(m.read(8, 10), b"other-file".to_vec(), "write through the other file's handle")?;
+        // Closing the handle keeps the mappings' pages; the offset goes
+        // with the last handle and dma-buf.
+        expect_ok(gem_close(&fd, h), "GEM_CLOSE")?;
+        expect_errno(gem_close(&fd, h), libc::EINVAL, "GEM_CLOSE twice")?;
+        expect_errno(gem_mmap(&fd, h), libc::ENOENT, "GEM_MMAP after GEM_CLOSE")?;
+        expect_ok(gem_close(&other, h2), "GEM_CLOSE (other file)")?;
+        ensure_eq(m.read(3 * PAGE + 8, 10), b"gem-object".to_vec(), "mapping after GEM_CLOSE")?;
+        drop(buf);
+        ensure_eq(d.read(8, 10), b"other-file".to_vec(), "dma-buf mapping after close")?;
+        drop((m, d, o));
+        expect_errno(
+            Map::new(&fd, off, PAGE, libc::PROT_READ, libc::MAP_SHARED),
+            libc::EINVAL,
+            &format!("{what}: mmap of a freed object"),
+        )?;
+    }
+    // NO_CPU_ACCESS: no GEM_MMAP (amdgpu_mode_dumb_mmap's EPERM).
+    let h = gem_create(&fd, PAGE as u64, GEM_VRAM, u64::from(drm::AMDGPU_GEM_CREATE_NO_CPU_ACCESS))
+        .map_err(|e| format!("GEM_CREATE NO_CPU_ACCESS: {}", errno_name(e)))?;
+    expect_errno(gem_mmap(&fd, h), libc::EPERM, "GEM_MMAP of a NO_CPU_ACCESS object")?;
+    expect_ok(gem_close(&fd, h), "GEM_CLOSE")?;
+    // VM_ALWAYS_VALID objects are not exported (amdgpu_gem_prime_export).
+    let h = gem_create(&fd, PAGE as u64, GEM_GTT, u64::from(drm::AMDGPU_GEM_CREATE_VM_ALWAYS_VALID))
+        .map_err(|e| format!("GEM_CREATE VM_ALWAYS_VALID: {}", errno_name(e)))?;
+    expect_errno(prime_export(&fd, h, libc::O_CLOEXEC as u32), libc::EPERM, "PRIME export of VM_ALWAYS_VALID")?;
+    expect_ok(gem_close(&fd, h), "GEM_CLOSE")?;
+    Ok(())
+}
+
+fn dmabuf_info(k: &Kfd, dmabuf: i32, metadata: &mut [u8]) -> Result<uapi::kfd_ioctl_get_dmabuf_info_args, i32> {
+    let mut a = uapi::kfd_ioctl_get_dmabuf_info_args {
+        metadata_ptr: if metadata.is_empty() { 0 } else { metadata.as_mut_ptr() as u64 },
+        metadata_size: metadata.len() as u32,
+        dmabuf_fd: dmabuf as u32,
+        ..Default::default()
+    };
+    k.ioctl(uapi::AMDKFD_IOC_GET_DMABUF_INFO, &mut a)?;
+    Ok(a)
+}
+
+fn import_dmabuf(k: &Kfd, gpu_id: u32, dmabuf: i32, va: u64) -> Result<u64, i32> {
+    let mut a = uapi::kfd_ioctl_import_dmabuf_args {
+        va_addr: va,
+        gpu_id,
+        dmabuf_fd: dmabuf as u32,
+        ..Default::default()
+    };
+    k.ioctl(uapi::AMDKFD_IOC_IMPORT_DMABUF, &mut a)?;
+    Ok(a.handle)
+}
+
+/// VRAM in use on the card (sysfs `mem_info_vram_used`).
+fn vram_used(card: &Card) -> Result<u64, String> {
+    read(card.device.join("mem_info_vram_used"))?.parse().map_err(|e| format!("mem_info_vram_used: {e}"))
+}
+
+fn dmabuf_info_and_errors(cards: &[Card]) -> Check {
+    let k = Kfd::open().map_err(|e| e.to_string())?;
+    let bound = bind_all(&k, cards)?;
+    let null = Fd::open("/dev/null")?;
+    expect_errno(dmabuf_info(&k, null.0, &mut []), libc::EINVAL, "GET_DMABUF_INFO of /dev/null")?;
+    expect_errno(dmabuf_info(&k, 999, &mut []), libc::EBADF, "GET_DMABUF_INFO of a closed fd")?;
+    for (id, _card, fd) in &bound {
+        let flags = u64::from(drm::AMDGPU_GEM_CREATE_CPU_ACCESS_REQUIRED);
+        for (what, domains, f, want) in [
+            ("VRAM", GEM_VRAM, 0, uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM),
+            ("VRAM CPU_ACCESS_REQUIRED", GEM_VRAM, flags, uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM | uapi::KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC),
+            ("GTT", GEM_GTT, 0, uapi::KFD_IOC_ALLOC_MEM_FLAGS_GTT),
+            ("VRAM|GTT", GEM_VRAM | GEM_GTT, 0, uapi::KFD_IOC_ALLOC_MEM_FLAGS_VRAM),
+        ] {
+            let h = gem_create(fd, 5 * PAGE as u64, domains, f).map_err(|e| format!("GEM_CREATE {what}: {}", errno_name(e)))?;
+            let buf = prime_export(fd, h, libc::O_CLOEXEC as u32).map_err(|e| format!("PRIME export: {}", errno_name(e)))?;
+            // As libhsakmt asks: a 64-byte metadata buffer (none is kept).
+            let mut md = [0xaau8; 64];
+            let info = dmabuf_info(&k, buf.0, &mut md).map_err(|e| format!("GET_DMABUF_INFO {what}: {}", errno_name(e)))?;
+            ensure_eq(
+                (info.size, info.gpu_id, info.flags, info.metadata_size),
+                (5 * PAGE as u64, *id, want, 0),
+                &format!("GET_DMABUF_INFO {what}: size, gpu_id, flags, metadata_size"),
+            )?;
+            let info = dmabuf_info(&k, buf.0, &mut []).map_err(|e| format!("GET_DMABUF_INFO without metadata: {}", errno_name(e)))?;
+            ensure_eq(info.size, 5 * PAGE as u64, "size without metadata buffer")?;
+            // IMPORT_DMABUF's checks.
+            expect_errno(import_dmabuf(&k, 0xdead, buf.0, 0x40_0000_0000), libc::EINVAL, "IMPORT_DMABUF on an unknown gpu_id")?;
+            expect_errno(import_dmabuf(&k, *id, null.0, 0x40_0000_0000), libc::EINVAL, "IMPORT_DMABUF of /dev/null")?;
+            expect_errno(import_dmabuf(&k, *id, 999, 0x40_0000_0000), libc::EBADF, "IMPORT_DMABUF of a closed fd")?;
+            expect_errno(import_dmabuf(&k, *id, buf.0, 0x40_0000_0100), libc::EINVAL, "IMPORT_DMABUF at an unaligned VA")?;
+            expect_errno(import_dmabuf(&k, *id, buf.0, 1 << 60), libc::EINVAL, "IMPORT_DMABUF beyond the VM")?;
+            expect_ok(gem_close(fd, h), "GEM_CLOSE")?;
+        }
+    }
+    // A process without ACQUIRE_VM: ENODEV (kfd_bind_process_to_device).
+    let gpu_ids: Vec<u32> = bound.iter().map(|b| b.0).collect();
+    let (_, _, fd) = bound.first().ok_or("no GPU")?;
+    let h = gem_create(fd, PAGE as u64, GEM_GTT, 0).map_err(|e| format!("GEM_CREATE: {}", errno_name(e)))?;
+    let buf = prime_export(fd, h, 0).map_err(|e| format!("PRIME export: {}", errno_name(e)))?;
+    let child = in_child(CHILD_SECS, || {
+        let k = Kfd::open().map_err(|e| e.to_string())?;
+        let id = *gpu_ids.first().ok_or("no GPU")?;
+        expect_errno(import_dmabuf(&k, id, buf.0, 0x40_0000_0000), libc::ENODEV, "IMPORT_DMABUF before ACQUIRE_VM")?;
+        // GET_DMABUF_INFO needs no VM.
+        let info = dmabuf_info(&k, buf.0, &mut []).map_err(|e| format!("GET_DMABUF_INFO: {}", errno_name(e)))?;
+        ensure_eq(info.gpu_id, id, "gpu_id in a child")
+    });
+    expect_ok(gem_close(fd, h), "GEM_CLOSE")?;
+    child
+}
+
+/// How one scenario gives up the GEM handle, the dma-buf fd and the KFD
+/// object.
+#[derive(Clone, Copy, Debug)]
+enum Release {
+    /// GEM handle, dma-buf fd, then the KFD object.
+    HandleFdKfd,
+    /// The KFD object, dma-buf fd, then the GEM handle.
+    KfdFdHandle,
+    /// dma-buf fd, KFD object, then the GEM handle.
+    FdKfdHandle,
+    /// Nothing: the process exits holding all three.
+    Exit,
+}
+
+/// One GEM object of `card` (bound to `id` through `fd`) exported,
+/// imported into the KFD at `va`, mapped, written by the GPU and read by
+/// the CPU both ways, then released in `order`.
+fn import_and_release(k: &Kfd, id: u32, fd: &Fd, domains: u64, va: u64, order: Release) -> Check {
+    let len = 4 * PAGE;
+    let h = gem_create(fd, len as u64, domains, 0).map_err(|e| format!("GEM_CREATE: {}", errno_name(e)))?;
+    let cpu = gem_map(fd, h, len)?;
+    let buf = prime_export(fd, h, libc::O_CLOEXEC as u32).map_err(|e| format!("PRIME export: {}", errno_name(e)))?;
+    let kh = import_dmabuf(k, id, buf.0, va).map_err(|e| format!("IMPORT_DMABUF: {}", errno_name(e)))?;
+    ensure_eq(kh >> 32, u64::from(id), "handle's gpu_id")?;
+    ensure_eq(map(k.fd, kh, id, true), Ok(1), "MAP_MEMORY_TO_GPU of the import")?;
+    let gpu = |off: usize, data: &mut [u8], write: bool| -> Check {
+        let faults = kfd_tests::svm::gpu_access(fd.0, va as usize + off, data.as_mut_ptr() as usize, data.len(), write)
+            .map_err(|e| format!("VGPU_ACCESS: {}", errno_name(e)))?;
+        ensure_eq(faults, 0, "GPU access faults")
+    };
+    // The GPU writes through the KFD mapping, the CPU reads through GEM.
+    let mut msg = *b"gpu-wrote-this";
+    gpu(2 * PAGE + 100, &mut msg, true)?;
+    ensure_eq(cpu.read(2 * PAGE + 100, msg.len()), msg.to_vec(), "CPU sees the GPU's write")?;
+    cpu.write(3 * PAGE + 7, b"cpu-wrote-this");
+    let mut back = [0u8; 14];
+    gpu(3 * PAGE + 7, &mut back, false)?;
+    ensure_eq(&back, b"cpu-wrote-this", "GPU sees the CPU's write")?;
+    let check_alive = |stage: &str| -> Check {
+        let mut m = *b"still-alive!";
+        gpu(PAGE, &mut m, true)?;
+        ensure_eq(cpu.read(PAGE, m.len()), m.to_vec(), &format!("GPU write after {stage}"))
+    };
+    let release_kfd = || -> Check {
+        ensure_eq(map(k.fd, kh, id, false), Ok(1), "UNMAP_MEMORY_FROM_GPU")?;
+        expect_ok(free(k.fd, kh), "FREE_MEMORY_OF_GPU of the import")
+    };
+    match order {
+        Release::HandleFdKfd => {
+            expect_ok(gem_close(fd, h), "GEM_CLOSE")?;
+            check_alive("GEM_CLOSE")?;
+            drop(buf);
+            check_alive("closing the dma-buf")?;
+            release_kfd()?;
+        }
+        Release::KfdFdHandle => {
+            release_kfd()?;
+            drop(buf);
+            ensure_eq(cpu.read(2 * PAGE + 100, msg.len()), msg.to_vec(), "CPU mapping after FREE")?;
+            expect_ok(gem_close(fd, h), "GEM_CLOSE")?;
+        }
+        Release::FdKfdHandle => {
+            drop(buf);
+            check_alive("closing the dma-buf")?;
+            release_kfd()?;
+            ensure_eq(gem_mmap(fd, h).map(|_| ()), Ok(()), "GEM_MMAP after FREE")?;
+            expect_ok(gem_close(fd, h), "GEM_CLOSE")?;
+        }
+        Release::Exit => {
+            std::mem::forget(buf);
+            std::mem::forget(cpu);
+            return Ok(());
+        }
+    }
+    drop(cpu);
+    Ok(())
+}
+
+fn import_map_and_release_in_any_order(cards: &[Card]) -> Check {
+    for (i, order) in [Release::HandleFdKfd, Release::KfdFdHandle, Release::FdKfdHandle, Release::Exit]
+        .into_iter()
+        .enumerate()
+    {
+        let before: Vec<u64> = cards.iter().map(vram_used).collect::<Result<_, _>>()?;
+        // Each order in a process of its own, whose exit releases the rest.
+        in_child(CHILD_SECS, || {
+            let k = Kfd::open().map_err(|e| e.to_string())?;
+            for (id, _card, fd) in bind_all(&k, cards)? {
+                for (j, domains) in [GEM_VRAM, GEM_GTT].into_iter().enumerate() {
+                    let va = 0x41_0000_0000 + ((i * 2 + j) as u64) * 0x100_0000;
+                    import_and_release(&k, id, &fd, domains, va, order)
+                        .map_err(|e| format!("gpu {id} {order:?} domains {domains:#x}: {e}"))?;
+                }
+            }
+            Ok(())
+        })?;
+        // The process's teardown may finish just after it exits.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let mut after: Vec<u64> = cards.iter().map(vram_used).collect::<Result<_, _>>()?;
+        while after != before && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            after = cards.iter().map(vram_used).collect::<Result<_, _>>()?;
+        }
+        ensure_eq(after, before, &format!("{order:?}: VRAM in use after the process"))?;
+    }
+    Ok(())
+}
+
+/// SDMA (a GPU engine) copies into an imported GEM object; the CPU sees it
+/// through the GEM mapping.
+fn sdma_writes_imported_object(cards: &[Card]) -> Check {
+    let k = Kfd::open().map_err(|e| e.to_string())?;
+    let gpus = kfd_tests::ops::topology_gpus();
+    for (id, _card, fd) in bind_all(&k, cards)? {
+        let topo = gpus.iter().find(|g| g.gpu_id == id).ok_or(format!("gpu {id} not in the topology"))?;
+        let q = kfd_tests::queue::QueueMem::new(k.fd, fd.0, topo, 0x50_0000_0000)?;
+        if q.props.sdma_engines == 0 {
+            q.release();
+            continue;
+        }
+        let len = 2 * PAGE;
+        // The source: a KFD GTT object the CPU fills.
+        let (src, src_off) = alloc(k.fd, id, 0x51_0000_0000, len as u64, GTT, 0)
+            .map_err(|e| format!("ALLOC GTT: {}", errno_name(e)))?;
+        ensure_eq(map(k.fd, src, id, true), Ok(1), "MAP source")?;
+        let s = Map::shared_rw(&fd, src_off, len)?;
+        let pattern: Vec<u8> = (0..len as u32).map(|i| (i * 13 + 5) as u8).collect();
+        s.write(0, &pattern);
+        // The destination: an imported VRAM GEM object.
+        let h = gem_create(&fd, len as u64, GEM_VRAM, 0).map_err(|e| format!("GEM_CREATE: {}", errno_name(e)))?;
+        let cpu = gem_map(&fd, h, len)?;
+        let buf = prime_export(&fd, h, libc::O_CLOEXEC as u32).map_err(|e| format!("PRIME export: {}", errno_name(e)))?;
+        let dst_va = 0x52_0000_0000;
+        let kh = import_dmabuf(&k, id, buf.0, dst_va).map_err(|e| format!("IMPORT_DMABUF: {}", errno_name(e)))?;
+        ensure_eq(map(k.fd, kh, id, true), Ok(1), "MAP import")?;
+        let (qid, db) = q.create(true).map_err(|e| format!("CREATE SDMA: {}", errno_name(e)))?;
+        let want = 0x1b0f_0001;
+        q.raw_submit(true, 0, &q.sdma_copy_slot(dst_va, 0x51_0000_0000, len as u32, want), db);
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while q.fence() != want && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let fence = q.fence();
+        let _ = q.destroy(qid);
+        ensure_eq(fence, want, "SDMA fence after the copy")?;
+        ensure(cpu.read(0, len) == pattern, "the GEM mapping does not show the SDMA copy")?;
+        ensure_eq(map(k.fd, kh, id, false), Ok(1), "UNMAP import")?;
+        expect_ok(free(k.fd, kh), "FREE import")?;
+        ensure_eq(map(k.fd, src, id, false), Ok(1), "UNMAP source")?;
+        expect_ok(free(k.fd, src), "FREE source")?;
+        expect_ok(gem_close(&fd, h), "GEM_CLOSE")?;
+        drop((s, cpu, buf));
+        q.release();
+    }
+    Ok(())
+}
+
+/// A GEM object of one GPU imported on another (upstream: a dma-buf
+/// attachment over PCIe): GET_DMABUF_INFO names the owner, the importer's
+/// VM reaches the owner's memory.
+fn import_on_another_gpu(cards: &[Card]) -> Check {
+    let k = Kfd::open().map_err(|e| e.to_string())?;
+    let bound = bind_all(&k, cards)?;
+    let (Some((a, _, afd)), Some((b, _, bfd))) = (bound.first(), bound.get(1)) else {
+        println!("# one GPU: nothing to import across");
+        return Ok(());
+    };
+    let len = 2 * PAGE;
+    let h = gem_create(afd, len as u64, GEM_VRAM, 0).map_err(|e| format!("GEM_CREATE: {}", errno_name(e)))?;
+    let cpu = gem_map(afd, h, len)?;
+    let buf = prime_export(afd, h, libc::O_CLOEXEC as u32).map_err(|e| format!("PRIME export: {}", errno_name(e)))?;
+    let info = dmabuf_info(&k, buf.0, &mut []).map_err(|e| format!("GET_DMABUF_INFO: {}", errno_name(e)))?;
+    ensure_eq(info.gpu_id, *a, "owner gpu_id")?;
+    // DRM PRIME into the other GPU's node: not ours to attach (EINVAL).
+    expect_errno(prime_import(bfd, buf.0), libc::EINVAL, "PRIME import on another GPU's node")?;
+    let va = 0x60_0000_0000;
+    let kh = import_dmabuf(&k, *b, buf.0, va).map_err(|e| format!("IMPORT_DMABUF on gpu {b}: {}", errno_name(e)))?;
+    ensure_eq(map(k.fd, kh, *b, true), Ok(1), "MAP on the importing GPU")?;
+    let mut msg = *b"peer-gpu-write";
+    let faults = kfd_tests::svm::gpu_access(bfd.0, va as usize + 64, msg.as_mut_ptr() as usize, msg.len(), true)
+        .map_err(|e| format!("VGPU_ACCESS: {}", errno_name(e)))?;
+    ensure_eq(faults, 0, "GPU access faults")?;
+    ensure_eq(cpu.read(64, msg.len()), msg.to_vec(), "owner's CPU mapping shows the peer's write")?;
+    expect_ok(gem_close(afd, h), "GEM_CLOSE")?;
+    drop((buf, cpu));
+    ensure_eq(map(k.fd, kh, *b, false), Ok(1), "UNMAP")?;
+    expect_ok(free(k.fd, kh), "FREE")
+}
+
 fn main() {
     let mut h = Harness::new();
     h.run("module: /proc/modules lists amdgpu", module_is_listed);
@@ -1178,6 +1622,12 @@ fn main() {
         h.run(&format!("amdgpu: {n} libdrm amdgpu_device_initialize succeeds"), || {
             in_child(CHILD_SECS, || libdrm_amdgpu_initializes(card))
         });
+        h.run(&format!("gem: {n} GEM_CREATE/MMAP/CLOSE and PRIME refuse bad requests"), || {
+            gem_create_refuses_bad_requests(card)
+        });
+        h.run(&format!("gem: {n} objects map, close and export (VRAM, GTT)"), || {
+            in_child(CHILD_SECS, || gem_objects_map_close_and_export(card))
+        });
         h.run(&format!("mmap: {n} refuses unknown offsets"), || {
             render_node_refuses_unknown_offsets(card)
         });
@@ -1204,6 +1654,18 @@ fn main() {
         });
         h.run("kfd: VRAM accounting follows allocations", || {
             in_child(CHILD_SECS, || vram_accounting_follows_allocations(&cards))
+        });
+        h.run("kfd: GET_DMABUF_INFO and IMPORT_DMABUF checks", || {
+            in_child(CHILD_SECS, || dmabuf_info_and_errors(&cards))
+        });
+        h.run("kfd: imported GEM objects map, GPU and CPU share them, any release order", || {
+            import_map_and_release_in_any_order(&cards)
+        });
+        h.run("kfd: SDMA copies into an imported GEM object", || {
+            in_child(CHILD_SECS, || sdma_writes_imported_object(&cards))
+        });
+        h.run("kfd: a GEM object imported on another GPU", || {
+            in_child(CHILD_SECS, || import_on_another_gpu(&cards))
         });
     }
     std::process::exit(h.finish("vgpu"));
