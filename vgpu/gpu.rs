@@ -429,6 +429,9 @@ impl Kgd {
 /// A registered virtual GPU.  Dropping it removes it from rkfd, then
 /// destroys its devices.
 pub(crate) struct Gpu {
+    /// The CP firmware's quantum timer (`crate::cp::QuantumTimer`), which
+    /// uses `_kgd`: stopped first in `drop`.
+    quantum: Option<kabi::Thread>,
     /// rkfd's device: removed first (field order), after which rkfd makes
     /// no further call with the `kgd` handle.
     _kfd: kabi::KfdDevice,
@@ -488,7 +491,12 @@ impl Gpu {
         kgd.devices.log(&msg);
         kgd.engine.set_kfd(kfd.irq());
         kgd.core.set_throttle_target(Some(kfd.irq()));
+        // SAFETY: `kgd` is boxed and dropped only after `Gpu::drop` has
+        // stopped the thread (it takes `quantum` first).
+        let timer = Arc::new(unsafe { crate::cp::QuantumTimer::new(&kgd) }, GFP_KERNEL)?;
+        let quantum = kabi::Thread::start(timer, c"cp", core.index(), 0)?;
         Ok(Gpu {
+            quantum: Some(quantum),
             _kfd: kfd,
             _kgd: kgd,
         })
@@ -497,6 +505,8 @@ impl Gpu {
 
 impl Drop for Gpu {
     fn drop(&mut self) {
+        // The quantum timer stops before anything it uses goes.
+        drop(self.quantum.take());
         // The engine thread stops (and stops raising interrupts) before
         // rkfd removes the device; so do throttling reports.
         self._kgd.engine.shutdown();
