@@ -58,6 +58,21 @@ const QUANTUM_MS: i64 = 10;
 /// over-subscribed (a RUN_LIST that over-subscribes starts rotating at
 /// most this late).
 const IDLE_POLL_MS: i64 = 50;
+/// How often it looks while no HIQ is loaded (rkfd's `sched_policy` 2:
+/// no runlist will come; loading the HIQ and creating enough queues to
+/// over-subscribe takes longer than this).
+const NO_HIQ_POLL_MS: i64 = 1000;
+
+/// What the firmware's scheduler is doing, for its quantum timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Quantum {
+    /// No HIQ: the driver does not use the HWS.
+    NoHiq,
+    /// A runlist that needs no rotation, or none, or hung.
+    Idle,
+    /// An over-subscribed runlist: rotate every quantum.
+    Rotating,
+}
 
 /// One of the scheduler's tables, on the heap (a device's whole runlist:
 /// too large for the kernel stack the model would be built on).
@@ -267,18 +282,25 @@ impl Kgd {
     }
 
     /// The quantum expired ([`QuantumTimer`], the KUnit tests): an
-    /// over-subscribed runlist rotates.  Returns whether the runlist is
-    /// over-subscribed.
-    pub(crate) fn cp_tick(&self) -> bool {
-        let (irqs, over) = {
+    /// over-subscribed runlist rotates.  Returns what the firmware is
+    /// doing now.
+    pub(crate) fn cp_tick(&self) -> Quantum {
+        let (irqs, now) = {
             let mut guard = self.cp().lock();
             let st = &mut *guard;
             let mut gpu = Gpu { kgd: self, mapped: &mut st.mapped, irqs: KVec::new() };
             st.hws.tick(&mut gpu);
-            (gpu.irqs, st.hws.over_subscribed() && st.hws.hang().is_none())
+            let now = if st.hiq.is_none() {
+                Quantum::NoHiq
+            } else if st.hws.over_subscribed() && st.hws.hang().is_none() {
+                Quantum::Rotating
+            } else {
+                Quantum::Idle
+            };
+            (gpu.irqs, now)
         };
         self.cp_interrupts(&irqs);
-        over
+        now
     }
 
     /// `gpu_reset`: the firmware starts over (no resources, no runlist,
@@ -358,8 +380,12 @@ impl kabi::ThreadMain for QuantumTimer {
         while !kabi::should_stop() {
             // SAFETY: By the type invariant `kgd` is live while the thread runs.
             let kgd = unsafe { self.kgd.as_ref() };
-            let over = kgd.cp_tick();
-            fsleep(Delta::from_millis(if over { QUANTUM_MS } else { IDLE_POLL_MS }));
+            let ms = match kgd.cp_tick() {
+                Quantum::Rotating => QUANTUM_MS,
+                Quantum::Idle => IDLE_POLL_MS,
+                Quantum::NoHiq => NO_HIQ_POLL_MS,
+            };
+            fsleep(Delta::from_millis(ms));
         }
     }
 }

@@ -472,6 +472,13 @@ impl Gpu {
     /// Registers a GPU with rkfd (probe, then init).
     pub(crate) fn register(kgd: KBox<Kgd>, module: &'static ThisModule) -> Result<Self> {
         let core = &kgd.core;
+        // The firmware's quantum timer, first: on an error below it stops
+        // (dropped) before `kgd` goes.
+        // SAFETY: `kgd` is boxed, never moved out of, and dropped only after
+        // the thread stopped: here on an error (locals drop in reverse
+        // order), else in `Gpu::drop`, which takes `quantum` first.
+        let timer = Arc::new(unsafe { crate::cp::QuantumTimer::new(&kgd) }, GFP_KERNEL)?;
+        let quantum = kabi::Thread::start(timer, c"cp", core.index(), 0)?;
         let info = crate::kfd2kgd::gpu_info(&kgd)?;
         // SAFETY: `kgd` is boxed, never moved out of or changed, and is
         // dropped only after the returned device (field order of `Gpu`).
@@ -491,10 +498,6 @@ impl Gpu {
         kgd.devices.log(&msg);
         kgd.engine.set_kfd(kfd.irq());
         kgd.core.set_throttle_target(Some(kfd.irq()));
-        // SAFETY: `kgd` is boxed and dropped only after `Gpu::drop` has
-        // stopped the thread (it takes `quantum` first).
-        let timer = Arc::new(unsafe { crate::cp::QuantumTimer::new(&kgd) }, GFP_KERNEL)?;
-        let quantum = kabi::Thread::start(timer, c"cp", core.index(), 0)?;
         Ok(Gpu {
             quantum: Some(quantum),
             _kfd: kfd,
