@@ -888,21 +888,26 @@ const OVS_SIZE: u64 = OVS_TARGETS + 4096;
 const OVS_WAIT_SECS: u64 = 60;
 
 /// One process of the over-subscription test: creates its queues, says
-/// so on `ready`, waits for a byte on `go`, then gives each queue
-/// `OVS_PACKETS` WRITE_DATA packets (the k-th writes k + 1 to the queue's
-/// target), rings, waits until every target holds `OVS_PACKETS` and
-/// destroys the queues.
-fn ovs_process(ready: i32, go: i32) -> Result<(), String> {
-    let said = std::cell::Cell::new(false);
+/// so on `ready` ('r', or 'e' if it could not), waits for a byte on `go`,
+/// then gives each queue `OVS_PACKETS` WRITE_DATA packets (the k-th
+/// writes k + 1 to the queue's target), rings, waits until every target
+/// holds `OVS_PACKETS` (or `OVS_WAIT_SECS`), says 'd' on `ready`, and
+/// destroys its queues only once a byte comes on `fin`: no queue leaves
+/// the runlist (which would give a starved queue a slot) until every
+/// process is done.
+fn ovs_process(ready: i32, go: i32, fin: i32) -> Result<(), String> {
     let say = |b: u8| {
-        if !said.replace(true) {
-            // SAFETY: one byte from our stack to our pipe.
-            unsafe { libc::write(ready, (&b as *const u8).cast(), 1) };
-        }
+        // SAFETY: one byte from our stack to our pipe.
+        unsafe { libc::write(ready, (&b as *const u8).cast(), 1) };
     };
-    let r = (|| {
+    let wait_byte = |fd: i32| {
+        let mut b = 0u8;
+        // SAFETY: one byte into our stack from our pipe.
+        unsafe { libc::read(fd, (&mut b as *mut u8).cast(), 1) == 1 }
+    };
+    let made = (|| {
         let s = setup()?;
-        let (_obj, w) = gtt_cpu(&s, VA_OVS, OVS_SIZE)?;
+        let (obj, w) = gtt_cpu(&s, VA_OVS, OVS_SIZE)?;
         let dboff = TYPE_DOORBELL | (u64::from(s.gpu) << GPU_ID_SHIFT);
         // SAFETY: a new shared mapping of our doorbell slice.
         let db = unsafe {
@@ -933,10 +938,18 @@ fn ovs_process(ready: i32, go: i32) -> Result<(), String> {
             ensure(off + 8 <= DOORBELL_SLICE, format!("doorbell offset {:#x}", a.doorbell_offset))?;
             qs.push((a.queue_id, off));
         }
-        say(b'r');
-        let mut b = 0u8;
-        // SAFETY: one byte into our stack from our pipe.
-        ensure(unsafe { libc::read(go, (&mut b as *mut u8).cast(), 1) } == 1, "no go")?;
+        Ok((s, obj, w, db, qs))
+    })();
+    let (s, _obj, w, db, qs) = match made {
+        Ok(m) => m,
+        Err(e) => {
+            say(b'e');
+            return Err(e);
+        }
+    };
+    say(b'r');
+    let went = wait_byte(go);
+    if went {
         for (i, &(_, off)) in qs.iter().enumerate() {
             let i = i as u64;
             let target = VA_OVS + OVS_TARGETS + 4 * i;
@@ -958,17 +971,18 @@ fn ovs_process(ready: i32, go: i32) -> Result<(), String> {
         while !done(&w) && start.elapsed().as_secs() < OVS_WAIT_SECS {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        let got: Vec<u32> = (0..OVS_QUEUES).map(|i| w.read32(OVS_TARGETS + 4 * i)).collect();
-        for &(q, _) in &qs {
-            expect_ok(s.destroy(q), "DESTROY")?;
-        }
-        ensure(
-            got.iter().all(|&v| v == OVS_PACKETS),
-            format!("pid {}: queues ran {got:?} of {OVS_PACKETS} packets in {OVS_WAIT_SECS} s", std::process::id()),
-        )
-    })();
-    say(b'e');
-    r
+    }
+    let got: Vec<u32> = (0..OVS_QUEUES).map(|i| w.read32(OVS_TARGETS + 4 * i)).collect();
+    say(b'd');
+    wait_byte(fin);
+    for &(q, _) in &qs {
+        expect_ok(s.destroy(q), "DESTROY")?;
+    }
+    ensure(went, "no go")?;
+    ensure(
+        got.iter().all(|&v| v == OVS_PACKETS),
+        format!("pid {}: queues ran {got:?} of {OVS_PACKETS} packets in {OVS_WAIT_SECS} s", std::process::id()),
+    )
 }
 
 /// Policy 0: more processes than the HWS maps at once and more compute
@@ -983,12 +997,20 @@ fn oversubscribed_runlist_all_queues_progress() -> Check {
     }
     let mut ready = [0i32; 2];
     let mut go = [0i32; 2];
+    let mut fin = [0i32; 2];
     // SAFETY: room for two descriptors each.
-    ensure(unsafe { libc::pipe2(ready.as_mut_ptr(), libc::O_CLOEXEC) == 0 && libc::pipe2(go.as_mut_ptr(), libc::O_CLOEXEC) == 0 }, "pipe")?;
+    ensure(
+        unsafe {
+            libc::pipe2(ready.as_mut_ptr(), libc::O_CLOEXEC) == 0
+                && libc::pipe2(go.as_mut_ptr(), libc::O_CLOEXEC) == 0
+                && libc::pipe2(fin.as_mut_ptr(), libc::O_CLOEXEC) == 0
+        },
+        "pipe",
+    )?;
     let mut children = Vec::new();
     for _ in 0..OVS_PROCESSES {
-        let (r, g) = (ready[1], go[0]);
-        let (tx, rx) = (go[1], ready[0]);
+        let (r, g, f) = (ready[1], go[0], fin[0]);
+        let (tx, rx, ftx) = (go[1], ready[0], fin[1]);
         // Each child reports through a pipe of its own, as in_child does.
         let mut res = [0i32; 2];
         // SAFETY: room for two descriptors.
@@ -999,8 +1021,9 @@ fn oversubscribed_runlist_all_queues_progress() -> Check {
         if pid == 0 {
             ops::close(tx);
             ops::close(rx);
+            ops::close(ftx);
             ops::close(res[0]);
-            let msg = match std::panic::catch_unwind(|| ovs_process(r, g)) {
+            let msg = match std::panic::catch_unwind(|| ovs_process(r, g, f)) {
                 Ok(Ok(())) => String::new(),
                 Ok(Err(e)) => e,
                 Err(_) => "panicked".to_string(),
@@ -1016,6 +1039,7 @@ fn oversubscribed_runlist_all_queues_progress() -> Check {
     }
     ops::close(ready[1]);
     ops::close(go[0]);
+    ops::close(fin[0]);
     // Every process has its queues (or failed): 'r' or 'e' from each, or
     // the end of the pipe once all are gone.
     let mut readies = 0;
@@ -1034,6 +1058,20 @@ fn oversubscribed_runlist_all_queues_progress() -> Check {
         unsafe { libc::write(go[1], b"g".as_ptr().cast(), 1) };
     }
     ops::close(go[1]);
+    // Every process that made its queues is done ('d') before any destroys
+    // one; then they may.
+    for _ in 0..readies {
+        let mut b = 0u8;
+        // SAFETY: one byte into our stack from our pipe.
+        if unsafe { libc::read(ready[0], (&mut b as *mut u8).cast(), 1) } != 1 {
+            break;
+        }
+    }
+    for _ in 0..OVS_PROCESSES {
+        // SAFETY: one byte from our stack to our pipe.
+        unsafe { libc::write(fin[1], b"f".as_ptr().cast(), 1) };
+    }
+    ops::close(fin[1]);
     let mut errs = Vec::new();
     for (pid, res) in children {
         let status = ops::wait_child(pid, OVS_WAIT_SECS as u32 + CHILD_SECS);
