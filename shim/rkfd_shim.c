@@ -152,6 +152,21 @@ int rkfd_shim_sched_policy(void)
 	return READ_ONCE(sched_policy);
 }
 
+/*
+ * Upstream amdgpu's hws_max_conc_proc (amdgpu_drv.c): the processes the
+ * HWS maps at once (max_proc_per_quantum), bounded by the KFD VMIDs; -1
+ * (default) is all of them.
+ */
+static int hws_max_conc_proc = -1;
+module_param(hws_max_conc_proc, int, 0444);
+MODULE_PARM_DESC(hws_max_conc_proc,
+	"Max # processes HWS can execute concurrently when sched_policy=0 (0 = no concurrency, #VMIDs for KFD = Maximum(default))");
+
+int rkfd_shim_hws_max_conc_proc(void)
+{
+	return READ_ONCE(hws_max_conc_proc);
+}
+
 void rkfd_shim_kfd_dev_info(const char *msg)
 {
 	if (rkfd_device)

@@ -41,6 +41,8 @@ struct kobject *rkfd_shim_kfd_kobject(void);
 int rkfd_shim_log_level(void);
 /* The sched_policy module parameter (upstream kfd_module.c). */
 int rkfd_shim_sched_policy(void);
+/* The hws_max_conc_proc module parameter (upstream amdgpu_drv.c). */
+int rkfd_shim_hws_max_conc_proc(void);
 void rkfd_shim_kfd_dev_info(const char *msg);
 
 /* KUnit only (CONFIG_KUNIT=y): a file standing for a render-node file. */

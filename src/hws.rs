@@ -24,18 +24,20 @@
 //! [`reset`] to load the HIQ and send SET_RESOURCES again), and until then
 //! every call answers `-EIO`.
 //!
-//! What rkfd does not do (yet): chained (over-subscribed) runlists.
-//! Policy 1 refuses a compute queue beyond the HWS's VMIDs and slots with
-//! `-EPERM`, as upstream; under policy 0 upstream would chain the runlist
-//! and rely on the firmware's quantum, but the virtual GPU's firmware
-//! tables stop at one runlist of that size and nothing drives its quantum,
-//! so rkfd refuses such a queue with `-ENOSPC` (one dmesg line) rather than
-//! hang the HWS or leave queues unscheduled ([`Refusal`]).  MAP_PROCESS
-//! carries the PASID only (the GPU driver finds the VM by it; no
-//! `page_table_base`, `sh_mem_*`, trap handler or GDS/GWS/OAC).  Queue
-//! eviction and restore through the HWS (`evict_process_queues_cpsch`)
-//! are not wired: rkfd's XNACK-off eviction marks the process evicted and
-//! preempts nothing (`crate::svm::notifier`), with either policy.
+//! Over-subscription: policy 1 refuses a compute queue beyond the HWS's
+//! VMIDs and slots with `-EPERM`, as upstream ([`Refusal`]); policy 0
+//! refuses nothing and, as upstream, sends a runlist with every process
+//! and queue, chained to itself when it has more processes than
+//! `max_proc_per_quantum` (the KFD VMIDs, or fewer with the module's
+//! `hws_max_conc_proc`) or more compute queues than the HWS's slots
+//! (`crate::packet_manager`), and the firmware's quantum rotates it.
+//!
+//! What rkfd does not do (yet): MAP_PROCESS carries the PASID only (the
+//! GPU driver finds the VM by it; no `page_table_base`, `sh_mem_*`, trap
+//! handler or GDS/GWS/OAC).  Queue eviction and restore through the HWS
+//! (`evict_process_queues_cpsch`) are not wired: rkfd's XNACK-off
+//! eviction marks the process evicted and preempts nothing
+//! (`crate::svm::notifier`), with either policy.
 //!
 //! Lock order: [`DeviceQueues::hws`](crate::queue::DeviceQueues) (upstream
 //! `dqm_lock` of the cpsch path) is taken under `Process::inner` and a
@@ -301,9 +303,9 @@ pub(crate) fn reset(dev: &Device, s: &mut HwsState) {
 }
 
 /// Whether a new queue of the process `pasid` may join the runlist
-/// (C: `pqm_create_queue`'s policy-1 check; policy 0's table limit, see
-/// the module doc).
-pub(crate) fn admit(dev: &Device, s: &HwsState, pasid: u32, compute: bool) -> Result {
+/// (C: `pqm_create_queue`'s policy-1 check; policy 0 admits every queue:
+/// see the module doc).
+pub(crate) fn admit(s: &HwsState, pasid: u32, compute: bool) -> Result {
     let mut procs: KVec<u32> = KVec::new();
     let mut active = 0;
     for e in s.entries.iter() {
@@ -314,21 +316,12 @@ pub(crate) fn admit(dev: &Device, s: &HwsState, pasid: u32, compute: bool) -> Re
             active += 1;
         }
     }
-    let new_process = !procs.contains(&pasid);
-    match dqm::admit(s.policy, s.tables, compute, procs.len() as u32, new_process, s.entries.len() as u32, active) {
+    // C counts the device's processes (`dqm->processes_count`) after
+    // registering the new queue's own (`register_process` comes first).
+    let processes = procs.len() as u32 + u32::from(!procs.contains(&pasid));
+    match dqm::admit(s.policy, s.tables, compute, processes, active) {
         Ok(()) => Ok(()),
         Err(Refusal::Oversubscription) => Err(EPERM),
-        Err(Refusal::TablesFull) => {
-            kfd_info!(
-                "gpu_id {}: runlist full ({} processes, {} queues; the HWS maps {} and {}, rkfd chains no runlist): queue refused\n",
-                dev.gpu_id(),
-                procs.len(),
-                s.entries.len(),
-                s.tables.vmids,
-                s.tables.cp_queues
-            );
-            Err(ENOSPC)
-        }
     }
 }
 

@@ -68,3 +68,10 @@ pub(crate) fn sched_policy() -> i32 {
     // SAFETY: Reads an int module parameter.
     unsafe { shim_ffi::rkfd_shim_sched_policy() }
 }
+
+/// The `hws_max_conc_proc` module parameter as given (a C parameter in
+/// `shim/rkfd_shim.c`, read-only; < 0: unset).
+pub(crate) fn hws_max_conc_proc() -> i32 {
+    // SAFETY: Reads an int module parameter.
+    unsafe { shim_ffi::rkfd_shim_hws_max_conc_proc() }
+}

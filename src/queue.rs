@@ -392,7 +392,7 @@ fn hws_add(dev: &Device, entry: crate::hws::RlEntry, hw: &mut HwState) -> Result
     let s = Option::as_mut(&mut *guard).ok_or(EINVAL)?;
     // Again under the lock that adds it: another process may have filled
     // the runlist since CREATE_QUEUE's early check.
-    crate::hws::admit(dev, s, entry.pasid, entry.is_compute())?;
+    crate::hws::admit(s, entry.pasid, entry.is_compute())?;
     let queue = entry.queue.clone();
     let (pushed, ret) = crate::hws::execute(dev, s, |entries, _| entries.push(entry, GFP_KERNEL));
     if let Err(e) = pushed {
@@ -611,13 +611,13 @@ fn load(
     if on_dev >= lim.max_queues_per_process() as usize {
         return Err(ENOSPC);
     }
-    // Under the HWS: policy 1's over-subscription check and the runlist's
-    // limits (`crate::hws::admit`).
+    // Under the HWS: policy 1's over-subscription check
+    // (`crate::hws::admit`).
     let hws = dev.queues.uses_hws();
     if hws {
         let guard = dev.queues.hws.lock();
         if let Some(s) = Option::as_ref(&*guard) {
-            crate::hws::admit(dev, s, process.pasid(), !props.queue_type.is_sdma())?;
+            crate::hws::admit(s, process.pasid(), !props.queue_type.is_sdma())?;
         }
     }
     let qid = inner.queues.slots.alloc().map_err(errno)?;

@@ -19,12 +19,19 @@
 //! returns, so a driver's fence wait sees the answer at once unless the
 //! scheduler is hung.
 
-use kernel::{pr_warn_once, prelude::*, sync::Arc};
+use core::ptr::NonNull;
+
+use kernel::{
+    pr_warn_once,
+    prelude::*,
+    sync::Arc,
+    time::{delay::fsleep, Delta},
+};
 
 use crate::{
     engine::{self, Hqd, QueueDesc},
     gpu::Kgd,
-    mqd,
+    kabi, mqd,
 };
 
 /// `rust/amdgpu-hw`'s HWS files (`kernel_hws.rs`).
@@ -36,18 +43,52 @@ use hws_format::{hws, kernel_queue, pm4};
 use crate::profile::gfx;
 
 /// Processes the scheduler's tables hold (MAP_PROCESS entries of one
-/// runlist: the 8 KFD VMIDs of SET_RESOURCES' vmid_mask 0xff00); more hangs
-/// it, as a full firmware table would.  The model keeps its tables in
-/// arrays and `Hws::reset` builds a new one on the stack, so they stay
-/// small (2.3 KiB with these sizes; 64 x 1024 overflowed the kernel stack
-/// in `Kgd::new`): a runlist of rkfd's whole device needs the tables on
-/// the heap first.
-const MAX_PROCESSES: usize = 8;
-/// Queues (MAP_QUEUES entries) of one runlist.
-const MAX_QUEUES: usize = 32;
+/// runlist, chained or not): upstream's `KFD_MAX_NUM_OF_PROCESSES`.  A
+/// runlist with more hangs the firmware, as a full table would.
+const MAX_PROCESSES: usize = 512;
+/// Queues (MAP_QUEUES entries) of one runlist: upstream's default
+/// `max_num_of_queues_per_device`.
+const MAX_QUEUES: usize = 4096;
 
-/// The scheduler model with this GPU's table sizes.
-type Scheduler = hws::Hws<MAX_PROCESSES, MAX_QUEUES>;
+/// The firmware's quantum: how long a window of an over-subscribed
+/// runlist runs before the next one is mapped.  Upstream's MAP_PROCESS
+/// asks for `process_quantum` 10 (rkfd's too), read here as milliseconds.
+const QUANTUM_MS: i64 = 10;
+/// How often the quantum timer looks again while the runlist is not
+/// over-subscribed (a RUN_LIST that over-subscribes starts rotating at
+/// most this late).
+const IDLE_POLL_MS: i64 = 50;
+/// How often it looks while no HIQ is loaded (rkfd's `sched_policy` 2:
+/// no runlist will come; loading the HIQ and creating enough queues to
+/// over-subscribe takes longer than this).
+const NO_HIQ_POLL_MS: i64 = 1000;
+
+/// What the firmware's scheduler is doing, for its quantum timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Quantum {
+    /// No HIQ: the driver does not use the HWS.
+    NoHiq,
+    /// A runlist that needs no rotation, or none, or hung.
+    Idle,
+    /// An over-subscribed runlist: rotate every quantum.
+    Rotating,
+}
+
+/// One of the scheduler's tables, on the heap (a device's whole runlist:
+/// too large for the kernel stack the model would be built on).
+struct HeapTable<T>(KVec<T>);
+
+impl<T> hws::Table<T> for HeapTable<T> {
+    fn all(&self) -> &[T] {
+        &self.0
+    }
+    fn all_mut(&mut self) -> &mut [T] {
+        &mut self.0
+    }
+}
+
+/// The scheduler model with this GPU's tables.
+type Scheduler = hws::HwsOn<HeapTable<pm4::MapProcess>, HeapTable<Option<hws::Entry>>>;
 
 /// The HIQ as `hiq_mqd_load` described it.
 struct Hiq {
@@ -73,16 +114,16 @@ struct Mapped {
 /// The CP's scheduler state (`Kgd::cp`).
 pub(crate) struct CpState {
     hiq: Option<Hiq>,
-    hws: KVBox<Scheduler>,
+    hws: Scheduler,
     mapped: KVec<Mapped>,
 }
 
 impl CpState {
-    /// No HIQ, no resources, nothing mapped.  Not inlined: the model is
-    /// built on this frame's stack before it moves into its box.
-    #[inline(never)]
+    /// No HIQ, no resources, nothing mapped.
     pub(crate) fn new(gfx: crate::profile::GfxVersion) -> Result<CpState> {
-        Ok(CpState { hiq: None, hws: KVBox::new(Scheduler::new(pm4::PmFormat::of(gfx)), GFP_KERNEL)?, mapped: KVec::new() })
+        let procs = HeapTable(KVec::from_elem(pm4::MapProcess::default(), MAX_PROCESSES, GFP_KERNEL)?);
+        let queues = HeapTable(KVec::from_elem(None, MAX_QUEUES, GFP_KERNEL)?);
+        Ok(CpState { hiq: None, hws: Scheduler::with_tables(pm4::PmFormat::of(gfx), procs, queues), mapped: KVec::new() })
     }
 }
 
@@ -240,17 +281,26 @@ impl Kgd {
         self.cp_interrupts(&irqs);
     }
 
-    /// The quantum: an over-subscribed runlist rotates.
-    #[allow(dead_code)] // Called by the KUnit tests only: nothing ticks yet.
-    pub(crate) fn cp_tick(&self) {
-        let irqs = {
+    /// The quantum expired ([`QuantumTimer`], the KUnit tests): an
+    /// over-subscribed runlist rotates.  Returns what the firmware is
+    /// doing now.
+    pub(crate) fn cp_tick(&self) -> Quantum {
+        let (irqs, now) = {
             let mut guard = self.cp().lock();
             let st = &mut *guard;
             let mut gpu = Gpu { kgd: self, mapped: &mut st.mapped, irqs: KVec::new() };
             st.hws.tick(&mut gpu);
-            gpu.irqs
+            let now = if st.hiq.is_none() {
+                Quantum::NoHiq
+            } else if st.hws.over_subscribed() && st.hws.hang().is_none() {
+                Quantum::Rotating
+            } else {
+                Quantum::Idle
+            };
+            (gpu.irqs, now)
         };
         self.cp_interrupts(&irqs);
+        now
     }
 
     /// `gpu_reset`: the firmware starts over (no resources, no runlist,
@@ -289,6 +339,53 @@ impl Kgd {
         for &context_id in irqs {
             let e = engine::IhEntry { source: engine::IH_SIGNAL, pasid: 0, context_id, ..Default::default() };
             kfd.interrupt(&crate::ih::ring_entry(self.core().profile().gfx, &e));
+        }
+    }
+}
+
+/// The firmware's quantum timer (`vgpu-cp/<gpu>.0`): every [`QUANTUM_MS`]
+/// an over-subscribed runlist maps its next window ([`Kgd::cp_tick`]), so
+/// every process and queue of it makes progress.
+///
+/// # Invariants
+///
+/// `kgd` points to a boxed [`Kgd`] that is neither moved nor dropped
+/// before the thread running this timer is stopped (`crate::gpu::Gpu`
+/// owns both and stops the thread first).
+pub(crate) struct QuantumTimer {
+    kgd: NonNull<Kgd>,
+}
+
+// SAFETY: Only `&Kgd` is used through the pointer, and `Kgd` is `Sync`
+// (its state is behind locks); the pointer itself may move between threads.
+unsafe impl Send for QuantumTimer {}
+// SAFETY: As above: `&QuantumTimer` gives only `&Kgd`.
+unsafe impl Sync for QuantumTimer {}
+
+impl QuantumTimer {
+    /// The timer of `kgd`.
+    ///
+    /// # Safety
+    ///
+    /// `kgd` must not move or be dropped until the thread this timer is
+    /// given to ([`kabi::Thread::start`]) has been stopped.
+    pub(crate) unsafe fn new(kgd: &Kgd) -> QuantumTimer {
+        // INVARIANT: The caller keeps `kgd` in place until the thread stops.
+        QuantumTimer { kgd: NonNull::from(kgd) }
+    }
+}
+
+impl kabi::ThreadMain for QuantumTimer {
+    fn main(&self) {
+        while !kabi::should_stop() {
+            // SAFETY: By the type invariant `kgd` is live while the thread runs.
+            let kgd = unsafe { self.kgd.as_ref() };
+            let ms = match kgd.cp_tick() {
+                Quantum::Rotating => QUANTUM_MS,
+                Quantum::Idle => IDLE_POLL_MS,
+                Quantum::NoHiq => NO_HIQ_POLL_MS,
+            };
+            fsleep(Delta::from_millis(ms));
         }
     }
 }

@@ -1347,7 +1347,7 @@ impl EngineHandle {
             let engine = Engine::new(core, i as usize, pool.clone())?;
             // Dropping `h` on an error stops the threads started so far.
             h.engines.workers.push(engine.clone(), GFP_KERNEL)?;
-            let thread = kabi::Thread::start(engine.clone(), core.index(), i)?;
+            let thread = kabi::Thread::start(engine.clone(), c"engine", core.index(), i)?;
             *engine.thread.lock() = Some(thread);
         }
         let mut all = KVec::with_capacity(n as usize, GFP_KERNEL)?;

@@ -14,10 +14,10 @@
 
 #include "engine_shim.h"
 
-int vgpu_engine_thread_start(int (*fn)(void *), void *data, unsigned int index,
-			     unsigned int worker, struct task_struct **out)
+int vgpu_engine_thread_start(int (*fn)(void *), void *data, const char *role,
+			     unsigned int index, unsigned int worker, struct task_struct **out)
 {
-	struct task_struct *t = kthread_run(fn, data, "vgpu-engine/%u.%u", index, worker);
+	struct task_struct *t = kthread_run(fn, data, "vgpu-%s/%u.%u", role, index, worker);
 
 	if (IS_ERR(t))
 		return PTR_ERR(t);

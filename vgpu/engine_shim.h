@@ -11,8 +11,9 @@
 struct page;
 struct task_struct;
 
-int vgpu_engine_thread_start(int (*fn)(void *), void *data, unsigned int index,
-			     unsigned int worker, struct task_struct **out);
+/* Starts a kthread named vgpu-<role>/<index>.<worker>. */
+int vgpu_engine_thread_start(int (*fn)(void *), void *data, const char *role,
+			     unsigned int index, unsigned int worker, struct task_struct **out);
 void vgpu_engine_thread_stop(struct task_struct *t);
 bool vgpu_engine_thread_should_stop(void);
 void vgpu_engine_cond_resched(void);

@@ -444,6 +444,9 @@ impl Kgd {
 /// A registered virtual GPU.  Dropping it removes it from rkfd, then
 /// destroys its devices.
 pub(crate) struct Gpu {
+    /// The CP firmware's quantum timer (`crate::cp::QuantumTimer`), which
+    /// uses `_kgd`: stopped first in `drop`.
+    quantum: Option<kabi::Thread>,
     /// rkfd's device: removed first (field order), after which rkfd makes
     /// no further call with the `kgd` handle.
     _kfd: kabi::KfdDevice,
@@ -484,6 +487,13 @@ impl Gpu {
     /// Registers a GPU with rkfd (probe, then init).
     pub(crate) fn register(kgd: KBox<Kgd>, module: &'static ThisModule) -> Result<Self> {
         let core = &kgd.core;
+        // The firmware's quantum timer, first: on an error below it stops
+        // (dropped) before `kgd` goes.
+        // SAFETY: `kgd` is boxed, never moved out of, and dropped only after
+        // the thread stopped: here on an error (locals drop in reverse
+        // order), else in `Gpu::drop`, which takes `quantum` first.
+        let timer = Arc::new(unsafe { crate::cp::QuantumTimer::new(&kgd) }, GFP_KERNEL)?;
+        let quantum = kabi::Thread::start(timer, c"cp", core.index(), 0)?;
         let info = crate::kfd2kgd::gpu_info(&kgd)?;
         // SAFETY: `kgd` is boxed, never moved out of or changed, and is
         // dropped only after the returned device (field order of `Gpu`).
@@ -504,6 +514,7 @@ impl Gpu {
         kgd.engine.set_kfd(kfd.irq());
         kgd.core.set_throttle_target(Some(kfd.irq()));
         Ok(Gpu {
+            quantum: Some(quantum),
             _kfd: kfd,
             _kgd: kgd,
         })
@@ -512,6 +523,8 @@ impl Gpu {
 
 impl Drop for Gpu {
     fn drop(&mut self) {
+        // The quantum timer stops before anything it uses goes.
+        drop(self.quantum.take());
         // The engine thread stops (and stops raising interrupts) before
         // rkfd removes the device; so do throttling reports.
         self._kgd.engine.shutdown();

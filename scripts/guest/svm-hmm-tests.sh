@@ -31,8 +31,8 @@ reload() {
 	rmmod amdgpu || { echo "svm-tests: rmmod amdgpu failed" | tee /dev/kmsg >&2; return 1; }
 	# (An exiting thread may show for a moment after kthread_stop returned:
 	# a few seconds' grace.)
-	for _ in 1 2 3 4 5; do grep -qs '^vgpu-engine/' /proc/[0-9]*/comm || break; sleep 1; done
-	if grep -qs '^vgpu-engine/' /proc/[0-9]*/comm; then
+	for _ in 1 2 3 4 5; do grep -qsE '^vgpu-(engine|cp)/' /proc/[0-9]*/comm || break; sleep 1; done
+	if grep -qsE '^vgpu-(engine|cp)/' /proc/[0-9]*/comm; then
 		echo "svm-tests: vgpu-engine threads outlived rmmod amdgpu" | tee /dev/kmsg >&2
 		return 1
 	fi

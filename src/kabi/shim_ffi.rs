@@ -56,6 +56,9 @@ unsafe extern "C" {
     pub fn rkfd_shim_sched_policy() -> kernel::ffi::c_int;
 }
 unsafe extern "C" {
+    pub fn rkfd_shim_hws_max_conc_proc() -> kernel::ffi::c_int;
+}
+unsafe extern "C" {
     pub fn rkfd_shim_kfd_dev_info(msg: *const kernel::ffi::c_char);
 }
 unsafe extern "C" {

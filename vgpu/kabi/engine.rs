@@ -84,13 +84,14 @@ unsafe extern "C" fn thread_fn<T: ThreadMain>(data: *mut c_void) -> c_int {
 }
 
 impl Thread {
-    /// Starts `vgpu-engine/<index>.<worker>` running `body.main()`.
-    pub(crate) fn start<T: ThreadMain>(body: Arc<T>, index: u32, worker: u32) -> Result<Self> {
+    /// Starts `vgpu-<role>/<index>.<worker>` running `body.main()`.
+    pub(crate) fn start<T: ThreadMain>(body: Arc<T>, role: &'static CStr, index: u32, worker: u32) -> Result<Self> {
         let data = body.into_foreign();
         let mut task = core::ptr::null_mut();
         // SAFETY: `thread_fn::<T>` takes ownership of `data` if the thread
-        // starts; `task` is valid for writes.
-        let ret = unsafe { vgpu_engine_thread_start(Some(thread_fn::<T>), data, index, worker, &mut task) };
+        // starts; `role` is a NUL-terminated string (kthread_run copies the
+        // name); `task` is valid for writes.
+        let ret = unsafe { vgpu_engine_thread_start(Some(thread_fn::<T>), data, role.as_char_ptr(), index, worker, &mut task) };
         if let Err(e) = to_result(ret) {
             // SAFETY: The thread never ran (kthread_run failed), so the
             // reference is still ours.

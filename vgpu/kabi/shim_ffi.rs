@@ -326,6 +326,7 @@ unsafe extern "C" {
             unsafe extern "C" fn(arg1: *mut kernel::ffi::c_void) -> kernel::ffi::c_int,
         >,
         data: *mut kernel::ffi::c_void,
+        role: *const kernel::ffi::c_char,
         index: kernel::ffi::c_uint,
         worker: kernel::ffi::c_uint,
         out: *mut *mut task_struct,

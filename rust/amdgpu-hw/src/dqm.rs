@@ -72,40 +72,35 @@ impl HwsTables {
     }
 }
 
+/// C: `kgd2kfd_device_init`'s `max_proc_per_quantum`: the processes one
+/// runlist maps at once, `hws_max_conc_proc` (the module parameter; < 0:
+/// unset) bounded by the KFD VMIDs.
+pub const fn max_proc_per_quantum(hws_max_conc_proc: i32, vmid_num_kfd: u32) -> u32 {
+    if hws_max_conc_proc >= 0 && (hws_max_conc_proc as u32) < vmid_num_kfd {
+        hws_max_conc_proc as u32
+    } else {
+        vmid_num_kfd
+    }
+}
+
 /// Why a queue may not join the runlist.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
     /// Policy 1: the queue would over-subscribe the HWS (upstream
-    /// `pqm_create_queue`'s `-EPERM`).
+    /// `pqm_create_queue`'s `-EPERM`).  Policy 0 refuses nothing: a
+    /// runlist past the HWS's processes or slots is chained and marked
+    /// over-subscribed ([`super::pm4::build_runlist_ib`]).
     Oversubscription,
-    /// Policy 0: the runlist would need more processes or queues than the
-    /// HWS maps at once.  Upstream chains such a runlist and relies on the
-    /// firmware's quantum to rotate it; rkfd does not send one (the
-    /// virtual GPU's firmware tables stop at one un-chained runlist of
-    /// this size, and nothing rotates a chained one), and the queue is
-    /// refused (`-ENOSPC`) instead of left unscheduled.
-    TablesFull,
 }
 
 /// Whether a new queue may join the runlist (C: the policy-1 check of
-/// `pqm_create_queue`, plus rkfd's policy-0 table limit, [`Refusal`]).
-/// `processes`: processes with queues in the runlist; `new_process`: the
-/// queue's process is not among them; `queues` / `active_queues`: the
-/// runlist's queues, all and active; `compute`: a compute (not SDMA) queue.
-pub const fn admit(
-    policy: SchedPolicy,
-    tables: HwsTables,
-    compute: bool,
-    processes: u32,
-    new_process: bool,
-    queues: u32,
-    active_queues: u32,
-) -> Result<(), Refusal> {
+/// `pqm_create_queue`).  `processes`: processes with queues on the
+/// device, the new queue's included (upstream registers it first);
+/// `active_queues`: the runlist's active queues; `compute`: a
+/// compute (not SDMA) queue.
+pub const fn admit(policy: SchedPolicy, tables: HwsTables, compute: bool, processes: u32, active_queues: u32) -> Result<(), Refusal> {
     if compute && policy.refuses_compute_queue(processes, tables.vmids, active_queues, tables.cp_queues) {
         return Err(Refusal::Oversubscription);
-    }
-    if (new_process && processes >= tables.vmids) || queues >= tables.cp_queues {
-        return Err(Refusal::TablesFull);
     }
     Ok(())
 }

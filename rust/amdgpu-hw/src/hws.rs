@@ -71,22 +71,45 @@ pub enum Hang {
 /// up (a chain loop through other IBs).
 const MAX_CHAIN: usize = 16;
 
-/// One queue of the runlist.
+/// One queue of the runlist (an entry of the scheduler's queue table).
 #[derive(Clone, Copy, Debug)]
-struct Entry {
+pub struct Entry {
     /// Index of its process in `procs`.
     process: usize,
     queue: MapQueues,
     resident: bool,
 }
 
-/// The HWS: up to `P` processes and `Q` queues in its runlist.
-pub struct Hws<const P: usize, const Q: usize> {
+/// Where the scheduler keeps a table: a fixed array (the host tests), or
+/// a slice on the heap (the virtual GPU, whose tables hold a whole
+/// device's runlist and would not fit a kernel stack).  The length is the
+/// table's capacity: a runlist with more entries hangs the firmware.
+pub trait Table<T> {
+    /// The entries.
+    fn all(&self) -> &[T];
+    /// The entries, writable.
+    fn all_mut(&mut self) -> &mut [T];
+}
+
+impl<T, const N: usize> Table<T> for [T; N] {
+    fn all(&self) -> &[T] {
+        self
+    }
+    fn all_mut(&mut self) -> &mut [T] {
+        self
+    }
+}
+
+/// The HWS with array tables of `P` processes and `Q` queues.
+pub type Hws<const P: usize, const Q: usize> = HwsOn<[MapProcess; P], [Option<Entry>; Q]>;
+
+/// The HWS: its runlist in the tables `PT` (processes) and `QT` (queues).
+pub struct HwsOn<PT, QT> {
     format: PmFormat,
     resources: Option<SetResources>,
-    procs: [MapProcess; P],
+    procs: PT,
     nprocs: usize,
-    queues: [Option<Entry>; Q],
+    queues: QT,
     /// The runlist chains to itself.
     over_subscribed: bool,
     /// `process_cnt` of the RUN_LIST.
@@ -103,12 +126,21 @@ pub struct Hws<const P: usize, const Q: usize> {
 impl<const P: usize, const Q: usize> Hws<P, Q> {
     /// A HWS reading MAP_PROCESS in `format`, with no resources yet.
     pub fn new(format: PmFormat) -> Self {
-        Hws {
+        HwsOn::with_tables(format, [MapProcess::default(); P], [None; Q])
+    }
+}
+
+impl<PT: Table<MapProcess>, QT: Table<Option<Entry>>> HwsOn<PT, QT> {
+    /// A HWS reading MAP_PROCESS in `format` with the tables `procs` and
+    /// `queues` (their contents are ignored), with no resources yet.
+    pub fn with_tables(format: PmFormat, procs: PT, mut queues: QT) -> Self {
+        queues.all_mut().fill(None);
+        HwsOn {
             format,
             resources: None,
-            procs: [MapProcess::default(); P],
+            procs,
             nprocs: 0,
-            queues: [None; Q],
+            queues,
             over_subscribed: false,
             process_cnt: 0,
             cursor: 0,
@@ -134,12 +166,12 @@ impl<const P: usize, const Q: usize> Hws<P, Q> {
 
     /// Processes in the runlist.
     pub fn processes(&self) -> &[MapProcess] {
-        &self.procs[..self.nprocs]
+        &self.procs.all()[..self.nprocs]
     }
 
     /// The queues of the runlist and whether each is mapped now.
     pub fn queues(&self) -> impl Iterator<Item = (&MapProcess, &MapQueues, bool)> + '_ {
-        self.queues.iter().flatten().map(|e| (&self.procs[e.process], &e.queue, e.resident))
+        self.queues.all().iter().flatten().map(|e| (&self.procs.all()[e.process], &e.queue, e.resident))
     }
 
     /// HQD slots for compute queues (`queue_mask`'s bits).
@@ -169,10 +201,10 @@ impl<const P: usize, const Q: usize> Hws<P, Q> {
             Packet::SetResources(r) => self.resources = Some(r),
             Packet::RunList(rl) => self.run_list(cp, rl),
             Packet::MapProcess(m) => {
-                if self.nprocs == P {
+                if self.nprocs == self.procs.all().len() {
                     return self.hung(cp, Hang::Overflow);
                 }
-                self.procs[self.nprocs] = m;
+                self.procs.all_mut()[self.nprocs] = m;
                 self.nprocs += 1;
                 self.schedule(cp);
             }
@@ -195,7 +227,15 @@ impl<const P: usize, const Q: usize> Hws<P, Q> {
         if self.hang.is_none() {
             self.unmap_where(cp, true, |_, _| true);
         }
-        *self = Hws::new(self.format);
+        // In place: the tables may be too large for a stack temporary.
+        self.resources = None;
+        self.nprocs = 0;
+        self.queues.all_mut().fill(None);
+        self.over_subscribed = false;
+        self.process_cnt = 0;
+        self.cursor = 0;
+        self.qcursor = 0;
+        self.hang = None;
     }
 
     /// The quantum expired: over-subscribed, preempt the resident window
@@ -207,9 +247,10 @@ impl<const P: usize, const Q: usize> Hws<P, Q> {
         let window = self.window_len();
         // The queue entries after the last resident compute queue go first
         // next time.
-        let resident_compute = |i: &usize| self.queues[*i].is_some_and(|e| e.resident && e.queue.engine == Engine::Compute);
-        if let Some(last) = (0..Q).rev().map(|k| (self.qcursor + k) % Q).find(resident_compute) {
-            self.qcursor = (last + 1) % Q;
+        let resident_compute = |i: &usize| self.queues.all()[*i].is_some_and(|e| e.resident && e.queue.engine == Engine::Compute);
+        let q = self.queues.all().len();
+        if let Some(last) = (0..q).rev().map(|k| (self.qcursor + k) % q).find(resident_compute) {
+            self.qcursor = (last + 1) % q;
         }
         self.unmap_where(cp, false, |_, _| true);
         self.cursor = (self.cursor + window) % self.nprocs;
@@ -220,7 +261,7 @@ impl<const P: usize, const Q: usize> Hws<P, Q> {
         if self.nprocs == 0 {
             return Err(());
         }
-        let slot = self.queues.iter_mut().find(|e| e.is_none()).ok_or(())?;
+        let slot = self.queues.all_mut().iter_mut().find(|e| e.is_none()).ok_or(())?;
         *slot = Some(Entry { process: self.nprocs - 1, queue, resident: false });
         Ok(())
     }
@@ -232,7 +273,7 @@ impl<const P: usize, const Q: usize> Hws<P, Q> {
         // The new runlist replaces the old one.
         self.unmap_where(cp, false, |_, _| true);
         self.nprocs = 0;
-        self.queues = [None; Q];
+        self.queues.all_mut().fill(None);
         self.over_subscribed = false;
         self.cursor = 0;
         self.qcursor = 0;
@@ -273,10 +314,10 @@ impl<const P: usize, const Q: usize> Hws<P, Q> {
             at += len;
             match parse(&buf[..len], self.format).next() {
                 Some(Ok(Packet::MapProcess(m))) => {
-                    if self.nprocs == P {
+                    if self.nprocs == self.procs.all().len() {
                         return Err(Hang::Overflow);
                     }
-                    self.procs[self.nprocs] = m;
+                    self.procs.all_mut()[self.nprocs] = m;
                     self.nprocs += 1;
                 }
                 Some(Ok(Packet::MapQueues(q))) => self.add_queue(q).map_err(|()| Hang::Overflow)?,
@@ -301,7 +342,7 @@ impl<const P: usize, const Q: usize> Hws<P, Q> {
         let mut n = 0;
         while n < max {
             let p = (self.cursor + n) % self.nprocs;
-            let compute = self.queues.iter().flatten().filter(|e| e.process == p && e.queue.engine == Engine::Compute).count();
+            let compute = self.queues.all().iter().flatten().filter(|e| e.process == p && e.queue.engine == Engine::Compute).count();
             if n > 0 && used + compute > slots {
                 break;
             }
@@ -324,10 +365,11 @@ impl<const P: usize, const Q: usize> Hws<P, Q> {
         self.cursor %= self.nprocs;
         let window = self.window_len();
         let slots = self.slots() as usize;
-        let mut compute = self.queues.iter().flatten().filter(|e| e.resident && e.queue.engine == Engine::Compute).count();
-        for k in 0..Q {
-            let i = (self.qcursor + k) % Q;
-            let Some(e) = self.queues[i] else { continue };
+        let mut compute = self.queues.all().iter().flatten().filter(|e| e.resident && e.queue.engine == Engine::Compute).count();
+        let q = self.queues.all().len();
+        for k in 0..q {
+            let i = (self.qcursor + k) % q;
+            let Some(e) = self.queues.all()[i] else { continue };
             if e.resident || !self.in_window(e.process, window) {
                 continue;
             }
@@ -337,10 +379,10 @@ impl<const P: usize, const Q: usize> Hws<P, Q> {
                 }
                 compute += 1;
             }
-            if !cp.map(&self.procs[e.process], &e.queue) {
+            if !cp.map(&self.procs.all()[e.process], &e.queue) {
                 return self.hung(cp, Hang::BadMqd);
             }
-            if let Some(e) = self.queues[i].as_mut() {
+            if let Some(e) = self.queues.all_mut()[i].as_mut() {
                 e.resident = true;
             }
         }
@@ -348,11 +390,11 @@ impl<const P: usize, const Q: usize> Hws<P, Q> {
 
     /// Unmaps the resident queues `select` picks (they stay listed).
     fn unmap_where(&mut self, cp: &mut impl Cp, reset: bool, select: impl Fn(&MapProcess, &MapQueues) -> bool) {
-        for i in 0..Q {
-            let Some(e) = self.queues[i] else { continue };
-            if e.resident && select(&self.procs[e.process], &e.queue) {
-                cp.unmap(&self.procs[e.process], &e.queue, reset);
-                if let Some(e) = self.queues[i].as_mut() {
+        for i in 0..self.queues.all().len() {
+            let Some(e) = self.queues.all()[i] else { continue };
+            if e.resident && select(&self.procs.all()[e.process], &e.queue) {
+                cp.unmap(&self.procs.all()[e.process], &e.queue, reset);
+                if let Some(e) = self.queues.all_mut()[i].as_mut() {
                     e.resident = false;
                 }
             }
@@ -375,10 +417,10 @@ impl<const P: usize, const Q: usize> Hws<P, Q> {
         self.unmap_where(cp, reset, select);
         // Drop them from the runlist, and processes left with no queues
         // when the filter names processes (PASID, all).
-        for i in 0..Q {
-            if let Some(e) = self.queues[i] {
-                if select(&self.procs[e.process], &e.queue) {
-                    self.queues[i] = None;
+        for i in 0..self.queues.all().len() {
+            if let Some(e) = self.queues.all()[i] {
+                if select(&self.procs.all()[e.process], &e.queue) {
+                    self.queues.all_mut()[i] = None;
                 }
             }
         }
@@ -386,14 +428,15 @@ impl<const P: usize, const Q: usize> Hws<P, Q> {
             let mut kept = 0;
             for p in 0..self.nprocs {
                 let drop = match filter {
-                    UnmapFilter::Pasid(pasid) => self.procs[p].pasid == pasid,
+                    UnmapFilter::Pasid(pasid) => self.procs.all()[p].pasid == pasid,
                     _ => true,
                 };
                 if drop {
                     continue;
                 }
-                self.procs[kept] = self.procs[p];
-                for e in self.queues.iter_mut().flatten() {
+                let m = self.procs.all()[p];
+                self.procs.all_mut()[kept] = m;
+                for e in self.queues.all_mut().iter_mut().flatten() {
                     if e.process == p {
                         e.process = kept;
                     }

@@ -1024,8 +1024,12 @@ pub struct RunlistIb {
 /// Why a runlist could not be built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunlistError {
-    /// The buffer is smaller than the IB (C: the allocation failing).
-    NoSpace,
+    /// The buffer is smaller than the IB (C: the allocation failing):
+    /// the IB needs `needed` dwords.
+    NoSpace {
+        /// Dwords of the IB (`pm_calc_rlib_size`'s `rlib_size` / 4).
+        needed: usize,
+    },
 }
 
 /// C: `pm_create_runlist_ib` with `pm_calc_rlib_size`: into `ib` (at GPU
@@ -1047,6 +1051,7 @@ pub fn build_runlist_ib(
     let gws_count = queues.filter(|q| q.is_gws).count();
 
     let mut over = 0;
+    // C: `max_proc_per_quantum` counts as 1 unless it is larger.
     if process_count > limits.max_proc_per_quantum.max(1) {
         over |= over_subscription::PROCESS_COUNT;
     }
@@ -1063,7 +1068,7 @@ pub fn build_runlist_ib(
     if over != 0 {
         size += RUNLIST_DWORDS;
     }
-    let ib = ib.get_mut(..size).ok_or(RunlistError::NoSpace)?;
+    let ib = ib.get_mut(..size).ok_or(RunlistError::NoSpace { needed: size })?;
     ib.fill(0);
 
     let mut w = 0;

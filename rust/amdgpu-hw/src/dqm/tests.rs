@@ -295,26 +295,35 @@ fn a_hung_hws_times_out_once_then_eio_until_reset() {
 }
 
 #[test]
-fn admission_as_policy_1_and_the_tables() {
+fn admission_as_policy_1_and_none_under_policy_0() {
     let t = HwsTables { vmids: 8, cp_queues: 32 };
     // Room: every policy admits.
     for p in [SchedPolicy::Hws, SchedPolicy::HwsNoOversubscription] {
-        assert_eq!(admit(p, t, true, 3, true, 10, 10), Ok(()));
+        assert_eq!(admit(p, t, true, 3, 10), Ok(()));
     }
     // Policy 1: a compute queue refused once the active queues fill the
     // slots or the processes the VMIDs (upstream -EPERM); SDMA is not.
-    assert_eq!(admit(SchedPolicy::HwsNoOversubscription, t, true, 8, false, 9, 9), Err(Refusal::Oversubscription));
-    assert_eq!(admit(SchedPolicy::HwsNoOversubscription, t, true, 2, false, 32, 32), Err(Refusal::Oversubscription));
-    assert_eq!(admit(SchedPolicy::HwsNoOversubscription, t, false, 2, false, 20, 20), Ok(()));
-    // Inactive queues do not count against policy 1's slots, but do fill the tables.
-    assert_eq!(admit(SchedPolicy::HwsNoOversubscription, t, true, 2, false, 31, 5), Ok(()));
-    assert_eq!(admit(SchedPolicy::HwsNoOversubscription, t, true, 2, false, 32, 5), Err(Refusal::TablesFull));
-    // Policy 0: a ninth process or a 33rd queue would need a chained
-    // runlist: refused, not left unscheduled.
-    assert_eq!(admit(SchedPolicy::Hws, t, true, 8, true, 8, 8), Err(Refusal::TablesFull));
-    assert_eq!(admit(SchedPolicy::Hws, t, true, 8, false, 8, 8), Ok(()));
-    assert_eq!(admit(SchedPolicy::Hws, t, false, 1, false, 32, 32), Err(Refusal::TablesFull));
-    assert_eq!(admit(SchedPolicy::Hws, t, false, 1, false, 31, 31), Ok(()));
+    assert_eq!(admit(SchedPolicy::HwsNoOversubscription, t, true, 8, 9), Err(Refusal::Oversubscription));
+    assert_eq!(admit(SchedPolicy::HwsNoOversubscription, t, true, 7, 9), Ok(()));
+    assert_eq!(admit(SchedPolicy::HwsNoOversubscription, t, true, 2, 32), Err(Refusal::Oversubscription));
+    assert_eq!(admit(SchedPolicy::HwsNoOversubscription, t, true, 2, 31), Ok(()));
+    assert_eq!(admit(SchedPolicy::HwsNoOversubscription, t, false, 8, 32), Ok(()));
+    // Policy 0: past the VMIDs and the slots too (the runlist is chained).
+    assert_eq!(admit(SchedPolicy::Hws, t, true, 8, 32), Ok(()));
+    assert_eq!(admit(SchedPolicy::Hws, t, true, 100, 1000), Ok(()));
+}
+
+#[test]
+fn max_proc_per_quantum_from_hws_max_conc_proc() {
+    // Unset (-1, upstream's default): the KFD VMIDs.
+    assert_eq!(max_proc_per_quantum(-1, 8), 8);
+    assert_eq!(max_proc_per_quantum(i32::MIN, 8), 8);
+    // Set: bounded by the VMIDs.
+    assert_eq!(max_proc_per_quantum(0, 8), 0);
+    assert_eq!(max_proc_per_quantum(2, 8), 2);
+    assert_eq!(max_proc_per_quantum(8, 8), 8);
+    assert_eq!(max_proc_per_quantum(9, 8), 8);
+    assert_eq!(max_proc_per_quantum(i32::MAX, 8), 8);
 }
 
 #[test]

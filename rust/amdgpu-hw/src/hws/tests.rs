@@ -184,6 +184,76 @@ fn over_subscribed_queues_of_one_process_all_make_progress() {
     assert_eq!(gpu.ever_mapped.len(), 8);
 }
 
+/// Heap tables, as the virtual GPU gives the model.
+struct VecTable<T>(Vec<T>);
+
+impl<T> Table<T> for VecTable<T> {
+    fn all(&self) -> &[T] {
+        &self.0
+    }
+    fn all_mut(&mut self) -> &mut [T] {
+        &mut self.0
+    }
+}
+
+#[test]
+fn guest_sized_over_subscription_on_heap_tables() {
+    // The guest test's shape: 9 processes of 4 compute queues over 32
+    // slots and 8 VMIDs, in tables larger than any array test's.
+    let mut gpu = Gpu::default();
+    let mut hws = HwsOn::with_tables(
+        PmFormat::Aldebaran,
+        VecTable(std::vec![MapProcess::default(); 512]),
+        VecTable(std::vec![Some(Entry { process: 7, queue: queue(1, Engine::Compute), resident: true }); 4096]),
+    );
+    let q: Vec<Vec<MapQueues>> = (0..9).map(|p| (0..4).map(|i| queue(2 * (4 * p + i), Engine::Compute)).collect()).collect();
+    let procs: Vec<_> = q.iter().enumerate().map(|(i, q)| process(i as u32 + 1, q)).collect();
+    let res = SetResources { vmid_mask: 0xff00, queue_mask: 0xffff_ffff, ..SetResources::default() };
+    let limits = RunlistLimits { max_proc_per_quantum: 8, cp_queues: 32, xnack_chain: false, ext_eng: false, format: PmFormat::Aldebaran };
+    let mut ib = [0u32; 1024];
+    let built = build_runlist_ib(&mut ib, IB, &procs, &limits).unwrap();
+    assert_eq!(built.over_subscription, over_subscription::PROCESS_COUNT | over_subscription::COMPUTE_QUEUE_COUNT);
+    gpu.put(IB, &ib[..built.dwords]);
+    hws.hiq_packet::<()>(&mut gpu, Ok(Packet::SetResources(res)));
+    let rl = RunList { ib_base: IB, ib_size: built.dwords as u32, chain: false, process_cnt: 8 };
+    hws.hiq_packet::<()>(&mut gpu, Ok(Packet::RunList(rl)));
+    assert_eq!(hws.hang(), None);
+    assert_eq!(hws.processes().len(), 9);
+    assert_eq!(hws.queues().count(), 36);
+    // The first window: 8 processes, their 32 queues; the ninth waits.
+    assert_eq!(gpu.mapped.len(), 32);
+    hws.tick(&mut gpu);
+    assert!(gpu.mapped.len() <= 32 && !gpu.mapped.is_empty());
+    assert_eq!(gpu.ever_mapped.len(), 36, "every queue resident within one quantum");
+    // A reset clears the (heap) tables in place.
+    hws.reset(&mut gpu);
+    assert!(gpu.mapped.is_empty());
+    assert_eq!(hws.queues().count(), 0);
+    assert!(hws.resources().is_none());
+}
+
+#[test]
+fn without_the_chain_queues_past_the_slots_starve() {
+    // The same runlist with its closing RUN_LIST dropped: the firmware maps
+    // what fits and never rotates, so some queues never run.
+    let (mut gpu, mut hws) = (Gpu::default(), Hws::<16, 64>::new(PmFormat::V9));
+    let q: Vec<Vec<MapQueues>> = (0..9).map(|p| (0..4).map(|i| queue(2 * (4 * p + i), Engine::Compute)).collect()).collect();
+    let procs: Vec<_> = q.iter().enumerate().map(|(i, q)| process(i as u32 + 1, q)).collect();
+    let res = SetResources { vmid_mask: 0xff00, queue_mask: 0xffff_ffff, ..SetResources::default() };
+    let limits = RunlistLimits { max_proc_per_quantum: 8, cp_queues: 32, xnack_chain: false, ext_eng: false, format: PmFormat::V9 };
+    let mut ib = [0u32; 1024];
+    let built = build_runlist_ib(&mut ib, IB, &procs, &limits).unwrap();
+    let unchained = built.dwords - crate::pm4::RUNLIST_DWORDS;
+    gpu.put(IB, &ib[..unchained]);
+    hws.hiq_packet::<()>(&mut gpu, Ok(Packet::SetResources(res)));
+    hws.hiq_packet::<()>(&mut gpu, Ok(Packet::RunList(RunList { ib_base: IB, ib_size: unchained as u32, chain: false, process_cnt: 8 })));
+    assert!(!hws.over_subscribed());
+    for _ in 0..4 {
+        hws.tick(&mut gpu);
+    }
+    assert_eq!(gpu.ever_mapped.len(), 32);
+}
+
 #[test]
 fn bad_packets_hang_it_until_reset() {
     let (mut gpu, mut hws) = (Gpu::default(), Hws::<8, 64>::new(PmFormat::V9));

@@ -97,7 +97,91 @@ fn over_subscription_chains_the_runlist() {
     let last = parse(&ib[..built.dwords], V9).last().unwrap().unwrap();
     let chain = RunList { ib_base: 0xabc_0000, ib_size: built.dwords as u32, chain: true, process_cnt: 2 };
     assert_eq!(last, Packet::RunList(chain));
-    assert_eq!(build_runlist_ib(&mut ib[..10], 0, &procs, &limits), Err(RunlistError::NoSpace));
+    assert_eq!(build_runlist_ib(&mut ib[..10], 0, &procs, &limits), Err(RunlistError::NoSpace { needed: built.dwords }));
+}
+
+/// Builds the runlist of `procs` under `limits` and returns it with its IB.
+fn build(procs: &[RunlistProcess<'_>], limits: &RunlistLimits) -> (RunlistIb, Vec<u32>) {
+    let mut ib = std::vec![0xdead_beef; 4096];
+    let built = build_runlist_ib(&mut ib, 0x12_3456_7000, procs, limits).unwrap();
+    ib.truncate(built.dwords);
+    (built, ib)
+}
+
+#[test]
+fn over_subscription_at_the_boundaries() {
+    let limits = RunlistLimits { max_proc_per_quantum: 3, cp_queues: 4, xnack_chain: false, ..LIMITS };
+    let one = [queue(2, Engine::Compute)];
+    let two = [queue(2, Engine::Compute), queue(4, Engine::Compute)];
+    let sdma = [queue(2, Engine::Compute), queue(4, Engine::Sdma(0)), queue(6, Engine::Sdma(1))];
+    let mp = MAP_PROCESS_DWORDS;
+    let mq = MAP_QUEUES_DWORDS;
+    // As many processes as max_proc_per_quantum and compute queues as
+    // slots: not over-subscribed, no RUN_LIST at the end.
+    let procs = [process(1, false, &two), process(2, false, &one), process(3, false, &one)];
+    let (b, ib) = build(&procs, &limits);
+    assert_eq!(b, RunlistIb { dwords: 3 * mp + 4 * mq, over_subscription: 0 });
+    assert!(!parse(&ib, V9).any(|p| matches!(p, Ok(Packet::RunList(_)))));
+    // One process more: PROCESS_COUNT, and the IB grows by the RUN_LIST.
+    let procs4 = [process(1, false, &one), process(2, false, &one), process(3, false, &one), process(4, false, &one)];
+    let (b, _) = build(&procs4, &limits);
+    assert_eq!(b, RunlistIb { dwords: 4 * mp + 4 * mq + RUNLIST_DWORDS, over_subscription: over_subscription::PROCESS_COUNT });
+    // One compute queue more than the slots: COMPUTE_QUEUE_COUNT.
+    let procs = [process(1, false, &two), process(2, false, &two), process(3, false, &one)];
+    let (b, _) = build(&procs, &limits);
+    assert_eq!(b, RunlistIb { dwords: 3 * mp + 5 * mq + RUNLIST_DWORDS, over_subscription: over_subscription::COMPUTE_QUEUE_COUNT });
+    // SDMA queues do not take compute slots.
+    let procs = [process(1, false, &sdma), process(2, false, &one), process(3, false, &one)];
+    assert_eq!(build(&procs, &limits).0.over_subscription, 0);
+    // Both at once.
+    let procs = [process(1, false, &two), process(2, false, &two), process(3, false, &one), process(4, false, &one)];
+    let both = over_subscription::PROCESS_COUNT | over_subscription::COMPUTE_QUEUE_COUNT;
+    assert_eq!(build(&procs, &limits).0.over_subscription, both);
+    // Two GWS queues: GWS_QUEUE_COUNT; one is not.
+    let gws = [MapQueues { is_gws: true, ..queue(2, Engine::Compute) }];
+    assert_eq!(build(&[process(1, false, &gws)], &limits).0.over_subscription, 0);
+    let procs = [process(1, false, &gws), process(2, false, &gws)];
+    assert_eq!(build(&procs, &limits).0.over_subscription, over_subscription::GWS_QUEUE_COUNT);
+    // max_proc_per_quantum 0 or 1 both allow one process (upstream counts
+    // it as 1 unless larger); a second chains.
+    for max in [0, 1] {
+        let l = RunlistLimits { max_proc_per_quantum: max, ..limits };
+        assert_eq!(build(&procs4[..1], &l).0.over_subscription, 0);
+        assert_eq!(build(&procs4[..2], &l).0.over_subscription, over_subscription::PROCESS_COUNT);
+    }
+    // XNACK modes mixed chain only where the GPU needs it.
+    let mixed = [process(1, true, &one), process(2, false, &one)];
+    assert_eq!(build(&mixed, &limits).0.over_subscription, 0);
+    let l = RunlistLimits { xnack_chain: true, ..limits };
+    assert_eq!(build(&mixed, &l).0.over_subscription, over_subscription::XNACK_CONFLICT);
+}
+
+#[test]
+fn chain_packet_fields_by_hand() {
+    // C: pm_runlist_v9 with chain: the IB's own address and size, chain
+    // and chained_runlist_idle_disable set, valid, process_cnt =
+    // min(processes, max_proc_per_quantum).
+    let limits = RunlistLimits { max_proc_per_quantum: 3, cp_queues: 4, xnack_chain: false, ..LIMITS };
+    let one = [queue(2, Engine::Compute)];
+    let procs: Vec<_> = (1..=5).map(|p| process(p, false, &one)).collect();
+    let (b, ib) = build(&procs, &limits);
+    assert_eq!(b.dwords, 5 * (MAP_PROCESS_DWORDS + MAP_QUEUES_DWORDS) + RUNLIST_DWORDS);
+    let rl = &ib[b.dwords - RUNLIST_DWORDS..];
+    // RUN_LIST: type 3, count 2, opcode 0xA5.
+    assert_eq!(rl[0], 0xC002_A500);
+    // ib_base_lo in bits 31:2 (dword aligned), then the high half.
+    assert_eq!(rl[1], 0x3456_7000);
+    assert_eq!(rl[2], 0x12);
+    // ib_size 20 bits, chain bit 20, offload_polling 21 (0),
+    // chained_runlist_idle_disable 22, valid 23, process_cnt 27:24.
+    assert_eq!(rl[3], b.dwords as u32 | 1 << 20 | 1 << 22 | 1 << 23 | 3 << 24);
+    // Fewer processes than max_proc_per_quantum but too many queues:
+    // process_cnt is the process count.
+    let four = [queue(2, Engine::Compute), queue(4, Engine::Compute), queue(6, Engine::Compute), queue(8, Engine::Compute)];
+    let procs = [process(1, false, &four), process(2, false, &one)];
+    let (b, ib) = build(&procs, &limits);
+    assert_eq!(ib[b.dwords - 1] >> 24 & 0xf, 2);
+    assert_eq!(ib[b.dwords - 1] & 0xf_ffff, b.dwords as u32);
 }
 
 #[test]

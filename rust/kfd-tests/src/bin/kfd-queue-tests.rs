@@ -837,20 +837,22 @@ fn hws_policy() -> bool {
     sched_policy() != 2
 }
 
-/// Queues one runlist of the virtual GPU's scheduler maps
-/// (`vgpu/cp.rs` `MAX_QUEUES`).
-const VGPU_RUNLIST_QUEUES: u32 = 32;
+/// Compute queues the virtual GPU's HWS has slots for (SET_RESOURCES'
+/// `queue_mask`: 4 pipes x 8 queues).
+const VGPU_HWS_SLOTS: u32 = 32;
+/// Processes the HWS maps at once (the 8 KFD VMIDs, `max_proc_per_quantum`
+/// with `hws_max_conc_proc` unset).
+const VGPU_HWS_PROCESSES: u32 = 8;
 
-/// Without the HWS: 127 queues per process and device, then `ENOSPC`
-/// (upstream's per-process limit).  Under policy 1 the queue past what the
-/// scheduler maps is refused with `EPERM` (upstream's no-over-subscription
-/// rule); under policy 0 upstream chains runlists past it, which rkfd does
-/// not (yet): it refuses with `ENOSPC` there.
+/// 127 queues per process and device, then `ENOSPC` (upstream's
+/// per-process limit), without the HWS and under policy 0 (whose runlist
+/// is then chained, over-subscribed).  Under policy 1 the queue past the
+/// HWS's slots is refused with `EPERM` (upstream's no-over-subscription
+/// rule).
 fn per_device_limit_127() -> Check {
     let s = setup()?;
     let (want, stop) = match sched_policy() {
-        0 => (VGPU_RUNLIST_QUEUES, libc::ENOSPC),
-        1 => (VGPU_RUNLIST_QUEUES, libc::EPERM),
+        1 => (VGPU_HWS_SLOTS, libc::EPERM),
         _ => (127, libc::ENOSPC),
     };
     let mut made = 0u32;
@@ -868,6 +870,231 @@ fn per_device_limit_127() -> Check {
     }
     ensure_eq(made, want, "queues per process and device")
     // Teardown destroys them all (the dmesg scan checks it stays clean).
+}
+
+/// The over-subscription test: processes, PM4 queues each, WRITE_DATA
+/// packets each queue runs.
+const OVS_PROCESSES: u32 = VGPU_HWS_PROCESSES + 1;
+const OVS_QUEUES: u64 = 4;
+const OVS_PACKETS: u32 = 64;
+/// Its object in each process: per queue a 4 KiB ring, then the pointers
+/// (64 bytes per queue), then the targets (one dword per queue).
+const VA_OVS: u64 = 0x20_8000_0000;
+const OVS_RING: u64 = 4096;
+const OVS_PTRS: u64 = OVS_QUEUES * OVS_RING;
+const OVS_TARGETS: u64 = OVS_PTRS + 4096;
+const OVS_SIZE: u64 = OVS_TARGETS + 4096;
+/// How long a process waits for its queues to finish.
+const OVS_WAIT_SECS: u64 = 60;
+
+/// One process of the over-subscription test: creates its queues, says
+/// so on `ready` ('r', or 'e' if it could not), waits for a byte on `go`,
+/// then gives each queue `OVS_PACKETS` WRITE_DATA packets (the k-th
+/// writes k + 1 to the queue's target), rings, waits until every target
+/// holds `OVS_PACKETS` (or `OVS_WAIT_SECS`), says 'd' on `ready`, and
+/// destroys its queues only once a byte comes on `fin`: no queue leaves
+/// the runlist (which would give a starved queue a slot) until every
+/// process is done.
+fn ovs_process(ready: i32, go: i32, fin: i32) -> Result<(), String> {
+    let say = |b: u8| {
+        // SAFETY: one byte from our stack to our pipe.
+        unsafe { libc::write(ready, (&b as *const u8).cast(), 1) };
+    };
+    let wait_byte = |fd: i32| {
+        let mut b = 0u8;
+        // SAFETY: one byte into our stack from our pipe.
+        unsafe { libc::read(fd, (&mut b as *mut u8).cast(), 1) == 1 }
+    };
+    let made = (|| {
+        let s = setup()?;
+        let (obj, w) = gtt_cpu(&s, VA_OVS, OVS_SIZE)?;
+        let dboff = TYPE_DOORBELL | (u64::from(s.gpu) << GPU_ID_SHIFT);
+        // SAFETY: a new shared mapping of our doorbell slice.
+        let db = unsafe {
+            libc::mmap(std::ptr::null_mut(), DOORBELL_SLICE, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, s.kfd.fd, dboff as i64)
+        };
+        ensure(db != libc::MAP_FAILED, "mmap doorbells")?;
+        let mut qs = Vec::new();
+        for i in 0..OVS_QUEUES {
+            let ptrs = OVS_PTRS + 64 * i;
+            let mut a = CreateArgs {
+                ring_base_address: VA_OVS + OVS_RING * i,
+                read_pointer_address: VA_OVS + ptrs,
+                write_pointer_address: VA_OVS + ptrs + 8,
+                ring_size: OVS_RING as u32,
+                gpu_id: s.gpu,
+                queue_type: uapi::KFD_IOC_QUEUE_TYPE_COMPUTE,
+                queue_percentage: 100,
+                queue_priority: 7,
+                eop_buffer_address: VA_EOP,
+                eop_buffer_size: 4096,
+                ctx_save_restore_address: VA_CTX,
+                ctx_save_restore_size: s.cwsr_size,
+                ctl_stack_size: s.ctl_stack_size,
+                ..Default::default()
+            };
+            s.create(&mut a).map_err(|e| format!("CREATE_QUEUE {i}: {}", errno_name(e)))?;
+            let off = (a.doorbell_offset & ((1 << GPU_ID_SHIFT) - 1)) as usize;
+            ensure(off + 8 <= DOORBELL_SLICE, format!("doorbell offset {:#x}", a.doorbell_offset))?;
+            qs.push((a.queue_id, off));
+        }
+        Ok((s, obj, w, db, qs))
+    })();
+    let (s, _obj, w, db, qs) = match made {
+        Ok(m) => m,
+        Err(e) => {
+            say(b'e');
+            return Err(e);
+        }
+    };
+    say(b'r');
+    let went = wait_byte(go);
+    if went {
+        for (i, &(_, off)) in qs.iter().enumerate() {
+            let i = i as u64;
+            let target = VA_OVS + OVS_TARGETS + 4 * i;
+            let mut pos = OVS_RING * i;
+            for k in 0..OVS_PACKETS {
+                for d in [PM4_WRITE_DATA_1, PM4_DST_MEMORY, target as u32, (target >> 32) as u32, k + 1] {
+                    w.write32(pos, d);
+                    pos += 4;
+                }
+            }
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+            let wptr = (pos - OVS_RING * i) / 4;
+            w.write64(OVS_PTRS + 64 * i + 8, wptr);
+            // SAFETY: inside our doorbell mapping (checked at create).
+            unsafe { ((db as usize + off) as *mut u64).write_volatile(wptr) };
+        }
+        let start = std::time::Instant::now();
+        let done = |w: &CpuMap| (0..OVS_QUEUES).all(|i| w.read32(OVS_TARGETS + 4 * i) == OVS_PACKETS);
+        while !done(&w) && start.elapsed().as_secs() < OVS_WAIT_SECS {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+    let got: Vec<u32> = (0..OVS_QUEUES).map(|i| w.read32(OVS_TARGETS + 4 * i)).collect();
+    say(b'd');
+    wait_byte(fin);
+    for &(q, _) in &qs {
+        expect_ok(s.destroy(q), "DESTROY")?;
+    }
+    ensure(went, "no go")?;
+    ensure(
+        got.iter().all(|&v| v == OVS_PACKETS),
+        format!("pid {}: queues ran {got:?} of {OVS_PACKETS} packets in {OVS_WAIT_SECS} s", std::process::id()),
+    )
+}
+
+/// Policy 0: more processes than the HWS maps at once and more compute
+/// queues than its slots (9 processes of 4 PM4 queues: 36 queues over 32
+/// slots and 8 VMIDs).  The runlist is chained (over-subscribed); every
+/// queue must run all its packets, which the queues past the first
+/// window do only if the firmware rotates the runlist.  Then every queue
+/// is destroyed.
+fn oversubscribed_runlist_all_queues_progress() -> Check {
+    if sched_policy() != 0 {
+        return Ok(());
+    }
+    let mut ready = [0i32; 2];
+    let mut go = [0i32; 2];
+    let mut fin = [0i32; 2];
+    // SAFETY: room for two descriptors each.
+    ensure(
+        unsafe {
+            libc::pipe2(ready.as_mut_ptr(), libc::O_CLOEXEC) == 0
+                && libc::pipe2(go.as_mut_ptr(), libc::O_CLOEXEC) == 0
+                && libc::pipe2(fin.as_mut_ptr(), libc::O_CLOEXEC) == 0
+        },
+        "pipe",
+    )?;
+    let mut children = Vec::new();
+    for _ in 0..OVS_PROCESSES {
+        let (r, g, f) = (ready[1], go[0], fin[0]);
+        let (tx, rx, ftx) = (go[1], ready[0], fin[1]);
+        // Each child reports through a pipe of its own, as in_child does.
+        let mut res = [0i32; 2];
+        // SAFETY: room for two descriptors.
+        ensure(unsafe { libc::pipe2(res.as_mut_ptr(), libc::O_CLOEXEC) } == 0, "pipe")?;
+        // SAFETY: the child runs ovs_process and exits without unwinding.
+        let pid = unsafe { libc::fork() };
+        ensure(pid >= 0, "fork")?;
+        if pid == 0 {
+            ops::close(tx);
+            ops::close(rx);
+            ops::close(ftx);
+            ops::close(res[0]);
+            let msg = match std::panic::catch_unwind(|| ovs_process(r, g, f)) {
+                Ok(Ok(())) => String::new(),
+                Ok(Err(e)) => e,
+                Err(_) => "panicked".to_string(),
+            };
+            // SAFETY: our buffer to our pipe, then exit without destructors.
+            unsafe {
+                libc::write(res[1], msg.as_ptr().cast(), msg.len());
+                libc::_exit(if msg.is_empty() { 0 } else { 1 });
+            }
+        }
+        ops::close(res[1]);
+        children.push((pid, res[0]));
+    }
+    ops::close(ready[1]);
+    ops::close(go[0]);
+    ops::close(fin[0]);
+    // Every process has its queues (or failed): 'r' or 'e' from each, or
+    // the end of the pipe once all are gone.
+    let mut readies = 0;
+    for _ in 0..OVS_PROCESSES {
+        let mut b = 0u8;
+        // SAFETY: one byte into our stack from our pipe.
+        if unsafe { libc::read(ready[0], (&mut b as *mut u8).cast(), 1) } != 1 {
+            break;
+        }
+        readies += u32::from(b == b'r');
+    }
+    let all_ready = readies == OVS_PROCESSES;
+    // Go (a process that failed reads nothing; one that is waiting runs).
+    for _ in 0..OVS_PROCESSES {
+        // SAFETY: one byte from our stack to our pipe.
+        unsafe { libc::write(go[1], b"g".as_ptr().cast(), 1) };
+    }
+    ops::close(go[1]);
+    // Every process that made its queues is done ('d') before any destroys
+    // one; then they may.
+    for _ in 0..readies {
+        let mut b = 0u8;
+        // SAFETY: one byte into our stack from our pipe.
+        if unsafe { libc::read(ready[0], (&mut b as *mut u8).cast(), 1) } != 1 {
+            break;
+        }
+    }
+    for _ in 0..OVS_PROCESSES {
+        // SAFETY: one byte from our stack to our pipe.
+        unsafe { libc::write(fin[1], b"f".as_ptr().cast(), 1) };
+    }
+    ops::close(fin[1]);
+    let mut errs = Vec::new();
+    for (pid, res) in children {
+        let status = ops::wait_child(pid, OVS_WAIT_SECS as u32 + CHILD_SECS);
+        let mut msg = Vec::new();
+        let mut buf = [0u8; 512];
+        loop {
+            // SAFETY: reading into our buffer (the child is gone: no block).
+            let n = unsafe { libc::read(res, buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                break;
+            }
+            msg.extend_from_slice(&buf[..n as usize]);
+        }
+        ops::close(res);
+        match status {
+            Some(s) if libc::WIFEXITED(s) && libc::WEXITSTATUS(s) == 0 => {}
+            Some(_) => errs.push(String::from_utf8_lossy(&msg).to_string()),
+            None => errs.push(format!("pid {pid} hung (killed)")),
+        }
+    }
+    ops::close(ready[0]);
+    ensure(errs.is_empty(), errs.join("; "))?;
+    ensure(all_ready, format!("{readies} of {OVS_PROCESSES} processes made their queues"))
 }
 
 fn two_processes_have_separate_queues() -> Check {
@@ -1074,7 +1301,8 @@ fn main() {
     h.run("throughput: issue #16 rounds, 4 PM4 queues x 1024 WRITE_DATA + RELEASE_MEM interrupt", || issue16_rounds(false));
     h.run("throughput: issue #16 rounds, 4 SDMA queues x 1024 FENCE + TRAP", || issue16_rounds(true));
     h.run("doorbell: a ring after idle traps (every mapping: mmap twice, mprotect, mremap) and runs", doorbell_traps_after_idle);
-    h.run("limit: 127 queues per process and device, then ENOSPC (HWS: the runlist's 32, then EPERM/ENOSPC)", per_device_limit_127);
+    h.run("limit: 127 queues per process and device, then ENOSPC (policy 1: the HWS's 32, then EPERM)", per_device_limit_127);
+    h.run("hws: over-subscribed runlist (9 processes x 4 PM4 queues), every queue runs its packets", oversubscribed_runlist_all_queues_progress);
     h.run("processes: two processes have separate queues and doorbells", two_processes_have_separate_queues);
     h.run("teardown: a process killed with queues active", killed_process_with_queues);
     h.run("hws: hws_<gpu_id>/hang_count and last_reset", hws_sysfs_counts_hangs);
