@@ -319,8 +319,13 @@ pub(crate) fn admit(s: &HwsState, pasid: u32, compute: bool) -> Result {
     // C counts the device's processes (`dqm->processes_count`) after
     // registering the new queue's own (`register_process` comes first).
     let processes = procs.len() as u32 + u32::from(!procs.contains(&pasid));
-    match dqm::admit(s.policy, s.tables, compute, processes, active) {
+    let device_queues = u32::try_from(s.entries.len()).unwrap_or(u32::MAX);
+    match dqm::admit_on_device(device_queues).and(dqm::admit(s.policy, s.tables, compute, processes, active)) {
         Ok(()) => Ok(()),
+        Err(Refusal::DeviceQueueLimit) => {
+            kfd_warn!("Can't create new usermode queue because {} queues were already created\n", device_queues);
+            Err(EPERM)
+        }
         Err(Refusal::Oversubscription) => Err(EPERM),
     }
 }

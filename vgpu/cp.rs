@@ -47,8 +47,8 @@ use crate::profile::gfx;
 /// runlist with more hangs the firmware, as a full table would.
 const MAX_PROCESSES: usize = 512;
 /// Queues (MAP_QUEUES entries) of one runlist: upstream's default
-/// `max_num_of_queues_per_device`.
-const MAX_QUEUES: usize = 4096;
+/// `max_num_of_queues_per_device`, which rkfd enforces per device.
+const MAX_QUEUES: usize = hws_format::dqm::MAX_NUM_OF_QUEUES_PER_DEVICE as usize;
 
 /// The firmware's quantum: how long a window of an over-subscribed
 /// runlist runs before the next one is mapped.  Upstream's MAP_PROCESS

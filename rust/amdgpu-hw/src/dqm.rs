@@ -83,14 +83,33 @@ pub const fn max_proc_per_quantum(hws_max_conc_proc: i32, vmid_num_kfd: u32) -> 
     }
 }
 
+/// Upstream's default `max_num_of_queues_per_device`
+/// (`KFD_MAX_NUM_OF_QUEUES_PER_DEVICE_DEFAULT`): the queues of all
+/// processes one device takes; `create_queue_cpsch` refuses the next with
+/// `-EPERM`.  It is also what one runlist maps at most.
+pub const MAX_NUM_OF_QUEUES_PER_DEVICE: u32 = 4096;
+
 /// Why a queue may not join the runlist.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
     /// Policy 1: the queue would over-subscribe the HWS (upstream
-    /// `pqm_create_queue`'s `-EPERM`).  Policy 0 refuses nothing: a
-    /// runlist past the HWS's processes or slots is chained and marked
-    /// over-subscribed ([`super::pm4::build_runlist_ib`]).
+    /// `pqm_create_queue`'s `-EPERM`).  Policy 0 refuses no queue for
+    /// over-subscription: a runlist past the HWS's processes or slots is
+    /// chained and marked over-subscribed ([`super::pm4::build_runlist_ib`]).
     Oversubscription,
+    /// The device already has [`MAX_NUM_OF_QUEUES_PER_DEVICE`] queues
+    /// (upstream `create_queue_cpsch`'s `-EPERM`), under every HWS policy.
+    DeviceQueueLimit,
+}
+
+/// Whether the device takes one more queue when it has `device_queues`
+/// (C: `create_queue_cpsch`'s `dqm->total_queue_count >=
+/// max_num_of_queues_per_device`).
+pub const fn admit_on_device(device_queues: u32) -> Result<(), Refusal> {
+    if device_queues >= MAX_NUM_OF_QUEUES_PER_DEVICE {
+        return Err(Refusal::DeviceQueueLimit);
+    }
+    Ok(())
 }
 
 /// Whether a new queue may join the runlist (C: the policy-1 check of

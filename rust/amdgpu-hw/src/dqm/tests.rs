@@ -338,3 +338,11 @@ fn hws_slots_are_eight_queues_a_pipe() {
     assert_eq!(s.queue_mask, 0x0f0f);
     assert_eq!(SetResources::for_scheduler(&hws_shared_resources(0xff00, 0, 8), false, 9000), Err(crate::pm4::SetResourcesError::NoQueues));
 }
+
+#[test]
+fn the_device_takes_4096_queues_then_refuses() {
+    assert_eq!(admit_on_device(0), Ok(()));
+    assert_eq!(admit_on_device(MAX_NUM_OF_QUEUES_PER_DEVICE - 1), Ok(()));
+    assert_eq!(admit_on_device(4096), Err(Refusal::DeviceQueueLimit));
+    assert_eq!(admit_on_device(u32::MAX), Err(Refusal::DeviceQueueLimit));
+}
