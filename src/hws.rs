@@ -58,7 +58,7 @@ use crate::{
     device::Device,
     kabi::{
         self,
-        log::{kfd_err, kfd_info},
+        log::{kfd_err, kfd_info, kfd_warn},
     },
     kernel_queue::KernelQueue,
     packet_manager::{

@@ -13,7 +13,7 @@ use super::gfx;
 /// The driver's HWS files, with the generated layouts they name.
 #[path = "kernel_dqm.rs"]
 mod driver;
-pub(crate) use driver::{kernel_queue, pm4};
+pub(crate) use driver::{dqm, kernel_queue, pm4};
 
 /// The CP firmware's scheduler.
 #[path = "hws.rs"]
