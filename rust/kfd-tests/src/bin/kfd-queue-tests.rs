@@ -115,37 +115,38 @@ fn setup() -> Result<Setup, String> {
 }
 
 impl Setup {
-    fn aql(&self) -> CreateArgs {
-        CreateArgs {
-            ring_base_address: VA_RING,
-            write_pointer_address: VA_PTRS,
-            read_pointer_address: VA_PTRS + 8,
-            ring_size: 64 * 1024,
+    /// CREATE_QUEUE arguments for a queue of `queue_type` with its ring at
+    /// `ring` (`ring_size` bytes) and its read and write pointers at `rptr`
+    /// and `wptr`; a compute queue also gets the EOP buffer and the CWSR
+    /// area, as libhsakmt gives them.
+    fn queue_args(&self, queue_type: u32, ring: u64, ring_size: u32, rptr: u64, wptr: u64) -> CreateArgs {
+        let mut a = CreateArgs {
+            ring_base_address: ring,
+            write_pointer_address: wptr,
+            read_pointer_address: rptr,
+            ring_size,
             gpu_id: self.gpu,
-            queue_type: uapi::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
+            queue_type,
             queue_percentage: 100,
             queue_priority: 7,
-            eop_buffer_address: VA_EOP,
-            eop_buffer_size: 4096,
-            ctx_save_restore_address: VA_CTX,
-            ctx_save_restore_size: self.cwsr_size,
-            ctl_stack_size: self.ctl_stack_size,
             ..Default::default()
+        };
+        if queue_type != uapi::KFD_IOC_QUEUE_TYPE_SDMA && queue_type != uapi::KFD_IOC_QUEUE_TYPE_SDMA_XGMI {
+            a.eop_buffer_address = VA_EOP;
+            a.eop_buffer_size = 4096;
+            a.ctx_save_restore_address = VA_CTX;
+            a.ctx_save_restore_size = self.cwsr_size;
+            a.ctl_stack_size = self.ctl_stack_size;
         }
+        a
+    }
+
+    fn aql(&self) -> CreateArgs {
+        self.queue_args(uapi::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL, VA_RING, 64 * 1024, VA_PTRS + 8, VA_PTRS)
     }
 
     fn sdma(&self) -> CreateArgs {
-        CreateArgs {
-            ring_base_address: VA_RING,
-            write_pointer_address: VA_PTRS + 16,
-            read_pointer_address: VA_PTRS + 24,
-            ring_size: 4096,
-            gpu_id: self.gpu,
-            queue_type: uapi::KFD_IOC_QUEUE_TYPE_SDMA,
-            queue_percentage: 100,
-            queue_priority: 7,
-            ..Default::default()
-        }
+        self.queue_args(uapi::KFD_IOC_QUEUE_TYPE_SDMA, VA_RING, 4096, VA_PTRS + 24, VA_PTRS + 16)
     }
 
     fn create(&self, a: &mut CreateArgs) -> Result<i32, i32> {
@@ -511,24 +512,8 @@ fn update_queue_disable_restore(sdma: bool) -> Check {
     };
     expect_ok(s.kfd.ioctl(uapi::AMDKFD_IOC_CREATE_EVENT, &mut ev), "CREATE_EVENT")?;
     let slot_va = VA_SIGNALS + 8 * u64::from(ev.event_slot_index);
-    let mut a = CreateArgs {
-        ring_base_address: VA_WORK + WORK_RING,
-        write_pointer_address: VA_WORK + WORK_WPTR,
-        read_pointer_address: VA_WORK + WORK_RPTR,
-        ring_size: 4096,
-        gpu_id: s.gpu,
-        queue_type: if sdma { uapi::KFD_IOC_QUEUE_TYPE_SDMA } else { uapi::KFD_IOC_QUEUE_TYPE_COMPUTE },
-        queue_percentage: 100,
-        queue_priority: 7,
-        ..Default::default()
-    };
-    if !sdma {
-        a.eop_buffer_address = VA_EOP;
-        a.eop_buffer_size = 4096;
-        a.ctx_save_restore_address = VA_CTX;
-        a.ctx_save_restore_size = s.cwsr_size;
-        a.ctl_stack_size = s.ctl_stack_size;
-    }
+    let queue_type = if sdma { uapi::KFD_IOC_QUEUE_TYPE_SDMA } else { uapi::KFD_IOC_QUEUE_TYPE_COMPUTE };
+    let mut a = s.queue_args(queue_type, VA_WORK + WORK_RING, 4096, VA_WORK + WORK_RPTR, VA_WORK + WORK_WPTR);
     let Some(q) = s.create_or_unsupported(&mut a)? else {
         return Ok(());
     };
@@ -627,24 +612,9 @@ fn issue16_rounds(sdma: bool) -> Check {
             let (ring, ptrs) = (I16_RING * i, I16_PTRS + 64 * i);
             w.write64(ptrs, 0);
             w.write64(ptrs + 8, 0);
-            let mut a = CreateArgs {
-                ring_base_address: VA_ISSUE16 + ring,
-                read_pointer_address: VA_ISSUE16 + ptrs,
-                write_pointer_address: VA_ISSUE16 + ptrs + 8,
-                ring_size: I16_RING as u32,
-                gpu_id: s.gpu,
-                queue_type: if sdma { uapi::KFD_IOC_QUEUE_TYPE_SDMA } else { uapi::KFD_IOC_QUEUE_TYPE_COMPUTE },
-                queue_percentage: 100,
-                queue_priority: 7,
-                ..Default::default()
-            };
-            if !sdma {
-                a.eop_buffer_address = VA_EOP;
-                a.eop_buffer_size = 4096;
-                a.ctx_save_restore_address = VA_CTX;
-                a.ctx_save_restore_size = s.cwsr_size;
-                a.ctl_stack_size = s.ctl_stack_size;
-            }
+            let queue_type = if sdma { uapi::KFD_IOC_QUEUE_TYPE_SDMA } else { uapi::KFD_IOC_QUEUE_TYPE_COMPUTE };
+            let (ring_va, ring_size) = (VA_ISSUE16 + ring, I16_RING as u32);
+            let mut a = s.queue_args(queue_type, ring_va, ring_size, VA_ISSUE16 + ptrs, VA_ISSUE16 + ptrs + 8);
             let Some(q) = s.create_or_unsupported(&mut a)? else {
                 return Ok(false);
             };
@@ -737,22 +707,7 @@ fn minor_faults() -> i64 {
 fn doorbell_traps_after_idle() -> Check {
     let s = setup()?;
     let (_work, w) = gtt_cpu(&s, VA_WORK, WORK_SIZE)?;
-    let mut a = CreateArgs {
-        ring_base_address: VA_WORK + WORK_RING,
-        write_pointer_address: VA_WORK + WORK_WPTR,
-        read_pointer_address: VA_WORK + WORK_RPTR,
-        ring_size: 4096,
-        gpu_id: s.gpu,
-        queue_type: uapi::KFD_IOC_QUEUE_TYPE_COMPUTE,
-        queue_percentage: 100,
-        queue_priority: 7,
-        eop_buffer_address: VA_EOP,
-        eop_buffer_size: 4096,
-        ctx_save_restore_address: VA_CTX,
-        ctx_save_restore_size: s.cwsr_size,
-        ctl_stack_size: s.ctl_stack_size,
-        ..Default::default()
-    };
+    let mut a = s.queue_args(uapi::KFD_IOC_QUEUE_TYPE_COMPUTE, VA_WORK + WORK_RING, 4096, VA_WORK + WORK_RPTR, VA_WORK + WORK_WPTR);
     let Some(q) = s.create_or_unsupported(&mut a)? else {
         return Ok(());
     };
@@ -917,22 +872,8 @@ fn ovs_process(ready: i32, go: i32, fin: i32) -> Result<(), String> {
         let mut qs = Vec::new();
         for i in 0..OVS_QUEUES {
             let ptrs = OVS_PTRS + 64 * i;
-            let mut a = CreateArgs {
-                ring_base_address: VA_OVS + OVS_RING * i,
-                read_pointer_address: VA_OVS + ptrs,
-                write_pointer_address: VA_OVS + ptrs + 8,
-                ring_size: OVS_RING as u32,
-                gpu_id: s.gpu,
-                queue_type: uapi::KFD_IOC_QUEUE_TYPE_COMPUTE,
-                queue_percentage: 100,
-                queue_priority: 7,
-                eop_buffer_address: VA_EOP,
-                eop_buffer_size: 4096,
-                ctx_save_restore_address: VA_CTX,
-                ctx_save_restore_size: s.cwsr_size,
-                ctl_stack_size: s.ctl_stack_size,
-                ..Default::default()
-            };
+            let (ring_va, ring_size) = (VA_OVS + OVS_RING * i, OVS_RING as u32);
+            let mut a = s.queue_args(uapi::KFD_IOC_QUEUE_TYPE_COMPUTE, ring_va, ring_size, VA_OVS + ptrs, VA_OVS + ptrs + 8);
             s.create(&mut a).map_err(|e| format!("CREATE_QUEUE {i}: {}", errno_name(e)))?;
             let off = (a.doorbell_offset & ((1 << GPU_ID_SHIFT) - 1)) as usize;
             ensure(off + 8 <= DOORBELL_SLICE, format!("doorbell offset {:#x}", a.doorbell_offset))?;
