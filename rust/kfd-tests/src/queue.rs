@@ -25,6 +25,14 @@ const SDMA_RING: u64 = 4096;
 const PTRS: u64 = 8192;
 const SIGNAL: u64 = 12288;
 const FENCE: u64 = 16384;
+/// A kernel descriptor (code object v3 `.kd`, 64 bytes) with its code 256
+/// bytes on, and the kernarg segment.
+const KERNEL_OBJECT: u64 = 32768;
+const KERNARG: u64 = 40960;
+/// `s_branch -1` (SOPP, the same word on GFX9 and GFX10): never ends.
+const S_BRANCH_SELF: u32 = 0xbf82_ffff;
+/// AQL KERNEL_DISPATCH, barrier bit, system-scope acquire and release.
+const AQL_KERNEL_DISPATCH: u16 = 2 | (1 << 8) | (2 << 9) | (2 << 11);
 /// `HSA_PACKET_TYPE_BARRIER_AND` with system-scope acquire and release.
 const AQL_BARRIER_AND: u16 = 3 | (2 << 9) | (2 << 11);
 const AQL_INVALID: u16 = 1;
@@ -41,6 +49,9 @@ pub struct QueueProps {
     pub cwsr_size: u32,
     pub ctl_stack_size: u32,
     pub sdma_engines: u32,
+    /// The virtual GPU's shader interpreter runs this GPU's ISA (GFX9 and
+    /// GFX10: `gfx_target_version` 9xxxx and 10xxxx; not GFX11).
+    pub runs_shaders: bool,
 }
 
 impl QueueProps {
@@ -51,6 +62,7 @@ impl QueueProps {
             cwsr_size: g("cwsr_size"),
             ctl_stack_size: g("ctl_stack_size"),
             sdma_engines: g("num_sdma_engines") + g("num_sdma_xgmi_engines"),
+            runs_shaders: matches!(g("gfx_target_version") / 10000, 9 | 10),
         }
     }
 }
@@ -232,6 +244,36 @@ impl QueueMem {
             self.at::<u64>(slot + 56).write_volatile(self.va + SIGNAL);
             std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
             self.at::<u16>(slot).write_volatile(AQL_BARRIER_AND);
+            self.at::<u64>(PTRS + 8).write_volatile(index + 1);
+        }
+        self.ring_doorbell(doorbell_offset, index);
+    }
+
+    /// Submits AQL packet number `index` as a KERNEL_DISPATCH of one
+    /// workgroup of 64 work-items running `s_branch -1`: a shader that never
+    /// ends, so whatever comes next (a kill, DESTROY_QUEUE, process exit)
+    /// meets a running shader.  No completion signal.
+    pub fn aql_dispatch_forever(&self, index: u64, doorbell_offset: u64) {
+        let slot = (index % (RING / 64)) * 64;
+        // SAFETY: inside our mapping (the kernel object, kernarg and a
+        // 64-byte ring slot all lie in the 64 KiB GTT object).
+        unsafe {
+            std::ptr::write_bytes(self.at::<u8>(KERNEL_OBJECT), 0, 256);
+            self.at::<u64>(KERNEL_OBJECT + 16).write_volatile(256); // kernel_code_entry_byte_offset
+            self.at::<u32>(KERNEL_OBJECT + 256).write_volatile(S_BRANCH_SELF);
+            self.at::<u64>(KERNARG).write_volatile(0);
+            std::ptr::write_bytes(self.at::<u8>(slot + 2), 0, 62);
+            self.at::<u16>(slot + 2).write_volatile(1); // setup: 1 dimension
+            for (o, v) in [(4, 64u16), (6, 1), (8, 1)] {
+                self.at::<u16>(slot + o).write_volatile(v);
+            }
+            for (o, v) in [(12, 64u32), (16, 1), (20, 1)] {
+                self.at::<u32>(slot + o).write_volatile(v);
+            }
+            self.at::<u64>(slot + 32).write_volatile(self.va + KERNEL_OBJECT);
+            self.at::<u64>(slot + 40).write_volatile(self.va + KERNARG);
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+            self.at::<u16>(slot).write_volatile(AQL_KERNEL_DISPATCH);
             self.at::<u64>(PTRS + 8).write_volatile(index + 1);
         }
         self.ring_doorbell(doorbell_offset, index);

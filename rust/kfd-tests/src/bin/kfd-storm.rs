@@ -30,7 +30,10 @@
 //! mid-fault and mid-migration.  One in five creates user queues (AQL, and
 //! SDMA when the GPU has engines) with packets in flight, a thread still
 //! submitting when the kill comes; clean ones first check a round trip
-//! (AQL signal, SDMA fence) and end by destroying busy queues.  SVM data
+//! (AQL signal, SDMA fence) and end by destroying busy queues.  Half the
+//! AQL queues on GFX9/GFX10 GPUs start with a KERNEL_DISPATCH of a shader
+//! that never ends (`s_branch -1`), so kills, exits and DESTROY_QUEUE meet
+//! a running shader on the virtual GPU's interpreter.  SVM data
 //! read by the GPU or the CPU must be what the CPU wrote.
 //!
 //! Along the way a child checks that every object it CPU-maps reads as
@@ -778,11 +781,17 @@ impl Child {
             if sdma && (q.props.sdma_engines == 0 || self.rng.chance(1, 3)) {
                 continue;
             }
+            // Half the AQL queues (on GPUs whose ISA the virtual GPU's
+            // interpreter runs) start with a shader that never ends: the
+            // kill, exit or DESTROY_QUEUE that ends the lifecycle meets it.
+            let shader = !sdma && q.props.runs_shaders && self.rng.chance(1, 2);
             match q.create(sdma) {
                 Ok((id, db)) => {
                     for i in 0..4 {
                         if sdma {
                             q.sdma_submit(i, i as u32, db)
+                        } else if shader && i == 0 {
+                            q.aql_dispatch_forever(i, db)
                         } else {
                             q.aql_submit(i, db)
                         }
