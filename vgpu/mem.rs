@@ -359,12 +359,6 @@ impl Mem {
             return Err(pt::Error::OutOfRange);
         }
         let index = index % self.pages;
-        if let Backing::Imported(target) = &self.backing {
-            // The target's frame (`local` is about the target's GPU, see
-            // `is_on`), with this object's permissions.
-            let pte = target.pte(index, local)?;
-            return Pte::new(pte.aperture(), pte.frame(), self.writable, self.executable);
-        }
         let i = usize::try_from(index).map_err(|_| pt::Error::OutOfRange)?;
         let (aperture, frame) = match &self.backing {
             Backing::Vram(alloc) if local => {
@@ -387,7 +381,12 @@ impl Mem {
                 Aperture::System,
                 kabi::page_pfn(shared.pages().get(i).ok_or(pt::Error::OutOfRange)?),
             ),
-            Backing::Imported(_) => return Err(pt::Error::Invalid),
+            // The target's frame (`local` is about the target's GPU, see
+            // `is_on`), with this object's permissions.
+            Backing::Imported(target) => {
+                let pte = target.pte(index, local)?;
+                (pte.aperture(), pte.frame())
+            }
         };
         Pte::new(aperture, frame, self.writable, self.executable)
     }
@@ -417,7 +416,7 @@ impl Mem {
             Backing::Gtt { pages, .. } => pages.get(index),
             Backing::User { .. } => None,
             Backing::Shared(shared) => shared.pages().get(index),
-            Backing::Imported(target) => target.page_at(target.mmap_pgoff() + index as u64),
+            Backing::Imported(target) => target.cpu_page(index),
         }
     }
 

@@ -741,8 +741,8 @@ static int vgpu_mmap_mem(struct vgpu_shim_dev *vdev, struct vm_area_struct *vma,
 }
 
 /*
- * The render node's mmap of a GEM object at page offset @pgoff, if there
- * is one: 1 and the object with a reference, or 0.
+ * The GEM object whose render-node mmap offset is page @pgoff, with a
+ * reference taken, or NULL.
  */
 static struct vgpu_gem *gem_at(struct vgpu_shim_dev *vdev, unsigned long pgoff)
 {
