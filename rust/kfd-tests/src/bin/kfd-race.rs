@@ -45,7 +45,7 @@ use kfd_tests::ops::*;
 use kfd_uapi as uapi;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Seconds a round may take before it is killed as hung.
 const ROUND_SECS: u32 = 120;
@@ -377,14 +377,17 @@ fn events_wait_set_destroy(ctx: &Ctx, rng: &mut Rng) -> Check {
     let (k, _fds) = open_bound(ctx)?;
     let page = signal_page(k.fd, ctx.gpus[0].gpu_id)?;
     let first = create_event(k.fd, page).map_err(|e| format!("CREATE_EVENT: {}", errno_name(e)))?;
+    const WAITERS: usize = 2;
     let id = AtomicU32::new(first);
     let stop = AtomicBool::new(false);
+    let started = AtomicUsize::new(0);
     let waits = AtomicUsize::new(0);
     let mut r1 = rng.fork();
     let mut r2 = rng.fork();
     std::thread::scope(|s| {
-        for _ in 0..2 {
+        for _ in 0..WAITERS {
             s.spawn(|| {
+                started.fetch_add(1, Release);
                 while !stop.load(Acquire) {
                     let r = wait_one(k.fd, id.load(Acquire), 20);
                     ctx.check(r, WAIT, "WAIT_EVENTS");
@@ -405,7 +408,17 @@ fn events_wait_set_destroy(ctx: &Ctx, rng: &mut Rng) -> Check {
             }
         });
         s.spawn(|| {
-            for _ in 0..ctx.ops / 4 {
+            // On a loaded machine the waiters may not have run yet: churn
+            // only once they are in their loops, and until one of their
+            // waits returned (or 10 s passed: then the check below fails),
+            // so the round races WAIT against DESTROY/CREATE.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while started.load(Acquire) < WAITERS && Instant::now() < deadline {
+                std::thread::yield_now();
+            }
+            let mut done = 0;
+            while done < ctx.ops / 4 || (waits.load(Relaxed) == 0 && Instant::now() < deadline) {
+                done += 1;
                 let old = id.load(Acquire);
                 let mut d = uapi::kfd_ioctl_destroy_event_args { event_id: old, pad: 0 };
                 ctx.check(k.ioctl(uapi::AMDKFD_IOC_DESTROY_EVENT, &mut d), 0x09, "DESTROY_EVENT");
