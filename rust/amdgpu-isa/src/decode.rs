@@ -876,8 +876,12 @@ fn scalar_operands(encoding: Encoding, opcode: u16, words: &[u32]) -> Result<Ins
 /// a compare, whose [14:8] is an SGPR destination when sd (15) is set.
 fn sdwa_operands(inst: &mut Instruction, w: u32, vopc: bool) {
     inst.src[0] = if bits(w, 23, 1) == 1 { bits(w, 0, 8) as u16 } else { src::VGPR0 + bits(w, 0, 8) as u16 };
+    // S1: vsrc1 names an SGPR.  A VOP1 has no src1 (0 here): S1 set on
+    // one changes nothing.
     if bits(w, 31, 1) == 1 {
-        inst.src[1] -= src::VGPR0;
+        if let Some(sgpr) = inst.src[1].checked_sub(src::VGPR0) {
+            inst.src[1] = sgpr;
+        }
     }
     inst.modifiers[0] = SourceModifiers { neg: bits(w, 20, 1) == 1, abs: bits(w, 21, 1) == 1 };
     inst.modifiers[1] = SourceModifiers { neg: bits(w, 28, 1) == 1, abs: bits(w, 29, 1) == 1 };

@@ -72,15 +72,21 @@ impl Dispatch {
         }
     }
 
+    /// Work-items of a whole workgroup (in u64: three u16 sizes of an AQL
+    /// packet overflow u32).
+    pub fn workgroup_items(&self) -> u64 {
+        self.workgroup_size.iter().map(|&d| u64::from(d)).product()
+    }
+
     /// Waves of a whole workgroup (the most any workgroup has).
     pub fn waves_per_workgroup(&self) -> usize {
-        (self.workgroup_size.iter().product::<u32>() as usize).div_ceil(self.wave_lanes())
+        (self.workgroup_items() as usize).div_ceil(self.wave_lanes())
     }
 
     /// Waves of workgroup `id`.
     pub fn waves_in_workgroup(&self, id: [u32; 3]) -> usize {
         let e = self.workgroup_extent(id);
-        ((e[0] * e[1] * e[2]) as usize).div_ceil(self.wave_lanes())
+        (e.iter().map(|&d| u64::from(d)).product::<u64>() as usize).div_ceil(self.wave_lanes())
     }
 
     /// Sets up wave number `wave_index` of workgroup `workgroup_id`.
@@ -89,7 +95,7 @@ impl Dispatch {
         if kd.wavefront_size32() && self.generation == Generation::Gfx9 {
             return Err(LaunchError::Wave32);
         }
-        if self.workgroup_size.contains(&0) || self.workgroup_size.iter().product::<u32>() > 1024 {
+        if self.workgroup_size.contains(&0) || self.workgroup_items() > 1024 {
             return Err(LaunchError::WorkgroupSize);
         }
         wave.reset();

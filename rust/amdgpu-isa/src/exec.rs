@@ -1302,13 +1302,17 @@ impl Context<'_, '_> {
                         v.leading_zeros()
                     }
                 }
+                // Both read and write VGPR/AGPR src0: in a VOP3 word it can
+                // name an SGPR or a constant, which they cannot take.
                 op if op == VOP3_FROM_VOP1 + vop1::V_SWAP_B32 => {
+                    let r = i.src[0].checked_sub(src::VGPR0).ok_or_else(|| self.unsupported_form("v_swap_b32 with a scalar src0"))?;
                     let (a, b) = (self.vgpr(i.dst, lane), self.int_src(0, lane)?);
-                    self.wave.vgpr[(i.src[0] - src::VGPR0) as usize][lane] = a;
+                    self.wave.vgpr[r as usize & 0xff][lane] = a;
                     b
                 }
                 op if op == VOP3_FROM_VOP1 + vop1::V_ACCVGPR_MOV_B32 => {
-                    let v = self.wave.agpr[(i.src[0] - src::VGPR0) as usize & 0xff][lane];
+                    let r = i.src[0].checked_sub(src::VGPR0).ok_or_else(|| self.unsupported_form("v_accvgpr_mov_b32 with a scalar src0"))?;
+                    let v = self.wave.agpr[r as usize & 0xff][lane];
                     self.wave.agpr[i.dst as usize][lane] = v;
                     continue;
                 }
