@@ -817,7 +817,7 @@ impl Context<'_, '_> {
         if n == 0 {
             if let Some((source, fetch_inactive)) = self.dpp_source(lane) {
                 return Ok(match source {
-                    Some(l) if fetch_inactive || self.wave.exec >> l & 1 == 1 => self.vgpr(self.inst.src[0] - src::VGPR0, l),
+                    Some(l) if fetch_inactive || self.wave.lane_active(l) => self.vgpr(self.inst.src[0] - src::VGPR0, l),
                     _ => 0,
                 });
             }
@@ -846,7 +846,7 @@ impl Context<'_, '_> {
         for lane in 0..self.wave.lanes() {
             let row_ok = dpp.row_mask >> (lane / 16) & 1 == 1;
             let bank_ok = dpp.bank_mask >> ((lane / 4) % 4) & 1 == 1;
-            let source_ok = matches!(self.dpp_source(lane), Some((Some(l), fi)) if fi || self.wave.exec >> l & 1 == 1);
+            let source_ok = matches!(self.dpp_source(lane), Some((Some(l), fi)) if fi || self.wave.lane_active(l));
             if row_ok && bank_ok && (source_ok || dpp.bound_ctrl) {
                 mask |= 1 << lane;
             }
@@ -1000,7 +1000,7 @@ impl Context<'_, '_> {
             return self.valu_nc_u16();
         }
         let den = self.wave.mode.f32_denormals();
-        let exec = self.wave.exec;
+        let exec = self.wave.exec_lanes();
         // Integer ops take no float modifiers and no output modifiers.
         let float_op = is_f32_op(op);
         let f64_op = is_f64_result_op(op) || matches!(op, vop3::V_CVT_F32_F64 | vop3::V_CVT_I32_F64 | vop3::V_CVT_U32_F64 | vop3::V_FREXP_EXP_I32_F64);
@@ -1428,7 +1428,7 @@ impl Context<'_, '_> {
             // Its VOP3 form has no op_sel (the accumulator is D's low half).
             return Err(self.unsupported_form("op_sel on v_fmac_f16"));
         }
-        let written = self.wave.exec & self.dpp_write_mask();
+        let written = self.wave.exec_lanes() & self.dpp_write_mask();
         for lane in 0..WAVE_SIZE {
             if written >> lane & 1 == 0 {
                 continue;
@@ -1488,7 +1488,7 @@ impl Context<'_, '_> {
         if i.omod != 0 || i.modifiers.iter().any(|m| m.neg || m.abs) {
             return Err(self.unsupported_form("modifiers on an integer operation"));
         }
-        let written = self.wave.exec & self.dpp_write_mask();
+        let written = self.wave.exec_lanes() & self.dpp_write_mask();
         for lane in 0..WAVE_SIZE {
             if written >> lane & 1 == 0 {
                 continue;
@@ -1539,7 +1539,7 @@ impl Context<'_, '_> {
             return Err(self.unsupported());
         };
         let den = self.wave.mode.f32_denormals();
-        let exec = self.wave.exec;
+        let exec = self.wave.exec_lanes();
         let mut mask = 0u64;
         for lane in 0..WAVE_SIZE {
             if exec >> lane & 1 == 0 {
@@ -1631,7 +1631,7 @@ impl Context<'_, '_> {
     fn vop3p(&mut self) -> Result<StepOutcome, ExecError> {
         use super::opcodes::vop3p;
         let i = self.inst;
-        let exec = self.wave.exec;
+        let exec = self.wave.exec_lanes();
         let den = self.wave.mode.f32_denormals();
         for lane in 0..WAVE_SIZE {
             if exec >> lane & 1 == 0 {
@@ -1767,7 +1767,7 @@ impl Context<'_, '_> {
         let stride = (rsrc[1] >> 16) & 0x3fff;
         let num_records = rsrc[2];
         let vaddr = i.src[0] - src::VGPR0;
-        let exec = self.wave.exec;
+        let exec = self.wave.exec_lanes();
         for lane in 0..WAVE_SIZE {
             if exec >> lane & 1 == 0 {
                 continue;
@@ -1851,7 +1851,7 @@ impl Context<'_, '_> {
         let addr_reg = i.src[0] - src::VGPR0;
         let data0 = i.src[1] - src::VGPR0;
         let data1 = i.src[2] - src::VGPR0;
-        let exec = self.wave.exec;
+        let exec = self.wave.exec_lanes();
         if matches!(i.opcode, ds::DS_BPERMUTE_B32 | ds::DS_PERMUTE_B32 | ds::DS_SWIZZLE_B32) {
             self.ds_cross_lane(addr_reg, data0, offset16);
             return Ok(StepOutcome::Continue);
@@ -2009,7 +2009,7 @@ impl Context<'_, '_> {
     /// crossbar, no LDS memory touched. Inactive source lanes read as 0.
     fn ds_cross_lane(&mut self, addr_reg: u16, data0: u16, offset: u32) {
         let i = self.inst;
-        let exec = self.wave.exec;
+        let exec = self.wave.exec_lanes();
         // ds_swizzle_b32 takes its data in the address field.
         let source = if i.opcode == ds::DS_SWIZZLE_B32 { addr_reg } else { data0 };
         let data = |l: usize| if exec >> l & 1 == 1 { self.vgpr(source, l) } else { 0 };
@@ -2078,7 +2078,7 @@ impl Context<'_, '_> {
         if i.acc {
             return Err(self.unsupported_form("AGPR data"));
         }
-        let exec = self.wave.exec;
+        let exec = self.wave.exec_lanes();
         let data = i.src[1] - src::VGPR0;
         // Every lane's global address is checked before any lane's access:
         // a fault leaves the wave as it was (pc, registers, memory), so

@@ -126,8 +126,14 @@ impl Wave {
         }
     }
 
+    /// EXEC's lanes of this wave: a wave32 may write EXEC_HI (an SGPR
+    /// like any other then), which enables no lane.
+    pub fn exec_lanes(&self) -> u64 {
+        self.exec & self.lane_mask()
+    }
+
     pub fn lane_active(&self, lane: usize) -> bool {
-        self.exec >> lane & 1 == 1
+        self.exec_lanes() >> lane & 1 == 1
     }
 }
 
