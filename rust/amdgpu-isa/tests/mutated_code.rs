@@ -12,7 +12,7 @@
 //! of a mapped data region, and runs one wave for at most `STEPS`
 //! instructions.  A case that panics is reported with its seed
 //! (`MUTATED_CODE_SEED=<seed> cargo test --test mutated_code` reruns one;
-//! `MUTATED_CODE_CASES=N` sweeps more).
+//! `MUTATED_CODE_CASES=N` sweeps more, from case `MUTATED_CODE_FIRST`).
 
 mod common;
 use amdgpu_isa::code_object::{Elf, KernelDescriptor};
@@ -196,12 +196,18 @@ fn cases() -> u64 {
     std::env::var("MUTATED_CODE_CASES").map_or(CASES, |n| n.parse().expect("a case count"))
 }
 
+/// `MUTATED_CODE_FIRST=N` starts the sweep at case N (another part of the
+/// seed space).
+fn first_case() -> u64 {
+    std::env::var("MUTATED_CODE_FIRST").map_or(0, |n| n.parse().expect("a case number"))
+}
+
 fn mutated_code_never_panics(target: Target) {
     let pool = word_pool(target);
     let starts = instruction_starts(target, &pool);
     let seeds: Vec<u64> = match std::env::var("MUTATED_CODE_SEED") {
         Ok(s) => vec![u64::from_str_radix(s.trim_start_matches("0x"), 16).expect("a hex seed")],
-        Err(_) => (0..cases()).map(|i| 0x5eed_0000_0000 ^ (i << 8) ^ target as u64).collect(),
+        Err(_) => (first_case()..first_case() + cases()).map(|i| 0x5eed_0000_0000 ^ (i << 8) ^ target as u64).collect(),
     };
     let mut wave = Box::new(Wave::new());
     let mut tally = Tally::default();
@@ -290,7 +296,7 @@ fn random_dispatches_never_panic(target: Target) {
     let starts = instruction_starts(target, &pool);
     let cases = cases() / 20;
     let mut panics = Vec::new();
-    for i in 0..cases {
+    for i in first_case()..first_case() + cases {
         let seed = 0xd15a_0000_0000 ^ (i << 8) ^ target as u64;
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| random_dispatch(target, &pool, &starts, seed))) {
             let what = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
