@@ -5,7 +5,9 @@
  * amdgpu_amdkfd_* functions (namespace AMDGPU_KFD, patch 0003).  Compiled
  * with amdgpu's own headers from the patched source and amdgpu's Kconfig
  * symbols (scripts/build-amdgpu writes amdgpu-config.h); it includes no
- * rkfd header (see rkfd_amdgpu.h).
+ * rkfd header (see rkfd_amdgpu.h).  It also keeps each GPU's HWS path
+ * (struct rkfd_amdgpu_hws: amdgpu's kfd2kgd table, the kernel doorbell
+ * page, rkfd's GTT objects; bridge/README.md, "The HWS path").
  */
 #include <linux/file.h>
 #include <linux/fs.h>
