@@ -54,6 +54,28 @@ int rkfd_amdgpu_unmap_memory(void *adev, void *vm, void *mem);
 void *rkfd_amdgpu_map_gtt_to_kernel(void *mem, u64 *size);
 int rkfd_amdgpu_reserve_mem_limit(u64 size, u32 flags);
 void rkfd_amdgpu_unreserve_mem_limit(u64 size, u32 flags);
+/*
+ * Graphics interop.  get_dmabuf_info: *@owner is the amdgpu device the
+ * dma-buf's BO belongs to (the caller finds its rkfd device).
+ */
+int rkfd_amdgpu_get_dmabuf_info(void *adev, int fd, void **owner, u64 *size, u32 *flags,
+				void *metadata, u32 buffer_size, u32 *metadata_size);
+int rkfd_amdgpu_import_dmabuf(void *adev, void *vm, int fd, u64 va, void **mem,
+			      u64 *size, u32 *flags, u64 *mmap_offset);
+
+/*
+ * The HWS path of one GPU (struct rkfd_amdgpu_hws, amdgpu side): amdgpu's
+ * kfd2kgd table for its GC version, the kernel doorbell page and the GTT
+ * objects handed out.  Created before rkfd's device init, destroyed after
+ * its exit (rkfd frees its GTT objects before).  create: ERR_PTR.
+ */
+void *rkfd_amdgpu_hws_create(void *adev);
+void rkfd_amdgpu_hws_destroy(void *hws);
+int rkfd_amdgpu_gtt_alloc(void *hws, u64 size, void **mem, u64 *gpu_addr, void **cpu_ptr);
+void rkfd_amdgpu_gtt_free(void *hws, void *mem);
+int rkfd_amdgpu_hiq_mqd_load(void *hws, void *mqd, u32 mqd_size, u32 pipe_id, u32 queue_id,
+			     u32 doorbell_dword);
+void rkfd_amdgpu_ring_kernel_doorbell(void *hws, u32 doorbell_dword, u64 value);
 
 /*
  * rkfd side (rkfd_amdgpu_kfd.c).  probe returns the bridge device (which the

@@ -6,9 +6,13 @@
  * values rkfd gets at kgd2kfd_probe (struct rkfd_amdgpu_info), as upstream
  * amdkfd derives them (kgd2kfd_probe and kfd_topology_add_device).
  *
+ * Also the pure part of the HWS calls: which amdgpu kfd2kgd table and MQD
+ * layout a GC version has, and the kernel doorbell's index in the BAR.
+ *
  * No kernel or amdgpu header beyond rkfd_amdgpu.h (<linux/types.h>): the
  * host test tests/bridge/ compiles this file with gcc and checks the
- * values for gfx90a, gfx1100 and gfx1103 descriptions.
+ * values for gfx90a, gfx1100 and gfx1103 descriptions, the table choice
+ * and the doorbell arithmetic.
  */
 #ifndef RKFD_AMDGPU_DESC_H
 #define RKFD_AMDGPU_DESC_H
@@ -103,6 +107,163 @@ static inline bool rkfd_amdgpu_derive(const struct rkfd_amdgpu_desc *d,
 	info->vram_width = d->vram_width;
 	info->mem_clk_max = d->mem_clk_max;
 	info->vram_is_public = d->local_mem_size_private == 0;
+	return true;
+}
+
+/*
+ * amdgpu's kfd2kgd table for a GC IP version, as upstream kgd2kfd_probe()
+ * (amdkfd/kfd_device.c) picks it for GC 9 and later (the tables patch 0003
+ * exports), and the compute MQD layout that table's hiq_mqd_load reads
+ * (amdgpu's v9/v10/v11/v12_structs.h).  RKFD_AMDGPU_F2G_NONE for a GC
+ * version amdkfd has no table for.
+ */
+enum rkfd_amdgpu_f2g {
+	RKFD_AMDGPU_F2G_NONE,
+	RKFD_AMDGPU_F2G_GFX_V9,		/* gfx_v9_kfd2kgd */
+	RKFD_AMDGPU_F2G_ARCTURUS,	/* arcturus_kfd2kgd */
+	RKFD_AMDGPU_F2G_ALDEBARAN,	/* aldebaran_kfd2kgd */
+	RKFD_AMDGPU_F2G_GC_9_4_3,	/* gc_9_4_3_kfd2kgd */
+	RKFD_AMDGPU_F2G_GFX_V10,	/* gfx_v10_kfd2kgd */
+	RKFD_AMDGPU_F2G_GFX_V10_3,	/* gfx_v10_3_kfd2kgd */
+	RKFD_AMDGPU_F2G_GFX_V11,	/* gfx_v11_kfd2kgd */
+	RKFD_AMDGPU_F2G_GFX_V12,	/* gfx_v12_kfd2kgd */
+	RKFD_AMDGPU_F2G_GFX_V12_1,	/* gfx_v12_1_kfd2kgd */
+};
+
+enum rkfd_amdgpu_mqd {
+	RKFD_AMDGPU_MQD_NONE,
+	RKFD_AMDGPU_MQD_V9,		/* struct v9_mqd */
+	RKFD_AMDGPU_MQD_V10,		/* struct v10_compute_mqd */
+	RKFD_AMDGPU_MQD_V11,		/* struct v11_compute_mqd */
+	RKFD_AMDGPU_MQD_V12,		/* struct v12_compute_mqd */
+};
+
+#define RKFD_AMDGPU_GC(maj, min, rev) (((maj) << 16) | ((min) << 8) | (rev))
+
+static inline enum rkfd_amdgpu_f2g rkfd_amdgpu_f2g_of(u32 major, u32 minor, u32 rev)
+{
+	switch (RKFD_AMDGPU_GC(major, minor, rev)) {
+	case RKFD_AMDGPU_GC(9, 0, 1):
+	case RKFD_AMDGPU_GC(9, 1, 0):
+	case RKFD_AMDGPU_GC(9, 2, 1):
+	case RKFD_AMDGPU_GC(9, 2, 2):
+	case RKFD_AMDGPU_GC(9, 3, 0):
+	case RKFD_AMDGPU_GC(9, 4, 0):
+		return RKFD_AMDGPU_F2G_GFX_V9;
+	case RKFD_AMDGPU_GC(9, 4, 1):
+		return RKFD_AMDGPU_F2G_ARCTURUS;
+	case RKFD_AMDGPU_GC(9, 4, 2):
+		return RKFD_AMDGPU_F2G_ALDEBARAN;
+	case RKFD_AMDGPU_GC(9, 4, 3):
+	case RKFD_AMDGPU_GC(9, 4, 4):
+	case RKFD_AMDGPU_GC(9, 5, 0):
+		return RKFD_AMDGPU_F2G_GC_9_4_3;
+	case RKFD_AMDGPU_GC(10, 1, 1):
+	case RKFD_AMDGPU_GC(10, 1, 2):
+	case RKFD_AMDGPU_GC(10, 1, 3):
+	case RKFD_AMDGPU_GC(10, 1, 4):
+	case RKFD_AMDGPU_GC(10, 1, 10):
+		return RKFD_AMDGPU_F2G_GFX_V10;
+	case RKFD_AMDGPU_GC(10, 3, 0):
+	case RKFD_AMDGPU_GC(10, 3, 1):
+	case RKFD_AMDGPU_GC(10, 3, 2):
+	case RKFD_AMDGPU_GC(10, 3, 3):
+	case RKFD_AMDGPU_GC(10, 3, 4):
+	case RKFD_AMDGPU_GC(10, 3, 5):
+	case RKFD_AMDGPU_GC(10, 3, 6):
+	case RKFD_AMDGPU_GC(10, 3, 7):
+		return RKFD_AMDGPU_F2G_GFX_V10_3;
+	case RKFD_AMDGPU_GC(11, 0, 0):
+	case RKFD_AMDGPU_GC(11, 0, 1):
+	case RKFD_AMDGPU_GC(11, 0, 2):
+	case RKFD_AMDGPU_GC(11, 0, 3):
+	case RKFD_AMDGPU_GC(11, 0, 4):
+	case RKFD_AMDGPU_GC(11, 5, 0):
+	case RKFD_AMDGPU_GC(11, 5, 1):
+	case RKFD_AMDGPU_GC(11, 5, 2):
+	case RKFD_AMDGPU_GC(11, 5, 3):
+	case RKFD_AMDGPU_GC(11, 5, 4):
+	case RKFD_AMDGPU_GC(11, 5, 6):
+	case RKFD_AMDGPU_GC(11, 7, 0):
+	case RKFD_AMDGPU_GC(11, 7, 1):
+		return RKFD_AMDGPU_F2G_GFX_V11;
+	case RKFD_AMDGPU_GC(12, 0, 0):
+	case RKFD_AMDGPU_GC(12, 0, 1):
+		return RKFD_AMDGPU_F2G_GFX_V12;
+	case RKFD_AMDGPU_GC(12, 1, 0):
+		return RKFD_AMDGPU_F2G_GFX_V12_1;
+	default:
+		return RKFD_AMDGPU_F2G_NONE;
+	}
+}
+
+/* The compute MQD a table's hiq_mqd_load takes (its kfd_mqd_manager). */
+static inline enum rkfd_amdgpu_mqd rkfd_amdgpu_mqd_of(enum rkfd_amdgpu_f2g f2g)
+{
+	switch (f2g) {
+	case RKFD_AMDGPU_F2G_GFX_V9:
+	case RKFD_AMDGPU_F2G_ARCTURUS:
+	case RKFD_AMDGPU_F2G_ALDEBARAN:
+	case RKFD_AMDGPU_F2G_GC_9_4_3:
+		return RKFD_AMDGPU_MQD_V9;
+	case RKFD_AMDGPU_F2G_GFX_V10:
+	case RKFD_AMDGPU_F2G_GFX_V10_3:
+		return RKFD_AMDGPU_MQD_V10;
+	case RKFD_AMDGPU_F2G_GFX_V11:
+		return RKFD_AMDGPU_MQD_V11;
+	case RKFD_AMDGPU_F2G_GFX_V12:
+	case RKFD_AMDGPU_F2G_GFX_V12_1:
+		return RKFD_AMDGPU_MQD_V12;
+	default:
+		return RKFD_AMDGPU_MQD_NONE;
+	}
+}
+
+/*
+ * Kernel doorbells (the HIQ's).  As upstream kfd_doorbell_init(), the
+ * bridge holds one page of the doorbell BAR (a BO in the DOORBELL domain;
+ * its GPU offset is its byte offset in the BAR).  rkfd names a kernel
+ * doorbell by its dword in that page; the CP needs its dword index in the
+ * BAR, amdgpu_doorbell_index_on_bar(): page offset / 4 + dword.  On gfx9+
+ * doorbells are 64-bit (write_kernel_doorbell64), so the dword is even.
+ * False for a dword outside the page or not 64-bit aligned.
+ */
+#define RKFD_AMDGPU_DOORBELL_PAGE 4096u
+
+static inline bool rkfd_amdgpu_kernel_doorbell(u64 page_offset, u32 dword, u32 *bar_index)
+{
+	u64 index = page_offset / 4 + dword;
+
+	if (dword % 2 || dword >= RKFD_AMDGPU_DOORBELL_PAGE / 4 || index > 0xffffffffu)
+		return false;
+	*bar_index = index;
+	return true;
+}
+
+/*
+ * CP_HQD_PQ_DOORBELL_CONTROL.DOORBELL_OFFSET, bits 27:2 on gfx9 to gfx12
+ * (checked against amdgpu's gc_9_0_sh_mask.h in rkfd_amdgpu_kgd.c).
+ */
+#define RKFD_AMDGPU_DOORBELL_OFFSET_SHIFT 2
+#define RKFD_AMDGPU_DOORBELL_OFFSET_MASK 0x0ffffffcu
+
+/*
+ * The HIQ's MQD as rkfd built it names the doorbell by @dword of the
+ * kernel doorbell page; the CP needs @bar_index.  Writes the control word
+ * with the offset replaced to *@out.  False if @ctl does not name @dword
+ * (an MQD inconsistent with hiq_mqd_load's argument) or @bar_index does
+ * not fit the field.
+ */
+static inline bool rkfd_amdgpu_hiq_doorbell_control(u32 ctl, u32 dword, u32 bar_index,
+						    u32 *out)
+{
+	u32 field = RKFD_AMDGPU_DOORBELL_OFFSET_MASK >> RKFD_AMDGPU_DOORBELL_OFFSET_SHIFT;
+
+	if (((ctl & RKFD_AMDGPU_DOORBELL_OFFSET_MASK) >> RKFD_AMDGPU_DOORBELL_OFFSET_SHIFT) !=
+	    dword || bar_index > field)
+		return false;
+	*out = (ctl & ~RKFD_AMDGPU_DOORBELL_OFFSET_MASK) |
+	       (bar_index << RKFD_AMDGPU_DOORBELL_OFFSET_SHIFT);
 	return true;
 }
 

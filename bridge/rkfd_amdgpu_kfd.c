@@ -10,7 +10,10 @@
  */
 #define pr_fmt(fmt) "rkfd_amdgpu: " fmt
 
+#include <linux/err.h>
+#include <linux/list.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
@@ -27,6 +30,8 @@
 struct rkfd_amdgpu_dev {
 	void *adev;			/* struct amdgpu_device */
 	struct kfd_dev *kfd;		/* rkfd's device */
+	void *hws;			/* the HWS path (amdgpu side), from init to exit */
+	struct list_head link;		/* in rkfd_amdgpu_devs while rkfd serves it */
 	/*
 	 * kgd2kfd_interrupt() runs in process context only, amdgpu's IH calls
 	 * ops->interrupt in hard IRQ: entries are copied into this ring under
@@ -38,6 +43,14 @@ struct rkfd_amdgpu_dev {
 	u32 ih[RKFD_AMDGPU_IH_SLOTS][KGD_IH_RING_ENTRY_DWORDS];
 	struct work_struct ih_work;
 };
+
+/*
+ * The devices rkfd serves (initialized, not exited), for the owner of a
+ * dma-buf.  Lock order: rkfd_amdgpu_devs_lock is taken alone (no rkfd or
+ * amdgpu call under it); ih_lock (per device) likewise.
+ */
+static LIST_HEAD(rkfd_amdgpu_devs);
+static DEFINE_MUTEX(rkfd_amdgpu_devs_lock);
 
 #define RKFD_AMDGPU_UNSUPPORTED(op) ({					\
 	pr_notice_once("%s is not implemented over amdgpu yet: -EOPNOTSUPP\n", op); \
@@ -174,31 +187,70 @@ static void bridge_hqd_sdma_get_state(struct kgd_dev *kgd, __u32 engine, __u32 q
 }
 
 /*
- * The HWS path (kernel objects in the GART, the HIQ and its doorbell):
- * amdgpu_amdkfd_alloc_gtt_mem and kfd2kgd hiq_mqd_load exist in amdgpu, but
- * the patch series does not export them to the bridge yet.  rkfd keeps the
- * no-HWS path on a driver that refuses them.
+ * The HWS path (sched_policy 0/1): kernel objects in the GART, the HIQ
+ * loaded through amdgpu's KIQ and its doorbell in the kernel doorbell page
+ * (rkfd_amdgpu_kgd.c).  Built, never run on a GPU.
  */
 static int bridge_alloc_gtt_mem(struct kgd_dev *kgd, __u64 size, void **mem_obj,
 				__u64 *gpu_addr, void **cpu_ptr)
 {
-	return RKFD_AMDGPU_UNSUPPORTED("alloc_gtt_mem");
+	return rkfd_amdgpu_gtt_alloc(to_bdev(kgd)->hws, size, mem_obj, gpu_addr, cpu_ptr);
 }
 
-/* Never called: alloc_gtt_mem never succeeds. */
 static void bridge_free_gtt_mem(struct kgd_dev *kgd, void *mem_obj)
 {
+	rkfd_amdgpu_gtt_free(to_bdev(kgd)->hws, mem_obj);
 }
 
 static int bridge_hiq_mqd_load(struct kgd_dev *kgd, void *mqd, __u32 mqd_size,
 			       __u32 pipe_id, __u32 queue_id, __u32 doorbell_off)
 {
-	return RKFD_AMDGPU_UNSUPPORTED("hiq_mqd_load");
+	return rkfd_amdgpu_hiq_mqd_load(to_bdev(kgd)->hws, mqd, mqd_size, pipe_id, queue_id,
+					doorbell_off);
 }
 
-/* Never called: no HIQ is ever loaded. */
 static void bridge_ring_kernel_doorbell(struct kgd_dev *kgd, __u32 doorbell_off, __u64 value)
 {
+	rkfd_amdgpu_ring_kernel_doorbell(to_bdev(kgd)->hws, doorbell_off, value);
+}
+
+/* The rkfd device of an amdgpu device, if rkfd serves it. */
+static struct kfd_dev *rkfd_amdgpu_kfd_of(void *adev)
+{
+	struct rkfd_amdgpu_dev *bdev;
+	struct kfd_dev *kfd = NULL;
+
+	mutex_lock(&rkfd_amdgpu_devs_lock);
+	list_for_each_entry(bdev, &rkfd_amdgpu_devs, link) {
+		if (bdev->adev == adev) {
+			kfd = bdev->kfd;
+			break;
+		}
+	}
+	mutex_unlock(&rkfd_amdgpu_devs_lock);
+	return kfd;
+}
+
+static int bridge_get_dmabuf_info(struct kgd_dev *kgd, int fd, struct kfd_dev **owner,
+				  __u64 *size, __u32 *flags, void *metadata,
+				  __u32 buffer_size, __u32 *metadata_size)
+{
+	void *owner_adev;
+	int ret;
+
+	ret = rkfd_amdgpu_get_dmabuf_info(to_bdev(kgd)->adev, fd, &owner_adev, size, flags,
+					  metadata, buffer_size, metadata_size);
+	if (ret)
+		return ret;
+	*owner = rkfd_amdgpu_kfd_of(owner_adev);
+	return *owner ? 0 : -EINVAL;
+}
+
+static int bridge_import_dmabuf(struct kgd_dev *kgd, void *vm, int fd, __u64 va,
+				void **mem, __u64 *size, __u32 *flags, __u64 *mmap_offset)
+{
+	return rkfd_amdgpu_import_dmabuf(to_bdev(kgd)->adev, vm, fd, va, mem, size, flags,
+					 mmap_offset);
 }
 
 static int bridge_hws_hang(struct kgd_dev *kgd)
@@ -236,6 +288,8 @@ static const struct kfd2kgd_calls rkfd_amdgpu_calls = {
 	.map_memory_to_gpu = bridge_map_memory_to_gpu,
 	.unmap_memory_from_gpu = bridge_unmap_memory_from_gpu,
 	.map_gtt_to_kernel = bridge_map_gtt_to_kernel,
+	.get_dmabuf_info = bridge_get_dmabuf_info,
+	.import_dmabuf = bridge_import_dmabuf,
 	.available_vram = bridge_available_vram,
 	.get_gpu_clock_counter = bridge_get_gpu_clock_counter,
 	.mmap_doorbells = bridge_mmap_doorbells,
@@ -309,6 +363,7 @@ void *rkfd_amdgpu_dev_probe(void *adev, const struct rkfd_amdgpu_info *in)
 	if (!bdev || !info)
 		goto fail;
 	bdev->adev = adev;
+	INIT_LIST_HEAD(&bdev->link);
 	spin_lock_init(&bdev->ih_lock);
 	INIT_WORK(&bdev->ih_work, rkfd_amdgpu_ih_work);
 
@@ -354,11 +409,21 @@ fail:
 	return NULL;
 }
 
+/* The HWS path first: rkfd starts the HWS in kgd2kfd_device_init. */
 bool rkfd_amdgpu_dev_init(void *bdev_)
 {
 	struct rkfd_amdgpu_dev *bdev = bdev_;
+	void *hws = rkfd_amdgpu_hws_create(bdev->adev);
 
-	return kgd2kfd_device_init(bdev->kfd) == 0;
+	if (IS_ERR(hws))
+		return false;
+	bdev->hws = hws;
+	if (kgd2kfd_device_init(bdev->kfd))
+		return false;
+	mutex_lock(&rkfd_amdgpu_devs_lock);
+	list_add(&bdev->link, &rkfd_amdgpu_devs);
+	mutex_unlock(&rkfd_amdgpu_devs_lock);
+	return true;
 }
 
 /*
@@ -370,7 +435,12 @@ void rkfd_amdgpu_dev_exit(void *bdev_)
 	struct rkfd_amdgpu_dev *bdev = bdev_;
 
 	cancel_work_sync(&bdev->ih_work);
+	mutex_lock(&rkfd_amdgpu_devs_lock);
+	list_del_init(&bdev->link);
+	mutex_unlock(&rkfd_amdgpu_devs_lock);
 	kgd2kfd_device_exit(bdev->kfd);
+	if (bdev->hws)
+		rkfd_amdgpu_hws_destroy(bdev->hws);
 	kfree(bdev);
 }
 

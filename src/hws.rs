@@ -42,9 +42,12 @@
 //! Lock order: [`DeviceQueues::hws`](crate::queue::DeviceQueues) (upstream
 //! `dqm_lock` of the cpsch path) is taken under `Process::inner` and a
 //! queue's `QueueShared::hw`, or alone (device init/exit, reset); the
-//! kfd2kgd calls of the HIQ (`ring_kernel_doorbell`, which maps and unmaps
-//! queues on the engines before it returns, `hiq_mqd_load`,
-//! `alloc_gtt_mem`/`free_gtt_mem`) are made under it.  It takes
+//! kfd2kgd calls of the HIQ (`ring_kernel_doorbell`, `hiq_mqd_load`,
+//! `alloc_gtt_mem`/`free_gtt_mem`) are made under it.  The virtual GPU
+//! maps and unmaps queues inside `ring_kernel_doorbell`, a real CP after
+//! it returns: nothing here relies on either (preemption waits for the
+//! QUERY_STATUS fence, SET_RESOURCES and RUN_LIST are not waited for, as
+//! upstream).  It takes
 //! `DeviceQueues::state` inside, never a queue's `hw` lock (the runlist is
 //! built from [`RlEntry`] copies), and the interrupt path never takes it.
 

@@ -9,7 +9,7 @@
  * kind of GPU it drives:
  *
  *   - the virtual amdgpu (vgpu/, module "amdgpu") implements kfd2kgd in Rust;
- *   - the bridge bridge/rkfd_amdgpu.ko (issue #15; built, not run yet)
+ *   - the bridge bridge/rkfd_amdgpu.ko (issue #15; built, not run on a GPU)
  *     implements it over the patched in-tree amdgpu's exported
  *     amdgpu_amdkfd_* functions.
  *
@@ -331,10 +331,19 @@ struct kfd2kgd_calls {
 	 * the CP's scheduler reads PM4 packets (kfd_pm4_headers_ai.h) from
 	 * the ring up to the write pointer rung with ring_kernel_doorbell.
 	 * Loading again (after gpu_reset) replaces it.  -EINVAL for an MQD no
-	 * CP would load.
+	 * CP would load.  rkfd has written the same MQD to the alloc_gtt_mem
+	 * object at its cp_mqd_base_addr before the call: a real CP reads it
+	 * there (amdgpu's KIQ maps the HIQ by that address), and the GPU
+	 * driver may rewrite fields there and in @mqd that only it knows
+	 * (the bridge puts the doorbell's index in the doorbell BAR in).
+	 * rkfd frees the HIQ's objects (free_gtt_mem) only once it needs no
+	 * HIQ; a driver whose CP still has the HIQ mapped unmaps it first.
 	 * ring_kernel_doorbell: writes @value (a kernel queue's 64-bit write
 	 * pointer, dwords) to kernel doorbell @doorbell_off (upstream
-	 * write_kernel_doorbell64 on kfd_get_kernel_doorbell's mapping).
+	 * write_kernel_doorbell64 on kfd_get_kernel_doorbell's mapping).  The
+	 * CP may process the packets after the call returns (a real GPU) or
+	 * before (the virtual GPU): rkfd waits for nothing but the
+	 * QUERY_STATUS fences it asks for, as upstream.
 	 */
 	int (*hiq_mqd_load)(struct kgd_dev *kgd, void *mqd, __u32 mqd_size,
 			    __u32 pipe_id, __u32 queue_id, __u32 doorbell_off);

@@ -6,6 +6,9 @@
  * the GPUs the bridge must not attach.  The descriptions are what amdgpu's
  * gfx_v9_0 / gfx_v11_0 code and the public specifications give for those
  * parts; none has been read from real hardware here.
+ * Also the HWS path's pure part: amdgpu's kfd2kgd table and MQD layout per
+ * GC version (amdkfd's kgd2kfd_probe), the kernel doorbell's BAR index
+ * and the HIQ MQD's doorbell control.
  * Prints "bridge-derive: N passed, N failed".
  */
 #include <string.h>
@@ -133,6 +136,79 @@ static void not_attached(const char *what, const struct rkfd_amdgpu_desc *d)
 	CHECK(msg, !ok && untouched(&info));
 }
 
+static void table(u32 major, u32 minor, u32 rev, enum rkfd_amdgpu_f2g f2g,
+		  enum rkfd_amdgpu_mqd mqd)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "GC %u.%u.%u: kfd2kgd table %d, MQD layout %d",
+		 major, minor, rev, f2g, mqd);
+	CHECK(msg, rkfd_amdgpu_f2g_of(major, minor, rev) == f2g &&
+	      rkfd_amdgpu_mqd_of(rkfd_amdgpu_f2g_of(major, minor, rev)) == mqd);
+}
+
+static void hws_path(void)
+{
+	static const u32 attached_gc[][3] = { {9, 4, 2}, {11, 0, 0}, {11, 0, 1}, {11, 0, 4} };
+	const u32 en = 1u << 30;	/* DOORBELL_EN, outside the offset field */
+	unsigned int i;
+	bool all = true;
+	u32 idx = 0, ctl = 0;
+
+	/* amdkfd's choice, one GC version per case of kgd2kfd_probe at least. */
+	table(9, 0, 1, RKFD_AMDGPU_F2G_GFX_V9, RKFD_AMDGPU_MQD_V9);
+	table(9, 3, 0, RKFD_AMDGPU_F2G_GFX_V9, RKFD_AMDGPU_MQD_V9);
+	table(9, 4, 1, RKFD_AMDGPU_F2G_ARCTURUS, RKFD_AMDGPU_MQD_V9);
+	table(9, 4, 2, RKFD_AMDGPU_F2G_ALDEBARAN, RKFD_AMDGPU_MQD_V9);
+	table(9, 4, 3, RKFD_AMDGPU_F2G_GC_9_4_3, RKFD_AMDGPU_MQD_V9);
+	table(9, 5, 0, RKFD_AMDGPU_F2G_GC_9_4_3, RKFD_AMDGPU_MQD_V9);
+	table(10, 1, 10, RKFD_AMDGPU_F2G_GFX_V10, RKFD_AMDGPU_MQD_V10);
+	table(10, 3, 0, RKFD_AMDGPU_F2G_GFX_V10_3, RKFD_AMDGPU_MQD_V10);
+	table(11, 0, 0, RKFD_AMDGPU_F2G_GFX_V11, RKFD_AMDGPU_MQD_V11);
+	table(11, 5, 0, RKFD_AMDGPU_F2G_GFX_V11, RKFD_AMDGPU_MQD_V11);
+	table(12, 0, 1, RKFD_AMDGPU_F2G_GFX_V12, RKFD_AMDGPU_MQD_V12);
+	table(12, 1, 0, RKFD_AMDGPU_F2G_GFX_V12_1, RKFD_AMDGPU_MQD_V12);
+	table(8, 0, 3, RKFD_AMDGPU_F2G_NONE, RKFD_AMDGPU_MQD_NONE);
+	table(9, 4, 5, RKFD_AMDGPU_F2G_NONE, RKFD_AMDGPU_MQD_NONE);
+	table(11, 0, 5, RKFD_AMDGPU_F2G_NONE, RKFD_AMDGPU_MQD_NONE);
+	for (i = 0; i < sizeof(attached_gc) / sizeof(attached_gc[0]); i++) {
+		const u32 *gc = attached_gc[i];
+
+		all &= rkfd_amdgpu_target_version(gc[0], gc[1], gc[2]) != 0 &&
+		       rkfd_amdgpu_f2g_of(gc[0], gc[1], gc[2]) != RKFD_AMDGPU_F2G_NONE;
+	}
+	CHECK("every GC version the bridge attaches has a kfd2kgd table", all);
+
+	/* The doorbell page at byte 0x2000 of the BAR: dword 2048 on. */
+	CHECK("kernel doorbell 0 of the page at 0x2000 is BAR dword 2048",
+	      rkfd_amdgpu_kernel_doorbell(0x2000, 0, &idx) && idx == 2048);
+	CHECK("kernel doorbell dword 1022 is the page's last 64-bit one",
+	      rkfd_amdgpu_kernel_doorbell(0x2000, 1022, &idx) && idx == 2048 + 1022);
+	idx = 7;
+	CHECK("an odd dword (not a 64-bit doorbell) is refused",
+	      !rkfd_amdgpu_kernel_doorbell(0x2000, 1, &idx) && idx == 7);
+	CHECK("a dword past the page is refused",
+	      !rkfd_amdgpu_kernel_doorbell(0x2000, 1024, &idx) && idx == 7);
+	CHECK("a BAR index past 32 bits is refused",
+	      !rkfd_amdgpu_kernel_doorbell(1ull << 34, 0, &idx) && idx == 7);
+
+	/* The HIQ MQD's control: the page dword becomes the BAR index. */
+	CHECK("doorbell control: offset 0 -> 2048, other bits kept",
+	      rkfd_amdgpu_hiq_doorbell_control(en | 3, 0, 2048, &ctl) &&
+	      ctl == (en | 3 | 2048 << 2));
+	CHECK("doorbell control: offset 2 -> 2048, the old offset gone",
+	      rkfd_amdgpu_hiq_doorbell_control(en | 2 << 2, 2, 2048, &ctl) &&
+	      ctl == (en | 2048 << 2));
+	CHECK("doorbell control: offset 2 -> 0x3ffffff (the field's largest)",
+	      rkfd_amdgpu_hiq_doorbell_control(en | 2 << 2, 2, 0x3ffffff, &ctl) &&
+	      ctl == (en | 0x3ffffffu << 2));
+	ctl = 5;
+	CHECK("doorbell control naming another dword than hiq_mqd_load's is refused",
+	      !rkfd_amdgpu_hiq_doorbell_control(en | 4 << 2, 2, 2048, &ctl) && ctl == 5);
+	CHECK("a BAR index wider than the field is refused",
+	      !rkfd_amdgpu_hiq_doorbell_control(en, 0, 0x4000000, &ctl) && ctl == 5);
+}
+
 int main(void)
 {
 	struct rkfd_amdgpu_desc d;
@@ -172,6 +248,8 @@ int main(void)
 	d.local_mem_size_public = 256 * MiB;
 	CHECK("VRAM is private + public; not public when a part is private",
 	      rkfd_amdgpu_derive(&d, &info) && info.vram_size == 64 * GiB && !info.vram_is_public);
+
+	hws_path();
 
 	printf("bridge-derive: %d passed, %d failed\n", pass, fail);
 	return fail != 0;
