@@ -1878,6 +1878,61 @@ mod tests {
         Ok(())
     }
 
+    /// Writes a three-dimensional KERNEL_DISPATCH of the kernel as packet
+    /// 0 with the given sizes (a process may write any).
+    fn dispatch_sized(vm: &Vm, wg: [u16; 3], grid: [u32; 3], private: u32, completion: u64) -> Result {
+        let p = RING;
+        w16(vm, p + 2, 3)?;
+        for (o, v) in [(4, wg[0]), (6, wg[1]), (8, wg[2]), (10, 0)] {
+            w16(vm, p + o, v)?;
+        }
+        for (o, v) in [(12, grid[0]), (16, grid[1]), (20, grid[2]), (24, private), (28, 0)] {
+            w32(vm, p + o, v)?;
+        }
+        for (o, v) in [(32, KOBJ), (40, KERNARG), (48, 0), (56, completion)] {
+            w64(vm, p + o, v)?;
+        }
+        let h = aql::TYPE_KERNEL_DISPATCH | aql::HEADER_BARRIER;
+        w16(vm, p, h | (2 << aql::HEADER_ACQUIRE_SHIFT) | (2 << aql::HEADER_RELEASE_SHIFT))?;
+        w64(vm, WPTR, 1)
+    }
+
+    /// Sizes at the ends of their fields are queue errors: 65535^3
+    /// work-items per workgroup (overflows u32), u32::MAX bytes of scratch
+    /// per work-item from the packet or the kernel descriptor (overflows
+    /// when rounded up).  Each was a panic (a BUG(): the kernel checks
+    /// Rust overflows) before the engine computed them in range.
+    #[test]
+    fn dispatch_sizes_at_their_limits_are_queue_errors() -> Result {
+        let (core, vm) = gpu(0x46)?;
+        let h = EngineHandle::start(&core)?;
+        let _mem = aql_queue_memory(&vm)?;
+        let _k = map(&vm, KOBJ, 2, GTT)?;
+        let sig = signal(&vm, 0, 1, 0)?;
+        let max = u16::MAX;
+        let cases = [
+            ([max, max, max], [u32::MAX; 3], 0, 0, QUEUE_ERROR_INVALID_PACKET),
+            ([64, 1, 1], [64, 1, 1], u32::MAX, 0, QUEUE_ERROR_UNSUPPORTED),
+            ([64, 1, 1], [64, 1, 1], 0, u32::MAX, QUEUE_ERROR_UNSUPPORTED),
+        ];
+        for (i, (wg, grid, private, kd_private, want)) in cases.into_iter().enumerate() {
+            kernel(&vm, &STORE_IDS, OUT)?;
+            w32(&vm, KOBJ + 4, kd_private)?; // private_segment_fixed_size
+            for s in 0..PAGE / 64 {
+                w16(&vm, RING + 64 * s, aql::TYPE_INVALID)?;
+            }
+            w64(&vm, WPTR, 0)?;
+            let hqd = h.engine().load(vm.clone(), &aql_desc(30 + i as u32, RING, PAGE, RPTR, WPTR))?;
+            dispatch_sized(&vm, wg, grid, private, sig)?;
+            check!(wait_for(|| h.engine().state(&hqd).error != 0));
+            let st = h.engine().state(&hqd);
+            check_eq!((st.error, st.active, st.packets), (want, false, 0));
+            check_eq!(r64(&vm, sig + aql::SIGNAL_VALUE), 1);
+            h.engine().destroy(hqd)?;
+        }
+        Ok(())
+    }
+
     #[test]
     fn sdma_and_pm4_queues_run() -> Result {
         let (core, vm) = gpu(0x43)?;

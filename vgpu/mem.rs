@@ -358,7 +358,9 @@ impl Mem {
         if index >= self.npages {
             return Err(pt::Error::OutOfRange);
         }
-        let index = index % self.pages;
+        // No division by zero to panic on (an object has pages; objtool
+        // also wanted no fall-through into a panic path here).
+        let index = index.checked_rem(self.pages).ok_or(pt::Error::OutOfRange)?;
         let i = usize::try_from(index).map_err(|_| pt::Error::OutOfRange)?;
         let (aperture, frame) = match &self.backing {
             Backing::Vram(alloc) if local => {

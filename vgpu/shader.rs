@@ -251,7 +251,9 @@ impl Current {
 
     /// The id of workgroup `i` (linear, x fastest).
     fn workgroup_id(&self, i: u64) -> [u32; 3] {
-        let [cx, cy, _] = self.count.map(u64::from);
+        // Counts are at least 1 (zero grid sizes are refused): max(1)
+        // leaves no division by zero to panic on.
+        let [cx, cy, _] = self.count.map(|c| u64::from(c).max(1));
         [(i % cx) as u32, (i / cx % cy) as u32, (i / (cx * cy)) as u32]
     }
 }
@@ -925,7 +927,8 @@ impl Shader {
         if dims == 0 || wg.contains(&0) || grid.contains(&0) {
             return Err(invalid(aql::INACTIVE_INVALID_DIM, "no dimensions, or a zero workgroup or grid size"));
         }
-        let items = wg[0] * wg[1] * wg[2];
+        // Three u16 sizes: their product overflows u32 (a panic here).
+        let items = wg.iter().map(|&d| u64::from(d)).product::<u64>();
         if items > 1024 {
             return Err(invalid(aql::INACTIVE_GROUP_TOO_LARGE, "more than 1024 work-items per workgroup"));
         }
@@ -935,7 +938,7 @@ impl Shader {
         let mut k = [0u8; AMD_KERNEL_CODE_SIZE];
         m.read(kobj, &mut k[..KERNEL_DESCRIPTOR_SIZE]).map_err(Stop::Fault)?;
         if is_amd_kernel_code(&k) {
-            m.read(kobj + KERNEL_DESCRIPTOR_SIZE as u64, &mut k[KERNEL_DESCRIPTOR_SIZE..])
+            m.read(kobj.wrapping_add(KERNEL_DESCRIPTOR_SIZE as u64), &mut k[KERNEL_DESCRIPTOR_SIZE..])
                 .map_err(Stop::Fault)?;
         }
         let kd = KernelDescriptor::parse_kernel_object(&k)
@@ -945,7 +948,9 @@ impl Shader {
             self.inactive.set(aql::INACTIVE_INVALID_ISA);
             return Err(fail(pkt, QUEUE_ERROR_UNSUPPORTED, format_args!("a wave32 kernel (gfx90a runs wave64)")));
         }
-        let lane_bytes = private.max(kd.private_segment_fixed_size).next_multiple_of(4);
+        // Both sizes come from the process: check before rounding (u32::MAX
+        // rounded up overflows, a panic here); the limit is a multiple of 4.
+        let lane_bytes = private.max(kd.private_segment_fixed_size);
         if lane_bytes > MAX_SCRATCH_LANE {
             self.inactive.set(aql::INACTIVE_INVALID_ALLOCATION);
             return Err(fail(
@@ -954,6 +959,7 @@ impl Shader {
                 format_args!("{} bytes of scratch per work-item (at most {})", lane_bytes, MAX_SCRATCH_LANE),
             ));
         }
+        let lane_bytes = lane_bytes.next_multiple_of(4);
         let lds = group.max(kd.group_segment_fixed_size);
         if lds > MAX_LDS {
             return Err(invalid(aql::INACTIVE_INVALID_ALLOCATION, "more than 64 KiB of LDS"));
