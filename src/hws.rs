@@ -90,6 +90,9 @@ pub(crate) struct RlEntry {
     pub(crate) queue: Arc<QueueShared>,
     /// Its process's PASID (MAP_PROCESS).
     pub(crate) pasid: u32,
+    /// Its process's XNACK mode (C: `qpd->pqm->process->xnack_enabled`;
+    /// fixed while the process has queues: SET_XNACK_MODE is `-EBUSY`).
+    pub(crate) xnack: bool,
     /// Its MAP_QUEUES.
     pub(crate) map: MapQueues,
     /// `q->properties.is_active`.
@@ -155,26 +158,26 @@ impl dqm::Hiq for Hiq<'_> {
     fn send_runlist(&mut self) -> Result {
         // MAP_PROCESS per process with running queues, in the order their
         // first queue appears, then its MAP_QUEUES.
-        let mut groups: KVec<(u32, KVec<MapQueues>)> = KVec::new();
+        let mut groups: KVec<(u32, bool, KVec<MapQueues>)> = KVec::new();
         for e in self.entries.iter().filter(|e| e.runs()) {
-            match groups.iter_mut().find(|(p, _)| *p == e.pasid) {
-                Some((_, qs)) => qs.push(e.map, GFP_KERNEL)?,
+            match groups.iter_mut().find(|(p, _, _)| *p == e.pasid) {
+                Some((_, _, qs)) => qs.push(e.map, GFP_KERNEL)?,
                 None => {
                     let mut qs = KVec::new();
                     qs.push(e.map, GFP_KERNEL)?;
-                    groups.push((e.pasid, qs), GFP_KERNEL)?;
+                    groups.push((e.pasid, e.xnack, qs), GFP_KERNEL)?;
                 }
             }
         }
         let mut procs = KVec::with_capacity(groups.len(), GFP_KERNEL)?;
-        for (pasid, qs) in groups.iter() {
+        for (pasid, xnack_enabled, qs) in groups.iter() {
             let map = MapProcess {
                 pasid: *pasid,
                 process_quantum: PROCESS_QUANTUM,
                 num_queues: qs.len() as u32,
                 ..Default::default()
             };
-            procs.push(RunlistProcess { map, xnack_enabled: false, queues: qs }, GFP_KERNEL)?;
+            procs.push(RunlistProcess { map, xnack_enabled: *xnack_enabled, queues: qs }, GFP_KERNEL)?;
         }
         self.pm.send_runlist(self.dev, self.kq, &procs)
     }

@@ -693,6 +693,7 @@ fn load(
         let entry = crate::hws::RlEntry {
             queue: shared.clone(),
             pasid: process.pasid(),
+            xnack: inner.xnack_enabled,
             map: crate::hws::map_queues(acq.sdma.map(|s| s.engine), mqd::doorbell_dwords(doorbell_id), mqd_addr, p.wptr),
             active: p.is_active(),
         };
