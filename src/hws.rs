@@ -47,6 +47,10 @@
 //! `alloc_gtt_mem`/`free_gtt_mem`) are made under it.  It takes
 //! `DeviceQueues::state` inside, never a queue's `hw` lock (the runlist is
 //! built from [`RlEntry`] copies), and the interrupt path never takes it.
+//! A preemption under it never waits for a GPU retry fault to be served
+//! (the fault takes `Process::inner`, which the preempting thread may
+//! hold): the GPU driver releases a faulting queue before it raises the
+//! fault, as upstream's CP context-switches the wave (crate root, 3a).
 
 use kernel::{
     prelude::*,
