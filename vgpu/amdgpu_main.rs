@@ -79,9 +79,10 @@
 //!     bounded by one quantum.  Released before the engine raises a retry
 //!     fault (rkfd takes its `Process::inner` in the handler and preempts
 //!     under it, directly or through the CP: holding 2 across the fault
-//!     deadlocks them), as the real CP context-switches a faulting wave.  Nothing allocates with direct reclaim under
-//!     it (a workgroup's storage is allocated with no lock held, interrupt
-//!     entries are reserved before the run): reclaim may preempt queues.
+//!     deadlocks them), as the real CP context-switches a faulting wave.
+//!     Nothing allocates with direct reclaim under it (a workgroup's
+//!     storage is allocated with no lock held, interrupt entries are
+//!     reserved before the run): reclaim may preempt queues.
 //!  2b. `Pool::slots` (`engine/shader`): one worker's helper state (a
 //!     workgroup of another worker's dispatch), held while it runs one
 //!     time slice of it; cancelling a dispatch (`hqd_destroy`, a replaced
