@@ -50,6 +50,10 @@
 //! upstream).  It takes
 //! `DeviceQueues::state` inside, never a queue's `hw` lock (the runlist is
 //! built from [`RlEntry`] copies), and the interrupt path never takes it.
+//! A preemption under it never waits for a GPU retry fault to be served
+//! (the fault takes `Process::inner`, which the preempting thread may
+//! hold): the GPU driver releases a faulting queue before it raises the
+//! fault, as upstream's CP context-switches the wave (crate root, 3a).
 
 use kernel::{
     prelude::*,
@@ -93,6 +97,9 @@ pub(crate) struct RlEntry {
     pub(crate) queue: Arc<QueueShared>,
     /// Its process's PASID (MAP_PROCESS).
     pub(crate) pasid: u32,
+    /// Its process's XNACK mode (C: `qpd->pqm->process->xnack_enabled`;
+    /// fixed while the process has queues: SET_XNACK_MODE is `-EBUSY`).
+    pub(crate) xnack: bool,
     /// Its MAP_QUEUES.
     pub(crate) map: MapQueues,
     /// `q->properties.is_active`.
@@ -158,26 +165,26 @@ impl dqm::Hiq for Hiq<'_> {
     fn send_runlist(&mut self) -> Result {
         // MAP_PROCESS per process with running queues, in the order their
         // first queue appears, then its MAP_QUEUES.
-        let mut groups: KVec<(u32, KVec<MapQueues>)> = KVec::new();
+        let mut groups: KVec<(u32, bool, KVec<MapQueues>)> = KVec::new();
         for e in self.entries.iter().filter(|e| e.runs()) {
-            match groups.iter_mut().find(|(p, _)| *p == e.pasid) {
-                Some((_, qs)) => qs.push(e.map, GFP_KERNEL)?,
+            match groups.iter_mut().find(|(p, _, _)| *p == e.pasid) {
+                Some((_, _, qs)) => qs.push(e.map, GFP_KERNEL)?,
                 None => {
                     let mut qs = KVec::new();
                     qs.push(e.map, GFP_KERNEL)?;
-                    groups.push((e.pasid, qs), GFP_KERNEL)?;
+                    groups.push((e.pasid, e.xnack, qs), GFP_KERNEL)?;
                 }
             }
         }
         let mut procs = KVec::with_capacity(groups.len(), GFP_KERNEL)?;
-        for (pasid, qs) in groups.iter() {
+        for (pasid, xnack_enabled, qs) in groups.iter() {
             let map = MapProcess {
                 pasid: *pasid,
                 process_quantum: PROCESS_QUANTUM,
                 num_queues: qs.len() as u32,
                 ..Default::default()
             };
-            procs.push(RunlistProcess { map, xnack_enabled: false, queues: qs }, GFP_KERNEL)?;
+            procs.push(RunlistProcess { map, xnack_enabled: *xnack_enabled, queues: qs }, GFP_KERNEL)?;
         }
         self.pm.send_runlist(self.dev, self.kq, &procs)
     }

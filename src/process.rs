@@ -198,7 +198,10 @@ pub(crate) struct Process {
     pid: Pid,
     /// Everything that changes (upstream `p->mutex`).  Lock order: after
     /// [`static@PROCESSES`], before the mm's `mmap_lock` and the SVM list lock;
-    /// kfd2kgd calls are made under it.
+    /// kfd2kgd calls are made under it.  A GPU retry fault takes it on the
+    /// GPU driver's engine thread with no other lock held, so nothing done
+    /// under it waits for a retry fault to be served (preemptions wait only
+    /// for the engines to leave the queues: crate root, 3a).
     #[pin]
     pub(crate) inner: Mutex<ProcessInner>,
     /// The notifier that reports the end of `mm`.  A leaf, held only to

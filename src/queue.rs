@@ -114,7 +114,9 @@ pub(crate) struct DeviceQueues {
     /// [`QueueShared::hw`], or with no rkfd lock held (device init/exit,
     /// [`recover`]); [`DeviceQueues::state`] may be taken inside it, never
     /// a queue's `hw`; the HIQ's kfd2kgd calls are made under it; never
-    /// taken by the interrupt path.
+    /// taken by the interrupt path.  Its preemptions wait for the engines
+    /// to leave the queues, never for a GPU retry fault to be served (the
+    /// fault takes `Process::inner`: crate root, 3a).
     hws: Pin<KBox<Mutex<Option<crate::hws::HwsState>>>>,
     /// Hangs detected and recovered (rkfd extension, sysfs `hang_count`).
     hang_count: Atomic<u32>,
@@ -693,6 +695,7 @@ fn load(
         let entry = crate::hws::RlEntry {
             queue: shared.clone(),
             pasid: process.pasid(),
+            xnack: inner.xnack_enabled,
             map: crate::hws::map_queues(acq.sdma.map(|s| s.engine), mqd::doorbell_dwords(doorbell_id), mqd_addr, p.wptr),
             active: p.is_active(),
         };

@@ -54,11 +54,18 @@
 //!     does), `hiq_mqd_load`, `alloc_gtt_mem` / `free_gtt_mem`; a
 //!     preemption fence is polled under it for up to 9 s.  Never taken by
 //!     the interrupt path.  A GPU retry fault (`kgd2kfd_svm_fault`) takes 2
-//!     on an engine thread; a preemption under 3a waiting for that engine
-//!     while another thread holds that 2 and waits for 3a would deadlock:
-//!     the engines end a slice before such a wait completes only if the
-//!     fault returns, so XNACK-on processes are not yet tested under the
-//!     HWS (`crate::hws`).
+//!     on an engine thread, so no preemption made under 2 (`hqd_destroy`,
+//!     or the runlist's UNMAP_QUEUES under 3a, which preempts every
+//!     process's queues) may wait for a retry fault to be served: as on
+//!     upstream's hardware, where the CP context-switches the faulting wave
+//!     and finishes the preemption while `svm_range_restore_pages` waits
+//!     for `p->mutex`, the virtual GPU's engines leave the queue (release
+//!     `Hqd::state`, a helper its slot) before they raise the fault, and a
+//!     queue preempted meanwhile resumes at the faulting packet from the
+//!     read pointer saved in its MQD (`vgpu/amdgpu_main.rs`, 2 and 2b).
+//!     `kfd-svm-hmm-tests retry_faults_vs_queue_preemption` checks it
+//!     (an engine that keeps `Hqd::state` across the fault deadlocks
+//!     there: a lockdep splat, then a hung CREATE_QUEUE or UPDATE_QUEUE).
 //!  4. [`svm::Svms::flush`] (upstream `flush_work` of `deferred_list_work`):
 //!     held across the deferred `munmap`/restore work and SET_ATTR; taken
 //!     with no other rkfd lock held (never under 2).

@@ -46,6 +46,8 @@
 //!     `gpu_reset` with no other lock of this driver held; the queues it
 //!     maps and unmaps take 1 and 2 under it, the GART 10, the PASID table
 //!     11.  Its end-of-query interrupts are delivered after it is released.
+//!     An UNMAP_QUEUES under it waits for 2 only (one quantum), never for
+//!     a retry fault to be served (see 2).
 //!  0. `Kgd::hqds` (`gpu`, `mqd`): the hardware queue slots.  Taken by the
 //!     kfd2kgd `hqd_*` calls with no other lock of this driver held; only
 //!     `hqd_load` / `hqd_sdma_load` take another lock under it (1, to give
@@ -74,9 +76,13 @@
 //!     with no other lock of this driver held (rkfd calls the first two
 //!     under its `Process::inner` or a queue's `QueueShared::hw`) to wait
 //!     for the engine to leave the queue: that is preemption,
-//!     bounded by one quantum.  Nothing allocates with direct reclaim under
-//!     it (a workgroup's storage is allocated with no lock held, interrupt
-//!     entries are reserved before the run): reclaim may preempt queues.
+//!     bounded by one quantum.  Released before the engine raises a retry
+//!     fault (rkfd takes its `Process::inner` in the handler and preempts
+//!     under it, directly or through the CP: holding 2 across the fault
+//!     deadlocks them), as the real CP context-switches a faulting wave.
+//!     Nothing allocates with direct reclaim under it (a workgroup's
+//!     storage is allocated with no lock held, interrupt entries are
+//!     reserved before the run): reclaim may preempt queues.
 //!  2b. `Pool::slots` (`engine/shader`): one worker's helper state (a
 //!     workgroup of another worker's dispatch), held while it runs one
 //!     time slice of it; cancelling a dispatch (`hqd_destroy`, a replaced

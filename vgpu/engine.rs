@@ -327,7 +327,9 @@ pub(crate) struct Hqd {
     worker: usize,
     /// The engine state.  Lock order: never held together with
     /// `Engine::inner`; `Vm::inner` comes inside it.  Held by the engine for
-    /// one quantum; taking it is preemption.
+    /// one quantum; taking it is preemption.  Released before the engine
+    /// raises a retry fault (rkfd's handler takes `Process::inner`, under
+    /// which rkfd preempts: `hqd_destroy`, or the CP's UNMAP_QUEUES).
     #[pin]
     state: Mutex<HqdInner>,
 }

@@ -405,7 +405,9 @@ pub(crate) struct Kgd {
     /// `hiq_mqd_load`, `ring_kernel_doorbell`, `hws_hang` and `gpu_reset`
     /// with no other lock of this driver held; the engines' locks (1, 2),
     /// the GART's (10) and the PASID table (11) are taken under it; rkfd
-    /// is called only after it is released.
+    /// is called only after it is released.  Unmapping a queue under it
+    /// waits for the engine's quantum (2), never for a retry fault: the
+    /// engines release a queue before they raise one.
     cp: Pin<KBox<Mutex<crate::cp::CpState>>>,
 }
 

@@ -14,7 +14,13 @@
 # that rkfd refuses to load with sched_policy=3 (upstream kfd_init) and,
 # for policy 0 and 1, that each GPU of a HWS family reports its hardware
 # scheduler in dmesg, and after the default run under policy 0 that the
-# over-subscribed runlists logged upstream's warning.  Prints "hws-tests: N passed, N failed" for those
+# over-subscribed runlists logged upstream's warning.  The default run
+# under policy 0 then runs, short, what else preempts the runlist
+# (issue #13), each closing line renamed "<name>-sched0: ...": on an
+# all-gfx90a profile (XNACK on) kfd-svm-hmm-tests'
+# retry_faults_vs_queue_preemption (retry faults while the runlist is
+# preempted under Process::inner), kfd-fuzz (3000 calls) and kfd-storm
+# (16 lifecycles).  Prints "hws-tests: N passed, N failed" for those
 # checks; exits non-zero if they or CMD failed.
 set -u
 cd "$RKFD_ROOT"
@@ -33,6 +39,14 @@ orig=${RKFD_GPU:-gfx90a}
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok $*"; }
 bad() { fail=$((fail + 1)); echo "not ok $*" | tee /dev/kmsg; }
+# renamed NAME CMD...: runs CMD, its closing "<layer>: N passed, N failed"
+# line renamed "NAME: ..." (a make check layer of its own).
+renamed() {
+	local name=$1
+	shift
+	"$@" | sed -u -E "s/^[a-z][a-z0-9-]*: ([0-9]+ passed, [0-9]+ failed)/$name: \1/"
+	[ "${PIPESTATUS[0]}" = 0 ] || rc=1
+}
 
 unload() {
 	if grep -q '^amdgpu ' /proc/modules; then
@@ -76,6 +90,12 @@ if load "$policy" "$profile"; then
 			# warning, once per switch into over-subscription, never a WARN.
 			got=$(dmesg | tail -n +$((n + 1)) | grep -c 'Runlist is getting oversubscribed due to')
 			if [ "$got" -ge 1 ]; then ok "over-subscription warned ($got line(s))"; else bad "no over-subscription warning in dmesg"; fi
+			bin=rust/target/release
+			if ! tr ',' '\n' <<<"$profile" | grep -qv '^gfx90a$'; then
+				renamed svm-sched0 $bin/kfd-svm-hmm-tests retry_faults_vs_queue_preemption
+			fi
+			renamed fuzz-sched0 $bin/kfd-fuzz --calls 3000
+			renamed storm-sched0 $bin/kfd-storm --lifecycles 16
 		fi
 	else
 		"$@" || rc=1

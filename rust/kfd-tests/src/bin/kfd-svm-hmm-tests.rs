@@ -1486,6 +1486,92 @@ fn sdma_copy_into_svm(gpu: &Gpu, xnack: bool, prefetch: Option<u32>, migrators: 
     out
 }
 
+/// Issue #13 (the HWS path): retry faults while the faulting queue is
+/// preempted under `Process::inner`.  An SDMA queue copies into an SVM
+/// range with a 4 KiB fault window (XNACK on: every page is a retry fault,
+/// which the engine thread raises and which takes `Process::inner`) while
+/// another thread of the process creates and destroys an AQL queue and
+/// updates the SDMA queue, each of which preempts it with
+/// `Process::inner` held: under `sched_policy` 0 or 1 the whole runlist
+/// (UNMAP_QUEUES on the HIQ), under 2 the queue itself (`hqd_destroy`, for
+/// the update).  A GPU that waited for a retry fault to be served before
+/// it let the queue go would deadlock there (the fault waits for
+/// `Process::inner`, its holder for the preemption); the copies must
+/// complete, with the right data, while the queues churn.
+fn retry_faults_vs_queue_preemption(gpu: &Gpu) -> Check {
+    const ROUNDS: usize = 4;
+    const CHUNKS: u64 = 16;
+    let ctx = ctx_xnack(gpu)?;
+    let len = 2 * MIB;
+    let dst = Anon::new(len)?;
+    ctx.svm_set(dst.addr, len, &[(uapi::KFD_IOCTL_SVM_ATTR_GRANULARITY, 0)]).map_err(err("SET_ATTR GRANULARITY 0"))?;
+    let rig = SdmaRig::new(&ctx, len, 0x31)?;
+    let topo = topology_gpus().into_iter().find(|t| t.gpu_id == gpu.gpu_id).ok_or("the SVM GPU is not in the topology")?;
+    let churn_q = QueueMem::new(ctx.kfd.fd, ctx.render, &topo, SDMA_QUEUE_VA + (32 << 20))?;
+    let stop = AtomicBool::new(false);
+    let churns = AtomicU32::new(0);
+    let faults_before = ctx.counters()?.0;
+    let res = std::thread::scope(|s| {
+        let (rig, churn_q, stop, churns) = (&rig, &churn_q, &stop, &churns);
+        let churner = s.spawn(move || -> Check {
+            while !stop.load(Ordering::Relaxed) {
+                let (q, _) = churn_q.create(false).map_err(err("CREATE_QUEUE AQL"))?;
+                churn_q.destroy(q).map_err(err("DESTROY_QUEUE AQL"))?;
+                rig.q.update(rig.qid, true, 100, 7).map_err(err("UPDATE_QUEUE SDMA"))?;
+                churns.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(())
+        });
+        let mut r = Ok(());
+        let mut next = 0u64;
+        for round in 0..ROUNDS {
+            let seed = 0x31 + round as u8;
+            if round > 0 {
+                // New source data; the destination's pages dropped (the
+                // invalidation unmaps them from the GPU: they fault again).
+                // SAFETY: the rig's source mapping, `len` bytes.
+                let src = unsafe { std::slice::from_raw_parts_mut(rig.src_cpu as *mut u8, rig.len) };
+                for (i, c) in src.chunks_mut(PAGE).enumerate() {
+                    c.fill(seed.wrapping_add(i as u8));
+                }
+                // SAFETY: our anonymous mapping.
+                unsafe { libc::madvise(dst.addr as *mut libc::c_void, len, libc::MADV_DONTNEED) };
+            }
+            let step = len as u64 / CHUNKS;
+            let mut last = 0;
+            for c in 0..CHUNKS {
+                next += 1;
+                last = 0x5e00_0000 | next as u32;
+                let words = rig.q.sdma_copy_slot(dst.addr as u64 + c * step, SDMA_SRC_VA + c * step, step as u32, last);
+                rig.q.raw_submit(true, next - 1, &words, rig.doorbell);
+            }
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while rig.q.fence() != last && std::time::Instant::now() < until {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            r = if rig.q.fence() != last {
+                Err(format!("round {round}: SDMA copy stalled: fence {:#x} after 60 s, want {last:#x}", rig.q.fence()))
+            } else {
+                check_pattern(dst.slice(), seed, &format!("round {round}: SVM memory after the copy"))
+            };
+            if r.is_err() {
+                break;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        let churned = churner.join().unwrap_or_else(|_| Err("the churning thread panicked".into()));
+        r.and(churned)
+    });
+    let faults = ctx.counters()?.0 - faults_before;
+    let churned = churns.load(Ordering::Relaxed);
+    println!("# {faults} retry faults, {churned} churns (CREATE+DESTROY AQL, UPDATE SDMA) during {ROUNDS} copies");
+    rig.release();
+    churn_q.release();
+    res?;
+    ensure(faults >= (ROUNDS * len / PAGE) as u64 / 2, format!("{faults} retry faults for {ROUNDS} copies of {} pages", len / PAGE))?;
+    ensure(churned > 0, "the queues churned during the copies")
+}
+
 /// XNACK off, an SVM range the GPU was never given (no ACCESS): an SDMA
 /// copy into it is a fatal VM fault: the memory-exception event names the
 /// address and the queue stops (its fence never lands), promptly.
@@ -1574,5 +1660,6 @@ fn main() {
     h.run("sdma_copy_into_svm_xnack_on_retry_fault", || sdma_copy_into_svm(g, true, None, 0));
     h.run("sdma_copy_into_svm_xnack_on_migrating", || sdma_copy_into_svm(g, true, None, 2));
     h.run("sdma_copy_into_inaccessible_svm_faults", || sdma_copy_into_inaccessible_svm_faults(g));
+    h.run("retry_faults_vs_queue_preemption", || retry_faults_vs_queue_preemption(g));
     std::process::exit(h.finish("kfd-svm-hmm-tests"));
 }
