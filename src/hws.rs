@@ -41,7 +41,7 @@
 //!
 //! Lock order: [`DeviceQueues::hws`](crate::queue::DeviceQueues) (upstream
 //! `dqm_lock` of the cpsch path) is taken under `Process::inner` and a
-//! queue's `QueueShared::hw`, or alone (device init/exit, reset); the
+//! queue's `QueueShared::hw`, or alone (device init/exit, reset, debugfs `rls`); the
 //! kfd2kgd calls of the HIQ (`ring_kernel_doorbell`, which maps and unmaps
 //! queues on the engines before it returns, `hiq_mqd_load`,
 //! `alloc_gtt_mem`/`free_gtt_mem`) are made under it.  It takes
@@ -180,7 +180,9 @@ impl dqm::Hiq for Hiq<'_> {
     }
 
     fn release_ib(&mut self) {
-        // One IB for the device's lifetime: nothing to free.
+        // The IB is kept for the next runlist; debugfs `rls` stops
+        // showing it.
+        self.pm.release();
     }
 
     fn hws_hang(&mut self) {
@@ -294,10 +296,16 @@ pub(crate) fn stop(dev: &Device, mut s: HwsState) {
 /// stay out of the runlist.
 pub(crate) fn reset(dev: &Device, s: &mut HwsState) {
     s.cpsch.reset_done();
+    s.pm.release();
     let ret = s.kq.load(dev).and_then(|()| s.start(dev));
     if let Err(e) = ret {
         kfd_err!("gpu_id {}: restarting the HWS after the reset failed: {:?}\n", dev.gpu_id(), e);
     }
+}
+
+/// debugfs `rls` of the device (C: `pm_debugfs_runlist`).
+pub(crate) fn debugfs_runlist(s: &HwsState, out: &mut impl core::fmt::Write) -> core::fmt::Result {
+    s.pm.debugfs_runlist(out)
 }
 
 /// Whether a new queue of the process `pasid` may join the runlist
