@@ -41,7 +41,7 @@
 //!
 //! Lock order: [`DeviceQueues::hws`](crate::queue::DeviceQueues) (upstream
 //! `dqm_lock` of the cpsch path) is taken under `Process::inner` and a
-//! queue's `QueueShared::hw`, or alone (device init/exit, reset); the
+//! queue's `QueueShared::hw`, or alone (device init/exit, reset, debugfs `rls`); the
 //! kfd2kgd calls of the HIQ (`ring_kernel_doorbell`, `hiq_mqd_load`,
 //! `alloc_gtt_mem`/`free_gtt_mem`) are made under it.  The virtual GPU
 //! maps and unmaps queues inside `ring_kernel_doorbell`, a real CP after
@@ -190,7 +190,9 @@ impl dqm::Hiq for Hiq<'_> {
     }
 
     fn release_ib(&mut self) {
-        // One IB for the device's lifetime: nothing to free.
+        // The IB is kept for the next runlist; debugfs `rls` stops
+        // showing it.
+        self.pm.release();
     }
 
     fn hws_hang(&mut self) {
@@ -213,18 +215,16 @@ impl dqm::Hiq for Hiq<'_> {
 impl HwsState {
     /// The counts `map_queues_cpsch` looks at.
     fn count(&mut self) {
-        let mut procs: KVec<u32> = KVec::new();
+        let mut pasids: KVec<u32> = KVec::new();
         let mut active = 0;
         for e in self.entries.iter().filter(|e| e.runs()) {
             active += 1;
-            if !procs.contains(&e.pasid) {
-                // Not counted if it cannot be recorded: only the RUN_LIST's
-                // process_cnt and the "anything to map" test read it.
-                let _ = procs.push(e.pasid, GFP_KERNEL);
-            }
+            // Not counted if it cannot be recorded: only the RUN_LIST's
+            // process_cnt and the "anything to map" test read it.
+            let _ = pasids.push(e.pasid, GFP_KERNEL);
         }
         self.cpsch.active_queue_count = active;
-        self.cpsch.processes_count = procs.len() as u32;
+        self.cpsch.processes_count = dqm::process_count(&mut pasids);
     }
 
     fn unmap(&mut self, dev: &Device) -> Result {
@@ -306,29 +306,33 @@ pub(crate) fn stop(dev: &Device, mut s: HwsState) {
 /// stay out of the runlist.
 pub(crate) fn reset(dev: &Device, s: &mut HwsState) {
     s.cpsch.reset_done();
+    s.pm.release();
     let ret = s.kq.load(dev).and_then(|()| s.start(dev));
     if let Err(e) = ret {
         kfd_err!("gpu_id {}: restarting the HWS after the reset failed: {:?}\n", dev.gpu_id(), e);
     }
 }
 
+/// debugfs `rls` of the device (C: `pm_debugfs_runlist`).
+pub(crate) fn debugfs_runlist(s: &HwsState, out: &mut impl core::fmt::Write) -> core::fmt::Result {
+    s.pm.debugfs_runlist(out)
+}
+
 /// Whether a new queue of the process `pasid` may join the runlist
 /// (C: `pqm_create_queue`'s policy-1 check; policy 0 admits every queue:
 /// see the module doc).
 pub(crate) fn admit(s: &HwsState, pasid: u32, compute: bool) -> Result {
-    let mut procs: KVec<u32> = KVec::new();
+    let mut pasids = KVec::with_capacity(s.entries.len(), GFP_KERNEL)?;
     let mut active = 0;
     for e in s.entries.iter() {
-        if !procs.contains(&e.pasid) {
-            procs.push(e.pasid, GFP_KERNEL)?;
-        }
+        pasids.push(e.pasid, GFP_KERNEL)?;
         if e.runs() {
             active += 1;
         }
     }
     // C counts the device's processes (`dqm->processes_count`) after
     // registering the new queue's own (`register_process` comes first).
-    let processes = procs.len() as u32 + u32::from(!procs.contains(&pasid));
+    let processes = dqm::process_count_with(&mut pasids, &pasid);
     let device_queues = u32::try_from(s.entries.len()).unwrap_or(u32::MAX);
     match dqm::admit_on_device(device_queues).and(dqm::admit(s.policy, s.tables, compute, processes, active)) {
         Ok(()) => Ok(()),

@@ -52,6 +52,9 @@ pub(crate) struct PacketManager {
     pub(crate) limits: RunlistLimits,
     /// The last runlist was over-subscribed (`pm->is_over_subscription`).
     over_subscribed: bool,
+    /// Dwords of the runlist on the HWS (`pm->ib_size_bytes / 4` while
+    /// `pm->allocated`); `None` once it was preempted ([`Self::release`]).
+    active_dwords: Option<usize>,
 }
 
 impl PacketManager {
@@ -61,7 +64,7 @@ impl PacketManager {
         let dwords = limits.max_proc_per_quantum as usize * limits.format.map_process_dwords()
             + max_queues as usize * pm4::MAP_QUEUES_DWORDS
             + pm4::RUNLIST_DWORDS;
-        Ok(PacketManager { ib: Self::alloc_ib(dev, dwords)?, limits, over_subscribed: false })
+        Ok(PacketManager { ib: Self::alloc_ib(dev, dwords)?, limits, over_subscribed: false, active_dwords: None })
     }
 
     /// A GTT object for an IB of `dwords`.
@@ -119,6 +122,31 @@ impl PacketManager {
             chain: false,
             process_cnt: (processes.len() as u32).min(self.limits.max_proc_per_quantum),
         };
-        kq.submit(dev, &packet.encode())
+        kq.submit(dev, &packet.encode())?;
+        self.active_dwords = Some(rl.dwords);
+        Ok(())
+    }
+
+    /// C: `pm_release_ib`: the runlist was preempted (or the GPU reset);
+    /// the IB stays allocated for the next one.
+    pub(crate) fn release(&mut self) {
+        self.active_dwords = None;
+    }
+
+    /// C: `pm_debugfs_runlist`: the runlist on the HWS as `seq_hex_dump(m,
+    /// "  ", DUMP_PREFIX_OFFSET, 32, 4, ib, ib_size_bytes, false)` prints
+    /// it, or "  No active runlist".
+    pub(crate) fn debugfs_runlist(&self, out: &mut impl core::fmt::Write) -> core::fmt::Result {
+        let Some(dwords) = self.active_dwords else {
+            return writeln!(out, "  No active runlist");
+        };
+        for row in (0..dwords).step_by(8) {
+            write!(out, "  {:08x}:", row * 4)?;
+            for i in row..dwords.min(row + 8) {
+                write!(out, " {:08x}", self.ib.read_volatile(i).unwrap_or(0))?;
+            }
+            writeln!(out)?;
+        }
+        Ok(())
     }
 }

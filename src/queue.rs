@@ -1089,13 +1089,13 @@ fn type_name(q: &QueueShared) -> &'static str {
 
 /// debugfs `mqds` (C: `kfd_debugfs_mqds_by_process` / `pqm_debugfs_mqds`
 /// and the managers' `debugfs_show_mqd`): per process "Process <pid> PASID
-/// <pasid>:", then per queue "  Compute queue on device <gpu_id>" or
+/// 0x<pasid hex>:" (upstream's format), then per queue "  Compute queue on device <gpu_id>" or
 /// "  SDMA queue on device <gpu_id>" and the MQD's bytes as
 /// `seq_hex_dump` prints them.
 pub(crate) fn debugfs_mqds(out: &mut impl Write) -> Result {
     let devs = crate::device::all()?;
     for p in crate::process::snapshot()?.iter() {
-        let _ = writeln!(out, "Process {} PASID {}:", p.pid(), p.pasid());
+        let _ = writeln!(out, "Process {} PASID 0x{:x}:", p.pid(), p.pasid());
         for dev in devs.iter() {
             for q in device_queues(dev)?.iter().filter(|q| q.belongs_to(p)) {
                 let kind = if q.queue_type == QueueType::Compute { "Compute" } else { "SDMA" };
@@ -1160,30 +1160,20 @@ pub(crate) fn debugfs_hqds(out: &mut impl Write) -> Result {
     Ok(())
 }
 
-/// debugfs `rls` (C: `pm_debugfs_runlist`): per device, the virtual
-/// scheduler's runlist: the active queues in service order (priority first).
+/// debugfs `rls` (C: `kfd_debugfs_rls_by_device` and
+/// `pm_debugfs_runlist`): per device "Node <n>, gpu_id <hex>:", then the
+/// runlist IB on the HWS as `seq_hex_dump` prints it (`  <offset>: ` and 8
+/// dwords a row), or "  No active runlist" (none on the HWS, or no HWS:
+/// `sched_policy` 2, as upstream, whose packet manager then never
+/// allocates one).  Takes the device's `hws` lock alone.
 pub(crate) fn debugfs_rls(out: &mut impl Write) -> Result {
     for (node, dev) in crate::device::all()?.into_iter().enumerate() {
         let _ = writeln!(out, "Node {}, gpu_id {:x}:", node + 1, dev.gpu_id());
-        let mut qs = device_queues(&dev)?;
-        qs.retain(|q| q.percentage.load(Relaxed) > 0 && q.ring_size.load(Relaxed) > 0 && q.error.load(Relaxed) == 0);
-        if qs.is_empty() {
-            let _ = writeln!(out, "  No active runlist");
-            continue;
-        }
-        qs.sort_unstable_by(|a, b| b.priority.load(Relaxed).cmp(&a.priority.load(Relaxed)));
-        for q in qs.iter() {
-            let _ = writeln!(
-                out,
-                "  pid {} qid {} {} priority {} percentage {} doorbell 0x{:x}",
-                q.pid,
-                q.qid,
-                type_name(q),
-                q.priority.load(Relaxed),
-                q.percentage.load(Relaxed),
-                rules::doorbell_byte_offset(q.doorbell_id)
-            );
-        }
+        let guard = dev.queues.hws.lock();
+        let _ = match guard.as_ref() {
+            Some(s) => crate::hws::debugfs_runlist(s, out),
+            None => writeln!(out, "  No active runlist"),
+        };
     }
     Ok(())
 }

@@ -45,7 +45,8 @@
 //!     path, `sched_policy` 0 and 1): a device's HWS state (`crate::hws`:
 //!     the HIQ, the runlist IB, the list of queues runlists are built
 //!     from).  Taken under 2 and 3 (a queue's create, update, destroy) or
-//!     with no rkfd lock held (device init and exit, hang recovery); 10 may
+//!     with no rkfd lock held (device init and exit, hang recovery, debugfs
+//!     `rls`, which reads the runlist IB under it); 10 may
 //!     be taken inside it, a queue's 3 never (the runlist is built from
 //!     copies, so one process's thread never waits for another's queue
 //!     lock under it).  The HIQ's kfd2kgd calls are made under it:
@@ -147,7 +148,8 @@
 //!   rkfd asks only for fence writes, and a PASID-0 entry takes no lock).
 //! - debugfs and sysfs files are removed (which waits for running readers)
 //!   only with no lock held that their `show` takes: debugfs `mqds`,
-//!   `hqds`, `rls` take 1, [`static@device::DEVICES`], 3 and 10;
+//!   `hqds` take 1, [`static@device::DEVICES`], 3 and 10, `rls`
+//!   [`static@device::DEVICES`] and 3a;
 //!   `svm_ranges` takes 5 and 6; `mem_limit` takes
 //!   [`static@device::DEVICES`].
 

@@ -63,23 +63,29 @@ load() {
 	insmod vgpu/amdgpu.ko profile="$2" || { bad "insmod amdgpu.ko profile=$2"; return 1; }
 }
 
+# mark: logs a line the next `since` reads the kernel log from (counting
+# lines goes wrong once the log's ring buffer is full, as after
+# scripts/guest/bench-queues' first half).
+mark() { marker="hws-tests: mark $$ $(date +%s%N)"; echo "$marker" >/dev/kmsg; }
+since() { dmesg | sed -n "\|$marker|,\$p"; }
+
 rc=0
 unload || rc=1
-n=$(dmesg | wc -l)
+mark
 if insmod rkfd.ko sched_policy=3 2>/dev/null; then
 	bad "rkfd.ko loaded with sched_policy=3"
 	rmmod rkfd
-elif dmesg | tail -n +$((n + 1)) | grep -q 'sched_policy has to be 0, 1 or 2'; then
+elif since | grep -q 'sched_policy has to be 0, 1 or 2'; then
 	ok "sched_policy=3 refused"
 else
 	bad "sched_policy=3 refused without upstream's message"
 fi
-n=$(dmesg | wc -l)
+mark
 if load "$policy" "$profile"; then
 	if [ "$policy" != 2 ]; then
 		# gfx9/gfx10 GPUs run the HWS; MES (gfx11) ones fall back.
 		want=$(tr ',' '\n' <<<"$profile" | grep -c '^gfx9\|^gfx10')
-		got=$(dmesg | tail -n +$((n + 1)) | grep -c 'hardware scheduler (sched_policy '"$policy"')')
+		got=$(since | grep -c 'hardware scheduler (sched_policy '"$policy"')')
 		if [ "$got" = "$want" ]; then ok "HWS started on $got GPU(s)"; else bad "HWS started on $got GPU(s), want $want"; fi
 	fi
 	if [ $default = 1 ]; then
@@ -88,7 +94,7 @@ if load "$policy" "$profile"; then
 		if [ "$policy" = 0 ]; then
 			# The over-subscription tests chained the runlist: upstream's
 			# warning, once per switch into over-subscription, never a WARN.
-			got=$(dmesg | tail -n +$((n + 1)) | grep -c 'Runlist is getting oversubscribed due to')
+			got=$(since | grep -c 'Runlist is getting oversubscribed due to')
 			if [ "$got" -ge 1 ]; then ok "over-subscription warned ($got line(s))"; else bad "no over-subscription warning in dmesg"; fi
 			bin=rust/target/release
 			if ! tr ',' '\n' <<<"$profile" | grep -qv '^gfx90a$'; then

@@ -124,6 +124,25 @@ pub const fn admit(policy: SchedPolicy, tables: HwsTables, compute: bool, proces
     Ok(())
 }
 
+/// How many different processes `pasids` (one per queue, in any order)
+/// name, in O(n log n) (C keeps `dqm->processes_count` as processes
+/// register; rkfd counts its queue list, up to
+/// [`MAX_NUM_OF_QUEUES_PER_DEVICE`] entries, at each change).  Sorts
+/// `pasids` in place.
+pub fn process_count<T: Ord>(pasids: &mut [T]) -> u32 {
+    pasids.sort_unstable();
+    let distinct = pasids.windows(2).filter(|w| w[0] != w[1]).count() + usize::from(!pasids.is_empty());
+    u32::try_from(distinct).unwrap_or(u32::MAX)
+}
+
+/// [`process_count`] with the process `new` counted too (once, whether
+/// or not it already has queues): what [`admit`] takes, as upstream
+/// registers the new queue's process first.
+pub fn process_count_with<T: Ord>(pasids: &mut [T], new: &T) -> u32 {
+    let n = process_count(pasids);
+    n + u32::from(pasids.binary_search(new).is_err())
+}
+
 /// The HQD slots the HWS gets for a MEC of `pipes` pipes with
 /// `queues_per_pipe` HQDs each: the first MEC's first 8 queues of each
 /// pipe (SET_RESOURCES' `queue_mask` names 8 queues a pipe:

@@ -346,3 +346,57 @@ fn the_device_takes_4096_queues_then_refuses() {
     assert_eq!(admit_on_device(4096), Err(Refusal::DeviceQueueLimit));
     assert_eq!(admit_on_device(u32::MAX), Err(Refusal::DeviceQueueLimit));
 }
+
+/// A pasid that counts the comparisons made on it.
+#[derive(Clone, Copy, Debug)]
+struct Counted<'a>(u32, &'a core::cell::Cell<usize>);
+
+impl PartialEq for Counted<'_> {
+    fn eq(&self, o: &Self) -> bool {
+        self.1.set(self.1.get() + 1);
+        self.0 == o.0
+    }
+}
+impl Eq for Counted<'_> {}
+impl PartialOrd for Counted<'_> {
+    fn partial_cmp(&self, o: &Self) -> Option<core::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Counted<'_> {
+    fn cmp(&self, o: &Self) -> core::cmp::Ordering {
+        self.1.set(self.1.get() + 1);
+        self.0.cmp(&o.0)
+    }
+}
+
+#[test]
+fn process_counts_of_small_lists() {
+    assert_eq!(process_count::<u32>(&mut []), 0);
+    assert_eq!(process_count_with::<u32>(&mut [], &7), 1);
+    assert_eq!(process_count(&mut [5, 3, 5, 5, 3]), 2);
+    assert_eq!(process_count_with(&mut [5, 3, 5], &3), 2);
+    assert_eq!(process_count_with(&mut [5, 3, 5], &4), 3);
+}
+
+/// At the device's 4096-queue limit, 512 processes (the firmware's most)
+/// interleaved: the count is right and takes O(n log n) comparisons, not
+/// the ~n * processes / 2 of a `contains` loop over the processes seen
+/// (about a million here).
+#[test]
+fn process_count_at_the_queue_limit_is_n_log_n() {
+    let n = MAX_NUM_OF_QUEUES_PER_DEVICE as usize;
+    let cmps = core::cell::Cell::new(0);
+    // Queue i belongs to process (i * 7) % 512 + 1: every process 8 times,
+    // no two neighbours alike.
+    let mut pasids: Vec<Counted<'_>> = (0..n).map(|i| Counted((i as u32 * 7) % 512 + 1, &cmps)).collect();
+    let new = Counted(9999, &cmps);
+    assert_eq!(process_count_with(&mut pasids, &new), 513);
+    let made = cmps.get();
+    let log2 = usize::BITS - n.leading_zeros();
+    let bound = 4 * n * log2 as usize;
+    assert!(made <= bound, "{made} comparisons for {n} queues (bound {bound})");
+    // An existing process is not counted twice.
+    let old = Counted(8, &cmps);
+    assert_eq!(process_count_with(&mut pasids, &old), 512);
+}

@@ -1201,8 +1201,7 @@ fn debugfs_lists_queues() -> Check {
     ensure(mqds.contains("\n    00000000: c0310800 "), format!("mqds: no compute MQD dump: {mqds}"))?;
     let base_lo = format!(" {:08x}", (a.ring_base_address >> 8) as u32);
     ensure(mqds.contains(&base_lo), format!("mqds: no dword {base_lo} (ring base >> 8): {mqds}"))?;
-    let rls = read_sysfs("/sys/kernel/debug/kfd/rls")?;
-    ensure(rls.contains(&format!("qid {q} ")), format!("rls lacks our queue: {rls}"))?;
+    check_rls(&s, a.write_pointer_address, true)?;
     let hqds = read_sysfs("/sys/kernel/debug/kfd/hqds")?;
     ensure(hqds.contains(&format!("gpu_id {:x}:", s.gpu)), format!("hqds: {hqds}"))?;
     // Without the HWS our queue sits in an HQD the GPU driver reports
@@ -1224,8 +1223,89 @@ fn debugfs_lists_queues() -> Check {
     let after = se0(&read_sysfs("/sys/kernel/debug/kfd/mqds")?);
     ensure(after.is_some_and(|v| v != 0xffff_ffff && v & 0x3 != 0), format!("se0 after SET_CU_MASK: {after:x?}"))?;
     expect_ok(s.destroy(q), "DESTROY")?;
+    check_rls(&s, a.write_pointer_address, false)
+}
+
+/// The rows of our GPU's section of debugfs `rls` (upstream
+/// `kfd_debugfs_rls_by_device`: "Node <n>, gpu_id <hex>:", then
+/// `pm_debugfs_runlist`'s lines), as dwords if it dumps a runlist
+/// (`seq_hex_dump`, prefix "  ", offsets, 8 dwords a row), `None` for
+/// "  No active runlist".
+fn rls_dwords(rls: &str, gpu: u32) -> Result<Option<Vec<u32>>, String> {
+    let head = rls
+        .lines()
+        .position(|l| l.starts_with("Node ") && l.ends_with(&format!(", gpu_id {gpu:x}:")))
+        .ok_or_else(|| format!("rls: no section for gpu_id {gpu:x}: {rls}"))?;
+    let body: Vec<&str> = rls.lines().skip(head + 1).take_while(|l| l.starts_with("  ")).collect();
+    if body == ["  No active runlist"] {
+        return Ok(None);
+    }
+    let mut dwords = Vec::new();
+    for (row, line) in body.iter().enumerate() {
+        let prefix = format!("  {:08x}:", row * 32);
+        let rest = line.strip_prefix(&prefix).ok_or_else(|| format!("rls: row {row} is not {prefix:?}...: {rls}"))?;
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        ensure(!words.is_empty() && words.len() <= 8 && words.iter().all(|w| w.len() == 8), format!("rls: row {line:?}"))?;
+        for w in words {
+            dwords.push(u32::from_str_radix(w, 16).map_err(|e| format!("rls: {w:?}: {e}"))?);
+        }
+    }
+    ensure(!dwords.is_empty(), format!("rls: empty section: {rls}"))?;
+    Ok(Some(dwords))
+}
+
+/// debugfs `rls` as upstream prints it.  Without the HWS: "No active
+/// runlist" for our GPU (upstream's packet manager has no runlist then).
+/// Under it, with our queue (write pointer `wptr`) `live`: the dump
+/// decodes, as the firmware reads it, as whole packets, and holds a
+/// MAP_PROCESS with our PASID followed by its MAP_QUEUES, one of them
+/// ours; once the queue is gone no MAP_QUEUES carries `wptr` any more.
+fn check_rls(s: &Setup, wptr: u64, live: bool) -> Check {
+    use amdgpu_hw::pm4::{self, Packet};
     let rls = read_sysfs("/sys/kernel/debug/kfd/rls")?;
-    ensure(!rls.contains(&format!("qid {q} ")), format!("rls still lists the queue: {rls}"))
+    let dump = rls_dwords(&rls, s.gpu)?;
+    if !hws_policy() {
+        return ensure(dump.is_none(), format!("rls: a runlist without the HWS: {rls}"));
+    }
+    if !live {
+        let Some(dwords) = dump else { return Ok(()) };
+        let ours = pm4::parse(&dwords, pm_format(s.gpu)?).filter_map(Result::ok).any(|p| matches!(p, Packet::MapQueues(m) if m.wptr_addr == wptr));
+        return ensure(!ours, format!("rls still maps our queue: {rls}"));
+    }
+    let dwords = dump.ok_or_else(|| format!("rls: no active runlist with our queue live: {rls}"))?;
+    let format = pm_format(s.gpu)?;
+    let packets: Vec<Packet<'_>> =
+        pm4::parse(&dwords, format).collect::<Result<_, _>>().map_err(|e| format!("rls: runlist does not decode ({e:?}): {rls}"))?;
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() };
+    let pasid: u32 = read_sysfs(&format!("/sys/kernel/debug/kfd/proc/{pid}/pasid_{}", s.gpu))?
+        .trim()
+        .parse()
+        .map_err(|e| format!("pasid_{}: {e}", s.gpu))?;
+    let at = packets
+        .iter()
+        .position(|p| matches!(p, Packet::MapProcess(m) if m.pasid == pasid))
+        .ok_or_else(|| format!("rls: no MAP_PROCESS of PASID {pasid}: {packets:x?}"))?;
+    let Packet::MapProcess(mp) = packets[at] else { unreachable!() };
+    let queues = &packets[at + 1..];
+    ensure(
+        mp.num_queues >= 1 && queues.len() >= mp.num_queues as usize,
+        format!("rls: MAP_PROCESS num_queues {} with {} packets after it", mp.num_queues, queues.len()),
+    )?;
+    let queues = &queues[..mp.num_queues as usize];
+    ensure(queues.iter().all(|p| matches!(p, Packet::MapQueues(_))), format!("rls: MAP_PROCESS not followed by its MAP_QUEUES: {packets:x?}"))?;
+    ensure(
+        queues.iter().any(|p| matches!(p, Packet::MapQueues(m) if m.wptr_addr == wptr)),
+        format!("rls: no MAP_QUEUES with our write pointer {wptr:#x}: {packets:x?}"),
+    )
+}
+
+/// The packet set of the GPU's HWS (MAP_PROCESS differs on aldebaran).
+fn pm_format(gpu: u32) -> Result<amdgpu_hw::pm4::PmFormat, String> {
+    let props = node_props(gpu).ok_or("no topology node")?;
+    let v = prop(&props, "gfx_target_version") as u32;
+    let gfx = kfd_logic::gfx::GfxVersion::from_target_version(v).ok_or_else(|| format!("unknown gfx_target_version {v}"))?;
+    Ok(amdgpu_hw::pm4::PmFormat::of(gfx))
 }
 
 fn main() {
