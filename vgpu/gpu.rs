@@ -407,6 +407,12 @@ pub(crate) struct Kgd {
     /// the GART's (10) and the PASID table (11) are taken under it; rkfd
     /// is called only after it is released.
     cp: Pin<KBox<Mutex<crate::cp::CpState>>>,
+    /// The MES firmware's queues (`crate::mes`, GFX11 profiles).  Lock
+    /// order: beside `cp` (`vgpu/amdgpu_main.rs`, entry -1), never nested
+    /// with it: taken by the kfd2kgd `mes_*` calls and `gpu_reset` with no
+    /// other lock of this driver held; the engines' locks, the GART's and
+    /// the PASID table are taken under it.
+    mes: Pin<KBox<Mutex<crate::mes::MesState>>>,
 }
 
 impl Kgd {
@@ -439,6 +445,11 @@ impl Kgd {
     pub(crate) fn cp(&self) -> &Mutex<crate::cp::CpState> {
         &self.cp
     }
+
+    /// The MES firmware's queues.
+    pub(crate) fn mes(&self) -> &Mutex<crate::mes::MesState> {
+        &self.mes
+    }
 }
 
 /// A registered virtual GPU.  Dropping it removes it from rkfd, then
@@ -469,6 +480,7 @@ impl Kgd {
         let hqds = KBox::pin_init(kernel::new_mutex!(crate::mqd::Slots::new(profile)?, "Kgd::hqds"), GFP_KERNEL)?;
         let gart = KBox::pin_init(crate::gart::Gart::new(), GFP_KERNEL)?;
         let cp = KBox::pin_init(kernel::new_mutex!(crate::cp::CpState::new(profile.gfx)?, "Kgd::cp"), GFP_KERNEL)?;
+        let mes = KBox::pin_init(kernel::new_mutex!(crate::mes::MesState::new(), "Kgd::mes"), GFP_KERNEL)?;
         Ok(KBox::new(
             Kgd {
                 devices,
@@ -477,6 +489,7 @@ impl Kgd {
                 hqds,
                 gart,
                 cp,
+                mes,
             },
             GFP_KERNEL,
         )?)
