@@ -13,8 +13,10 @@
 # default run's "queue: ...").  Before that it checks
 # that rkfd refuses to load with sched_policy=3 (upstream kfd_init) and,
 # for policy 0 and 1, that each GPU of a HWS family reports its hardware
-# scheduler in dmesg, and after the default run under policy 0 that the
-# over-subscribed runlists logged upstream's warning.  Prints "hws-tests: N passed, N failed" for those
+# scheduler in dmesg and each gfx11 GPU its MES scheduling, and after the
+# default run under policy 0 that the over-subscribed runlists logged
+# upstream's warning (HWS GPUs) and, on gfx11 GPUs, that no MES request
+# failed and no queue is left with the MES.  Prints "hws-tests: N passed, N failed" for those
 # checks; exits non-zero if they or CMD failed.
 set -u
 cd "$RKFD_ROOT"
@@ -63,19 +65,33 @@ fi
 n=$(dmesg | wc -l)
 if load "$policy" "$profile"; then
 	if [ "$policy" != 2 ]; then
-		# gfx9/gfx10 GPUs run the HWS; MES (gfx11) ones fall back.
+		# gfx9/gfx10 GPUs run the HWS; gfx11 ones the MES, never the
+		# fallback to no scheduler.
 		want=$(tr ',' '\n' <<<"$profile" | grep -c '^gfx9\|^gfx10')
 		got=$(dmesg | tail -n +$((n + 1)) | grep -c 'hardware scheduler (sched_policy '"$policy"')')
 		if [ "$got" = "$want" ]; then ok "HWS started on $got GPU(s)"; else bad "HWS started on $got GPU(s), want $want"; fi
+		mes=$(tr ',' '\n' <<<"$profile" | grep -c '^gfx11')
+		if [ "$mes" -gt 0 ]; then
+			got=$(dmesg | tail -n +$((n + 1)) | grep -c 'queues are scheduled by MES (sched_policy '"$policy"')')
+			if [ "$got" = "$mes" ]; then ok "MES scheduling on $got GPU(s)"; else bad "MES scheduling on $got GPU(s), want $mes"; fi
+		fi
 	fi
 	if [ $default = 1 ]; then
 		rust/target/release/kfd-queue-tests | sed -u "s/^queue: \([0-9]* passed\)/queue-sched$policy: \1/"
 		[ "${PIPESTATUS[0]}" = 0 ] || rc=1
-		if [ "$policy" = 0 ]; then
+		if [ "$policy" = 0 ] && [ "$want" -gt 0 ]; then
 			# The over-subscription tests chained the runlist: upstream's
 			# warning, once per switch into over-subscription, never a WARN.
 			got=$(dmesg | tail -n +$((n + 1)) | grep -c 'Runlist is getting oversubscribed due to')
 			if [ "$got" -ge 1 ]; then ok "over-subscription warned ($got line(s))"; else bad "no over-subscription warning in dmesg"; fi
+		fi
+		if [ "$policy" != 2 ] && [ "$mes" -gt 0 ]; then
+			# The queues went to the MES: no GPU fell back, every queue
+			# the tests made was removed (debugfs hqds lists none).
+			got=$(dmesg | tail -n +$((n + 1)) | grep -c 'is scheduled by MES.*offers no MES calls\|failed to add hardware queue to MES\|failed to remove hardware queue from MES')
+			if [ "$got" = 0 ]; then ok "no MES fallback or failed MES request in dmesg"; else bad "$got MES fallback/failure line(s) in dmesg"; fi
+			left=$(grep -c ' mes 0 queue 0: ' /sys/kernel/debug/kfd/hqds)
+			if [ "$left" = 0 ]; then ok "no MES queue left"; else bad "$left MES queue(s) left in debugfs hqds"; fi
 		fi
 	else
 		"$@" || rc=1
