@@ -58,6 +58,16 @@ impl MesState {
     }
 }
 
+/// A GART address the firmware cannot read (`EFAULT` of the GART) is a
+/// request it refuses: `-EINVAL`, as the interface says.
+fn refused(e: Error) -> Error {
+    if e == EFAULT {
+        EINVAL
+    } else {
+        e
+    }
+}
+
 impl Kgd {
     /// `len` bytes (a multiple of 4) at GART `addr`.
     fn mes_read(&self, addr: u64, len: usize) -> Result<KVec<u8>> {
@@ -133,8 +143,8 @@ impl Kgd {
         };
         // The contexts are the firmware's: they must be GART memory.
         let mut probe = [0u32; 1];
-        self.gart().read_dwords(i.process_context_addr, &mut probe)?;
-        self.gart().read_dwords(i.gang_context_addr, &mut probe)?;
+        self.gart().read_dwords(i.process_context_addr, &mut probe).map_err(refused)?;
+        self.gart().read_dwords(i.gang_context_addr, &mut probe).map_err(refused)?;
         let mut st = self.mes().lock();
         if st.queues.iter().any(|q| {
             (q.pasid == i.process_id && q.doorbell_offset == i.doorbell_offset) || q.gang_context_addr == i.gang_context_addr
@@ -152,7 +162,7 @@ impl Kgd {
             hqd: None,
         };
         self.core().vm_of_pasid(q.pasid).ok_or(EINVAL)?;
-        let desc = self.mes_desc(&q)?;
+        let desc = self.mes_desc(&q).map_err(refused)?;
         let aql = desc.ty == uapi::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL;
         if u64::from(desc.doorbell_offset) != u64::from(i.doorbell_offset) * 4 || (!sdma && aql != (i.is_aql_queue != 0)) {
             return Err(EINVAL);
@@ -212,5 +222,137 @@ impl Kgd {
                 let _ = self.engine().destroy(h);
             }
         }
+    }
+}
+
+#[kernel::prelude::kunit_tests(amdgpu_vgpu_mes)]
+mod tests {
+    use super::*;
+    use crate::{gart::GttObj, mqd::hw, profile::PROFILES, sysmem::SystemMemory};
+
+    /// A gfx11 GPU (not registered with rkfd), a VM with a PASID, and the
+    /// GART objects of one PM4 queue: its MQD, a process and a gang
+    /// context (ring and pointers at VAs nothing maps: the test looks only
+    /// at what the firmware loads and saves).
+    struct Rig {
+        kgd: KBox<Kgd>,
+        vm: Arc<crate::vm::Vm>,
+        mqd: Arc<GttObj>,
+        proc_ctx: Arc<GttObj>,
+        gang_ctx: Arc<GttObj>,
+        input: MesAddQueueInput,
+    }
+
+    const PASID: u32 = 0x6000;
+    const DOORBELL: u32 = 4;
+
+    impl Rig {
+        fn new(index: u32) -> Result<Rig> {
+            let p = PROFILES.iter().find(|p| p.gfx.uses_mes()).ok_or(EINVAL)?;
+            let kgd = Kgd::new(p, index, 16 * 4096, &SystemMemory::new()?)?;
+            let core = kgd.core().clone();
+            let vm = crate::vm::Vm::new(core.clone())?;
+            vm.set_pasid(PASID);
+            core.set_vm_pasid(&vm, PASID);
+            let (mqd, proc_ctx, gang_ctx) = (kgd.gart().alloc(4096)?, kgd.gart().alloc(4096)?, kgd.gart().alloc(4096)?);
+            let base = 0x7f00_0000_0000u64;
+            let q = hw::QueueProps {
+                format: hw::QueueFormat::Pm4,
+                queue_address: base,
+                queue_size: 4096,
+                read_ptr: base + 0x8000,
+                write_ptr: base + 0x8008,
+                doorbell_off: DOORBELL,
+                ..Default::default()
+            };
+            let dev = hw::MqdDevice { gfx: p.gfx, cwsr_enabled: false, profiler_active: false, pcie_atomics: false, sdma_phase_quantum: hw::SDMA_PHASE_QUANTUM_DEFAULT };
+            let mut m = hw::ComputeMqd::zeroed(p.gfx).ok_or(EINVAL)?;
+            hw::init_compute_mqd(&mut m, &dev, mqd.addr(), &q);
+            kgd.mes_write(mqd.addr(), m.as_bytes())?;
+            let input = MesAddQueueInput {
+                process_id: PASID,
+                process_context_addr: proc_ctx.addr(),
+                gang_context_addr: gang_ctx.addr(),
+                doorbell_offset: DOORBELL,
+                mqd_addr: mqd.addr(),
+                wptr_addr: q.write_ptr,
+                queue_type: QUEUE_TYPE_COMPUTE,
+                is_kfd_process: 1,
+                queue_size: 1024,
+                ..Default::default()
+            };
+            Ok(Rig { kgd, vm, mqd, proc_ctx, gang_ctx, input })
+        }
+
+        fn running(&self) -> (usize, usize) {
+            let st = self.kgd.mes().lock();
+            (st.queues.len(), st.queues.iter().filter(|q| q.hqd.is_some()).count())
+        }
+
+        fn remove_input(&self) -> MesRemoveQueueInput {
+            MesRemoveQueueInput { doorbell_offset: DOORBELL, gang_context_addr: self.gang_ctx.addr() }
+        }
+    }
+
+    impl Drop for Rig {
+        fn drop(&mut self) {
+            self.kgd.mes_reset();
+            self.kgd.core().set_vm_pasid(&self.vm, 0);
+            for o in [&self.mqd, &self.proc_ctx, &self.gang_ctx] {
+                self.kgd.gart().free(o);
+            }
+        }
+    }
+
+    /// Requests no firmware takes are refused and leave nothing behind.
+    #[test]
+    fn add_refuses_what_does_not_match_the_mqd() -> Result {
+        let rig = Rig::new(0x3c)?;
+        let i = rig.input;
+        let bad = [
+            MesAddQueueInput { mqd_addr: rig.proc_ctx.addr(), ..i },
+            MesAddQueueInput { mqd_addr: 0x1000, ..i },
+            MesAddQueueInput { doorbell_offset: DOORBELL + 2, ..i },
+            MesAddQueueInput { wptr_addr: i.wptr_addr + 8, ..i },
+            MesAddQueueInput { is_aql_queue: 1, ..i },
+            MesAddQueueInput { queue_type: 0, ..i },
+            MesAddQueueInput { process_id: PASID + 1, ..i },
+            MesAddQueueInput { gang_context_addr: 0x2000, ..i },
+        ];
+        for b in bad.iter() {
+            assert_eq!(rig.kgd.mes_add(b), Err(EINVAL));
+        }
+        assert_eq!(rig.running(), (0, 0));
+        assert_eq!(rig.kgd.mes_remove(&rig.remove_input()), Err(EINVAL));
+        Ok(())
+    }
+
+    /// Add runs the queue, a second add of its doorbell is refused;
+    /// suspend preempts it and resume runs it again; remove takes it off,
+    /// and only once.
+    #[test]
+    fn add_suspend_resume_remove() -> Result {
+        let rig = Rig::new(0x3d)?;
+        rig.kgd.mes_add(&rig.input)?;
+        assert_eq!(rig.running(), (1, 1));
+        assert_eq!(rig.kgd.mes_add(&rig.input), Err(EINVAL));
+        rig.kgd.mes_suspend()?;
+        assert_eq!(rig.running(), (1, 0));
+        rig.kgd.mes_resume()?;
+        assert_eq!(rig.running(), (1, 1));
+        assert_eq!(rig.kgd.mes_remove(&MesRemoveQueueInput { gang_context_addr: rig.proc_ctx.addr(), ..rig.remove_input() }), Err(EINVAL));
+        rig.kgd.mes_remove(&rig.remove_input())?;
+        assert_eq!(rig.running(), (0, 0));
+        assert_eq!(rig.kgd.mes_remove(&rig.remove_input()), Err(EINVAL));
+        Ok(())
+    }
+
+    /// A profile scheduled by the HWS has no MES.
+    #[test]
+    fn hws_profiles_have_no_mes() -> Result {
+        let p = PROFILES.iter().find(|p| !p.gfx.uses_mes()).ok_or(EINVAL)?;
+        let kgd = Kgd::new(p, 0x3e, 16 * 4096, &SystemMemory::new()?)?;
+        assert_eq!(kgd.mes_add(&MesAddQueueInput::default()), Err(EOPNOTSUPP));
+        Ok(())
     }
 }
