@@ -10,14 +10,16 @@
 # virtual GPU's profile list for the run (default gfx90a); CMD: what to run
 # (default rust/target/release/kfd-queue-tests, its closing line renamed
 # "queue-sched<N>: ..." so that a make check layer counts it apart from the
-# default run's "queue: ...").  Before that it checks
+# default run's "queue: ..."; "queue-mes<N>: ..." when every GPU of the
+# profile list is a gfx11, scheduled by MES).  Before that it checks
 # that rkfd refuses to load with sched_policy=3 (upstream kfd_init) and,
 # for policy 0 and 1, that each GPU of a HWS family reports its hardware
 # scheduler in dmesg and each gfx11 GPU its MES scheduling, and after the
 # default run under policy 0 that the over-subscribed runlists logged
 # upstream's warning (HWS GPUs) and, on gfx11 GPUs, that no MES request
 # failed and no queue is left with the MES.  Prints "hws-tests: N passed, N failed" for those
-# checks; exits non-zero if they or CMD failed.
+# checks ("mes-tests: ..." on gfx11 GPUs only); exits non-zero if they or
+# CMD failed.
 set -u
 cd "$RKFD_ROOT"
 policy=0 profile=gfx90a
@@ -31,6 +33,9 @@ while [ $# -gt 0 ]; do
 done
 default=0
 [ $# -gt 0 ] || default=1
+# The closing lines' names: a run on gfx11 GPUs only tests the MES path.
+tag=sched name=hws
+if ! tr ',' '\n' <<<"$profile" | grep -qv '^gfx11'; then tag=mes name=mes; fi
 orig=${RKFD_GPU:-gfx90a}
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok $*"; }
@@ -77,7 +82,7 @@ if load "$policy" "$profile"; then
 		fi
 	fi
 	if [ $default = 1 ]; then
-		rust/target/release/kfd-queue-tests | sed -u "s/^queue: \([0-9]* passed\)/queue-sched$policy: \1/"
+		rust/target/release/kfd-queue-tests | sed -u "s/^queue: \([0-9]* passed\)/queue-$tag$policy: \1/"
 		[ "${PIPESTATUS[0]}" = 0 ] || rc=1
 		if [ "$policy" = 0 ] && [ "$want" -gt 0 ]; then
 			# The over-subscription tests chained the runlist: upstream's
@@ -101,6 +106,6 @@ else
 fi
 unload || rc=1
 load 2 "$orig" || rc=1
-echo "hws-tests: $pass passed, $fail failed"
+echo "$name-tests: $pass passed, $fail failed"
 [ $fail = 0 ] || rc=1
 exit $rc
