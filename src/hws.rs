@@ -247,8 +247,8 @@ impl HwsState {
 
 /// C: `initialize_cpsch` + `start_cpsch` at device init: the HIQ, the
 /// runlist IB and SET_RESOURCES.  `None`: no HWS on this device (policy 2,
-/// or the device cannot: no GTT/HIQ calls, an MES GPU, or starting
-/// failed), so its queues go through `hqd_load`.
+/// or the device cannot: no GTT/HIQ calls, or starting failed), so its
+/// queues go through `hqd_load`.  Not called for an MES GPU (`crate::mes`).
 pub(crate) fn start(dev: &Device) -> Option<HwsState> {
     let policy = param_policy()?;
     if !policy.uses_hws() {
@@ -256,10 +256,6 @@ pub(crate) fn start(dev: &Device) -> Option<HwsState> {
     }
     if !dev.kgd.has_hws() {
         kfd_info!("gpu_id {}: the GPU driver offers no HWS; sched_policy 2 (no HWS) on this device\n", dev.gpu_id());
-        return None;
-    }
-    if dev.gfx.uses_mes() {
-        kfd_info!("gpu_id {}: {} is scheduled by MES, which rkfd does not drive yet; sched_policy 2 (no HWS) on this device\n", dev.gpu_id(), dev.gfx);
         return None;
     }
     match try_start(dev, policy) {

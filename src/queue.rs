@@ -118,6 +118,11 @@ pub(crate) struct DeviceQueues {
     /// to leave the queues, never for a GPU retry fault to be served (the
     /// fault takes `Process::inner`: crate root, 3a).
     hws: Pin<KBox<Mutex<Option<crate::hws::HwsState>>>>,
+    /// The MES path's state under `sched_policy` 0 and 1 on a GPU
+    /// scheduled by MES (`crate::mes`); `None`: not that path.  Set at
+    /// device init, taken at device exit.  Lock order: as `hws` (a device
+    /// has one or the other); the MES kfd2kgd calls are made under it.
+    mes: Pin<KBox<Mutex<Option<crate::mes::MesState>>>>,
     /// Hangs detected and recovered (rkfd extension, sysfs `hang_count`).
     hang_count: Atomic<u32>,
     /// [`ResetReason`] of the last reset.
@@ -144,12 +149,18 @@ impl DeviceQueues {
             GFP_KERNEL,
         )?;
         let hws = KBox::pin_init(kernel::new_mutex!(None, "DeviceQueues::hws"), GFP_KERNEL)?;
-        Ok(DeviceQueues { state, hws, hang_count: Atomic::new(0), last_reset: Atomic::new(0) })
+        let mes = KBox::pin_init(kernel::new_mutex!(None, "DeviceQueues::mes"), GFP_KERNEL)?;
+        Ok(DeviceQueues { state, hws, mes, hang_count: Atomic::new(0), last_reset: Atomic::new(0) })
     }
 
     /// Whether the device's queues go through the HWS.
     fn uses_hws(&self) -> bool {
         self.hws.lock().is_some()
+    }
+
+    /// Whether queues go to the MES (`crate::mes`).
+    fn uses_mes(&self) -> bool {
+        self.mes.lock().is_some()
     }
 
 }
@@ -191,6 +202,13 @@ pub(crate) fn device_init(dev: &Arc<Device>) {
 /// under `sched_policy` 0 and 1 (C: `start_cpsch` from
 /// `kgd2kfd_device_init`), before any process can create a queue on it.
 pub(crate) fn hws_start(dev: &Device) {
+    if dev.gfx.uses_mes() {
+        // No HWS on an MES GPU: MES or, failing that, no scheduler.
+        if let Some(s) = crate::mes::start(dev) {
+            *dev.queues.mes.lock() = Some(s);
+        }
+        return;
+    }
     if let Some(s) = crate::hws::start(dev) {
         *dev.queues.hws.lock() = Some(s);
     }
@@ -204,6 +222,8 @@ pub(crate) fn device_exit(dev: &Device) {
     if let Some(s) = hws {
         crate::hws::stop(dev, s);
     }
+    // No queue is left: the MES state holds no context.
+    drop(dev.queues.mes.lock().take());
     let dir = dev.queues.state.lock().sysfs.take();
     drop(dir);
 }
@@ -215,8 +235,8 @@ enum HwSlot {
     Compute(rules::HqdSlot),
     /// RLC queue `queue` of SDMA engine `engine` (named by the MQD).
     Sdma { engine: u32, queue: u32 },
-    /// A compute queue under the HWS: the firmware picks its HQD when it
-    /// maps the runlist.
+    /// A compute queue under the HWS or MES: the firmware picks its HQD
+    /// when it maps the runlist (adds the queue).
     Runlist,
 }
 
@@ -224,10 +244,10 @@ enum HwSlot {
 struct HwState {
     mqd: Mqd,
     /// Loaded into its slot (`hqd_load` succeeded, no `hqd_destroy` yet),
-    /// or, under the HWS, in the device's runlist list.
+    /// or, under the HWS or MES, in the device's runlist (MES) list.
     loaded: bool,
-    /// Under the HWS: the MQD as the firmware reads it (GTT, at the
-    /// address MAP_QUEUES names).  It is the authoritative copy while the
+    /// Under the HWS or MES: the MQD as the firmware reads it (GTT, at the
+    /// address MAP_QUEUES or `mes_add_hw_queue` names).  It is the authoritative copy while the
     /// queue is listed: the CP saves the queue's state there when it
     /// preempts it, and `mqd` is refreshed from it before each change.
     gtt: Option<GttMem>,
@@ -380,6 +400,9 @@ fn hws_remove(dev: &Device, shared: &Arc<QueueShared>, hw: &mut HwState) -> Resu
         return Ok(());
     }
     hw.loaded = false;
+    if let Some(s) = Option::as_mut(&mut *dev.queues.mes.lock()) {
+        return crate::mes::remove(dev, s, shared);
+    }
     let mut guard = dev.queues.hws.lock();
     let s = Option::as_mut(&mut *guard).ok_or(EINVAL)?;
     let ((), ret) = crate::hws::execute(dev, s, |entries, _| entries.retain(|e| !Arc::ptr_eq(&e.queue, shared)));
@@ -422,20 +445,21 @@ fn hws_update(
     cu_mask: Option<(&[u32], u32)>,
     active: bool,
 ) -> Result<Result> {
+    let shared = &q.shared;
+    if let Some(s) = Option::as_mut(&mut *q.dev.queues.mes.lock()) {
+        let (changed, ret) = crate::mes::update(&q.dev, s, shared, (active, new.priority, new.ring_size), |removed| {
+            removed && rewrite_gtt_mqd(q, hw, new, mqd_ring, cu_mask)
+        });
+        return match ret {
+            // The removal failed: nothing changed.
+            Err(e) if changed != Some(true) => Err(e),
+            r => Ok(r),
+        };
+    }
     let mut guard = q.dev.queues.hws.lock();
     let s = Option::as_mut(&mut *guard).ok_or(EINVAL)?;
-    let shared = &q.shared;
     let (changed, ret) = crate::hws::execute(&q.dev, s, |entries, preempted| {
-        if !preempted {
-            return false;
-        }
-        let HwState { mqd, gtt, .. } = hw;
-        let Some(gtt) = gtt.as_mut() else { return false };
-        if gtt.read_bytes(mqd.as_bytes_mut()).is_err() {
-            return false;
-        }
-        mqd.update(&q.dev, new, shared.doorbell_id, q.sdma.as_ref(), mqd_ring != q.mqd_ring, cu_mask);
-        if gtt.write_bytes(mqd.as_bytes()).is_err() {
+        if !preempted || !rewrite_gtt_mqd(q, hw, new, mqd_ring, cu_mask) {
             return false;
         }
         if let Some(e) = entries.iter_mut().find(|e| Arc::ptr_eq(&e.queue, shared)) {
@@ -448,6 +472,18 @@ fn hws_update(
         Err(e) if !changed => Err(e),
         r => Ok(r),
     }
+}
+
+/// Rewrites a preempted queue's MQD in GTT for `new` from the state the
+/// CP saved there (and keeps the copy in `hw.mqd`); false if it could not.
+fn rewrite_gtt_mqd(q: &Queue, hw: &mut HwState, new: &Properties, mqd_ring: (u64, u64), cu_mask: Option<(&[u32], u32)>) -> bool {
+    let HwState { mqd, gtt, .. } = hw;
+    let Some(gtt) = gtt.as_mut() else { return false };
+    if gtt.read_bytes(mqd.as_bytes_mut()).is_err() {
+        return false;
+    }
+    mqd.update(&q.dev, new, q.shared.doorbell_id, q.sdma.as_ref(), mqd_ring != q.mqd_ring, cu_mask);
+    gtt.write_bytes(mqd.as_bytes()).is_ok()
 }
 
 /// C: `update_queue` without the HWS: unloads the queue, rewrites its MQD
@@ -616,6 +652,12 @@ fn load(
     // Under the HWS: policy 1's over-subscription check
     // (`crate::hws::admit`).
     let hws = dev.queues.uses_hws();
+    let mes = dev.queues.uses_mes();
+    if mes {
+        if let Some(s) = Option::as_ref(&*dev.queues.mes.lock()) {
+            crate::mes::admit(s)?;
+        }
+    }
     if hws {
         let guard = dev.queues.hws.lock();
         if let Some(s) = Option::as_ref(&*guard) {
@@ -648,16 +690,16 @@ fn load(
     // allocate_hqd (no HWS: every compute queue has an HQD)
     let slot = match acq.sdma {
         Some(s) => HwSlot::Sdma { engine: s.engine, queue: s.queue },
-        None if hws => HwSlot::Runlist,
+        None if hws || mes => HwSlot::Runlist,
         None => {
             let h = dev.queues.state.lock().hqds.alloc().map_err(errno)?;
             acq.hqd = Some(h);
             HwSlot::Compute(h)
         }
     };
-    // allocate_mqd + init_mqd: under the HWS the MQD lives in GTT, where
-    // MAP_QUEUES points the firmware.
-    let mut gtt = if hws { Some(dev.kgd.alloc_gtt_mem(MQD_GTT_BYTES)?) } else { None };
+    // allocate_mqd + init_mqd: under the HWS (MES) the MQD lives in GTT,
+    // where MAP_QUEUES (mes_add_hw_queue) points the firmware.
+    let mut gtt = if hws || mes { Some(dev.kgd.alloc_gtt_mem(MQD_GTT_BYTES)?) } else { None };
     let mqd = Mqd::new(dev, props, doorbell_id, acq.sdma.as_ref(), gtt.as_ref().map_or(0, |g| g.gpu_addr()))?;
     if let Some(g) = gtt.as_mut() {
         g.write_bytes(mqd.as_bytes())?;
@@ -708,6 +750,25 @@ fn load(
             }
             return Err(e);
         }
+    } else if mes {
+        // create_queue_cpsch with MES: known, and added if active.
+        let mut hw = shared.hw.lock();
+        let mqd_addr = hw.gtt.as_ref().map_or(0, |g| g.gpu_addr());
+        let q = crate::mes::queue_of(p.queue_type as u32, p.aql, p.priority, p.ring_size, p.wptr, mqd::doorbell_dwords(doorbell_id), mqd_addr);
+        let r = match Option::as_mut(&mut *dev.queues.mes.lock()) {
+            Some(s) => crate::mes::add(dev, s, shared.clone(), process.pasid(), q, p.is_active()),
+            None => Err(EINVAL),
+        };
+        if let Err(e) = r {
+            drop(hw);
+            unlist(dev, &shared);
+            kfd_err!("process pid {} DQM create queue type {} failed. ret {:?}\n", process.pid(), props.queue_type as u32, e);
+            if e == ETIME {
+                let _ = hung.push(dev.clone(), GFP_KERNEL);
+            }
+            return Err(e);
+        }
+        hw.loaded = true;
     } else if p.is_active() {
         // create_queue_nocpsch: only an active queue is loaded.
         if let Err(e) = load_hw(dev, vm, slot, &mut shared.hw.lock(), p.wptr) {
@@ -989,6 +1050,10 @@ pub(crate) fn recover(hung: Hung) {
             // The reset dropped the HIQ and the runlist: start over.
             crate::hws::reset(&dev, s);
         }
+        if let Some(s) = Option::as_mut(&mut *dev.queues.mes.lock()) {
+            // The reset took every queue off the MES.
+            crate::mes::reset(s);
+        }
         signal_reset(&dev);
         crate::smi::gpu_reset(&dev, true, "");
         kfd_info!("GPU reset succeeded, gpu_id {}\n", dev.gpu_id());
@@ -1114,13 +1179,16 @@ pub(crate) fn debugfs_mqds(out: &mut impl Write) -> Result {
 pub(crate) fn debugfs_hqds(out: &mut impl Write) -> Result {
     for (node, dev) in crate::device::all()?.into_iter().enumerate() {
         let _ = writeln!(out, "Node {}, gpu_id {:x}:", node + 1, dev.gpu_id());
+        // A firmware-scheduled queue is listed under its scheduler's name.
+        let firmware = if dev.queues.uses_mes() { "mes" } else { "hws" };
         for q in device_queues(&dev)? {
             let mut hw = q.hw.lock();
             if !hw.loaded {
                 continue;
             }
             // `occupied`: "1"/"0" from the driver; "?" for a queue of the
-            // runlist, whose HQD the firmware chose (rkfd cannot ask).
+            // runlist or the MES, whose HQD the firmware chose (rkfd
+            // cannot ask).
             let (occupied, s) = match q.slot {
                 HwSlot::Compute(h) => (
                     if dev.kgd.hqd_is_occupied(q.ring_base.load(Relaxed), h.pipe, h.queue) { "1" } else { "0" },
@@ -1136,7 +1204,7 @@ pub(crate) fn debugfs_hqds(out: &mut impl Write) -> Result {
             let (unit, a, b) = match q.slot {
                 HwSlot::Compute(h) => ("pipe", h.pipe, h.queue),
                 HwSlot::Sdma { engine, queue } => ("sdma", engine, queue),
-                HwSlot::Runlist => ("hws", 0, 0),
+                HwSlot::Runlist => (firmware, 0, 0),
             };
             let _ = writeln!(
                 out,

@@ -67,6 +67,15 @@
 //!     `kfd-svm-hmm-tests retry_faults_vs_queue_preemption` checks it
 //!     (an engine that keeps `Hqd::state` across the fault deadlocks
 //!     there: a lockdep splat, then a hung CREATE_QUEUE or UPDATE_QUEUE).
+//! 3b. [`queue::DeviceQueues`]`::mes` (upstream `dqm_lock` and
+//!     `amdgpu_mes_lock` of the MES path, `sched_policy` 0 and 1 on a
+//!     GFX11+ GPU): a device's MES state (`crate::mes`: the queues added
+//!     to the firmware, their process and gang contexts).  A device has
+//!     3a or 3b, never both; taken like 3a (under 2 and 3, or with no rkfd
+//!     lock held), 10 never under it; the MES kfd2kgd calls and
+//!     `alloc_gtt_mem` / `free_gtt_mem` are made under it (the virtual
+//!     GPU's MES preempts on its engines before `mes_remove_hw_queue`
+//!     returns).  Never taken by the interrupt path.
 //!  4. [`svm::Svms::flush`] (upstream `flush_work` of `deferred_list_work`):
 //!     held across the deferred `munmap`/restore work and SET_ATTR; taken
 //!     with no other rkfd lock held (never under 2).
@@ -172,6 +181,7 @@ mod event;
 )]
 mod gfx;
 mod hws;
+mod mes;
 mod interrupt;
 mod ioctl;
 mod kabi;

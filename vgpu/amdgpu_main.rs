@@ -48,6 +48,11 @@
 //!     11.  Its end-of-query interrupts are delivered after it is released.
 //!     An UNMAP_QUEUES under it waits for 2 only (one quantum), never for
 //!     a retry fault to be served (see 2).
+//! -1. `Kgd::mes` (`gpu`, `mes`), beside `Kgd::cp` (never nested with it):
+//!     the MES firmware's queues.  Taken by the kfd2kgd `mes_*` calls and
+//!     `gpu_reset` with no other lock of this driver held; the queues it
+//!     adds and removes take 1 and 2 under it, the GART 10, the PASID
+//!     table 11.
 //!  0. `Kgd::hqds` (`gpu`, `mqd`): the hardware queue slots.  Taken by the
 //!     kfd2kgd `hqd_*` calls with no other lock of this driver held; only
 //!     `hqd_load` / `hqd_sdma_load` take another lock under it (1, to give
@@ -137,6 +142,7 @@
 use kernel::prelude::*;
 
 mod cp;
+mod mes;
 mod engine;
 mod gart;
 mod gpu;

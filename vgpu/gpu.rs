@@ -409,6 +409,12 @@ pub(crate) struct Kgd {
     /// waits for the engine's quantum (2), never for a retry fault: the
     /// engines release a queue before they raise one.
     cp: Pin<KBox<Mutex<crate::cp::CpState>>>,
+    /// The MES firmware's queues (`crate::mes`, GFX11 profiles).  Lock
+    /// order: beside `cp` (`vgpu/amdgpu_main.rs`, entry -1), never nested
+    /// with it: taken by the kfd2kgd `mes_*` calls and `gpu_reset` with no
+    /// other lock of this driver held; the engines' locks, the GART's and
+    /// the PASID table are taken under it.
+    mes: Pin<KBox<Mutex<crate::mes::MesState>>>,
 }
 
 impl Kgd {
@@ -441,6 +447,11 @@ impl Kgd {
     pub(crate) fn cp(&self) -> &Mutex<crate::cp::CpState> {
         &self.cp
     }
+
+    /// The MES firmware's queues.
+    pub(crate) fn mes(&self) -> &Mutex<crate::mes::MesState> {
+        &self.mes
+    }
 }
 
 /// A registered virtual GPU.  Dropping it removes it from rkfd, then
@@ -471,6 +482,7 @@ impl Kgd {
         let hqds = KBox::pin_init(kernel::new_mutex!(crate::mqd::Slots::new(profile)?, "Kgd::hqds"), GFP_KERNEL)?;
         let gart = KBox::pin_init(crate::gart::Gart::new(), GFP_KERNEL)?;
         let cp = KBox::pin_init(kernel::new_mutex!(crate::cp::CpState::new(profile.gfx)?, "Kgd::cp"), GFP_KERNEL)?;
+        let mes = KBox::pin_init(kernel::new_mutex!(crate::mes::MesState::new(), "Kgd::mes"), GFP_KERNEL)?;
         Ok(KBox::new(
             Kgd {
                 devices,
@@ -479,6 +491,7 @@ impl Kgd {
                 hqds,
                 gart,
                 cp,
+                mes,
             },
             GFP_KERNEL,
         )?)

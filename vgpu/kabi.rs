@@ -82,6 +82,8 @@ pub(crate) use kfd::{
     KfdIrq,
     MemAlloc,
     MemLimits,
+    MesAddQueueInput,
+    MesRemoveQueueInput,
     MmapVma,
     SVM_PTE_FRAME_MASK,
     SVM_PTE_VALID,

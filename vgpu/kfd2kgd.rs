@@ -296,8 +296,25 @@ impl kabi::Kfd2Kgd for Kgd {
         Ok(())
     }
 
+    fn mes_add_hw_queue(&self, input: &kabi::MesAddQueueInput) -> Result {
+        self.mes_add(input)
+    }
+
+    fn mes_remove_hw_queue(&self, input: &kabi::MesRemoveQueueInput) -> Result {
+        self.mes_remove(input)
+    }
+
+    fn mes_suspend_all(&self) -> Result {
+        self.mes_suspend()
+    }
+
+    fn mes_resume_all(&self) -> Result {
+        self.mes_resume()
+    }
+
     fn gpu_reset(&self) -> Result {
         self.cp_reset();
+        self.mes_reset();
         self.engine().reset()
     }
 

@@ -191,6 +191,63 @@ struct kgd_mem_limits {
 #define KGD_SVM_COPY_TO_VRAM	1
 #define KGD_SVM_COPY_TO_SYSTEM	0
 
+/*
+ * MES (GFX11 and later: amdgpu schedules user queues with its MES firmware
+ * instead of the HWS's runlists).  The calls and structs are shaped like
+ * amdgpu's adev->mes.funcs->add_hw_queue / remove_hw_queue and
+ * amdgpu_mes_suspend / amdgpu_mes_resume (amdgpu_mes.h's struct
+ * mes_add_queue_input / mes_remove_queue_input, with the fields amdkfd's
+ * add_queue_mes / remove_queue_mes fill; the XCC instance and the RS64
+ * context array indices are dropped: one XCC, no RS64 memory).  Every
+ * address the driver reads (MQD, process and gang contexts) is a GART
+ * address of an alloc_gtt_mem object.
+ */
+#define KGD_MES_QUEUE_TYPE_COMPUTE	1	/* AMDGPU_RING_TYPE_COMPUTE */
+#define KGD_MES_QUEUE_TYPE_SDMA		2	/* AMDGPU_RING_TYPE_SDMA */
+/* amdgpu_mes_priority_level */
+#define KGD_MES_PRIORITY_LEVEL_LOW	0
+#define KGD_MES_PRIORITY_LEVEL_NORMAL	1
+#define KGD_MES_PRIORITY_LEVEL_MEDIUM	2
+#define KGD_MES_PRIORITY_LEVEL_HIGH	3
+#define KGD_MES_PRIORITY_LEVEL_REALTIME	4
+/* AMDGPU_MES_PROC_CTX_SIZE / AMDGPU_MES_GANG_CTX_SIZE: one page each */
+#define KGD_MES_PROC_CTX_SIZE		0x1000
+#define KGD_MES_GANG_CTX_SIZE		0x1000
+
+struct kgd_mes_add_queue_input {
+	__u32 process_id;		/* the process's PASID (set_vm_pasid): names its VM */
+	__u64 page_table_base_addr;	/* the VM's page directory; 0: the driver finds the VM by process_id */
+	__u64 process_va_start;		/* GPU pages */
+	__u64 process_va_end;
+	__u64 process_quantum;		/* 100 ns units */
+	__u64 process_context_addr;	/* KGD_MES_PROC_CTX_SIZE bytes, one per process and GPU */
+	__u64 gang_quantum;		/* 100 ns units */
+	__u64 gang_context_addr;	/* KGD_MES_GANG_CTX_SIZE bytes, one per queue */
+	__u32 inprocess_gang_priority;	/* KGD_MES_PRIORITY_LEVEL_* */
+	__u32 gang_global_priority_level;	/* KGD_MES_PRIORITY_LEVEL_* */
+	__u32 doorbell_offset;		/* dwords from the start of the process's doorbell slice */
+	__u64 mqd_addr;			/* the queue's MQD (v11_compute_mqd / v11_sdma_mqd) */
+	__u64 wptr_addr;		/* the write pointer, a GPU VA in the process's VM */
+	__u64 wptr_mc_addr;		/* its GART address; 0: not mapped there (read wptr_addr) */
+	__u32 queue_type;		/* KGD_MES_QUEUE_TYPE_* */
+	__u32 paging;
+	__u32 gws_base;
+	__u32 gws_size;
+	__u64 tba_addr;			/* trap handler */
+	__u64 tma_addr;
+	__u32 trap_en;
+	__u32 skip_process_ctx_clear;
+	__u32 is_kfd_process;
+	__u32 is_aql_queue;
+	__u32 queue_size;		/* dwords */
+	__u32 exclusively_scheduled;	/* a GWS queue */
+};
+
+struct kgd_mes_remove_queue_input {
+	__u32 doorbell_offset;		/* as added */
+	__u64 gang_context_addr;	/* as added */
+};
+
 /* kfd2kgd: what rkfd asks of the GPU driver.  0 or -errno unless noted. */
 struct kfd2kgd_calls {
 	/*
@@ -348,6 +405,30 @@ struct kfd2kgd_calls {
 	int (*hiq_mqd_load)(struct kgd_dev *kgd, void *mqd, __u32 mqd_size,
 			    __u32 pipe_id, __u32 queue_id, __u32 doorbell_off);
 	void (*ring_kernel_doorbell)(struct kgd_dev *kgd, __u32 doorbell_off, __u64 value);
+	/*
+	 * MES (see above; all NULL: no MES, rkfd falls back to hqd_load).
+	 * mes_add_hw_queue: the firmware schedules the queue from now on,
+	 * reading its MQD at @input->mqd_addr (during the call: the driver
+	 * keeps what it needs) and resuming it at the read pointer the MQD
+	 * saved.  -EINVAL for input no firmware takes (an unknown process_id,
+	 * an MQD that cannot be read or does not match queue_type and
+	 * doorbell_offset, a doorbell already added); -ENOMEM; -ETIME if the
+	 * firmware did not answer (hung: rkfd resets the GPU).
+	 * mes_remove_hw_queue: preempts the queue the (doorbell_offset,
+	 * gang_context_addr) pair names and forgets it; on return the engine
+	 * no longer touches the queue's memory and its read pointer is saved
+	 * in its MQD (as hqd_destroy), so adding it again resumes it.
+	 * -EINVAL if no such queue was added; -ETIME as above (the queue is
+	 * forgotten all the same).
+	 * mes_suspend_all / mes_resume_all (amdgpu_mes_suspend / _resume):
+	 * preempt every added queue, read pointers saved, and let them run
+	 * again; added queues stay added.  Adding a queue while suspended
+	 * leaves it suspended until mes_resume_all.
+	 */
+	int (*mes_add_hw_queue)(struct kgd_dev *kgd, const struct kgd_mes_add_queue_input *input);
+	int (*mes_remove_hw_queue)(struct kgd_dev *kgd, const struct kgd_mes_remove_queue_input *input);
+	int (*mes_suspend_all)(struct kgd_dev *kgd);
+	int (*mes_resume_all)(struct kgd_dev *kgd);
 	/* debugfs hang_hws: make the scheduler stop answering, as hung firmware does. */
 	int (*hws_hang)(struct kgd_dev *kgd);
 	/* Reset the GPU: every queue stops with KGD_QUEUE_ERROR_RESET, the scheduler answers again. */

@@ -10,18 +10,21 @@
 # virtual GPU's profile list for the run (default gfx90a); CMD: what to run
 # (default rust/target/release/kfd-queue-tests, its closing line renamed
 # "queue-sched<N>: ..." so that a make check layer counts it apart from the
-# default run's "queue: ...").  Before that it checks
+# default run's "queue: ..."; "queue-mes<N>: ..." when every GPU of the
+# profile list is a gfx11, scheduled by MES).  Before that it checks
 # that rkfd refuses to load with sched_policy=3 (upstream kfd_init) and,
 # for policy 0 and 1, that each GPU of a HWS family reports its hardware
-# scheduler in dmesg, and after the default run under policy 0 that the
-# over-subscribed runlists logged upstream's warning.  The default run
-# under policy 0 then runs, short, what else preempts the runlist
-# (issue #13), each closing line renamed "<name>-sched0: ...": on an
-# all-gfx90a profile (XNACK on) kfd-svm-hmm-tests'
-# retry_faults_vs_queue_preemption (retry faults while the runlist is
-# preempted under Process::inner), kfd-fuzz (3000 calls) and kfd-storm
-# (16 lifecycles).  Prints "hws-tests: N passed, N failed" for those
-# checks; exits non-zero if they or CMD failed.
+# scheduler in dmesg and each gfx11 GPU its MES scheduling, and after the
+# default run under policy 0 that the over-subscribed runlists logged
+# upstream's warning (HWS GPUs) and, on gfx11 GPUs, that no MES request
+# failed and no queue is left with the MES.  The default run under policy 0
+# on HWS GPUs then runs, short, what else preempts the runlist (issue #13),
+# each closing line renamed "<name>-sched0: ...": on an all-gfx90a profile
+# (XNACK on) kfd-svm-hmm-tests' retry_faults_vs_queue_preemption (retry
+# faults while the runlist is preempted under Process::inner), kfd-fuzz
+# (3000 calls) and kfd-storm (16 lifecycles).  Prints "hws-tests: N passed,
+# N failed" for those checks ("mes-tests: ..." on gfx11 GPUs only); exits
+# non-zero if they or CMD failed.
 set -u
 cd "$RKFD_ROOT"
 policy=0 profile=gfx90a
@@ -35,6 +38,9 @@ while [ $# -gt 0 ]; do
 done
 default=0
 [ $# -gt 0 ] || default=1
+# The closing lines' names: a run on gfx11 GPUs only tests the MES path.
+tag=sched name=hws
+if ! tr ',' '\n' <<<"$profile" | grep -qv '^gfx11'; then tag=mes name=mes; fi
 orig=${RKFD_GPU:-gfx90a}
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok $*"; }
@@ -83,15 +89,21 @@ fi
 mark
 if load "$policy" "$profile"; then
 	if [ "$policy" != 2 ]; then
-		# gfx9/gfx10 GPUs run the HWS; MES (gfx11) ones fall back.
+		# gfx9/gfx10 GPUs run the HWS; gfx11 ones the MES, never the
+		# fallback to no scheduler.
 		want=$(tr ',' '\n' <<<"$profile" | grep -c '^gfx9\|^gfx10')
 		got=$(since | grep -c 'hardware scheduler (sched_policy '"$policy"')')
 		if [ "$got" = "$want" ]; then ok "HWS started on $got GPU(s)"; else bad "HWS started on $got GPU(s), want $want"; fi
+		mes=$(tr ',' '\n' <<<"$profile" | grep -c '^gfx11')
+		if [ "$mes" -gt 0 ]; then
+			got=$(since | grep -c 'queues are scheduled by MES (sched_policy '"$policy"')')
+			if [ "$got" = "$mes" ]; then ok "MES scheduling on $got GPU(s)"; else bad "MES scheduling on $got GPU(s), want $mes"; fi
+		fi
 	fi
 	if [ $default = 1 ]; then
-		rust/target/release/kfd-queue-tests | sed -u "s/^queue: \([0-9]* passed\)/queue-sched$policy: \1/"
+		rust/target/release/kfd-queue-tests | sed -u "s/^queue: \([0-9]* passed\)/queue-$tag$policy: \1/"
 		[ "${PIPESTATUS[0]}" = 0 ] || rc=1
-		if [ "$policy" = 0 ]; then
+		if [ "$policy" = 0 ] && [ "$want" -gt 0 ]; then
 			# The over-subscription tests chained the runlist: upstream's
 			# warning, once per switch into over-subscription, never a WARN.
 			got=$(since | grep -c 'Runlist is getting oversubscribed due to')
@@ -103,6 +115,14 @@ if load "$policy" "$profile"; then
 			renamed fuzz-sched0 $bin/kfd-fuzz --calls 3000
 			renamed storm-sched0 $bin/kfd-storm --lifecycles 16
 		fi
+		if [ "$policy" != 2 ] && [ "$mes" -gt 0 ]; then
+			# The queues went to the MES: no GPU fell back, every queue
+			# the tests made was removed (debugfs hqds lists none).
+			got=$(since | grep -c 'is scheduled by MES.*offers no MES calls\|failed to add hardware queue to MES\|failed to remove hardware queue from MES')
+			if [ "$got" = 0 ]; then ok "no MES fallback or failed MES request in dmesg"; else bad "$got MES fallback/failure line(s) in dmesg"; fi
+			left=$(grep -c ' mes 0 queue 0: ' /sys/kernel/debug/kfd/hqds)
+			if [ "$left" = 0 ]; then ok "no MES queue left"; else bad "$left MES queue(s) left in debugfs hqds"; fi
+		fi
 	else
 		"$@" || rc=1
 	fi
@@ -111,6 +131,6 @@ else
 fi
 unload || rc=1
 load 2 "$orig" || rc=1
-echo "hws-tests: $pass passed, $fail failed"
+echo "$name-tests: $pass passed, $fail failed"
 [ $fail = 0 ] || rc=1
 exit $rc

@@ -28,6 +28,7 @@ pub(super) mod interface;
 
 pub(crate) use interface::{
     kgd_gpu_info as GpuInfo, kgd_hqd_state as HqdState, kgd_mem_alloc as MemAlloc, kgd_mem_limits as MemLimits,
+    kgd_mes_add_queue_input as MesAddQueueInput, kgd_mes_remove_queue_input as MesRemoveQueueInput,
 };
 
 /// Dwords of an interrupt-handler ring entry (`KGD_IH_RING_ENTRY_DWORDS`).
@@ -586,6 +587,27 @@ impl KgdDevice {
             // SAFETY: Valid device.
             unsafe { f(self.kgd.as_ptr(), doorbell_off, value) };
         }
+    }
+
+    /// Whether the driver offers the MES calls (and the GTT objects the
+    /// MQDs and contexts live in).
+    pub(crate) fn has_mes(&self) -> bool {
+        let c = self.calls();
+        c.alloc_gtt_mem.is_some() && c.free_gtt_mem.is_some() && c.mes_add_hw_queue.is_some() && c.mes_remove_hw_queue.is_some()
+    }
+
+    /// kfd2kgd `mes_add_hw_queue`.
+    pub(crate) fn mes_add_hw_queue(&self, input: &MesAddQueueInput) -> Result {
+        let f = self.calls().mes_add_hw_queue.ok_or(EOPNOTSUPP)?;
+        // SAFETY: Valid device; `input` is valid for reads for the call.
+        check(unsafe { f(self.kgd.as_ptr(), input) })
+    }
+
+    /// kfd2kgd `mes_remove_hw_queue`.
+    pub(crate) fn mes_remove_hw_queue(&self, input: &MesRemoveQueueInput) -> Result {
+        let f = self.calls().mes_remove_hw_queue.ok_or(EOPNOTSUPP)?;
+        // SAFETY: Valid device; `input` is valid for reads for the call.
+        check(unsafe { f(self.kgd.as_ptr(), input) })
     }
 
     /// kfd2kgd `hws_hang` (debugfs `hang_hws`).

@@ -36,6 +36,7 @@ pub(crate) mod kgd;
 
 pub(crate) use kgd::{
     kgd_cache_info as CacheInfo, kgd_gpu_info as GpuInfo, kgd_hqd_state as HqdState, kgd_mem_alloc as MemAlloc, kgd_mem_limits as MemLimits,
+    kgd_mes_add_queue_input as MesAddQueueInput, kgd_mes_remove_queue_input as MesRemoveQueueInput,
 };
 
 /// `KGD_SVM_PTE_VALID`: an `svm_map` entry maps its page.
@@ -232,6 +233,14 @@ pub(crate) trait Kfd2Kgd: Send + Sync + 'static {
     fn hiq_mqd_load(&self, mqd: &mut [u8], pipe: u32, queue: u32, doorbell_off: u32) -> Result;
     /// `ring_kernel_doorbell`.
     fn ring_kernel_doorbell(&self, doorbell_off: u32, value: u64);
+    /// `mes_add_hw_queue`.
+    fn mes_add_hw_queue(&self, input: &MesAddQueueInput) -> Result;
+    /// `mes_remove_hw_queue`.
+    fn mes_remove_hw_queue(&self, input: &MesRemoveQueueInput) -> Result;
+    /// `mes_suspend_all`.
+    fn mes_suspend_all(&self) -> Result;
+    /// `mes_resume_all`.
+    fn mes_resume_all(&self) -> Result;
     /// `hws_hang`.
     fn hws_hang(&self) -> Result;
     /// `gpu_reset`.
@@ -463,6 +472,10 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
         free_gtt_mem: Some(Self::free_gtt_mem),
         hiq_mqd_load: Some(Self::hiq_mqd_load),
         ring_kernel_doorbell: Some(Self::ring_kernel_doorbell),
+        mes_add_hw_queue: Some(Self::mes_add_hw_queue),
+        mes_remove_hw_queue: Some(Self::mes_remove_hw_queue),
+        mes_suspend_all: Some(Self::mes_suspend_all),
+        mes_resume_all: Some(Self::mes_resume_all),
         hws_hang: Some(Self::hws_hang),
         gpu_reset: Some(Self::gpu_reset),
         svm_alloc_vram: Some(Self::svm_alloc_vram),
@@ -992,6 +1005,52 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
     unsafe extern "C" fn ring_kernel_doorbell(kgd: *mut kgd::kgd_dev, doorbell_off: u32, value: u64) {
         // SAFETY: rkfd calls with its registered handle.
         unsafe { Self::kgd(kgd) }.ring_kernel_doorbell(doorbell_off, value);
+    }
+
+    /// `mes_add_hw_queue`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; `input` is null or valid for reads during the
+    /// call (the interface's contract).
+    unsafe extern "C" fn mes_add_hw_queue(kgd: *mut kgd::kgd_dev, input: *const MesAddQueueInput) -> c_int {
+        // SAFETY: As the function's contract says.
+        let Some(input) = (unsafe { input.as_ref() }) else { return EINVAL.to_errno() };
+        // SAFETY: rkfd calls with its registered handle.
+        errno(unsafe { Self::kgd(kgd) }.mes_add_hw_queue(input))
+    }
+
+    /// `mes_remove_hw_queue`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`]; `input` is null or valid for reads during the
+    /// call (the interface's contract).
+    unsafe extern "C" fn mes_remove_hw_queue(kgd: *mut kgd::kgd_dev, input: *const MesRemoveQueueInput) -> c_int {
+        // SAFETY: As the function's contract says.
+        let Some(input) = (unsafe { input.as_ref() }) else { return EINVAL.to_errno() };
+        // SAFETY: rkfd calls with its registered handle.
+        errno(unsafe { Self::kgd(kgd) }.mes_remove_hw_queue(input))
+    }
+
+    /// `mes_suspend_all`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`].
+    unsafe extern "C" fn mes_suspend_all(kgd: *mut kgd::kgd_dev) -> c_int {
+        // SAFETY: rkfd calls with its registered handle.
+        errno(unsafe { Self::kgd(kgd) }.mes_suspend_all())
+    }
+
+    /// `mes_resume_all`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`].
+    unsafe extern "C" fn mes_resume_all(kgd: *mut kgd::kgd_dev) -> c_int {
+        // SAFETY: rkfd calls with its registered handle.
+        errno(unsafe { Self::kgd(kgd) }.mes_resume_all())
     }
 
     /// `hws_hang`.

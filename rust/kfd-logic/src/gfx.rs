@@ -206,6 +206,13 @@ impl GfxVersion {
         matches!(self.arch(), GfxArch::Gfx11 | GfxArch::Gfx12)
     }
 
+    /// GC 11.0.0 to 11.0.3, whose MES needs the CWSR workaround: amdkfd
+    /// adds their queues with the trap disabled (C:
+    /// `kfd_dbg_has_cwsr_workaround`, `add_queue_mes`'s `trap_en`).
+    pub const fn has_cwsr_workaround(self) -> bool {
+        self.major == 11 && self.minor == 0 && self.stepping <= 3
+    }
+
     /// GC 9.4.2 (gfx90a), 9.4.3, 9.4.4 or 9.5.0: the GFX9 parts from
     /// Aldebaran on (C: `KFD_GC_VERSION(dev) >= IP_VERSION(9, 4, 2)` on GFX9).
     const fn is_gc_9_4_2_on(self) -> bool {

@@ -18,6 +18,15 @@ pub const KGD_SVM_PTE_WRITE: u64 = 2305843009213693952;
 pub const KGD_SVM_PTE_FRAME_MASK: u64 = 4503599627370495;
 pub const KGD_SVM_COPY_TO_VRAM: u32 = 1;
 pub const KGD_SVM_COPY_TO_SYSTEM: u32 = 0;
+pub const KGD_MES_QUEUE_TYPE_COMPUTE: u32 = 1;
+pub const KGD_MES_QUEUE_TYPE_SDMA: u32 = 2;
+pub const KGD_MES_PRIORITY_LEVEL_LOW: u32 = 0;
+pub const KGD_MES_PRIORITY_LEVEL_NORMAL: u32 = 1;
+pub const KGD_MES_PRIORITY_LEVEL_MEDIUM: u32 = 2;
+pub const KGD_MES_PRIORITY_LEVEL_HIGH: u32 = 3;
+pub const KGD_MES_PRIORITY_LEVEL_REALTIME: u32 = 4;
+pub const KGD_MES_PROC_CTX_SIZE: u32 = 4096;
+pub const KGD_MES_GANG_CTX_SIZE: u32 = 4096;
 pub type __u32 = core::ffi::c_uint;
 pub type __u64 = core::ffi::c_ulonglong;
 #[repr(C)]
@@ -117,6 +126,42 @@ pub struct kgd_mem_limits {
     pub system_limit: __u64,
     pub ttm_used: __u64,
     pub ttm_limit: __u64,
+}
+#[repr(C)]
+#[derive(Default, Copy, Clone)]
+pub struct kgd_mes_add_queue_input {
+    pub process_id: __u32,
+    pub page_table_base_addr: __u64,
+    pub process_va_start: __u64,
+    pub process_va_end: __u64,
+    pub process_quantum: __u64,
+    pub process_context_addr: __u64,
+    pub gang_quantum: __u64,
+    pub gang_context_addr: __u64,
+    pub inprocess_gang_priority: __u32,
+    pub gang_global_priority_level: __u32,
+    pub doorbell_offset: __u32,
+    pub mqd_addr: __u64,
+    pub wptr_addr: __u64,
+    pub wptr_mc_addr: __u64,
+    pub queue_type: __u32,
+    pub paging: __u32,
+    pub gws_base: __u32,
+    pub gws_size: __u32,
+    pub tba_addr: __u64,
+    pub tma_addr: __u64,
+    pub trap_en: __u32,
+    pub skip_process_ctx_clear: __u32,
+    pub is_kfd_process: __u32,
+    pub is_aql_queue: __u32,
+    pub queue_size: __u32,
+    pub exclusively_scheduled: __u32,
+}
+#[repr(C)]
+#[derive(Default, Copy, Clone)]
+pub struct kgd_mes_remove_queue_input {
+    pub doorbell_offset: __u32,
+    pub gang_context_addr: __u64,
 }
 #[repr(C)]
 #[derive(Default, Copy, Clone)]
@@ -305,6 +350,24 @@ pub struct kfd2kgd_calls {
     >,
     pub ring_kernel_doorbell: ::core::option::Option<
         unsafe extern "C" fn(kgd: *mut kgd_dev, doorbell_off: __u32, value: __u64),
+    >,
+    pub mes_add_hw_queue: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            input: *const kgd_mes_add_queue_input,
+        ) -> core::ffi::c_int,
+    >,
+    pub mes_remove_hw_queue: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            input: *const kgd_mes_remove_queue_input,
+        ) -> core::ffi::c_int,
+    >,
+    pub mes_suspend_all: ::core::option::Option<
+        unsafe extern "C" fn(kgd: *mut kgd_dev) -> core::ffi::c_int,
+    >,
+    pub mes_resume_all: ::core::option::Option<
+        unsafe extern "C" fn(kgd: *mut kgd_dev) -> core::ffi::c_int,
     >,
     pub hws_hang: ::core::option::Option<
         unsafe extern "C" fn(kgd: *mut kgd_dev) -> core::ffi::c_int,

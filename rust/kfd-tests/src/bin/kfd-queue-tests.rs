@@ -792,6 +792,11 @@ fn hws_policy() -> bool {
     sched_policy() != 2
 }
 
+/// Whether `gpu` is a GFX11+ GPU, whose queues the MES schedules (no HWS).
+fn mes_gpu(gpu: u32) -> bool {
+    node_props(gpu).is_some_and(|p| prop(&p, "gfx_target_version") >= 110000)
+}
+
 /// Compute queues the virtual GPU's HWS has slots for (SET_RESOURCES'
 /// `queue_mask`: 4 pipes x 8 queues).
 const VGPU_HWS_SLOTS: u32 = 32;
@@ -1137,7 +1142,7 @@ fn hang_hws_is_detected_reset_counted_and_signalled() -> Check {
     std::fs::write(path, "999999\n").err().ok_or("hang_hws accepted an unknown gpu_id")?;
     // GFX11 GPUs are scheduled by MES, which upstream does not hang:
     // -EINVAL, nothing hangs, the queue goes normally.
-    if node_props(s.gpu).is_some_and(|p| prop(&p, "gfx_target_version") >= 110000) {
+    if mes_gpu(s.gpu) {
         let e = std::fs::write(path, format!("{}\n", s.gpu)).err().and_then(|e| e.raw_os_error());
         ensure_eq(e, Some(libc::EINVAL), "hang_hws on a MES GPU")?;
         ensure_eq(hang_count(s.gpu)?, before, "hang_count")?;
@@ -1205,9 +1210,11 @@ fn debugfs_lists_queues() -> Check {
     let hqds = read_sysfs("/sys/kernel/debug/kfd/hqds")?;
     ensure(hqds.contains(&format!("gpu_id {:x}:", s.gpu)), format!("hqds: {hqds}"))?;
     // Without the HWS our queue sits in an HQD the GPU driver reports
-    // occupied; under it the firmware chose the HQD, so rkfd lists the
-    // queue as the runlist's with its occupancy unknown ("?").
-    let want = if hws_policy() { format!(" qid {q} hws 0 queue 0: occupied ? ") } else { format!(" qid {q} pipe ") };
+    // occupied; under it (or the MES) the firmware chose the HQD, so rkfd
+    // lists the queue as the runlist's with its occupancy unknown ("?").
+    // A GFX11 GPU's queues go to the MES instead (listed as "mes").
+    let firmware = if mes_gpu(s.gpu) { "mes" } else { "hws" };
+    let want = if hws_policy() { format!(" qid {q} {firmware} 0 queue 0: occupied ? ") } else { format!(" qid {q} pipe ") };
     ensure(
         hqds.lines().any(|l| l.contains(&want) && (hws_policy() || l.contains(" occupied 1 "))),
         format!("hqds: our queue not listed as {want:?} (and occupied without the HWS): {hqds}"),

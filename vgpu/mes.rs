@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The MES firmware on the virtual GPU's GFX11 profiles: the kfd2kgd
+//! `mes_add_hw_queue` / `mes_remove_hw_queue` / `mes_suspend_all` /
+//! `mes_resume_all` (upstream: amdgpu's `mes_v11_0.c`, which sends
+//! `MESAPI__ADD_QUEUE` / `MESAPI__REMOVE_QUEUE` / `MESAPI__SUSPEND` /
+//! `MESAPI__RESUME` to the firmware, and the firmware itself).  A queue
+//! added is read from its MQD in the GART (as the HWS model reads the
+//! MQDs MAP_QUEUES names, `crate::cp`) and loaded on the engines in the
+//! VM its PASID names; removing or suspending it preempts it and saves
+//! its read pointer into the MQD, so adding or resuming it goes on from
+//! there.  Requests are answered synchronously.
+//!
+//! What the firmware refuses (`-EINVAL`): a profile not scheduled by MES,
+//! a queue type other than compute and SDMA, an unknown PASID, process or
+//! gang context or MQD addresses outside the GART, an MQD that does not
+//! decode for the profile or does not match the request (AQL or PM4,
+//! doorbell, write pointer), a doorbell of the process already added, and
+//! removing a queue that was never added.
+
+use kernel::{prelude::*, sync::Arc};
+
+use crate::{
+    engine::{Hqd, QueueDesc},
+    gpu::Kgd,
+    kabi::{MesAddQueueInput, MesRemoveQueueInput},
+    mqd, uapi,
+};
+
+/// `KGD_MES_QUEUE_TYPE_COMPUTE`.
+const QUEUE_TYPE_COMPUTE: u32 = crate::kabi::kgd::KGD_MES_QUEUE_TYPE_COMPUTE;
+/// `KGD_MES_QUEUE_TYPE_SDMA`.
+const QUEUE_TYPE_SDMA: u32 = crate::kabi::kgd::KGD_MES_QUEUE_TYPE_SDMA;
+
+/// One queue the firmware was given.
+struct Added {
+    pasid: u32,
+    doorbell_offset: u32,
+    gang_context_addr: u64,
+    mqd_addr: u64,
+    wptr_addr: u64,
+    sdma: bool,
+    /// On the engines (`None` while suspended).
+    hqd: Option<Arc<Hqd>>,
+}
+
+/// The firmware's queues (`Kgd::mes`).
+pub(crate) struct MesState {
+    queues: KVec<Added>,
+    /// `mes_suspend_all` came and no `mes_resume_all` yet.
+    suspended: bool,
+}
+
+impl MesState {
+    /// No queue.
+    pub(crate) fn new() -> MesState {
+        MesState { queues: KVec::new(), suspended: false }
+    }
+}
+
+/// A GART address the firmware cannot read (`EFAULT` of the GART) is a
+/// request it refuses: `-EINVAL`, as the interface says.
+fn refused(e: Error) -> Error {
+    if e == EFAULT {
+        EINVAL
+    } else {
+        e
+    }
+}
+
+impl Kgd {
+    /// `len` bytes (a multiple of 4) at GART `addr`.
+    fn mes_read(&self, addr: u64, len: usize) -> Result<KVec<u8>> {
+        let mut dw = KVec::from_elem(0u32, len / 4, GFP_KERNEL)?;
+        self.gart().read_dwords(addr, &mut dw)?;
+        let mut out = KVec::with_capacity(len, GFP_KERNEL)?;
+        for d in dw.iter() {
+            out.extend_from_slice(&d.to_le_bytes(), GFP_KERNEL)?;
+        }
+        Ok(out)
+    }
+
+    fn mes_write(&self, addr: u64, bytes: &[u8]) -> Result {
+        let mut dw = KVec::with_capacity(bytes.len() / 4, GFP_KERNEL)?;
+        for c in bytes.chunks_exact(4) {
+            dw.push(u32::from_le_bytes([c[0], c[1], c[2], c[3]]), GFP_KERNEL)?;
+        }
+        self.gart().write_dwords(addr, &dw)
+    }
+
+    fn mqd_size(&self, sdma: bool) -> Result<usize> {
+        let p = self.core().profile();
+        if sdma {
+            mqd::sdma_mqd_size(p)
+        } else {
+            mqd::compute_mqd_size(p)
+        }
+    }
+
+    /// What the engines need of a queue's MQD, read from the GART now.
+    fn mes_desc(&self, q: &Added) -> Result<QueueDesc> {
+        let p = self.core().profile();
+        let bytes = self.mes_read(q.mqd_addr, self.mqd_size(q.sdma)?)?;
+        if q.sdma {
+            Ok(mqd::sdma_desc(p, &bytes, q.wptr_addr)?.0)
+        } else {
+            mqd::compute_desc(p, &bytes, q.wptr_addr)
+        }
+    }
+
+    /// Loads `q` on the engines in its process's VM.
+    fn mes_load(&self, q: &Added, desc: &QueueDesc) -> Result<Arc<Hqd>> {
+        let vm = self.core().vm_of_pasid(q.pasid).ok_or(EINVAL)?;
+        self.engine().load(vm, desc)
+    }
+
+    /// Preempts `q` (if it runs) and saves its read pointer into its MQD.
+    /// `ETIME`: the engine did not let go (hung); it is off all the same.
+    fn mes_preempt(&self, q: &mut Added) -> Result {
+        let Some(hqd) = q.hqd.take() else { return Ok(()) };
+        let ret = self.engine().destroy(hqd.clone());
+        let p = self.core().profile();
+        let (rptr, _) = hqd.saved_rptr();
+        let mut bytes = self.mes_read(q.mqd_addr, self.mqd_size(q.sdma)?)?;
+        if q.sdma {
+            mqd::save_sdma(p, &mut bytes, rptr)?;
+        } else {
+            mqd::save_compute(p, &mut bytes, hqd.desc(), rptr)?;
+        }
+        self.mes_write(q.mqd_addr, &bytes)?;
+        ret
+    }
+
+    /// kfd2kgd `mes_add_hw_queue` (MESAPI__ADD_QUEUE).
+    pub(crate) fn mes_add(&self, i: &MesAddQueueInput) -> Result {
+        if !self.core().profile().gfx.uses_mes() {
+            return Err(EOPNOTSUPP);
+        }
+        let sdma = match i.queue_type {
+            QUEUE_TYPE_COMPUTE => false,
+            QUEUE_TYPE_SDMA => true,
+            _ => return Err(EINVAL),
+        };
+        // The contexts are the firmware's: they must be GART memory.
+        let mut probe = [0u32; 1];
+        self.gart().read_dwords(i.process_context_addr, &mut probe).map_err(refused)?;
+        self.gart().read_dwords(i.gang_context_addr, &mut probe).map_err(refused)?;
+        let mut st = self.mes().lock();
+        if st.queues.iter().any(|q| {
+            (q.pasid == i.process_id && q.doorbell_offset == i.doorbell_offset) || q.gang_context_addr == i.gang_context_addr
+        }) {
+            return Err(EINVAL);
+        }
+        st.queues.reserve(1, GFP_KERNEL)?;
+        let mut q = Added {
+            pasid: i.process_id,
+            doorbell_offset: i.doorbell_offset,
+            gang_context_addr: i.gang_context_addr,
+            mqd_addr: i.mqd_addr,
+            wptr_addr: i.wptr_addr,
+            sdma,
+            hqd: None,
+        };
+        self.core().vm_of_pasid(q.pasid).ok_or(EINVAL)?;
+        let desc = self.mes_desc(&q).map_err(refused)?;
+        let aql = desc.ty == uapi::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL;
+        if u64::from(desc.doorbell_offset) != u64::from(i.doorbell_offset) * 4 || (!sdma && aql != (i.is_aql_queue != 0)) {
+            return Err(EINVAL);
+        }
+        if !st.suspended {
+            q.hqd = Some(self.mes_load(&q, &desc)?);
+        }
+        // Capacity was reserved above: this cannot fail.
+        let _ = st.queues.push(q, GFP_KERNEL);
+        Ok(())
+    }
+
+    /// kfd2kgd `mes_remove_hw_queue` (MESAPI__REMOVE_QUEUE).
+    pub(crate) fn mes_remove(&self, i: &MesRemoveQueueInput) -> Result {
+        let mut st = self.mes().lock();
+        let at = st.queues.iter().position(|q| q.doorbell_offset == i.doorbell_offset && q.gang_context_addr == i.gang_context_addr);
+        let Some(at) = at else { return Err(EINVAL) };
+        let mut q = st.queues.remove(at)?;
+        self.mes_preempt(&mut q)
+    }
+
+    /// kfd2kgd `mes_suspend_all` (MESAPI__SUSPEND of every gang): every
+    /// queue preempted, read pointers saved.
+    pub(crate) fn mes_suspend(&self) -> Result {
+        let mut st = self.mes().lock();
+        st.suspended = true;
+        let mut ret = Ok(());
+        for q in st.queues.iter_mut() {
+            let r = self.mes_preempt(q);
+            ret = ret.and(r);
+        }
+        ret
+    }
+
+    /// kfd2kgd `mes_resume_all` (MESAPI__RESUME): every queue runs again
+    /// from the state its MQD saved.
+    pub(crate) fn mes_resume(&self) -> Result {
+        let mut st = self.mes().lock();
+        st.suspended = false;
+        let mut ret = Ok(());
+        for q in st.queues.iter_mut().filter(|q| q.hqd.is_none()) {
+            let r = self.mes_desc(q).and_then(|d| self.mes_load(q, &d));
+            match r {
+                Ok(h) => q.hqd = Some(h),
+                Err(e) => ret = ret.and(Err(e)),
+            }
+        }
+        ret
+    }
+
+    /// `gpu_reset`: the firmware starts over with no queue (not saved).
+    pub(crate) fn mes_reset(&self) {
+        let mut st = self.mes().lock();
+        st.suspended = false;
+        for q in core::mem::take(&mut st.queues).into_iter() {
+            if let Some(h) = q.hqd {
+                let _ = self.engine().destroy(h);
+            }
+        }
+    }
+}
+
+#[kernel::prelude::kunit_tests(amdgpu_vgpu_mes)]
+mod tests {
+    use super::*;
+    use crate::{gart::GttObj, mqd::hw, profile::PROFILES, sysmem::SystemMemory};
+
+    /// A gfx11 GPU (not registered with rkfd), a VM with a PASID, and the
+    /// GART objects of one PM4 queue: its MQD, a process and a gang
+    /// context (ring and pointers at VAs nothing maps: the test looks only
+    /// at what the firmware loads and saves).
+    struct Rig {
+        kgd: KBox<Kgd>,
+        vm: Arc<crate::vm::Vm>,
+        mqd: Arc<GttObj>,
+        proc_ctx: Arc<GttObj>,
+        gang_ctx: Arc<GttObj>,
+        input: MesAddQueueInput,
+    }
+
+    const PASID: u32 = 0x6000;
+    const DOORBELL: u32 = 4;
+
+    impl Rig {
+        fn new(index: u32) -> Result<Rig> {
+            let p = PROFILES.iter().find(|p| p.gfx.uses_mes()).ok_or(EINVAL)?;
+            let kgd = Kgd::new(p, index, 16 * 4096, &SystemMemory::new()?)?;
+            let core = kgd.core().clone();
+            let vm = crate::vm::Vm::new(core.clone())?;
+            vm.set_pasid(PASID);
+            core.set_vm_pasid(&vm, PASID);
+            let (mqd, proc_ctx, gang_ctx) = (kgd.gart().alloc(4096)?, kgd.gart().alloc(4096)?, kgd.gart().alloc(4096)?);
+            let base = 0x7f00_0000_0000u64;
+            let q = hw::QueueProps {
+                format: hw::QueueFormat::Pm4,
+                queue_address: base,
+                queue_size: 4096,
+                read_ptr: base + 0x8000,
+                write_ptr: base + 0x8008,
+                doorbell_off: DOORBELL,
+                ..Default::default()
+            };
+            let dev = hw::MqdDevice { gfx: p.gfx, cwsr_enabled: false, profiler_active: false, pcie_atomics: false, sdma_phase_quantum: hw::SDMA_PHASE_QUANTUM_DEFAULT };
+            let mut m = hw::ComputeMqd::zeroed(p.gfx).ok_or(EINVAL)?;
+            hw::init_compute_mqd(&mut m, &dev, mqd.addr(), &q);
+            kgd.mes_write(mqd.addr(), m.as_bytes())?;
+            let input = MesAddQueueInput {
+                process_id: PASID,
+                process_context_addr: proc_ctx.addr(),
+                gang_context_addr: gang_ctx.addr(),
+                doorbell_offset: DOORBELL,
+                mqd_addr: mqd.addr(),
+                wptr_addr: q.write_ptr,
+                queue_type: QUEUE_TYPE_COMPUTE,
+                is_kfd_process: 1,
+                queue_size: 1024,
+                ..Default::default()
+            };
+            Ok(Rig { kgd, vm, mqd, proc_ctx, gang_ctx, input })
+        }
+
+        fn running(&self) -> (usize, usize) {
+            let st = self.kgd.mes().lock();
+            (st.queues.len(), st.queues.iter().filter(|q| q.hqd.is_some()).count())
+        }
+
+        fn remove_input(&self) -> MesRemoveQueueInput {
+            MesRemoveQueueInput { doorbell_offset: DOORBELL, gang_context_addr: self.gang_ctx.addr() }
+        }
+    }
+
+    impl Drop for Rig {
+        fn drop(&mut self) {
+            self.kgd.mes_reset();
+            self.kgd.core().set_vm_pasid(&self.vm, 0);
+            for o in [&self.mqd, &self.proc_ctx, &self.gang_ctx] {
+                self.kgd.gart().free(o);
+            }
+        }
+    }
+
+    /// Requests no firmware takes are refused and leave nothing behind.
+    #[test]
+    fn add_refuses_what_does_not_match_the_mqd() -> Result {
+        let rig = Rig::new(0x3c)?;
+        let i = rig.input;
+        let bad = [
+            MesAddQueueInput { mqd_addr: rig.proc_ctx.addr(), ..i },
+            MesAddQueueInput { mqd_addr: 0x1000, ..i },
+            MesAddQueueInput { doorbell_offset: DOORBELL + 2, ..i },
+            MesAddQueueInput { wptr_addr: i.wptr_addr + 8, ..i },
+            MesAddQueueInput { is_aql_queue: 1, ..i },
+            MesAddQueueInput { queue_type: 0, ..i },
+            MesAddQueueInput { process_id: PASID + 1, ..i },
+            MesAddQueueInput { gang_context_addr: 0x2000, ..i },
+        ];
+        for b in bad.iter() {
+            assert_eq!(rig.kgd.mes_add(b), Err(EINVAL));
+        }
+        assert_eq!(rig.running(), (0, 0));
+        assert_eq!(rig.kgd.mes_remove(&rig.remove_input()), Err(EINVAL));
+        Ok(())
+    }
+
+    /// Add runs the queue, a second add of its doorbell is refused;
+    /// suspend preempts it and resume runs it again; remove takes it off,
+    /// and only once.
+    #[test]
+    fn add_suspend_resume_remove() -> Result {
+        let rig = Rig::new(0x3d)?;
+        rig.kgd.mes_add(&rig.input)?;
+        assert_eq!(rig.running(), (1, 1));
+        assert_eq!(rig.kgd.mes_add(&rig.input), Err(EINVAL));
+        rig.kgd.mes_suspend()?;
+        assert_eq!(rig.running(), (1, 0));
+        rig.kgd.mes_resume()?;
+        assert_eq!(rig.running(), (1, 1));
+        assert_eq!(rig.kgd.mes_remove(&MesRemoveQueueInput { gang_context_addr: rig.proc_ctx.addr(), ..rig.remove_input() }), Err(EINVAL));
+        rig.kgd.mes_remove(&rig.remove_input())?;
+        assert_eq!(rig.running(), (0, 0));
+        assert_eq!(rig.kgd.mes_remove(&rig.remove_input()), Err(EINVAL));
+        Ok(())
+    }
+
+    /// A profile scheduled by the HWS has no MES.
+    #[test]
+    fn hws_profiles_have_no_mes() -> Result {
+        let p = PROFILES.iter().find(|p| !p.gfx.uses_mes()).ok_or(EINVAL)?;
+        let kgd = Kgd::new(p, 0x3e, 16 * 4096, &SystemMemory::new()?)?;
+        assert_eq!(kgd.mes_add(&MesAddQueueInput::default()), Err(EOPNOTSUPP));
+        Ok(())
+    }
+}
