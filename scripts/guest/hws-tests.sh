@@ -14,7 +14,9 @@
 # that rkfd refuses to load with sched_policy=3 (upstream kfd_init) and,
 # for policy 0 and 1, that each GPU of a HWS family reports its hardware
 # scheduler in dmesg, and after the default run under policy 0 that the
-# over-subscribed runlists logged upstream's warning.  Prints "hws-tests: N passed, N failed" for those
+# over-subscribed runlists logged upstream's warning and that the hang
+# test's hang was declared after the preemption timeout rkfd was loaded
+# with (queue_preemption_timeout_ms, 1 s here).  Prints "hws-tests: N passed, N failed" for those
 # checks; exits non-zero if they or CMD failed.
 set -u
 cd "$RKFD_ROOT"
@@ -43,11 +45,18 @@ unload() {
 		rmmod rkfd || { bad "rmmod rkfd"; return 1; }
 	fi
 }
-# load POLICY PROFILE
+# load POLICY PROFILE [RKFD_PARAM...]
 load() {
-	insmod rkfd.ko sched_policy="$1" || { bad "insmod rkfd.ko sched_policy=$1"; return 1; }
-	insmod vgpu/amdgpu.ko profile="$2" || { bad "insmod amdgpu.ko profile=$2"; return 1; }
+	local policy=$1 gpus=$2
+	shift 2
+	insmod rkfd.ko sched_policy="$policy" "$@" || { bad "insmod rkfd.ko sched_policy=$policy $*"; return 1; }
+	insmod vgpu/amdgpu.ko profile="$gpus" || { bad "insmod amdgpu.ko profile=$gpus"; return 1; }
 }
+# The virtual HWS answers a preemption in the doorbell write itself
+# (vgpu/cp.rs): only a hung one misses its fence, and the hang test waits
+# the whole timeout for it.  1 s of it rather than upstream's 9
+# (RKFD_HWS_TIMEOUT= : upstream's, to compare).
+hws_timeout=${RKFD_HWS_TIMEOUT-queue_preemption_timeout_ms=1000}
 
 rc=0
 unload || rc=1
@@ -61,7 +70,7 @@ else
 	bad "sched_policy=3 refused without upstream's message"
 fi
 n=$(dmesg | wc -l)
-if load "$policy" "$profile"; then
+if load "$policy" "$profile" $hws_timeout; then
 	if [ "$policy" != 2 ]; then
 		# gfx9/gfx10 GPUs run the HWS; MES (gfx11) ones fall back.
 		want=$(tr ',' '\n' <<<"$profile" | grep -c '^gfx9\|^gfx10')
@@ -76,6 +85,15 @@ if load "$policy" "$profile"; then
 			# warning, once per switch into over-subscription, never a WARN.
 			got=$(dmesg | tail -n +$((n + 1)) | grep -c 'Runlist is getting oversubscribed due to')
 			if [ "$got" -ge 1 ]; then ok "over-subscription warned ($got line(s))"; else bad "no over-subscription warning in dmesg"; fi
+			# The hang test's hang was declared after the timeout given.
+			if [ -n "$hws_timeout" ]; then
+				ms=${hws_timeout#*=}
+				if dmesg | tail -n +$((n + 1)) | grep -q "the preemption fence did not come in $ms ms"; then
+					ok "HWS hang declared after queue_preemption_timeout_ms ($ms ms)"
+				else
+					bad "no HWS hang declared after $ms ms in dmesg"
+				fi
+			fi
 		fi
 	else
 		"$@" || rc=1
