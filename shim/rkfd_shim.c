@@ -167,6 +167,23 @@ int rkfd_shim_hws_max_conc_proc(void)
 	return READ_ONCE(hws_max_conc_proc);
 }
 
+/*
+ * Upstream amdgpu's queue_preemption_timeout_ms (amdgpu_drv.c): how long
+ * the driver waits for the HWS to answer a preemption (its fence) before
+ * it declares the scheduler hung and resets it; writable, as upstream's.
+ * -1 (default) is upstream's 9000 (rust/amdgpu-hw pm4), as is a value
+ * below 1.
+ */
+static int queue_preemption_timeout_ms = -1;
+module_param(queue_preemption_timeout_ms, int, 0644);
+MODULE_PARM_DESC(queue_preemption_timeout_ms,
+	"queue preemption timeout in ms (1 = Minimum, -1 = upstream's default 9000)");
+
+int rkfd_shim_queue_preemption_timeout_ms(void)
+{
+	return READ_ONCE(queue_preemption_timeout_ms);
+}
+
 void rkfd_shim_kfd_dev_info(const char *msg)
 {
 	if (rkfd_device)

@@ -43,6 +43,8 @@ int rkfd_shim_log_level(void);
 int rkfd_shim_sched_policy(void);
 /* The hws_max_conc_proc module parameter (upstream amdgpu_drv.c). */
 int rkfd_shim_hws_max_conc_proc(void);
+/* The queue_preemption_timeout_ms module parameter (upstream amdgpu_drv.c). */
+int rkfd_shim_queue_preemption_timeout_ms(void);
 void rkfd_shim_kfd_dev_info(const char *msg);
 
 /* KUnit only (CONFIG_KUNIT=y): a file standing for a render-node file. */

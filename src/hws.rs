@@ -18,8 +18,9 @@
 //! Every change goes as upstream's `execute_queues_cpsch`: UNMAP_QUEUES of
 //! the dynamic queues and a QUERY_STATUS fence (preemption: the CP saves
 //! each queue's state into its MQD, in GTT), the change, then RUN_LIST of
-//! what is active.  A fence that does not come within
-//! `QUEUE_PREEMPTION_TIMEOUT_MS` is a hung HWS: the call answers `-ETIME`,
+//! what is active.  A fence that does not come within the
+//! `queue_preemption_timeout_ms` module parameter (upstream amdgpu's,
+//! default 9000 ms) is a hung HWS: the call answers `-ETIME`,
 //! the caller resets the GPU (`crate::queue::recover`, which calls
 //! [`reset`] to load the HIQ and send SET_RESOURCES again), and until then
 //! every call answers `-EIO`.
@@ -90,6 +91,12 @@ pub(crate) fn param_policy() -> Option<SchedPolicy> {
     SchedPolicy::from_param(kabi::sched_policy())
 }
 
+/// How long a preemption fence may take (C: `queue_preemption_timeout_ms`),
+/// from the module parameter.
+fn preemption_timeout_ms() -> u32 {
+    pm4::queue_preemption_timeout_ms(kabi::queue_preemption_timeout_ms())
+}
+
 /// One queue of the runlist (C: a `struct queue` on a `qpd->queues_list`).
 pub(crate) struct RlEntry {
     /// The queue (identity, and its error state: a stopped queue is left
@@ -150,7 +157,7 @@ impl dqm::Hiq for Hiq<'_> {
 
     /// C: `amdkfd_fence_wait_timeout`.
     fn wait_fence(&mut self, value: u64) -> bool {
-        let deadline = kabi::time::raw_ns() + u64::from(pm4::QUEUE_PREEMPTION_TIMEOUT_MS) * 1_000_000;
+        let deadline = kabi::time::raw_ns() + u64::from(preemption_timeout_ms()) * 1_000_000;
         loop {
             if self.kq.fence() == value {
                 return true;
@@ -199,7 +206,7 @@ impl dqm::Hiq for Hiq<'_> {
         kfd_err!(
             "HWS hang on gpu {}: the preemption fence did not come in {} ms; the GPU will be reset\n",
             self.dev.gpu_id(),
-            pm4::QUEUE_PREEMPTION_TIMEOUT_MS
+            preemption_timeout_ms()
         );
     }
 
@@ -272,7 +279,7 @@ pub(crate) fn start(dev: &Device) -> Option<HwsState> {
 
 fn try_start(dev: &Device, policy: SchedPolicy) -> Result<HwsState> {
     let shared = dqm::hws_shared_resources(COMPUTE_VMID_BITMAP, dev.info.num_pipe_per_mec, dev.info.num_queue_per_pipe);
-    let res = SetResources::for_scheduler(&shared, false, pm4::QUEUE_PREEMPTION_TIMEOUT_MS).map_err(|_| EINVAL)?;
+    let res = SetResources::for_scheduler(&shared, false, preemption_timeout_ms()).map_err(|_| EINVAL)?;
     let tables = HwsTables::of(&res);
     let kq = KernelQueue::new(dev)?;
     let pm = PacketManager::new(dev, PacketManager::limits_of(dev, &res), tables.cp_queues)?;

@@ -69,6 +69,14 @@ pub(crate) fn sched_policy() -> i32 {
     unsafe { shim_ffi::rkfd_shim_sched_policy() }
 }
 
+/// The `queue_preemption_timeout_ms` module parameter as given (a C
+/// parameter in `shim/rkfd_shim.c`, writable; < 1: upstream's default,
+/// `pm4::queue_preemption_timeout_ms` says).
+pub(crate) fn queue_preemption_timeout_ms() -> i32 {
+    // SAFETY: Reads an int module parameter.
+    unsafe { shim_ffi::rkfd_shim_queue_preemption_timeout_ms() }
+}
+
 /// The `hws_max_conc_proc` module parameter as given (a C parameter in
 /// `shim/rkfd_shim.c`, read-only; < 0: unset).
 pub(crate) fn hws_max_conc_proc() -> i32 {

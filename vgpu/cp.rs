@@ -25,7 +25,7 @@ use kernel::{
     pr_warn_once,
     prelude::*,
     sync::Arc,
-    time::{delay::fsleep, Delta},
+    time::Delta,
 };
 
 use crate::{
@@ -385,7 +385,9 @@ impl kabi::ThreadMain for QuantumTimer {
                 Quantum::Idle => IDLE_POLL_MS,
                 Quantum::NoHiq => NO_HIQ_POLL_MS,
             };
-            fsleep(Delta::from_millis(ms));
+            // Not fsleep: unloading the module stops this thread and
+            // must not wait out the sleep (a second with no HIQ).
+            kabi::sleep_unless_stopped(Delta::from_millis(ms));
         }
     }
 }

@@ -6,6 +6,7 @@
  */
 #include <linux/err.h>
 #include <linux/highmem.h>
+#include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/cpumask.h>
 #include <linux/mm.h>
@@ -34,6 +35,29 @@ void vgpu_engine_thread_stop(struct task_struct *t)
 bool vgpu_engine_thread_should_stop(void)
 {
 	return kthread_should_stop();
+}
+
+/*
+ * Sleeps @us microseconds (a quarter more at most, as fsleep), or less:
+ * returns as soon as kthread_stop() is called on the current thread, which
+ * sets the stop flag and then wakes the thread (fsleep/msleep would sleep
+ * on).  TASK_IDLE: no signal ends the sleep, and it adds no load.
+ */
+void vgpu_engine_thread_sleep_us(unsigned long us)
+{
+	ktime_t end = ktime_add_us(ktime_get(), us);
+
+	for (;;) {
+		/* The state is set before the flag is read: a stop after the
+		 * read finds the thread sleeping and wakes it. */
+		set_current_state(TASK_IDLE);
+		if (kthread_should_stop())
+			break;
+		/* 0: the time is up; else woken early: look again. */
+		if (!schedule_hrtimeout_range(&end, (u64)(us / 4) * NSEC_PER_USEC, HRTIMER_MODE_ABS))
+			break;
+	}
+	__set_current_state(TASK_RUNNING);
 }
 
 /* A polling engine thread lets others run (it polls without sleeping). */

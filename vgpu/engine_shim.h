@@ -16,6 +16,8 @@ int vgpu_engine_thread_start(int (*fn)(void *), void *data, const char *role,
 			     unsigned int index, unsigned int worker, struct task_struct **out);
 void vgpu_engine_thread_stop(struct task_struct *t);
 bool vgpu_engine_thread_should_stop(void);
+/* Sleeps up to @us microseconds; ends at once when the thread is stopped. */
+void vgpu_engine_thread_sleep_us(unsigned long us);
 void vgpu_engine_cond_resched(void);
 unsigned int vgpu_engine_online_cpus(void);
 unsigned int vgpu_engine_shader_workers(void);

@@ -61,6 +61,7 @@ pub(crate) use engine::{
     online_cpus,
     shader_workers,
     should_stop,
+    sleep_unless_stopped,
     GpuPage,
     GpuTarget,
     PageMap,

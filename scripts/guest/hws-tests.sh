@@ -16,15 +16,18 @@
 # for policy 0 and 1, that each GPU of a HWS family reports its hardware
 # scheduler in dmesg and each gfx11 GPU its MES scheduling, and after the
 # default run under policy 0 that the over-subscribed runlists logged
-# upstream's warning (HWS GPUs) and, on gfx11 GPUs, that no MES request
-# failed and no queue is left with the MES.  The default run under policy 0
-# on HWS GPUs then runs, short, what else preempts the runlist (issue #13),
-# each closing line renamed "<name>-sched0: ...": on an all-gfx90a profile
-# (XNACK on) kfd-svm-hmm-tests' retry_faults_vs_queue_preemption (retry
-# faults while the runlist is preempted under Process::inner), kfd-fuzz
-# (3000 calls) and kfd-storm (16 lifecycles).  Prints "hws-tests: N passed,
-# N failed" for those checks ("mes-tests: ..." on gfx11 GPUs only); exits
-# non-zero if they or CMD failed.
+# upstream's warning (HWS GPUs), that the hang test's hang was declared
+# after the preemption timeout rkfd was loaded with
+# (queue_preemption_timeout_ms, 1 s here) and, on gfx11 GPUs, that no MES
+# request failed and no queue is left with the MES.  The default run under
+# policy 0 on HWS GPUs then runs, short, what else preempts the runlist
+# (issue #13), each closing line renamed "<name>-sched0: ...": on an
+# all-gfx90a profile (XNACK on) kfd-svm-hmm-tests'
+# retry_faults_vs_queue_preemption (retry faults while the runlist is
+# preempted under Process::inner), kfd-fuzz (3000 calls) and kfd-storm (16
+# lifecycles).  Prints "hws-tests: N passed, N failed" for those checks
+# ("mes-tests: ..." on gfx11 GPUs only); exits non-zero if they or CMD
+# failed.
 set -u
 cd "$RKFD_ROOT"
 policy=0 profile=gfx90a
@@ -63,11 +66,18 @@ unload() {
 		rmmod rkfd || { bad "rmmod rkfd"; return 1; }
 	fi
 }
-# load POLICY PROFILE
+# load POLICY PROFILE [RKFD_PARAM...]
 load() {
-	insmod rkfd.ko sched_policy="$1" || { bad "insmod rkfd.ko sched_policy=$1"; return 1; }
-	insmod vgpu/amdgpu.ko profile="$2" || { bad "insmod amdgpu.ko profile=$2"; return 1; }
+	local policy=$1 gpus=$2
+	shift 2
+	insmod rkfd.ko sched_policy="$policy" "$@" || { bad "insmod rkfd.ko sched_policy=$policy $*"; return 1; }
+	insmod vgpu/amdgpu.ko profile="$gpus" || { bad "insmod amdgpu.ko profile=$gpus"; return 1; }
 }
+# The virtual HWS answers a preemption in the doorbell write itself
+# (vgpu/cp.rs): only a hung one misses its fence, and the hang test waits
+# the whole timeout for it.  1 s of it rather than upstream's 9
+# (RKFD_HWS_TIMEOUT= : upstream's, to compare).
+hws_timeout=${RKFD_HWS_TIMEOUT-queue_preemption_timeout_ms=1000}
 
 # mark: logs a line the next `since` reads the kernel log from (counting
 # lines goes wrong once the log's ring buffer is full, as after
@@ -87,7 +97,7 @@ else
 	bad "sched_policy=3 refused without upstream's message"
 fi
 mark
-if load "$policy" "$profile"; then
+if load "$policy" "$profile" $hws_timeout; then
 	if [ "$policy" != 2 ]; then
 		# gfx9/gfx10 GPUs run the HWS; gfx11 ones the MES, never the
 		# fallback to no scheduler.
@@ -108,6 +118,15 @@ if load "$policy" "$profile"; then
 			# warning, once per switch into over-subscription, never a WARN.
 			got=$(since | grep -c 'Runlist is getting oversubscribed due to')
 			if [ "$got" -ge 1 ]; then ok "over-subscription warned ($got line(s))"; else bad "no over-subscription warning in dmesg"; fi
+			# The hang test's hang was declared after the timeout given.
+			if [ -n "$hws_timeout" ]; then
+				ms=${hws_timeout#*=}
+				if since | grep -q "the preemption fence did not come in $ms ms"; then
+					ok "HWS hang declared after queue_preemption_timeout_ms ($ms ms)"
+				else
+					bad "no HWS hang declared after $ms ms in dmesg"
+				fi
+			fi
 			bin=rust/target/release
 			if ! tr ',' '\n' <<<"$profile" | grep -qv '^gfx90a$'; then
 				renamed svm-sched0 $bin/kfd-svm-hmm-tests retry_faults_vs_queue_preemption

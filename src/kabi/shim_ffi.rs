@@ -59,6 +59,9 @@ unsafe extern "C" {
     pub fn rkfd_shim_hws_max_conc_proc() -> kernel::ffi::c_int;
 }
 unsafe extern "C" {
+    pub fn rkfd_shim_queue_preemption_timeout_ms() -> kernel::ffi::c_int;
+}
+unsafe extern "C" {
     pub fn rkfd_shim_kfd_dev_info(msg: *const kernel::ffi::c_char);
 }
 unsafe extern "C" {

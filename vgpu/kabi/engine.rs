@@ -25,6 +25,7 @@ use kernel::{
         },
         Arc,
     },
+    time::Delta,
     types::ForeignOwnable,
 };
 
@@ -39,13 +40,16 @@ use super::shim::{
     vgpu_engine_online_cpus,
     vgpu_engine_shader_workers,
     vgpu_engine_thread_should_stop,
+    vgpu_engine_thread_sleep_us,
     vgpu_engine_thread_start,
     vgpu_engine_thread_stop, //
 };
 
 /// The body of a [`Thread`].
 pub(crate) trait ThreadMain: Send + Sync + 'static {
-    /// Runs until [`should_stop`] says so; must not return before.
+    /// Runs until [`should_stop`] says so; must not return before.  Its
+    /// timed sleeps ([`sleep_unless_stopped`]) end when the thread is
+    /// stopped, so that stopping it (module unload) does not wait for them.
     fn main(&self);
 }
 
@@ -77,7 +81,7 @@ unsafe extern "C" fn thread_fn<T: ThreadMain>(data: *mut c_void) -> c_int {
     // `main` returns only once `kthread_stop` was called: wait for it to
     // finish the protocol (it does not let the task exit before).
     while !should_stop() {
-        kernel::time::delay::fsleep(kernel::time::Delta::from_millis(1));
+        sleep_unless_stopped(Delta::from_millis(1000));
     }
     drop(body);
     0
@@ -137,6 +141,16 @@ pub(crate) fn shader_workers() -> u32 {
 pub(crate) fn should_stop() -> bool {
     // SAFETY: Called from a kthread (the engine's), as the function requires.
     unsafe { vgpu_engine_thread_should_stop() }
+}
+
+/// Sleeps for `d` (a quarter more at most), or less: returns at once when
+/// the current [`Thread`] is being stopped ([`should_stop`] is true then),
+/// where `fsleep` would sleep on and hold up `kthread_stop`.
+pub(crate) fn sleep_unless_stopped(d: Delta) {
+    let us = c_ulong::try_from(d.as_micros_ceil().max(0)).unwrap_or(c_ulong::MAX);
+    // SAFETY: Called from a kthread (a `Thread`'s), in process context
+    // with no spinlock held, as sleeping requires.
+    unsafe { vgpu_engine_thread_sleep_us(us) }
 }
 
 /// Where the kernel's direct map has a page of memory (`page_address`, on

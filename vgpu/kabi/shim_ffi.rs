@@ -339,6 +339,9 @@ unsafe extern "C" {
     pub fn vgpu_engine_thread_should_stop() -> bool;
 }
 unsafe extern "C" {
+    pub fn vgpu_engine_thread_sleep_us(us: kernel::ffi::c_ulong);
+}
+unsafe extern "C" {
     pub fn vgpu_engine_cond_resched();
 }
 unsafe extern "C" {

@@ -64,6 +64,18 @@ pub const FENCE_COMPLETED: u64 = 100;
 /// C: `queue_preemption_timeout_ms`'s default (module parameter).
 pub const QUEUE_PREEMPTION_TIMEOUT_MS: u32 = 9000;
 
+/// The preemption timeout a `queue_preemption_timeout_ms` module parameter
+/// gives: the value itself from 1 up (upstream's "1 = Minimum"), else
+/// (rkfd's -1 default, or a bad 0 or negative value) upstream's default
+/// [`QUEUE_PREEMPTION_TIMEOUT_MS`].
+pub const fn queue_preemption_timeout_ms(param: i32) -> u32 {
+    if param >= 1 {
+        param as u32
+    } else {
+        QUEUE_PREEMPTION_TIMEOUT_MS
+    }
+}
+
 /// C: `KFD_UNMAP_LATENCY_MS / 100`, SET_RESOURCES' `unmap_latency` (the
 /// time the CP waits for an SDMA preemption, in 100 ms), from the
 /// driver's `queue_preemption_timeout_ms`.

@@ -435,3 +435,16 @@ fn parser_rejects_reserved_and_short_packets() {
 fn short_query() -> [u32; 4] {
     [type3_header(IT_QUERY_STATUS, 4), 0, 0, 0]
 }
+
+#[test]
+fn queue_preemption_timeout_param() {
+    // Unset (-1), or nonsense: upstream's default; from 1 ms up: as given.
+    for p in [-1, 0, i32::MIN] {
+        assert_eq!(queue_preemption_timeout_ms(p), QUEUE_PREEMPTION_TIMEOUT_MS);
+    }
+    assert_eq!(queue_preemption_timeout_ms(1), 1);
+    assert_eq!(queue_preemption_timeout_ms(1000), 1000);
+    assert_eq!(queue_preemption_timeout_ms(i32::MAX), i32::MAX as u32);
+    // SET_RESOURCES' unmap latency follows it: (1000 - 100) / 2 ms in 100 ms.
+    assert_eq!(unmap_latency(queue_preemption_timeout_ms(1000)), 4);
+}
