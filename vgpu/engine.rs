@@ -1709,6 +1709,12 @@ mod tests {
 
     /// Writes a one-dimensional KERNEL_DISPATCH of the kernel as packet `index`.
     fn dispatch(vm: &Vm, index: u64, grid: u32, wg: u16, completion: u64) -> Result {
+        dispatch_patched(vm, index, grid, wg, completion, &[])
+    }
+
+    /// [`dispatch`] with the packet's 32-bit words at the byte offsets of
+    /// `patch` replaced before the header is written.
+    fn dispatch_patched(vm: &Vm, index: u64, grid: u32, wg: u16, completion: u64, patch: &[(u64, u32)]) -> Result {
         let p = RING + (index % 64) * 64;
         w16(vm, p + 2, 1)?;
         for (o, v) in [(4, wg), (6, 1), (8, 1), (10, 0)] {
@@ -1719,6 +1725,9 @@ mod tests {
         }
         for (o, v) in [(32, KOBJ), (40, KERNARG), (48, 0), (56, completion)] {
             w64(vm, p + o, v)?;
+        }
+        for &(o, v) in patch {
+            w32(vm, p + o, v)?;
         }
         let h = aql::TYPE_KERNEL_DISPATCH | aql::HEADER_BARRIER;
         w16(vm, p, h | (2 << aql::HEADER_ACQUIRE_SHIFT) | (2 << aql::HEADER_RELEASE_SHIFT))?;
@@ -1774,6 +1783,44 @@ mod tests {
         // One time slice (4096 instructions); seconds would be a bug even under TCG.
         check!(ms < 5000);
         check_eq!(r64(&vm, sig + aql::SIGNAL_VALUE), 1);
+        Ok(())
+    }
+
+    /// Packet fields at their limits end the queue with an error, never
+    /// with an arithmetic overflow (a BUG() in the kernel): workgroup
+    /// sizes of 65535 in all three dimensions (their product overflows
+    /// u32: INVALID_PACKET, more than 1024 work-items), a private segment
+    /// size of 0xffffffff (rounding it up to a multiple of 4 overflowed:
+    /// UNSUPPORTED, more scratch than the engine gives).  Both found by
+    /// kfd-shader-fuzz.
+    #[test]
+    fn packets_at_the_limits_are_queue_errors() -> Result {
+        let (core, vm) = gpu(0x47)?;
+        let h = EngineHandle::start(&core)?;
+        h.record_irqs();
+        let _mem = aql_queue_memory(&vm)?;
+        let _k = map(&vm, KOBJ, 2, GTT)?;
+        kernel(&vm, &STORE_IDS, OUT)?;
+        let sig = signal(&vm, 0, 1, 0)?;
+        let cases: [(&[(u64, u32)], u32); 3] = [
+            // setup: 3 dimensions; workgroup x, y | z (u16 each).
+            (&[(0, 3 << 16), (4, 0xffff_ffff), (8, 0xffff)], QUEUE_ERROR_INVALID_PACKET),
+            // private_segment_size.
+            (&[(24, 0xffff_ffff)], QUEUE_ERROR_UNSUPPORTED),
+            (&[(24, 0xffff_fffd)], QUEUE_ERROR_UNSUPPORTED),
+        ];
+        for (i, (patch, want)) in cases.into_iter().enumerate() {
+            for s in 0..PAGE / 64 {
+                w16(&vm, RING + 64 * s, aql::TYPE_INVALID)?;
+            }
+            w64(&vm, WPTR, 0)?;
+            let hqd = h.engine().load(vm.clone(), &aql_desc(23 + i as u32, RING, PAGE, RPTR, WPTR))?;
+            dispatch_patched(&vm, 0, 64, 64, sig, patch)?;
+            check!(wait_for(|| h.engine().state(&hqd).error != 0));
+            check_eq!(h.engine().state(&hqd).error, want);
+            check_eq!(r64(&vm, sig + aql::SIGNAL_VALUE), 1);
+            h.engine().destroy(hqd)?;
+        }
         Ok(())
     }
 

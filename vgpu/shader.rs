@@ -925,7 +925,9 @@ impl Shader {
         if dims == 0 || wg.contains(&0) || grid.contains(&0) {
             return Err(invalid(aql::INACTIVE_INVALID_DIM, "no dimensions, or a zero workgroup or grid size"));
         }
-        let items = wg[0] * wg[1] * wg[2];
+        // In u64: three sizes of up to 65535 overflow u32 (an overflow is
+        // a BUG() in the kernel; found by kfd-shader-fuzz).
+        let items = wg.iter().map(|&d| u64::from(d)).product::<u64>();
         if items > 1024 {
             return Err(invalid(aql::INACTIVE_GROUP_TOO_LARGE, "more than 1024 work-items per workgroup"));
         }
@@ -945,7 +947,10 @@ impl Shader {
             self.inactive.set(aql::INACTIVE_INVALID_ISA);
             return Err(fail(pkt, QUEUE_ERROR_UNSUPPORTED, format_args!("a wave32 kernel (gfx90a runs wave64)")));
         }
-        let lane_bytes = private.max(kd.private_segment_fixed_size).next_multiple_of(4);
+        // Checked before it is rounded up: a size near u32::MAX would
+        // overflow the rounding (found by kfd-shader-fuzz).  The limit is
+        // a multiple of 4, so the check is the same as after rounding.
+        let lane_bytes = private.max(kd.private_segment_fixed_size);
         if lane_bytes > MAX_SCRATCH_LANE {
             self.inactive.set(aql::INACTIVE_INVALID_ALLOCATION);
             return Err(fail(
@@ -954,6 +959,7 @@ impl Shader {
                 format_args!("{} bytes of scratch per work-item (at most {})", lane_bytes, MAX_SCRATCH_LANE),
             ));
         }
+        let lane_bytes = lane_bytes.next_multiple_of(4);
         let lds = group.max(kd.group_segment_fixed_size);
         if lds > MAX_LDS {
             return Err(invalid(aql::INACTIVE_INVALID_ALLOCATION, "more than 64 KiB of LDS"));
