@@ -591,6 +591,10 @@ impl Proc {
                 return Outcome::VmFault;
             }
             if event_signalled(self.k.fd, self.hw_event, 5) {
+                // A VM fault raises both; the MEMORY event may come second.
+                if event_signalled(self.k.fd, self.mem_event, 20) {
+                    return Outcome::VmFault;
+                }
                 return Outcome::QueueError;
             }
             if Instant::now() > until {
