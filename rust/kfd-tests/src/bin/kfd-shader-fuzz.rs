@@ -704,6 +704,10 @@ fn child(r: &mut Rng, gpu: &TopoGpu, isa: Isa, images: &[Image], n: u64, fate: F
         if let Err(e) = p.destroy(qid) {
             problems.push(format!("dispatch {i}: {e}"));
         }
+        // One failure tells: the next would cost up to 10 s each.
+        if !problems.is_empty() {
+            break;
+        }
     }
     if let Err(e) = p.known_good() {
         problems.push(e);
