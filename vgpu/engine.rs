@@ -1711,6 +1711,12 @@ mod tests {
 
     /// Writes a one-dimensional KERNEL_DISPATCH of the kernel as packet `index`.
     fn dispatch(vm: &Vm, index: u64, grid: u32, wg: u16, completion: u64) -> Result {
+        dispatch_patched(vm, index, grid, wg, completion, &[])
+    }
+
+    /// [`dispatch`] with the packet's 32-bit words at the byte offsets of
+    /// `patch` replaced before the header is written.
+    fn dispatch_patched(vm: &Vm, index: u64, grid: u32, wg: u16, completion: u64, patch: &[(u64, u32)]) -> Result {
         let p = RING + (index % 64) * 64;
         w16(vm, p + 2, 1)?;
         for (o, v) in [(4, wg), (6, 1), (8, 1), (10, 0)] {
@@ -1721,6 +1727,9 @@ mod tests {
         }
         for (o, v) in [(32, KOBJ), (40, KERNARG), (48, 0), (56, completion)] {
             w64(vm, p + o, v)?;
+        }
+        for &(o, v) in patch {
+            w32(vm, p + o, v)?;
         }
         let h = aql::TYPE_KERNEL_DISPATCH | aql::HEADER_BARRIER;
         w16(vm, p, h | (2 << aql::HEADER_ACQUIRE_SHIFT) | (2 << aql::HEADER_RELEASE_SHIFT))?;
@@ -1906,7 +1915,7 @@ mod tests {
     /// Rust overflows) before the engine computed them in range.
     #[test]
     fn dispatch_sizes_at_their_limits_are_queue_errors() -> Result {
-        let (core, vm) = gpu(0x46)?;
+        let (core, vm) = gpu(0x47)?;
         let h = EngineHandle::start(&core)?;
         let _mem = aql_queue_memory(&vm)?;
         let _k = map(&vm, KOBJ, 2, GTT)?;

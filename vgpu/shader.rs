@@ -927,7 +927,8 @@ impl Shader {
         if dims == 0 || wg.contains(&0) || grid.contains(&0) {
             return Err(invalid(aql::INACTIVE_INVALID_DIM, "no dimensions, or a zero workgroup or grid size"));
         }
-        // Three u16 sizes: their product overflows u32 (a panic here).
+        // In u64: three sizes of up to 65535 overflow u32 (an overflow is
+        // a BUG() in the kernel; found by kfd-shader-fuzz).
         let items = wg.iter().map(|&d| u64::from(d)).product::<u64>();
         if items > 1024 {
             return Err(invalid(aql::INACTIVE_GROUP_TOO_LARGE, "more than 1024 work-items per workgroup"));
@@ -948,8 +949,9 @@ impl Shader {
             self.inactive.set(aql::INACTIVE_INVALID_ISA);
             return Err(fail(pkt, QUEUE_ERROR_UNSUPPORTED, format_args!("a wave32 kernel (gfx90a runs wave64)")));
         }
-        // Both sizes come from the process: check before rounding (u32::MAX
-        // rounded up overflows, a panic here); the limit is a multiple of 4.
+        // Checked before it is rounded up: a size near u32::MAX would
+        // overflow the rounding (found by kfd-shader-fuzz).  The limit is
+        // a multiple of 4, so the check is the same as after rounding.
         let lane_bytes = private.max(kd.private_segment_fixed_size);
         if lane_bytes > MAX_SCRATCH_LANE {
             self.inactive.set(aql::INACTIVE_INVALID_ALLOCATION);

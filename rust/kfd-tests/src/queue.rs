@@ -216,6 +216,11 @@ impl QueueMem {
         }
     }
 
+    /// The GPU address of the AQL completion signal ([`QueueMem::signal`]).
+    pub fn signal_va(&self) -> u64 {
+        self.va + SIGNAL
+    }
+
     pub fn signal(&self) -> i64 {
         // SAFETY: inside our mapping.
         unsafe { self.at::<i64>(SIGNAL + 8).read_volatile() }
