@@ -1271,7 +1271,9 @@ fn check_rls(s: &Setup, wptr: u64, live: bool) -> Check {
     use amdgpu_hw::pm4::{self, Packet};
     let rls = read_sysfs("/sys/kernel/debug/kfd/rls")?;
     let dump = rls_dwords(&rls, s.gpu)?;
-    if !hws_policy() {
+    // No runlist without the HWS: under policy 2, and on an MES GPU
+    // (gfx11), whose queues go to the MES one by one.
+    if !hws_policy() || gfx_of(s.gpu)?.uses_mes() {
         return ensure(dump.is_none(), format!("rls: a runlist without the HWS: {rls}"));
     }
     if !live {
@@ -1307,12 +1309,16 @@ fn check_rls(s: &Setup, wptr: u64, live: bool) -> Check {
     )
 }
 
-/// The packet set of the GPU's HWS (MAP_PROCESS differs on aldebaran).
-fn pm_format(gpu: u32) -> Result<amdgpu_hw::pm4::PmFormat, String> {
+/// The GPU's generation, from its topology node.
+fn gfx_of(gpu: u32) -> Result<kfd_logic::gfx::GfxVersion, String> {
     let props = node_props(gpu).ok_or("no topology node")?;
     let v = prop(&props, "gfx_target_version") as u32;
-    let gfx = kfd_logic::gfx::GfxVersion::from_target_version(v).ok_or_else(|| format!("unknown gfx_target_version {v}"))?;
-    Ok(amdgpu_hw::pm4::PmFormat::of(gfx))
+    kfd_logic::gfx::GfxVersion::from_target_version(v).ok_or_else(|| format!("unknown gfx_target_version {v}"))
+}
+
+/// The packet set of the GPU's HWS (MAP_PROCESS differs on aldebaran).
+fn pm_format(gpu: u32) -> Result<amdgpu_hw::pm4::PmFormat, String> {
+    Ok(amdgpu_hw::pm4::PmFormat::of(gfx_of(gpu)?))
 }
 
 fn main() {
