@@ -136,32 +136,12 @@ struct Gpu<'a> {
 }
 
 impl Gpu<'_> {
-    /// The MQD bytes at GART `addr`: `len` bytes (a multiple of 4).
-    fn read_mqd(&self, addr: u64, len: usize) -> Result<KVec<u8>> {
-        let mut dw = KVec::from_elem(0u32, len / 4, GFP_KERNEL)?;
-        self.kgd.gart().read_dwords(addr, &mut dw)?;
-        let mut out = KVec::with_capacity(len, GFP_KERNEL)?;
-        for d in dw.iter() {
-            out.extend_from_slice(&d.to_le_bytes(), GFP_KERNEL)?;
-        }
-        Ok(out)
-    }
-
-    /// Writes MQD bytes back to GART `addr`.
-    fn write_mqd(&self, addr: u64, bytes: &[u8]) -> Result {
-        let mut dw = KVec::with_capacity(bytes.len() / 4, GFP_KERNEL)?;
-        for c in bytes.chunks_exact(4) {
-            dw.push(u32::from_le_bytes([c[0], c[1], c[2], c[3]]), GFP_KERNEL)?;
-        }
-        self.kgd.gart().write_dwords(addr, &dw)
-    }
-
     fn try_map(&mut self, process: &pm4::MapProcess, queue: &pm4::MapQueues) -> Result {
         let core = self.kgd.core();
         let p = core.profile();
         let vm = core.vm_of_pasid(process.pasid).ok_or(EINVAL)?;
         let sdma = matches!(queue.engine, pm4::Engine::Sdma(_));
-        let bytes = self.read_mqd(queue.mqd_addr, if sdma { mqd::sdma_mqd_size(p)? } else { mqd::compute_mqd_size(p)? })?;
+        let bytes = self.kgd.gart().read_bytes(queue.mqd_addr, if sdma { mqd::sdma_mqd_size(p)? } else { mqd::compute_mqd_size(p)? })?;
         let desc: QueueDesc = if sdma {
             mqd::sdma_desc(p, &bytes, queue.wptr_addr)?.0
         } else {
@@ -213,10 +193,10 @@ impl hws::Cp for Gpu<'_> {
         let (rptr, _) = m.hqd.saved_rptr();
         let len = if m.sdma { mqd::sdma_mqd_size(p) } else { mqd::compute_mqd_size(p) };
         let Ok(len) = len else { return };
-        let Ok(mut bytes) = self.read_mqd(m.mqd_addr, len) else { return };
+        let Ok(mut bytes) = self.kgd.gart().read_bytes(m.mqd_addr, len) else { return };
         let saved = if m.sdma { mqd::save_sdma(p, &mut bytes, rptr) } else { mqd::save_compute(p, &mut bytes, m.hqd.desc(), rptr) };
         if saved.is_ok() {
-            let _ = self.write_mqd(m.mqd_addr, &bytes);
+            let _ = self.kgd.gart().write_bytes(m.mqd_addr, &bytes);
         }
     }
 }

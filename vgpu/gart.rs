@@ -117,4 +117,25 @@ impl Gart {
         }
         Ok(())
     }
+
+    /// `len` bytes (a multiple of 4) at GART address `addr`, as the
+    /// firmware reads an MQD (the HWS's and the MES's).
+    pub(crate) fn read_bytes(&self, addr: u64, len: usize) -> Result<KVec<u8>> {
+        let mut dw = KVec::from_elem(0u32, len / 4, GFP_KERNEL)?;
+        self.read_dwords(addr, &mut dw)?;
+        let mut out = KVec::with_capacity(len, GFP_KERNEL)?;
+        for d in dw.iter() {
+            out.extend_from_slice(&d.to_le_bytes(), GFP_KERNEL)?;
+        }
+        Ok(out)
+    }
+
+    /// Writes `bytes` (a multiple of 4) back to GART address `addr`.
+    pub(crate) fn write_bytes(&self, addr: u64, bytes: &[u8]) -> Result {
+        let mut dw = KVec::with_capacity(bytes.len() / 4, GFP_KERNEL)?;
+        for c in bytes.chunks_exact(4) {
+            dw.push(u32::from_le_bytes([c[0], c[1], c[2], c[3]]), GFP_KERNEL)?;
+        }
+        self.write_dwords(addr, &dw)
+    }
 }

@@ -69,25 +69,6 @@ fn refused(e: Error) -> Error {
 }
 
 impl Kgd {
-    /// `len` bytes (a multiple of 4) at GART `addr`.
-    fn mes_read(&self, addr: u64, len: usize) -> Result<KVec<u8>> {
-        let mut dw = KVec::from_elem(0u32, len / 4, GFP_KERNEL)?;
-        self.gart().read_dwords(addr, &mut dw)?;
-        let mut out = KVec::with_capacity(len, GFP_KERNEL)?;
-        for d in dw.iter() {
-            out.extend_from_slice(&d.to_le_bytes(), GFP_KERNEL)?;
-        }
-        Ok(out)
-    }
-
-    fn mes_write(&self, addr: u64, bytes: &[u8]) -> Result {
-        let mut dw = KVec::with_capacity(bytes.len() / 4, GFP_KERNEL)?;
-        for c in bytes.chunks_exact(4) {
-            dw.push(u32::from_le_bytes([c[0], c[1], c[2], c[3]]), GFP_KERNEL)?;
-        }
-        self.gart().write_dwords(addr, &dw)
-    }
-
     fn mqd_size(&self, sdma: bool) -> Result<usize> {
         let p = self.core().profile();
         if sdma {
@@ -100,7 +81,7 @@ impl Kgd {
     /// What the engines need of a queue's MQD, read from the GART now.
     fn mes_desc(&self, q: &Added) -> Result<QueueDesc> {
         let p = self.core().profile();
-        let bytes = self.mes_read(q.mqd_addr, self.mqd_size(q.sdma)?)?;
+        let bytes = self.gart().read_bytes(q.mqd_addr, self.mqd_size(q.sdma)?)?;
         if q.sdma {
             Ok(mqd::sdma_desc(p, &bytes, q.wptr_addr)?.0)
         } else {
@@ -121,13 +102,13 @@ impl Kgd {
         let ret = self.engine().destroy(hqd.clone());
         let p = self.core().profile();
         let (rptr, _) = hqd.saved_rptr();
-        let mut bytes = self.mes_read(q.mqd_addr, self.mqd_size(q.sdma)?)?;
+        let mut bytes = self.gart().read_bytes(q.mqd_addr, self.mqd_size(q.sdma)?)?;
         if q.sdma {
             mqd::save_sdma(p, &mut bytes, rptr)?;
         } else {
             mqd::save_compute(p, &mut bytes, hqd.desc(), rptr)?;
         }
-        self.mes_write(q.mqd_addr, &bytes)?;
+        self.gart().write_bytes(q.mqd_addr, &bytes)?;
         ret
     }
 
@@ -268,7 +249,7 @@ mod tests {
             let dev = hw::MqdDevice { gfx: p.gfx, cwsr_enabled: false, profiler_active: false, pcie_atomics: false, sdma_phase_quantum: hw::SDMA_PHASE_QUANTUM_DEFAULT };
             let mut m = hw::ComputeMqd::zeroed(p.gfx).ok_or(EINVAL)?;
             hw::init_compute_mqd(&mut m, &dev, mqd.addr(), &q);
-            kgd.mes_write(mqd.addr(), m.as_bytes())?;
+            kgd.gart().write_bytes(mqd.addr(), m.as_bytes())?;
             let input = MesAddQueueInput {
                 process_id: PASID,
                 process_context_addr: proc_ctx.addr(),
