@@ -319,3 +319,35 @@ pub fn drop_sys_admin() -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Available memory of every GPU, for a process that binds nothing.
+pub fn available_memory(gpus: &[TopoGpu]) -> Vec<u64> {
+    let Ok(k) = Kfd::open() else { return Vec::new() };
+    gpus.iter()
+        .map(|g| {
+            let mut a = uapi::kfd_ioctl_get_available_memory_args { gpu_id: g.gpu_id, ..Default::default() };
+            let _ = k.ioctl(uapi::AMDKFD_IOC_AVAILABLE_MEMORY, &mut a);
+            a.available
+        })
+        .collect()
+}
+
+/// Every GPU's available memory is `before` again once the processes a
+/// test made are gone: their teardown may still run, on a loaded machine
+/// for seconds, so this waits up to 30 s before it calls the difference a
+/// leak.
+pub fn memory_given_back(gpus: &[TopoGpu], before: &[u64]) -> Result<(), String> {
+    let mut after = available_memory(gpus);
+    for _ in 0..300 {
+        if after == before {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        after = available_memory(gpus);
+    }
+    if after == before {
+        Ok(())
+    } else {
+        Err(format!("available memory before {before:?}, after {after:?}"))
+    }
+}

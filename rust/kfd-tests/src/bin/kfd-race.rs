@@ -726,18 +726,6 @@ fn available(needs: Needs) -> bool {
     }
 }
 
-/// Available memory of every GPU, for a process that binds nothing.
-fn available_memory(gpus: &[TopoGpu]) -> Vec<u64> {
-    let Ok(k) = Kfd::open() else { return Vec::new() };
-    gpus.iter()
-        .map(|g| {
-            let mut a = uapi::kfd_ioctl_get_available_memory_args { gpu_id: g.gpu_id, ..Default::default() };
-            let _ = k.ioctl(uapi::AMDKFD_IOC_AVAILABLE_MEMORY, &mut a);
-            a.available
-        })
-        .collect()
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let opt = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
@@ -789,19 +777,7 @@ fn main() {
         }
     }
     // Every round's process is gone: its memory must be back.
-    h.run("memory given back after all races", || {
-        let mut after = available_memory(&gpus);
-        // Teardown of the last round's process may still run: on a loaded
-        // machine that can take seconds (up to 30 here, then it failed).
-        for _ in 0..300 {
-            if after == before {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-            after = available_memory(&gpus);
-        }
-        ensure(after == before, format!("available memory before {before:?}, after {after:?}"))
-    });
+    h.run("memory given back after all races", || memory_given_back(&gpus, &before));
     h.detail(format!("{rounds} rounds of {ops} operations per race"));
     std::process::exit(h.finish("kfd-race"));
 }

@@ -53,7 +53,7 @@ use amdgpu_isa::code_object::{Elf, KernelDescriptor, KERNEL_DESCRIPTOR_SIZE};
 use kfd_tests::harness::{ensure, flush, kernel_stacks, Args, Harness};
 use kfd_tests::kfd::{errno_name, ioctl_fd, Kfd};
 use kfd_tests::kmsg::KmsgWatch;
-use kfd_tests::ops::{alloc, bind, map, prop, topology_gpus, TopoGpu, GTT, USERPTR, VRAM};
+use kfd_tests::ops::{alloc, bind, map, memory_given_back, prop, topology_gpus, available_memory, TopoGpu, GTT, USERPTR, VRAM};
 use kfd_tests::queue::{QueueMem, QueueProps};
 use kfd_tests::rng::{parse_u64, random_seed, Rng};
 use kfd_tests::svm::svm_set_attr;
@@ -815,18 +815,6 @@ fn run_child(seed: u64, gpu: &TopoGpu, isa: Isa, images: &[Image], n: u64, verbo
     Ok(counts)
 }
 
-/// Available memory of every GPU, for a process that binds nothing.
-fn available_memory(gpus: &[TopoGpu]) -> Vec<u64> {
-    let Ok(k) = Kfd::open() else { return Vec::new() };
-    gpus.iter()
-        .map(|g| {
-            let mut a = uapi::kfd_ioctl_get_available_memory_args { gpu_id: g.gpu_id, ..Default::default() };
-            let _ = k.ioctl(uapi::AMDKFD_IOC_AVAILABLE_MEMORY, &mut a);
-            a.available
-        })
-        .collect()
-}
-
 fn main() {
     let args = Args::from_env();
     let seed = args.value("--seed").and_then(parse_u64).unwrap_or_else(random_seed);
@@ -879,17 +867,7 @@ fn main() {
             kfd_tests::ops::in_child(60, || Proc::new(&mut Rng::new(seed), gpu, *isa, false)?.known_good())
         });
     }
-    h.run("memory given back", || {
-        let mut after = available_memory(&gpus);
-        for _ in 0..300 {
-            if after == before {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-            after = available_memory(&gpus);
-        }
-        ensure(after == before, format!("available memory before {before:?}, after {after:?}"))
-    });
+    h.run("memory given back", || memory_given_back(&gpus, &before));
     h.run("kernel log clean", || {
         let bad = kmsg.bad_lines();
         ensure(bad.is_empty(), format!("kernel reports: {}", bad.join(" | ")))
