@@ -730,7 +730,10 @@ fn load(
         dqm.queues.push(shared.clone(), GFP_KERNEL)?;
     }
     let vm = inner.pdds.iter().find(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL)?.bound_vm()?;
-    if hws {
+    // Each path holds the queue's `hw` lock for its own call only, so it
+    // is released before a failure unlists the queue.
+    let cpsch = hws || mes;
+    let r = if hws {
         // create_queue_cpsch: listed, and mapped with the next runlist if active.
         let mut hw = shared.hw.lock();
         let mqd_addr = hw.gtt.as_ref().map_or(0, |g| g.gpu_addr());
@@ -741,15 +744,7 @@ fn load(
             map: crate::hws::map_queues(acq.sdma.map(|s| s.engine), mqd::doorbell_dwords(doorbell_id), mqd_addr, p.wptr),
             active: p.is_active(),
         };
-        if let Err(e) = hws_add(dev, entry, &mut hw) {
-            drop(hw);
-            unlist(dev, &shared);
-            kfd_err!("process pid {} DQM create queue type {} failed. ret {:?}\n", process.pid(), props.queue_type as u32, e);
-            if e == ETIME {
-                let _ = hung.push(dev.clone(), GFP_KERNEL);
-            }
-            return Err(e);
-        }
+        hws_add(dev, entry, &mut hw)
     } else if mes {
         // create_queue_cpsch with MES: known, and added if active.
         let mut hw = shared.hw.lock();
@@ -759,25 +754,24 @@ fn load(
             Some(s) => crate::mes::add(dev, s, shared.clone(), process.pasid(), q, p.is_active()),
             None => Err(EINVAL),
         };
-        if let Err(e) = r {
-            drop(hw);
-            unlist(dev, &shared);
-            kfd_err!("process pid {} DQM create queue type {} failed. ret {:?}\n", process.pid(), props.queue_type as u32, e);
-            if e == ETIME {
-                let _ = hung.push(dev.clone(), GFP_KERNEL);
-            }
-            return Err(e);
-        }
-        hw.loaded = true;
+        hw.loaded = r.is_ok();
+        r
     } else if p.is_active() {
         // create_queue_nocpsch: only an active queue is loaded.
-        if let Err(e) = load_hw(dev, vm, slot, &mut shared.hw.lock(), p.wptr) {
-            unlist(dev, &shared);
-            if e != EOPNOTSUPP {
-                kfd_err!("process pid {} DQM create queue type {} failed. ret {:?}\n", process.pid(), props.queue_type as u32, e);
-            }
-            return Err(e);
+        load_hw(dev, vm, slot, &mut shared.hw.lock(), p.wptr)
+    } else {
+        Ok(())
+    };
+    if let Err(e) = r {
+        unlist(dev, &shared);
+        if cpsch || e != EOPNOTSUPP {
+            kfd_err!("process pid {} DQM create queue type {} failed. ret {:?}\n", process.pid(), props.queue_type as u32, e);
         }
+        // The HWS or the MES hung: the caller resets the GPU.
+        if cpsch && e == ETIME {
+            let _ = hung.push(dev.clone(), GFP_KERNEL);
+        }
+        return Err(e);
     }
 
     let sysfs = process.queues_sysfs_dir().and_then(|parent| {
