@@ -540,13 +540,15 @@ impl HqdSlots {
     /// robin, spreading queues over the pipes); `-EBUSY` when every slot
     /// is taken.
     pub fn alloc(&mut self) -> Result<HqdSlot, Errno> {
+        // `checked_rem`: no division-by-zero panic path (there is no
+        // iteration without pipes; objtool flagged the fall-through).
         for i in 0..self.pipes {
-            let pipe = (self.next_pipe + i) % self.pipes;
+            let pipe = (self.next_pipe + i).checked_rem(self.pipes).unwrap_or(0);
             for queue in 0..self.queues_per_pipe {
                 let bit = pipe * self.queues_per_pipe + queue;
                 if !self.used.test(bit) {
                     self.used.set(bit);
-                    self.next_pipe = (pipe + 1) % self.pipes;
+                    self.next_pipe = (pipe + 1).checked_rem(self.pipes).unwrap_or(0);
                     return Ok(HqdSlot { pipe, queue });
                 }
             }
