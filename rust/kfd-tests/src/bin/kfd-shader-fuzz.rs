@@ -874,7 +874,7 @@ fn main() {
     });
     println!("# {:.1} s", t0.elapsed().as_secs_f64());
     h.detail(format!(
-        "{} dispatches, {} completed, {} queue errors ({} VM faults), {} never ended, {} refused, {} killed, {} exited",
+        "{} dispatches, {} completed, {} queue errors, {} of them VM faults, {} never ended, {} refused, {} killed, {} exited",
         total.dispatches, total.completed, total.queue_errors, total.vm_faults, total.never_ended, total.refused, total.killed, total.exited
     ));
     std::process::exit(h.finish("shader-fuzz"));
