@@ -1395,8 +1395,19 @@ impl Fuzzer {
         }
         if !signal {
             let (r, res) = self.wait_call(&[out.event_id], false, 0);
-            if r.is_ok() {
+            // Nothing signals a NODECHANGE event (no hot-plug).  HW_EXCEPTION
+            // and MEMORY events are set by this process's queue errors and
+            // VM faults (its garbage packets), which arrive by interrupt at
+            // any time, also between CREATE_EVENT and this WAIT (seen once
+            // in make check: HW_EXCEPTION, call 72664 of seed
+            // 0xa79e58a5e6b142dd): either answer is right for them.
+            if r.is_ok() && ty == KFD_IOC_EVENT_NODECHANGE {
                 self.expect(res == KFD_IOC_WAIT_RESULT_TIMEOUT, format!("WAIT(0) on a fresh type-{ty} event gave wait_result {res}, want TIMEOUT"));
+            } else if r.is_ok() {
+                self.expect(
+                    res == KFD_IOC_WAIT_RESULT_TIMEOUT || res == KFD_IOC_WAIT_RESULT_COMPLETE,
+                    format!("WAIT(0) on a fresh type-{ty} event gave wait_result {res}, want TIMEOUT or COMPLETE"),
+                );
             }
             if self.budget() {
                 let r = self.event_call(AMDKFD_IOC_SET_EVENT, out.event_id);
