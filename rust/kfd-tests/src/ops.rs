@@ -351,3 +351,18 @@ pub fn memory_given_back(gpus: &[TopoGpu], before: &[u64]) -> Result<(), String>
         Err(format!("available memory before {before:?}, after {after:?}"))
     }
 }
+
+/// WAIT_EVENTS on event `id` alone for `ms` milliseconds on `/dev/kfd` fd
+/// `kfd`: the wait result (`KFD_IOC_WAIT_RESULT_*`), or the errno.
+pub fn wait_one_event(kfd: i32, id: u32, ms: u32) -> Result<u32, i32> {
+    let mut data = uapi::kfd_event_data { event_id: id, ..Default::default() };
+    let mut w = uapi::kfd_ioctl_wait_events_args {
+        events_ptr: &mut data as *mut _ as u64,
+        num_events: 1,
+        wait_for_all: 1,
+        timeout: ms,
+        wait_result: 0,
+    };
+    ioctl_fd(kfd, uapi::AMDKFD_IOC_WAIT_EVENTS, &mut w as *mut _ as usize)?;
+    Ok(w.wait_result)
+}

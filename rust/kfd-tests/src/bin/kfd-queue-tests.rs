@@ -451,18 +451,8 @@ fn gtt_cpu(s: &Setup, va: u64, size: u64) -> Result<(u64, CpuMap), String> {
 
 /// WAIT_EVENTS on one event for `ms`: whether it was signalled.
 fn wait_event(k: &Kfd, id: u32, ms: u32) -> Result<bool, String> {
-    // SAFETY: plain data, all-zero is valid.
-    let mut data: uapi::kfd_event_data = unsafe { std::mem::zeroed() };
-    data.event_id = id;
-    let mut w = uapi::kfd_ioctl_wait_events_args {
-        events_ptr: &mut data as *mut _ as u64,
-        num_events: 1,
-        wait_for_all: 1,
-        timeout: ms,
-        wait_result: 0,
-    };
-    k.ioctl(uapi::AMDKFD_IOC_WAIT_EVENTS, &mut w).map_err(|e| format!("WAIT_EVENTS: {}", errno_name(e)))?;
-    Ok(w.wait_result == uapi::KFD_IOC_WAIT_RESULT_COMPLETE)
+    let r = ops::wait_one_event(k.fd, id, ms).map_err(|e| format!("WAIT_EVENTS: {}", errno_name(e)))?;
+    Ok(r == uapi::KFD_IOC_WAIT_RESULT_COMPLETE)
 }
 
 /// Writes one round at ring position `pos` (PM4: dwords; SDMA: bytes):

@@ -361,18 +361,6 @@ fn create_event(kfd: i32, page: u64) -> Result<u32, i32> {
     Ok(e.event_id)
 }
 
-fn wait_one(kfd: i32, id: u32, timeout: u32) -> Result<i32, i32> {
-    let data = [uapi::kfd_event_data { event_id: id, ..Default::default() }];
-    let mut w = uapi::kfd_ioctl_wait_events_args {
-        events_ptr: data.as_ptr() as u64,
-        num_events: 1,
-        wait_for_all: 0,
-        timeout,
-        wait_result: 0,
-    };
-    ioctl_fd(kfd, uapi::AMDKFD_IOC_WAIT_EVENTS, &mut w as *mut _ as usize)
-}
-
 fn events_wait_set_destroy(ctx: &Ctx, rng: &mut Rng) -> Check {
     let (k, _fds) = open_bound(ctx)?;
     let page = signal_page(k.fd, ctx.gpus[0].gpu_id)?;
@@ -389,7 +377,7 @@ fn events_wait_set_destroy(ctx: &Ctx, rng: &mut Rng) -> Check {
             s.spawn(|| {
                 started.fetch_add(1, Release);
                 while !stop.load(Acquire) {
-                    let r = wait_one(k.fd, id.load(Acquire), 20);
+                    let r = wait_one_event(k.fd, id.load(Acquire), 20).map(|r| r as i32);
                     ctx.check(r, WAIT, "WAIT_EVENTS");
                     waits.fetch_add(1, Relaxed);
                     ctx.extra.fetch_add(1, Relaxed);
@@ -546,7 +534,7 @@ fn close_vs_ioctls(ctx: &Ctx, rng: &mut Rng) -> Check {
         s.spawn(|| {
             // A long wait the close must not break (the file stays alive
             // until the ioctl returns).
-            let r = wait_one(kfd, ev, 200);
+            let r = wait_one_event(kfd, ev, 200).map(|r| r as i32);
             if !matches!(r, Err(libc::EBADF)) {
                 ctx.check(r, WAIT, "WAIT_EVENTS across close");
             }
@@ -672,7 +660,7 @@ fn exit_group_mid_ioctl(ctx: &Ctx, rng: &mut Rng) -> Check {
                 if ioctl_fd(kfd, uapi::AMDKFD_IOC_CREATE_EVENT, &mut e as *mut _ as usize).is_ok() {
                     let id = e.event_id;
                     std::thread::spawn(move || loop {
-                        let _ = wait_one(kfd, id, 0xffff_ffff);
+                        let _ = wait_one_event(kfd, id, 0xffff_ffff);
                     });
                 }
             }

@@ -475,15 +475,7 @@ fn create_event(kfd: i32, ty: u32) -> Result<u32, String> {
 
 /// Whether event `id` is signalled within `ms` (consumes it).
 fn event_signalled(kfd: i32, id: u32, ms: u32) -> bool {
-    let mut data = uapi::kfd_event_data { event_id: id, ..Default::default() };
-    let mut w = uapi::kfd_ioctl_wait_events_args {
-        events_ptr: &mut data as *mut _ as u64,
-        num_events: 1,
-        wait_for_all: 1,
-        timeout: ms,
-        wait_result: 0,
-    };
-    ioctl_fd(kfd, uapi::AMDKFD_IOC_WAIT_EVENTS, &mut w as *mut _ as usize).is_ok() && w.wait_result == uapi::KFD_IOC_WAIT_RESULT_COMPLETE
+    kfd_tests::ops::wait_one_event(kfd, id, ms) == Ok(uapi::KFD_IOC_WAIT_RESULT_COMPLETE)
 }
 
 /// A child's process: /dev/kfd, the GPU bound, queue memory, the code and
