@@ -16,15 +16,30 @@ pub mod v10_structs;
 /// `include/v11_structs.h`: `v11_compute_mqd`, `v11_sdma_mqd`.
 #[path = "generated/v11_structs.rs"]
 pub mod v11_structs;
-/// `include/asic_reg/gc/gc_9_0_sh_mask.h`: the fields `kfd_mqd_manager_v9.c` sets.
+/// `include/asic_reg/gc/gc_9_0_sh_mask.h`: the fields `kfd_mqd_manager_v9.c` sets, and SH_MEM_CONFIG / SH_MEM_BASES.
 #[path = "generated/gc_9_0_sh_mask.rs"]
 pub mod gc_9_0_sh_mask;
-/// `include/asic_reg/gc/gc_10_1_0_sh_mask.h`: the fields `kfd_mqd_manager_v10.c` sets.
+/// `include/asic_reg/gc/gc_10_1_0_sh_mask.h`: the fields `kfd_mqd_manager_v10.c` sets, and SH_MEM_CONFIG / SH_MEM_BASES.
 #[path = "generated/gc_10_1_0_sh_mask.rs"]
 pub mod gc_10_1_0_sh_mask;
-/// `include/asic_reg/gc/gc_11_0_0_sh_mask.h`: the fields `kfd_mqd_manager_v11.c` sets.
+/// `include/asic_reg/gc/gc_11_0_0_sh_mask.h`: the fields `kfd_mqd_manager_v11.c` sets, and SH_MEM_CONFIG / SH_MEM_BASES.
 #[path = "generated/gc_11_0_0_sh_mask.rs"]
 pub mod gc_11_0_0_sh_mask;
+/// `include/asic_reg/gc/gc_9_4_3_sh_mask.h`: the SH_MEM fields `kfd_device_queue_manager_v9.c` sets.
+#[path = "generated/gc_9_4_3_sh_mask.rs"]
+pub mod gc_9_4_3_sh_mask;
+/// `include/vega10_enum.h`: `SH_MEM_ALIGNMENT_MODE` (`kfd_device_queue_manager_v9.c`).
+#[expect(non_camel_case_types)]
+#[path = "generated/vega10_enum.rs"]
+pub mod vega10_enum;
+/// `include/navi10_enum.h`: `SH_MEM_ALIGNMENT_MODE` (`kfd_device_queue_manager_v10.c`).
+#[expect(non_camel_case_types)]
+#[path = "generated/navi10_enum.rs"]
+pub mod navi10_enum;
+/// `include/soc21_enum.h`: `SH_MEM_ALIGNMENT_MODE` (`kfd_device_queue_manager_v11.c`).
+#[expect(non_camel_case_types)]
+#[path = "generated/soc21_enum.rs"]
+pub mod soc21_enum;
 /// `include/asic_reg/sdma0/sdma0_4_0_sh_mask.h`: the SDMA RLC queue fields of GFX9.
 #[path = "generated/sdma0_4_0_sh_mask.rs"]
 pub mod sdma0_4_0_sh_mask;

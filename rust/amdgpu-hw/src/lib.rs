@@ -16,6 +16,10 @@
 //! - [`dqm`]: the HWS half of `kfd_device_queue_manager.c` (runlist
 //!   sent / preempted with a fence, hang on timeout, `sched_policy`,
 //!   eviction counting);
+//! - [`qpd`]: a process's SH_MEM settings on a device
+//!   (`kfd_device_queue_manager_v9.c` / `_v10.c` / `_v11.c`'s
+//!   `set_cache_memory_policy_*`, `update_qpd_*`), which MAP_PROCESS and
+//!   MES carry;
 //! - [`hws`]: the CP firmware's scheduler, the virtual GPU's side of the
 //!   HIQ (no C counterpart);
 //! - [`kernel_queue`]: the HIQ ring, `kfd_kernel_queue.c`'s
@@ -41,3 +45,4 @@ pub mod ih;
 pub mod kernel_queue;
 pub mod mqd;
 pub mod pm4;
+pub mod qpd;

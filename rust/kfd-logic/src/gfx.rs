@@ -243,6 +243,21 @@ impl GfxVersion {
         self.is_gc_9_4_2_on()
     }
 
+    /// amdgpu disables retry faults by default (`gmc->noretry` with its
+    /// `noretry` parameter at -1; C: `amdgpu_gmc_noretry_set`'s
+    /// `noretry_default`: GC 9.0.1, 9.4.0 to 9.5.0, and 10.3 and later),
+    /// which amdkfd reads as `kfd->noretry`.  The device interface does not
+    /// carry the driver's value; rkfd assumes the default.
+    pub const fn noretry_default(self) -> bool {
+        match self.arch() {
+            // gfx900 (9.0.1), gfx906 (9.4.0), gfx908 (9.4.1), gfx90a (9.4.2).
+            GfxArch::Gfx9 => matches!(self.stepping, 0 | 6 | 8 | 10),
+            GfxArch::Gfx9_4_3 | GfxArch::Gfx9_5 => true,
+            GfxArch::Gfx10_1 => false,
+            GfxArch::Gfx10_3 | GfxArch::Gfx11 | GfxArch::Gfx12 => true,
+        }
+    }
+
     /// CUs come in work-group-processor pairs, so a CU mask must enable
     /// both CUs of a pair or neither (C: `pqm_update_mqd`, GC 10+).
     pub const fn has_wgp(self) -> bool {

@@ -164,3 +164,17 @@ fn save_areas_as_kfd_queue_c() {
     // gfx950 saves the CU's whole LDS (160 KiB here): 32 * 0xad000.
     assert_eq!(gfx(90500).save_area(32, 4, 160), sa(0x15a3000, 0x3000));
 }
+
+/// `amdgpu_gmc_noretry_set`'s `noretry_default`, per GC version.
+#[test]
+fn noretry_default_as_amdgpu_gmc_c() {
+    // GC 9.0.1 (gfx900), 9.4.0 (gfx906), 9.4.1 (gfx908), 9.4.2 (gfx90a),
+    // 9.4.3 (gfx942), 9.5.0 (gfx950), 10.3+ (gfx1030, gfx11, gfx12): on.
+    for v in [90000, 90006, 90008, 90010, 90402, 90500, 100300, 110000, 110003, 120001] {
+        assert!(gfx(v).noretry_default(), "{v}");
+    }
+    // Raven (9.1.0), Vega12 (9.2.1), Renoir (9.3.0), Navi1x (10.1): off.
+    for v in [90002, 90004, 90012, 100100, 100103] {
+        assert!(!gfx(v).noretry_default(), "{v}");
+    }
+}
