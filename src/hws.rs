@@ -33,9 +33,17 @@
 //! `hws_max_conc_proc`) or more compute queues than the HWS's slots
 //! (`crate::packet_manager`), and the firmware's quantum rotates it.
 //!
-//! What rkfd does not do (yet): MAP_PROCESS carries the PASID only (the
-//! GPU driver finds the VM by it; no `page_table_base`, `sh_mem_*`, trap
-//! handler or GDS/GWS/OAC).  Queue eviction and restore through the HWS
+//! MAP_PROCESS carries what upstream's `pm_map_process_v9` /
+//! `_aldebaran` put in: the PASID, the VM's page table base (kfd2kgd
+//! `get_process_page_dir`, upstream's
+//! `amdgpu_amdkfd_gpuvm_get_process_page_dir`), from which the CP
+//! programs the VMID's page table, and the process's `sh_mem_config` /
+//! `sh_mem_bases` (`crate::process::Qpd`, computed by the host crate's
+//! `qpd.rs` as `update_qpd_v9` / `set_cache_memory_policy_v*`), read when
+//! the queue is created (the first running queue's, per process).
+//!
+//! What rkfd does not do (yet): no trap handler (`tba_addr` / `tma_addr`
+//! 0) and no GDS/GWS/OAC in MAP_PROCESS.  Queue eviction and restore through the HWS
 //! (`evict_process_queues_cpsch`) are not wired: rkfd's XNACK-off
 //! eviction marks the process evicted and preempts nothing
 //! (`crate::svm::notifier`), with either policy.
@@ -69,6 +77,7 @@ use crate::{
         log::{kfd_err, kfd_info, kfd_warn},
     },
     kernel_queue::KernelQueue,
+    process::Qpd,
     packet_manager::{
         hws_format::{
             dqm::{self, Cpsch, HwsTables, Refusal, SchedPolicy},
@@ -107,6 +116,9 @@ pub(crate) struct RlEntry {
     /// Its process's XNACK mode (C: `qpd->pqm->process->xnack_enabled`;
     /// fixed while the process has queues: SET_XNACK_MODE is `-EBUSY`).
     pub(crate) xnack: bool,
+    /// Its process's page table base and SH_MEM settings on the device
+    /// when the queue was created (MAP_PROCESS takes the first queue's).
+    pub(crate) qpd: Qpd,
     /// Its MAP_QUEUES.
     pub(crate) map: MapQueues,
     /// `q->properties.is_active`.
@@ -172,22 +184,27 @@ impl dqm::Hiq for Hiq<'_> {
     fn send_runlist(&mut self) -> Result {
         // MAP_PROCESS per process with running queues, in the order their
         // first queue appears, then its MAP_QUEUES.
-        let mut groups: KVec<(u32, bool, KVec<MapQueues>)> = KVec::new();
+        let mut groups: KVec<(u32, bool, Qpd, KVec<MapQueues>)> = KVec::new();
         for e in self.entries.iter().filter(|e| e.runs()) {
-            match groups.iter_mut().find(|(p, _, _)| *p == e.pasid) {
-                Some((_, _, qs)) => qs.push(e.map, GFP_KERNEL)?,
+            match groups.iter_mut().find(|(p, _, _, _)| *p == e.pasid) {
+                Some((_, _, _, qs)) => qs.push(e.map, GFP_KERNEL)?,
                 None => {
                     let mut qs = KVec::new();
                     qs.push(e.map, GFP_KERNEL)?;
-                    groups.push((e.pasid, e.xnack, qs), GFP_KERNEL)?;
+                    groups.push((e.pasid, e.xnack, e.qpd, qs), GFP_KERNEL)?;
                 }
             }
         }
         let mut procs = KVec::with_capacity(groups.len(), GFP_KERNEL)?;
-        for (pasid, xnack_enabled, qs) in groups.iter() {
+        for (pasid, xnack_enabled, qpd, qs) in groups.iter() {
+            // C: pm_map_process_v9 / _aldebaran; tba/tma 0 (no trap
+            // handler), no GDS/GWS/OAC.
             let map = MapProcess {
                 pasid: *pasid,
                 process_quantum: PROCESS_QUANTUM,
+                page_table_base: qpd.page_table_base,
+                sh_mem_config: qpd.sh_mem.config,
+                sh_mem_bases: qpd.sh_mem.bases,
                 num_queues: qs.len() as u32,
                 ..Default::default()
             };

@@ -189,6 +189,12 @@ fn set_memory_policy(process: &Process, args: &mut uapi::kfd_ioctl_set_memory_po
         args.alternate_aperture_base,
         args.alternate_aperture_size,
     );
+    // C: the dqm's set_cache_memory_policy (the asic op; without a
+    // scheduler upstream also programs the VMID, which the GPU driver does
+    // here when it maps the VM).
+    let gfx = pdd.dev.gfx;
+    let a = &Apertures::V9;
+    pdd.sh_mem.set_cache_memory_policy(gfx, gfx.noretry_default(), args.misc_process_flag, a.lds_base, a.scratch_base);
     Ok(())
 }
 

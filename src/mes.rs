@@ -19,11 +19,16 @@
 //! (`crate::queue::recover`), which calls [`reset`]: the reset dropped
 //! every queue, so none is removed again.
 //!
+//! As upstream, a request carries the process's PASID, its VM's page
+//! table base (kfd2kgd `get_process_page_dir`, upstream's
+//! `amdgpu_amdkfd_gpuvm_get_process_page_dir`), by which the firmware
+//! programs the VMID, and its `sh_mem_config` (`sh_mem_config_data`;
+//! `crate::process::Qpd`, read when the queue is created).
+//!
 //! Differences from upstream: the process context is freed with the
 //! process's last queue on the GPU (upstream: with the process-device);
-//! `page_table_base_addr` is 0 (the device interface reports no page
-//! directory: the GPU driver finds the VM by the PASID), no trap handler
-//! (`tba`/`tma` 0), no debugger (`skip_process_ctx_clear` 0).  Not wired
+//! no trap handler (`tba`/`tma` 0), no debugger
+//! (`skip_process_ctx_clear` 0).  Not wired
 //! yet: XNACK-off eviction removing the queues (rkfd's eviction preempts
 //! nothing with any policy), policy 1's over-subscription refusal, and
 //! `mes_suspend_all` / `mes_resume_all` (upstream 7.3's amdkfd no longer
@@ -47,6 +52,7 @@ use crate::{
         kgd::{GttMem, MesAddQueueInput, MesRemoveQueueInput},
         log::{kfd_err, kfd_info, kfd_warn},
     },
+    process::Qpd,
     queue::QueueShared,
 };
 
@@ -74,6 +80,9 @@ struct ProcCtx {
 struct Entry {
     queue: Arc<QueueShared>,
     pasid: u32,
+    /// Its process's page table base and SH_MEM settings when the queue
+    /// was created.
+    qpd: Qpd,
     /// The gang context the firmware keeps (`gang_context_addr` is this
     /// object's); freed as the entry drops, once the queue is removed.
     _gang_ctx: GttMem,
@@ -149,7 +158,14 @@ impl MesState {
 
 /// C: `add_queue_mes`: the request for entry `e`, to the firmware.
 fn add_hw(dev: &Device, proc_ctx: u64, e: &mut Entry) -> Result {
-    let p = logic::MesProcess { pasid: e.pasid, context_addr: proc_ctx, ..Default::default() };
+    // No trap handler: tba/tma 0.
+    let p = logic::MesProcess {
+        pasid: e.pasid,
+        page_table_base: e.qpd.page_table_base,
+        sh_mem_config: e.qpd.sh_mem.config,
+        context_addr: proc_ctx,
+        ..Default::default()
+    };
     let Some(i) = logic::add_queue_input(&p, &e.q, dev.gfx.has_cwsr_workaround()) else {
         kfd_err!("Queue type not supported with MES, queue:{}\n", e.q.kfd_type);
         return Err(EINVAL);
@@ -181,6 +197,7 @@ fn add_hw(dev: &Device, proc_ctx: u64, e: &mut Entry) -> Result {
         is_aql_queue: i.is_aql_queue,
         queue_size: i.queue_size,
         exclusively_scheduled: i.exclusively_scheduled,
+        sh_mem_config_data: i.sh_mem_config_data,
     };
     if let Err(err) = dev.kgd.mes_add_hw_queue(&input) {
         kfd_err!("failed to add hardware queue to MES, doorbell=0x{:x}\n", i.doorbell_offset);
@@ -219,13 +236,21 @@ fn runs(e: &Entry, active: bool) -> bool {
 /// its process a context, with its first queue) and, if `active`, is
 /// added to the firmware.  `q.gang_context_addr` is filled here.  On
 /// failure nothing is kept; `ETIME`: the firmware hung.
-pub(crate) fn add(dev: &Device, s: &mut MesState, queue: Arc<QueueShared>, pasid: u32, mut q: MesQueue, active: bool) -> Result {
+pub(crate) fn add(
+    dev: &Device,
+    s: &mut MesState,
+    queue: Arc<QueueShared>,
+    pasid: u32,
+    qpd: Qpd,
+    mut q: MesQueue,
+    active: bool,
+) -> Result {
     admit(s)?;
     s.entries.reserve(1, GFP_KERNEL)?;
     let gang_ctx = dev.kgd.alloc_gtt_mem(logic::GANG_CTX_SIZE)?;
     q.gang_context_addr = gang_ctx.gpu_addr();
     s.get_proc(dev, pasid)?;
-    let mut e = Entry { queue, pasid, _gang_ctx: gang_ctx, q, added: false };
+    let mut e = Entry { queue, pasid, qpd, _gang_ctx: gang_ctx, q, added: false };
     let proc_ctx = s.proc_ctx_addr(pasid).unwrap_or(0);
     if runs(&e, active) {
         if let Err(err) = add_hw(dev, proc_ctx, &mut e) {

@@ -46,6 +46,7 @@ use crate::{
         sysfs::Dir,
     },
     memory::MemoryObjects,
+    packet_manager::hws_format::qpd::ShMem,
     procfs::{self, PddPasid, ProcCounters, ProcSysfs},
     svm::Svms,
 };
@@ -108,8 +109,25 @@ pub(crate) struct ProcessDevice {
     pub(crate) trap_handler: (u64, u64),
     /// `SET_MEMORY_POLICY`: default and alternate policy, aperture base/size.
     pub(crate) memory_policy: (u32, u32, u64, u64),
+    /// The SH_MEM settings of the process on this device (C:
+    /// `qpd->sh_mem_*`): set by SET_MEMORY_POLICY, completed when a queue
+    /// is created ([`Self::qpd`]).
+    pub(crate) sh_mem: ShMem,
     /// What `proc/<pid>/` shows for this device (VRAM usage, ...).
     pub(crate) counters: Arc<ProcCounters>,
+}
+
+/// What the scheduler programs for a process's VMID on one device (C: the
+/// `qcm_process_device` fields MAP_PROCESS and `add_queue_mes` read:
+/// `page_table_base`, `sh_mem_*`).  No trap handler (`tba_addr` /
+/// `tma_addr` 0: rkfd installs none), no GDS/GWS/OAC.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Qpd {
+    /// `qpd->page_table_base`: the VM's page directory as the GPU driver
+    /// reports it (kfd2kgd `get_process_page_dir`).
+    pub(crate) page_table_base: u64,
+    /// `qpd->sh_mem_config`, `sh_mem_bases`, `sh_mem_ape1_*`.
+    pub(crate) sh_mem: ShMem,
 }
 
 /// GPU virtual address apertures of a GFX9+ device
@@ -148,8 +166,21 @@ impl ProcessDevice {
             scratch_backing_va: 0,
             trap_handler: (0, 0),
             memory_policy: (0, 0, 0, 0),
+            sh_mem: ShMem::default(),
             counters,
         })
+    }
+
+    /// C: `register_process`'s part for a new queue: the page table base
+    /// (`amdgpu_amdkfd_gpuvm_get_process_page_dir`) and `update_qpd`, the
+    /// process's XNACK mode `xnack` in `sh_mem_config` on GFX9.  What
+    /// MAP_PROCESS and MES ADD_QUEUE carry.  `-ENODEV` before `ACQUIRE_VM`.
+    pub(crate) fn qpd(&mut self, xnack: bool) -> Result<Qpd> {
+        let page_table_base = self.dev.kgd.process_page_dir(self.bound_vm()?);
+        let gfx = self.dev.gfx;
+        let a = &Apertures::V9;
+        self.sh_mem.update_qpd(gfx, gfx.noretry_default(), xnack, a.lds_base, a.scratch_base);
+        Ok(Qpd { page_table_base, sh_mem: self.sh_mem })
     }
 
     /// The GPU VM, or `-ENODEV` before `ACQUIRE_VM` (upstream

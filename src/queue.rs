@@ -729,6 +729,10 @@ fn load(
         let mut dqm = dev.queues.state.lock();
         dqm.queues.push(shared.clone(), GFP_KERNEL)?;
     }
+    // register_process: the page table base and SH_MEM settings the
+    // scheduler gets (MAP_PROCESS, MES ADD_QUEUE).
+    let xnack = inner.xnack_enabled;
+    let qpd = inner.pdd(gpu_id)?.qpd(xnack)?;
     let vm = inner.pdds.iter().find(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL)?.bound_vm()?;
     // Each path holds the queue's `hw` lock for its own call only, so it
     // is released before a failure unlists the queue.
@@ -741,6 +745,7 @@ fn load(
             queue: shared.clone(),
             pasid: process.pasid(),
             xnack: inner.xnack_enabled,
+            qpd,
             map: crate::hws::map_queues(acq.sdma.map(|s| s.engine), mqd::doorbell_dwords(doorbell_id), mqd_addr, p.wptr),
             active: p.is_active(),
         };
@@ -751,7 +756,7 @@ fn load(
         let mqd_addr = hw.gtt.as_ref().map_or(0, |g| g.gpu_addr());
         let q = crate::mes::queue_of(p.queue_type as u32, p.aql, p.priority, p.ring_size, p.wptr, mqd::doorbell_dwords(doorbell_id), mqd_addr);
         let r = match Option::as_mut(&mut *dev.queues.mes.lock()) {
-            Some(s) => crate::mes::add(dev, s, shared.clone(), process.pasid(), q, p.is_active()),
+            Some(s) => crate::mes::add(dev, s, shared.clone(), process.pasid(), qpd, q, p.is_active()),
             None => Err(EINVAL),
         };
         hw.loaded = r.is_ok();

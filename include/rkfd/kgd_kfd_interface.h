@@ -216,7 +216,7 @@ struct kgd_mem_limits {
 
 struct kgd_mes_add_queue_input {
 	__u32 process_id;		/* the process's PASID (set_vm_pasid): names its VM */
-	__u64 page_table_base_addr;	/* the VM's page directory; 0: the driver finds the VM by process_id */
+	__u64 page_table_base_addr;	/* get_process_page_dir() of process_id's VM */
 	__u64 process_va_start;		/* GPU pages */
 	__u64 process_va_end;
 	__u64 process_quantum;		/* 100 ns units */
@@ -241,6 +241,7 @@ struct kgd_mes_add_queue_input {
 	__u32 is_aql_queue;
 	__u32 queue_size;		/* dwords */
 	__u32 exclusively_scheduled;	/* a GWS queue */
+	__u32 sh_mem_config_data;	/* the process's SH_MEM_CONFIG (qpd->sh_mem_config) */
 };
 
 struct kgd_mes_remove_queue_input {
@@ -260,6 +261,17 @@ struct kfd2kgd_calls {
 	void (*release_vm)(struct kgd_dev *kgd, void *vm);
 	/* The process's PASID, which the GPU driver puts in IH entries. */
 	void (*set_vm_pasid)(struct kgd_dev *kgd, void *vm, __u32 pasid);
+	/*
+	 * The VM's page directory as the GPU's VM context takes it (upstream
+	 * amdgpu_amdkfd_gpuvm_get_process_page_dir: amdgpu_gmc_pd_addr() of
+	 * the root page directory, the address with its PDE flags, e.g.
+	 * AMDGPU_PTE_VALID, in the low bits): what MAP_PROCESS and MES
+	 * ADD_QUEUE carry as the process's page table base, from which the
+	 * scheduler programs the VMID's page table.  rkfd reads it when it
+	 * maps the process's queues; it stays the same while the VM lives.
+	 * May be NULL: rkfd then sends 0.
+	 */
+	__u64 (*get_process_page_dir)(struct kgd_dev *kgd, void *vm);
 
 	/* Memory objects of a VM.  *@mmap_offset: render-node mmap offset. */
 	int (*alloc_memory_of_gpu)(struct kgd_dev *kgd, void *vm,

@@ -669,6 +669,17 @@ impl KgdDevice {
         }
     }
 
+    /// kfd2kgd `get_process_page_dir` (C:
+    /// `amdgpu_amdkfd_gpuvm_get_process_page_dir`): `vm`'s page directory
+    /// as MAP_PROCESS and MES carry it; 0 if the driver does not say.
+    pub(crate) fn process_page_dir(&self, vm: &KgdVm) -> u64 {
+        match self.calls().get_process_page_dir {
+            // SAFETY: Valid device and a VM acquired from it.
+            Some(f) => unsafe { f(self.kgd.as_ptr(), vm.vm.as_ptr()) },
+            None => 0,
+        }
+    }
+
     /// kfd2kgd `mmap_doorbells`: maps `vm`'s doorbell slice into `vma`,
     /// whose size the caller checked.
     pub(crate) fn mmap_doorbells(&self, vm: &KgdVm, vma: &Vma<'_>) -> Result {

@@ -68,6 +68,10 @@ pub mod soc15_int;
 /// `amdgpu/amdgpu_gmc.h`: `AMDGPU_GMC9_FAULT_SOURCE_DATA_*`.
 #[path = "generated/amdgpu_gmc.rs"]
 pub mod amdgpu_gmc;
+/// `amdgpu/amdgpu_vm.h`: `AMDGPU_PTE_VALID`, `AMDGPU_PTE_SYSTEM` (the
+/// flags `amdgpu_gmc_pd_addr` puts on a page directory address).
+#[path = "generated/amdgpu_vm.rs"]
+pub mod amdgpu_vm;
 /// `amdkfd/kfd_int_process_v9.c`: the SQ interrupt word fields.
 #[expect(non_camel_case_types)]
 #[path = "generated/kfd_int_process_v9.rs"]

@@ -25,7 +25,8 @@
 //!   fence and/or raises the interrupt its command asks for.
 //! - A packet the firmware cannot take (not type 3, truncated, reserved
 //!   fields, an unknown opcode, an IB it cannot read or that overflows its
-//!   tables, an MQD it cannot load) hangs it: from then on it answers
+//!   tables, a MAP_PROCESS whose page table base is not its PASID's VM,
+//!   an MQD it cannot load) hangs it: from then on it answers
 //!   nothing, so the driver's preemption fence times out and it resets the
 //!   GPU ([`Hws::reset`]) — upstream's `hang_hws` path.
 
@@ -44,6 +45,11 @@ pub trait Cp {
     fn write_u64(&mut self, addr: u64, value: u64) -> bool;
     /// Raises the end-of-query interrupt with `context_id`.
     fn interrupt(&mut self, context_id: u32);
+    /// Takes a MAP_PROCESS into the tables: a CP programs the VMID's page
+    /// table from `process.page_table_base`, so it must name a VM, the one
+    /// `process.pasid` is the PASID of; false if it does not (the packet
+    /// is bad: the firmware hangs).
+    fn map_process(&mut self, process: &MapProcess) -> bool;
     /// Loads `queue` of `process` into an HQD from its MQD; false if the
     /// MQD cannot be loaded.
     fn map(&mut self, process: &MapProcess, queue: &MapQueues) -> bool;
@@ -316,6 +322,9 @@ impl<PT: Table<MapProcess>, QT: Table<Option<Entry>>> HwsOn<PT, QT> {
                 Some(Ok(Packet::MapProcess(m))) => {
                     if self.nprocs == self.procs.all().len() {
                         return Err(Hang::Overflow);
+                    }
+                    if !cp.map_process(&m) {
+                        return Err(Hang::BadPacket);
                     }
                     self.procs.all_mut()[self.nprocs] = m;
                     self.nprocs += 1;

@@ -27,7 +27,7 @@
 //! for every GPU).  The APE1 aperture is always disabled (base and limit 0).
 
 use super::generated::{gc_10_1_0_sh_mask as gc10, gc_11_0_0_sh_mask as gc11, gc_9_4_3_sh_mask as gc9};
-use super::generated::{navi10_enum, soc21_enum, vega10_enum};
+use super::generated::{amdgpu_vm, navi10_enum, soc21_enum, vega10_enum};
 use super::gfx::{GfxArch, GfxVersion};
 
 /// `KFD_PROC_FLAG_MFMA_HIGH_PRECISION`, the one bit of SET_MEMORY_POLICY's
@@ -86,6 +86,36 @@ pub const fn apertures_of(bases: u32) -> (u64, u64) {
     let shared = ((bases & gc9::SH_MEM_BASES__SHARED_BASE_MASK) >> gc9::SH_MEM_BASES__SHARED_BASE__SHIFT) as u64;
     let private = (bases & gc9::SH_MEM_BASES__PRIVATE_BASE_MASK) as u64;
     (shared << 48, private << 48)
+}
+
+/// C: `amdgpu_gmc_pd_addr` of a root page directory in VRAM on a SOC15
+/// GPU (what `amdgpu_amdkfd_gpuvm_get_process_page_dir` returns, and
+/// MAP_PROCESS / MES carry as the page table base): the directory's VRAM
+/// physical address (`amdgpu_gmc_vram_mc2pa`; 64-byte aligned, below
+/// 2^48, or `gmc_v9_0_get_vm_pde` BUGs) with the PDE flags of a VRAM
+/// object, `AMDGPU_PTE_VALID`.  `None` for an address no directory can
+/// have.
+pub const fn pd_addr_vram(phys: u64) -> Option<u64> {
+    if phys & 0xffff_0000_0000_003f != 0 {
+        return None;
+    }
+    Some(phys | amdgpu_vm::AMDGPU_PTE_VALID as u64)
+}
+
+/// The VRAM physical address of the directory a page table base names
+/// ([`pd_addr_vram`] undone); `None` unless it is a valid VRAM directory
+/// (`AMDGPU_PTE_VALID` set, `AMDGPU_PTE_SYSTEM` clear, an address a
+/// directory can have).
+pub const fn pd_phys_vram(pd: u64) -> Option<u64> {
+    let flags = (amdgpu_vm::AMDGPU_PTE_VALID | amdgpu_vm::AMDGPU_PTE_SYSTEM) as u64;
+    if pd & flags != amdgpu_vm::AMDGPU_PTE_VALID as u64 {
+        return None;
+    }
+    let phys = pd & !0x3f;
+    if phys & 0xffff_0000_0000_0000 != 0 || pd & 0x3c != 0 {
+        return None;
+    }
+    Some(phys)
 }
 
 impl ShMem {
@@ -280,6 +310,23 @@ mod tests {
             assert_eq!(s.bases, 0x0001_0002, "{v}");
             assert!(!s.retry_disabled(v));
         }
+    }
+
+    #[test]
+    fn page_directory_addresses() {
+        // A root PD at VRAM physical 0x8_0040_0000: amdgpu_gmc_pd_addr
+        // gives it | AMDGPU_PTE_VALID (bit 0).
+        assert_eq!(pd_addr_vram(0x8_0040_0000), Some(0x8_0040_0001));
+        assert_eq!(pd_phys_vram(0x8_0040_0001), Some(0x8_0040_0000));
+        // Not 64-byte aligned, or above 48 bits: no directory.
+        assert_eq!(pd_addr_vram(0x8_0040_0020), None);
+        assert_eq!(pd_addr_vram(1 << 48), None);
+        // Not valid, in system memory, stray low bits, 0: none.
+        assert_eq!(pd_phys_vram(0x8_0040_0000), None);
+        assert_eq!(pd_phys_vram(0x8_0040_0003), None);
+        assert_eq!(pd_phys_vram(0x8_0040_0011), None);
+        assert_eq!(pd_phys_vram((1 << 48) | 1), None);
+        assert_eq!(pd_phys_vram(0), None);
     }
 
     #[test]

@@ -81,8 +81,10 @@ pub fn priority_level(priority: u32) -> PriorityLevel {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MesProcess {
     pub pasid: u32,
-    /// `qpd->page_table_base` (0 where the GPU driver reports none).
+    /// `qpd->page_table_base` (the GPU driver's `get_process_page_dir`).
     pub page_table_base: u64,
+    /// `qpd->sh_mem_config`.
+    pub sh_mem_config: u32,
     /// `pdd->proc_ctx_gpu_addr`.
     pub context_addr: u64,
     /// `qpd->tba_addr` / `tma_addr` (0: no trap handler installed).
@@ -147,6 +149,7 @@ pub struct AddQueueInput {
     pub is_aql_queue: u32,
     pub queue_size: u32,
     pub exclusively_scheduled: u32,
+    pub sh_mem_config_data: u32,
 }
 
 /// C: `struct mes_remove_queue_input` as `remove_queue_mes` fills it.
@@ -190,6 +193,7 @@ pub fn add_queue_input(p: &MesProcess, q: &MesQueue, cwsr_workaround: bool) -> O
         // Dwords (C: `queue_size >> 2`); a ring is at most 4 GiB here.
         queue_size: (q.ring_size >> 2) as u32,
         exclusively_scheduled: u32::from(q.gws),
+        sh_mem_config_data: p.sh_mem_config,
     })
 }
 
@@ -204,7 +208,15 @@ mod tests {
     use crate::gfx::GfxVersion;
 
     fn process() -> MesProcess {
-        MesProcess { pasid: 0x8001, page_table_base: 0, context_addr: 0x10_0000, tba_addr: 0, tma_addr: 0, debugged: false }
+        MesProcess {
+            pasid: 0x8001,
+            page_table_base: 0x0000_0080_0123_4001,
+            sh_mem_config: 0xc00c,
+            context_addr: 0x10_0000,
+            tba_addr: 0,
+            tma_addr: 0,
+            debugged: false,
+        }
     }
 
     fn queue() -> MesQueue {
@@ -226,6 +238,11 @@ mod tests {
     fn compute_queue_input_is_add_queue_mes() {
         let i = add_queue_input(&process(), &queue(), false).unwrap();
         assert_eq!(i.process_id, 0x8001);
+        // add_queue_mes: qpd->page_table_base and qpd->sh_mem_config as
+        // they are; no trap handler.
+        assert_eq!(i.page_table_base_addr, 0x0000_0080_0123_4001);
+        assert_eq!(i.sh_mem_config_data, 0xc00c);
+        assert_eq!((i.tba_addr, i.tma_addr), (0, 0));
         assert_eq!(i.process_va_start, 0);
         assert_eq!(i.process_va_end, 0xf_ffff_ffff);
         assert_eq!(i.process_quantum, 100_000);

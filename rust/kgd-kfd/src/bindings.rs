@@ -156,6 +156,7 @@ pub struct kgd_mes_add_queue_input {
     pub is_aql_queue: __u32,
     pub queue_size: __u32,
     pub exclusively_scheduled: __u32,
+    pub sh_mem_config_data: __u32,
 }
 #[repr(C)]
 #[derive(Default, Copy, Clone)]
@@ -178,6 +179,9 @@ pub struct kfd2kgd_calls {
     >,
     pub set_vm_pasid: ::core::option::Option<
         unsafe extern "C" fn(kgd: *mut kgd_dev, vm: *mut core::ffi::c_void, pasid: __u32),
+    >,
+    pub get_process_page_dir: ::core::option::Option<
+        unsafe extern "C" fn(kgd: *mut kgd_dev, vm: *mut core::ffi::c_void) -> __u64,
     >,
     pub alloc_memory_of_gpu: ::core::option::Option<
         unsafe extern "C" fn(

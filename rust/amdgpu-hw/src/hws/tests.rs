@@ -20,6 +20,11 @@ struct Gpu {
     ever_mapped: BTreeSet<u32>,
     unmaps: Vec<(u32, bool)>,
     refuse: Option<u32>,
+    /// The page table base of each PASID's VM (a PASID not here: its VM
+    /// is `pasid << 12 | 1`, see [`process`]).
+    vms: BTreeMap<u32, u64>,
+    /// The MAP_PROCESS packets taken.
+    processes_taken: Vec<(u32, u64)>,
 }
 
 impl Gpu {
@@ -47,6 +52,11 @@ impl Cp for Gpu {
     fn interrupt(&mut self, context_id: u32) {
         self.interrupts.push(context_id);
     }
+    fn map_process(&mut self, p: &MapProcess) -> bool {
+        self.processes_taken.push((p.pasid, p.page_table_base));
+        let vm = self.vms.get(&p.pasid).copied().unwrap_or(page_dir(p.pasid));
+        p.page_table_base == vm
+    }
     fn map(&mut self, _p: &MapProcess, q: &MapQueues) -> bool {
         if self.refuse == Some(q.doorbell_off) {
             return false;
@@ -65,8 +75,23 @@ fn queue(doorbell: u32, engine: Engine) -> MapQueues {
     MapQueues { engine, is_static: false, is_gws: false, doorbell_off: doorbell, mqd_addr: 0x10_0000 + u64::from(doorbell) * 0x1000, wptr_addr: 0 }
 }
 
+/// The page table base of the VM of `pasid` in these tests.
+fn page_dir(pasid: u32) -> u64 {
+    u64::from(pasid) << 12 | 1
+}
+
 fn process(pasid: u32, queues: &[MapQueues]) -> RunlistProcess<'_> {
-    RunlistProcess { map: MapProcess { pasid, process_quantum: 10, num_queues: queues.len() as u32, ..MapProcess::default() }, xnack_enabled: false, queues }
+    RunlistProcess {
+        map: MapProcess {
+            pasid,
+            process_quantum: 10,
+            page_table_base: page_dir(pasid),
+            num_queues: queues.len() as u32,
+            ..MapProcess::default()
+        },
+        xnack_enabled: false,
+        queues,
+    }
 }
 
 const IB: u64 = 0x4000;
@@ -275,6 +300,34 @@ fn bad_packets_hang_it_until_reset() {
     // steps over it), but an unknown opcode hangs it too.
     hws.hiq_packet::<()>(&mut gpu, Ok(Packet::Other(0x10, &[NOP_PACKET])));
     assert_eq!(hws.hang(), Some(Hang::BadPacket));
+}
+
+#[test]
+fn map_process_page_table_base_must_be_its_pasids_vm() {
+    for format in [PmFormat::V9, PmFormat::Aldebaran] {
+        // Every MAP_PROCESS reaches the CP with the page table base the
+        // driver put in.
+        let (mut gpu, mut hws) = (Gpu::default(), Hws::<8, 64>::new(format));
+        let (qa, qb) = ([queue(2, Engine::Compute)], [queue(4, Engine::Compute)]);
+        start(&mut gpu, &mut hws, &[process(1, &qa), process(2, &qb)], 8, 8, format);
+        assert_eq!(hws.hang(), None);
+        assert_eq!(gpu.processes_taken, [(1, page_dir(1)), (2, page_dir(2))]);
+        assert_eq!(gpu.mapped, BTreeSet::from([2, 4]));
+
+        // Process 2's page table base names process 1's VM, or no VM:
+        // a bad packet, the firmware hangs with nothing mapped and
+        // answers no fence.
+        for wrong in [page_dir(1), 0x7777_0001, 0] {
+            let (mut gpu, mut hws) = (Gpu::default(), Hws::<8, 64>::new(format));
+            gpu.vms.insert(2, page_dir(2));
+            let mut b = process(2, &qb);
+            b.map.page_table_base = wrong;
+            start(&mut gpu, &mut hws, &[process(1, &qa), b], 8, 8, format);
+            assert_eq!(hws.hang(), Some(Hang::BadPacket), "{wrong:#x}");
+            assert!(gpu.ever_mapped.is_empty());
+            assert_eq!(query(&mut gpu, &mut hws), None);
+        }
+    }
 }
 
 #[test]

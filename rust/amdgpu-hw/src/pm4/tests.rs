@@ -448,3 +448,31 @@ fn queue_preemption_timeout_param() {
     // SET_RESOURCES' unmap latency follows it: (1000 - 100) / 2 ms in 100 ms.
     assert_eq!(unmap_latency(queue_preemption_timeout_ms(1000)), 4);
 }
+
+#[test]
+fn map_process_carries_the_qpd() {
+    // What rkfd puts in for a gfx90a process with XNACK off after
+    // SET_MEMORY_POLICY (qpd.rs: sh_mem_config 0x1018, sh_mem_bases
+    // 0x0001_0002) and a root PD at VRAM 0x8_0040_0000 (| VALID).
+    use crate::gfx::GfxVersion;
+    use crate::qpd::{pd_addr_vram, ShMem};
+    let mut s = ShMem::default();
+    s.set_cache_memory_policy(GfxVersion::GFX90A, true, 0, 1 << 48, 2 << 48);
+    s.update_qpd(GfxVersion::GFX90A, true, false, 1 << 48, 2 << 48);
+    let m = MapProcess {
+        pasid: 0x8001,
+        process_quantum: 10,
+        page_table_base: pd_addr_vram(0x8_0040_0000).unwrap(),
+        sh_mem_config: s.config,
+        sh_mem_bases: s.bases,
+        num_queues: 1,
+        ..MapProcess::default()
+    };
+    // pm4_mes_map_process(_aldebaran): ordinals 3-4 the page table base
+    // (lo, hi), 5 sh_mem_bases, 6 sh_mem_config in both layouts.
+    for (p, format) in [(&m.encode()[..], V9), (&m.encode_aldebaran()[..], PmFormat::Aldebaran)] {
+        assert_eq!(&p[2..6], &[0x0040_0001, 0x8, 0x0001_0002, 0x1018], "{format:?}");
+        let Some(Ok(Packet::MapProcess(back))) = parse(p, format).next() else { panic!() };
+        assert_eq!(back, m);
+    }
+}
