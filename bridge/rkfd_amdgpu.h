@@ -46,6 +46,7 @@ u64 rkfd_amdgpu_gpu_clock_counter(void *adev);
 u64 rkfd_amdgpu_available_vram(void *adev);
 int rkfd_amdgpu_acquire_vm(void *adev, void *drm_file, void **vm);
 void rkfd_amdgpu_release_vm(void *vm);
+u64 rkfd_amdgpu_process_page_dir(void *vm);
 int rkfd_amdgpu_alloc_memory(void *adev, void *vm, u64 va, u64 size, u32 flags,
 			     void **mem, u64 *mmap_offset);
 void rkfd_amdgpu_free_memory(void *adev, void *vm, void *mem);

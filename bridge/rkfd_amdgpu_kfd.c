@@ -82,6 +82,11 @@ static void bridge_set_vm_pasid(struct kgd_dev *kgd, void *vm, __u32 pasid)
 	pr_notice_once("set_vm_pasid: amdgpu keeps the PASID of the render-node VM\n");
 }
 
+static __u64 bridge_get_process_page_dir(struct kgd_dev *kgd, void *vm)
+{
+	return rkfd_amdgpu_process_page_dir(vm);
+}
+
 static int bridge_alloc_memory_of_gpu(struct kgd_dev *kgd, void *vm,
 				      const struct kgd_mem_alloc *alloc,
 				      void **mem, __u64 *mmap_offset)
@@ -283,6 +288,7 @@ static const struct kfd2kgd_calls rkfd_amdgpu_calls = {
 	.acquire_vm = bridge_acquire_vm,
 	.release_vm = bridge_release_vm,
 	.set_vm_pasid = bridge_set_vm_pasid,
+	.get_process_page_dir = bridge_get_process_page_dir,
 	.alloc_memory_of_gpu = bridge_alloc_memory_of_gpu,
 	.free_memory_of_gpu = bridge_free_memory_of_gpu,
 	.map_memory_to_gpu = bridge_map_memory_to_gpu,

@@ -210,6 +210,14 @@ void rkfd_amdgpu_release_vm(void *vm_)
 	kfree(vm);
 }
 
+/* The VM's page directory as amdgpu encodes it for the CP (amdgpu_gmc_pd_addr). */
+u64 rkfd_amdgpu_process_page_dir(void *vm_)
+{
+	struct rkfd_amdgpu_vm *vm = vm_;
+
+	return amdgpu_amdkfd_gpuvm_get_process_page_dir(vm->drm_priv);
+}
+
 int rkfd_amdgpu_alloc_memory(void *adev, void *vm_, u64 va, u64 size, u32 flags,
 			     void **mem, u64 *mmap_offset)
 {

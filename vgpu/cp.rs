@@ -6,7 +6,10 @@
 //! `rust/amdgpu-hw/src/hws.rs`; this file is its [`hws::Cp`]: runlist IBs
 //! and fences in the GART ([`crate::gart`]), queues mapped by reading
 //! their MQDs there and loading them on the engines as `hqd_load` does
-//! (the VM found by the PASID of their MAP_PROCESS), unmapped with their
+//! (the VM found by the page table base of their MAP_PROCESS, as a CP
+//! programs the VMID's page table from it; a MAP_PROCESS whose page table
+//! base names no KFD process's VM, or not its PASID's, is a bad packet:
+//! the firmware hangs), unmapped with their
 //! read pointer saved into the MQD, QUERY_STATUS answered with the fence
 //! write and an end-of-pipe interrupt.
 //!
@@ -38,6 +41,8 @@ use crate::{
 #[path = "../rust/amdgpu-hw/src/kernel_hws.rs"]
 mod hws_format;
 use hws_format::{hws, kernel_queue, pm4};
+/// amdgpu's page table base encoding, for [`crate::gpu::Core::alloc_page_dir`].
+pub(crate) use hws_format::qpd::pd_addr_vram;
 
 /// For `hws_format`, which names the generations `super::gfx`.
 use crate::profile::gfx;
@@ -139,7 +144,13 @@ impl Gpu<'_> {
     fn try_map(&mut self, process: &pm4::MapProcess, queue: &pm4::MapQueues) -> Result {
         let core = self.kgd.core();
         let p = core.profile();
-        let vm = core.vm_of_pasid(process.pasid).ok_or(EINVAL)?;
+        // The VMID's page table is the one the page table base names
+        // (checked against the PASID when the MAP_PROCESS was taken; the
+        // VM may have gone since, when an over-subscribed runlist rotates).
+        let vm = core.vm_of_page_dir(process.page_table_base).ok_or(EINVAL)?;
+        if vm.pasid() != process.pasid {
+            return Err(EINVAL);
+        }
         let sdma = matches!(queue.engine, pm4::Engine::Sdma(_));
         let bytes = self.kgd.gart().read_bytes(queue.mqd_addr, if sdma { mqd::sdma_mqd_size(p)? } else { mqd::compute_mqd_size(p)? })?;
         let desc: QueueDesc = if sdma {
@@ -169,6 +180,16 @@ impl hws::Cp for Gpu<'_> {
     fn interrupt(&mut self, context_id: u32) {
         if self.irqs.push(context_id, GFP_KERNEL).is_err() {
             pr_warn_once!("vgpu cp: interrupt lost (no memory)\n");
+        }
+    }
+
+    fn map_process(&mut self, process: &pm4::MapProcess) -> bool {
+        // A CP programs the VMID's page table from the page table base:
+        // it must name a KFD process's VM, the one of the packet's PASID.
+        let core = self.kgd.core();
+        match (core.vm_of_page_dir(process.page_table_base), core.vm_of_pasid(process.pasid)) {
+            (Some(by_pd), Some(by_pasid)) => Arc::ptr_eq(&by_pd, &by_pasid),
+            _ => false,
         }
     }
 
@@ -548,7 +569,7 @@ mod tests {
     }
 
     /// A runlist of three processes (one queue each, their VMs found by
-    /// PASID) maps every queue; chained to itself with process_cnt 1 it
+    /// page table base) maps every queue; chained to itself with process_cnt 1 it
     /// is over-subscribed and the tick rotates the window through all
     /// three; UNMAP_QUEUES by PASID + QUERY_STATUS takes a process off and
     /// writes the fence.
@@ -568,7 +589,8 @@ mod tests {
             vm.set_pasid(0x5000 + k);
             core.set_vm_pasid(&vm, 0x5000 + k);
             vms.push(vm, GFP_KERNEL)?;
-            n += MapProcess { pasid: 0x5000 + k, num_queues: 1, ..Default::default() }.write(fmt, &mut buf[n..]);
+            n += MapProcess { pasid: 0x5000 + k, page_table_base: vm.page_dir(), num_queues: 1, ..Default::default() }
+                .write(fmt, &mut buf[n..]);
             let (obj, mq) = compute_mqd(&rig, k + 1)?;
             let e = mq.encode(false);
             buf[n..n + e.len()].copy_from_slice(&e);
@@ -616,6 +638,60 @@ mod tests {
         rig.kgd.gart().free(&ib);
         for m in mqds.iter() {
             rig.kgd.gart().free(m);
+        }
+        Ok(())
+    }
+
+    /// A MAP_PROCESS whose page table base is another process's VM, names
+    /// no VM, or names a VM with no PASID is a bad packet: the firmware
+    /// hangs and maps nothing; the right one is taken.
+    #[test]
+    fn map_process_with_a_wrong_page_table_base_hangs_the_hws() -> Result {
+        // Which page table base the MAP_PROCESS of VM `a` (PASID 0x6000)
+        // carries: its own, VM `b`'s (PASID 0x6001), VM `c`'s (no PASID),
+        // one naming no VM, `a`'s without AMDGPU_PTE_VALID, 0.
+        let picks: [fn(&crate::vm::Vm, &crate::vm::Vm, &crate::vm::Vm) -> u64; 6] = [
+            |a, _, _| a.page_dir(),
+            |_, b, _| b.page_dir(),
+            |_, _, c| c.page_dir(),
+            |a, _, _| a.page_dir() + 0x1000_0000,
+            |a, _, _| a.page_dir() & !1,
+            |_, _, _| 0,
+        ];
+        for (k, pick) in picks.iter().enumerate() {
+            let mut rig = Rig::new(0x3b + k as u32)?;
+            rig.submit(&resources().encode())?;
+            let core = rig.kgd.core().clone();
+            let fmt = pm4::PmFormat::of(core.profile().gfx);
+            let (a, b, c) = (crate::vm::Vm::new(core.clone())?, crate::vm::Vm::new(core.clone())?, crate::vm::Vm::new(core.clone())?);
+            for (vm, pasid) in [(&a, 0x6000), (&b, 0x6001)] {
+                vm.set_pasid(pasid);
+                core.set_vm_pasid(vm, pasid);
+            }
+            // Distinct, amdgpu-encoded (VALID, 64-byte aligned) bases.
+            assert!(a.page_dir() != b.page_dir() && b.page_dir() != c.page_dir() && a.page_dir() != c.page_dir());
+            assert_eq!(a.page_dir() & 0x3f, 1);
+            let ib = rig.kgd.gart().alloc(4096)?;
+            let (obj, mq) = compute_mqd(&rig, 1)?;
+            let mut buf = KVec::from_elem(0u32, 128, GFP_KERNEL)?;
+            let page_table_base = pick(&a, &b, &c);
+            let mut n = MapProcess { pasid: 0x6000, page_table_base, num_queues: 1, ..Default::default() }.write(fmt, &mut buf[..]);
+            let e = mq.encode(false);
+            buf[n..n + e.len()].copy_from_slice(&e);
+            n += e.len();
+            rig.kgd.gart().write_dwords(ib.addr(), &buf[..n])?;
+            rig.submit(&RunList { ib_base: ib.addr(), ib_size: n as u32, chain: false, process_cnt: 1 }.encode())?;
+            let good = k == 0;
+            assert_eq!(rig.kgd.cp_hung(), !good, "case {k}: page table base {page_table_base:#x}");
+            // A hung firmware mapped nothing and answers no fence.
+            assert_eq!(mapped(&rig).len(), usize::from(good));
+            assert_eq!(rig.fence()?, good);
+            rig.kgd.cp_reset();
+            for vm in [&a, &b] {
+                core.set_vm_pasid(vm, 0);
+            }
+            rig.kgd.gart().free(&ib);
+            rig.kgd.gart().free(&obj);
         }
         Ok(())
     }

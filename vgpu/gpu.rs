@@ -17,6 +17,7 @@ use kernel::{
     prelude::*,
     str::CString,
     sync::{
+        atomic::{Atomic, Relaxed},
         Arc,
         ArcBorrow,
         Mutex,
@@ -88,6 +89,8 @@ pub(crate) struct Core {
     /// Lock order: a leaf (`vgpu/amdgpu_main.rs`, 11).
     #[pin]
     pasid_vms: Mutex<KVec<Arc<crate::vm::Vm>>>,
+    /// The next VM's root page directory slot ([`Core::alloc_page_dir`]).
+    next_page_dir: Atomic<u64>,
 }
 
 /// See [`Core::throttle`].
@@ -119,6 +122,7 @@ impl Core {
                 kfd: SetOnce::default(),
                 throttle <- new_mutex!(Throttle { kfd: None, count: 0 }, "Core::throttle"),
                 pasid_vms <- new_mutex!(KVec::new(), "Core::pasid_vms"),
+                next_page_dir: Atomic::new(0),
             }),
             GFP_KERNEL,
         )
@@ -135,6 +139,29 @@ impl Core {
         }
         drop(l);
         drop(old);
+    }
+
+    /// The page table base of a new VM (what `get_process_page_dir`
+    /// answers): amdgpu's encoding of a root page directory in VRAM
+    /// (`amdgpu_gmc_pd_addr`: its VRAM physical address |
+    /// `AMDGPU_PTE_VALID`), at a 4 KiB slot of this GPU's VRAM address
+    /// space just above the frames of its pool, one per VM, never reused
+    /// while the GPU lives.  The virtual GPU's page tables are not in its
+    /// VRAM (`crate::vm`): the slot takes no frame and no VRAM accounting
+    /// (amdkfd's VRAM accounting leaves amdgpu's PD out too); it names the
+    /// VM to the CP's scheduler, which finds the VM by it
+    /// ([`Core::vm_of_page_dir`]).  `ENOSPC` once the slots would pass the
+    /// 48-bit physical address a directory may have.
+    pub(crate) fn alloc_page_dir(&self) -> Result<u64> {
+        let n = self.next_page_dir.fetch_add(1, Relaxed);
+        let phys = n.checked_mul(4096).and_then(|o| o.checked_add(self.vram.size().next_multiple_of(4096))).ok_or(ENOSPC)?;
+        crate::cp::pd_addr_vram(phys).ok_or(ENOSPC)
+    }
+
+    /// The VM of a KFD process (one with a PASID) whose page table base is
+    /// `pd` (a CP programs the VMID's page table from it).
+    pub(crate) fn vm_of_page_dir(&self, pd: u64) -> Option<Arc<crate::vm::Vm>> {
+        self.pasid_vms.lock().iter().find(|v| v.page_dir() == pd).cloned()
     }
 
     /// The VM whose PASID is `pasid`.

@@ -163,6 +163,10 @@ impl kabi::Kfd2Kgd for Kgd {
         self.core().clock_counter()
     }
 
+    fn process_page_dir(vm: ArcBorrow<'_, Vm>) -> u64 {
+        vm.page_dir()
+    }
+
     fn set_vm_pasid(vm: ArcBorrow<'_, Vm>, pasid: u32) {
         vm.set_pasid(pasid);
         let vm: Arc<Vm> = vm.into();

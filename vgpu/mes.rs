@@ -7,12 +7,14 @@
 //! `MESAPI__RESUME` to the firmware, and the firmware itself).  A queue
 //! added is read from its MQD in the GART (as the HWS model reads the
 //! MQDs MAP_QUEUES names, `crate::cp`) and loaded on the engines in the
-//! VM its PASID names; removing or suspending it preempts it and saves
+//! VM its page table base names (which must be the VM of its PASID);
+//! removing or suspending it preempts it and saves
 //! its read pointer into the MQD, so adding or resuming it goes on from
 //! there.  Requests are answered synchronously.
 //!
 //! What the firmware refuses (`-EINVAL`): a profile not scheduled by MES,
-//! a queue type other than compute and SDMA, an unknown PASID, process or
+//! a queue type other than compute and SDMA, an unknown PASID, a page
+//! table base that is not the VM of the PASID, process or
 //! gang context or MQD addresses outside the GART, an MQD that does not
 //! decode for the profile or does not match the request (AQL or PM4,
 //! doorbell, write pointer), a doorbell of the process already added, and
@@ -35,6 +37,8 @@ const QUEUE_TYPE_SDMA: u32 = crate::kabi::kgd::KGD_MES_QUEUE_TYPE_SDMA;
 /// One queue the firmware was given.
 struct Added {
     pasid: u32,
+    /// The page table base the request carried: the VM the queue runs in.
+    page_dir: u64,
     doorbell_offset: u32,
     gang_context_addr: u64,
     mqd_addr: u64,
@@ -91,8 +95,18 @@ impl Kgd {
 
     /// Loads `q` on the engines in its process's VM.
     fn mes_load(&self, q: &Added, desc: &QueueDesc) -> Result<Arc<Hqd>> {
-        let vm = self.core().vm_of_pasid(q.pasid).ok_or(EINVAL)?;
+        let vm = self.mes_vm(q.page_dir, q.pasid)?;
         self.engine().load(vm, desc)
+    }
+
+    /// The VM a request's page table base names (the firmware programs the
+    /// VMID's page table from it), if it is the VM of its PASID.
+    fn mes_vm(&self, page_dir: u64, pasid: u32) -> Result<Arc<crate::vm::Vm>> {
+        let core = self.core();
+        match (core.vm_of_page_dir(page_dir), core.vm_of_pasid(pasid)) {
+            (Some(vm), Some(of_pasid)) if Arc::ptr_eq(&vm, &of_pasid) => Ok(vm),
+            _ => Err(EINVAL),
+        }
     }
 
     /// Preempts `q` (if it runs) and saves its read pointer into its MQD.
@@ -135,6 +149,7 @@ impl Kgd {
         st.queues.reserve(1, GFP_KERNEL)?;
         let mut q = Added {
             pasid: i.process_id,
+            page_dir: i.page_table_base_addr,
             doorbell_offset: i.doorbell_offset,
             gang_context_addr: i.gang_context_addr,
             mqd_addr: i.mqd_addr,
@@ -142,7 +157,7 @@ impl Kgd {
             sdma,
             hqd: None,
         };
-        self.core().vm_of_pasid(q.pasid).ok_or(EINVAL)?;
+        self.mes_vm(q.page_dir, q.pasid)?;
         let desc = self.mes_desc(&q).map_err(refused)?;
         let aql = desc.ty == uapi::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL;
         if u64::from(desc.doorbell_offset) != u64::from(i.doorbell_offset) * 4 || (!sdma && aql != (i.is_aql_queue != 0)) {
@@ -252,6 +267,7 @@ mod tests {
             kgd.gart().write_bytes(mqd.addr(), m.as_bytes())?;
             let input = MesAddQueueInput {
                 process_id: PASID,
+                page_table_base_addr: vm.page_dir(),
                 process_context_addr: proc_ctx.addr(),
                 gang_context_addr: gang_ctx.addr(),
                 doorbell_offset: DOORBELL,
@@ -290,6 +306,7 @@ mod tests {
     fn add_refuses_what_does_not_match_the_mqd() -> Result {
         let rig = Rig::new(0x3c)?;
         let i = rig.input;
+        let other = crate::vm::Vm::new(rig.kgd.core().clone())?;
         let bad = [
             MesAddQueueInput { mqd_addr: rig.proc_ctx.addr(), ..i },
             MesAddQueueInput { mqd_addr: 0x1000, ..i },
@@ -298,6 +315,10 @@ mod tests {
             MesAddQueueInput { is_aql_queue: 1, ..i },
             MesAddQueueInput { queue_type: 0, ..i },
             MesAddQueueInput { process_id: PASID + 1, ..i },
+            // The page table base of no VM, or of a VM without a PASID.
+            MesAddQueueInput { page_table_base_addr: 0, ..i },
+            MesAddQueueInput { page_table_base_addr: i.page_table_base_addr + 0x1000_0000, ..i },
+            MesAddQueueInput { page_table_base_addr: other.page_dir(), ..i },
             MesAddQueueInput { gang_context_addr: 0x2000, ..i },
         ];
         for b in bad.iter() {

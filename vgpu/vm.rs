@@ -82,6 +82,10 @@ pub(crate) struct Vm {
     /// The handle rkfd holds on this VM (what `acquire_vm` returned), which
     /// retry faults name the VM by; 0 while not acquired.
     kfd_handle: Atomic<usize>,
+    /// Its page table base as amdgpu encodes a root page directory
+    /// ([`Core::alloc_page_dir`]): what `get_process_page_dir` answers and
+    /// the CP finds the VM by.
+    page_dir: u64,
     /// The objects and the page table.  Lock order: inside `mmap_lock`,
     /// `Hqd::state` and rkfd's SVM locks (so inside invalidation: no
     /// allocation with direct reclaim under it); `vram::Pool::inner` inside.
@@ -150,8 +154,10 @@ impl Vm {
         let doorbell_bytes = core.profile().doorbell_process_size() as usize;
         let doorbells = Arc::new(SharedPages::new(doorbell_bytes.div_ceil(PAGE_SIZE))?, GFP_KERNEL)?;
         let doorbell_watch = DoorbellWatch::new(&doorbells, core.bell().clone())?;
+        let page_dir = core.alloc_page_dir()?;
         Arc::pin_init(
             try_pin_init!(Vm {
+                page_dir,
                 core,
                 doorbells,
                 doorbell_watch,
@@ -166,6 +172,11 @@ impl Vm {
             }),
             GFP_KERNEL,
         )
+    }
+
+    /// The page table base (`get_process_page_dir`).
+    pub(crate) fn page_dir(&self) -> u64 {
+        self.page_dir
     }
 
     /// The GPU.

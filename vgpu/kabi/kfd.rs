@@ -193,6 +193,9 @@ pub(crate) trait Kfd2Kgd: Send + Sync + 'static {
     fn gpu_clock_counter(&self) -> u64;
     /// `set_vm_pasid`: the PASID the VM's interrupt entries carry.
     fn set_vm_pasid(vm: ArcBorrow<'_, Self::Vm>, pasid: u32);
+    /// `get_process_page_dir`: the VM's page table base
+    /// (`amdgpu_amdkfd_gpuvm_get_process_page_dir`).
+    fn process_page_dir(vm: ArcBorrow<'_, Self::Vm>) -> u64;
     /// `get_mem_limits`.
     fn mem_limits(&self) -> MemLimits;
     /// `reserve_mem_limit`: accounts `size` bytes of the `flags` domain
@@ -455,6 +458,7 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
         available_vram: Some(Self::available_vram),
         get_gpu_clock_counter: Some(Self::get_gpu_clock_counter),
         set_vm_pasid: Some(Self::set_vm_pasid),
+        get_process_page_dir: Some(Self::get_process_page_dir),
         get_mem_limits: Some(Self::get_mem_limits),
         reserve_mem_limit: Some(Self::reserve_mem_limit),
         unreserve_mem_limit: Some(Self::unreserve_mem_limit),
@@ -752,6 +756,16 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
     unsafe extern "C" fn set_vm_pasid(_kgd: *mut kgd::kgd_dev, vm: *mut c_void, pasid: u32) {
         // SAFETY: rkfd passes a VM it acquired.
         T::set_vm_pasid(unsafe { Self::vm(vm) }, pasid);
+    }
+
+    /// `get_process_page_dir`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`].
+    unsafe extern "C" fn get_process_page_dir(_kgd: *mut kgd::kgd_dev, vm: *mut c_void) -> u64 {
+        // SAFETY: rkfd passes a VM it acquired.
+        T::process_page_dir(unsafe { Self::vm(vm) })
     }
 
     /// `get_mem_limits`.
