@@ -85,7 +85,9 @@ pub(crate) struct Core {
     #[pin]
     throttle: Mutex<Throttle>,
     /// The VMs KFD processes use, by PASID (`set_vm_pasid` adds, `release_vm`
-    /// removes): how the CP's scheduler finds the VM of a MAP_PROCESS.
+    /// removes): how the CP's scheduler and the MES find the VM of a
+    /// MAP_PROCESS or ADD_QUEUE (by its page table base, checked against
+    /// its PASID).
     /// Lock order: a leaf (`vgpu/amdgpu_main.rs`, 11).
     #[pin]
     pasid_vms: Mutex<KVec<Arc<crate::vm::Vm>>>,
