@@ -127,7 +127,8 @@
 //! 10. `Gart::state` (`gart`): a leaf; the kernel objects' table, taken
 //!     only to add, remove or look up an object (the pages are read and
 //!     written after it is released, through the object's own reference).
-//! 11. `Core::pasid_vms` (`gpu`): a leaf; the VMs by PASID (and by page table base, which the CP and MES look them up by).  A VM's last
+//! 11. `Core::pasid_vms` (`gpu`): a leaf; the VMs by PASID (the CP and
+//!     the MES look them up by page table base too).  A VM's last
 //!     reference is dropped after it is released.
 //!
 //! Calls into rkfd (`kgd2kfd_interrupt`, `kgd2kfd_svm_fault`) are made with
