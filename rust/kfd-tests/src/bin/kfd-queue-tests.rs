@@ -1255,8 +1255,8 @@ fn rls_dwords(rls: &str, gpu: u32) -> Result<Option<Vec<u32>>, String> {
 /// runlist" for our GPU (upstream's packet manager has no runlist then).
 /// Under it, with our queue (write pointer `wptr`) `live`: the dump
 /// decodes, as the firmware reads it, as whole packets, and holds a
-/// MAP_PROCESS with our PASID followed by its MAP_QUEUES, one of them
-/// ours; once the queue is gone no MAP_QUEUES carries `wptr` any more.
+/// MAP_PROCESS with our PASID, our VM's page table base and our SH_MEM
+/// settings, followed by its MAP_QUEUES, one of them ours; once the queue is gone no MAP_QUEUES carries `wptr` any more.
 fn check_rls(s: &Setup, wptr: u64, live: bool) -> Check {
     use amdgpu_hw::pm4::{self, Packet};
     let rls = read_sysfs("/sys/kernel/debug/kfd/rls")?;
@@ -1286,6 +1286,29 @@ fn check_rls(s: &Setup, wptr: u64, live: bool) -> Check {
         .position(|p| matches!(p, Packet::MapProcess(m) if m.pasid == pasid))
         .ok_or_else(|| format!("rls: no MAP_PROCESS of PASID {pasid}: {packets:x?}"))?;
     let Packet::MapProcess(mp) = packets[at] else { unreachable!() };
+    // As upstream's pm_map_process_v9 / _aldebaran: the page table base
+    // of our VM (amdgpu_gmc_pd_addr's encoding: AMDGPU_PTE_VALID, 64-byte
+    // aligned, below 2^48), no other process's; and the SH_MEM settings of
+    // update_qpd for our XNACK mode (this process never calls
+    // SET_MEMORY_POLICY: gfx90a gets unaligned mode, RETRY_DISABLE by
+    // XNACK and the bases of the 1 << 48 / 2 << 48 apertures; GFX10+'s
+    // update_qpd sets nothing).
+    ensure(
+        amdgpu_hw::qpd::pd_phys_vram(mp.page_table_base).is_some(),
+        format!("rls: MAP_PROCESS page table base {:#x} is no VRAM page directory", mp.page_table_base),
+    )?;
+    let shared = packets.iter().filter(|p| matches!(p, Packet::MapProcess(m) if m.pasid != pasid && m.page_table_base == mp.page_table_base)).count();
+    ensure_eq(shared, 0, "other processes' MAP_PROCESS with our page table base")?;
+    let mut x = uapi::kfd_ioctl_set_xnack_mode_args { xnack_enabled: -1 };
+    expect_ok(s.kfd.ioctl(uapi::AMDKFD_IOC_SET_XNACK_MODE, &mut x), "SET_XNACK_MODE query")?;
+    let gfx = gfx_of(s.gpu)?;
+    let mut want = amdgpu_hw::qpd::ShMem::default();
+    want.update_qpd(gfx, gfx.noretry_default(), x.xnack_enabled == 1, 1 << 48, 2 << 48);
+    if gfx == kfd_logic::gfx::GfxVersion::GFX90A {
+        // Worked out from update_qpd_v9: 3 << 3, | 1 << 12 with XNACK off.
+        ensure_eq((want.config, want.bases), (if x.xnack_enabled == 1 { 0x18 } else { 0x1018 }, 0x0001_0002), "gfx90a qpd")?;
+    }
+    ensure_eq((mp.sh_mem_config, mp.sh_mem_bases), (want.config, want.bases), "MAP_PROCESS (sh_mem_config, sh_mem_bases)")?;
     let queues = &packets[at + 1..];
     ensure(
         mp.num_queues >= 1 && queues.len() >= mp.num_queues as usize,
