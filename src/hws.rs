@@ -42,11 +42,11 @@
 //! `qpd.rs` as `update_qpd_v9` / `set_cache_memory_policy_v*`), read when
 //! the queue is created (the first running queue's, per process).
 //!
-//! What rkfd does not do (yet): no trap handler (`tba_addr` / `tma_addr`
-//! 0) and no GDS/GWS/OAC in MAP_PROCESS.  Queue eviction and restore through the HWS
-//! (`evict_process_queues_cpsch`) are not wired: rkfd's XNACK-off
-//! eviction marks the process evicted and preempts nothing
-//! (`crate::svm::notifier`), with either policy.
+//! What rkfd does not do (yet): no trap handler (`tba_addr` /
+//! `tma_addr` 0) and no GDS/GWS/OAC in MAP_PROCESS.  Queue eviction and
+//! restore through the HWS (`evict_process_queues_cpsch`) are not wired:
+//! rkfd's XNACK-off eviction marks the process evicted and preempts
+//! nothing (`crate::svm::notifier`), with either policy.
 //!
 //! Lock order: [`DeviceQueues::hws`](crate::queue::DeviceQueues) (upstream
 //! `dqm_lock` of the cpsch path) is taken under `Process::inner` and a
@@ -77,7 +77,6 @@ use crate::{
         log::{kfd_err, kfd_info, kfd_warn},
     },
     kernel_queue::KernelQueue,
-    process::Qpd,
     packet_manager::{
         hws_format::{
             dqm::{self, Cpsch, HwsTables, Refusal, SchedPolicy},
@@ -85,6 +84,7 @@ use crate::{
         },
         PacketManager,
     },
+    process::Qpd,
     queue::QueueShared,
 };
 
