@@ -69,12 +69,19 @@ pub fn topology_gpus() -> Vec<TopoGpu> {
 
 /// The gpu_ids `GET_PROCESS_APERTURES_NEW` reports for this process.
 pub fn aperture_ids(k: &Kfd) -> Result<Vec<u32>, i32> {
+    Ok(apertures(k)?.iter().map(|a| a.gpu_id).collect())
+}
+
+/// The apertures `GET_PROCESS_APERTURES_NEW` reports for this process,
+/// one record per GPU.
+pub fn apertures(k: &Kfd) -> Result<Vec<uapi::kfd_process_device_apertures>, i32> {
     let mut args = uapi::kfd_ioctl_get_process_apertures_new_args::default();
     k.ioctl(uapi::AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &mut args)?;
     let mut ap = vec![uapi::kfd_process_device_apertures::default(); args.num_of_nodes as usize];
     args.kfd_process_device_apertures_ptr = ap.as_mut_ptr() as u64;
     k.ioctl(uapi::AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &mut args)?;
-    Ok(ap.iter().take(args.num_of_nodes as usize).map(|a| a.gpu_id).collect())
+    ap.truncate(args.num_of_nodes as usize);
+    Ok(ap)
 }
 
 /// Opens `path` read-write; `Err(errno)`.

@@ -1291,7 +1291,8 @@ fn check_rls(s: &Setup, wptr: u64, live: bool) -> Check {
     // aligned, below 2^48), no other process's; and the SH_MEM settings of
     // update_qpd for our XNACK mode (this process never calls
     // SET_MEMORY_POLICY: gfx90a gets unaligned mode, RETRY_DISABLE by
-    // XNACK and the bases of the 1 << 48 / 2 << 48 apertures; GFX10+'s
+    // XNACK and the bases of the LDS and scratch apertures
+    // GET_PROCESS_APERTURES_NEW reports, 1 << 48 and 2 << 48; GFX10+'s
     // update_qpd sets nothing).
     ensure(
         amdgpu_hw::qpd::pd_phys_vram(mp.page_table_base).is_some(),
@@ -1303,7 +1304,10 @@ fn check_rls(s: &Setup, wptr: u64, live: bool) -> Check {
     expect_ok(s.kfd.ioctl(uapi::AMDKFD_IOC_SET_XNACK_MODE, &mut x), "SET_XNACK_MODE query")?;
     let gfx = gfx_of(s.gpu)?;
     let mut want = amdgpu_hw::qpd::ShMem::default();
-    want.update_qpd(gfx, gfx.noretry_default(), x.xnack_enabled == 1, 1 << 48, 2 << 48);
+    let ap = ops::apertures(&s.kfd).map_err(|e| format!("GET_PROCESS_APERTURES_NEW: {}", errno_name(e)))?;
+    let ap = ap.iter().find(|a| a.gpu_id == s.gpu).ok_or("GET_PROCESS_APERTURES_NEW: no record of our GPU")?;
+    ensure_eq((ap.lds_base, ap.scratch_base), (1 << 48, 2 << 48), "LDS and scratch aperture bases")?;
+    want.update_qpd(gfx, gfx.noretry_default(), x.xnack_enabled == 1, ap.lds_base, ap.scratch_base);
     if gfx == kfd_logic::gfx::GfxVersion::GFX90A {
         // Worked out from update_qpd_v9: 3 << 3, | 1 << 12 with XNACK off.
         ensure_eq((want.config, want.bases), (if x.xnack_enabled == 1 { 0x18 } else { 0x1018 }, 0x0001_0002), "gfx90a qpd")?;
