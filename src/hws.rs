@@ -40,7 +40,10 @@
 //! programs the VMID's page table, and the process's `sh_mem_config` /
 //! `sh_mem_bases` (`crate::process::Qpd`, computed by the host crate's
 //! `qpd.rs` as `update_qpd_v9` / `set_cache_memory_policy_v*`), read when
-//! the queue is created (the first running queue's, per process).
+//! the queue is created (the first running queue's, per process; upstream
+//! reads the qpd at each runlist, so a SET_MEMORY_POLICY while the
+//! process has queues reaches the HWS with its next runlist there, with
+//! its next queue here).
 //!
 //! What rkfd does not do (yet): no trap handler (`tba_addr` /
 //! `tma_addr` 0) and no GDS/GWS/OAC in MAP_PROCESS.  Queue eviction and

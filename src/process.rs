@@ -171,15 +171,19 @@ impl ProcessDevice {
         })
     }
 
-    /// C: `register_process`'s part for a new queue: the page table base
-    /// (`amdgpu_amdkfd_gpuvm_get_process_page_dir`) and `update_qpd`, the
-    /// process's XNACK mode `xnack` in `sh_mem_config` on GFX9.  What
-    /// MAP_PROCESS and MES ADD_QUEUE carry.  `-ENODEV` before `ACQUIRE_VM`.
-    pub(crate) fn qpd(&mut self, xnack: bool) -> Result<Qpd> {
+    /// What MAP_PROCESS and MES ADD_QUEUE carry for a new queue: the page
+    /// table base (`amdgpu_amdkfd_gpuvm_get_process_page_dir`) and the
+    /// SH_MEM settings, which the process's first queue on the device
+    /// (`first`, C: `register_process`) completes with `update_qpd` (the
+    /// XNACK mode `xnack` in `sh_mem_config` on GFX9).  `-ENODEV` before
+    /// `ACQUIRE_VM`.
+    pub(crate) fn qpd(&mut self, xnack: bool, first: bool) -> Result<Qpd> {
         let page_table_base = self.dev.kgd.process_page_dir(self.bound_vm()?);
-        let gfx = self.dev.gfx;
-        let a = &Apertures::V9;
-        self.sh_mem.update_qpd(gfx, gfx.noretry_default(), xnack, a.lds_base, a.scratch_base);
+        if first {
+            let gfx = self.dev.gfx;
+            let a = &Apertures::V9;
+            self.sh_mem.update_qpd(gfx, gfx.noretry_default(), xnack, a.lds_base, a.scratch_base);
+        }
         Ok(Qpd { page_table_base, sh_mem: self.sh_mem })
     }
 

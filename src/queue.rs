@@ -729,10 +729,12 @@ fn load(
         let mut dqm = dev.queues.state.lock();
         dqm.queues.push(shared.clone(), GFP_KERNEL)?;
     }
-    // register_process: the page table base and SH_MEM settings the
-    // scheduler gets (MAP_PROCESS, MES ADD_QUEUE).
+    // The page table base and SH_MEM settings the scheduler gets
+    // (MAP_PROCESS, MES ADD_QUEUE); register_process (update_qpd) with the
+    // process's first queue on the device.
     let xnack = inner.xnack_enabled;
-    let qpd = inner.pdd(gpu_id)?.qpd(xnack)?;
+    let first = !inner.queues.queues.iter().any(|q| q.dev.gpu_id() == gpu_id);
+    let qpd = inner.pdd(gpu_id)?.qpd(xnack, first)?;
     let vm = inner.pdds.iter().find(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL)?.bound_vm()?;
     // Each path holds the queue's `hw` lock for its own call only, so it
     // is released before a failure unlists the queue.
