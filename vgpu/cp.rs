@@ -642,57 +642,53 @@ mod tests {
         Ok(())
     }
 
-    /// A MAP_PROCESS whose page table base is another process's VM, names
-    /// no VM, or names a VM with no PASID is a bad packet: the firmware
-    /// hangs and maps nothing; the right one is taken.
+    /// The CP takes a MAP_PROCESS only if its page table base names a KFD
+    /// process's VM, the one of its PASID: not another process's VM, a VM
+    /// with no PASID, an address naming no VM, or 0.  A runlist whose
+    /// MAP_PROCESS names another process's VM is a bad packet: the
+    /// firmware hangs with nothing mapped and answers no fence.
     #[test]
     fn map_process_with_a_wrong_page_table_base_hangs_the_hws() -> Result {
-        // Which page table base the MAP_PROCESS of VM `a` (PASID 0x6000)
-        // carries: its own, VM `b`'s (PASID 0x6001), VM `c`'s (no PASID),
-        // one naming no VM, `a`'s without AMDGPU_PTE_VALID, 0.
-        let picks: [fn(&crate::vm::Vm, &crate::vm::Vm, &crate::vm::Vm) -> u64; 6] = [
-            |a, _, _| a.page_dir(),
-            |_, b, _| b.page_dir(),
-            |_, _, c| c.page_dir(),
-            |a, _, _| a.page_dir() + 0x1000_0000,
-            |a, _, _| a.page_dir() & !1,
-            |_, _, _| 0,
-        ];
-        for (k, pick) in picks.iter().enumerate() {
-            let mut rig = Rig::new(0x3b + k as u32)?;
-            rig.submit(&resources().encode())?;
-            let core = rig.kgd.core().clone();
-            let fmt = pm4::PmFormat::of(core.profile().gfx);
-            let (a, b, c) = (crate::vm::Vm::new(core.clone())?, crate::vm::Vm::new(core.clone())?, crate::vm::Vm::new(core.clone())?);
-            for (vm, pasid) in [(&a, 0x6000), (&b, 0x6001)] {
-                vm.set_pasid(pasid);
-                core.set_vm_pasid(vm, pasid);
-            }
-            // Distinct, amdgpu-encoded (VALID, 64-byte aligned) bases.
-            assert!(a.page_dir() != b.page_dir() && b.page_dir() != c.page_dir() && a.page_dir() != c.page_dir());
-            assert_eq!(a.page_dir() & 0x3f, 1);
-            let ib = rig.kgd.gart().alloc(4096)?;
-            let (obj, mq) = compute_mqd(&rig, 1)?;
-            let mut buf = KVec::from_elem(0u32, 128, GFP_KERNEL)?;
-            let page_table_base = pick(&a, &b, &c);
-            let mut n = MapProcess { pasid: 0x6000, page_table_base, num_queues: 1, ..Default::default() }.write(fmt, &mut buf[..]);
-            let e = mq.encode(false);
-            buf[n..n + e.len()].copy_from_slice(&e);
-            n += e.len();
-            rig.kgd.gart().write_dwords(ib.addr(), &buf[..n])?;
-            rig.submit(&RunList { ib_base: ib.addr(), ib_size: n as u32, chain: false, process_cnt: 1 }.encode())?;
-            let good = k == 0;
-            assert_eq!(rig.kgd.cp_hung(), !good);
-            // A hung firmware mapped nothing and answers no fence.
-            assert_eq!(mapped(&rig).len(), usize::from(good));
-            assert_eq!(rig.fence()?, good);
-            rig.kgd.cp_reset();
-            for vm in [&a, &b] {
-                core.set_vm_pasid(vm, 0);
-            }
-            rig.kgd.gart().free(&ib);
-            rig.kgd.gart().free(&obj);
+        let mut rig = Rig::new(0x3b)?;
+        rig.submit(&resources().encode())?;
+        let core = rig.kgd.core().clone();
+        let fmt = pm4::PmFormat::of(core.profile().gfx);
+        let (a, b, c) = (crate::vm::Vm::new(core.clone())?, crate::vm::Vm::new(core.clone())?, crate::vm::Vm::new(core.clone())?);
+        for (vm, pasid) in [(&a, 0x6000), (&b, 0x6001)] {
+            vm.set_pasid(pasid);
+            core.set_vm_pasid(vm, pasid);
         }
+        // Distinct, amdgpu-encoded (VALID, 64-byte aligned) bases.
+        assert!(a.page_dir() != b.page_dir() && b.page_dir() != c.page_dir() && a.page_dir() != c.page_dir());
+        assert_eq!(a.page_dir() & 0x3f, 1);
+        let of_a = |page_table_base| MapProcess { pasid: 0x6000, page_table_base, num_queues: 1, ..Default::default() };
+        {
+            use hws::Cp;
+            let mut guard = rig.kgd.cp().lock();
+            let mut gpu = Gpu { kgd: &rig.kgd, mapped: &mut guard.mapped, irqs: KVec::new() };
+            assert!(gpu.map_process(&of_a(a.page_dir())));
+            for wrong in [b.page_dir(), c.page_dir(), a.page_dir() + 0x1000_0000, a.page_dir() & !1, 0] {
+                assert!(!gpu.map_process(&of_a(wrong)));
+            }
+        }
+        let ib = rig.kgd.gart().alloc(4096)?;
+        let (obj, mq) = compute_mqd(&rig, 1)?;
+        let mut buf = KVec::from_elem(0u32, 128, GFP_KERNEL)?;
+        let mut n = of_a(b.page_dir()).write(fmt, &mut buf[..]);
+        let e = mq.encode(false);
+        buf[n..n + e.len()].copy_from_slice(&e);
+        n += e.len();
+        rig.kgd.gart().write_dwords(ib.addr(), &buf[..n])?;
+        rig.submit(&RunList { ib_base: ib.addr(), ib_size: n as u32, chain: false, process_cnt: 1 }.encode())?;
+        assert!(rig.kgd.cp_hung());
+        assert!(mapped(&rig).is_empty());
+        assert!(!rig.fence()?);
+        rig.kgd.cp_reset();
+        for vm in [&a, &b] {
+            core.set_vm_pasid(vm, 0);
+        }
+        rig.kgd.gart().free(&ib);
+        rig.kgd.gart().free(&obj);
         Ok(())
     }
 }
