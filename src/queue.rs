@@ -649,13 +649,13 @@ fn load(
     if on_dev >= lim.max_queues_per_process() as usize {
         return Err(ENOSPC);
     }
-    // Under the HWS: policy 1's over-subscription check
-    // (`crate::hws::admit`).
+    // Under the HWS or the MES: the device's queue limit and policy 1's
+    // over-subscription check (`crate::hws::admit`, `crate::mes::admit`).
     let hws = dev.queues.uses_hws();
     let mes = dev.queues.uses_mes();
     if mes {
         if let Some(s) = Option::as_ref(&*dev.queues.mes.lock()) {
-            crate::mes::admit(s)?;
+            crate::mes::admit(s, process.pasid(), !props.queue_type.is_sdma())?;
         }
     }
     if hws {
