@@ -179,16 +179,19 @@ static int bridge_hqd_sdma_is_occupied(struct kgd_dev *kgd, void *mqd, __u32 mqd
 	return 0;
 }
 
-static void bridge_hqd_get_state(struct kgd_dev *kgd, __u32 pipe_id, __u32 queue_id,
-				 struct kgd_hqd_state *state)
+/* debugfs hqds: amdgpu's register dumps (rkfd_amdgpu_kgd.c). */
+static int bridge_hqd_dump(struct kgd_dev *kgd, __u32 pipe_id, __u32 queue_id,
+			   __u32 (*dump)[2], __u32 max_regs, __u32 *n_regs)
 {
-	memset(state, 0, sizeof(*state));
+	return rkfd_amdgpu_hqd_dump(to_bdev(kgd)->hws, false, pipe_id, queue_id, dump,
+				    max_regs, n_regs);
 }
 
-static void bridge_hqd_sdma_get_state(struct kgd_dev *kgd, __u32 engine, __u32 queue,
-				      struct kgd_hqd_state *state)
+static int bridge_hqd_sdma_dump(struct kgd_dev *kgd, __u32 engine, __u32 queue,
+				__u32 (*dump)[2], __u32 max_regs, __u32 *n_regs)
 {
-	memset(state, 0, sizeof(*state));
+	return rkfd_amdgpu_hqd_dump(to_bdev(kgd)->hws, true, engine, queue, dump, max_regs,
+				    n_regs);
 }
 
 /*
@@ -306,8 +309,8 @@ static const struct kfd2kgd_calls rkfd_amdgpu_calls = {
 	.hqd_sdma_destroy = bridge_hqd_sdma_destroy,
 	.hqd_is_occupied = bridge_hqd_is_occupied,
 	.hqd_sdma_is_occupied = bridge_hqd_sdma_is_occupied,
-	.hqd_get_state = bridge_hqd_get_state,
-	.hqd_sdma_get_state = bridge_hqd_sdma_get_state,
+	.hqd_dump = bridge_hqd_dump,
+	.hqd_sdma_dump = bridge_hqd_sdma_dump,
 	.alloc_gtt_mem = bridge_alloc_gtt_mem,
 	.free_gtt_mem = bridge_free_gtt_mem,
 	.hiq_mqd_load = bridge_hiq_mqd_load,

@@ -545,6 +545,40 @@ static void *rkfd_amdgpu_gtt_cpu(struct rkfd_amdgpu_hws *hws, u64 gpu_addr, u64 
 }
 
 /*
+ * kfd2kgd hqd_dump / hqd_sdma_dump of the GPU's table (kgd_gfx_v9_hqd_dump,
+ * kgd_arcturus_hqd_sdma_dump, hqd_dump_v10_3, ...): amdgpu kmallocs the
+ * (byte offset, value) pairs it read; they are copied into rkfd's array of
+ * @max_regs and freed.  One XCC (instance 0), as rkfd's devices.
+ */
+int rkfd_amdgpu_hqd_dump(void *hws_, bool sdma, u32 a, u32 b, u32 (*dump)[2], u32 max_regs,
+			 u32 *n_regs)
+{
+	struct rkfd_amdgpu_hws *hws = hws_;
+	u32 (*regs)[2] = NULL;
+	u32 n = 0;
+	int ret;
+
+	if (!hws->f2g)
+		return -EOPNOTSUPP;
+	if (sdma && hws->f2g->hqd_sdma_dump)
+		ret = hws->f2g->hqd_sdma_dump(hws->adev, a, b, &regs, &n);
+	else if (!sdma && hws->f2g->hqd_dump)
+		ret = hws->f2g->hqd_dump(hws->adev, a, b, &regs, &n, 0);
+	else
+		return -EOPNOTSUPP;
+	if (ret)
+		return ret;
+	if (n > max_regs) {
+		ret = -ENOSPC;
+	} else {
+		memcpy(dump, regs, n * sizeof(*regs));
+		*n_regs = n;
+	}
+	kfree(regs);
+	return ret;
+}
+
+/*
  * kfd2kgd hiq_mqd_load of the GPU's table (kgd_gfx_v9_hiq_mqd_load, ...),
  * which maps the HIQ through amdgpu's KIQ: MAP_QUEUES with the MQD's GART
  * address, its write-pointer poll address and the doorbell's BAR index.

@@ -93,7 +93,7 @@ use crate::{
 
 /// `compute_vmid_bitmap` amdgpu gives amdkfd (VMIDs 8-15; the device
 /// interface does not report it, every SOC15 amdgpu uses it).
-const COMPUTE_VMID_BITMAP: u32 = 0xff00;
+pub(crate) const COMPUTE_VMID_BITMAP: u32 = 0xff00;
 /// MAP_PROCESS's `process_quantum` (C: `pm_map_process_v9` sets 10).
 const PROCESS_QUANTUM: u32 = 10;
 

@@ -41,8 +41,8 @@ const FENCE: usize = 4;
 const HIQ_DOORBELL: u32 = 0;
 /// HQD the HIQ is loaded into (`KFD_CIK_HIQ_PIPE`, `KFD_CIK_HIQ_QUEUE`;
 /// amdgpu reserves it for the HIQ, rkfd's no-HWS slots never include it).
-const HIQ_PIPE: u32 = 4;
-const HIQ_QUEUE: u32 = 0;
+pub(crate) const HIQ_PIPE: u32 = 4;
+pub(crate) const HIQ_QUEUE: u32 = 0;
 /// Bytes allotted to the HIQ's MQD (every generation's compute MQD is
 /// smaller than a page).
 const MQD_BYTES: usize = 4096;

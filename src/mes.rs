@@ -30,9 +30,10 @@
 //! no trap handler (`tba`/`tma` 0), no debugger
 //! (`skip_process_ctx_clear` 0).  Not wired
 //! yet: XNACK-off eviction removing the queues (rkfd's eviction preempts
-//! nothing with any policy), policy 1's over-subscription refusal, and
-//! `mes_suspend_all` / `mes_resume_all` (upstream 7.3's amdkfd no longer
-//! calls `amdgpu_mes_suspend` / `_resume` either).
+//! nothing with any policy) and `mes_suspend_all` / `mes_resume_all`
+//! (upstream 7.3's amdkfd no longer calls `amdgpu_mes_suspend` /
+//! `_resume` either).  Policy 1 refuses an over-subscribing compute
+//! queue as under the HWS ([`admit`]).
 //!
 //! Lock order: [`DeviceQueues::mes`](crate::queue::DeviceQueues) (upstream
 //! `dqm_lock` plus `amdgpu_mes_lock`) is taken under `Process::inner` and
@@ -53,6 +54,7 @@ use crate::{
         log::{kfd_err, kfd_info, kfd_warn},
     },
     process::Qpd,
+    packet_manager::hws_format::dqm::{self, HwsTables, SchedPolicy},
     queue::QueueShared,
 };
 
@@ -98,6 +100,11 @@ struct Entry {
 pub(crate) struct MesState {
     procs: KVec<ProcCtx>,
     entries: KVec<Entry>,
+    /// `sched_policy` (0 or 1).
+    policy: SchedPolicy,
+    /// What policy 1 counts against: `vmid_num_kfd` and
+    /// `get_cp_queues_num`, from the shared resources as under the HWS.
+    tables: HwsTables,
 }
 
 /// C: `initialize_cpsch`/`start_cpsch` with `enable_mes`: `Some` under
@@ -114,17 +121,38 @@ pub(crate) fn start(dev: &Device) -> Option<MesState> {
         return None;
     }
     kfd_info!("gpu_id {}: {} queues are scheduled by MES (sched_policy {})\n", dev.gpu_id(), dev.gfx, crate::kabi::sched_policy());
-    Some(MesState { procs: KVec::new(), entries: KVec::new() })
+    let shared = dqm::hws_shared_resources(crate::hws::COMPUTE_VMID_BITMAP, dev.info.num_pipe_per_mec, dev.info.num_queue_per_pipe);
+    Some(MesState { procs: KVec::new(), entries: KVec::new(), policy, tables: HwsTables::of_shared(&shared) })
 }
 
-/// Whether another queue fits the device (C: `create_queue_cpsch`'s
-/// `max_num_of_queues_per_device` check: `-EPERM` and upstream's line).
-pub(crate) fn admit(s: &MesState) -> Result {
+/// C: `create_queue_cpsch`'s `max_num_of_queues_per_device` check:
+/// `-EPERM` and upstream's line.
+fn admit_on_device(s: &MesState) -> Result {
     if s.entries.len() >= MAX_QUEUES_PER_DEVICE {
         kfd_warn!("Can't create new usermode queue because {} queues were already created\n", s.entries.len());
         return Err(EPERM);
     }
     Ok(())
+}
+
+/// Whether another queue of the process `pasid` fits the device (C:
+/// `create_queue_cpsch`'s `max_num_of_queues_per_device` check: `-EPERM`
+/// and upstream's line), and under policy 1 a compute queue the KFD VMIDs
+/// and the HQD slots (C: `pqm_create_queue`'s over-subscription check,
+/// which upstream makes whatever the scheduler: `-EPERM` once the
+/// device's processes, the new queue's counted, reach `vmid_num_kfd` or
+/// its active queues `get_cp_queues_num`; the rule is `dqm::admit`, as
+/// under the HWS).  The active queues are those on the firmware.
+pub(crate) fn admit(s: &MesState, pasid: u32, compute: bool) -> Result {
+    admit_on_device(s)?;
+    let mut pasids = KVec::with_capacity(s.entries.len(), GFP_KERNEL)?;
+    let mut active = 0u32;
+    for e in s.entries.iter() {
+        pasids.push(e.pasid, GFP_KERNEL)?;
+        active += u32::from(e.added);
+    }
+    let processes = dqm::process_count_with(&mut pasids, &pasid);
+    dqm::admit(s.policy, s.tables, compute, processes, active).map_err(|_| EPERM)
 }
 
 impl MesState {
@@ -245,7 +273,7 @@ pub(crate) fn add(
     mut q: MesQueue,
     active: bool,
 ) -> Result {
-    admit(s)?;
+    admit_on_device(s)?;
     s.entries.reserve(1, GFP_KERNEL)?;
     let gang_ctx = dev.kgd.alloc_gtt_mem(logic::GANG_CTX_SIZE)?;
     q.gang_context_addr = gang_ctx.gpu_addr();

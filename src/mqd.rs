@@ -219,6 +219,12 @@ pub(crate) fn hex_dump(out: &mut impl core::fmt::Write, bytes: &[u8]) -> core::f
     Ok(())
 }
 
+/// Upstream's `seq_reg_dump` (`kfd_device_queue_manager.c`): `hqd_dump`'s
+/// `(offset, value)` pairs in rows of 8 (host-tested in `amdgpu-hw`).
+pub(crate) fn reg_dump(out: &mut impl core::fmt::Write, dump: &[[u32; 2]]) -> core::fmt::Result {
+    hw::seq_reg_dump(out, dump)
+}
+
 #[kunit_tests(rkfd_mqd)]
 mod tests {
     use super::*;

@@ -649,13 +649,13 @@ fn load(
     if on_dev >= lim.max_queues_per_process() as usize {
         return Err(ENOSPC);
     }
-    // Under the HWS: policy 1's over-subscription check
-    // (`crate::hws::admit`).
+    // Under the HWS or the MES: the device's queue limit and policy 1's
+    // over-subscription check (`crate::hws::admit`, `crate::mes::admit`).
     let hws = dev.queues.uses_hws();
     let mes = dev.queues.uses_mes();
     if mes {
         if let Some(s) = Option::as_ref(&*dev.queues.mes.lock()) {
-            crate::mes::admit(s)?;
+            crate::mes::admit(s, process.pasid(), !props.queue_type.is_sdma())?;
         }
     }
     if hws {
@@ -1144,15 +1144,6 @@ fn device_queues(dev: &Device) -> Result<KVec<Arc<QueueShared>>> {
     Ok(out)
 }
 
-fn type_name(q: &QueueShared) -> &'static str {
-    match (q.queue_type, q.aql) {
-        (QueueType::Compute, true) => "Compute queue (AQL)",
-        (QueueType::Compute, false) => "Compute queue (PM4)",
-        (QueueType::SdmaXgmi, _) => "SDMA XGMI queue",
-        _ => "SDMA queue",
-    }
-}
-
 /// debugfs `mqds` (C: `kfd_debugfs_mqds_by_process` / `pqm_debugfs_mqds`
 /// and the managers' `debugfs_show_mqd`): per process "Process <pid> PASID
 /// 0x<pasid hex>:" (upstream's format), then per queue "  Compute queue on device <gpu_id>" or
@@ -1174,56 +1165,44 @@ pub(crate) fn debugfs_mqds(out: &mut impl Write) -> Result {
     Ok(())
 }
 
-/// debugfs `hqds` (C: `dqm_debugfs_hqds`, which dumps each HQD's
-/// registers): per device, each queue's slot, whether the GPU driver says
-/// it is occupied, and what its engine reports.
+/// debugfs `hqds` (C: `kfd_debugfs_hqds_by_device` and
+/// `dqm_debugfs_hqds`): per device "Node <n>, gpu_id <hex>:", then the HQD
+/// registers as the GPU driver's `hqd_dump` / `hqd_sdma_dump` read them,
+/// each dump printed as `seq_reg_dump` does: the HIQ's ("   Inst 0, HIQ on
+/// MEC <m> Pipe <p> Queue <q>", if the driver dumps that slot), every HQD
+/// of the MEC's pipes (" Inst 0,  CP Pipe <p>, Queue <q>": rkfd's CP queue
+/// bitmap is all of `num_pipe_per_mec` x `num_queue_per_pipe`), then every
+/// RLC queue of every SDMA engine ("  SDMA Engine <e>, RLC <q>"); an
+/// engine the driver refuses (`EINVAL`) ends that engine's queues, as
+/// upstream.  Whatever the scheduler (no HWS, HWS, MES), the slots are the
+/// GPU's, occupied or not.  rkfd has one XCC per device and no stopped
+/// scheduler state (upstream's " Device is stopped" while
+/// `!dqm->sched_running`).  Takes no rkfd lock across the driver's calls.
 pub(crate) fn debugfs_hqds(out: &mut impl Write) -> Result {
+    let mut dump = [[0u32; 2]; kabi::kgd::HQD_DUMP_MAX_REGS];
     for (node, dev) in crate::device::all()?.into_iter().enumerate() {
         let _ = writeln!(out, "Node {}, gpu_id {:x}:", node + 1, dev.gpu_id());
-        // A firmware-scheduled queue is listed under its scheduler's name.
-        let firmware = if dev.queues.uses_mes() { "mes" } else { "hws" };
-        for q in device_queues(&dev)? {
-            let mut hw = q.hw.lock();
-            if !hw.loaded {
-                continue;
+        let i = &dev.info;
+        let pipes = i.num_pipe_per_mec.max(1);
+        let (hiq_pipe, hiq_queue) = (crate::kernel_queue::HIQ_PIPE, crate::kernel_queue::HIQ_QUEUE);
+        if let Ok(n) = dev.kgd.hqd_dump(hiq_pipe, hiq_queue, &mut dump) {
+            let _ = writeln!(out, "   Inst 0, HIQ on MEC {} Pipe {} Queue {}", hiq_pipe / pipes + 1, hiq_pipe % pipes, hiq_queue);
+            let _ = mqd::reg_dump(out, &dump[..n]);
+        }
+        for pipe in 0..i.num_pipe_per_mec {
+            for queue in 0..i.num_queue_per_pipe {
+                let Ok(n) = dev.kgd.hqd_dump(pipe, queue, &mut dump) else { break };
+                let _ = writeln!(out, " Inst 0,  CP Pipe {}, Queue {}", pipe, queue);
+                let _ = mqd::reg_dump(out, &dump[..n]);
             }
-            // `occupied`: "1"/"0" from the driver; "?" for a queue of the
-            // runlist or the MES, whose HQD the firmware chose (rkfd
-            // cannot ask).
-            let (occupied, s) = match q.slot {
-                HwSlot::Compute(h) => (
-                    if dev.kgd.hqd_is_occupied(q.ring_base.load(Relaxed), h.pipe, h.queue) { "1" } else { "0" },
-                    dev.kgd.hqd_get_state(h.pipe, h.queue),
-                ),
-                HwSlot::Sdma { engine, queue } => (
-                    if dev.kgd.hqd_sdma_is_occupied(hw.mqd.as_bytes_mut()) { "1" } else { "0" },
-                    dev.kgd.hqd_sdma_get_state(engine, queue),
-                ),
-                HwSlot::Runlist => ("?", Default::default()),
-            };
-            drop(hw);
-            let (unit, a, b) = match q.slot {
-                HwSlot::Compute(h) => ("pipe", h.pipe, h.queue),
-                HwSlot::Sdma { engine, queue } => ("sdma", engine, queue),
-                HwSlot::Runlist => (firmware, 0, 0),
-            };
-            let _ = writeln!(
-                out,
-                "  {} pid {} qid {} {} {} queue {}: occupied {} rptr 0x{:x} wptr 0x{:x} doorbell 0x{:x} packets {} active {} error {}",
-                type_name(&q),
-                q.pid,
-                q.qid,
-                unit,
-                a,
-                b,
-                occupied,
-                s.rptr,
-                s.wptr,
-                s.doorbell,
-                s.packets,
-                s.active,
-                s.error
-            );
+        }
+        let engines = i.num_sdma_engines.saturating_add(i.num_sdma_xgmi_engines);
+        for engine in 0..engines {
+            for queue in 0..i.num_sdma_queues_per_engine {
+                let Ok(n) = dev.kgd.hqd_sdma_dump(engine, queue, &mut dump) else { break };
+                let _ = writeln!(out, "  SDMA Engine {}, RLC {}", engine, queue);
+                let _ = mqd::reg_dump(out, &dump[..n]);
+            }
         }
     }
     Ok(())

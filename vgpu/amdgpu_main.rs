@@ -77,7 +77,7 @@
 //!     Only its own lists are allocated under it.
 //!  2. `Hqd::state` (`engine`): one queue's engine state.  The engine
 //!     thread holds it while it runs the queue for one quantum;
-//!     `hqd_destroy`, `hqd_get_state` and `gpu_reset` take it
+//!     `hqd_destroy`, `hqd_dump` and `gpu_reset` take it
 //!     with no other lock of this driver held (rkfd calls the first two
 //!     under its `Process::inner` or a queue's `QueueShared::hw`) to wait
 //!     for the engine to leave the queue: that is preemption,
@@ -99,7 +99,7 @@
 //!  3. `Vm::inner` (`vm`; upstream the VM's page tables): the objects,
 //!     mappings and page table.  Taken under the mm's `mmap_lock` (render
 //!     node mmap), under 2 (an engine's run of accesses, `Vm::gpu_pages`,
-//!     released every `ACCESS_CHUNK` bytes; `hqd_get_state` reads the write
+//!     released every `ACCESS_CHUNK` bytes; `hqd_dump` reads the write
 //!     pointer) and by rkfd's `svm_map` / `svm_unmap` under its SVM locks,
 //!     inside MMU-notifier invalidation.  So nothing allocates with direct
 //!     reclaim under it (page tables are allocated inside

@@ -107,6 +107,10 @@ struct Hiq {
     doorbell_off: u32,
     /// Dwords read since load (64-bit read pointer).
     rptr: u64,
+    /// The HQD `hiq_mqd_load` named and the MQD it loaded (`hqd_dump`).
+    pipe: u32,
+    queue: u32,
+    mqd: KVec<u8>,
 }
 
 /// A queue the scheduler has on an engine.
@@ -225,18 +229,41 @@ impl hws::Cp for Gpu<'_> {
 impl Kgd {
     /// `hiq_mqd_load`: the HIQ is the ring the compute MQD describes (GART
     /// addresses); its read pointer starts at the MQD's.
-    pub(crate) fn cp_hiq_load(&self, m: &[u8], doorbell_off: u32) -> Result {
+    pub(crate) fn cp_hiq_load(&self, m: &[u8], pipe: u32, queue: u32, doorbell_off: u32) -> Result {
         let c = mqd::hiq_ring(self.core().profile(), m)?;
         let dwords = usize::try_from(c.ring_size / 4)?;
         if dwords == 0 || dwords > 1 << 16 {
             return Err(EINVAL);
         }
+        let mut mqd = KVec::with_capacity(m.len(), GFP_KERNEL)?;
+        mqd.extend_from_slice(m, GFP_KERNEL)?;
         let mut st = self.cp().lock();
         // The ring must be GART memory the CP can read whole.
         let mut probe = [0u32; 1];
         self.gart().read_dwords(c.ring_base + c.ring_size - 4, &mut probe)?;
-        st.hiq = Some(Hiq { ring: c.ring_base, dwords, rptr_report: c.rptr_report, doorbell_off, rptr: u64::from(c.pq_rptr) });
+        st.hiq = Some(Hiq { ring: c.ring_base, dwords, rptr_report: c.rptr_report, doorbell_off, rptr: u64::from(c.pq_rptr), pipe, queue, mqd });
         Ok(())
+    }
+
+    /// `hqd_dump` of the HIQ's HQD, if (`pipe`, `queue`) is where
+    /// `hiq_mqd_load` put it: its MQD's register image, active, with the
+    /// CP's read pointer (dwords) as read and write pointer (the CP takes
+    /// the packets before `ring_kernel_doorbell` returns).
+    pub(crate) fn cp_hiq_dump(&self, pipe: u32, queue: u32, out: &mut [[u32; 2]]) -> Option<Result<usize>> {
+        let st = self.cp().lock();
+        let hiq = st.hiq.as_ref().filter(|h| h.pipe == pipe && h.queue == queue)?;
+        Some(mqd::hiq_dump(self.core().profile(), &hiq.mqd, hiq.rptr, out))
+    }
+
+    /// The queues the scheduler has on the engines, in the order it mapped
+    /// them: `(SDMA, MQD's GART address, queue)` (`hqd_dump`).
+    pub(crate) fn cp_mapped(&self) -> Result<KVec<(bool, u64, Arc<Hqd>)>> {
+        let st = self.cp().lock();
+        let mut out = KVec::with_capacity(st.mapped.len(), GFP_KERNEL)?;
+        for m in st.mapped.iter() {
+            out.push((m.sdma, m.mqd_addr, m.hqd.clone()), GFP_KERNEL)?;
+        }
+        Ok(out)
     }
 
     /// `ring_kernel_doorbell`: takes the HIQ's packets up to `wptr`.
@@ -444,7 +471,7 @@ mod tests {
             let dev = hw::MqdDevice { gfx: p.gfx, cwsr_enabled: false, profiler_active: false, pcie_atomics: false, sdma_phase_quantum: hw::SDMA_PHASE_QUANTUM_DEFAULT };
             let mut m = hw::ComputeMqd::zeroed(p.gfx).ok_or(EINVAL)?;
             hw::init_hiq_mqd(&mut m, &dev, 0, &q);
-            self.kgd.cp_hiq_load(m.as_bytes(), 0)
+            self.kgd.cp_hiq_load(m.as_bytes(), 4, 0, 0)
         }
 
         /// Writes `packets` to the HIQ as rkfd's kernel queue does and

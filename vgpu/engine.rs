@@ -239,7 +239,7 @@ impl QueueDesc {
     }
 }
 
-/// What [`Engine::state`] reports (`struct kgd_hqd_state`).
+/// What [`Engine::state`] reports: the live registers of `hqd_dump`.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct HqdState {
     /// Read pointer: AQL packets, PM4 and SDMA bytes.
@@ -806,7 +806,7 @@ impl Engine {
         }
     }
 
-    /// `hqd_get_state`.
+    /// The queue's state now (`hqd_dump`).
     pub(crate) fn state(&self, hqd: &Hqd) -> HqdState {
         let served = {
             let g = self.inner.lock();
@@ -1302,7 +1302,7 @@ impl Engines {
         self.workers[w].destroy(hqd)
     }
 
-    /// `hqd_get_state` ([`Engine::state`]).
+    /// The queue's state now ([`Engine::state`]).
     pub(crate) fn state(&self, hqd: &Hqd) -> HqdState {
         self.of(hqd).state(hqd)
     }

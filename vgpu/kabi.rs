@@ -76,7 +76,6 @@ pub(crate) use kfd::{
     DmabufInfo,
     DrmFileRef,
     GpuInfo,
-    HqdState,
     Imported,
     Kfd2Kgd,
     KfdDevice,

@@ -14,7 +14,7 @@ use kernel::{
 };
 
 use crate::{
-    engine::{self, HqdState},
+    engine,
     gart::GttObj,
     gpu::{Core, Kgd},
     kabi::{self, kgd},
@@ -210,31 +210,33 @@ impl kabi::Kfd2Kgd for Kgd {
     /// until `hqd_destroy`.
     fn hqd_load(&self, vm: ArcBorrow<'_, Vm>, m: &mut [u8], pipe: u32, queue: u32, wptr: u64) -> Result {
         let desc = mqd::compute_desc(self.core().profile(), m, wptr)?;
+        let image = mqd::Slot::copy(m)?;
         let mut slots = self.hqds().lock();
         let slot = slots.compute(pipe, queue)?;
         if slot.is_some() {
             return Err(EBUSY);
         }
-        *slot = Some(self.engine().load(vm.into(), &desc)?);
+        *slot = Some(mqd::Slot { hqd: self.engine().load(vm.into(), &desc)?, mqd: image });
         Ok(())
     }
 
     /// As `hqd_load`, for the RLC queue the SDMA MQD names.
     fn hqd_sdma_load(&self, vm: ArcBorrow<'_, Vm>, m: &mut [u8], wptr: u64) -> Result {
         let (desc, engine, queue) = mqd::sdma_desc(self.core().profile(), m, wptr)?;
+        let image = mqd::Slot::copy(m)?;
         let mut slots = self.hqds().lock();
         let slot = slots.sdma(engine, queue)?;
         if slot.is_some() {
             return Err(EBUSY);
         }
-        *slot = Some(self.engine().load(vm.into(), &desc)?);
+        *slot = Some(mqd::Slot { hqd: self.engine().load(vm.into(), &desc)?, mqd: image });
         Ok(())
     }
 
     /// Preempts and frees HQD (`pipe`, `queue`), then saves the queue's
     /// read pointer into the MQD.
     fn hqd_destroy(&self, m: &mut [u8], pipe: u32, queue: u32) -> Result {
-        let hqd = self.hqds().lock().compute(pipe, queue)?.take().ok_or(EINVAL)?;
+        let hqd = self.hqds().lock().compute(pipe, queue)?.take().ok_or(EINVAL)?.hqd;
         let r = self.engine().destroy(hqd.clone());
         let (rptr, _) = hqd.saved_rptr();
         let saved = mqd::save_compute(self.core().profile(), m, hqd.desc(), rptr);
@@ -244,14 +246,14 @@ impl kabi::Kfd2Kgd for Kgd {
     fn hqd_sdma_destroy(&self, m: &mut [u8]) -> Result {
         let p = self.core().profile();
         let (engine, queue) = mqd::sdma_slot_of(p, m)?;
-        let hqd = self.hqds().lock().sdma(engine, queue)?.take().ok_or(EINVAL)?;
+        let hqd = self.hqds().lock().sdma(engine, queue)?.take().ok_or(EINVAL)?.hqd;
         let r = self.engine().destroy(hqd.clone());
         let (rptr, _) = hqd.saved_rptr();
         r.and(mqd::save_sdma(p, m, rptr))
     }
 
     fn hqd_is_occupied(&self, ring: u64, pipe: u32, queue: u32) -> bool {
-        let hqd = self.hqds().lock().compute(pipe, queue).ok().and_then(|s| s.clone());
+        let hqd = self.hqds().lock().compute(pipe, queue).ok().and_then(|s| s.as_ref().map(|s| s.hqd.clone()));
         hqd.is_some_and(|h| h.saved_rptr().1 == ring)
     }
 
@@ -262,14 +264,57 @@ impl kabi::Kfd2Kgd for Kgd {
         self.hqds().lock().sdma(engine, queue).is_ok_and(|s| s.is_some())
     }
 
-    fn hqd_state(&self, pipe: u32, queue: u32) -> kabi::HqdState {
-        let hqd = self.hqds().lock().compute(pipe, queue).ok().and_then(|s| s.clone());
-        hqd.map(|h| hqd_state(&self.engine().state(&h))).unwrap_or_default()
+    /// The HQD's registers (`crate::mqd::compute_dump`): the HIQ's where
+    /// `hiq_mqd_load` put it; on rkfd's no-HWS path, the queue
+    /// `hqd_load` put in the slot; under the CP's scheduler or the MES,
+    /// whose firmware picks the HQDs, the n-th queue it has on the
+    /// engines (in map order, n = queue * PIPES + pipe, spread over the
+    /// pipes first as the HWS does), its MQD read from the GART.  An HQD
+    /// holding nothing reads 0.
+    fn hqd_dump(&self, pipe: u32, queue: u32, out: &mut [[u32; 2]]) -> Result<usize> {
+        let p = self.core().profile();
+        if let Some(r) = self.cp_hiq_dump(pipe, queue, out) {
+            return r;
+        }
+        let slot = match self.hqds().lock().compute(pipe, queue)? {
+            Some(s) => Some((s.hqd.clone(), mqd::Slot::copy(&s.mqd)?)),
+            None => None,
+        };
+        if let Some((hqd, m)) = slot {
+            return mqd::compute_dump(p, Some((&hqd, &m)), self.engine(), out);
+        }
+        let nth = (queue as usize) * (mqd::PIPES as usize) + pipe as usize;
+        match self.firmware_queue(false, nth)? {
+            Some((addr, hqd)) => {
+                let m = self.gart().read_bytes(addr, mqd::compute_mqd_size(p)?)?;
+                mqd::compute_dump(p, Some((&hqd, &m)), self.engine(), out)
+            }
+            None => mqd::compute_dump(p, None, self.engine(), out),
+        }
     }
 
-    fn hqd_sdma_state(&self, engine: u32, queue: u32) -> kabi::HqdState {
-        let hqd = self.hqds().lock().sdma(engine, queue).ok().and_then(|s| s.clone());
-        hqd.map(|h| hqd_state(&self.engine().state(&h))).unwrap_or_default()
+    /// RLC queue `queue` of SDMA `engine` (`crate::mqd::sdma_dump`): the
+    /// queue `hqd_sdma_load` put there, or under a firmware scheduler the
+    /// n-th SDMA queue it has on the engines (n = queue * engines +
+    /// engine), as `hqd_dump`.
+    fn hqd_sdma_dump(&self, engine: u32, queue: u32, out: &mut [[u32; 2]]) -> Result<usize> {
+        let p = self.core().profile();
+        let slot = match self.hqds().lock().sdma(engine, queue)? {
+            Some(s) => Some((s.hqd.clone(), mqd::Slot::copy(&s.mqd)?)),
+            None => None,
+        };
+        if let Some((hqd, m)) = slot {
+            return mqd::sdma_dump(p, engine, queue, Some((&hqd, &m)), self.engine(), out);
+        }
+        let engines = (p.num_sdma_engines + p.num_sdma_xgmi_engines) as usize;
+        let nth = (queue as usize) * engines + engine as usize;
+        match self.firmware_queue(true, nth)? {
+            Some((addr, hqd)) => {
+                let m = self.gart().read_bytes(addr, mqd::sdma_mqd_size(p)?)?;
+                mqd::sdma_dump(p, engine, queue, Some((&hqd, &m)), self.engine(), out)
+            }
+            None => mqd::sdma_dump(p, engine, queue, None, self.engine(), out),
+        }
     }
 
     /// A kernel object in this GPU's GART.
@@ -285,8 +330,8 @@ impl kabi::Kfd2Kgd for Kgd {
 
     /// The CP's scheduler reads its HIQ from the ring this MQD describes
     /// (`crate::cp`).  The HIQ takes no HQD slot of rkfd's no-HWS path.
-    fn hiq_mqd_load(&self, mqd: &mut [u8], _pipe: u32, _queue: u32, doorbell_off: u32) -> Result {
-        self.cp_hiq_load(mqd, doorbell_off)
+    fn hiq_mqd_load(&self, mqd: &mut [u8], pipe: u32, queue: u32, doorbell_off: u32) -> Result {
+        self.cp_hiq_load(mqd, pipe, queue, doorbell_off)
     }
 
     /// The HIQ's packets are taken before this returns (`crate::cp`).
@@ -359,15 +404,16 @@ impl kabi::Kfd2Kgd for Kgd {
     }
 }
 
-/// `struct kgd_hqd_state` of what an engine reports.
-fn hqd_state(s: &HqdState) -> kabi::HqdState {
-    kabi::HqdState {
-        rptr: s.rptr,
-        wptr: s.wptr,
-        doorbell: s.doorbell,
-        packets: s.packets,
-        active: u32::from(s.active),
-        error: s.error,
+impl Kgd {
+    /// The `nth` compute (or SDMA, `sdma`) queue the CP's scheduler or the
+    /// MES has on the engines: its MQD's GART address and the queue.  A
+    /// GPU uses one or the other; each lock is taken alone.
+    fn firmware_queue(&self, sdma: bool, nth: usize) -> Result<Option<(u64, Arc<engine::Hqd>)>> {
+        let mut queues = self.cp_mapped()?;
+        if queues.is_empty() {
+            queues = self.mes_loaded()?;
+        }
+        Ok(queues.into_iter().filter(|q| q.0 == sdma).nth(nth).map(|(_, addr, hqd)| (addr, hqd)))
     }
 }
 

@@ -126,6 +126,19 @@ impl Kgd {
         ret
     }
 
+    /// The queues the MES has on the engines, in the order they were
+    /// added: `(SDMA, MQD's GART address, queue)` (`hqd_dump`).
+    pub(crate) fn mes_loaded(&self) -> Result<KVec<(bool, u64, Arc<Hqd>)>> {
+        let st = self.mes().lock();
+        let mut out = KVec::new();
+        for q in st.queues.iter() {
+            if let Some(h) = &q.hqd {
+                out.push((q.sdma, q.mqd_addr, h.clone()), GFP_KERNEL)?;
+            }
+        }
+        Ok(out)
+    }
+
     /// kfd2kgd `mes_add_hw_queue` (MESAPI__ADD_QUEUE).
     pub(crate) fn mes_add(&self, i: &MesAddQueueInput) -> Result {
         if !self.core().profile().gfx.uses_mes() {

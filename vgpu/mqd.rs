@@ -20,7 +20,7 @@
 use kernel::{prelude::*, sync::Arc};
 
 use crate::{
-    engine::{Hqd, QueueDesc},
+    engine::{Engines, Hqd, QueueDesc},
     profile::{GfxVersion, Profile},
     uapi,
 };
@@ -174,12 +174,29 @@ pub(crate) fn save_sdma(p: &Profile, mqd: &mut [u8], rptr: u64) -> Result {
     hw::save_sdma_rptr(gen(p.gfx)?, mqd, rptr).map_err(|_| EINVAL)
 }
 
+/// What a hardware queue slot holds: the queue on the engines and the
+/// MQD it was loaded from (the HQD's registers are that MQD's image,
+/// `hqd_dump`).
+pub(crate) struct Slot {
+    pub(crate) hqd: Arc<Hqd>,
+    pub(crate) mqd: KVec<u8>,
+}
+
+impl Slot {
+    /// A copy of an MQD (rkfd's is read during the load call only).
+    pub(crate) fn copy(mqd: &[u8]) -> Result<KVec<u8>> {
+        let mut copy = KVec::with_capacity(mqd.len(), GFP_KERNEL)?;
+        copy.extend_from_slice(mqd, GFP_KERNEL)?;
+        Ok(copy)
+    }
+}
+
 /// A GPU's hardware queue slots: what each HQD and RLC queue holds.
 pub(crate) struct Slots {
     /// HQD (pipe, queue) at `pipe * QUEUES_PER_PIPE + queue`.
-    compute: KVec<Option<Arc<Hqd>>>,
+    compute: KVec<Option<Slot>>,
     /// RLC queue (engine, queue) at `engine * sdma_queues + queue`.
-    sdma: KVec<Option<Arc<Hqd>>>,
+    sdma: KVec<Option<Slot>>,
     sdma_queues: u32,
 }
 
@@ -198,7 +215,7 @@ impl Slots {
     }
 
     /// HQD (`pipe`, `queue`); `EINVAL` out of range.
-    pub(crate) fn compute(&mut self, pipe: u32, queue: u32) -> Result<&mut Option<Arc<Hqd>>> {
+    pub(crate) fn compute(&mut self, pipe: u32, queue: u32) -> Result<&mut Option<Slot>> {
         if pipe >= PIPES || queue >= QUEUES_PER_PIPE {
             return Err(EINVAL);
         }
@@ -206,13 +223,81 @@ impl Slots {
     }
 
     /// RLC queue `queue` of SDMA `engine`; `EINVAL` out of range.
-    pub(crate) fn sdma(&mut self, engine: u32, queue: u32) -> Result<&mut Option<Arc<Hqd>>> {
+    pub(crate) fn sdma(&mut self, engine: u32, queue: u32) -> Result<&mut Option<Slot>> {
         if queue >= self.sdma_queues {
             return Err(EINVAL);
         }
         let i = engine.checked_mul(self.sdma_queues).and_then(|b| b.checked_add(queue)).ok_or(EINVAL)?;
         self.sdma.get_mut(i as usize).ok_or(EINVAL)
     }
+}
+
+/// The register set of `p`'s GPU (`hqd_dump`).
+fn hqd_regs(p: &Profile) -> Result<hw::HqdRegs> {
+    hw::HqdRegs::of(p.gfx).ok_or(EINVAL)
+}
+
+/// `hqd_dump` of a compute HQD (C: `kgd_gfx_v9_hqd_dump`, `hqd_dump_v10_3`,
+/// `hqd_dump_v11`): `loaded` is the queue it holds and the MQD it was
+/// loaded from, `None` for an empty HQD (all registers 0).  The registers
+/// are the MQD's image with what the engine has now over it: the read
+/// pointer (as the CP saves it at dequeue), the write pointer (dwords)
+/// and `CP_HQD_ACTIVE`.
+pub(crate) fn compute_dump(p: &Profile, loaded: Option<(&Hqd, &[u8])>, engine: &Engines, out: &mut [[u32; 2]]) -> Result<usize> {
+    let regs = hqd_regs(p)?;
+    let Some((hqd, m)) = loaded else {
+        return hw::compute_hqd_dump(regs, None, Default::default(), out).map_err(|_| ENOSPC);
+    };
+    if out.len() < regs.compute_regs() {
+        return Err(ENOSPC);
+    }
+    // Read pointer as `save_compute` stores it (AQL packets or PM4
+    // dwords, to dwords), write pointer as the engine reads it (AQL
+    // packets, PM4 bytes).
+    let (rptr, _) = hqd.saved_rptr();
+    let st = engine.state(hqd);
+    let aql = hqd.desc().ty == uapi::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL;
+    let rptr_dwords = if aql { rptr.wrapping_mul(AQL_PACKET_DWORDS) } else { rptr } as u32;
+    let wptr_dwords = if aql { st.wptr.wrapping_mul(AQL_PACKET_DWORDS) } else { st.wptr / 4 };
+    let live = hw::ComputeLive { active: st.active, rptr_dwords, wptr_dwords };
+    hw::compute_hqd_dump(regs, Some(m), live, out).map_err(|_| EINVAL)
+}
+
+/// `hqd_dump` of the HIQ's HQD: the image of its MQD, active, with the
+/// CP's read pointer `rptr` (dwords) as read and write pointer.
+pub(crate) fn hiq_dump(p: &Profile, m: &[u8], rptr: u64, out: &mut [[u32; 2]]) -> Result<usize> {
+    let regs = hqd_regs(p)?;
+    if out.len() < regs.compute_regs() {
+        return Err(ENOSPC);
+    }
+    let live = hw::ComputeLive { active: true, rptr_dwords: rptr as u32, wptr_dwords: rptr };
+    hw::compute_hqd_dump(regs, Some(m), live, out).map_err(|_| EINVAL)
+}
+
+/// `hqd_sdma_dump` of RLC queue `queue` of SDMA `engine_id` (C:
+/// `kgd_arcturus_hqd_sdma_dump`, `hqd_sdma_dump_v10_3`,
+/// `hqd_sdma_dump_v11`), as [`compute_dump`]: the MQD's registers with the
+/// engine's read and write pointers (bytes).
+pub(crate) fn sdma_dump(
+    p: &Profile,
+    engine_id: u32,
+    queue: u32,
+    loaded: Option<(&Hqd, &[u8])>,
+    engine: &Engines,
+    out: &mut [[u32; 2]],
+) -> Result<usize> {
+    let regs = hqd_regs(p)?;
+    if out.len() < regs.sdma_regs() {
+        return Err(ENOSPC);
+    }
+    let (m, live) = match loaded {
+        Some((hqd, m)) => {
+            let st = engine.state(hqd);
+            (Some(m), hw::SdmaLive { rptr: hqd.saved_rptr().0, wptr: st.wptr })
+        }
+        None => (None, Default::default()),
+    };
+    hw::sdma_hqd_dump(regs, engine_id, queue, m, live, out).map_err(|_| EINVAL)
 }
 
 #[kernel::prelude::kunit_tests(amdgpu_vgpu_mqd)]

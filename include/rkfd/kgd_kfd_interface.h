@@ -119,18 +119,14 @@ struct kgd_mem_alloc {
 	__u32 pad;
 };
 
-/* What the GPU driver reports about a hardware queue slot (debugfs hqds). */
-struct kgd_hqd_state {
-	__u64 rptr;		/* in ring units the engine uses (AQL: packets; PM4/SDMA: bytes) */
-	__u64 wptr;
-	__u64 doorbell;		/* last doorbell value seen */
-	__u64 packets;		/* packets consumed since load */
-	__u32 active;		/* the scheduler serves it */
-	__u32 error;		/* 0, or the KGD_QUEUE_ERROR_* that stopped it */
-};
+/*
+ * Room for one hqd_dump / hqd_sdma_dump: amdgpu's dumps read 56 compute
+ * HQD registers and at most 44 SDMA queue registers (HQD_N_REGS).
+ */
+#define KGD_HQD_DUMP_MAX_REGS	64
 
 /*
- * Why an engine stopped a queue (kgd_hqd_state.error).  The GPU reports a
+ * Why an engine stopped a queue.  The GPU reports a
  * stop to rkfd as the hardware does (kgd2kfd_interrupt): INVALID_PACKET as
  * a CP bad-opcode interrupt with EC_QUEUE_PACKET_RESERVED, UNSUPPORTED with
  * EC_QUEUE_PACKET_UNSUPPORTED, VM_FAULT as the trap handler's SQ debug-trap
@@ -360,9 +356,15 @@ struct kfd2kgd_calls {
 	 * hqd_is_occupied / hqd_sdma_is_occupied: 1 if the slot holds a queue
 	 * (compute: one whose ring is at @queue_address), else 0 (upstream
 	 * returns bool).
-	 * hqd_get_state / hqd_sdma_get_state: what the slot's engine reports
-	 * (debugfs hqds; upstream hqd_dump / hqd_sdma_dump), all zero for an
-	 * empty slot.
+	 * hqd_dump / hqd_sdma_dump (debugfs hqds): the registers of HQD
+	 * (@pipe_id, @queue_id) / of RLC queue @queue of SDMA @engine, as
+	 * upstream's hqd_dump / hqd_sdma_dump read them, into @dump as
+	 * (byte offset, value) pairs (the offset is the register's dword
+	 * offset << 2); *@n_regs is set to how many.  rkfd passes room for
+	 * KGD_HQD_DUMP_MAX_REGS (@max_regs) instead of upstream's kmalloc'ed
+	 * array.  -EINVAL for a slot or engine the GPU does not have (rkfd
+	 * skips the rest of that engine, as upstream), -ENOSPC if @max_regs
+	 * is too small.  An empty slot's registers are dumped too.
 	 */
 	int (*hqd_load)(struct kgd_dev *kgd, void *vm, void *mqd, __u32 mqd_size,
 			__u32 pipe_id, __u32 queue_id, __u64 wptr);
@@ -374,10 +376,10 @@ struct kfd2kgd_calls {
 	int (*hqd_is_occupied)(struct kgd_dev *kgd, __u64 queue_address,
 			       __u32 pipe_id, __u32 queue_id);
 	int (*hqd_sdma_is_occupied)(struct kgd_dev *kgd, void *mqd, __u32 mqd_size);
-	void (*hqd_get_state)(struct kgd_dev *kgd, __u32 pipe_id, __u32 queue_id,
-			      struct kgd_hqd_state *state);
-	void (*hqd_sdma_get_state)(struct kgd_dev *kgd, __u32 engine, __u32 queue,
-				   struct kgd_hqd_state *state);
+	int (*hqd_dump)(struct kgd_dev *kgd, __u32 pipe_id, __u32 queue_id,
+			__u32 (*dump)[2], __u32 max_regs, __u32 *n_regs);
+	int (*hqd_sdma_dump)(struct kgd_dev *kgd, __u32 engine, __u32 queue,
+			     __u32 (*dump)[2], __u32 max_regs, __u32 *n_regs);
 	/*
 	 * Kernel objects the CP reads (upstream amdgpu_amdkfd_alloc_gtt_mem /
 	 * amdgpu_amdkfd_free_gtt_mem): @size bytes of zeroed system memory,

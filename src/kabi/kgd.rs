@@ -27,7 +27,7 @@ use super::shim_ffi as shim;
 pub(super) mod interface;
 
 pub(crate) use interface::{
-    kgd_gpu_info as GpuInfo, kgd_hqd_state as HqdState, kgd_mem_alloc as MemAlloc, kgd_mem_limits as MemLimits,
+    kgd_gpu_info as GpuInfo, kgd_mem_alloc as MemAlloc, kgd_mem_limits as MemLimits,
     kgd_mes_add_queue_input as MesAddQueueInput, kgd_mes_remove_queue_input as MesRemoveQueueInput,
 };
 
@@ -37,6 +37,9 @@ pub(crate) const IH_RING_ENTRY_DWORDS: usize = interface::KGD_IH_RING_ENTRY_DWOR
 /// One interrupt-handler ring entry as the GPU wrote it, in CPU order
 /// (`kgd2kfd_interrupt`): the SOC15 format of the device's family.
 pub(crate) type IhRingEntry = [u32; IH_RING_ENTRY_DWORDS];
+
+/// Room for one `hqd_dump` / `hqd_sdma_dump` (`KGD_HQD_DUMP_MAX_REGS`).
+pub(crate) const HQD_DUMP_MAX_REGS: usize = interface::KGD_HQD_DUMP_MAX_REGS as usize;
 use interface::{kfd2kgd_calls, kfd_dev, kgd_dev, module};
 
 #[cfg(CONFIG_KUNIT = "y")]
@@ -507,45 +510,37 @@ impl KgdDevice {
         check(unsafe { f(self.kgd.as_ptr(), mqd.as_mut_ptr().cast(), size) })
     }
 
-    /// kfd2kgd `hqd_is_occupied`: whether HQD (`pipe`, `queue`) holds the
-    /// queue whose ring is at `ring` (false if the driver cannot tell).
-    pub(crate) fn hqd_is_occupied(&self, ring: u64, pipe: u32, queue: u32) -> bool {
-        match self.calls().hqd_is_occupied {
-            // SAFETY: Valid device.
-            Some(f) => (unsafe { f(self.kgd.as_ptr(), ring, pipe, queue) }) != 0,
-            None => false,
-        }
+    /// kfd2kgd `hqd_dump` of HQD (`pipe`, `queue`) (C: the
+    /// `dqm->dev->kfd2kgd->hqd_dump` calls of `dqm_debugfs_hqds`): its
+    /// registers as `(byte offset, value)` pairs in `dump`, how many
+    /// returned.  `EINVAL` for a slot the GPU does not have,
+    /// `EOPNOTSUPP` if the driver cannot dump.
+    pub(crate) fn hqd_dump(&self, pipe: u32, queue: u32, dump: &mut [[u32; 2]; HQD_DUMP_MAX_REGS]) -> Result<usize> {
+        let f = self.calls().hqd_dump.ok_or(EOPNOTSUPP)?;
+        let mut n = 0u32;
+        // SAFETY: Valid device; `dump` has room for `HQD_DUMP_MAX_REGS`
+        // pairs, as `max_regs` says; `n` is a valid out pointer.
+        check(unsafe { f(self.kgd.as_ptr(), pipe, queue, dump.as_mut_ptr(), HQD_DUMP_MAX_REGS as u32, &mut n) })?;
+        Self::dump_len(n)
     }
 
-    /// kfd2kgd `hqd_sdma_is_occupied`: whether the RLC queue `mqd` names
-    /// holds a queue.
-    pub(crate) fn hqd_sdma_is_occupied(&self, mqd: &mut [u8]) -> bool {
-        let (Some(f), Ok(size)) = (self.calls().hqd_sdma_is_occupied, u32::try_from(mqd.len())) else {
-            return false;
-        };
-        // SAFETY: Valid device; `mqd` as in `hqd_load`.
-        unsafe { f(self.kgd.as_ptr(), mqd.as_mut_ptr().cast(), size) != 0 }
+    /// kfd2kgd `hqd_sdma_dump` of RLC queue `queue` of SDMA `engine`, as
+    /// [`Self::hqd_dump`].
+    pub(crate) fn hqd_sdma_dump(&self, engine: u32, queue: u32, dump: &mut [[u32; 2]; HQD_DUMP_MAX_REGS]) -> Result<usize> {
+        let f = self.calls().hqd_sdma_dump.ok_or(EOPNOTSUPP)?;
+        let mut n = 0u32;
+        // SAFETY: As in `hqd_dump`.
+        check(unsafe { f(self.kgd.as_ptr(), engine, queue, dump.as_mut_ptr(), HQD_DUMP_MAX_REGS as u32, &mut n) })?;
+        Self::dump_len(n)
     }
 
-    /// kfd2kgd `hqd_get_state` of HQD (`pipe`, `queue`) (all zero if the
-    /// driver cannot tell).
-    pub(crate) fn hqd_get_state(&self, pipe: u32, queue: u32) -> HqdState {
-        let mut state = HqdState::default();
-        if let Some(f) = self.calls().hqd_get_state {
-            // SAFETY: Valid device, valid out pointer.
-            unsafe { f(self.kgd.as_ptr(), pipe, queue, &mut state) };
+    /// A driver's register count, never trusted past the room it was given.
+    fn dump_len(n: u32) -> Result<usize> {
+        let n = usize::try_from(n)?;
+        if n > HQD_DUMP_MAX_REGS {
+            return Err(EINVAL);
         }
-        state
-    }
-
-    /// kfd2kgd `hqd_sdma_get_state` of RLC queue `queue` of SDMA `engine`.
-    pub(crate) fn hqd_sdma_get_state(&self, engine: u32, queue: u32) -> HqdState {
-        let mut state = HqdState::default();
-        if let Some(f) = self.calls().hqd_sdma_get_state {
-            // SAFETY: Valid device, valid out pointer.
-            unsafe { f(self.kgd.as_ptr(), engine, queue, &mut state) };
-        }
-        state
+        Ok(n)
     }
 
     /// kfd2kgd `alloc_gtt_mem`: `size` zeroed bytes the CP can read at a

@@ -35,7 +35,7 @@ use super::to_result;
 pub(crate) mod kgd;
 
 pub(crate) use kgd::{
-    kgd_cache_info as CacheInfo, kgd_gpu_info as GpuInfo, kgd_hqd_state as HqdState, kgd_mem_alloc as MemAlloc, kgd_mem_limits as MemLimits,
+    kgd_cache_info as CacheInfo, kgd_gpu_info as GpuInfo, kgd_mem_alloc as MemAlloc, kgd_mem_limits as MemLimits,
     kgd_mes_add_queue_input as MesAddQueueInput, kgd_mes_remove_queue_input as MesRemoveQueueInput,
 };
 
@@ -222,10 +222,13 @@ pub(crate) trait Kfd2Kgd: Send + Sync + 'static {
     fn hqd_is_occupied(&self, ring: u64, pipe: u32, queue: u32) -> bool;
     /// `hqd_sdma_is_occupied`: the RLC queue `mqd` names holds a queue.
     fn hqd_sdma_is_occupied(&self, mqd: &[u8]) -> bool;
-    /// `hqd_get_state` of HQD (`pipe`, `queue`).
-    fn hqd_state(&self, pipe: u32, queue: u32) -> HqdState;
-    /// `hqd_sdma_get_state` of RLC queue `queue` of SDMA `engine`.
-    fn hqd_sdma_state(&self, engine: u32, queue: u32) -> HqdState;
+    /// `hqd_dump` of HQD (`pipe`, `queue`): its registers as
+    /// `(byte offset, value)` pairs into `dump`, how many returned;
+    /// `EINVAL` for a slot the GPU does not have, `ENOSPC` if `dump` is
+    /// too short.
+    fn hqd_dump(&self, pipe: u32, queue: u32, dump: &mut [[u32; 2]]) -> Result<usize>;
+    /// `hqd_sdma_dump` of RLC queue `queue` of SDMA `engine`, as `hqd_dump`.
+    fn hqd_sdma_dump(&self, engine: u32, queue: u32, dump: &mut [[u32; 2]]) -> Result<usize>;
     /// `alloc_gtt_mem`: a kernel object of `size` zeroed bytes, its GART
     /// address and its kernel address (valid until `free_gtt_mem`).
     fn alloc_gtt_mem(&self, size: u64) -> Result<(Arc<Self::Gtt>, u64, NonNull<c_void>)>;
@@ -470,8 +473,8 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
         hqd_sdma_destroy: Some(Self::hqd_sdma_destroy),
         hqd_is_occupied: Some(Self::hqd_is_occupied),
         hqd_sdma_is_occupied: Some(Self::hqd_sdma_is_occupied),
-        hqd_get_state: Some(Self::hqd_get_state),
-        hqd_sdma_get_state: Some(Self::hqd_sdma_get_state),
+        hqd_dump: Some(Self::hqd_dump),
+        hqd_sdma_dump: Some(Self::hqd_sdma_dump),
         alloc_gtt_mem: Some(Self::alloc_gtt_mem),
         free_gtt_mem: Some(Self::free_gtt_mem),
         hiq_mqd_load: Some(Self::hiq_mqd_load),
@@ -920,28 +923,54 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
         c_int::from(unsafe { Self::mqd(mqd, mqd_size) }.is_ok_and(|m| kgd.hqd_sdma_is_occupied(m)))
     }
 
-    /// `hqd_get_state`.
+    /// `hqd_dump`.
     ///
     /// # Safety
     ///
-    /// See [`Kfd2KgdTable`]; `state` is valid for a write.
-    unsafe extern "C" fn hqd_get_state(kgd: *mut kgd::kgd_dev, pipe: u32, queue: u32, state: *mut HqdState) {
+    /// See [`Kfd2KgdTable`]; `dump` is valid for writes of `max_regs`
+    /// pairs and `n_regs` for a write.
+    unsafe extern "C" fn hqd_dump(kgd: *mut kgd::kgd_dev, pipe: u32, queue: u32, dump: *mut [u32; 2], max_regs: u32, n_regs: *mut u32) -> c_int {
         // SAFETY: rkfd calls with its registered handle.
-        let s = unsafe { Self::kgd(kgd) }.hqd_state(pipe, queue);
-        // SAFETY: `state` is valid for writes (the contract).
-        unsafe { state.write(s) };
+        let kgd = unsafe { Self::kgd(kgd) };
+        // SAFETY: The contract on `dump` and `n_regs`.
+        unsafe { Self::dump_into(dump, max_regs, n_regs, |d| kgd.hqd_dump(pipe, queue, d)) }
     }
 
-    /// `hqd_sdma_get_state`.
+    /// `hqd_sdma_dump`.
     ///
     /// # Safety
     ///
-    /// See [`Kfd2KgdTable`]; `state` is valid for a write.
-    unsafe extern "C" fn hqd_sdma_get_state(kgd: *mut kgd::kgd_dev, engine: u32, queue: u32, state: *mut HqdState) {
+    /// As [`Self::hqd_dump`].
+    unsafe extern "C" fn hqd_sdma_dump(kgd: *mut kgd::kgd_dev, engine: u32, queue: u32, dump: *mut [u32; 2], max_regs: u32, n_regs: *mut u32) -> c_int {
         // SAFETY: rkfd calls with its registered handle.
-        let s = unsafe { Self::kgd(kgd) }.hqd_sdma_state(engine, queue);
-        // SAFETY: `state` is valid for writes (the contract).
-        unsafe { state.write(s) };
+        let kgd = unsafe { Self::kgd(kgd) };
+        // SAFETY: The contract on `dump` and `n_regs`.
+        unsafe { Self::dump_into(dump, max_regs, n_regs, |d| kgd.hqd_sdma_dump(engine, queue, d)) }
+    }
+
+    /// Runs a register dump into rkfd's array.
+    ///
+    /// # Safety
+    ///
+    /// `dump` is valid for writes of `max_regs` pairs (or null), `n_regs`
+    /// for a write (or null).
+    unsafe fn dump_into(dump: *mut [u32; 2], max_regs: u32, n_regs: *mut u32, f: impl FnOnce(&mut [[u32; 2]]) -> Result<usize>) -> c_int {
+        if dump.is_null() || n_regs.is_null() {
+            return EINVAL.to_errno();
+        }
+        let Ok(max) = usize::try_from(max_regs) else { return EINVAL.to_errno() };
+        // SAFETY: `dump` is valid for `max_regs` pairs (the contract), and
+        // rkfd does not touch them during the call.
+        let out = unsafe { core::slice::from_raw_parts_mut(dump, max) };
+        match f(out) {
+            Ok(n) => {
+                // SAFETY: `n_regs` is valid for a write (the contract); `n`
+                // is at most `max_regs`, a u32.
+                unsafe { n_regs.write(n as u32) };
+                0
+            }
+            Err(e) => e.to_errno(),
+        }
     }
 
     /// `alloc_gtt_mem`.

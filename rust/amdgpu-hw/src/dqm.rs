@@ -70,6 +70,15 @@ impl HwsTables {
     pub fn of(res: &SetResources) -> HwsTables {
         HwsTables { vmids: res.vmid_mask.count_ones(), cp_queues: res.queue_mask.count_ones() }
     }
+
+    /// The limits of the driver's shared resources, as upstream reads them
+    /// whatever the scheduler (HWS or MES): `vmid_num_kfd` is the
+    /// `compute_vmid_bitmap`'s bits, `get_cp_queues_num` the
+    /// `cp_queue_bitmap`'s.  The same as [`HwsTables::of`] the
+    /// SET_RESOURCES made from them, on a GPU that has no HWS to send it to.
+    pub fn of_shared(shared: &super::pm4::SharedResources) -> HwsTables {
+        HwsTables { vmids: shared.compute_vmid_bitmap.count_ones(), cp_queues: shared.cp_queue_bitmap.count_ones() }
+    }
 }
 
 /// C: `kgd2kfd_device_init`'s `max_proc_per_quantum`: the processes one

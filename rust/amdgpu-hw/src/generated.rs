@@ -43,6 +43,22 @@ pub mod soc21_enum;
 /// `include/asic_reg/sdma0/sdma0_4_0_sh_mask.h`: the SDMA RLC queue fields of GFX9.
 #[path = "generated/sdma0_4_0_sh_mask.rs"]
 pub mod sdma0_4_0_sh_mask;
+/// `include/asic_reg/gc/gc_9_0_offset.h`: the compute HQD registers `kgd_gfx_v9_hqd_dump` reads.
+#[expect(non_upper_case_globals)]
+#[path = "generated/gc_9_0_offset.rs"]
+pub mod gc_9_0_offset;
+/// `include/asic_reg/sdma0/sdma0_4_2_2_offset.h`: the SDMA RLC queue registers `kgd_arcturus_hqd_sdma_dump` reads.
+#[expect(non_upper_case_globals)]
+#[path = "generated/sdma0_4_2_2_offset.rs"]
+pub mod sdma0_4_2_2_offset;
+/// `include/asic_reg/gc/gc_10_3_0_offset.h`: the HQD and SDMA RLC queue registers of `hqd_dump_v10_3` / `hqd_sdma_dump_v10_3`.
+#[expect(non_upper_case_globals)]
+#[path = "generated/gc_10_3_0_offset.rs"]
+pub mod gc_10_3_0_offset;
+/// `include/asic_reg/gc/gc_11_0_0_offset.h`: the HQD and SDMA queue registers of `hqd_dump_v11` / `hqd_sdma_dump_v11`.
+#[expect(non_upper_case_globals)]
+#[path = "generated/gc_11_0_0_offset.rs"]
+pub mod gc_11_0_0_offset;
 /// `amdkfd/kfd_pm4_headers_ai.h`: the HWS packets.
 #[expect(
     non_camel_case_types, non_snake_case, non_upper_case_globals, unnecessary_transmutes,

@@ -19,7 +19,10 @@ pub(crate) mod mqd;
 /// The generated upstream layouts and register fields `mqd` names
 /// (`scripts/gen-hw-rs`).
 mod generated {
-    pub(super) use super::{gc_10_1_0_sh_mask, gc_11_0_0_sh_mask, gc_9_0_sh_mask, sdma0_4_0_sh_mask, v10_structs, v11_structs, v9_structs};
+    pub(super) use super::{
+        gc_10_1_0_sh_mask, gc_10_3_0_offset, gc_11_0_0_offset, gc_11_0_0_sh_mask, gc_9_0_offset, gc_9_0_sh_mask, sdma0_4_0_sh_mask,
+        sdma0_4_2_2_offset, v10_structs, v11_structs, v9_structs,
+    };
 }
 #[path = "generated/v9_structs.rs"]
 #[allow(dead_code, unreachable_pub, non_camel_case_types, non_snake_case, clippy::all)]
@@ -42,3 +45,15 @@ mod gc_11_0_0_sh_mask;
 #[path = "generated/sdma0_4_0_sh_mask.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod sdma0_4_0_sh_mask;
+#[path = "generated/gc_9_0_offset.rs"]
+#[allow(dead_code, unreachable_pub, non_upper_case_globals)]
+mod gc_9_0_offset;
+#[path = "generated/sdma0_4_2_2_offset.rs"]
+#[allow(dead_code, unreachable_pub, non_upper_case_globals)]
+mod sdma0_4_2_2_offset;
+#[path = "generated/gc_10_3_0_offset.rs"]
+#[allow(dead_code, unreachable_pub, non_upper_case_globals)]
+mod gc_10_3_0_offset;
+#[path = "generated/gc_11_0_0_offset.rs"]
+#[allow(dead_code, unreachable_pub, non_upper_case_globals)]
+mod gc_11_0_0_offset;

@@ -23,6 +23,8 @@ use super::gfx::{GfxArch, GfxVersion};
 use super::generated::gc_10_1_0_sh_mask as gc10;
 use super::generated::gc_11_0_0_sh_mask as gc11;
 use super::generated::gc_9_0_sh_mask as gc9;
+use super::generated::{gc_10_3_0_offset as gc10_3_off, gc_11_0_0_offset as gc11_off, gc_9_0_offset as gc9_off};
+use super::generated::sdma0_4_2_2_offset as sdma4_2_2_off;
 use super::generated::sdma0_4_0_sh_mask as sdma4;
 use super::generated::v10_structs::{v10_compute_mqd, v10_sdma_mqd};
 use super::generated::v11_structs::{v11_compute_mqd, v11_sdma_mqd};
@@ -759,6 +761,8 @@ pub enum MqdError {
     Pointers,
     /// `cp_hqd_pipe_priority` beyond `KFD_PIPE_PRIORITY_CS_HIGH`.
     Priority,
+    /// An SDMA engine the register set does not know (`hqd_sdma_dump`).
+    Range,
 }
 
 /// The largest `QUEUE_SIZE` / `RB_SIZE` a queue made from the ioctl can
@@ -1002,6 +1006,300 @@ pub fn save_sdma_rptr(gen: MqdGen, bytes: &mut [u8], rptr: u64) -> Result<(), Mq
     bytes[o..o + 4].copy_from_slice(&(rptr as u32).to_le_bytes());
     bytes[o + 4..o + 8].copy_from_slice(&((rptr >> 32) as u32).to_le_bytes());
     Ok(())
+}
+
+/// The register set a GPU's `hqd_dump` / `hqd_sdma_dump` read, after the
+/// kfd2kgd file that reads them (C: `amdgpu_amdkfd_gfx_v9.c`
+/// `kgd_gfx_v9_hqd_dump` with `amdgpu_amdkfd_arcturus.c`
+/// `kgd_arcturus_hqd_sdma_dump`, which GC 9.4.1 and 9.4.2 use;
+/// `amdgpu_amdkfd_gfx_v10_3.c` `hqd_dump_v10_3` / `hqd_sdma_dump_v10_3`;
+/// `amdgpu_amdkfd_gfx_v11.c` `hqd_dump_v11` / `hqd_sdma_dump_v11`).
+/// Offsets are the generated `*_offset.h` values: dwords inside the
+/// register's segment.  amdgpu adds the segment's base from the IP
+/// discovery table (`SOC15_REG_OFFSET`); the virtual GPU has no such table,
+/// so its dumps print segment-relative offsets (base 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HqdRegs {
+    /// GC 9.x: `gc_9_0_offset.h`, `sdma0_4_2_2_offset.h`.
+    Gfx9,
+    /// GC 10.3: `gc_10_3_0_offset.h` (SDMA registers included).
+    Gfx10_3,
+    /// GC 11: `gc_11_0_0_offset.h` (SDMA queue registers included).
+    Gfx11,
+}
+
+/// Registers of one compute HQD dump (`HQD_N_REGS` of the three
+/// `hqd_dump`s: `CP_MQD_BASE_ADDR` to `CP_HQD_PQ_WPTR_HI`).
+pub const HQD_DUMP_MAX_REGS: usize = 64;
+
+/// What the engine reports of a loaded compute queue now, over its MQD's
+/// register image.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ComputeLive {
+    /// `CP_HQD_ACTIVE`.
+    pub active: bool,
+    /// `CP_HQD_PQ_RPTR`, dwords.
+    pub rptr_dwords: u32,
+    /// `CP_HQD_PQ_WPTR_LO` / `_HI`, dwords.
+    pub wptr_dwords: u64,
+}
+
+/// What the engine reports of a loaded SDMA queue now.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SdmaLive {
+    /// `RB_RPTR` / `_HI`, bytes.
+    pub rptr: u64,
+    /// `RB_WPTR` / `_HI`, bytes.
+    pub wptr: u64,
+}
+
+impl HqdRegs {
+    /// The register set of `gfx`'s kfd2kgd file; `None` where no offsets
+    /// are generated (GC 9.4.3+, 10.1, 12).
+    pub const fn of(gfx: GfxVersion) -> Option<HqdRegs> {
+        match gfx.arch() {
+            GfxArch::Gfx9 => Some(HqdRegs::Gfx9),
+            GfxArch::Gfx10_3 => Some(HqdRegs::Gfx10_3),
+            GfxArch::Gfx11 => Some(HqdRegs::Gfx11),
+            _ => None,
+        }
+    }
+
+    /// The MQD layout whose fields mirror these registers.
+    pub const fn mqd_gen(self) -> MqdGen {
+        match self {
+            HqdRegs::Gfx9 => MqdGen::V9,
+            HqdRegs::Gfx10_3 => MqdGen::V10,
+            HqdRegs::Gfx11 => MqdGen::V11,
+        }
+    }
+
+    /// First and last register (dwords) of the compute dump.
+    pub const fn compute_range(self) -> (u32, u32) {
+        match self {
+            HqdRegs::Gfx9 => (gc9_off::mmCP_MQD_BASE_ADDR, gc9_off::mmCP_HQD_PQ_WPTR_HI),
+            HqdRegs::Gfx10_3 => (gc10_3_off::mmCP_MQD_BASE_ADDR, gc10_3_off::mmCP_HQD_PQ_WPTR_HI),
+            HqdRegs::Gfx11 => (gc11_off::regCP_MQD_BASE_ADDR, gc11_off::regCP_HQD_PQ_WPTR_HI),
+        }
+    }
+
+    /// The register ranges of the SDMA dump, in the order read (offsets of
+    /// engine 0's queue 0, dwords); the last is the `MIDCMD` range.
+    pub const fn sdma_ranges(self) -> &'static [(u32, u32)] {
+        match self {
+            HqdRegs::Gfx9 => &[
+                (sdma4_2_2_off::mmSDMA0_RLC0_RB_CNTL, sdma4_2_2_off::mmSDMA0_RLC0_DOORBELL),
+                (sdma4_2_2_off::mmSDMA0_RLC0_STATUS, sdma4_2_2_off::mmSDMA0_RLC0_CSA_ADDR_HI),
+                (sdma4_2_2_off::mmSDMA0_RLC0_IB_SUB_REMAIN, sdma4_2_2_off::mmSDMA0_RLC0_MINOR_PTR_UPDATE),
+                (sdma4_2_2_off::mmSDMA0_RLC0_MIDCMD_DATA0, sdma4_2_2_off::mmSDMA0_RLC0_MIDCMD_CNTL),
+            ],
+            HqdRegs::Gfx10_3 => &[
+                (gc10_3_off::mmSDMA0_RLC0_RB_CNTL, gc10_3_off::mmSDMA0_RLC0_DOORBELL),
+                (gc10_3_off::mmSDMA0_RLC0_STATUS, gc10_3_off::mmSDMA0_RLC0_CSA_ADDR_HI),
+                (gc10_3_off::mmSDMA0_RLC0_IB_SUB_REMAIN, gc10_3_off::mmSDMA0_RLC0_MINOR_PTR_UPDATE),
+                (gc10_3_off::mmSDMA0_RLC0_MIDCMD_DATA0, gc10_3_off::mmSDMA0_RLC0_MIDCMD_CNTL),
+            ],
+            HqdRegs::Gfx11 => &[
+                (gc11_off::regSDMA0_QUEUE0_RB_CNTL, gc11_off::regSDMA0_QUEUE0_RB_WPTR_HI),
+                (gc11_off::regSDMA0_QUEUE0_RB_RPTR_ADDR_HI, gc11_off::regSDMA0_QUEUE0_DOORBELL),
+                (gc11_off::regSDMA0_QUEUE0_DOORBELL_LOG, gc11_off::regSDMA0_QUEUE0_DOORBELL_LOG),
+                (gc11_off::regSDMA0_QUEUE0_DOORBELL_OFFSET, gc11_off::regSDMA0_QUEUE0_RB_PREEMPT),
+                (gc11_off::regSDMA0_QUEUE0_MIDCMD_DATA0, gc11_off::regSDMA0_QUEUE0_MIDCMD_CNTL),
+            ],
+        }
+    }
+
+    /// What `get_sdma_rlc_reg_offset` adds to engine 0's queue 0
+    /// registers for queue `queue` of engine `engine` (without the segment
+    /// base, see [`HqdRegs`]); `None` for an engine the file does not know
+    /// (amdgpu's `default:` falls back to engine 0 with a warning).
+    pub fn sdma_queue_offset(self, engine: u32, queue: u32) -> Option<u32> {
+        let (engine_base, stride) = match self {
+            // kgd_arcturus: SDMA0..7 each in its own segment, at the same
+            // in-segment offsets.
+            HqdRegs::Gfx9 => {
+                if engine >= 8 {
+                    return None;
+                }
+                (0, sdma4_2_2_off::mmSDMA0_RLC1_RB_CNTL - sdma4_2_2_off::mmSDMA0_RLC0_RB_CNTL)
+            }
+            HqdRegs::Gfx10_3 => {
+                let first = [
+                    gc10_3_off::mmSDMA0_RLC0_RB_CNTL,
+                    gc10_3_off::mmSDMA1_RLC0_RB_CNTL,
+                    gc10_3_off::mmSDMA2_RLC0_RB_CNTL,
+                    gc10_3_off::mmSDMA3_RLC0_RB_CNTL,
+                ];
+                let f = *first.get(engine as usize)?;
+                (f.wrapping_sub(gc10_3_off::mmSDMA0_RLC0_RB_CNTL), gc10_3_off::mmSDMA0_RLC1_RB_CNTL - gc10_3_off::mmSDMA0_RLC0_RB_CNTL)
+            }
+            HqdRegs::Gfx11 => {
+                let first = [gc11_off::regSDMA0_QUEUE0_RB_CNTL, gc11_off::regSDMA1_QUEUE0_RB_CNTL];
+                let f = *first.get(engine as usize)?;
+                (f.wrapping_sub(gc11_off::regSDMA0_QUEUE0_RB_CNTL), gc11_off::regSDMA0_QUEUE1_RB_CNTL - gc11_off::regSDMA0_QUEUE0_RB_CNTL)
+            }
+        };
+        engine_base.checked_add(queue.checked_mul(stride)?)
+    }
+
+    /// Registers of one SDMA dump (`HQD_N_REGS` of the `hqd_sdma_dump`s).
+    pub fn sdma_regs(self) -> usize {
+        self.sdma_ranges().iter().map(|&(a, b)| (b - a + 1) as usize).sum()
+    }
+
+    /// Registers of one compute dump.
+    pub const fn compute_regs(self) -> usize {
+        let (a, b) = self.compute_range();
+        (b - a + 1) as usize
+    }
+}
+
+/// Dword `i` of `bytes` (little-endian), 0 past the end.
+fn dword(bytes: &[u8], i: usize) -> u32 {
+    match bytes.get(i * 4..i * 4 + 4) {
+        Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+        None => 0,
+    }
+}
+
+fn put_dword(bytes: &mut [u8], offset: usize, v: u32) {
+    bytes[offset..offset + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// `(cp_mqd_base_addr_lo, cp_hqd_active, cp_hqd_pq_wptr_lo)` byte offsets
+/// of `gen`'s compute MQD: the first register-image field, and the live
+/// ones `compute_hqd_dump` overlays.
+fn compute_image_offsets(gen: MqdGen) -> (usize, usize, usize) {
+    match gen {
+        MqdGen::V9 => (
+            core::mem::offset_of!(v9_mqd, cp_mqd_base_addr_lo),
+            core::mem::offset_of!(v9_mqd, cp_hqd_active),
+            core::mem::offset_of!(v9_mqd, cp_hqd_pq_wptr_lo),
+        ),
+        MqdGen::V10 => (
+            core::mem::offset_of!(v10_compute_mqd, cp_mqd_base_addr_lo),
+            core::mem::offset_of!(v10_compute_mqd, cp_hqd_active),
+            core::mem::offset_of!(v10_compute_mqd, cp_hqd_pq_wptr_lo),
+        ),
+        MqdGen::V11 => (
+            core::mem::offset_of!(v11_compute_mqd, cp_mqd_base_addr_lo),
+            core::mem::offset_of!(v11_compute_mqd, cp_hqd_active),
+            core::mem::offset_of!(v11_compute_mqd, cp_hqd_pq_wptr_lo),
+        ),
+    }
+}
+
+/// Byte offset of `sdmax_rlcx_rb_wptr` in `gen`'s SDMA MQD.
+fn sdma_rb_wptr_offset(gen: MqdGen) -> usize {
+    match gen {
+        MqdGen::V9 => core::mem::offset_of!(v9_sdma_mqd, sdmax_rlcx_rb_wptr),
+        MqdGen::V10 => core::mem::offset_of!(v10_sdma_mqd, sdmax_rlcx_rb_wptr),
+        MqdGen::V11 => core::mem::offset_of!(v11_sdma_mqd, sdmax_rlcx_rb_wptr),
+    }
+}
+
+/// A compute HQD's registers as `hqd_dump` reads them, into `out` as
+/// `(byte offset, value)` pairs (the offset is the register's dword
+/// offset << 2, as amdgpu's `DUMP_REG`); returns how many.  A loaded HQD
+/// holds the register image of the MQD it loaded (`hqd_load` writes
+/// `CP_MQD_BASE_ADDR`..`CP_HQD_PQ_WPTR_HI` from `cp_mqd_base_addr_lo`
+/// on), with the engine's `live` values over it; an empty one (`mqd`
+/// `None`) reads 0.  `Size` if `mqd` is not the generation's compute MQD
+/// or `out` is too short.
+pub fn compute_hqd_dump(regs: HqdRegs, mqd: Option<&[u8]>, live: ComputeLive, out: &mut [[u32; 2]]) -> Result<usize, MqdError> {
+    let gen = regs.mqd_gen();
+    let (first, last) = regs.compute_range();
+    let n = regs.compute_regs();
+    if out.len() < n {
+        return Err(MqdError::Size);
+    }
+    let mut image = [0u8; HQD_DUMP_MAX_REGS * 4];
+    if let Some(m) = mqd {
+        if m.len() != gen.compute_size() {
+            return Err(MqdError::Size);
+        }
+        let (base, active, wptr) = compute_image_offsets(gen);
+        let src = m.get(base..base + n * 4).ok_or(MqdError::Size)?;
+        image[..n * 4].copy_from_slice(src);
+        put_dword(&mut image, active - base, u32::from(live.active));
+        put_dword(&mut image, compute_pq_rptr_offset(gen) - base, live.rptr_dwords);
+        put_dword(&mut image, wptr - base, live.wptr_dwords as u32);
+        put_dword(&mut image, wptr - base + 4, (live.wptr_dwords >> 32) as u32);
+    }
+    for (i, reg) in (first..=last).enumerate() {
+        out[i] = [reg << 2, dword(&image, i)];
+    }
+    Ok(n)
+}
+
+/// An SDMA queue's registers as `hqd_sdma_dump` reads them for queue
+/// `queue` of engine `engine`, into `out`; returns how many.  A loaded
+/// queue's registers are its MQD's (the SDMA MQDs list their fields in the
+/// dump's order, `sdmax_rlcx_rb_cntl` on), with `live`'s read and write
+/// pointers over them; the `MIDCMD` registers, where an engine saves a
+/// command it was preempted in, read 0 (the virtual engines never stop
+/// mid-command).  An empty queue (`mqd` `None`) reads 0.  `Range` for an
+/// engine the register set does not know, `Size` as for
+/// [`compute_hqd_dump`].
+pub fn sdma_hqd_dump(
+    regs: HqdRegs,
+    engine: u32,
+    queue: u32,
+    mqd: Option<&[u8]>,
+    live: SdmaLive,
+    out: &mut [[u32; 2]],
+) -> Result<usize, MqdError> {
+    let gen = regs.mqd_gen();
+    let base = regs.sdma_queue_offset(engine, queue).ok_or(MqdError::Range)?;
+    let n = regs.sdma_regs();
+    if out.len() < n {
+        return Err(MqdError::Size);
+    }
+    let mut image = [0u8; HQD_DUMP_MAX_REGS * 4];
+    if let Some(m) = mqd {
+        if m.len() != gen.sdma_size() {
+            return Err(MqdError::Size);
+        }
+        image[..n * 4].copy_from_slice(m.get(..n * 4).ok_or(MqdError::Size)?);
+        let r = sdma_rb_rptr_offset(gen);
+        put_dword(&mut image, r, live.rptr as u32);
+        put_dword(&mut image, r + 4, (live.rptr >> 32) as u32);
+        let w = sdma_rb_wptr_offset(gen);
+        put_dword(&mut image, w, live.wptr as u32);
+        put_dword(&mut image, w + 4, (live.wptr >> 32) as u32);
+    }
+    let ranges = regs.sdma_ranges();
+    let midcmd = ranges.len() - 1;
+    let mut i = 0;
+    for (k, &(a, b)) in ranges.iter().enumerate() {
+        for reg in a..=b {
+            let v = if k == midcmd { 0 } else { dword(&image, i) };
+            out[i] = [base.wrapping_add(reg) << 2, v];
+            i += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// Prints `(offset, value)` register pairs as upstream's `seq_reg_dump`
+/// (`kfd_device_queue_manager.c`): a row starts at a register that does
+/// not follow the previous one (offset + 4) or after 8 values, as
+/// `"    %08x: %08x"`, the next values of the row as `" %08x"`, rows
+/// separated by a newline, and a newline at the end (alone for an empty
+/// dump).
+pub fn seq_reg_dump(out: &mut impl core::fmt::Write, dump: &[[u32; 2]]) -> core::fmt::Result {
+    let mut count = 0u32;
+    for (i, r) in dump.iter().enumerate() {
+        let follows = i > 0 && dump[i - 1][0].wrapping_add(4) == r[0];
+        if count == 0 || !follows {
+            write!(out, "{}    {:08x}: {:08x}", if i > 0 { "\n" } else { "" }, r[0], r[1])?;
+            count = 7;
+        } else {
+            write!(out, " {:08x}", r[1])?;
+            count -= 1;
+        }
+    }
+    out.write_str("\n")
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 pub const KGD_MAX_CACHES: u32 = 8;
 pub const KGD_NAME_LEN: u32 = 32;
+pub const KGD_HQD_DUMP_MAX_REGS: u32 = 64;
 pub const KGD_QUEUE_ERROR_INVALID_PACKET: u32 = 1;
 pub const KGD_QUEUE_ERROR_UNSUPPORTED: u32 = 2;
 pub const KGD_QUEUE_ERROR_VM_FAULT: u32 = 3;
@@ -108,16 +109,6 @@ pub struct kgd_mem_alloc {
     pub user_addr: __u64,
     pub flags: __u32,
     pub pad: __u32,
-}
-#[repr(C)]
-#[derive(Default, Copy, Clone)]
-pub struct kgd_hqd_state {
-    pub rptr: __u64,
-    pub wptr: __u64,
-    pub doorbell: __u64,
-    pub packets: __u64,
-    pub active: __u32,
-    pub error: __u32,
 }
 #[repr(C)]
 #[derive(Default, Copy, Clone)]
@@ -314,21 +305,25 @@ pub struct kfd2kgd_calls {
             mqd_size: __u32,
         ) -> core::ffi::c_int,
     >,
-    pub hqd_get_state: ::core::option::Option<
+    pub hqd_dump: ::core::option::Option<
         unsafe extern "C" fn(
             kgd: *mut kgd_dev,
             pipe_id: __u32,
             queue_id: __u32,
-            state: *mut kgd_hqd_state,
-        ),
+            dump: *mut [__u32; 2usize],
+            max_regs: __u32,
+            n_regs: *mut __u32,
+        ) -> core::ffi::c_int,
     >,
-    pub hqd_sdma_get_state: ::core::option::Option<
+    pub hqd_sdma_dump: ::core::option::Option<
         unsafe extern "C" fn(
             kgd: *mut kgd_dev,
             engine: __u32,
             queue: __u32,
-            state: *mut kgd_hqd_state,
-        ),
+            dump: *mut [__u32; 2usize],
+            max_regs: __u32,
+            n_regs: *mut __u32,
+        ) -> core::ffi::c_int,
     >,
     pub alloc_gtt_mem: ::core::option::Option<
         unsafe extern "C" fn(

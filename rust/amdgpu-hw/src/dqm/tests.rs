@@ -319,6 +319,20 @@ fn admission_as_policy_1_and_none_under_policy_0() {
 }
 
 #[test]
+fn tables_of_shared_resources_are_the_set_resources_ones() {
+    // A GPU scheduled by MES has no SET_RESOURCES; policy 1 counts the
+    // same VMIDs and HQD slots from the shared resources (upstream's
+    // vmid_num_kfd and get_cp_queues_num, whatever the scheduler).
+    for (pipes, qpp) in [(4, 8), (4, 128), (2, 8), (4, 2), (1, 1)] {
+        let shared = hws_shared_resources(0xff00, pipes, qpp);
+        let res = crate::pm4::SetResources::for_scheduler(&shared, false, 9000).unwrap();
+        assert_eq!(HwsTables::of_shared(&shared), HwsTables::of(&res), "{pipes} pipes x {qpp}");
+    }
+    // rkfd's virtual MEC (4 x 128 HQDs): 8 VMIDs, 4 x 8 slots.
+    assert_eq!(HwsTables::of_shared(&hws_shared_resources(0xff00, 4, 128)), HwsTables { vmids: 8, cp_queues: 32 });
+}
+
+#[test]
 fn max_proc_per_quantum_from_hws_max_conc_proc() {
     // Unset (-1, upstream's default): the KFD VMIDs.
     assert_eq!(max_proc_per_quantum(-1, 8), 8);

@@ -286,3 +286,153 @@ fn inconsistent_mqds_are_refused() {
     init_sdma_mqd(&mut s, &d, &QueueProps { read_ptr: 0, ..aql_queue() });
     assert_eq!(decode_sdma(gen, s.as_bytes()), Err(MqdError::Pointers));
 }
+
+// hqd_dump / hqd_sdma_dump register images and seq_reg_dump.
+
+extern crate std;
+use std::{format, string::String, vec::Vec};
+
+/// Upstream's `seq_reg_dump`, transcribed line by line from
+/// `kfd_device_queue_manager.c` (C's `count` and `"%s    %08x: %08x"`).
+fn upstream_seq_reg_dump(dump: &[[u32; 2]]) -> String {
+    let mut m = String::new();
+    let mut count = 0;
+    for i in 0..dump.len() {
+        if count == 0 || dump[i - 1][0] + 4 != dump[i][0] {
+            m += &format!("{}    {:08x}: {:08x}", if i != 0 { "\n" } else { "" }, dump[i][0], dump[i][1]);
+            count = 7;
+        } else {
+            m += &format!(" {:08x}", dump[i][1]);
+            count -= 1;
+        }
+    }
+    m + "\n"
+}
+
+fn reg_dump(dump: &[[u32; 2]]) -> String {
+    let mut s = String::new();
+    seq_reg_dump(&mut s, dump).unwrap();
+    s
+}
+
+#[test]
+fn seq_reg_dump_rows_of_eight_and_gaps() {
+    assert_eq!(reg_dump(&[]), "\n");
+    let one = [[0x48e4, 0xdead_beef]];
+    assert_eq!(reg_dump(&one), "    000048e4: deadbeef\n");
+    // 10 contiguous registers: a row of 8, then a row of 2 starting at
+    // the ninth register's offset.
+    let ten: Vec<[u32; 2]> = (0..10).map(|i| [0x100 + 4 * i, i]).collect();
+    assert_eq!(
+        reg_dump(&ten),
+        "    00000100: 00000000 00000001 00000002 00000003 00000004 00000005 00000006 00000007\n    00000120: 00000008 00000009\n"
+    );
+    // A gap starts a new row.
+    let gap = [[0x10, 1], [0x14, 2], [0x40, 3]];
+    assert_eq!(reg_dump(&gap), "    00000010: 00000001 00000002\n    00000040: 00000003\n");
+    assert_eq!(reg_dump(&gap), upstream_seq_reg_dump(&gap));
+    assert_eq!(reg_dump(&ten), upstream_seq_reg_dump(&ten));
+}
+
+#[test]
+fn seq_reg_dump_matches_upstream_on_every_dump() {
+    for regs in [HqdRegs::Gfx9, HqdRegs::Gfx10_3, HqdRegs::Gfx11] {
+        let mut out = [[0u32; 2]; HQD_DUMP_MAX_REGS];
+        let n = compute_hqd_dump(regs, None, ComputeLive::default(), &mut out).unwrap();
+        assert_eq!(reg_dump(&out[..n]), upstream_seq_reg_dump(&out[..n]));
+        for (e, q) in [(0, 0), (1, 1), (0, 7)] {
+            let n = sdma_hqd_dump(regs, e, q, None, SdmaLive::default(), &mut out).unwrap();
+            assert_eq!(reg_dump(&out[..n]), upstream_seq_reg_dump(&out[..n]));
+        }
+    }
+}
+
+#[test]
+fn hqd_dump_register_counts_are_upstreams() {
+    // HQD_N_REGS of kgd_gfx_v9_hqd_dump, hqd_dump_v10_3, hqd_dump_v11: 56;
+    // of kgd_arcturus_hqd_sdma_dump (19+6+7+10), hqd_sdma_dump_v10_3
+    // (19+6+7+12), hqd_sdma_dump_v11 (7+11+1+12+12).
+    for regs in [HqdRegs::Gfx9, HqdRegs::Gfx10_3, HqdRegs::Gfx11] {
+        assert_eq!(regs.compute_regs(), 56, "{regs:?}");
+    }
+    assert_eq!(HqdRegs::Gfx9.sdma_regs(), 19 + 6 + 7 + 10);
+    assert_eq!(HqdRegs::Gfx10_3.sdma_regs(), 19 + 6 + 7 + 12);
+    assert_eq!(HqdRegs::Gfx11.sdma_regs(), 7 + 11 + 1 + 12 + 12);
+    assert_eq!(HqdRegs::of(GfxVersion::GFX90A), Some(HqdRegs::Gfx9));
+    assert_eq!(HqdRegs::of(GfxVersion::GFX1030), Some(HqdRegs::Gfx10_3));
+    assert_eq!(HqdRegs::of(GfxVersion::GFX1100), Some(HqdRegs::Gfx11));
+}
+
+#[test]
+fn compute_hqd_dump_is_the_mqds_register_image() {
+    for gfx in [GfxVersion::GFX90A, GfxVersion::GFX1030, GfxVersion::GFX1100] {
+        let regs = HqdRegs::of(gfx).unwrap();
+        let mut mqd = ComputeMqd::zeroed(gfx).unwrap();
+        init_compute_mqd(&mut mqd, &dev(gfx), 0x1_2345_6000, &aql_queue());
+        let bytes = mqd.as_bytes();
+        let live = ComputeLive { active: true, rptr_dwords: 0x40, wptr_dwords: 0x1_0000_0080 };
+        let mut out = [[0u32; 2]; HQD_DUMP_MAX_REGS];
+        let n = compute_hqd_dump(regs, Some(bytes), live, &mut out).unwrap();
+        let (first, last) = regs.compute_range();
+        assert_eq!(out[0][0], first << 2);
+        assert_eq!(out[n - 1][0], last << 2);
+        // CP_HQD_PQ_BASE (register 8 of the range, after MQD_BASE_ADDR,
+        // _HI, ACTIVE, VMID, PERSISTENT_STATE, PIPE_PRIORITY,
+        // QUEUE_PRIORITY, QUANTUM) is the ring >> 8.
+        let ring = aql_queue().queue_address;
+        assert_eq!(out[8][1], (ring >> 8) as u32, "{gfx:?}");
+        assert_eq!(out[9][1], (ring >> 40) as u32, "{gfx:?}");
+        // The live values: ACTIVE, PQ_RPTR (after PQ_BASE, _HI), and the
+        // last two registers, PQ_WPTR_LO / _HI.
+        assert_eq!(out[2][1], 1);
+        assert_eq!(out[10][1], 0x40);
+        assert_eq!(out[n - 2][1], 0x80);
+        assert_eq!(out[n - 1][1], 1);
+        // An empty HQD reads 0.
+        let n = compute_hqd_dump(regs, None, live, &mut out).unwrap();
+        assert!(out[..n].iter().all(|r| r[1] == 0));
+        // Wrong MQD size, short buffer.
+        assert_eq!(compute_hqd_dump(regs, Some(&bytes[4..]), live, &mut out), Err(MqdError::Size));
+        assert_eq!(compute_hqd_dump(regs, None, live, &mut out[..10]), Err(MqdError::Size));
+    }
+}
+
+#[test]
+fn sdma_hqd_dump_is_the_mqds_register_image() {
+    for gfx in [GfxVersion::GFX90A, GfxVersion::GFX1030, GfxVersion::GFX1100] {
+        let regs = HqdRegs::of(gfx).unwrap();
+        let q = QueueProps { format: QueueFormat::Pm4, queue_address: 0x7f00_4444_0000, queue_size: 4096, ..aql_queue() };
+        let mut mqd = SdmaMqd::zeroed(gfx).unwrap();
+        init_sdma_mqd(&mut mqd, &dev(gfx), &q);
+        let bytes = mqd.as_bytes();
+        let live = SdmaLive { rptr: 0x1_0000_0100, wptr: 0x200 };
+        let mut out = [[0u32; 2]; HQD_DUMP_MAX_REGS];
+        let n = sdma_hqd_dump(regs, 0, 0, Some(bytes), live, &mut out).unwrap();
+        // RB_CNTL, RB_BASE (ring >> 8), RB_BASE_HI, RB_RPTR, _HI, RB_WPTR, _HI.
+        assert_eq!(out[0][0], regs.sdma_ranges()[0].0 << 2);
+        assert_eq!(out[1][1], (q.queue_address >> 8) as u32, "{gfx:?}");
+        assert_eq!(out[3][1], 0x100);
+        assert_eq!(out[4][1], 1);
+        assert_eq!(out[5][1], 0x200);
+        assert_eq!(out[6][1], 0);
+        // The DOORBELL_OFFSET register is where the MQD's
+        // sdmax_rlcx_doorbell_offset is (the MQD lists the registers in the
+        // dump's order) and holds its value.
+        let (at, want, reg) = match mqd {
+            SdmaMqd::V9(m) => (core::mem::offset_of!(v9_sdma_mqd, sdmax_rlcx_doorbell_offset), m.sdmax_rlcx_doorbell_offset, sdma4_2_2_off::mmSDMA0_RLC0_DOORBELL_OFFSET),
+            SdmaMqd::V10(m) => (core::mem::offset_of!(v10_sdma_mqd, sdmax_rlcx_doorbell_offset), m.sdmax_rlcx_doorbell_offset, gc10_3_off::mmSDMA0_RLC0_DOORBELL_OFFSET),
+            SdmaMqd::V11(m) => (core::mem::offset_of!(v11_sdma_mqd, sdmax_rlcx_doorbell_offset), m.sdmax_rlcx_doorbell_offset, gc11_off::regSDMA0_QUEUE0_DOORBELL_OFFSET),
+        };
+        assert_ne!(want, 0);
+        assert_eq!(out[at / 4], [reg << 2, want], "{gfx:?}");
+        // The MIDCMD registers read 0.
+        let (a, b) = *regs.sdma_ranges().last().unwrap();
+        assert!(out[n - (b - a + 1) as usize..n].iter().all(|r| r[1] == 0));
+        // Queue 1 of engine 1 is somewhere else (GC 9.4.2's engines share
+        // in-segment offsets: only the queue moves it).
+        let mut other = [[0u32; 2]; HQD_DUMP_MAX_REGS];
+        sdma_hqd_dump(regs, 1, 1, None, live, &mut other).unwrap();
+        assert_ne!(other[0][0], out[0][0]);
+        assert_eq!(sdma_hqd_dump(regs, 9, 0, None, live, &mut other), Err(MqdError::Range));
+    }
+}
