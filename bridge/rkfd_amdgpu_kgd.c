@@ -562,7 +562,7 @@ int rkfd_amdgpu_hiq_mqd_load(void *hws_, void *mqd, u32 mqd_size, u32 pipe_id, u
 	memcpy(&ctl, mqd + l.doorbell_control, sizeof(ctl));
 	memcpy(&lo, mqd + l.base_addr_lo, sizeof(lo));
 	memcpy(&hi, mqd + l.base_addr_hi, sizeof(hi));
-	if (!rkfd_amdgpu_hiq_doorbell_control(ctl, doorbell_dword, bar_index, &ctl))
+	if (!rkfd_amdgpu_doorbell_control(ctl, doorbell_dword, bar_index, &ctl))
 		return -EINVAL;
 	gart_copy = rkfd_amdgpu_gtt_cpu(hws, (u64)hi << 32 | lo, l.size);
 	if (!gart_copy)
