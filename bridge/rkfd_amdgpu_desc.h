@@ -314,6 +314,35 @@ static inline int rkfd_amdgpu_vmid_alloc(u32 kfd_vmids, u32 used)
 }
 
 /*
+ * The VMID of an SDMA queue is RB_VMID, bits 27:24 of its MQD's
+ * sdmax_rlcx_rb_cntl on gfx9 to gfx11 (update_mqd_sdma; checked against
+ * amdgpu's sdma0_4_2_2_sh_mask.h in rkfd_amdgpu_kgd.c); rkfd leaves it 0.
+ */
+#define RKFD_AMDGPU_SDMA_RB_VMID_SHIFT 24
+#define RKFD_AMDGPU_SDMA_RB_VMID_MASK 0x0f000000u
+
+static inline u32 rkfd_amdgpu_sdma_rb_cntl(u32 rb_cntl, u32 vmid)
+{
+	return (rb_cntl & ~RKFD_AMDGPU_SDMA_RB_VMID_MASK) |
+	       ((vmid << RKFD_AMDGPU_SDMA_RB_VMID_SHIFT) & RKFD_AMDGPU_SDMA_RB_VMID_MASK);
+}
+
+/*
+ * An SDMA MQD's RLC queue: amdgpu's tables turn (sdma_engine_id,
+ * sdma_queue_id) into register offsets unchecked (get_sdma_rlc_reg_offset),
+ * so the bridge refuses an engine past adev->sdma.num_instances or a queue
+ * past the 8 RLC queues per engine amdkfd uses on SDMA 4.2.2 and later
+ * (kfd_device_info_set_sdma_info; the bridge attaches GC 9.4.2 and 11.x,
+ * with SDMA 4.4 and 6.0).
+ */
+#define RKFD_AMDGPU_SDMA_RLC_QUEUES 8u
+
+static inline bool rkfd_amdgpu_sdma_slot_ok(u32 engine, u32 queue, u32 num_engines)
+{
+	return engine < num_engines && queue < RKFD_AMDGPU_SDMA_RLC_QUEUES;
+}
+
+/*
  * An AQL queue's write pointer counts 64-byte packets, the CP's dwords:
  * upstream's load_mqd (kfd_mqd_manager_v9.c, _v10.c, _v11.c) passes
  * wptr_shift 4 for KFD_QUEUE_FORMAT_AQL, 0 for PM4, with wptr_mask 0.  rkfd

@@ -247,6 +247,15 @@ static void queue_path(void)
 	      rkfd_amdgpu_vmid_alloc(0x0000, 0) == -1 &&
 	      rkfd_amdgpu_vmid_alloc(0x10000, 0) == -1);
 
+	CHECK("SDMA RB_CNTL gets VMID 9 in bits 27:24, other bits kept",
+	      rkfd_amdgpu_sdma_rb_cntl(0x00001017, 9) == 0x09001017);
+	CHECK("SDMA RB_CNTL's old VMID is replaced",
+	      rkfd_amdgpu_sdma_rb_cntl(0x0f000001, 8) == 0x08000001);
+	CHECK("SDMA engine 4 queue 7 of a 5-engine gfx90a is a slot",
+	      rkfd_amdgpu_sdma_slot_ok(4, 7, 5));
+	CHECK("SDMA engine 5 of 5, or RLC queue 8, is none",
+	      !rkfd_amdgpu_sdma_slot_ok(5, 0, 5) && !rkfd_amdgpu_sdma_slot_ok(0, 8, 5) &&
+	      !rkfd_amdgpu_sdma_slot_ok(0, 0, 0));
 	CHECK("an AQL MQD (aql_control CONTROL0) has write-pointer shift 4",
 	      rkfd_amdgpu_wptr_shift(1) == 4);
 	CHECK("a PM4 MQD has write-pointer shift 0", rkfd_amdgpu_wptr_shift(0) == 0);
