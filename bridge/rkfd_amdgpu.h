@@ -74,8 +74,9 @@ int rkfd_amdgpu_import_dmabuf(void *adev, void *vm, int fd, u64 va, void **mem,
 /*
  * The HWS path of one GPU (struct rkfd_amdgpu_hws, amdgpu side): amdgpu's
  * kfd2kgd table for its GC version, the kernel doorbell page and the GTT
- * objects handed out.  Created before rkfd's device init, destroyed after
- * its exit (rkfd frees its GTT objects before).  create: ERR_PTR.
+ * objects handed out, and its user queues.  Created before rkfd's device
+ * init, destroyed after its exit (rkfd frees its GTT objects before).
+ * @res: amdgpu's struct kgd2kfd_shared_resources.  create: ERR_PTR.
  */
 void *rkfd_amdgpu_hws_create(void *adev);
 void rkfd_amdgpu_hws_destroy(void *hws);
@@ -130,7 +131,7 @@ int rkfd_amdgpu_mes_remove(void *hws, u32 doorbell_offset, u64 gang_context_addr
  * amdgpu side hands to amdgpu as its struct kfd_dev *) or NULL.
  */
 void *rkfd_amdgpu_dev_probe(void *adev, const struct rkfd_amdgpu_info *info);
-bool rkfd_amdgpu_dev_init(void *bdev, u32 kfd_vmids);
+bool rkfd_amdgpu_dev_init(void *bdev, const void *res);
 void rkfd_amdgpu_dev_exit(void *bdev);
 /* Hard-IRQ safe: copies the entry and defers it to a work item. */
 void rkfd_amdgpu_dev_interrupt(void *bdev, const void *ih_ring_entry);

@@ -328,6 +328,27 @@ static inline u32 rkfd_amdgpu_sdma_rb_cntl(u32 rb_cntl, u32 vmid)
 }
 
 /*
+ * The compute HQDs amdgpu leaves to the KFD: kgd2kfd_shared_resources'
+ * cp_queue_bitmap (KGD_MAX_QUEUES = 128 bits), bit (mec * pipes + pipe) *
+ * queues_per_pipe + queue, without the queues of amdgpu's own compute
+ * rings (upstream's dqm init_pipelines / allocate_hqd use only those).
+ * rkfd loads into the first MEC.  False for a slot out of range; else
+ * *@bit is its bit.
+ */
+#define RKFD_AMDGPU_MAX_QUEUES 128u
+
+static inline bool rkfd_amdgpu_hqd_bit(u32 pipe, u32 queue, u32 pipes, u32 queues_per_pipe,
+				       u32 *bit)
+{
+	u64 b = (u64)pipe * queues_per_pipe + queue;
+
+	if (pipe >= pipes || queue >= queues_per_pipe || b >= RKFD_AMDGPU_MAX_QUEUES)
+		return false;
+	*bit = b;
+	return true;
+}
+
+/*
  * An SDMA MQD's RLC queue: amdgpu's tables turn (sdma_engine_id,
  * sdma_queue_id) into register offsets unchecked (get_sdma_rlc_reg_offset),
  * so the bridge refuses an engine past adev->sdma.num_instances or a queue

@@ -471,12 +471,13 @@ fail:
 
 /*
  * The HWS path first: rkfd starts the HWS in kgd2kfd_device_init.
- * @kfd_vmids: amdgpu's compute_vmid_bitmap, the VMIDs user queues get.
+ * @res: amdgpu's kgd2kfd_shared_resources (the VMIDs and HQDs user queues
+ * may use), read by the amdgpu side.
  */
-bool rkfd_amdgpu_dev_init(void *bdev_, u32 kfd_vmids)
+bool rkfd_amdgpu_dev_init(void *bdev_, const void *res)
 {
 	struct rkfd_amdgpu_dev *bdev = bdev_;
-	void *hws = rkfd_amdgpu_hws_create(bdev->adev, kfd_vmids);
+	void *hws = rkfd_amdgpu_hws_create(bdev->adev, res);
 
 	if (IS_ERR(hws))
 		return false;

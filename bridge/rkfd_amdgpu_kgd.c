@@ -133,10 +133,11 @@ static bool rkfd_amdgpu_device_init(struct kfd_dev *kfd,
 				    const struct kgd2kfd_shared_resources *res)
 {
 	/*
-	 * @res: the KFD's VMIDs go to the user-queue path.  Its queue bitmap
-	 * does not reach rkfd (see bridge/README.md, "Known gaps").
+	 * @res: the KFD's VMIDs and HQDs go to the user-queue path.  rkfd's
+	 * device interface does not carry them (see bridge/README.md, "Known
+	 * gaps"): the bridge refuses HQDs outside the queue bitmap.
 	 */
-	return rkfd_amdgpu_dev_init(kfd, res->compute_vmid_bitmap);
+	return rkfd_amdgpu_dev_init(kfd, res);
 }
 
 static void rkfd_amdgpu_device_exit(struct kfd_dev *kfd)
@@ -459,8 +460,9 @@ struct rkfd_amdgpu_hws {
 	struct list_head gtt;			/* struct rkfd_amdgpu_gtt, under gtt_lock */
 	bool hiq_mapped;			/* under gtt_lock */
 	u32 hiq_doorbell;			/* its BAR index, under gtt_lock */
-	/* User queues (amdgpu's kgd2kfd_shared_resources.compute_vmid_bitmap). */
-	u32 kfd_vmids;
+	/* User queues (amdgpu's kgd2kfd_shared_resources). */
+	u32 kfd_vmids;				/* compute_vmid_bitmap */
+	DECLARE_BITMAP(kfd_queues, KGD_MAX_QUEUES);	/* cp_queue_bitmap */
 	struct mutex queue_lock;		/* outer lock: VMIDs, VMs, queues */
 	u32 vmids_used;				/* under queue_lock */
 	struct list_head vms;			/* struct rkfd_amdgpu_vm, under queue_lock */
@@ -486,8 +488,9 @@ static void rkfd_amdgpu_hws_add_vm(struct rkfd_amdgpu_hws *hws, struct rkfd_amdg
  * amdgpu_amdkfd_alloc_kernel_mem() creates, pins and maps the same BO in
  * the DOORBELL domain, where its GPU offset is its BAR offset.
  */
-void *rkfd_amdgpu_hws_create(void *adev_, u32 kfd_vmids)
+void *rkfd_amdgpu_hws_create(void *adev_, const void *res_)
 {
+	const struct kgd2kfd_shared_resources *res = res_;
 	struct amdgpu_device *adev = adev_;
 	u32 gc = amdgpu_ip_version(adev, GC_HWIP, 0);
 	enum rkfd_amdgpu_f2g f2g;
@@ -506,6 +509,7 @@ void *rkfd_amdgpu_hws_create(void *adev_, u32 kfd_vmids)
 		     SDMA0_RLC0_DOORBELL_OFFSET__OFFSET__SHIFT);
 	BUILD_BUG_ON(RKFD_AMDGPU_SDMA_RB_VMID_MASK != SDMA0_RLC0_RB_CNTL__RB_VMID_MASK);
 	BUILD_BUG_ON(RKFD_AMDGPU_SDMA_RB_VMID_SHIFT != SDMA0_RLC0_RB_CNTL__RB_VMID__SHIFT);
+	BUILD_BUG_ON(RKFD_AMDGPU_MAX_QUEUES != KGD_MAX_QUEUES);
 
 	hws = kzalloc_obj(*hws, GFP_KERNEL);
 	if (!hws)
@@ -516,7 +520,8 @@ void *rkfd_amdgpu_hws_create(void *adev_, u32 kfd_vmids)
 	hws->mqd = rkfd_amdgpu_mqd_of(f2g);
 	mutex_init(&hws->gtt_lock);
 	INIT_LIST_HEAD(&hws->gtt);
-	hws->kfd_vmids = kfd_vmids;
+	hws->kfd_vmids = res->compute_vmid_bitmap;
+	bitmap_copy(hws->kfd_queues, res->cp_queue_bitmap, KGD_MAX_QUEUES);
 	mutex_init(&hws->queue_lock);
 	INIT_LIST_HEAD(&hws->vms);
 	INIT_LIST_HEAD(&hws->queues);
@@ -902,15 +907,19 @@ int rkfd_amdgpu_hqd_load(void *hws_, void *vm_, void *mqd, u32 mqd_size, u32 pip
 	struct rkfd_amdgpu_mqd_layout ml;
 	struct rkfd_amdgpu_queue_layout l;
 	struct rkfd_amdgpu_queue *q;
-	u32 ctl;
+	u32 ctl, bit;
 	int ret;
 
 	if (!hws->f2g || !hws->f2g->hqd_load || !hws->f2g->hqd_destroy ||
 	    !rkfd_amdgpu_queue_layout(hws->mqd, &l) || !rkfd_amdgpu_mqd_layout(hws->mqd, &ml))
 		return -EOPNOTSUPP;
-	if (mqd_size < l.cp.size || pipe_id >= hws->adev->gfx.mec.num_pipe_per_mec ||
-	    queue_id >= hws->adev->gfx.mec.num_queue_per_pipe)
+	if (mqd_size < l.cp.size ||
+	    !rkfd_amdgpu_hqd_bit(pipe_id, queue_id, hws->adev->gfx.mec.num_pipe_per_mec,
+				 hws->adev->gfx.mec.num_queue_per_pipe, &bit))
 		return -EINVAL;
+	/* An HQD amdgpu keeps (its own compute rings) is occupied for rkfd. */
+	if (!test_bit(bit, hws->kfd_queues))
+		return -EBUSY;
 	ret = rkfd_amdgpu_user_doorbell(vm, rkfd_amdgpu_get32(mqd, ml.doorbell_control), &ctl);
 	if (ret)
 		return ret;

@@ -251,6 +251,17 @@ static void queue_path(void)
 	      rkfd_amdgpu_sdma_rb_cntl(0x00001017, 9) == 0x09001017);
 	CHECK("SDMA RB_CNTL's old VMID is replaced",
 	      rkfd_amdgpu_sdma_rb_cntl(0x0f000001, 8) == 0x08000001);
+	CHECK("HQD pipe 1 queue 2 of 4 pipes x 8 queues is bit 10",
+	      rkfd_amdgpu_hqd_bit(1, 2, 4, 8, &idx) && idx == 10);
+	CHECK("HQD pipe 3 queue 7 is bit 31, the first MEC's last",
+	      rkfd_amdgpu_hqd_bit(3, 7, 4, 8, &idx) && idx == 31);
+	idx = 7;
+	CHECK("an HQD slot past the MEC's pipes or queues is none",
+	      !rkfd_amdgpu_hqd_bit(4, 0, 4, 8, &idx) && !rkfd_amdgpu_hqd_bit(0, 8, 4, 8, &idx) &&
+	      !rkfd_amdgpu_hqd_bit(0, 0, 0, 0, &idx) && idx == 7);
+	CHECK("an HQD bit past KGD_MAX_QUEUES is none",
+	      !rkfd_amdgpu_hqd_bit(16, 0, 32, 8, &idx) && rkfd_amdgpu_hqd_bit(15, 7, 32, 8, &idx) &&
+	      idx == 127);
 	CHECK("SDMA engine 4 queue 7 of a 5-engine gfx90a is a slot",
 	      rkfd_amdgpu_sdma_slot_ok(4, 7, 5));
 	CHECK("SDMA engine 5 of 5, or RLC queue 8, is none",
