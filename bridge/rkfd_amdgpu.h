@@ -76,7 +76,8 @@ int rkfd_amdgpu_import_dmabuf(void *adev, void *vm, int fd, u64 va, void **mem,
  * kfd2kgd table for its GC version, the kernel doorbell page and the GTT
  * objects handed out, and its user queues.  Created before rkfd's device
  * init, destroyed after its exit (rkfd frees its GTT objects before).
- * @res: amdgpu's struct kgd2kfd_shared_resources.  create: ERR_PTR.
+ * @res: amdgpu's struct kgd2kfd_shared_resources; the first MEC's HQDs it
+ * leaves out go to @reserved_hqds (rkfd's kgd_gpu_info).  create: ERR_PTR.
  */
 void *rkfd_amdgpu_hws_create(void *adev);
 void rkfd_amdgpu_hws_destroy(void *hws);
@@ -128,7 +129,8 @@ int rkfd_amdgpu_mes_remove(void *hws, u32 doorbell_offset, u64 gang_context_addr
 
 /*
  * rkfd side (rkfd_amdgpu_kfd.c).  probe returns the bridge device (which the
- * amdgpu side hands to amdgpu as its struct kfd_dev *) or NULL.
+ * amdgpu side hands to amdgpu as its struct kfd_dev *) or NULL; rkfd's
+ * kgd2kfd_probe waits for init, when amdgpu's shared resources exist.
  */
 void *rkfd_amdgpu_dev_probe(void *adev, const struct rkfd_amdgpu_info *info);
 bool rkfd_amdgpu_dev_init(void *bdev, const void *res);

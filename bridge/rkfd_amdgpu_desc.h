@@ -349,6 +349,25 @@ static inline bool rkfd_amdgpu_hqd_bit(u32 pipe, u32 queue, u32 pipes, u32 queue
 }
 
 /*
+ * rkfd's kgd_gpu_info.reserved_hqds from amdgpu's cp_queue_bitmap (@kfd,
+ * 32 bits a word, bitmap_to_arr32): of the first MEC's @slots (pipes x
+ * queues per pipe, the bits rkfd's slots have in both maps), the ones the
+ * bitmap leaves out are amdgpu's.  Slots past the first MEC are not rkfd's
+ * to use and stay 0.
+ */
+static inline void rkfd_amdgpu_reserved_hqds(const u32 kfd[4], u32 slots, u32 out[4])
+{
+	u32 i;
+
+	for (i = 0; i < 4; i++) {
+		u32 mask = slots >= 32 * (i + 1) ? 0xffffffffu :
+			   slots > 32 * i ? (1u << (slots - 32 * i)) - 1 : 0;
+
+		out[i] = ~kfd[i] & mask;
+	}
+}
+
+/*
  * An SDMA MQD's RLC queue: amdgpu's tables turn (sdma_engine_id,
  * sdma_queue_id) into register offsets unchecked (get_sdma_rlc_reg_offset),
  * so the bridge refuses an engine past adev->sdma.num_instances or a queue

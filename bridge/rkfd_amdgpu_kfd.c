@@ -29,7 +29,8 @@
 
 struct rkfd_amdgpu_dev {
 	void *adev;			/* struct amdgpu_device */
-	struct kfd_dev *kfd;		/* rkfd's device */
+	struct kgd_gpu_info *info;	/* from probe until kgd2kfd_probe */
+	struct kfd_dev *kfd;		/* rkfd's device, from init */
 	void *hws;			/* the HWS path (amdgpu side), from init to exit */
 	struct list_head link;		/* in rkfd_amdgpu_devs while rkfd serves it */
 	/*
@@ -413,6 +414,11 @@ void rkfd_amdgpu_dev_interrupt(void *bdev_, const void *ih_ring_entry)
 	queue_work(system_highpri_wq, &bdev->ih_work);
 }
 
+/*
+ * amdgpu_kfd_ops.probe: the topology values are kept for init, where
+ * rkfd's kgd2kfd_probe gets them with the HQDs amdgpu keeps, which only
+ * its shared resources (at device_init) tell.
+ */
 void *rkfd_amdgpu_dev_probe(void *adev, const struct rkfd_amdgpu_info *in)
 {
 	struct rkfd_amdgpu_dev *bdev;
@@ -456,12 +462,7 @@ void *rkfd_amdgpu_dev_probe(void *adev, const struct rkfd_amdgpu_info *in)
 	info->vram_is_public = in->vram_is_public;
 	info->doorbell_process_size = 8192;	/* gfx9+ (amdkfd's kfd_doorbell_process_slice) */
 	/* Not derived yet: caches, CWSR sizes, queue counts, capability bits. */
-
-	bdev->kfd = kgd2kfd_probe((struct kgd_dev *)bdev, THIS_MODULE,
-				  &rkfd_amdgpu_calls, info);
-	if (!bdev->kfd)
-		goto fail;
-	kfree(info);
+	bdev->info = info;
 	return bdev;
 fail:
 	kfree(info);
@@ -470,18 +471,30 @@ fail:
 }
 
 /*
- * The HWS path first: rkfd starts the HWS in kgd2kfd_device_init.
- * @res: amdgpu's kgd2kfd_shared_resources (the VMIDs and HQDs user queues
- * may use), read by the amdgpu side.
+ * The HWS path first (it also reads which HQDs amdgpu keeps), then rkfd's
+ * kgd2kfd_probe and kgd2kfd_device_init, which starts the HWS.  amdgpu
+ * may call init again after a failed one: what exists is kept.
+ * @res: amdgpu's kgd2kfd_shared_resources, read by the amdgpu side.
  */
 bool rkfd_amdgpu_dev_init(void *bdev_, const void *res)
 {
 	struct rkfd_amdgpu_dev *bdev = bdev_;
-	void *hws = rkfd_amdgpu_hws_create(bdev->adev, res);
+	void *hws;
 
-	if (IS_ERR(hws))
-		return false;
-	bdev->hws = hws;
+	if (!bdev->hws) {
+		hws = rkfd_amdgpu_hws_create(bdev->adev, res, bdev->info->reserved_hqds);
+		if (IS_ERR(hws))
+			return false;
+		bdev->hws = hws;
+	}
+	if (!bdev->kfd) {
+		bdev->kfd = kgd2kfd_probe((struct kgd_dev *)bdev, THIS_MODULE,
+					  &rkfd_amdgpu_calls, bdev->info);
+		if (!bdev->kfd)
+			return false;
+		kfree(bdev->info);
+		bdev->info = NULL;
+	}
 	if (kgd2kfd_device_init(bdev->kfd))
 		return false;
 	mutex_lock(&rkfd_amdgpu_devs_lock);
@@ -502,9 +515,11 @@ void rkfd_amdgpu_dev_exit(void *bdev_)
 	mutex_lock(&rkfd_amdgpu_devs_lock);
 	list_del_init(&bdev->link);
 	mutex_unlock(&rkfd_amdgpu_devs_lock);
-	kgd2kfd_device_exit(bdev->kfd);
+	if (bdev->kfd)
+		kgd2kfd_device_exit(bdev->kfd);
 	if (bdev->hws)
 		rkfd_amdgpu_hws_destroy(bdev->hws);
+	kfree(bdev->info);
 	kfree(bdev);
 }
 

@@ -133,9 +133,8 @@ static bool rkfd_amdgpu_device_init(struct kfd_dev *kfd,
 				    const struct kgd2kfd_shared_resources *res)
 {
 	/*
-	 * @res: the KFD's VMIDs and HQDs go to the user-queue path.  rkfd's
-	 * device interface does not carry them (see bridge/README.md, "Known
-	 * gaps"): the bridge refuses HQDs outside the queue bitmap.
+	 * @res: the KFD's VMIDs and HQDs go to the user-queue path, the HQDs
+	 * amdgpu keeps to rkfd (kgd_gpu_info.reserved_hqds, at kgd2kfd_probe).
 	 */
 	return rkfd_amdgpu_dev_init(kfd, res);
 }
@@ -488,10 +487,11 @@ static void rkfd_amdgpu_hws_add_vm(struct rkfd_amdgpu_hws *hws, struct rkfd_amdg
  * amdgpu_amdkfd_alloc_kernel_mem() creates, pins and maps the same BO in
  * the DOORBELL domain, where its GPU offset is its BAR offset.
  */
-void *rkfd_amdgpu_hws_create(void *adev_, const void *res_)
+void *rkfd_amdgpu_hws_create(void *adev_, const void *res_, u32 reserved_hqds[4])
 {
 	const struct kgd2kfd_shared_resources *res = res_;
 	struct amdgpu_device *adev = adev_;
+	u32 kfd_queues[RKFD_AMDGPU_MAX_QUEUES / 32];
 	u32 gc = amdgpu_ip_version(adev, GC_HWIP, 0);
 	enum rkfd_amdgpu_f2g f2g;
 	struct rkfd_amdgpu_hws *hws;
@@ -522,6 +522,9 @@ void *rkfd_amdgpu_hws_create(void *adev_, const void *res_)
 	INIT_LIST_HEAD(&hws->gtt);
 	hws->kfd_vmids = res->compute_vmid_bitmap;
 	bitmap_copy(hws->kfd_queues, res->cp_queue_bitmap, KGD_MAX_QUEUES);
+	bitmap_to_arr32(kfd_queues, res->cp_queue_bitmap, KGD_MAX_QUEUES);
+	rkfd_amdgpu_reserved_hqds(kfd_queues, adev->gfx.mec.num_pipe_per_mec *
+				  adev->gfx.mec.num_queue_per_pipe, reserved_hqds);
 	mutex_init(&hws->queue_lock);
 	INIT_LIST_HEAD(&hws->vms);
 	INIT_LIST_HEAD(&hws->queues);

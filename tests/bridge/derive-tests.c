@@ -262,6 +262,26 @@ static void queue_path(void)
 	CHECK("an HQD bit past KGD_MAX_QUEUES is none",
 	      !rkfd_amdgpu_hqd_bit(16, 0, 32, 8, &idx) && rkfd_amdgpu_hqd_bit(15, 7, 32, 8, &idx) &&
 	      idx == 127);
+	{
+		/* amdgpu on a gfx90a: queue 0 of pipes 0 and 1 are its compute rings. */
+		const u32 kfd[4] = { 0xfffffefe, 0, 0, 0 };
+		const u32 all[4] = { 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff };
+		const u32 none[4] = { 0, 0, 0, 0 };
+		u32 r[4] = { 1, 1, 1, 1 };
+
+		rkfd_amdgpu_reserved_hqds(kfd, 32, r);
+		CHECK("reserved HQDs: amdgpu's two rings of 4 x 8 slots",
+		      r[0] == 0x101 && !r[1] && !r[2] && !r[3]);
+		rkfd_amdgpu_reserved_hqds(kfd, 12, r);
+		CHECK("reserved HQDs: only the first MEC's slots count",
+		      r[0] == 0x101 && !r[1]);
+		rkfd_amdgpu_reserved_hqds(all, 128, r);
+		CHECK("reserved HQDs: none when the KFD has every slot",
+		      !r[0] && !r[1] && !r[2] && !r[3]);
+		rkfd_amdgpu_reserved_hqds(none, 40, r);
+		CHECK("reserved HQDs: 40 slots, none the KFD's, are 32 + 8 reserved",
+		      r[0] == 0xffffffff && r[1] == 0xff && !r[2] && !r[3]);
+	}
 	CHECK("SDMA engine 4 queue 7 of a 5-engine gfx90a is a slot",
 	      rkfd_amdgpu_sdma_slot_ok(4, 7, 5));
 	CHECK("SDMA engine 5 of 5, or RLC queue 8, is none",
