@@ -442,10 +442,10 @@ struct rkfd_amdgpu_gtt {
  * locks), amdgpu_amdkfd_alloc_kernel_mem/free_kernel_mem,
  * amdgpu_vm_flush_compute_tlb and, for MES, down_read_trylock of the
  * reset domain's semaphore and amdgpu_mes_lock, as upstream calls them
- * under dqm_lock; an SDMA load may read the write pointer from user
- * memory (mmap_lock), so no mmap path takes queue_lock (mmap_doorbells
- * reads only what acquire_vm fixed).  Under gtt_lock no amdgpu call is
- * made.
+ * under dqm_lock; an SDMA load reads the write pointer from user memory
+ * with page faults disabled (read_user_wptr), and no mmap path takes
+ * queue_lock (mmap_doorbells reads only what acquire_vm fixed).  Under
+ * gtt_lock no amdgpu call is made.
  */
 struct rkfd_amdgpu_hws {
 	struct amdgpu_device *adev;
