@@ -79,7 +79,7 @@ int rkfd_amdgpu_import_dmabuf(void *adev, void *vm, int fd, u64 va, void **mem,
  * @res: amdgpu's struct kgd2kfd_shared_resources; the first MEC's HQDs it
  * leaves out go to @reserved_hqds (rkfd's kgd_gpu_info).  create: ERR_PTR.
  */
-void *rkfd_amdgpu_hws_create(void *adev);
+void *rkfd_amdgpu_hws_create(void *adev, const void *res, u32 reserved_hqds[4]);
 void rkfd_amdgpu_hws_destroy(void *hws);
 int rkfd_amdgpu_gtt_alloc(void *hws, u64 size, void **mem, u64 *gpu_addr, void **cpu_ptr);
 void rkfd_amdgpu_gtt_free(void *hws, void *mem);

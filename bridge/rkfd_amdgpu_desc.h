@@ -329,7 +329,7 @@ static inline u32 rkfd_amdgpu_sdma_rb_cntl(u32 rb_cntl, u32 vmid)
 
 /*
  * The compute HQDs amdgpu leaves to the KFD: kgd2kfd_shared_resources'
- * cp_queue_bitmap (KGD_MAX_QUEUES = 128 bits), bit (mec * pipes + pipe) *
+ * cp_queue_bitmap (AMDGPU_MAX_QUEUES = 128 bits), bit (mec * pipes + pipe) *
  * queues_per_pipe + queue, without the queues of amdgpu's own compute
  * rings (upstream's dqm init_pipelines / allocate_hqd use only those).
  * rkfd loads into the first MEC.  False for a slot out of range; else

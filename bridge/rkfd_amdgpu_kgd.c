@@ -461,7 +461,7 @@ struct rkfd_amdgpu_hws {
 	u32 hiq_doorbell;			/* its BAR index, under gtt_lock */
 	/* User queues (amdgpu's kgd2kfd_shared_resources). */
 	u32 kfd_vmids;				/* compute_vmid_bitmap */
-	DECLARE_BITMAP(kfd_queues, KGD_MAX_QUEUES);	/* cp_queue_bitmap */
+	DECLARE_BITMAP(kfd_queues, AMDGPU_MAX_QUEUES);	/* cp_queue_bitmap */
 	struct mutex queue_lock;		/* outer lock: VMIDs, VMs, queues */
 	u32 vmids_used;				/* under queue_lock */
 	struct list_head vms;			/* struct rkfd_amdgpu_vm, under queue_lock */
@@ -509,7 +509,7 @@ void *rkfd_amdgpu_hws_create(void *adev_, const void *res_, u32 reserved_hqds[4]
 		     SDMA0_RLC0_DOORBELL_OFFSET__OFFSET__SHIFT);
 	BUILD_BUG_ON(RKFD_AMDGPU_SDMA_RB_VMID_MASK != SDMA0_RLC0_RB_CNTL__RB_VMID_MASK);
 	BUILD_BUG_ON(RKFD_AMDGPU_SDMA_RB_VMID_SHIFT != SDMA0_RLC0_RB_CNTL__RB_VMID__SHIFT);
-	BUILD_BUG_ON(RKFD_AMDGPU_MAX_QUEUES != KGD_MAX_QUEUES);
+	BUILD_BUG_ON(RKFD_AMDGPU_MAX_QUEUES != AMDGPU_MAX_QUEUES);
 
 	hws = kzalloc_obj(*hws, GFP_KERNEL);
 	if (!hws)
@@ -521,8 +521,8 @@ void *rkfd_amdgpu_hws_create(void *adev_, const void *res_, u32 reserved_hqds[4]
 	mutex_init(&hws->gtt_lock);
 	INIT_LIST_HEAD(&hws->gtt);
 	hws->kfd_vmids = res->compute_vmid_bitmap;
-	bitmap_copy(hws->kfd_queues, res->cp_queue_bitmap, KGD_MAX_QUEUES);
-	bitmap_to_arr32(kfd_queues, res->cp_queue_bitmap, KGD_MAX_QUEUES);
+	bitmap_copy(hws->kfd_queues, res->cp_queue_bitmap, AMDGPU_MAX_QUEUES);
+	bitmap_to_arr32(kfd_queues, res->cp_queue_bitmap, AMDGPU_MAX_QUEUES);
 	rkfd_amdgpu_reserved_hqds(kfd_queues, adev->gfx.mec.num_pipe_per_mec *
 				  adev->gfx.mec.num_queue_per_pipe, reserved_hqds);
 	mutex_init(&hws->queue_lock);

@@ -259,7 +259,7 @@ static void queue_path(void)
 	CHECK("an HQD slot past the MEC's pipes or queues is none",
 	      !rkfd_amdgpu_hqd_bit(4, 0, 4, 8, &idx) && !rkfd_amdgpu_hqd_bit(0, 8, 4, 8, &idx) &&
 	      !rkfd_amdgpu_hqd_bit(0, 0, 0, 0, &idx) && idx == 7);
-	CHECK("an HQD bit past KGD_MAX_QUEUES is none",
+	CHECK("an HQD bit past AMDGPU_MAX_QUEUES is none",
 	      !rkfd_amdgpu_hqd_bit(16, 0, 32, 8, &idx) && rkfd_amdgpu_hqd_bit(15, 7, 32, 8, &idx) &&
 	      idx == 127);
 	{
