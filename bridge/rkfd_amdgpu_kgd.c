@@ -870,17 +870,38 @@ static void rkfd_amdgpu_vmid_unbind(struct rkfd_amdgpu_hws *hws, struct rkfd_amd
 	vm->vmid = -1;
 }
 
+/*
+ * rkfd destroys a VM's queues before releasing it; if it did not, their
+ * records forget the VM (destroying them later frees the slot only) and
+ * the VMID is unbound.
+ */
 static void rkfd_amdgpu_hws_del_vm(struct rkfd_amdgpu_hws *hws, struct rkfd_amdgpu_vm *vm)
 {
+	struct rkfd_amdgpu_queue *q;
+
 	mutex_lock(&hws->queue_lock);
 	list_del(&vm->link);
 	if (vm->hqd_queues) {
 		dev_warn(hws->adev->dev, "rkfd_amdgpu: VM released with %u queues loaded\n",
 			 vm->hqd_queues);
+		list_for_each_entry(q, &hws->queues, link)
+			if (q->vm == vm)
+				q->vm = NULL;
 		vm->hqd_queues = 0;
 	}
 	rkfd_amdgpu_vmid_unbind(hws, vm);
 	mutex_unlock(&hws->queue_lock);
+}
+
+/* A destroyed queue's VM has one queue less; its last frees the VMID. */
+static void rkfd_amdgpu_queue_gone(struct rkfd_amdgpu_hws *hws, struct rkfd_amdgpu_queue *q)
+{
+	lockdep_assert_held(&hws->queue_lock);
+	list_del(&q->link);
+	if (!q->vm)
+		return;
+	q->vm->hqd_queues--;
+	rkfd_amdgpu_vmid_unbind(hws, q->vm);
 }
 
 /*
@@ -997,9 +1018,7 @@ int rkfd_amdgpu_hqd_destroy(void *hws_, void *mqd, u32 mqd_size, u32 pipe_id, u3
 	ret = hws->f2g->hqd_destroy(hws->adev, q->mqd_cpu, KFD_PREEMPT_TYPE_WAVEFRONT_DRAIN,
 				    RKFD_AMDGPU_UNMAP_LATENCY_MS, pipe_id, queue_id, 0);
 	rkfd_amdgpu_put32(mqd, l.cp.rptr, rkfd_amdgpu_get32(q->mqd_cpu, l.cp.rptr));
-	list_del(&q->link);
-	q->vm->hqd_queues--;
-	rkfd_amdgpu_vmid_unbind(hws, q->vm);
+	rkfd_amdgpu_queue_gone(hws, q);
 	mutex_unlock(&hws->queue_lock);
 	amdgpu_amdkfd_free_kernel_mem(hws->adev, &q->mqd_bo);
 	kfree(q);
@@ -1115,9 +1134,7 @@ int rkfd_amdgpu_hqd_sdma_destroy(void *hws_, void *mqd, u32 mqd_size)
 		return -EINVAL;
 	}
 	ret = hws->f2g->hqd_sdma_destroy(hws->adev, mqd, RKFD_AMDGPU_UNMAP_LATENCY_MS);
-	list_del(&q->link);
-	q->vm->hqd_queues--;
-	rkfd_amdgpu_vmid_unbind(hws, q->vm);
+	rkfd_amdgpu_queue_gone(hws, q);
 	mutex_unlock(&hws->queue_lock);
 	kfree(q);
 	return ret;
