@@ -44,9 +44,17 @@ int rkfd_amdgpu_register(void);
 void rkfd_amdgpu_unregister(void);
 u64 rkfd_amdgpu_gpu_clock_counter(void *adev);
 u64 rkfd_amdgpu_available_vram(void *adev);
-int rkfd_amdgpu_acquire_vm(void *adev, void *drm_file, void **vm);
+/*
+ * A VM is acquired on a device whose HWS path (@hws, below) exists: it
+ * gets its doorbell slice there, and its queues a VMID.
+ */
+int rkfd_amdgpu_acquire_vm(void *hws, void *drm_file, void **vm);
 void rkfd_amdgpu_release_vm(void *vm);
 u64 rkfd_amdgpu_process_page_dir(void *vm);
+void rkfd_amdgpu_set_vm_pasid(void *vm, u32 pasid);
+/* mmap of the VM's doorbell slice / the MMIO remap page (sizes checked by rkfd). */
+int rkfd_amdgpu_mmap_doorbells(void *vm, void *vma);
+int rkfd_amdgpu_mmap_mmio_remap(void *adev, void *vma);
 int rkfd_amdgpu_alloc_memory(void *adev, void *vm, u64 va, u64 size, u32 flags,
 			     void **mem, u64 *mmap_offset);
 void rkfd_amdgpu_free_memory(void *adev, void *vm, void *mem);
@@ -67,10 +75,12 @@ int rkfd_amdgpu_import_dmabuf(void *adev, void *vm, int fd, u64 va, void **mem,
 /*
  * The HWS path of one GPU (struct rkfd_amdgpu_hws, amdgpu side): amdgpu's
  * kfd2kgd table for its GC version, the kernel doorbell page and the GTT
- * objects handed out.  Created before rkfd's device init, destroyed after
- * its exit (rkfd frees its GTT objects before).  create: ERR_PTR.
+ * objects handed out, and its user queues.  Created before rkfd's device
+ * init, destroyed after its exit (rkfd frees its GTT objects before).
+ * @res: amdgpu's struct kgd2kfd_shared_resources; the first MEC's HQDs it
+ * leaves out go to @reserved_hqds (rkfd's kgd_gpu_info).  create: ERR_PTR.
  */
-void *rkfd_amdgpu_hws_create(void *adev);
+void *rkfd_amdgpu_hws_create(void *adev, const void *res, u32 reserved_hqds[4]);
 void rkfd_amdgpu_hws_destroy(void *hws);
 int rkfd_amdgpu_gtt_alloc(void *hws, u64 size, void **mem, u64 *gpu_addr, void **cpu_ptr);
 void rkfd_amdgpu_gtt_free(void *hws, void *mem);
@@ -82,11 +92,52 @@ int rkfd_amdgpu_hqd_dump(void *hws, bool sdma, u32 a, u32 b, u32 (*dump)[2], u32
 			 u32 *n_regs);
 
 /*
+ * User queues without the HWS (rkfd's hqd_* calls, upstream's
+ * kfd_mqd_manager_v9.c load_mqd / destroy_mqd / is_occupied and their SDMA
+ * variants over the GPU's kfd2kgd table).
+ */
+int rkfd_amdgpu_hqd_load(void *hws, void *vm, void *mqd, u32 mqd_size, u32 pipe_id,
+			 u32 queue_id, u64 wptr);
+int rkfd_amdgpu_hqd_sdma_load(void *hws, void *vm, void *mqd, u32 mqd_size, u64 wptr);
+int rkfd_amdgpu_hqd_destroy(void *hws, void *mqd, u32 mqd_size, u32 pipe_id, u32 queue_id);
+int rkfd_amdgpu_hqd_sdma_destroy(void *hws, void *mqd, u32 mqd_size);
+int rkfd_amdgpu_hqd_is_occupied(void *hws, u64 queue_address, u32 pipe_id, u32 queue_id);
+int rkfd_amdgpu_hqd_sdma_is_occupied(void *hws, void *mqd, u32 mqd_size);
+
+/*
+ * User queues on MES (rkfd's mes_add_hw_queue / mes_remove_hw_queue,
+ * upstream's add_queue_mes / remove_queue_mes): rkfd's requests with
+ * plain types.  The queue types are AMDGPU_RING_TYPE_COMPUTE / _SDMA, the
+ * priorities amdgpu_mes_priority_level (checked at build time on both
+ * sides).
+ */
+#define RKFD_AMDGPU_MES_QUEUE_COMPUTE 1
+#define RKFD_AMDGPU_MES_QUEUE_SDMA 2
+#define RKFD_AMDGPU_MES_PRIORITY_LEVELS 5
+
+struct rkfd_amdgpu_mes_add {
+	u32 process_id;			/* rkfd's PASID (set_vm_pasid) */
+	u64 process_quantum, process_context_addr;
+	u64 gang_quantum, gang_context_addr;
+	u32 inprocess_gang_priority, gang_global_priority_level;
+	u32 doorbell_offset;		/* dwords into the process's doorbell slice */
+	u64 mqd_addr, wptr_addr, wptr_mc_addr;
+	u32 queue_type, paging, gws_base, gws_size;
+	u64 tba_addr, tma_addr;
+	u32 trap_en, skip_process_ctx_clear, is_kfd_process, is_aql_queue;
+	u32 queue_size, exclusively_scheduled;
+};
+
+int rkfd_amdgpu_mes_add(void *hws, const struct rkfd_amdgpu_mes_add *in);
+int rkfd_amdgpu_mes_remove(void *hws, u32 doorbell_offset, u64 gang_context_addr);
+
+/*
  * rkfd side (rkfd_amdgpu_kfd.c).  probe returns the bridge device (which the
- * amdgpu side hands to amdgpu as its struct kfd_dev *) or NULL.
+ * amdgpu side hands to amdgpu as its struct kfd_dev *) or NULL; rkfd's
+ * kgd2kfd_probe waits for init, when amdgpu's shared resources exist.
  */
 void *rkfd_amdgpu_dev_probe(void *adev, const struct rkfd_amdgpu_info *info);
-bool rkfd_amdgpu_dev_init(void *bdev);
+bool rkfd_amdgpu_dev_init(void *bdev, const void *res);
 void rkfd_amdgpu_dev_exit(void *bdev);
 /* Hard-IRQ safe: copies the entry and defers it to a work item. */
 void rkfd_amdgpu_dev_interrupt(void *bdev, const void *ih_ring_entry);

@@ -220,42 +220,69 @@ static inline enum rkfd_amdgpu_mqd rkfd_amdgpu_mqd_of(enum rkfd_amdgpu_f2g f2g)
 }
 
 /*
- * Kernel doorbells (the HIQ's).  As upstream kfd_doorbell_init(), the
- * bridge holds one page of the doorbell BAR (a BO in the DOORBELL domain;
- * its GPU offset is its byte offset in the BAR).  rkfd names a kernel
- * doorbell by its dword in that page; the CP needs its dword index in the
- * BAR, amdgpu_doorbell_index_on_bar(): page offset / 4 + dword.  On gfx9+
- * doorbells are 64-bit (write_kernel_doorbell64), so the dword is even.
- * False for a dword outside the page or not 64-bit aligned.
+ * Doorbells.  A doorbell BO (DOORBELL domain) has its byte offset in the
+ * doorbell BAR as GPU offset; rkfd names a doorbell by its dword in such a
+ * BO, the CP and the MES need its dword index in the BAR,
+ * amdgpu_doorbell_index_on_bar(): BO offset / 4 + dword.  On gfx9+
+ * doorbells are 64-bit (write_kernel_doorbell64, doorbell_size 8), so the
+ * dword is even.  False for a dword outside the BO's @size bytes, an odd
+ * one, or an index past 32 bits.
  */
-#define RKFD_AMDGPU_DOORBELL_PAGE 4096u
-
-static inline bool rkfd_amdgpu_kernel_doorbell(u64 page_offset, u32 dword, u32 *bar_index)
+static inline bool rkfd_amdgpu_doorbell_index(u64 bo_offset, u32 size, u32 dword,
+					      u32 *bar_index)
 {
-	u64 index = page_offset / 4 + dword;
+	u64 index = bo_offset / 4 + dword;
 
-	if (dword % 2 || dword >= RKFD_AMDGPU_DOORBELL_PAGE / 4 || index > 0xffffffffu)
+	if (dword % 2 || dword >= size / 4 || index > 0xffffffffu)
 		return false;
 	*bar_index = index;
 	return true;
 }
 
 /*
- * CP_HQD_PQ_DOORBELL_CONTROL.DOORBELL_OFFSET, bits 27:2 on gfx9 to gfx12
- * (checked against amdgpu's gc_9_0_sh_mask.h in rkfd_amdgpu_kgd.c).
+ * Kernel doorbells (the HIQ's): as upstream kfd_doorbell_init(), one page
+ * of the doorbell BAR.
+ */
+#define RKFD_AMDGPU_DOORBELL_PAGE 4096u
+
+static inline bool rkfd_amdgpu_kernel_doorbell(u64 page_offset, u32 dword, u32 *bar_index)
+{
+	return rkfd_amdgpu_doorbell_index(page_offset, RKFD_AMDGPU_DOORBELL_PAGE, dword,
+					  bar_index);
+}
+
+/*
+ * A process's doorbells (user queues): as upstream kfd_alloc_process_doorbells(),
+ * one slice of the BAR per process and GPU, kfd_doorbell_process_slice()
+ * bytes (8 KiB on gfx9+, what the bridge reports as doorbell_process_size);
+ * rkfd's MQDs and MES requests name a queue's doorbell by its dword in the
+ * slice.
+ */
+#define RKFD_AMDGPU_PROCESS_DOORBELLS 8192u
+
+static inline bool rkfd_amdgpu_process_doorbell(u64 slice_offset, u32 dword, u32 *bar_index)
+{
+	return rkfd_amdgpu_doorbell_index(slice_offset, RKFD_AMDGPU_PROCESS_DOORBELLS, dword,
+					  bar_index);
+}
+
+/*
+ * CP_HQD_PQ_DOORBELL_CONTROL.DOORBELL_OFFSET and
+ * SDMA*_RLC*_DOORBELL_OFFSET.OFFSET, bits 27:2 on gfx9 to gfx12 (checked
+ * against amdgpu's gc_9_0_sh_mask.h in rkfd_amdgpu_kgd.c).
  */
 #define RKFD_AMDGPU_DOORBELL_OFFSET_SHIFT 2
 #define RKFD_AMDGPU_DOORBELL_OFFSET_MASK 0x0ffffffcu
 
 /*
- * The HIQ's MQD as rkfd built it names the doorbell by @dword of the
- * kernel doorbell page; the CP needs @bar_index.  Writes the control word
- * with the offset replaced to *@out.  False if @ctl does not name @dword
- * (an MQD inconsistent with hiq_mqd_load's argument) or @bar_index does
- * not fit the field.
+ * An MQD as rkfd built it names its doorbell by @dword of a doorbell BO
+ * (the kernel page, a process's slice); the CP needs @bar_index.  Writes
+ * the doorbell word (compute: cp_hqd_pq_doorbell_control; SDMA:
+ * sdmax_rlcx_doorbell_offset, the same field) with the offset replaced to
+ * *@out.  False if @ctl does not name @dword (an MQD inconsistent with the
+ * call's argument) or @bar_index does not fit the field.
  */
-static inline bool rkfd_amdgpu_hiq_doorbell_control(u32 ctl, u32 dword, u32 bar_index,
-						    u32 *out)
+static inline bool rkfd_amdgpu_doorbell_control(u32 ctl, u32 dword, u32 bar_index, u32 *out)
 {
 	u32 field = RKFD_AMDGPU_DOORBELL_OFFSET_MASK >> RKFD_AMDGPU_DOORBELL_OFFSET_SHIFT;
 
@@ -265,6 +292,135 @@ static inline bool rkfd_amdgpu_hiq_doorbell_control(u32 ctl, u32 dword, u32 bar_
 	*out = (ctl & ~RKFD_AMDGPU_DOORBELL_OFFSET_MASK) |
 	       (bar_index << RKFD_AMDGPU_DOORBELL_OFFSET_SHIFT);
 	return true;
+}
+
+/* The dword a doorbell word names (the inverse of the above). */
+static inline u32 rkfd_amdgpu_doorbell_dword(u32 ctl)
+{
+	return (ctl & RKFD_AMDGPU_DOORBELL_OFFSET_MASK) >> RKFD_AMDGPU_DOORBELL_OFFSET_SHIFT;
+}
+
+/*
+ * The no-HWS path (upstream allocate_vmid / deallocate_vmid in
+ * kfd_device_queue_manager.c): a process gets one of the KFD's VMIDs
+ * (amdgpu's kgd2kfd_shared_resources.compute_vmid_bitmap) while it has a
+ * queue loaded, the lowest free one.  -1 if none is free.
+ */
+static inline int rkfd_amdgpu_vmid_alloc(u32 kfd_vmids, u32 used)
+{
+	u32 free = kfd_vmids & ~used & 0xffff;	/* 16 VMIDs per hub */
+
+	return free ? __builtin_ctz(free) : -1;
+}
+
+/*
+ * The VMID of an SDMA queue is RB_VMID, bits 27:24 of its MQD's
+ * sdmax_rlcx_rb_cntl on gfx9 to gfx11 (update_mqd_sdma; checked against
+ * amdgpu's sdma0_4_2_2_sh_mask.h in rkfd_amdgpu_kgd.c); rkfd leaves it 0.
+ */
+#define RKFD_AMDGPU_SDMA_RB_VMID_SHIFT 24
+#define RKFD_AMDGPU_SDMA_RB_VMID_MASK 0x0f000000u
+
+static inline u32 rkfd_amdgpu_sdma_rb_cntl(u32 rb_cntl, u32 vmid)
+{
+	return (rb_cntl & ~RKFD_AMDGPU_SDMA_RB_VMID_MASK) |
+	       ((vmid << RKFD_AMDGPU_SDMA_RB_VMID_SHIFT) & RKFD_AMDGPU_SDMA_RB_VMID_MASK);
+}
+
+/*
+ * The compute HQDs amdgpu leaves to the KFD: kgd2kfd_shared_resources'
+ * cp_queue_bitmap (AMDGPU_MAX_QUEUES = 128 bits), bit (mec * pipes + pipe) *
+ * queues_per_pipe + queue, without the queues of amdgpu's own compute
+ * rings (upstream's dqm init_pipelines / allocate_hqd use only those).
+ * rkfd loads into the first MEC.  False for a slot out of range; else
+ * *@bit is its bit.
+ */
+#define RKFD_AMDGPU_MAX_QUEUES 128u
+
+static inline bool rkfd_amdgpu_hqd_bit(u32 pipe, u32 queue, u32 pipes, u32 queues_per_pipe,
+				       u32 *bit)
+{
+	u64 b = (u64)pipe * queues_per_pipe + queue;
+
+	if (pipe >= pipes || queue >= queues_per_pipe || b >= RKFD_AMDGPU_MAX_QUEUES)
+		return false;
+	*bit = b;
+	return true;
+}
+
+/*
+ * rkfd's kgd_gpu_info.reserved_hqds from amdgpu's cp_queue_bitmap (@kfd,
+ * 32 bits a word, bitmap_to_arr32): of the first MEC's @slots (pipes x
+ * queues per pipe, the bits rkfd's slots have in both maps), the ones the
+ * bitmap leaves out are amdgpu's.  Slots past the first MEC are not rkfd's
+ * to use and stay 0.
+ */
+static inline void rkfd_amdgpu_reserved_hqds(const u32 kfd[4], u32 slots, u32 out[4])
+{
+	u32 i;
+
+	for (i = 0; i < 4; i++) {
+		u32 mask = slots >= 32 * (i + 1) ? 0xffffffffu :
+			   slots > 32 * i ? (1u << (slots - 32 * i)) - 1 : 0;
+
+		out[i] = ~kfd[i] & mask;
+	}
+}
+
+/*
+ * An SDMA MQD's RLC queue: amdgpu's tables turn (sdma_engine_id,
+ * sdma_queue_id) into register offsets unchecked (get_sdma_rlc_reg_offset),
+ * so the bridge refuses an engine past adev->sdma.num_instances or a queue
+ * past the 8 RLC queues per engine amdkfd uses on SDMA 4.2.2 and later
+ * (kfd_device_info_set_sdma_info; the bridge attaches GC 9.4.2 and 11.x,
+ * with SDMA 4.4 and 6.0).
+ */
+#define RKFD_AMDGPU_SDMA_RLC_QUEUES 8u
+
+static inline bool rkfd_amdgpu_sdma_slot_ok(u32 engine, u32 queue, u32 num_engines)
+{
+	return engine < num_engines && queue < RKFD_AMDGPU_SDMA_RLC_QUEUES;
+}
+
+/*
+ * An AQL queue's write pointer counts 64-byte packets, the CP's dwords:
+ * upstream's load_mqd (kfd_mqd_manager_v9.c, _v10.c, _v11.c) passes
+ * wptr_shift 4 for KFD_QUEUE_FORMAT_AQL, 0 for PM4, with wptr_mask 0.  rkfd
+ * marks an AQL MQD in cp_hqd_aql_control.CONTROL0 (bit 0), as update_mqd.
+ */
+static inline u32 rkfd_amdgpu_wptr_shift(u32 cp_hqd_aql_control)
+{
+	return cp_hqd_aql_control & 1 ? 4 : 0;
+}
+
+/*
+ * SH_MEM_CONFIG and SH_MEM_BASES of a process's VMID (no-HWS:
+ * program_sh_mem_settings; MES: sh_mem_config_data), as upstream's
+ * update_qpd_v9 / _v10 / _v11 and compute_sh_mem_bases_64bit() compute
+ * them for the apertures kfd_init_apertures_v9() gives every gfx9+
+ * process (LDS at 1 << 48, scratch at 2 << 48): SH_MEM_BASES is
+ * SHARED_BASE (LDS >> 48) << 16 | PRIVATE_BASE (scratch >> 48).
+ * ALIGNMENT_MODE is UNALIGNED (3): bits 4:3 on gfx9, 3:2 on gfx10/11 (where
+ * INITIAL_INST_PREFETCH, bits 15:14, is 3).  On gfx9 RETRY_DISABLE (bit
+ * 12) is set: the bridge serves no retry fault (no SVM, no
+ * amdgpu_kfd_ops fault callback), which upstream does for a process with
+ * XNACK off.  GC 9.4.3's F8_MODE and gfx12 are not covered: false.
+ */
+#define RKFD_AMDGPU_SH_MEM_BASES ((1u << 16) | 2u)
+
+static inline bool rkfd_amdgpu_sh_mem_config(enum rkfd_amdgpu_mqd mqd, u32 *config)
+{
+	switch (mqd) {
+	case RKFD_AMDGPU_MQD_V9:
+		*config = 3u << 3 | 1u << 12;
+		return true;
+	case RKFD_AMDGPU_MQD_V10:
+	case RKFD_AMDGPU_MQD_V11:
+		*config = 3u << 2 | 3u << 14;
+		return true;
+	default:
+		return false;
+	}
 }
 
 #endif /* RKFD_AMDGPU_DESC_H */

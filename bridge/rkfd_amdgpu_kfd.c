@@ -29,7 +29,8 @@
 
 struct rkfd_amdgpu_dev {
 	void *adev;			/* struct amdgpu_device */
-	struct kfd_dev *kfd;		/* rkfd's device */
+	struct kgd_gpu_info *info;	/* from probe until kgd2kfd_probe */
+	struct kfd_dev *kfd;		/* rkfd's device, from init */
 	void *hws;			/* the HWS path (amdgpu side), from init to exit */
 	struct list_head link;		/* in rkfd_amdgpu_devs while rkfd serves it */
 	/*
@@ -64,7 +65,7 @@ static struct rkfd_amdgpu_dev *to_bdev(struct kgd_dev *kgd)
 
 static int bridge_acquire_vm(struct kgd_dev *kgd, void *drm_file, void **vm)
 {
-	return rkfd_amdgpu_acquire_vm(to_bdev(kgd)->adev, drm_file, vm);
+	return rkfd_amdgpu_acquire_vm(to_bdev(kgd)->hws, drm_file, vm);
 }
 
 static void bridge_release_vm(struct kgd_dev *kgd, void *vm)
@@ -76,10 +77,13 @@ static void bridge_set_vm_pasid(struct kgd_dev *kgd, void *vm, __u32 pasid)
 {
 	/*
 	 * amdgpu owns PASIDs (amdgpu_pasid_alloc at render-node open) and puts
-	 * its own in IH entries; rkfd's device interface does not take a
-	 * driver-owned PASID yet, so rkfd's PASID is not installed.
+	 * its own in IH entries and in the VMID mapping; rkfd's device
+	 * interface does not take a driver-owned PASID yet, so rkfd's PASID is
+	 * not installed.  The bridge keeps it to find the VM of rkfd's MES
+	 * requests, which name the process by it.
 	 */
 	pr_notice_once("set_vm_pasid: amdgpu keeps the PASID of the render-node VM\n");
+	rkfd_amdgpu_set_vm_pasid(vm, pasid);
 }
 
 static __u64 bridge_get_process_page_dir(struct kgd_dev *kgd, void *vm)
@@ -130,53 +134,56 @@ static __u64 bridge_get_gpu_clock_counter(struct kgd_dev *kgd)
 	return rkfd_amdgpu_gpu_clock_counter(to_bdev(kgd)->adev);
 }
 
+/* kfd_doorbell_mmap / kfd_mmio_mmap (rkfd has checked the sizes). */
 static int bridge_mmap_doorbells(struct kgd_dev *kgd, void *vm, void *vma)
 {
-	return RKFD_AMDGPU_UNSUPPORTED("mmap_doorbells");
+	return rkfd_amdgpu_mmap_doorbells(vm, vma);
 }
 
 static int bridge_mmap_mmio_remap(struct kgd_dev *kgd, void *vma)
 {
-	return RKFD_AMDGPU_UNSUPPORTED("mmap_mmio_remap");
+	return rkfd_amdgpu_mmap_mmio_remap(to_bdev(kgd)->adev, vma);
 }
 
 /*
- * Queues: amdgpu's kfd2kgd hqd_load / hqd_sdma_load take the same MQDs
- * (the no-HWS path); not wired yet.
+ * User queues without the HWS: amdgpu's kfd2kgd hqd_load / hqd_sdma_load
+ * and their destroy / is_occupied calls take MQDs of the layouts rkfd
+ * builds; the bridge puts in the VMID, the BAR doorbell and (compute) a
+ * GART copy for the CP (rkfd_amdgpu_kgd.c).  Built, never run on a GPU.
  */
 static int bridge_hqd_load(struct kgd_dev *kgd, void *vm, void *mqd, __u32 mqd_size,
 			   __u32 pipe_id, __u32 queue_id, __u64 wptr)
 {
-	return RKFD_AMDGPU_UNSUPPORTED("hqd_load");
+	return rkfd_amdgpu_hqd_load(to_bdev(kgd)->hws, vm, mqd, mqd_size, pipe_id, queue_id,
+				    wptr);
 }
 
 static int bridge_hqd_sdma_load(struct kgd_dev *kgd, void *vm, void *mqd, __u32 mqd_size,
 				__u64 wptr)
 {
-	return RKFD_AMDGPU_UNSUPPORTED("hqd_sdma_load");
+	return rkfd_amdgpu_hqd_sdma_load(to_bdev(kgd)->hws, vm, mqd, mqd_size, wptr);
 }
 
-/* Never called with a loaded queue: the loads never succeed. */
 static int bridge_hqd_destroy(struct kgd_dev *kgd, void *mqd, __u32 mqd_size,
 			      __u32 pipe_id, __u32 queue_id)
 {
-	return RKFD_AMDGPU_UNSUPPORTED("hqd_destroy");
+	return rkfd_amdgpu_hqd_destroy(to_bdev(kgd)->hws, mqd, mqd_size, pipe_id, queue_id);
 }
 
 static int bridge_hqd_sdma_destroy(struct kgd_dev *kgd, void *mqd, __u32 mqd_size)
 {
-	return RKFD_AMDGPU_UNSUPPORTED("hqd_sdma_destroy");
+	return rkfd_amdgpu_hqd_sdma_destroy(to_bdev(kgd)->hws, mqd, mqd_size);
 }
 
 static int bridge_hqd_is_occupied(struct kgd_dev *kgd, __u64 queue_address,
 				  __u32 pipe_id, __u32 queue_id)
 {
-	return 0;
+	return rkfd_amdgpu_hqd_is_occupied(to_bdev(kgd)->hws, queue_address, pipe_id, queue_id);
 }
 
 static int bridge_hqd_sdma_is_occupied(struct kgd_dev *kgd, void *mqd, __u32 mqd_size)
 {
-	return 0;
+	return rkfd_amdgpu_hqd_sdma_is_occupied(to_bdev(kgd)->hws, mqd, mqd_size);
 }
 
 /* debugfs hqds: amdgpu's register dumps (rkfd_amdgpu_kgd.c). */
@@ -192,6 +199,54 @@ static int bridge_hqd_sdma_dump(struct kgd_dev *kgd, __u32 engine, __u32 queue,
 {
 	return rkfd_amdgpu_hqd_dump(to_bdev(kgd)->hws, true, engine, queue, dump, max_regs,
 				    n_regs);
+}
+
+/*
+ * User queues on MES (GFX11: rkfd's sched_policy 0/1), over amdgpu's
+ * adev->mes.funcs->add_hw_queue / remove_hw_queue as upstream's
+ * add_queue_mes / remove_queue_mes.  mes_suspend_all / mes_resume_all
+ * stay NULL: rkfd never calls them (nor does 7.3's amdkfd call
+ * amdgpu_mes_suspend / _resume).
+ */
+static int bridge_mes_add_hw_queue(struct kgd_dev *kgd, const struct kgd_mes_add_queue_input *i)
+{
+	struct rkfd_amdgpu_mes_add in = {
+		.process_id = i->process_id,
+		.process_quantum = i->process_quantum,
+		.process_context_addr = i->process_context_addr,
+		.gang_quantum = i->gang_quantum,
+		.gang_context_addr = i->gang_context_addr,
+		.inprocess_gang_priority = i->inprocess_gang_priority,
+		.gang_global_priority_level = i->gang_global_priority_level,
+		.doorbell_offset = i->doorbell_offset,
+		.mqd_addr = i->mqd_addr,
+		.wptr_addr = i->wptr_addr,
+		.wptr_mc_addr = i->wptr_mc_addr,
+		.queue_type = i->queue_type,
+		.paging = i->paging,
+		.gws_base = i->gws_base,
+		.gws_size = i->gws_size,
+		.tba_addr = i->tba_addr,
+		.tma_addr = i->tma_addr,
+		.trap_en = i->trap_en,
+		.skip_process_ctx_clear = i->skip_process_ctx_clear,
+		.is_kfd_process = i->is_kfd_process,
+		.is_aql_queue = i->is_aql_queue,
+		.queue_size = i->queue_size,
+		.exclusively_scheduled = i->exclusively_scheduled,
+	};
+
+	BUILD_BUG_ON(KGD_MES_QUEUE_TYPE_COMPUTE != RKFD_AMDGPU_MES_QUEUE_COMPUTE);
+	BUILD_BUG_ON(KGD_MES_QUEUE_TYPE_SDMA != RKFD_AMDGPU_MES_QUEUE_SDMA);
+	BUILD_BUG_ON(KGD_MES_PRIORITY_LEVEL_REALTIME + 1 != RKFD_AMDGPU_MES_PRIORITY_LEVELS);
+	return rkfd_amdgpu_mes_add(to_bdev(kgd)->hws, &in);
+}
+
+static int bridge_mes_remove_hw_queue(struct kgd_dev *kgd,
+				      const struct kgd_mes_remove_queue_input *i)
+{
+	return rkfd_amdgpu_mes_remove(to_bdev(kgd)->hws, i->doorbell_offset,
+				      i->gang_context_addr);
 }
 
 /*
@@ -315,6 +370,8 @@ static const struct kfd2kgd_calls rkfd_amdgpu_calls = {
 	.free_gtt_mem = bridge_free_gtt_mem,
 	.hiq_mqd_load = bridge_hiq_mqd_load,
 	.ring_kernel_doorbell = bridge_ring_kernel_doorbell,
+	.mes_add_hw_queue = bridge_mes_add_hw_queue,
+	.mes_remove_hw_queue = bridge_mes_remove_hw_queue,
 	.hws_hang = bridge_hws_hang,
 	.gpu_reset = bridge_gpu_reset,
 	.reserve_mem_limit = bridge_reserve_mem_limit,
@@ -362,6 +419,11 @@ void rkfd_amdgpu_dev_interrupt(void *bdev_, const void *ih_ring_entry)
 	queue_work(system_highpri_wq, &bdev->ih_work);
 }
 
+/*
+ * amdgpu_kfd_ops.probe: the topology values are kept for init, where
+ * rkfd's kgd2kfd_probe gets them with the HQDs amdgpu keeps, which only
+ * its shared resources (at device_init) tell.
+ */
 void *rkfd_amdgpu_dev_probe(void *adev, const struct rkfd_amdgpu_info *in)
 {
 	struct rkfd_amdgpu_dev *bdev;
@@ -405,12 +467,7 @@ void *rkfd_amdgpu_dev_probe(void *adev, const struct rkfd_amdgpu_info *in)
 	info->vram_is_public = in->vram_is_public;
 	info->doorbell_process_size = 8192;	/* gfx9+ (amdkfd's kfd_doorbell_process_slice) */
 	/* Not derived yet: caches, CWSR sizes, queue counts, capability bits. */
-
-	bdev->kfd = kgd2kfd_probe((struct kgd_dev *)bdev, THIS_MODULE,
-				  &rkfd_amdgpu_calls, info);
-	if (!bdev->kfd)
-		goto fail;
-	kfree(info);
+	bdev->info = info;
 	return bdev;
 fail:
 	kfree(info);
@@ -418,15 +475,31 @@ fail:
 	return NULL;
 }
 
-/* The HWS path first: rkfd starts the HWS in kgd2kfd_device_init. */
-bool rkfd_amdgpu_dev_init(void *bdev_)
+/*
+ * The HWS path first (it also reads which HQDs amdgpu keeps), then rkfd's
+ * kgd2kfd_probe and kgd2kfd_device_init, which starts the HWS.  amdgpu
+ * may call init again after a failed one: what exists is kept.
+ * @res: amdgpu's kgd2kfd_shared_resources, read by the amdgpu side.
+ */
+bool rkfd_amdgpu_dev_init(void *bdev_, const void *res)
 {
 	struct rkfd_amdgpu_dev *bdev = bdev_;
-	void *hws = rkfd_amdgpu_hws_create(bdev->adev);
+	void *hws;
 
-	if (IS_ERR(hws))
-		return false;
-	bdev->hws = hws;
+	if (!bdev->hws) {
+		hws = rkfd_amdgpu_hws_create(bdev->adev, res, bdev->info->reserved_hqds);
+		if (IS_ERR(hws))
+			return false;
+		bdev->hws = hws;
+	}
+	if (!bdev->kfd) {
+		bdev->kfd = kgd2kfd_probe((struct kgd_dev *)bdev, THIS_MODULE,
+					  &rkfd_amdgpu_calls, bdev->info);
+		if (!bdev->kfd)
+			return false;
+		kfree(bdev->info);
+		bdev->info = NULL;
+	}
 	if (kgd2kfd_device_init(bdev->kfd))
 		return false;
 	mutex_lock(&rkfd_amdgpu_devs_lock);
@@ -447,9 +520,11 @@ void rkfd_amdgpu_dev_exit(void *bdev_)
 	mutex_lock(&rkfd_amdgpu_devs_lock);
 	list_del_init(&bdev->link);
 	mutex_unlock(&rkfd_amdgpu_devs_lock);
-	kgd2kfd_device_exit(bdev->kfd);
+	if (bdev->kfd)
+		kgd2kfd_device_exit(bdev->kfd);
 	if (bdev->hws)
 		rkfd_amdgpu_hws_destroy(bdev->hws);
+	kfree(bdev->info);
 	kfree(bdev);
 }
 

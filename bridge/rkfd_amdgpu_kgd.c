@@ -22,25 +22,48 @@
 #include "amdgpu.h"
 #include "amdgpu_amdkfd.h"
 #include "amdgpu_kfd_ops.h"
+#include "amdgpu_mes.h"
+#include "amdgpu_reset.h"
 #include "kgd_kfd_interface.h"
 #include "v9_structs.h"
 #include "v10_structs.h"
 #include "v11_structs.h"
 #include "v12_structs.h"
 #include "gc/gc_9_0_sh_mask.h"
+#include "sdma0/sdma0_4_2_2_sh_mask.h"
 
 #include "rkfd_amdgpu.h"
 #include "rkfd_amdgpu_desc.h"
 #include "rkfd_amdgpu_f2g.h"
 
-/* A VM acquired from one render-node file (rkfd's kfd2kgd acquire_vm). */
+struct rkfd_amdgpu_hws;
+
+/*
+ * A VM acquired from one render-node file (rkfd's kfd2kgd acquire_vm),
+ * with what upstream keeps per process and GPU for its queues
+ * (kfd_process_device's qpd): the doorbell slice and, while a queue of
+ * it is loaded without the HWS, a VMID.
+ */
 struct rkfd_amdgpu_vm {
 	struct amdgpu_device *adev;
+	struct rkfd_amdgpu_hws *hws;
+	struct list_head link;		/* in hws->vms, under hws->queue_lock */
 	struct file *filp;		/* reference held until release */
 	void *drm_priv;			/* the struct drm_file */
 	void *process_info;		/* amdgpu_amdkfd_process_info of this VM */
 	struct dma_fence *ef;		/* eviction fence */
+	/* The doorbell slice (upstream qpd.proc_doorbells): a DOORBELL-domain BO. */
+	void *db_bo;
+	u64 db_offset;			/* bytes into the doorbell BAR */
+	u32 pasid;			/* rkfd's (set_vm_pasid), under hws->queue_lock */
+	int vmid;			/* -1: none; under hws->queue_lock */
+	u32 hqd_queues;			/* queues loaded with hqd_*load, under hws->queue_lock */
 };
+
+/* The HWS path's state (below). */
+static struct amdgpu_device *rkfd_amdgpu_hws_adev(struct rkfd_amdgpu_hws *hws);
+static void rkfd_amdgpu_hws_add_vm(struct rkfd_amdgpu_hws *hws, struct rkfd_amdgpu_vm *vm);
+static void rkfd_amdgpu_hws_del_vm(struct rkfd_amdgpu_hws *hws, struct rkfd_amdgpu_vm *vm);
 
 /* The plain values rkfd_amdgpu_derive() turns into topology values. */
 static void rkfd_amdgpu_read_desc(struct amdgpu_device *adev, bool vf,
@@ -110,10 +133,10 @@ static bool rkfd_amdgpu_device_init(struct kfd_dev *kfd,
 				    const struct kgd2kfd_shared_resources *res)
 {
 	/*
-	 * @res (VMID and queue bitmaps, doorbell aperture) is what hardware
-	 * queues need; rkfd's hqd_* calls are not implemented over amdgpu yet.
+	 * @res: the KFD's VMIDs and HQDs go to the user-queue path, the HQDs
+	 * amdgpu keeps to rkfd (kgd_gpu_info.reserved_hqds, at kgd2kfd_probe).
 	 */
-	return rkfd_amdgpu_dev_init(kfd);
+	return rkfd_amdgpu_dev_init(kfd, res);
 }
 
 static void rkfd_amdgpu_device_exit(struct kfd_dev *kfd)
@@ -164,14 +187,18 @@ u64 rkfd_amdgpu_available_vram(void *adev)
  * amdgpu_file_to_fpriv(): the file must be a DRM file of this very device.
  * The context id of the eviction fence is 0: rkfd has no eviction/restore
  * callbacks yet (schedule_evict_and_restore_process is not registered).
+ * The VM's doorbell slice is allocated here (upstream allocates it on the
+ * first queue or doorbell mmap, kfd_alloc_process_doorbells).
  */
-int rkfd_amdgpu_acquire_vm(void *adev_, void *drm_file, void **vm_out)
+int rkfd_amdgpu_acquire_vm(void *hws_, void *drm_file, void **vm_out)
 {
-	struct amdgpu_device *adev = adev_;
+	struct rkfd_amdgpu_hws *hws = hws_;
+	struct amdgpu_device *adev = rkfd_amdgpu_hws_adev(hws);
 	struct drm_device *ddev = adev_to_drm(adev);
 	struct file *filp = drm_file;
 	struct rkfd_amdgpu_vm *vm;
 	struct drm_file *file_priv;
+	void *cpu = NULL;
 	int ret;
 
 	if (!filp || filp->f_op != ddev->driver->fops)
@@ -184,14 +211,25 @@ int rkfd_amdgpu_acquire_vm(void *adev_, void *drm_file, void **vm_out)
 	if (!vm)
 		return -ENOMEM;
 	vm->adev = adev;
+	vm->hws = hws;
 	vm->drm_priv = file_priv;
-	ret = amdgpu_amdkfd_gpuvm_acquire_process_vm(adev, drm_priv_to_vm(file_priv),
-						     &vm->process_info, 0, &vm->ef);
+	vm->vmid = -1;
+	ret = amdgpu_amdkfd_alloc_kernel_mem(adev, RKFD_AMDGPU_PROCESS_DOORBELLS,
+					     AMDGPU_GEM_DOMAIN_DOORBELL, &vm->db_bo,
+					     &vm->db_offset, &cpu, false);
 	if (ret) {
 		kfree(vm);
 		return ret;
 	}
+	ret = amdgpu_amdkfd_gpuvm_acquire_process_vm(adev, drm_priv_to_vm(file_priv),
+						     &vm->process_info, 0, &vm->ef);
+	if (ret) {
+		amdgpu_amdkfd_free_kernel_mem(adev, &vm->db_bo);
+		kfree(vm);
+		return ret;
+	}
 	vm->filp = get_file(filp);
+	rkfd_amdgpu_hws_add_vm(hws, vm);
 	*vm_out = vm;
 	return 0;
 }
@@ -199,12 +237,14 @@ int rkfd_amdgpu_acquire_vm(void *adev_, void *drm_file, void **vm_out)
 /*
  * amdkfd releases an acquired VM by dropping its file reference: amdgpu's
  * postclose then tears the KFD part of the VM down (amdgpu_vm_fini ->
- * amdgpu_amdkfd_gpuvm_destroy_cb).
+ * amdgpu_amdkfd_gpuvm_destroy_cb).  rkfd has destroyed the VM's queues.
  */
 void rkfd_amdgpu_release_vm(void *vm_)
 {
 	struct rkfd_amdgpu_vm *vm = vm_;
 
+	rkfd_amdgpu_hws_del_vm(vm->hws, vm);
+	amdgpu_amdkfd_free_kernel_mem(vm->adev, &vm->db_bo);
 	dma_fence_put(vm->ef);
 	fput(vm->filp);
 	kfree(vm);
@@ -247,11 +287,26 @@ int rkfd_amdgpu_map_memory(void *adev, void *vm_, void *mem)
 	return amdgpu_amdkfd_gpuvm_sync_memory(adev, mem, true);
 }
 
+/*
+ * As amdkfd's UNMAP_MEMORY_FROM_GPU: unmap, wait for the page-table
+ * update, then flush the VM's TLB (kfd_flush_tlb_after_unmap holds for
+ * every GC version the bridge attaches), so no queue of the process can
+ * still reach the memory when rkfd frees it.
+ */
 int rkfd_amdgpu_unmap_memory(void *adev, void *vm_, void *mem)
 {
 	struct rkfd_amdgpu_vm *vm = vm_;
+	struct amdgpu_device *a = adev;
+	int ret;
 
-	return amdgpu_amdkfd_gpuvm_unmap_memory_from_gpu(adev, mem, vm->drm_priv);
+	ret = amdgpu_amdkfd_gpuvm_unmap_memory_from_gpu(adev, mem, vm->drm_priv);
+	if (ret)
+		return ret;
+	ret = amdgpu_amdkfd_gpuvm_sync_memory(adev, mem, true);
+	if (ret)
+		return ret;
+	return amdgpu_vm_flush_compute_tlb(adev, drm_priv_to_vm(vm->drm_priv),
+					   TLB_FLUSH_HEAVYWEIGHT, a->gfx.xcc_mask);
 }
 
 void *rkfd_amdgpu_map_gtt_to_kernel(void *mem, u64 *size)
@@ -385,7 +440,21 @@ struct rkfd_amdgpu_gtt {
 	void *cpu_ptr;
 };
 
-/* The HWS path of one GPU (see rkfd_amdgpu.h). */
+/*
+ * The HWS path of one GPU (see rkfd_amdgpu.h), and its user queues.
+ *
+ * Lock order (the amdgpu side's only locks; the rkfd side's
+ * rkfd_amdgpu_devs_lock and ih_lock are never held with them):
+ * queue_lock, then gtt_lock.  No rkfd call is made under either.  Under
+ * queue_lock the bridge calls amdgpu's kfd2kgd table (its srbm and KIQ
+ * locks), amdgpu_amdkfd_alloc_kernel_mem/free_kernel_mem,
+ * amdgpu_vm_flush_compute_tlb and, for MES, down_read_trylock of the
+ * reset domain's semaphore and amdgpu_mes_lock, as upstream calls them
+ * under dqm_lock; an SDMA load reads the write pointer from user memory
+ * with page faults disabled (read_user_wptr), and no mmap path takes
+ * queue_lock (mmap_doorbells reads only what acquire_vm fixed).  Under
+ * gtt_lock no amdgpu call is made.
+ */
 struct rkfd_amdgpu_hws {
 	struct amdgpu_device *adev;
 	const struct kfd2kgd_calls *f2g;	/* NULL: amdkfd has no table either */
@@ -394,12 +463,31 @@ struct rkfd_amdgpu_hws {
 	void *db_bo;
 	u64 db_offset;				/* bytes into the doorbell BAR */
 	u32 __iomem *db_ptr;
-	/* Only lock of the amdgpu side; no amdgpu or rkfd call is made under it. */
-	struct mutex gtt_lock;
+	struct mutex gtt_lock;			/* inner lock: gtt, hiq_* */
 	struct list_head gtt;			/* struct rkfd_amdgpu_gtt, under gtt_lock */
 	bool hiq_mapped;			/* under gtt_lock */
 	u32 hiq_doorbell;			/* its BAR index, under gtt_lock */
+	/* User queues (amdgpu's kgd2kfd_shared_resources). */
+	u32 kfd_vmids;				/* compute_vmid_bitmap */
+	DECLARE_BITMAP(kfd_queues, AMDGPU_MAX_QUEUES);	/* cp_queue_bitmap */
+	struct mutex queue_lock;		/* outer lock: VMIDs, VMs, queues */
+	u32 vmids_used;				/* under queue_lock */
+	struct list_head vms;			/* struct rkfd_amdgpu_vm, under queue_lock */
+	struct list_head queues;		/* struct rkfd_amdgpu_queue, under queue_lock */
+	struct list_head mes_queues;		/* struct rkfd_amdgpu_mes_queue, under queue_lock */
 };
+
+static struct amdgpu_device *rkfd_amdgpu_hws_adev(struct rkfd_amdgpu_hws *hws)
+{
+	return hws->adev;
+}
+
+static void rkfd_amdgpu_hws_add_vm(struct rkfd_amdgpu_hws *hws, struct rkfd_amdgpu_vm *vm)
+{
+	mutex_lock(&hws->queue_lock);
+	list_add(&vm->link, &hws->vms);
+	mutex_unlock(&hws->queue_lock);
+}
 
 /*
  * As upstream kfd_doorbell_init(): one page of the doorbell BAR for the
@@ -407,9 +495,11 @@ struct rkfd_amdgpu_hws {
  * amdgpu_amdkfd_alloc_kernel_mem() creates, pins and maps the same BO in
  * the DOORBELL domain, where its GPU offset is its BAR offset.
  */
-void *rkfd_amdgpu_hws_create(void *adev_)
+void *rkfd_amdgpu_hws_create(void *adev_, const void *res_, u32 reserved_hqds[4])
 {
+	const struct kgd2kfd_shared_resources *res = res_;
 	struct amdgpu_device *adev = adev_;
+	u32 kfd_queues[RKFD_AMDGPU_MAX_QUEUES / 32];
 	u32 gc = amdgpu_ip_version(adev, GC_HWIP, 0);
 	enum rkfd_amdgpu_f2g f2g;
 	struct rkfd_amdgpu_hws *hws;
@@ -421,6 +511,13 @@ void *rkfd_amdgpu_hws_create(void *adev_)
 	BUILD_BUG_ON(RKFD_AMDGPU_DOORBELL_OFFSET_SHIFT !=
 		     CP_HQD_PQ_DOORBELL_CONTROL__DOORBELL_OFFSET__SHIFT);
 	BUILD_BUG_ON(RKFD_AMDGPU_DOORBELL_PAGE != PAGE_SIZE);
+	BUILD_BUG_ON(RKFD_AMDGPU_DOORBELL_OFFSET_MASK !=
+		     SDMA0_RLC0_DOORBELL_OFFSET__OFFSET_MASK);
+	BUILD_BUG_ON(RKFD_AMDGPU_DOORBELL_OFFSET_SHIFT !=
+		     SDMA0_RLC0_DOORBELL_OFFSET__OFFSET__SHIFT);
+	BUILD_BUG_ON(RKFD_AMDGPU_SDMA_RB_VMID_MASK != SDMA0_RLC0_RB_CNTL__RB_VMID_MASK);
+	BUILD_BUG_ON(RKFD_AMDGPU_SDMA_RB_VMID_SHIFT != SDMA0_RLC0_RB_CNTL__RB_VMID__SHIFT);
+	BUILD_BUG_ON(RKFD_AMDGPU_MAX_QUEUES != AMDGPU_MAX_QUEUES);
 
 	hws = kzalloc_obj(*hws, GFP_KERNEL);
 	if (!hws)
@@ -431,11 +528,21 @@ void *rkfd_amdgpu_hws_create(void *adev_)
 	hws->mqd = rkfd_amdgpu_mqd_of(f2g);
 	mutex_init(&hws->gtt_lock);
 	INIT_LIST_HEAD(&hws->gtt);
+	hws->kfd_vmids = res->compute_vmid_bitmap;
+	bitmap_copy(hws->kfd_queues, res->cp_queue_bitmap, AMDGPU_MAX_QUEUES);
+	bitmap_to_arr32(kfd_queues, res->cp_queue_bitmap, AMDGPU_MAX_QUEUES);
+	rkfd_amdgpu_reserved_hqds(kfd_queues, adev->gfx.mec.num_pipe_per_mec *
+				  adev->gfx.mec.num_queue_per_pipe, reserved_hqds);
+	mutex_init(&hws->queue_lock);
+	INIT_LIST_HEAD(&hws->vms);
+	INIT_LIST_HEAD(&hws->queues);
+	INIT_LIST_HEAD(&hws->mes_queues);
 	ret = amdgpu_amdkfd_alloc_kernel_mem(adev, RKFD_AMDGPU_DOORBELL_PAGE,
 					     AMDGPU_GEM_DOMAIN_DOORBELL, &hws->db_bo,
 					     &hws->db_offset, &cpu, false);
 	if (ret) {
 		dev_err(adev->dev, "rkfd_amdgpu: no kernel doorbell page (%d)\n", ret);
+		mutex_destroy(&hws->queue_lock);
 		mutex_destroy(&hws->gtt_lock);
 		kfree(hws);
 		return ERR_PTR(ret);
@@ -460,6 +567,10 @@ void rkfd_amdgpu_hws_destroy(void *hws_)
 		kfree(g);
 	}
 	amdgpu_amdkfd_free_kernel_mem(hws->adev, &hws->db_bo);
+	/* rkfd has released its VMs and destroyed their queues. */
+	if (!list_empty(&hws->vms) || !list_empty(&hws->queues) || !list_empty(&hws->mes_queues))
+		dev_warn(hws->adev->dev, "rkfd_amdgpu: VMs or queues left at device exit\n");
+	mutex_destroy(&hws->queue_lock);
 	mutex_destroy(&hws->gtt_lock);
 	kfree(hws);
 }
@@ -604,7 +715,7 @@ int rkfd_amdgpu_hiq_mqd_load(void *hws_, void *mqd, u32 mqd_size, u32 pipe_id, u
 	memcpy(&ctl, mqd + l.doorbell_control, sizeof(ctl));
 	memcpy(&lo, mqd + l.base_addr_lo, sizeof(lo));
 	memcpy(&hi, mqd + l.base_addr_hi, sizeof(hi));
-	if (!rkfd_amdgpu_hiq_doorbell_control(ctl, doorbell_dword, bar_index, &ctl))
+	if (!rkfd_amdgpu_doorbell_control(ctl, doorbell_dword, bar_index, &ctl))
 		return -EINVAL;
 	gart_copy = rkfd_amdgpu_gtt_cpu(hws, (u64)hi << 32 | lo, l.size);
 	if (!gart_copy)
@@ -634,6 +745,677 @@ void rkfd_amdgpu_ring_kernel_doorbell(void *hws_, u32 doorbell_dword, u64 value)
 	/* The ring and write-pointer stores (USWC GTT) land before the doorbell. */
 	wmb();
 	writeq(value, (u64 __iomem *)(hws->db_ptr + doorbell_dword));
+}
+
+/*
+ * User queues.  Without the HWS (rkfd's sched_policy 2) rkfd loads each
+ * queue's MQD into a hardware slot itself, as upstream's no-HWS device
+ * queue manager does (kfd_device_queue_manager.c create_queue_nocpsch /
+ * destroy_queue_nocpsch_locked, kfd_mqd_manager_v9.c load_mqd /
+ * destroy_mqd and the SDMA variants).  rkfd's MQDs differ from what
+ * amdgpu's table takes in three ways the bridge makes up for:
+ *
+ *   - the doorbell is named by its dword in the process's doorbell slice,
+ *     the CP needs its index in the BAR (rkfd_amdgpu_process_doorbell);
+ *   - the VMID is 0: the bridge binds one of the KFD's VMIDs to the VM
+ *     while it has a queue loaded (upstream allocate_vmid /
+ *     deallocate_vmid: PASID mapping, SH_MEM settings, page-table base,
+ *     TLB flush) and writes it into the MQD (cp_hqd_vmid; SDMA RB_VMID);
+ *   - a compute MQD is kernel memory with cp_mqd_base_addr 0: the CP
+ *     needs a GART copy it reads and saves the queue's state into at
+ *     dequeue (upstream's MQD is a GTT object, allocate_mqd), so the
+ *     bridge gives each loaded compute queue one and copies the saved
+ *     read pointer back into rkfd's MQD after hqd_destroy.
+ */
+
+/* Where the MQD layouts keep what the user-queue path rewrites. */
+struct rkfd_amdgpu_cp_layout {
+	size_t size, vmid, rptr, aql_control;
+};
+
+struct rkfd_amdgpu_sdma_layout {
+	size_t size, rb_cntl, doorbell, engine, queue;
+};
+
+struct rkfd_amdgpu_queue_layout {
+	struct rkfd_amdgpu_cp_layout cp;	/* v9_mqd / v10_compute_mqd / v11_compute_mqd */
+	struct rkfd_amdgpu_sdma_layout sdma;	/* v9_sdma_mqd / v10_sdma_mqd / v11_sdma_mqd */
+};
+
+#define RKFD_AMDGPU_CP_LAYOUT(type) ((struct rkfd_amdgpu_cp_layout) {		\
+	.size = sizeof(struct type),						\
+	.vmid = offsetof(struct type, cp_hqd_vmid),				\
+	.rptr = offsetof(struct type, cp_hqd_pq_rptr),				\
+	.aql_control = offsetof(struct type, cp_hqd_aql_control),		\
+})
+
+#define RKFD_AMDGPU_SDMA_LAYOUT(type) ((struct rkfd_amdgpu_sdma_layout) {	\
+	.size = sizeof(struct type),						\
+	.rb_cntl = offsetof(struct type, sdmax_rlcx_rb_cntl),			\
+	.doorbell = offsetof(struct type, sdmax_rlcx_doorbell_offset),		\
+	.engine = offsetof(struct type, sdma_engine_id),			\
+	.queue = offsetof(struct type, sdma_queue_id),				\
+})
+
+static bool rkfd_amdgpu_queue_layout(enum rkfd_amdgpu_mqd mqd,
+				     struct rkfd_amdgpu_queue_layout *l)
+{
+	switch (mqd) {
+	case RKFD_AMDGPU_MQD_V9:
+		l->cp = RKFD_AMDGPU_CP_LAYOUT(v9_mqd);
+		l->sdma = RKFD_AMDGPU_SDMA_LAYOUT(v9_sdma_mqd);
+		return true;
+	case RKFD_AMDGPU_MQD_V10:
+		l->cp = RKFD_AMDGPU_CP_LAYOUT(v10_compute_mqd);
+		l->sdma = RKFD_AMDGPU_SDMA_LAYOUT(v10_sdma_mqd);
+		return true;
+	case RKFD_AMDGPU_MQD_V11:
+		l->cp = RKFD_AMDGPU_CP_LAYOUT(v11_compute_mqd);
+		l->sdma = RKFD_AMDGPU_SDMA_LAYOUT(v11_sdma_mqd);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static u32 rkfd_amdgpu_get32(const void *base, size_t off)
+{
+	u32 v;
+
+	memcpy(&v, base + off, sizeof(v));
+	return v;
+}
+
+static void rkfd_amdgpu_put32(void *base, size_t off, u32 v)
+{
+	memcpy(base + off, &v, sizeof(v));
+}
+
+/*
+ * Upstream's KFD_UNMAP_LATENCY_MS with amdgpu's default
+ * queue_preemption_timeout_ms (9000), which is not exported.
+ */
+#define RKFD_AMDGPU_UNMAP_LATENCY_MS ((9000 - 9000 / 10) >> 1)
+
+/* A queue loaded without the HWS (upstream: its HQD or SDMA RLC slot). */
+struct rkfd_amdgpu_queue {
+	struct list_head link;		/* in hws->queues, under queue_lock */
+	struct rkfd_amdgpu_vm *vm;
+	bool sdma;
+	u32 pipe, queue;		/* compute: HQD; SDMA: engine, RLC queue */
+	/* Compute: the MQD the CP reads and saves into (GART). */
+	void *mqd_bo;
+	void *mqd_cpu;
+	u64 mqd_gpu;
+};
+
+static struct rkfd_amdgpu_queue *rkfd_amdgpu_queue_find(struct rkfd_amdgpu_hws *hws, bool sdma,
+							u32 pipe, u32 queue)
+{
+	struct rkfd_amdgpu_queue *q;
+
+	lockdep_assert_held(&hws->queue_lock);
+	list_for_each_entry(q, &hws->queues, link)
+		if (q->sdma == sdma && q->pipe == pipe && q->queue == queue)
+			return q;
+	return NULL;
+}
+
+/*
+ * Upstream allocate_vmid (no HWS): the VM's first loaded queue binds the
+ * lowest free KFD VMID to its PASID (amdgpu's: the VM is amdgpu's), with
+ * the SH_MEM settings and page-table base of the process, then flushes
+ * its TLB.  No trap handler (rkfd reports no CWSR for the GPU).
+ */
+static int rkfd_amdgpu_vmid_bind(struct rkfd_amdgpu_hws *hws, struct rkfd_amdgpu_vm *vm)
+{
+	const struct kfd2kgd_calls *f2g = hws->f2g;
+	struct amdgpu_vm *avm = drm_priv_to_vm(vm->drm_priv);
+	u32 config;
+	int vmid, ret;
+
+	lockdep_assert_held(&hws->queue_lock);
+	if (vm->vmid >= 0)
+		return 0;
+	if (!f2g->set_pasid_vmid_mapping || !f2g->program_sh_mem_settings ||
+	    !f2g->set_vm_context_page_table_base ||
+	    !rkfd_amdgpu_sh_mem_config(hws->mqd, &config))
+		return -EOPNOTSUPP;
+	vmid = rkfd_amdgpu_vmid_alloc(hws->kfd_vmids, hws->vmids_used);
+	if (vmid < 0)
+		return -ENOSPC;
+	ret = f2g->set_pasid_vmid_mapping(hws->adev, avm->pasid, vmid, 0);
+	if (ret)
+		return ret;
+	f2g->program_sh_mem_settings(hws->adev, vmid, config, 0, 0, RKFD_AMDGPU_SH_MEM_BASES, 0);
+	f2g->set_vm_context_page_table_base(hws->adev, vmid,
+					    amdgpu_amdkfd_gpuvm_get_process_page_dir(vm->drm_priv));
+	ret = amdgpu_vm_flush_compute_tlb(hws->adev, avm, TLB_FLUSH_HEAVYWEIGHT,
+					  hws->adev->gfx.xcc_mask);
+	if (ret) {
+		f2g->set_pasid_vmid_mapping(hws->adev, 0, vmid, 0);
+		return ret;
+	}
+	hws->vmids_used |= BIT(vmid);
+	vm->vmid = vmid;
+	return 0;
+}
+
+/* Upstream deallocate_vmid: the VM's last queue is gone. */
+static void rkfd_amdgpu_vmid_unbind(struct rkfd_amdgpu_hws *hws, struct rkfd_amdgpu_vm *vm)
+{
+	lockdep_assert_held(&hws->queue_lock);
+	if (vm->hqd_queues || vm->vmid < 0)
+		return;
+	hws->f2g->set_pasid_vmid_mapping(hws->adev, 0, vm->vmid, 0);
+	hws->vmids_used &= ~BIT(vm->vmid);
+	vm->vmid = -1;
+}
+
+/*
+ * rkfd destroys a VM's queues before releasing it; if it did not, their
+ * records forget the VM (destroying them later frees the slot only) and
+ * the VMID is unbound.
+ */
+static void rkfd_amdgpu_hws_del_vm(struct rkfd_amdgpu_hws *hws, struct rkfd_amdgpu_vm *vm)
+{
+	struct rkfd_amdgpu_queue *q;
+
+	mutex_lock(&hws->queue_lock);
+	list_del(&vm->link);
+	if (vm->hqd_queues) {
+		dev_warn(hws->adev->dev, "rkfd_amdgpu: VM released with %u queues loaded\n",
+			 vm->hqd_queues);
+		list_for_each_entry(q, &hws->queues, link)
+			if (q->vm == vm)
+				q->vm = NULL;
+		vm->hqd_queues = 0;
+	}
+	rkfd_amdgpu_vmid_unbind(hws, vm);
+	mutex_unlock(&hws->queue_lock);
+}
+
+/* A destroyed queue's VM has one queue less; its last frees the VMID. */
+static void rkfd_amdgpu_queue_gone(struct rkfd_amdgpu_hws *hws, struct rkfd_amdgpu_queue *q)
+{
+	lockdep_assert_held(&hws->queue_lock);
+	list_del(&q->link);
+	if (!q->vm)
+		return;
+	q->vm->hqd_queues--;
+	rkfd_amdgpu_vmid_unbind(hws, q->vm);
+}
+
+/*
+ * rkfd's MQD's doorbell word names dword @ctl of @vm's slice: the word with
+ * the BAR index instead, in *@out.
+ */
+static int rkfd_amdgpu_user_doorbell(struct rkfd_amdgpu_vm *vm, u32 ctl, u32 *out)
+{
+	u32 dword = rkfd_amdgpu_doorbell_dword(ctl), bar_index;
+
+	if (!rkfd_amdgpu_process_doorbell(vm->db_offset, dword, &bar_index) ||
+	    !rkfd_amdgpu_doorbell_control(ctl, dword, bar_index, out))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * kfd_mqd_manager_v9.c load_mqd: the table's hqd_load writes the HQD
+ * registers from the MQD and points the CP's write-pointer poll at @wptr
+ * (a GPU VA of the process, as upstream passes the user's pointer).
+ */
+int rkfd_amdgpu_hqd_load(void *hws_, void *vm_, void *mqd, u32 mqd_size, u32 pipe_id,
+			 u32 queue_id, u64 wptr)
+{
+	struct rkfd_amdgpu_hws *hws = hws_;
+	struct rkfd_amdgpu_vm *vm = vm_;
+	struct rkfd_amdgpu_mqd_layout ml;
+	struct rkfd_amdgpu_queue_layout l;
+	struct rkfd_amdgpu_queue *q;
+	u32 ctl, bit;
+	int ret;
+
+	if (!hws->f2g || !hws->f2g->hqd_load || !hws->f2g->hqd_destroy ||
+	    !rkfd_amdgpu_queue_layout(hws->mqd, &l) || !rkfd_amdgpu_mqd_layout(hws->mqd, &ml))
+		return -EOPNOTSUPP;
+	if (mqd_size < l.cp.size ||
+	    !rkfd_amdgpu_hqd_bit(pipe_id, queue_id, hws->adev->gfx.mec.num_pipe_per_mec,
+				 hws->adev->gfx.mec.num_queue_per_pipe, &bit))
+		return -EINVAL;
+	/* An HQD amdgpu keeps (its own compute rings) is occupied for rkfd. */
+	if (!test_bit(bit, hws->kfd_queues))
+		return -EBUSY;
+	ret = rkfd_amdgpu_user_doorbell(vm, rkfd_amdgpu_get32(mqd, ml.doorbell_control), &ctl);
+	if (ret)
+		return ret;
+	q = kzalloc_obj(*q, GFP_KERNEL);
+	if (!q)
+		return -ENOMEM;
+	q->vm = vm;
+	q->pipe = pipe_id;
+	q->queue = queue_id;
+	ret = amdgpu_amdkfd_alloc_kernel_mem(hws->adev, l.cp.size, AMDGPU_GEM_DOMAIN_GTT,
+					     &q->mqd_bo, &q->mqd_gpu, &q->mqd_cpu,
+					     hws->mqd == RKFD_AMDGPU_MQD_V9);
+	if (ret) {
+		kfree(q);
+		return ret;
+	}
+	mutex_lock(&hws->queue_lock);
+	if (rkfd_amdgpu_queue_find(hws, false, pipe_id, queue_id)) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	ret = rkfd_amdgpu_vmid_bind(hws, vm);
+	if (ret)
+		goto out_unlock;
+	memcpy(q->mqd_cpu, mqd, l.cp.size);
+	rkfd_amdgpu_put32(q->mqd_cpu, ml.doorbell_control, ctl);
+	rkfd_amdgpu_put32(q->mqd_cpu, l.cp.vmid, vm->vmid);
+	rkfd_amdgpu_put32(q->mqd_cpu, ml.base_addr_lo, lower_32_bits(q->mqd_gpu));
+	rkfd_amdgpu_put32(q->mqd_cpu, ml.base_addr_hi, upper_32_bits(q->mqd_gpu));
+	ret = hws->f2g->hqd_load(hws->adev, q->mqd_cpu, pipe_id, queue_id,
+				 (u32 __user *)(uintptr_t)wptr,
+				 rkfd_amdgpu_wptr_shift(rkfd_amdgpu_get32(mqd, l.cp.aql_control)),
+				 0, current->mm, 0);
+	if (ret) {
+		rkfd_amdgpu_vmid_unbind(hws, vm);
+		goto out_unlock;
+	}
+	vm->hqd_queues++;
+	list_add(&q->link, &hws->queues);
+	mutex_unlock(&hws->queue_lock);
+	return 0;
+out_unlock:
+	mutex_unlock(&hws->queue_lock);
+	amdgpu_amdkfd_free_kernel_mem(hws->adev, &q->mqd_bo);
+	kfree(q);
+	return ret;
+}
+
+/*
+ * kfd_mqd_manager_v9.c destroy_mqd with the eviction's preemption
+ * (WAVEFRONT_DRAIN: rkfd reports no CWSR), then the read pointer the CP
+ * saved in the GART copy goes back into rkfd's MQD.  The slot is freed
+ * even if the CP did not answer (-ETIME: rkfd resets the GPU).
+ */
+int rkfd_amdgpu_hqd_destroy(void *hws_, void *mqd, u32 mqd_size, u32 pipe_id, u32 queue_id)
+{
+	struct rkfd_amdgpu_hws *hws = hws_;
+	struct rkfd_amdgpu_queue_layout l;
+	struct rkfd_amdgpu_queue *q;
+	int ret;
+
+	if (!hws->f2g || !hws->f2g->hqd_destroy || !rkfd_amdgpu_queue_layout(hws->mqd, &l))
+		return -EOPNOTSUPP;
+	if (mqd_size < l.cp.size)
+		return -EINVAL;
+	mutex_lock(&hws->queue_lock);
+	q = rkfd_amdgpu_queue_find(hws, false, pipe_id, queue_id);
+	if (!q) {
+		mutex_unlock(&hws->queue_lock);
+		return -EINVAL;
+	}
+	ret = hws->f2g->hqd_destroy(hws->adev, q->mqd_cpu, KFD_PREEMPT_TYPE_WAVEFRONT_DRAIN,
+				    RKFD_AMDGPU_UNMAP_LATENCY_MS, pipe_id, queue_id, 0);
+	rkfd_amdgpu_put32(mqd, l.cp.rptr, rkfd_amdgpu_get32(q->mqd_cpu, l.cp.rptr));
+	rkfd_amdgpu_queue_gone(hws, q);
+	mutex_unlock(&hws->queue_lock);
+	amdgpu_amdkfd_free_kernel_mem(hws->adev, &q->mqd_bo);
+	kfree(q);
+	return ret;
+}
+
+int rkfd_amdgpu_hqd_is_occupied(void *hws_, u64 queue_address, u32 pipe_id, u32 queue_id)
+{
+	struct rkfd_amdgpu_hws *hws = hws_;
+
+	if (!hws->f2g || !hws->f2g->hqd_is_occupied)
+		return 0;
+	return hws->f2g->hqd_is_occupied(hws->adev, queue_address, pipe_id, queue_id, 0);
+}
+
+/* The SDMA RLC queue an SDMA MQD names. */
+static int rkfd_amdgpu_sdma_slot(struct rkfd_amdgpu_hws *hws, const void *mqd, u32 mqd_size,
+				 struct rkfd_amdgpu_queue_layout *l, u32 *engine, u32 *queue)
+{
+	if (!hws->f2g || !hws->f2g->hqd_sdma_load || !hws->f2g->hqd_sdma_destroy ||
+	    !hws->f2g->hqd_sdma_is_occupied || !rkfd_amdgpu_queue_layout(hws->mqd, l))
+		return -EOPNOTSUPP;
+	if (mqd_size < l->sdma.size)
+		return -EINVAL;
+	*engine = rkfd_amdgpu_get32(mqd, l->sdma.engine);
+	*queue = rkfd_amdgpu_get32(mqd, l->sdma.queue);
+	if (!rkfd_amdgpu_sdma_slot_ok(*engine, *queue, hws->adev->sdma.num_instances))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * kfd_mqd_manager_v9.c load_mqd_sdma: the table's hqd_sdma_load programs
+ * the RLC queue from a copy of the MQD with the BAR doorbell and the VMID;
+ * it reads the initial write pointer at @wptr through the calling
+ * process's mm (upstream passes current->mm at queue creation).
+ */
+int rkfd_amdgpu_hqd_sdma_load(void *hws_, void *vm_, void *mqd, u32 mqd_size, u64 wptr)
+{
+	struct rkfd_amdgpu_hws *hws = hws_;
+	struct rkfd_amdgpu_vm *vm = vm_;
+	struct rkfd_amdgpu_queue_layout l;
+	struct rkfd_amdgpu_queue *q;
+	u32 engine, queue, ctl;
+	void *copy;
+	int ret;
+
+	ret = rkfd_amdgpu_sdma_slot(hws, mqd, mqd_size, &l, &engine, &queue);
+	if (ret)
+		return ret;
+	ret = rkfd_amdgpu_user_doorbell(vm, rkfd_amdgpu_get32(mqd, l.sdma.doorbell), &ctl);
+	if (ret)
+		return ret;
+	q = kzalloc_obj(*q, GFP_KERNEL);
+	copy = kmemdup(mqd, l.sdma.size, GFP_KERNEL);
+	if (!q || !copy) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	q->vm = vm;
+	q->sdma = true;
+	q->pipe = engine;
+	q->queue = queue;
+	mutex_lock(&hws->queue_lock);
+	if (rkfd_amdgpu_queue_find(hws, true, engine, queue)) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	ret = rkfd_amdgpu_vmid_bind(hws, vm);
+	if (ret)
+		goto out_unlock;
+	rkfd_amdgpu_put32(copy, l.sdma.doorbell, ctl);
+	rkfd_amdgpu_put32(copy, l.sdma.rb_cntl,
+			  rkfd_amdgpu_sdma_rb_cntl(rkfd_amdgpu_get32(copy, l.sdma.rb_cntl),
+						   vm->vmid));
+	ret = hws->f2g->hqd_sdma_load(hws->adev, copy, (u32 __user *)(uintptr_t)wptr,
+				      current->mm);
+	if (ret) {
+		rkfd_amdgpu_vmid_unbind(hws, vm);
+		goto out_unlock;
+	}
+	vm->hqd_queues++;
+	list_add(&q->link, &hws->queues);
+	q = NULL;
+out_unlock:
+	mutex_unlock(&hws->queue_lock);
+out_free:
+	kfree(copy);
+	kfree(q);
+	return ret;
+}
+
+/*
+ * kfd_mqd_manager_v9.c destroy_mqd_sdma: the table's hqd_sdma_destroy
+ * stops the RLC queue and saves its read pointer in rkfd's MQD
+ * (sdmax_rlcx_rb_rptr / _hi), which is all it writes.
+ */
+int rkfd_amdgpu_hqd_sdma_destroy(void *hws_, void *mqd, u32 mqd_size)
+{
+	struct rkfd_amdgpu_hws *hws = hws_;
+	struct rkfd_amdgpu_queue_layout l;
+	struct rkfd_amdgpu_queue *q;
+	u32 engine, queue;
+	int ret;
+
+	ret = rkfd_amdgpu_sdma_slot(hws, mqd, mqd_size, &l, &engine, &queue);
+	if (ret)
+		return ret;
+	mutex_lock(&hws->queue_lock);
+	q = rkfd_amdgpu_queue_find(hws, true, engine, queue);
+	if (!q) {
+		mutex_unlock(&hws->queue_lock);
+		return -EINVAL;
+	}
+	ret = hws->f2g->hqd_sdma_destroy(hws->adev, mqd, RKFD_AMDGPU_UNMAP_LATENCY_MS);
+	rkfd_amdgpu_queue_gone(hws, q);
+	mutex_unlock(&hws->queue_lock);
+	kfree(q);
+	return ret;
+}
+
+int rkfd_amdgpu_hqd_sdma_is_occupied(void *hws_, void *mqd, u32 mqd_size)
+{
+	struct rkfd_amdgpu_hws *hws = hws_;
+	struct rkfd_amdgpu_queue_layout l;
+	u32 engine, queue;
+
+	if (rkfd_amdgpu_sdma_slot(hws, mqd, mqd_size, &l, &engine, &queue))
+		return 0;
+	return hws->f2g->hqd_sdma_is_occupied(hws->adev, mqd);
+}
+
+/*
+ * rkfd's PASID for the VM: amdgpu keeps its own in the VM and in IH
+ * entries; the bridge only remembers rkfd's, by which rkfd's MES requests
+ * name the process.
+ */
+void rkfd_amdgpu_set_vm_pasid(void *vm_, u32 pasid)
+{
+	struct rkfd_amdgpu_vm *vm = vm_;
+
+	mutex_lock(&vm->hws->queue_lock);
+	vm->pasid = pasid;
+	mutex_unlock(&vm->hws->queue_lock);
+}
+
+/*
+ * kfd_doorbell_mmap: the VM's doorbell slice, uncached, as I/O memory
+ * (kfd_get_process_doorbells: the doorbell BAR's base + the slice's
+ * offset).  rkfd has checked the size (doorbell_process_size).
+ */
+int rkfd_amdgpu_mmap_doorbells(void *vm_, void *vma_)
+{
+	struct rkfd_amdgpu_vm *vm = vm_;
+	struct vm_area_struct *vma = vma_;
+	phys_addr_t address = vm->adev->doorbell.base + vm->db_offset;
+
+	if (vma->vm_end - vma->vm_start != RKFD_AMDGPU_PROCESS_DOORBELLS)
+		return -EINVAL;
+	vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_NORESERVE | VM_DONTDUMP |
+		     VM_PFNMAP);
+	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+	return io_remap_pfn_range(vma, vma->vm_start, address >> PAGE_SHIFT,
+				  RKFD_AMDGPU_PROCESS_DOORBELLS, vma->vm_page_prot);
+}
+
+/* kfd_mmio_mmap: the MMIO remap page (HDP flush), uncached. */
+int rkfd_amdgpu_mmap_mmio_remap(void *adev_, void *vma_)
+{
+	struct amdgpu_device *adev = adev_;
+	struct vm_area_struct *vma = vma_;
+	phys_addr_t address = adev->rmmio_remap.bus_addr;
+
+	if (vma->vm_end - vma->vm_start != PAGE_SIZE || PAGE_SIZE > 4096)
+		return -EINVAL;
+	if (!address)
+		return -ENOMEM;
+	vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_NORESERVE | VM_DONTDUMP |
+		     VM_PFNMAP);
+	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+	return io_remap_pfn_range(vma, vma->vm_start, address >> PAGE_SHIFT, PAGE_SIZE,
+				  vma->vm_page_prot);
+}
+
+/* A queue added to MES, for its removal (which names it as rkfd added it). */
+struct rkfd_amdgpu_mes_queue {
+	struct list_head link;		/* in hws->mes_queues, under queue_lock */
+	u32 doorbell_dword;		/* in its process's slice, as rkfd names it */
+	u64 gang_context_addr;
+	u32 bar_index, queue_type;
+};
+
+static struct rkfd_amdgpu_mes_queue *rkfd_amdgpu_mes_find(struct rkfd_amdgpu_hws *hws,
+							  u32 doorbell_dword, u64 gang_ctx)
+{
+	struct rkfd_amdgpu_mes_queue *m;
+
+	lockdep_assert_held(&hws->queue_lock);
+	list_for_each_entry(m, &hws->mes_queues, link)
+		if (m->doorbell_dword == doorbell_dword && m->gang_context_addr == gang_ctx)
+			return m;
+	return NULL;
+}
+
+/*
+ * upstream add_queue_mes: rkfd's request with what amdgpu owns filled in
+ * (amdgpu's PASID and page directory of the VM rkfd's PASID names, the
+ * VA range, SH_MEM_CONFIG, the XCC), the doorbell as its BAR index, in
+ * the request and in the MQD the firmware reads from GART (an object of
+ * rkfd's); under the reset domain's semaphore and amdgpu_mes_lock.
+ */
+int rkfd_amdgpu_mes_add(void *hws_, const struct rkfd_amdgpu_mes_add *in)
+{
+	struct rkfd_amdgpu_hws *hws = hws_;
+	struct amdgpu_device *adev = hws->adev;
+	struct rkfd_amdgpu_mqd_layout ml;
+	struct rkfd_amdgpu_queue_layout l;
+	struct mes_add_queue_input input = {};
+	struct rkfd_amdgpu_vm *vm = NULL, *v;
+	struct rkfd_amdgpu_mes_queue *m;
+	size_t db_off, mqd_size;
+	u32 config, ctl;
+	void *gart_mqd;
+	int ret;
+
+	BUILD_BUG_ON(RKFD_AMDGPU_MES_QUEUE_COMPUTE != AMDGPU_RING_TYPE_COMPUTE);
+	BUILD_BUG_ON(RKFD_AMDGPU_MES_QUEUE_SDMA != AMDGPU_RING_TYPE_SDMA);
+	BUILD_BUG_ON(RKFD_AMDGPU_MES_PRIORITY_LEVELS != AMDGPU_MES_PRIORITY_NUM_LEVELS);
+
+	if (!adev->enable_mes || !adev->mes.funcs || !adev->mes.funcs->add_hw_queue ||
+	    !rkfd_amdgpu_queue_layout(hws->mqd, &l) || !rkfd_amdgpu_mqd_layout(hws->mqd, &ml) ||
+	    !rkfd_amdgpu_sh_mem_config(hws->mqd, &config))
+		return -EOPNOTSUPP;
+	if (in->queue_type == RKFD_AMDGPU_MES_QUEUE_COMPUTE) {
+		db_off = ml.doorbell_control;
+		mqd_size = l.cp.size;
+	} else if (in->queue_type == RKFD_AMDGPU_MES_QUEUE_SDMA) {
+		db_off = l.sdma.doorbell;
+		mqd_size = l.sdma.size;
+	} else {
+		return -EINVAL;
+	}
+	if (in->inprocess_gang_priority >= RKFD_AMDGPU_MES_PRIORITY_LEVELS ||
+	    in->gang_global_priority_level >= RKFD_AMDGPU_MES_PRIORITY_LEVELS)
+		return -EINVAL;
+	m = kzalloc_obj(*m, GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+	mutex_lock(&hws->queue_lock);
+	list_for_each_entry(v, &hws->vms, link) {
+		if (v->pasid && v->pasid == in->process_id) {
+			vm = v;
+			break;
+		}
+	}
+	ret = -EINVAL;
+	if (!vm || rkfd_amdgpu_mes_find(hws, in->doorbell_offset, in->gang_context_addr) ||
+	    !rkfd_amdgpu_process_doorbell(vm->db_offset, in->doorbell_offset, &m->bar_index))
+		goto out_unlock;
+	/* A queue added again may still carry the BAR index from before. */
+	gart_mqd = rkfd_amdgpu_gtt_cpu(hws, in->mqd_addr, mqd_size);
+	if (!gart_mqd)
+		goto out_unlock;
+	ctl = rkfd_amdgpu_get32(gart_mqd, db_off);
+	if (rkfd_amdgpu_doorbell_dword(ctl) != m->bar_index &&
+	    !rkfd_amdgpu_doorbell_control(ctl, in->doorbell_offset, m->bar_index, &ctl))
+		goto out_unlock;
+	rkfd_amdgpu_put32(gart_mqd, db_off, ctl);
+
+	input.xcc_id = ffs(adev->gfx.xcc_mask) - 1;
+	input.process_id = drm_priv_to_vm(vm->drm_priv)->pasid;
+	input.page_table_base_addr = amdgpu_amdkfd_gpuvm_get_process_page_dir(vm->drm_priv);
+	input.process_va_start = 0;
+	input.process_va_end = adev->vm_manager.max_pfn - 1;
+	input.process_quantum = in->process_quantum;
+	input.process_context_addr = in->process_context_addr;
+	input.gang_quantum = in->gang_quantum;
+	input.gang_context_addr = in->gang_context_addr;
+	input.inprocess_gang_priority = in->inprocess_gang_priority;
+	input.gang_global_priority_level = in->gang_global_priority_level;
+	input.doorbell_offset = m->bar_index;
+	input.mqd_addr = in->mqd_addr;
+	input.wptr_addr = in->wptr_addr;
+	input.wptr_mc_addr = in->wptr_mc_addr;
+	input.queue_type = in->queue_type;
+	input.paging = in->paging;
+	input.gws_base = in->gws_base;
+	input.gws_size = in->gws_size;
+	input.tba_addr = in->tba_addr;
+	input.tma_addr = in->tma_addr;
+	input.trap_en = in->trap_en;
+	input.skip_process_ctx_clear = in->skip_process_ctx_clear;
+	input.is_kfd_process = in->is_kfd_process;
+	input.is_aql_queue = in->is_aql_queue;
+	input.queue_size = in->queue_size;
+	input.exclusively_scheduled = in->exclusively_scheduled;
+	input.sh_mem_config_data = config;
+
+	if (!down_read_trylock(&adev->reset_domain->sem)) {
+		ret = -EIO;
+		goto out_unlock;
+	}
+	amdgpu_mes_lock(&adev->mes);
+	ret = adev->mes.funcs->add_hw_queue(&adev->mes, &input);
+	amdgpu_mes_unlock(&adev->mes);
+	up_read(&adev->reset_domain->sem);
+	if (ret)
+		goto out_unlock;
+	m->doorbell_dword = in->doorbell_offset;
+	m->gang_context_addr = in->gang_context_addr;
+	m->queue_type = in->queue_type;
+	list_add(&m->link, &hws->mes_queues);
+	m = NULL;
+out_unlock:
+	mutex_unlock(&hws->queue_lock);
+	kfree(m);
+	return ret;
+}
+
+/*
+ * upstream remove_queue_mes: the queue as added (its BAR doorbell, gang
+ * context and type).  Forgotten even if the firmware did not answer.
+ */
+int rkfd_amdgpu_mes_remove(void *hws_, u32 doorbell_offset, u64 gang_context_addr)
+{
+	struct rkfd_amdgpu_hws *hws = hws_;
+	struct amdgpu_device *adev = hws->adev;
+	struct mes_remove_queue_input input = {};
+	struct rkfd_amdgpu_mes_queue *m;
+	int ret;
+
+	if (!adev->enable_mes || !adev->mes.funcs || !adev->mes.funcs->remove_hw_queue)
+		return -EOPNOTSUPP;
+	mutex_lock(&hws->queue_lock);
+	m = rkfd_amdgpu_mes_find(hws, doorbell_offset, gang_context_addr);
+	if (!m) {
+		mutex_unlock(&hws->queue_lock);
+		return -EINVAL;
+	}
+	list_del(&m->link);
+	input.xcc_id = ffs(adev->gfx.xcc_mask) - 1;
+	input.doorbell_offset = m->bar_index;
+	input.gang_context_addr = m->gang_context_addr;
+	input.queue_type = m->queue_type;
+	if (down_read_trylock(&adev->reset_domain->sem)) {
+		amdgpu_mes_lock(&adev->mes);
+		ret = adev->mes.funcs->remove_hw_queue(&adev->mes, &input);
+		amdgpu_mes_unlock(&adev->mes);
+		up_read(&adev->reset_domain->sem);
+	} else {
+		ret = -EIO;
+	}
+	mutex_unlock(&hws->queue_lock);
+	kfree(m);
+	return ret;
 }
 
 MODULE_IMPORT_NS("AMDGPU_KFD");

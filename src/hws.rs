@@ -298,7 +298,8 @@ pub(crate) fn start(dev: &Device) -> Option<HwsState> {
 }
 
 fn try_start(dev: &Device, policy: SchedPolicy) -> Result<HwsState> {
-    let shared = dqm::hws_shared_resources(COMPUTE_VMID_BITMAP, dev.info.num_pipe_per_mec, dev.info.num_queue_per_pipe);
+    let reserved = crate::queue::rules::reserved_hqds(dev.info.reserved_hqds);
+    let shared = dqm::hws_shared_resources(COMPUTE_VMID_BITMAP, dev.info.num_pipe_per_mec, dev.info.num_queue_per_pipe, reserved);
     let res = SetResources::for_scheduler(&shared, false, preemption_timeout_ms()).map_err(|_| EINVAL)?;
     let tables = HwsTables::of(&res);
     let kq = KernelQueue::new(dev)?;

@@ -143,7 +143,8 @@ struct DqmState {
 impl DeviceQueues {
     /// Empty state for a new device with the GPU driver's HQDs `info`.
     pub(crate) fn new(info: &kabi::kgd::GpuInfo) -> Result<Self> {
-        let hqds = rules::HqdSlots::new(info.num_pipe_per_mec, info.num_queue_per_pipe);
+        // Without the HQDs the GPU driver keeps (its own compute rings).
+        let hqds = rules::HqdSlots::with_reserved(info.num_pipe_per_mec, info.num_queue_per_pipe, rules::reserved_hqds(info.reserved_hqds));
         let state = KBox::pin_init(
             kernel::new_mutex!(DqmState { sdma: Default::default(), hqds, queues: KVec::new(), sysfs: None }, "DeviceQueues::state"),
             GFP_KERNEL,

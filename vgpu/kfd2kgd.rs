@@ -445,6 +445,8 @@ pub(crate) fn gpu_info(kgd: &Kgd) -> Result<kabi::GpuInfo> {
         num_cp_queues: p.num_cp_queues,
         num_pipe_per_mec: mqd::PIPES,
         num_queue_per_pipe: mqd::QUEUES_PER_PIPE,
+        // No HQD is kept: the virtual GPU has no compute rings of its own.
+        reserved_hqds: [0; 4],
         num_xcc: 1,
         max_engine_clk_fcompute: p.max_engine_clk_mhz,
         fw_version: p.fw_version,

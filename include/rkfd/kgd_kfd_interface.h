@@ -85,6 +85,15 @@ struct kgd_gpu_info {
 	 */
 	__u32 num_pipe_per_mec;
 	__u32 num_queue_per_pipe;
+	/*
+	 * HQDs of the first MEC the GPU driver keeps for itself (its own
+	 * compute rings; upstream: the slots missing from
+	 * kgd2kfd_shared_resources.cp_queue_bitmap), bit pipe *
+	 * num_queue_per_pipe + queue of the first 128 slots, 32 a word:
+	 * rkfd loads no queue into them (hqd_load) and leaves them out of
+	 * the HWS's queue mask (SET_RESOURCES).  All zero: none.
+	 */
+	__u32 reserved_hqds[4];
 	__u32 num_xcc;
 	__u32 max_engine_clk_fcompute;	/* MHz */
 	__u32 fw_version;		/* MEC */

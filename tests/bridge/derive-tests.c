@@ -194,19 +194,114 @@ static void hws_path(void)
 
 	/* The HIQ MQD's control: the page dword becomes the BAR index. */
 	CHECK("doorbell control: offset 0 -> 2048, other bits kept",
-	      rkfd_amdgpu_hiq_doorbell_control(en | 3, 0, 2048, &ctl) &&
+	      rkfd_amdgpu_doorbell_control(en | 3, 0, 2048, &ctl) &&
 	      ctl == (en | 3 | 2048 << 2));
 	CHECK("doorbell control: offset 2 -> 2048, the old offset gone",
-	      rkfd_amdgpu_hiq_doorbell_control(en | 2 << 2, 2, 2048, &ctl) &&
+	      rkfd_amdgpu_doorbell_control(en | 2 << 2, 2, 2048, &ctl) &&
 	      ctl == (en | 2048 << 2));
 	CHECK("doorbell control: offset 2 -> 0x3ffffff (the field's largest)",
-	      rkfd_amdgpu_hiq_doorbell_control(en | 2 << 2, 2, 0x3ffffff, &ctl) &&
+	      rkfd_amdgpu_doorbell_control(en | 2 << 2, 2, 0x3ffffff, &ctl) &&
 	      ctl == (en | 0x3ffffffu << 2));
 	ctl = 5;
 	CHECK("doorbell control naming another dword than hiq_mqd_load's is refused",
-	      !rkfd_amdgpu_hiq_doorbell_control(en | 4 << 2, 2, 2048, &ctl) && ctl == 5);
+	      !rkfd_amdgpu_doorbell_control(en | 4 << 2, 2, 2048, &ctl) && ctl == 5);
 	CHECK("a BAR index wider than the field is refused",
-	      !rkfd_amdgpu_hiq_doorbell_control(en, 0, 0x4000000, &ctl) && ctl == 5);
+	      !rkfd_amdgpu_doorbell_control(en, 0, 0x4000000, &ctl) && ctl == 5);
+}
+
+/*
+ * The user-queue path: a process's doorbell slice, VMIDs, the write
+ * pointer's shift and the VMID's SH_MEM registers.
+ */
+static void queue_path(void)
+{
+	u32 idx = 0, ctl = 0, cfg = 0;
+
+	/* A slice at byte 0x4000 of the BAR: BAR dword 4096 on, 2048 dwords. */
+	CHECK("process doorbell 0 of the slice at 0x4000 is BAR dword 4096",
+	      rkfd_amdgpu_process_doorbell(0x4000, 0, &idx) && idx == 4096);
+	CHECK("process doorbell dword 2046 is the slice's last 64-bit one",
+	      rkfd_amdgpu_process_doorbell(0x4000, 2046, &idx) && idx == 4096 + 2046);
+	idx = 7;
+	CHECK("a dword past the 8 KiB slice is refused",
+	      !rkfd_amdgpu_process_doorbell(0x4000, 2048, &idx) && idx == 7);
+	CHECK("an odd slice dword is refused",
+	      !rkfd_amdgpu_process_doorbell(0x4000, 3, &idx) && idx == 7);
+	CHECK("kernel doorbells stay within one page, process ones within 8 KiB",
+	      !rkfd_amdgpu_kernel_doorbell(0x4000, 1024, &idx) &&
+	      rkfd_amdgpu_process_doorbell(0x4000, 1024, &idx) && idx == 4096 + 1024);
+
+	/* SDMA's DOORBELL_OFFSET.OFFSET is the compute field's bits. */
+	CHECK("an SDMA doorbell word (OFFSET only) gets the BAR index",
+	      rkfd_amdgpu_doorbell_control(6 << 2, 6, 4102, &ctl) && ctl == 4102u << 2);
+	CHECK("the dword a doorbell word names",
+	      rkfd_amdgpu_doorbell_dword(1u << 30 | 6 << 2 | 3) == 6);
+
+	/* amdgpu's KFD VMIDs on gfx9+: 8-15 (compute_vmid_bitmap 0xff00). */
+	CHECK("the first KFD VMID is 8", rkfd_amdgpu_vmid_alloc(0xff00, 0) == 8);
+	CHECK("the lowest free KFD VMID is taken",
+	      rkfd_amdgpu_vmid_alloc(0xff00, 1u << 8 | 1u << 9 | 1u << 11) == 10);
+	CHECK("no VMID when all KFD VMIDs are used", rkfd_amdgpu_vmid_alloc(0xff00, 0xff00) == -1);
+	CHECK("VMIDs outside the KFD's bitmap are never taken",
+	      rkfd_amdgpu_vmid_alloc(0xff00, 0x7f00) == 15 &&
+	      rkfd_amdgpu_vmid_alloc(0x0000, 0) == -1 &&
+	      rkfd_amdgpu_vmid_alloc(0x10000, 0) == -1);
+
+	CHECK("SDMA RB_CNTL gets VMID 9 in bits 27:24, other bits kept",
+	      rkfd_amdgpu_sdma_rb_cntl(0x00001017, 9) == 0x09001017);
+	CHECK("SDMA RB_CNTL's old VMID is replaced",
+	      rkfd_amdgpu_sdma_rb_cntl(0x0f000001, 8) == 0x08000001);
+	CHECK("HQD pipe 1 queue 2 of 4 pipes x 8 queues is bit 10",
+	      rkfd_amdgpu_hqd_bit(1, 2, 4, 8, &idx) && idx == 10);
+	CHECK("HQD pipe 3 queue 7 is bit 31, the first MEC's last",
+	      rkfd_amdgpu_hqd_bit(3, 7, 4, 8, &idx) && idx == 31);
+	idx = 7;
+	CHECK("an HQD slot past the MEC's pipes or queues is none",
+	      !rkfd_amdgpu_hqd_bit(4, 0, 4, 8, &idx) && !rkfd_amdgpu_hqd_bit(0, 8, 4, 8, &idx) &&
+	      !rkfd_amdgpu_hqd_bit(0, 0, 0, 0, &idx) && idx == 7);
+	CHECK("an HQD bit past AMDGPU_MAX_QUEUES is none",
+	      !rkfd_amdgpu_hqd_bit(16, 0, 32, 8, &idx) && rkfd_amdgpu_hqd_bit(15, 7, 32, 8, &idx) &&
+	      idx == 127);
+	{
+		/* amdgpu on a gfx90a: queue 0 of pipes 0 and 1 are its compute rings. */
+		const u32 kfd[4] = { 0xfffffefe, 0, 0, 0 };
+		const u32 all[4] = { 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff };
+		const u32 none[4] = { 0, 0, 0, 0 };
+		u32 r[4] = { 1, 1, 1, 1 };
+
+		rkfd_amdgpu_reserved_hqds(kfd, 32, r);
+		CHECK("reserved HQDs: amdgpu's two rings of 4 x 8 slots",
+		      r[0] == 0x101 && !r[1] && !r[2] && !r[3]);
+		rkfd_amdgpu_reserved_hqds(kfd, 12, r);
+		CHECK("reserved HQDs: only the first MEC's slots count",
+		      r[0] == 0x101 && !r[1]);
+		rkfd_amdgpu_reserved_hqds(all, 128, r);
+		CHECK("reserved HQDs: none when the KFD has every slot",
+		      !r[0] && !r[1] && !r[2] && !r[3]);
+		rkfd_amdgpu_reserved_hqds(none, 40, r);
+		CHECK("reserved HQDs: 40 slots, none the KFD's, are 32 + 8 reserved",
+		      r[0] == 0xffffffff && r[1] == 0xff && !r[2] && !r[3]);
+	}
+	CHECK("SDMA engine 4 queue 7 of a 5-engine gfx90a is a slot",
+	      rkfd_amdgpu_sdma_slot_ok(4, 7, 5));
+	CHECK("SDMA engine 5 of 5, or RLC queue 8, is none",
+	      !rkfd_amdgpu_sdma_slot_ok(5, 0, 5) && !rkfd_amdgpu_sdma_slot_ok(0, 8, 5) &&
+	      !rkfd_amdgpu_sdma_slot_ok(0, 0, 0));
+	CHECK("an AQL MQD (aql_control CONTROL0) has write-pointer shift 4",
+	      rkfd_amdgpu_wptr_shift(1) == 4);
+	CHECK("a PM4 MQD has write-pointer shift 0", rkfd_amdgpu_wptr_shift(0) == 0);
+
+	/* update_qpd_v9 / _v11 with gc_9_0 / gc_11_0_0_sh_mask.h's shifts. */
+	CHECK("gfx9 SH_MEM_CONFIG: unaligned (3 << 3) | RETRY_DISABLE (1 << 12)",
+	      rkfd_amdgpu_sh_mem_config(RKFD_AMDGPU_MQD_V9, &cfg) && cfg == 0x1018);
+	CHECK("gfx10/11 SH_MEM_CONFIG: unaligned (3 << 2) | INITIAL_INST_PREFETCH 3 (<< 14)",
+	      rkfd_amdgpu_sh_mem_config(RKFD_AMDGPU_MQD_V11, &cfg) && cfg == 0xc00c &&
+	      rkfd_amdgpu_sh_mem_config(RKFD_AMDGPU_MQD_V10, &cfg) && cfg == 0xc00c);
+	cfg = 5;
+	CHECK("no SH_MEM_CONFIG for gfx12 (not covered)",
+	      !rkfd_amdgpu_sh_mem_config(RKFD_AMDGPU_MQD_V12, &cfg) && cfg == 5);
+	CHECK("SH_MEM_BASES: LDS 1 << 48 shared, scratch 2 << 48 private",
+	      RKFD_AMDGPU_SH_MEM_BASES == 0x00010002);
 }
 
 int main(void)
@@ -250,6 +345,7 @@ int main(void)
 	      rkfd_amdgpu_derive(&d, &info) && info.vram_size == 64 * GiB && !info.vram_is_public);
 
 	hws_path();
+	queue_path();
 
 	printf("bridge-derive: %d passed, %d failed\n", pass, fail);
 	return fail != 0;

@@ -155,13 +155,24 @@ pub fn process_count_with<T: Ord>(pasids: &mut [T], new: &T) -> u32 {
 /// The HQD slots the HWS gets for a MEC of `pipes` pipes with
 /// `queues_per_pipe` HQDs each: the first MEC's first 8 queues of each
 /// pipe (SET_RESOURCES' `queue_mask` names 8 queues a pipe:
-/// `amdgpu_queue_mask_bit_to_set_resource_bit`), as
+/// `amdgpu_queue_mask_bit_to_set_resource_bit`) that the GPU driver does
+/// not keep (`reserved`: bit `pipe * queues_per_pipe + queue` of the first
+/// 128 slots, the device interface's `reserved_hqds`; upstream leaves
+/// them out of `kgd2kfd_shared_resources.cp_queue_bitmap`), as
 /// [`super::pm4::SharedResources`] with `compute_vmid_bitmap`.
-pub fn hws_shared_resources(compute_vmid_bitmap: u32, pipes: u32, queues_per_pipe: u32) -> super::pm4::SharedResources {
+pub fn hws_shared_resources(compute_vmid_bitmap: u32, pipes: u32, queues_per_pipe: u32, reserved: u128) -> super::pm4::SharedResources {
     let qpp = queues_per_pipe.min(8);
     let pipes = pipes.min(if qpp == 0 { 0 } else { 128 / qpp });
-    let n = pipes * qpp;
-    let cp_queue_bitmap = if n >= 128 { u128::MAX } else { (1u128 << n) - 1 };
+    let mut cp_queue_bitmap = 0u128;
+    for pipe in 0..pipes {
+        for queue in 0..qpp {
+            // `pipe * queues_per_pipe + queue` in u64: no overflow path.
+            let slot = u64::from(pipe) * u64::from(queues_per_pipe) + u64::from(queue);
+            if slot >= 128 || reserved >> slot & 1 == 0 {
+                cp_queue_bitmap |= 1u128 << (pipe * qpp + queue);
+            }
+        }
+    }
     super::pm4::SharedResources { compute_vmid_bitmap, cp_queue_bitmap, num_queue_per_pipe: qpp, num_pipe_per_mec: pipes }
 }
 

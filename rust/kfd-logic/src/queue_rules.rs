@@ -516,6 +516,14 @@ pub struct HqdSlot {
     pub queue: u32,
 }
 
+/// The device interface's `kgd_gpu_info.reserved_hqds` (four 32-bit
+/// words, the first holding slots 0-31) as one 128-bit map: bit `pipe *
+/// num_queue_per_pipe + queue` is an HQD of the first MEC the GPU driver
+/// keeps for itself.
+pub fn reserved_hqds(words: [u32; 4]) -> u128 {
+    words.iter().rev().fold(0u128, |m, &w| m << 32 | u128::from(w))
+}
+
 /// The compute HQDs of a device, shared by all processes (C: the dqm's
 /// `allocated_queues[pipe]` bitmaps and `next_pipe_to_allocate`; a set
 /// bit is a used slot here).  At most 1024 slots.
@@ -524,15 +532,29 @@ pub struct HqdSlots {
     pipes: u32,
     queues_per_pipe: u32,
     used: Bitmap1024,
+    /// Slots of the first 128 the GPU driver keeps ([`reserved_hqds`];
+    /// C: the slots `init_pipelines` leaves out of `allocated_queues`
+    /// because `cp_queue_bitmap` does not name them).
+    reserved: u128,
     next_pipe: u32,
 }
 
 impl HqdSlots {
     /// `pipes` x `queues_per_pipe` free slots (capped at 1024 in all).
     pub fn new(pipes: u32, queues_per_pipe: u32) -> Self {
+        Self::with_reserved(pipes, queues_per_pipe, 0)
+    }
+
+    /// As [`Self::new`], without the slots of `reserved`
+    /// ([`reserved_hqds`]), which [`Self::alloc`] never hands out.
+    pub fn with_reserved(pipes: u32, queues_per_pipe: u32, reserved: u128) -> Self {
         let pipes = pipes.min(1024);
         let queues_per_pipe = if pipes == 0 { 0 } else { queues_per_pipe.min(1024 / pipes) };
-        HqdSlots { pipes, queues_per_pipe, used: Bitmap1024::default(), next_pipe: 0 }
+        HqdSlots { pipes, queues_per_pipe, used: Bitmap1024::default(), reserved, next_pipe: 0 }
+    }
+
+    fn is_reserved(&self, bit: u32) -> bool {
+        bit < 128 && self.reserved >> bit & 1 != 0
     }
 
     /// C: `allocate_hqd`: the lowest free queue of the first pipe with
@@ -546,7 +568,7 @@ impl HqdSlots {
             let pipe = (self.next_pipe + i).checked_rem(self.pipes).unwrap_or(0);
             for queue in 0..self.queues_per_pipe {
                 let bit = pipe * self.queues_per_pipe + queue;
-                if !self.used.test(bit) {
+                if !self.used.test(bit) && !self.is_reserved(bit) {
                     self.used.set(bit);
                     self.next_pipe = (pipe + 1).checked_rem(self.pipes).unwrap_or(0);
                     return Ok(HqdSlot { pipe, queue });

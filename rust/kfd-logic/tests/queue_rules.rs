@@ -284,6 +284,31 @@ fn idle_wave_state_is_empty() {
 }
 
 #[test]
+fn hqd_slots_skip_the_drivers_reserved_slots() {
+    // amdgpu's compute rings on pipes 0 and 1, queue 0 (bits 0 and 8 of
+    // 4 pipes x 8): rkfd never gets them, the others round robin.
+    let reserved = reserved_hqds([1 << 0 | 1 << 8, 0, 0, 0]);
+    assert_eq!(reserved, 0x101);
+    let mut h = HqdSlots::with_reserved(4, 8, reserved);
+    let got: Vec<_> = (0..4).map(|_| h.alloc().unwrap()).map(|s| (s.pipe, s.queue)).collect();
+    assert_eq!(got, [(0, 1), (1, 1), (2, 0), (3, 0)]);
+    let mut n = 4;
+    while h.alloc().is_ok() {
+        n += 1;
+    }
+    assert_eq!(n, 30, "32 slots less the 2 reserved");
+    // Freeing a reserved slot (never handed out) does not make it free.
+    h.free(HqdSlot { pipe: 0, queue: 0 });
+    assert_eq!(h.alloc(), Err(Errno::Busy));
+    // The words: slot 32 * i + j is bit j of word i.
+    assert_eq!(reserved_hqds([0, 1, 0, 0x8000_0000]), 1u128 << 32 | 1u128 << 127);
+    // A reserved map names slots of the first 128 only; the rest stay free.
+    let mut h = HqdSlots::with_reserved(2, 128, u128::MAX);
+    assert_eq!(h.alloc(), Ok(HqdSlot { pipe: 1, queue: 0 }));
+    assert_eq!(h.alloc(), Ok(HqdSlot { pipe: 1, queue: 1 }));
+}
+
+#[test]
 fn hqd_slots_round_robin_over_pipes_then_busy() {
     let mut h = HqdSlots::new(4, 2);
     // allocate_hqd: one queue per pipe in turn, then the second queues.

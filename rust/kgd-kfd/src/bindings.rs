@@ -82,6 +82,7 @@ pub struct kgd_gpu_info {
     pub num_cp_queues: __u32,
     pub num_pipe_per_mec: __u32,
     pub num_queue_per_pipe: __u32,
+    pub reserved_hqds: [__u32; 4usize],
     pub num_xcc: __u32,
     pub max_engine_clk_fcompute: __u32,
     pub fw_version: __u32,

@@ -348,14 +348,31 @@ fn max_proc_per_quantum_from_hws_max_conc_proc() {
 #[test]
 fn hws_slots_are_eight_queues_a_pipe() {
     // The virtual MEC: 4 pipes of 128 HQDs; the HWS gets 8 of each.
-    let r = hws_shared_resources(0xff00, 4, 128);
+    let r = hws_shared_resources(0xff00, 4, 128, 0);
     let s = SetResources::for_scheduler(&r, false, 9000).unwrap();
     assert_eq!(s.queue_mask, 0xffff_ffff);
     assert_eq!(HwsTables::of(&s), HwsTables { vmids: 8, cp_queues: 32 });
     // A MEC with fewer queues a pipe keeps them all.
-    let s = SetResources::for_scheduler(&hws_shared_resources(0xff00, 2, 4), false, 9000).unwrap();
+    let s = SetResources::for_scheduler(&hws_shared_resources(0xff00, 2, 4, 0), false, 9000).unwrap();
     assert_eq!(s.queue_mask, 0x0f0f);
-    assert_eq!(SetResources::for_scheduler(&hws_shared_resources(0xff00, 0, 8), false, 9000), Err(crate::pm4::SetResourcesError::NoQueues));
+    assert_eq!(SetResources::for_scheduler(&hws_shared_resources(0xff00, 0, 8, 0), false, 9000), Err(crate::pm4::SetResourcesError::NoQueues));
+}
+
+#[test]
+fn hws_slots_leave_out_the_drivers_reserved_hqds() {
+    // amdgpu's compute rings on a 4 x 8 MEC at pipes 0 and 1, queue 0:
+    // SET_RESOURCES' queue mask leaves their bits out.
+    let s = SetResources::for_scheduler(&hws_shared_resources(0xff00, 4, 8, 0x101), false, 9000).unwrap();
+    assert_eq!(s.queue_mask, 0xffff_fefe);
+    assert_eq!(HwsTables::of(&s), HwsTables { vmids: 8, cp_queues: 30 });
+    // With 128 HQDs a pipe the reserved slot of pipe 0 queue 3 is bit 3,
+    // pipe 1's slots (128 on) cannot be reserved.
+    let s = SetResources::for_scheduler(&hws_shared_resources(0xff00, 4, 128, 1 << 3), false, 9000).unwrap();
+    assert_eq!(s.queue_mask, 0xffff_fff7);
+    // Every slot reserved: an empty queue mask, no runlist slot.
+    let s = SetResources::for_scheduler(&hws_shared_resources(0xff00, 2, 4, u128::MAX), false, 9000).unwrap();
+    assert_eq!(s.queue_mask, 0);
+    assert_eq!(HwsTables::of(&s).cp_queues, 0);
 }
 
 #[test]
