@@ -121,7 +121,10 @@ pub(crate) fn start(dev: &Device) -> Option<MesState> {
         return None;
     }
     kfd_info!("gpu_id {}: {} queues are scheduled by MES (sched_policy {})\n", dev.gpu_id(), dev.gfx, crate::kabi::sched_policy());
-    let shared = dqm::hws_shared_resources(crate::hws::COMPUTE_VMID_BITMAP, dev.info.num_pipe_per_mec, dev.info.num_queue_per_pipe);
+    // get_cp_queues_num: the queues of amdgpu's cp_queue_bitmap, without
+    // the HQDs the GPU driver keeps.
+    let reserved = crate::queue::rules::reserved_hqds(dev.info.reserved_hqds);
+    let shared = dqm::hws_shared_resources(crate::hws::COMPUTE_VMID_BITMAP, dev.info.num_pipe_per_mec, dev.info.num_queue_per_pipe, reserved);
     Some(MesState { procs: KVec::new(), entries: KVec::new(), policy, tables: HwsTables::of_shared(&shared) })
 }
 
