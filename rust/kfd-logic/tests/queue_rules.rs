@@ -300,3 +300,54 @@ fn hqd_slots_round_robin_over_pipes_then_busy() {
     assert_eq!(HqdSlots::new(4, 1000).queues_per_pipe(), 256);
     assert_eq!(HqdSlots::new(0, 8).alloc(), Err(Errno::Busy));
 }
+
+// Eviction (C: `qpd->evicted` and `q->properties.is_evicted` in
+// `evict_process_queues_*` / `restore_process_queues_*`).
+
+#[test]
+fn evictions_nest_and_only_the_last_restore_resumes() {
+    let mut e = Eviction::default();
+    assert!(!e.is_evicted());
+    assert_eq!(e.evict(), Some(true), "the first eviction stops the queues");
+    assert_eq!(e.evict(), Some(false), "a nested one finds them stopped");
+    assert_eq!(e.evict(), Some(false));
+    assert!(e.is_evicted());
+    assert_eq!(e.restore(), Restore::StillEvicted);
+    assert_eq!(e.restore(), Restore::StillEvicted);
+    assert!(e.is_evicted(), "one eviction is still in force");
+    assert_eq!(e.restore(), Restore::Resume, "the last restore lets them run");
+    assert!(!e.is_evicted());
+    // Evicted again after a full restore: the queues stop again.
+    assert_eq!(e.evict(), Some(true));
+    assert_eq!(e.restore(), Restore::Resume);
+}
+
+#[test]
+fn an_unbalanced_restore_changes_nothing() {
+    let mut e = Eviction::default();
+    assert_eq!(e.restore(), Restore::NotEvicted);
+    assert!(!e.is_evicted());
+    assert_eq!(e.evict(), Some(true), "the count did not go below 0");
+    assert_eq!(e.restore(), Restore::Resume);
+    assert_eq!(e.restore(), Restore::NotEvicted);
+}
+
+#[test]
+fn an_evicted_queue_is_inactive_whatever_else_it_has() {
+    let mut p = properties_from_user(&aql(), LIMIT).unwrap();
+    assert!(!p.is_evicted, "a new queue of a running process is not evicted");
+    assert!(p.is_active());
+    p.is_evicted = true;
+    assert!(!p.is_active(), "QUEUE_IS_ACTIVE needs !is_evicted");
+    // UPDATE_QUEUE of an evicted queue starts from its properties: it
+    // stays evicted, whatever ring and percentage it gets.
+    let mut u = p;
+    u.ring_base = 0x7f00_4000_0000;
+    u.percentage = 50;
+    assert!(u.is_evicted && !u.is_active());
+    // Restored: active again only if it has a ring and a percentage.
+    u.is_evicted = false;
+    assert!(u.is_active());
+    u.percentage = 0;
+    assert!(!u.is_active());
+}
