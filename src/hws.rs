@@ -35,10 +35,13 @@
 //!
 //! What rkfd does not do (yet): MAP_PROCESS carries the PASID only (the
 //! GPU driver finds the VM by it; no `page_table_base`, `sh_mem_*`, trap
-//! handler or GDS/GWS/OAC).  Queue eviction and restore through the HWS
-//! (`evict_process_queues_cpsch`) are not wired: rkfd's XNACK-off
-//! eviction marks the process evicted and preempts nothing
-//! (`crate::svm::notifier`), with either policy.
+//! handler or GDS/GWS/OAC).
+//!
+//! Eviction (`crate::queue::evict_process`, upstream
+//! `evict_process_queues_cpsch` / `restore_process_queues_cpsch`): the
+//! process's entries become inactive and one [`execute`] (UNMAP_QUEUES,
+//! fence, RUN_LIST without them) takes them off the HWS; the restore
+//! makes the active ones active again with one more.
 //!
 //! Lock order: [`DeviceQueues::hws`](crate::queue::DeviceQueues) (upstream
 //! `dqm_lock` of the cpsch path) is taken under `Process::inner` and a

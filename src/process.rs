@@ -110,6 +110,12 @@ pub(crate) struct ProcessDevice {
     pub(crate) memory_policy: (u32, u32, u64, u64),
     /// What `proc/<pid>/` shows for this device (VRAM usage, ...).
     pub(crate) counters: Arc<ProcCounters>,
+    /// Evictions of the process's queues on this device in force (C:
+    /// `pdd->qpd.evicted`; `crate::queue::evict_process`).
+    pub(crate) eviction: crate::queue::rules::Eviction,
+    /// When the current eviction began (`raw_ns`; C:
+    /// `pdd->last_evict_timestamp`).
+    pub(crate) evicted_since_ns: u64,
 }
 
 /// GPU virtual address apertures of a GFX9+ device
@@ -149,6 +155,8 @@ impl ProcessDevice {
             trap_handler: (0, 0),
             memory_policy: (0, 0, 0, 0),
             counters,
+            eviction: Default::default(),
+            evicted_since_ns: 0,
         })
     }
 
@@ -366,7 +374,7 @@ impl Process {
             return Err(EINVAL);
         }
         let pasid = Pasid::alloc()?;
-        let svms = Svms::new(mm, pdds.iter().map(|p| &p.dev))?;
+        let svms = Svms::new(mm, pasid.0, pdds.iter().map(|p| &p.dev))?;
         let leader = task.group_leader();
         let process = Arc::pin_init(
             try_pin_init!(Process {
