@@ -111,8 +111,9 @@ pub(crate) struct ProcessDevice {
     /// What `proc/<pid>/` shows for this device (VRAM usage, ...).
     pub(crate) counters: Arc<ProcCounters>,
     /// Evictions of the process's queues on this device in force (C:
-    /// `pdd->qpd.evicted`; `crate::queue::evict_process`).
-    pub(crate) eviction: crate::queue::rules::Eviction,
+    /// `pdd->qpd.evicted`, a count: host-tested in `amdgpu-hw`'s dqm
+    /// model; `crate::queue::evict_process`).
+    pub(crate) eviction: crate::packet_manager::hws_format::dqm::Evictions,
     /// When the current eviction began (`raw_ns`; C:
     /// `pdd->last_evict_timestamp`).
     pub(crate) evicted_since_ns: u64,

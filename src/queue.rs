@@ -551,7 +551,7 @@ fn sched_of(dev: &Device) -> Sched {
 /// Evicts the queues of a process on every device it uses (C:
 /// `kfd_process_evict_queues`: an SMI `QUEUE_EVICTION` per device with a
 /// bound VM, then the dqm's `evict_process_queues` on each).  Evictions
-/// nest ([`rules::Eviction`], upstream `qpd->evicted`): only the first
+/// nest (`dqm::Evictions`, upstream `qpd->evicted`): only the first
 /// stops the queues, and every call must be paired with a
 /// [`restore_process`], whatever it returned (the count goes up even if
 /// a preemption failed: the queues are out of the scheduler then too).
@@ -579,7 +579,7 @@ pub(crate) fn evict_process(process: &Process, owner: &crate::smi::Owner, trigge
 /// Ends one eviction of the process's queues on every device it uses (C:
 /// `kfd_process_restore_queues`: an SMI `QUEUE_RESTORE` per device with a
 /// bound VM, then the dqm's `restore_process_queues`); the queues run
-/// again where it was the last ([`rules::Restore::Resume`]).  As
+/// again where it was the last.  As
 /// [`evict_process`] for errors and locks.
 pub(crate) fn restore_process(process: &Process, owner: &crate::smi::Owner) -> Result {
     let mut hung = KVec::new();
@@ -613,12 +613,9 @@ pub(crate) fn restore_process(process: &Process, owner: &crate::smi::Owner) -> R
 fn evict_device(inner: &mut ProcessInner, idx: usize, pasid: u32, hung: &mut Hung) -> Result {
     let ProcessInner { pdds, queues, .. } = inner;
     let pdd = &mut pdds[idx];
-    match pdd.eviction.evict() {
-        Some(true) => {}
+    if !pdd.eviction.evict() {
         // Evicted already: nothing to stop.
-        Some(false) => return Ok(()),
-        // 2^32 - 1 evictions in force: refused, nothing changed.
-        None => return Err(EBUSY),
+        return Ok(());
     }
     pdd.evicted_since_ns = kabi::time::raw_ns();
     let dev = pdd.dev.clone();
@@ -636,7 +633,7 @@ fn evict_device(inner: &mut ProcessInner, idx: usize, pasid: u32, hung: &mut Hun
     }
     let mut ret = Ok(());
     let mut note = |q: &Queue, r: Result| note_evict_error(&dev, pasid, q.shared.qid, "evict", r, hung, &mut ret);
-    let mine = queues.queues.iter().filter(|q| q.shared.gpu_id == gpu_id);
+    let mine = queues.queues.iter().filter(move |q| q.shared.gpu_id == gpu_id);
     match sched_of(&dev) {
         Sched::NoCpsch => {
             for q in mine {
@@ -683,9 +680,9 @@ fn evict_device(inner: &mut ProcessInner, idx: usize, pasid: u32, hung: &mut Hun
 fn restore_device(inner: &mut ProcessInner, idx: usize, pasid: u32, hung: &mut Hung) -> Result {
     let ProcessInner { pdds, queues, .. } = inner;
     let pdd = &mut pdds[idx];
-    match pdd.eviction.restore() {
-        rules::Restore::Resume => {}
-        rules::Restore::StillEvicted | rules::Restore::NotEvicted => return Ok(()),
+    if !pdd.eviction.restore() {
+        // Another eviction is in force, or none was (nothing to do).
+        return Ok(());
     }
     let spent = kabi::time::raw_ns().saturating_sub(pdd.evicted_since_ns);
     pdd.counters.evicted_ns.fetch_add(spent, Relaxed);
@@ -704,7 +701,8 @@ fn restore_device(inner: &mut ProcessInner, idx: usize, pasid: u32, hung: &mut H
     }
     let mut ret = Ok(());
     let mut note = |q: &Queue, r: Result| note_evict_error(&dev, pasid, q.shared.qid, "restore", r, hung, &mut ret);
-    let mine = || queues.queues.iter().filter(|q| q.shared.gpu_id == gpu_id && q.props.is_active());
+    let all: &KVec<Queue> = &queues.queues;
+    let mine = move || all.iter().filter(move |q| q.shared.gpu_id == gpu_id && q.props.is_active());
     match sched_of(&dev) {
         Sched::NoCpsch => {
             let vm = pdd.bound_vm()?;

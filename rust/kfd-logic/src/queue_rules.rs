@@ -143,7 +143,8 @@ pub struct Properties {
     pub sdma_engine_id: u32,
     /// Its process's queues are evicted on its device (C:
     /// `q->properties.is_evicted`): set for every queue of the process and
-    /// device while [`Eviction::is_evicted`], including queues created or
+    /// device while an eviction is in force (`qpd->evicted`, rkfd:
+    /// `amdgpu-hw`'s `dqm::Evictions`), including queues created or
     /// updated meanwhile.
     pub is_evicted: bool,
 }
@@ -153,57 +154,6 @@ impl Properties {
     /// ring, a size, a non-zero percentage, and not evicted.
     pub fn is_active(&self) -> bool {
         self.ring_size > 0 && self.ring_base != 0 && self.percentage > 0 && !self.is_evicted
-    }
-}
-
-/// How many evictions of a process's queues on one device are in force
-/// (C: `qpd->evicted`, a counter: evictions nest, and only the restore
-/// that brings it back to 0 lets the queues run again).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Eviction {
-    count: u32,
-}
-
-/// What a restore does (C: the three exits of `restore_process_queues_*`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Restore {
-    /// Nothing was evicted: an unbalanced restore, ignored (upstream
-    /// `WARN_ON_ONCE(!qpd->evicted)`; rkfd only refuses it).
-    NotEvicted,
-    /// Another eviction is still in force: the queues stay evicted.
-    StillEvicted,
-    /// The last eviction ended: the queues run again.
-    Resume,
-}
-
-impl Eviction {
-    /// Whether the process's queues on the device are evicted.
-    pub fn is_evicted(&self) -> bool {
-        self.count > 0
-    }
-
-    /// One more eviction (C: `if (qpd->evicted++ > 0) goto out;`): true if
-    /// this one must stop the queues (the first), false if they are
-    /// stopped already.  `None`: the count would overflow (refused, the
-    /// count is unchanged).
-    pub fn evict(&mut self) -> Option<bool> {
-        self.count = self.count.checked_add(1)?;
-        Some(self.count == 1)
-    }
-
-    /// One eviction ends (C: `qpd->evicted--`, the queues restored at 0).
-    pub fn restore(&mut self) -> Restore {
-        match self.count {
-            0 => Restore::NotEvicted,
-            1 => {
-                self.count = 0;
-                Restore::Resume
-            }
-            _ => {
-                self.count -= 1;
-                Restore::StillEvicted
-            }
-        }
     }
 }
 

@@ -301,36 +301,8 @@ fn hqd_slots_round_robin_over_pipes_then_busy() {
     assert_eq!(HqdSlots::new(0, 8).alloc(), Err(Errno::Busy));
 }
 
-// Eviction (C: `qpd->evicted` and `q->properties.is_evicted` in
-// `evict_process_queues_*` / `restore_process_queues_*`).
-
-#[test]
-fn evictions_nest_and_only_the_last_restore_resumes() {
-    let mut e = Eviction::default();
-    assert!(!e.is_evicted());
-    assert_eq!(e.evict(), Some(true), "the first eviction stops the queues");
-    assert_eq!(e.evict(), Some(false), "a nested one finds them stopped");
-    assert_eq!(e.evict(), Some(false));
-    assert!(e.is_evicted());
-    assert_eq!(e.restore(), Restore::StillEvicted);
-    assert_eq!(e.restore(), Restore::StillEvicted);
-    assert!(e.is_evicted(), "one eviction is still in force");
-    assert_eq!(e.restore(), Restore::Resume, "the last restore lets them run");
-    assert!(!e.is_evicted());
-    // Evicted again after a full restore: the queues stop again.
-    assert_eq!(e.evict(), Some(true));
-    assert_eq!(e.restore(), Restore::Resume);
-}
-
-#[test]
-fn an_unbalanced_restore_changes_nothing() {
-    let mut e = Eviction::default();
-    assert_eq!(e.restore(), Restore::NotEvicted);
-    assert!(!e.is_evicted());
-    assert_eq!(e.evict(), Some(true), "the count did not go below 0");
-    assert_eq!(e.restore(), Restore::Resume);
-    assert_eq!(e.restore(), Restore::NotEvicted);
-}
+// Eviction (C: `q->properties.is_evicted`; the `qpd->evicted` count is
+// amdgpu-hw's `dqm::Evictions`, tested there).
 
 #[test]
 fn an_evicted_queue_is_inactive_whatever_else_it_has() {
