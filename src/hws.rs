@@ -46,10 +46,13 @@
 //! its next queue here).
 //!
 //! What rkfd does not do (yet): no trap handler (`tba_addr` /
-//! `tma_addr` 0) and no GDS/GWS/OAC in MAP_PROCESS.  Queue eviction and
-//! restore through the HWS (`evict_process_queues_cpsch`) are not wired:
-//! rkfd's XNACK-off eviction marks the process evicted and preempts
-//! nothing (`crate::svm::notifier`), with either policy.
+//! `tma_addr` 0) and no GDS/GWS/OAC in MAP_PROCESS.
+//!
+//! Eviction (`crate::queue::evict_process`, upstream
+//! `evict_process_queues_cpsch` / `restore_process_queues_cpsch`): the
+//! process's entries become inactive and one [`execute`] (UNMAP_QUEUES,
+//! fence, RUN_LIST without them) takes them off the HWS; the restore
+//! makes the active ones active again with one more.
 //!
 //! Lock order: [`DeviceQueues::hws`](crate::queue::DeviceQueues) (upstream
 //! `dqm_lock` of the cpsch path) is taken under `Process::inner` and a

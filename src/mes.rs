@@ -28,12 +28,14 @@
 //! Differences from upstream: the process context is freed with the
 //! process's last queue on the GPU (upstream: with the process-device);
 //! no trap handler (`tba`/`tma` 0), no debugger
-//! (`skip_process_ctx_clear` 0).  Not wired
-//! yet: XNACK-off eviction removing the queues (rkfd's eviction preempts
-//! nothing with any policy) and `mes_suspend_all` / `mes_resume_all`
-//! (upstream 7.3's amdkfd no longer calls `amdgpu_mes_suspend` /
-//! `_resume` either).  Policy 1 refuses an over-subscribing compute
-//! queue as under the HWS ([`admit`]).
+//! (`skip_process_ctx_clear` 0).  Eviction
+//! (`crate::queue::evict_process`, [`evict`] / [`restore`]) removes each
+//! active queue of the process and adds it back, as upstream's MES
+//! branches of `evict_process_queues_cpsch` / `restore_process_queues_cpsch`.
+//! Not wired yet: `mes_suspend_all` / `mes_resume_all` (upstream 7.3's
+//! amdkfd no longer calls `amdgpu_mes_suspend` / `_resume` either).
+//! Policy 1 refuses an over-subscribing compute queue as under the HWS
+//! ([`admit`]).
 //!
 //! Lock order: [`DeviceQueues::mes`](crate::queue::DeviceQueues) (upstream
 //! `dqm_lock` plus `amdgpu_mes_lock`) is taken under `Process::inner` and
@@ -338,6 +340,32 @@ pub(crate) fn update<R>(
         return (Some(r), add_hw(dev, proc_ctx, e));
     }
     (Some(r), Ok(()))
+}
+
+/// C: `evict_process_queues_cpsch`'s MES branch for one queue
+/// (`remove_queue_mes`): the firmware lets go of it (its state saved in
+/// its MQD) if it had it.  It stays known (its contexts kept) for the
+/// restore; `ETIME`: the firmware hung.
+pub(crate) fn evict(dev: &Device, s: &mut MesState, queue: &Arc<QueueShared>) -> Result {
+    match s.entries.iter_mut().find(|e| Arc::ptr_eq(&e.queue, queue)) {
+        Some(e) => remove_hw(dev, e),
+        None => Ok(()),
+    }
+}
+
+/// C: `restore_process_queues_cpsch`'s MES branch for one active queue
+/// (`add_queue_mes`): added to the firmware again, unless it is on it or
+/// an error (a reset) stopped it; the firmware resumes it from its MQD.
+pub(crate) fn restore(dev: &Device, s: &mut MesState, queue: &Arc<QueueShared>) -> Result {
+    let Some(i) = s.entries.iter().position(|e| Arc::ptr_eq(&e.queue, queue)) else {
+        return Ok(());
+    };
+    let proc_ctx = s.proc_ctx_addr(s.entries[i].pasid).unwrap_or(0);
+    let e = &mut s.entries[i];
+    if e.added || !runs(e, true) {
+        return Ok(());
+    }
+    add_hw(dev, proc_ctx, e)
 }
 
 /// After a GPU reset (`crate::queue::recover`): the reset took every

@@ -115,6 +115,13 @@ pub(crate) struct ProcessDevice {
     pub(crate) sh_mem: ShMem,
     /// What `proc/<pid>/` shows for this device (VRAM usage, ...).
     pub(crate) counters: Arc<ProcCounters>,
+    /// Evictions of the process's queues on this device in force (C:
+    /// `pdd->qpd.evicted`, a count: host-tested in `amdgpu-hw`'s dqm
+    /// model; `crate::queue::evict_process`).
+    pub(crate) eviction: crate::packet_manager::hws_format::dqm::Evictions,
+    /// When the current eviction began (`raw_ns`; C:
+    /// `pdd->last_evict_timestamp`).
+    pub(crate) evicted_since_ns: u64,
 }
 
 /// What the scheduler programs for a process's VMID on one device (C: the
@@ -168,6 +175,8 @@ impl ProcessDevice {
             memory_policy: (0, 0, 0, 0),
             sh_mem: ShMem::default(),
             counters,
+            eviction: Default::default(),
+            evicted_since_ns: 0,
         })
     }
 
@@ -401,7 +410,7 @@ impl Process {
             return Err(EINVAL);
         }
         let pasid = Pasid::alloc()?;
-        let svms = Svms::new(mm, pdds.iter().map(|p| &p.dev))?;
+        let svms = Svms::new(mm, pasid.0, pdds.iter().map(|p| &p.dev))?;
         let leader = task.group_leader();
         let process = Arc::pin_init(
             try_pin_init!(Process {

@@ -44,8 +44,11 @@ pub(crate) struct ProcCounters {
     pub(crate) userptr: Atomic<u64>,
     /// Bytes of SVM ranges resident on this GPU (rkfd extension, `mem_info`).
     pub(crate) svm: Atomic<u64>,
-    /// Milliseconds the process's queues spent evicted.
-    pub(crate) evicted_ms: Atomic<u64>,
+    /// Nanoseconds the process's queues on this device spent evicted
+    /// (upstream `pdd->evict_duration_counter`, in jiffies there): added
+    /// by `crate::queue::restore_process` when the last eviction ends;
+    /// `stats_<gpu_id>/evicted_ms` shows it in milliseconds.
+    pub(crate) evicted_ns: Atomic<u64>,
     /// The pdd's PASID: the process's once `ACQUIRE_VM` bound the device,
     /// 0 before (upstream `pdd->pasid`; debugfs `pasid_<gpu_id>`).
     pub(crate) pasid: Atomic<u32>,
@@ -74,7 +77,7 @@ impl ProcCounters {
                 gtt: Atomic::new(0),
                 userptr: Atomic::new(0),
                 svm: Atomic::new(0),
-                evicted_ms: Atomic::new(0),
+                evicted_ns: Atomic::new(0),
                 pasid: Atomic::new(0),
                 faults: Atomic::new(0),
                 page_in: Atomic::new(0),
@@ -152,12 +155,14 @@ impl Show for PidFiles {
     }
 }
 
-/// Files of `stats_<id>/`: `evicted_ms`.
+/// Files of `stats_<id>/`: `evicted_ms` (upstream `kfd_procfs_stats_show`:
+/// `jiffies_to_msecs` of the eviction time; rkfd counts nanoseconds, so
+/// evictions shorter than a jiffy add up).
 struct StatsFiles(Arc<ProcCounters>);
 
 impl Show for StatsFiles {
     fn show(&self, _file: usize, out: &mut ShowBuffer<'_>) -> Result {
-        out.emit(fmt!("{}\n", self.0.evicted_ms.load(Relaxed)))
+        out.emit(fmt!("{}\n", self.0.evicted_ns.load(Relaxed) / 1_000_000))
     }
 }
 

@@ -525,6 +525,242 @@ fn reload(
     Ok(Ok(()))
 }
 
+/// Which of the device queue manager's paths a device's queues take.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sched {
+    /// `sched_policy` 2 or no HWS: `hqd_load` / `hqd_destroy` per queue.
+    NoCpsch,
+    /// The HWS's runlists (`crate::hws`).
+    Hws,
+    /// The MES (`crate::mes`).
+    Mes,
+}
+
+fn sched_of(dev: &Device) -> Sched {
+    if dev.queues.uses_mes() {
+        Sched::Mes
+    } else if dev.queues.uses_hws() {
+        Sched::Hws
+    } else {
+        Sched::NoCpsch
+    }
+}
+
+/// Evicts the queues of a process on every device it uses (C:
+/// `kfd_process_evict_queues`: an SMI `QUEUE_EVICTION` per device with a
+/// bound VM, then the dqm's `evict_process_queues` on each).  Evictions
+/// nest (`dqm::Evictions`, upstream `qpd->evicted`): only the first
+/// stops the queues, and every call must be paired with a
+/// [`restore_process`], whatever it returned (the count goes up even if
+/// a preemption failed: the queues are out of the scheduler then too).
+/// The first error is returned; a hung scheduler's GPU is reset
+/// ([`recover`]) before this returns.  Takes `Process::inner`: call with
+/// no rkfd lock held.
+pub(crate) fn evict_process(process: &Process, owner: &crate::smi::Owner, trigger: u32) -> Result {
+    let mut hung = KVec::new();
+    let ret = {
+        let mut inner = process.inner.lock();
+        let mut ret = Ok(());
+        for i in 0..inner.pdds.len() {
+            if inner.pdds[i].vm.is_some() {
+                crate::smi::queue_eviction(owner, core::iter::once(inner.pdds[i].dev.gpu_id()), trigger);
+            }
+            let r = evict_device(&mut inner, i, process.pasid(), &mut hung);
+            ret = ret.and(r);
+        }
+        ret
+    };
+    recover(hung);
+    ret
+}
+
+/// Ends one eviction of the process's queues on every device it uses (C:
+/// `kfd_process_restore_queues`: an SMI `QUEUE_RESTORE` per device with a
+/// bound VM, then the dqm's `restore_process_queues`); the queues run
+/// again where it was the last.  As
+/// [`evict_process`] for errors and locks.
+pub(crate) fn restore_process(process: &Process, owner: &crate::smi::Owner) -> Result {
+    let mut hung = KVec::new();
+    let ret = {
+        let mut inner = process.inner.lock();
+        let mut ret = Ok(());
+        for i in 0..inner.pdds.len() {
+            if inner.pdds[i].vm.is_some() {
+                crate::smi::queue_restore(owner, core::iter::once(inner.pdds[i].dev.gpu_id()));
+            }
+            let r = restore_device(&mut inner, i, process.pasid(), &mut hung);
+            ret = ret.and(r);
+        }
+        ret
+    };
+    recover(hung);
+    ret
+}
+
+/// C: `evict_process_queues_nocpsch` / `_cpsch` (with its MES branch) for
+/// pdd `idx`: the first eviction marks each queue of the process on the
+/// device evicted (inactive) and takes the active ones off the GPU:
+/// without the HWS each is preempted with `hqd_destroy` /
+/// `hqd_sdma_destroy` (its state saved in its MQD); under the HWS the
+/// runlist is preempted once and sent again without them (one
+/// `execute_queues_cpsch`); under MES each is removed (`remove_queue_mes`).
+/// A failed preemption is logged and returned, `ETIME` puts the device
+/// into `hung`; the queues count as evicted either way.  Unlike upstream's
+/// cpsch path, a process with no active queue on the device leaves the
+/// runlist alone (nothing in it changes).
+fn evict_device(inner: &mut ProcessInner, idx: usize, pasid: u32, hung: &mut Hung) -> Result {
+    let ProcessInner { pdds, queues, .. } = inner;
+    let pdd = &mut pdds[idx];
+    if !pdd.eviction.evict() {
+        // Evicted already: nothing to stop.
+        return Ok(());
+    }
+    pdd.evicted_since_ns = kabi::time::raw_ns();
+    let dev = pdd.dev.clone();
+    let gpu_id = dev.gpu_id();
+    let mut active = 0;
+    for q in queues.queues.iter_mut().filter(|q| q.shared.gpu_id == gpu_id) {
+        if q.props.is_active() {
+            active += 1;
+        }
+        q.props.is_evicted = true;
+    }
+    if active == 0 {
+        return Ok(());
+    }
+    let mut ret = Ok(());
+    let mut note = |q: &Queue, r: Result| note_evict_error(&dev, pasid, q.shared.qid, "evict", r, hung, &mut ret);
+    let mine = queues.queues.iter().filter(move |q| q.shared.gpu_id == gpu_id);
+    match sched_of(&dev) {
+        Sched::NoCpsch => {
+            for q in mine {
+                // Only a loaded queue is preempted (`unload_hw` does
+                // nothing for the others).
+                let r = unload_hw(&dev, q.shared.slot, &mut q.shared.hw.lock());
+                note(q, r);
+            }
+        }
+        Sched::Mes => {
+            let mut guard = dev.queues.mes.lock();
+            if let Some(s) = Option::as_mut(&mut *guard) {
+                for q in mine {
+                    let r = crate::mes::evict(&dev, s, &q.shared);
+                    note(q, r);
+                }
+            }
+        }
+        Sched::Hws => {
+            let mut guard = dev.queues.hws.lock();
+            if let Some(s) = Option::as_mut(&mut *guard) {
+                let ((), r) = crate::hws::execute(&dev, s, |entries, _| {
+                    for e in entries.iter_mut().filter(|e| e.pasid == pasid) {
+                        e.active = false;
+                    }
+                });
+                if let Some(q) = queues.queues.iter().find(|q| q.shared.gpu_id == gpu_id) {
+                    note(q, r);
+                }
+            }
+        }
+    }
+    ret
+}
+
+/// C: `restore_process_queues_nocpsch` / `_cpsch` (with its MES branch)
+/// for pdd `idx`: one eviction ends; the last clears each queue's evicted
+/// mark and puts the queues that are active (and not stopped by an
+/// error) back: `hqd_load` / `hqd_sdma_load` of the MQD their preemption
+/// saved, one runlist with them, or `add_queue_mes` each.  The eviction's
+/// time is added to `stats_<gpu_id>/evicted_ms`.  Errors as
+/// [`evict_device`]'s; a queue that could not be put back stays off the
+/// GPU (its next update or destruction goes on from there).
+fn restore_device(inner: &mut ProcessInner, idx: usize, pasid: u32, hung: &mut Hung) -> Result {
+    let ProcessInner { pdds, queues, .. } = inner;
+    let pdd = &mut pdds[idx];
+    if !pdd.eviction.restore() {
+        // Another eviction is in force, or none was (nothing to do).
+        return Ok(());
+    }
+    let spent = kabi::time::raw_ns().saturating_sub(pdd.evicted_since_ns);
+    pdd.counters.evicted_ns.fetch_add(spent, Relaxed);
+    let dev = pdd.dev.clone();
+    let gpu_id = dev.gpu_id();
+    let mut active = 0;
+    for q in queues.queues.iter_mut().filter(|q| q.shared.gpu_id == gpu_id) {
+        q.props.is_evicted = false;
+        if q.props.is_active() {
+            active += 1;
+        }
+    }
+    if active == 0 {
+        return Ok(());
+    }
+    let mut ret = Ok(());
+    let mut note = |q: &Queue, r: Result| note_evict_error(&dev, pasid, q.shared.qid, "restore", r, hung, &mut ret);
+    let all: &KVec<Queue> = &queues.queues;
+    let mine = move || all.iter().filter(move |q| q.shared.gpu_id == gpu_id && q.props.is_active());
+    match sched_of(&dev) {
+        Sched::NoCpsch => {
+            let vm = pdd.bound_vm()?;
+            for q in mine() {
+                if q.shared.error.load(Relaxed) != 0 {
+                    continue;
+                }
+                let mut hw = q.shared.hw.lock();
+                if hw.loaded {
+                    continue;
+                }
+                let r = load_hw(&dev, vm, q.shared.slot, &mut hw, q.props.wptr);
+                drop(hw);
+                note(q, r);
+            }
+        }
+        Sched::Mes => {
+            let mut guard = dev.queues.mes.lock();
+            if let Some(s) = Option::as_mut(&mut *guard) {
+                for q in mine() {
+                    let r = crate::mes::restore(&dev, s, &q.shared);
+                    note(q, r);
+                }
+            }
+        }
+        Sched::Hws => {
+            // The runlist is built from copies: which of the process's
+            // queues are active, gathered before the HWS lock.
+            let mut on = KVec::with_capacity(active, GFP_KERNEL)?;
+            for q in mine() {
+                on.push(q.shared.clone(), GFP_KERNEL)?;
+            }
+            let mut guard = dev.queues.hws.lock();
+            if let Some(s) = Option::as_mut(&mut *guard) {
+                let ((), r) = crate::hws::execute(&dev, s, |entries, _| {
+                    for e in entries.iter_mut().filter(|e| e.pasid == pasid) {
+                        e.active = on.iter().any(|a| Arc::ptr_eq(a, &e.queue));
+                    }
+                });
+                if let Some(q) = mine().next() {
+                    note(q, r);
+                }
+            }
+        }
+    }
+    ret
+}
+
+/// A failed eviction or restore of queue `qid` (`what`), logged as
+/// upstream's `Failed to evict queue %d`; `ETIME` puts the device into
+/// `hung`; the first error is kept in `ret`.
+fn note_evict_error(dev: &Arc<Device>, pasid: u32, qid: u32, what: &str, r: Result, hung: &mut Hung, ret: &mut Result) {
+    let Err(e) = r else { return };
+    kfd_err!("Pasid 0x{:x}: Failed to {} queue {}, ret {}\n", pasid, what, qid, e.to_errno());
+    if e == ETIME && !hung.iter().any(|d| Arc::ptr_eq(d, dev)) {
+        let _ = hung.push(dev.clone(), GFP_KERNEL);
+    }
+    if ret.is_ok() {
+        *ret = Err(e);
+    }
+}
+
 /// Logs a failed unload as upstream's `pqm_destroy_queue` does; a hung
 /// scheduler's device goes to `hung`.
 fn note_unload_error(dev: &Arc<Device>, pasid: u32, qid: u32, e: Error, hung: &mut Hung) {
@@ -636,6 +872,9 @@ fn load(
     hung: &mut Hung,
 ) -> Result<(u32, u32)> {
     let gpu_id = dev.gpu_id();
+    // C: `create_queue_*`: a queue created while its process is evicted
+    // is evicted (inactive) until the restore.
+    props.is_evicted = inner.pdds.iter().any(|p| p.dev.gpu_id() == gpu_id && p.eviction.is_evicted());
     // kfd_queue_acquire_buffers
     let mut wanted = [None; 5];
     rules::required_buffers(props, lim, &mut wanted).map_err(errno)?;

@@ -35,7 +35,11 @@
 //!     [`svm::Svms::list`] is taken directly under it (SET_XNACK_MODE moves
 //!     the reservation, ACQUIRE_VM adds a VM).  The interrupt path never
 //!     takes it; the retry-fault entry (`kgd2kfd_svm_fault`) takes it
-//!     briefly, with no other lock held, before the SVM locks.
+//!     briefly, with no other lock held, before the SVM locks.  The SVM
+//!     restore worker (`Svms::run_worker`, XNACK off) takes it with no
+//!     other lock held, before 4 and after dropping 4–6, to evict and
+//!     restore the process's queues (`queue::evict_process`: 3, 3a or 3b
+//!     inside it).
 //!  3. [`queue::QueueShared::hw`] (rkfd): a queue's MQD and load state,
 //!     taken under 2 by the queue's owner and by debugfs `mqds` / `hqds`
 //!     with no other lock held, never by the interrupt path; the kfd2kgd
@@ -137,7 +141,7 @@
 //!   itself, the virtual GPU allocates page tables inside `NoReclaim`),
 //!   and nothing under them waits for an invalidation or preempts the
 //!   GPU's queues (XNACK off, the callback marks the process evicted
-//!   instead).  An interval notifier is removed (which waits for its
+//!   instead; the restore worker preempts them outside every SVM lock).  An interval notifier is removed (which waits for its
 //!   callbacks) never with 8 or 9 held and never from a callback: `munmap`
 //!   only flags the process in the callback, and the deferred work (under
 //!   4–6) removes the range.

@@ -39,7 +39,7 @@
 //! | `GPU_PRE_RESET` / `_POST_RESET` | `queue::recover` (a scheduler hang, debugfs `hang_hws`) | `kgd2kfd_pre_reset` / `_post_reset` |
 //! | `PAGE_FAULT_START` / `_END` | `svm::fault`: a retry fault (`restore_pages`) | `svm_range_restore_pages` |
 //! | `MIGRATE_START` / `_END` | `svm::migrate::to_vram` / `to_ram` (prefetch, GPU fault), `kabi::hmm` (CPU fault) | `svm_migrate_ram_to_vram` / `_vram_to_ram` |
-//! | `QUEUE_EVICTION` / `_RESTORE` | `svm::notifier`: XNACK-off invalidation / restore | `kfd_process_evict_queues` / `_restore_queues` |
+//! | `QUEUE_EVICTION` / `_RESTORE` | `queue::evict_process` / `restore_process`, from the XNACK-off restore worker (`svm::notifier`) | `kfd_process_evict_queues` / `_restore_queues` |
 //! | `UNMAP_FROM_GPU` | `svm::notifier`: invalidation (XNACK on, or `munmap`), SET_ATTR `NO_ACCESS` (one per range) | `svm_range_unmap_from_gpus` |
 //!
 //! The pid printed is the lead thread's, in hex for process/VM-fault
@@ -500,31 +500,16 @@ pub(crate) fn queue_restore(owner: &Owner, gpu_ids: impl Iterator<Item = u32>) {
 /// unmapped it from `gpu_id` (`munmap`: the memory is freed; `migrate`:
 /// `MMU_NOTIFY_MIGRATE`): `UNMAP_FROM_GPU` with upstream's trigger, or
 /// nothing with XNACK off unless it is a `munmap` (upstream evicts the
-/// queues there instead: [`svm_evicted`]).
+/// queues there instead: `crate::queue::evict_process`).
 pub(crate) fn svm_invalidated(owner: &Owner, gpu_id: u32, start: u64, end: u64, munmap: bool, migrate: bool, xnack_on: bool) {
     if let Some(trigger) = logic::unmap_trigger(munmap, migrate, xnack_on) {
         unmap_from_gpu(owner, gpu_id, start, end, trigger);
     }
 }
 
-/// XNACK off: an invalidation quiesced `owner`'s queues (C:
-/// `kgd2kfd_quiesce_mm(mm, KFD_QUEUE_EVICTION_TRIGGER_SVM)` on the first
-/// evicted range); `QUEUE_EVICTION` on each of `gpu_ids` if the queues ran
-/// until now (`evictions_before == restored`, see `logic::eviction_starts`).
-pub(crate) fn svm_evicted(owner: &Owner, evictions_before: u64, restored: u64, gpu_ids: impl Iterator<Item = u32>) {
-    if logic::eviction_starts(evictions_before, restored) {
-        queue_eviction(owner, gpu_ids, logic::QUEUE_EVICTION_TRIGGER_SVM);
-    }
-}
-
-/// XNACK off: a restore covering `covered` invalidations finished (C:
-/// `kgd2kfd_resume_mm` from `svm_range_restore_work`); `QUEUE_RESTORE` on
-/// each of `gpu_ids` if that resumed the queues (no invalidation since).
-pub(crate) fn svm_restored(owner: &Owner, evictions_now: u64, covered: u64, gpu_ids: impl Iterator<Item = u32>) {
-    if logic::restore_resumes(evictions_now, covered) {
-        queue_restore(owner, gpu_ids);
-    }
-}
+/// `KFD_QUEUE_EVICTION_TRIGGER_SVM`: an XNACK-off invalidation evicted
+/// the queues (C: `kgd2kfd_quiesce_mm(mm, KFD_QUEUE_EVICTION_TRIGGER_SVM)`).
+pub(crate) const QUEUE_EVICTION_TRIGGER_SVM: u32 = logic::QUEUE_EVICTION_TRIGGER_SVM;
 
 /// `UNMAP_FROM_GPU`: bytes `[start, end)` were unmapped from `gpu_id`, for
 /// `trigger` (`KFD_SVM_UNMAP_TRIGGER_*`) (C: `kfd_smi_event_unmap_from_gpu`

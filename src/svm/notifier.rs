@@ -12,6 +12,25 @@
 //! (or the next SVM operation, which runs pending work first) removes what
 //! no VMA covers any more.  XNACK off: an invalidation of a mapped range
 //! marks the process evicted and the restore remaps.
+//!
+//! # XNACK off: queue eviction, and how it differs from upstream
+//!
+//! Upstream's callback (`svm_range_evict`) calls `kgd2kfd_quiesce_mm`,
+//! which preempts the process's queues before the PTEs go, and
+//! `svm_range_restore_work` calls `kgd2kfd_resume_mm` after remapping.
+//! rkfd's callback may run in reclaim and under a range's notifier lock,
+//! where the scheduler's locks cannot be taken (they allocate, and a
+//! preemption waits for the GPU driver's engines); so the callback only
+//! counts the eviction ([`Svms::evicted`]: a GPU access that finds no PTE
+//! meanwhile is answered "retry later" and the queue stalls on it, which
+//! keeps it correct), and the restore worker ([`Svms::run_worker`])
+//! evicts the queues (`crate::queue::evict_process`: preempted, or taken
+//! off the runlist or the MES) before it remaps and restores them
+//! (`crate::queue::restore_process`) after, each with no SVM lock held
+//! (`Process::inner` is above them in the lock order).  The SMI
+//! `QUEUE_EVICTION` / `QUEUE_RESTORE` events come with those two calls.
+//! A restore run by GET_ATTR's flush rather than the worker remaps
+//! without evicting the queues (the stall covers it).
 
 use kernel::{
     prelude::*,
@@ -65,6 +84,34 @@ impl Svms {
             crate::smi::unmap_from_gpu(&self.owner, gpu_id, s, e, crate::smi::SVM_UNMAP_TRIGGER_UNMAP_FROM_CPU);
         }
         Ok(())
+    }
+
+    /// The SVM worker [`Svms::kick`] queues: [`Svms::run_pending`], with
+    /// the process's queues evicted around an XNACK-off restore (upstream
+    /// `kgd2kfd_quiesce_mm` from `svm_range_evict`, `kgd2kfd_resume_mm`
+    /// from `svm_range_restore_work`; here both from the worker, see the
+    /// module doc).  Runs with no lock held: the eviction takes
+    /// `Process::inner` and the scheduler's locks before the SVM locks are
+    /// taken and after they are dropped.
+    pub(crate) fn run_worker(self: &Arc<Self>) {
+        let process = if self.restore_pending.load(Relaxed) {
+            crate::process::find_by_pasid(self.pasid).filter(|p| Arc::ptr_eq(&p.svms, self))
+        } else {
+            None
+        };
+        if let Some(p) = process.as_ref() {
+            // Evicted even if a preemption failed (the queue is off the
+            // scheduler then too); the restore below ends it in any case.
+            if let Err(e) = crate::queue::evict_process(p, &self.owner, crate::smi::QUEUE_EVICTION_TRIGGER_SVM) {
+                kfd_warn!("svm: evicting the queues of pid {} failed: {:?}\n", p.pid(), e);
+            }
+        }
+        self.run_pending();
+        if let Some(p) = process {
+            if let Err(e) = crate::queue::restore_process(&p, &self.owner) {
+                kfd_warn!("svm: restoring the queues of pid {} failed: {:?}\n", p.pid(), e);
+            }
+        }
     }
 
     /// Runs the deferred `munmap` processing and the XNACK-off restore if
@@ -146,8 +193,9 @@ impl Svms {
         Ok(())
     }
 
-    /// XNACK off: remaps every range some GPU had mapped (the queues were
-    /// quiesced by the invalidation), then resumes the queues.
+    /// XNACK off: remaps every range some GPU had mapped (the worker
+    /// evicted the queues first, [`Svms::run_worker`]), then ends the
+    /// "retry later" state.
     fn restore(&self, guard: &MmRead<'_>, list: &mut RangeList) {
         // What this restore covers: the invalidations so far (a later one
         // sets `restore_pending` again and keeps the process evicted).
@@ -181,21 +229,17 @@ impl Svms {
 /// inside reclaim); it marks the process evicted instead, and while it is,
 /// a GPU access that finds no PTE is answered "retry later" (`EAGAIN`,
 /// see `fault::gpu_fault`): the queue stalls on that access rather than
-/// taking a fatal fault, and continues once the restore remapped.
+/// taking a fatal fault, until the restore worker has evicted the queues,
+/// remapped and restored them ([`Svms::run_worker`]).
 fn queues_quiesce(svms: &Svms) {
-    let before = svms.evictions.fetch_add(1, Full);
-    // SMI: QUEUE_EVICTION if this one stopped running queues.
-    let restored = svms.restored.load(Acquire);
-    crate::smi::svm_evicted(&svms.owner, before, restored, svms.vms.lock().iter().map(|v| v.dev().gpu_id()));
+    svms.evictions.fetch_add(1, Full);
 }
 
 /// XNACK off: the restore remapped what the invalidations up to `covered`
-/// removed; the queues go on (`kgd2kfd_resume_mm`).
+/// removed; GPU accesses are no longer answered "retry later" (the
+/// worker restores the queues after this, `kgd2kfd_resume_mm`).
 fn queues_resume(svms: &Svms, covered: u64) {
     svms.restored.store(covered, Release);
-    // SMI: QUEUE_RESTORE if no invalidation came since.
-    let evictions = svms.evictions.load(Acquire);
-    crate::smi::svm_restored(&svms.owner, evictions, covered, svms.vms.lock().iter().map(|v| v.dev().gpu_id()));
 }
 
 impl Invalidate for Svms {

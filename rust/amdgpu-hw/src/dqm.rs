@@ -314,8 +314,10 @@ impl Evictions {
     /// `evict_process_queues_cpsch`: true for the first eviction (the
     /// caller deactivates the process's queues and runs
     /// [`Cpsch::execute`]), false if already evicted.
+    /// The count saturates (no overflow panic in the kernel): 2^32 - 1
+    /// nested evictions are beyond any caller's pairing.
     pub fn evict(&mut self) -> bool {
-        self.0 += 1;
+        self.0 = self.0.saturating_add(1);
         self.0 == 1
     }
 

@@ -141,13 +141,19 @@ pub struct Properties {
     pub ctx_save_size: u32,
     pub ctl_stack_size: u32,
     pub sdma_engine_id: u32,
+    /// Its process's queues are evicted on its device (C:
+    /// `q->properties.is_evicted`): set for every queue of the process and
+    /// device while an eviction is in force (`qpd->evicted`, rkfd:
+    /// `amdgpu-hw`'s `dqm::Evictions`), including queues created or
+    /// updated meanwhile.
+    pub is_evicted: bool,
 }
 
 impl Properties {
-    /// Whether the scheduler serves the queue (C: `QUEUE_IS_ACTIVE` without
-    /// eviction): a ring, a size and a non-zero percentage.
+    /// Whether the scheduler serves the queue (C: `QUEUE_IS_ACTIVE`): a
+    /// ring, a size, a non-zero percentage, and not evicted.
     pub fn is_active(&self) -> bool {
-        self.ring_size > 0 && self.ring_base != 0 && self.percentage > 0
+        self.ring_size > 0 && self.ring_base != 0 && self.percentage > 0 && !self.is_evicted
     }
 }
 
@@ -224,6 +230,7 @@ pub fn properties_from_user(a: &CreateArgs, limit: u64) -> Result<Properties, Er
         ctx_save_size: a.ctx_save_size,
         ctl_stack_size: a.ctl_stack_size,
         sdma_engine_id: a.sdma_engine_id,
+        is_evicted: false,
     })
 }
 

@@ -325,3 +325,26 @@ fn hqd_slots_round_robin_over_pipes_then_busy() {
     assert_eq!(HqdSlots::new(4, 1000).queues_per_pipe(), 256);
     assert_eq!(HqdSlots::new(0, 8).alloc(), Err(Errno::Busy));
 }
+
+// Eviction (C: `q->properties.is_evicted`; the `qpd->evicted` count is
+// amdgpu-hw's `dqm::Evictions`, tested there).
+
+#[test]
+fn an_evicted_queue_is_inactive_whatever_else_it_has() {
+    let mut p = properties_from_user(&aql(), LIMIT).unwrap();
+    assert!(!p.is_evicted, "a new queue of a running process is not evicted");
+    assert!(p.is_active());
+    p.is_evicted = true;
+    assert!(!p.is_active(), "QUEUE_IS_ACTIVE needs !is_evicted");
+    // UPDATE_QUEUE of an evicted queue starts from its properties: it
+    // stays evicted, whatever ring and percentage it gets.
+    let mut u = p;
+    u.ring_base = 0x7f00_4000_0000;
+    u.percentage = 50;
+    assert!(u.is_evicted && !u.is_active());
+    // Restored: active again only if it has a ring and a percentage.
+    u.is_evicted = false;
+    assert!(u.is_active());
+    u.percentage = 0;
+    assert!(!u.is_active());
+}

@@ -4,6 +4,7 @@
 //! storm's reliability harness, a PRNG, a kernel-log watcher, user queues
 //! and SVM.
 
+pub mod debugfs;
 pub mod fuzz;
 pub mod harness;
 pub mod kfd;

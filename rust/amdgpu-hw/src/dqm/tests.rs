@@ -436,3 +436,13 @@ fn process_count_at_the_queue_limit_is_n_log_n() {
     let old = Counted(8, &cmps);
     assert_eq!(process_count_with(&mut pasids, &old), 512);
 }
+
+#[test]
+fn eviction_count_saturates_instead_of_overflowing() {
+    // The kernel builds with overflow checks: a panic there is a BUG().
+    let mut e = Evictions(u32::MAX - 1);
+    assert!(!e.evict());
+    assert!(!e.evict(), "saturated, still evicted, no panic");
+    assert!(e.is_evicted());
+    assert!(!e.restore());
+}

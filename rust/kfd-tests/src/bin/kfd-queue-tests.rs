@@ -16,6 +16,7 @@
 //! tests that need a queue then check exactly that.  An optional argument
 //! filters tests by name.
 
+use kfd_tests::debugfs::{hqd_dumps, holds_ring, HqdDump};
 use kfd_tests::fuzz;
 use kfd_tests::ops;
 
@@ -1207,7 +1208,7 @@ fn debugfs_lists_queues() -> Check {
     if hws_policy() && !mes_gpu(s.gpu) {
         ensure(dumps.iter().any(|(h, _)| h.starts_with("   Inst 0, HIQ on MEC 2 Pipe 0 Queue 0")), format!("hqds: no HIQ under the HWS: {hqds}"))?;
     }
-    let ours = |dumps: &[(String, Vec<(u32, u32)>)]| dumps.iter().filter(|d| holds_ring(d, a.ring_base_address)).count();
+    let ours = |dumps: &[HqdDump]| dumps.iter().filter(|d| holds_ring(d, a.ring_base_address)).count();
     ensure_eq(ours(&dumps), 1, "hqds: active CP HQDs holding our ring")?;
     // SET_CU_MASK rewrites the MQD: compute_static_thread_mgmt_se0 (byte
     // 92 of every generation's compute MQD, v9/v10/v11_structs.h) goes
@@ -1224,47 +1225,6 @@ fn debugfs_lists_queues() -> Check {
     let dumps = hqd_dumps(&hqds, s.gpu).ok_or_else(|| format!("hqds: no section of gpu_id {:x} after DESTROY", s.gpu))?;
     ensure_eq(ours(&dumps), 0, "hqds: active CP HQDs holding our ring after DESTROY")?;
     check_rls(&s, a.write_pointer_address, false)
-}
-
-/// The dumps of debugfs `hqds` under "Node <n>, gpu_id <gpu>:": each
-/// header line with its registers, `(byte offset, value)`, read back from
-/// `seq_reg_dump`'s rows (`    <offset>: <value> <value>...`, the values
-/// of consecutive registers).
-fn hqd_dumps(hqds: &str, gpu: u32) -> Option<Vec<(String, Vec<(u32, u32)>)>> {
-    let head = format!(", gpu_id {gpu:x}:");
-    let mut lines = hqds.lines().skip_while(|l| !(l.starts_with("Node ") && l.ends_with(&head)));
-    lines.next()?;
-    let mut out: Vec<(String, Vec<(u32, u32)>)> = Vec::new();
-    for l in lines.take_while(|l| !l.starts_with("Node ")) {
-        let row = l.strip_prefix("    ").and_then(|r| r.split_once(": ")).and_then(|(o, v)| Some((u32::from_str_radix(o, 16).ok()?, v)));
-        match (row, out.last_mut()) {
-            (Some((offset, values)), Some((_, regs))) => {
-                for (i, v) in values.split_whitespace().enumerate() {
-                    regs.push((offset + 4 * i as u32, u32::from_str_radix(v, 16).ok()?));
-                }
-            }
-            (Some(_), None) => return None,
-            (None, _) => out.push((l.to_string(), Vec::new())),
-        }
-    }
-    Some(out)
-}
-
-/// Whether a CP HQD dump is of an active queue on the ring at `ring`: its
-/// first register is CP_MQD_BASE_ADDR (of one of the generated register
-/// sets), CP_HQD_ACTIVE (the third) is 1 and CP_HQD_PQ_BASE / _HI (the
-/// ninth and tenth, in every generation's range) the ring >> 8.
-fn holds_ring(dump: &(String, Vec<(u32, u32)>), ring: u64) -> bool {
-    use amdgpu_hw::mqd::HqdRegs;
-    let (header, regs) = dump;
-    let first = regs.first().map(|r| r.0);
-    let reg = |i: u32| regs.iter().find(|r| Some(r.0) == first.map(|f| f + 4 * i)).map(|r| r.1);
-    header.contains("CP Pipe")
-        && [HqdRegs::Gfx9, HqdRegs::Gfx10_3, HqdRegs::Gfx11].iter().any(|g| first == Some(g.compute_range().0 << 2))
-        && regs.len() == 56
-        && reg(2) == Some(1)
-        && reg(8) == Some((ring >> 8) as u32)
-        && reg(9) == Some((ring >> 40) as u32)
 }
 
 /// The rows of our GPU's section of debugfs `rls` (upstream

@@ -7,6 +7,7 @@
 //! optional argument filters tests by name.
 
 // The /dev/kmsg watcher the fuzzer and storm use.
+use kfd_tests::debugfs;
 use kfd_tests::fuzz;
 
 use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
@@ -1592,9 +1593,158 @@ fn sdma_copy_into_inaccessible_svm_faults(gpu: &Gpu) -> Check {
     check_pattern(dst.slice(), 0x80, "the refused copy changed nothing")
 }
 
+/// `stats_<gpu_id>/evicted_ms` of this process.
+fn evicted_ms(gpu_id: u32) -> Result<u64, String> {
+    let f = format!("/sys/class/kfd/kfd/proc/{}/stats_{gpu_id}/evicted_ms", std::process::id());
+    std::fs::read_to_string(&f).map_err(|e| format!("{f}: {e}"))?.trim().parse().map_err(|e| format!("{f}: {e}"))
+}
+
+/// Issue #13 item 2: queue eviction and restore with busy queues, XNACK
+/// off.  The process has an SVM range the GPU has mapped (ACCESS) and two
+/// busy queues: an AQL queue fed BARRIER_AND packets in rounds (each
+/// round's completion signal must reach 0) and an SDMA queue copying 2 MiB
+/// into a second SVM range in rounds of new data (checked after each
+/// round).  Meanwhile a thread invalidates the first range
+/// (`madvise(MADV_DONTNEED)` of a page: the restore worker evicts the
+/// queues, remaps, restores them) and another samples debugfs: `hqds`
+/// while the AQL queue exists must sometimes not list it (preempted with
+/// `hqd_destroy`, off the runlist, or removed from the MES), and under
+/// the HWS `rls` must sometimes show no runlist (sent without the
+/// process's queues).  `stats_<gpu_id>/evicted_ms` must grow.  Every
+/// packet completes and every copy lands after the restores.  Before the
+/// eviction was wired (the callback only marked the process evicted) the
+/// queues never left `hqds` / the runlist and `evicted_ms` stayed 0.
+fn evict_restore_busy_queues(gpu: &Gpu) -> Check {
+    const SECS: u64 = 8;
+    let ctx = Ctx::new(gpu)?;
+    ensure_eq(ctx.set_xnack(false).map_err(err("SET_XNACK_MODE(0)"))?, 0, "xnack mode")?;
+    let len = 2 * MIB;
+    let victim = Anon::new(len)?;
+    victim.fill(0x11);
+    ctx.svm_set(victim.addr, len, &[(uapi::KFD_IOCTL_SVM_ATTR_ACCESS, gpu.gpu_id)]).map_err(err("SET_ATTR ACCESS victim"))?;
+    let dst = Anon::new(len)?;
+    dst.fill(0x80);
+    ctx.svm_set(dst.addr, len, &[(uapi::KFD_IOCTL_SVM_ATTR_ACCESS, gpu.gpu_id)]).map_err(err("SET_ATTR ACCESS dst"))?;
+    let mut rig = SdmaRig::new(&ctx, len, 0x41)?;
+    let topo = topology_gpus().into_iter().find(|t| t.gpu_id == gpu.gpu_id).ok_or("the GPU is not in the topology")?;
+    let aq = QueueMem::new(ctx.kfd.fd, ctx.render, &topo, SDMA_QUEUE_VA + (32 << 20))?;
+    let (aqid, adb) = aq.create(false).map_err(err("CREATE_QUEUE AQL"))?;
+    let ms0 = evicted_ms(gpu.gpu_id)?;
+    let ring = aq.va;
+    let stop = AtomicBool::new(false);
+    let (invalidations, samples, absent, hws, rls_empty, unreadable) =
+        (AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0));
+    let res = std::thread::scope(|s| {
+        let (stop, invalidations, victim_addr) = (&stop, &invalidations, victim.addr);
+        s.spawn(move || {
+            let mut i = 0usize;
+            while !stop.load(Ordering::Relaxed) {
+                let page = victim_addr + (i % (len / PAGE)) * PAGE;
+                // SAFETY: one page of our mapping.
+                if unsafe { libc::madvise(page as *mut libc::c_void, PAGE, libc::MADV_DONTNEED) } == 0 {
+                    invalidations.fetch_add(1, Ordering::Relaxed);
+                }
+                i += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        });
+        let (samples, absent, hws, rls_empty, unreadable) = (&samples, &absent, &hws, &rls_empty, &unreadable);
+        s.spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let Ok(h) = std::fs::read_to_string("/sys/kernel/debug/kfd/hqds") else { break };
+                samples.fetch_add(1, Ordering::Relaxed);
+                // Listed: an active CP HQD holds the AQL queue's ring (a
+                // queue evicted under the HWS or the MES is on none, one
+                // preempted with hqd_destroy leaves its HQD).
+                match debugfs::ring_on_hqd(&h, gpu.gpu_id, ring) {
+                    Some(false) => {
+                        absent.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Some(true) => {}
+                    None => {
+                        unreadable.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                // Under the HWS the runlist is sent without the process's
+                // queues while it is evicted: "No active runlist" (it has
+                // no other process on this GPU).
+                let r = std::fs::read_to_string("/sys/kernel/debug/kfd/rls").unwrap_or_default();
+                let r = debugfs::section(&r, gpu.gpu_id);
+                if r.contains("No active runlist") {
+                    rls_empty.fetch_add(1, Ordering::Relaxed);
+                } else if !r.trim().is_empty() {
+                    hws.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        });
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(SECS);
+        let mut r = Ok(());
+        let mut next = 0u64;
+        let mut round = 0u32;
+        while r.is_ok() && std::time::Instant::now() < until {
+            // AQL: 32 packets, the signal from 32 to 0.
+            aq.set_signal(32);
+            for _ in 0..32 {
+                aq.aql_submit(next, adb);
+                next += 1;
+            }
+            let t = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while aq.signal() != 0 && std::time::Instant::now() < t {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            if aq.signal() != 0 {
+                r = Err(format!("round {round}: AQL signal {} after 30 s", aq.signal()));
+                break;
+            }
+            // SDMA: new data into the SVM range, checked.
+            let seed = 0x41u8.wrapping_add(round as u8);
+            // SAFETY: the rig's source mapping, `len` bytes.
+            let src = unsafe { std::slice::from_raw_parts_mut(rig.src_cpu as *mut u8, rig.len) };
+            for (i, c) in src.chunks_mut(PAGE).enumerate() {
+                c.fill(seed.wrapping_add(i as u8));
+            }
+            r = rig
+                .copy_to(dst.addr as u64, 16, 30)
+                .map_err(|e| format!("round {round}: {e}"))
+                .and_then(|()| check_pattern(dst.slice(), seed, &format!("round {round}: SVM memory after the SDMA copy")));
+            round += 1;
+        }
+        stop.store(true, Ordering::Relaxed);
+        r.map(|()| round)
+    });
+    let destroyed = aq.destroy(aqid);
+    let (n, a, hw, re) = (samples.load(Ordering::Relaxed), absent.load(Ordering::Relaxed), hws.load(Ordering::Relaxed), rls_empty.load(Ordering::Relaxed));
+    println!(
+        "# {} invalidations; debugfs: {n} samples, {a} without the AQL queue on an HQD, {hw} with a runlist, {re} with no runlist",
+        invalidations.load(Ordering::Relaxed)
+    );
+    let rounds = res?;
+    destroyed.map_err(err("DESTROY_QUEUE AQL"))?;
+    rig.release();
+    aq.release();
+    ensure(rounds > 0, "no round completed")?;
+    // The last restore is the worker's: let it finish before evicted_ms.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let ms1 = evicted_ms(gpu.gpu_id)?;
+    println!("# {rounds} rounds of 32 AQL packets and a 2 MiB SDMA copy; evicted_ms {ms0} -> {ms1}");
+    ensure(ms1 > ms0, format!("evicted_ms did not grow ({ms0} -> {ms1})"))?;
+    ensure(n > 0, "debugfs hqds could not be read")?;
+    ensure_eq(unreadable.load(Ordering::Relaxed), 0, "debugfs hqds samples without a readable section of our GPU")?;
+    ensure(a > 0, format!("the AQL queue never left debugfs hqds in {n} samples"))?;
+    if hw > 0 {
+        ensure(re > 0, format!("the runlist never went without the process's queues ({hw} samples with a runlist)"))?;
+    }
+    Ok(())
+}
+
 fn main() {
     let mut h = Harness::new();
     let Some(gpu) = svm_gpu() else {
+        // Queue eviction needs no retry faults (XNACK off): it runs on a
+        // GPU without the SVM capability too (gfx11, MES).
+        if let Some(g) = gpus().first() {
+            h.run("evict_restore_busy_queues", || evict_restore_busy_queues(g));
+        }
         h.run("an SVM-capable GPU exists", || Err("no GPU advertises HSA_CAP_SVMAPI_SUPPORTED".into()));
         std::process::exit(h.finish("kfd-svm-hmm-tests"));
     };
@@ -1661,5 +1811,6 @@ fn main() {
     h.run("sdma_copy_into_svm_xnack_on_migrating", || sdma_copy_into_svm(g, true, None, 2));
     h.run("sdma_copy_into_inaccessible_svm_faults", || sdma_copy_into_inaccessible_svm_faults(g));
     h.run("retry_faults_vs_queue_preemption", || retry_faults_vs_queue_preemption(g));
+    h.run("evict_restore_busy_queues", || evict_restore_busy_queues(g));
     std::process::exit(h.finish("kfd-svm-hmm-tests"));
 }
