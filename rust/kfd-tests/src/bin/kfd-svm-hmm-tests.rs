@@ -1677,11 +1677,19 @@ fn evict_restore_busy_queues(gpu: &Gpu) -> Check {
                 }
             }
         });
+        // SECS, and longer (up to 40 s) until the sampler has read debugfs
+        // 12 times: `hqds` dumps every HQD of every GPU (hundreds of KB per
+        // virtual GPU), one read can take a second under TCG.
         let until = std::time::Instant::now() + std::time::Duration::from_secs(SECS);
+        let hard_until = std::time::Instant::now() + std::time::Duration::from_secs(40);
+        let more = || {
+            let now = std::time::Instant::now();
+            now < until || (samples.load(Ordering::Relaxed) < 12 && now < hard_until)
+        };
         let mut r = Ok(());
         let mut next = 0u64;
         let mut round = 0u32;
-        while r.is_ok() && std::time::Instant::now() < until {
+        while r.is_ok() && more() {
             // AQL: 32 packets, the signal from 32 to 0.
             aq.set_signal(32);
             for _ in 0..32 {
