@@ -55,12 +55,15 @@ pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok $*"; }
 bad() { fail=$((fail + 1)); echo "not ok $*" | tee /dev/kmsg; }
 # renamed NAME CMD...: runs CMD, its closing "<layer>: N passed, N failed"
-# line renamed "NAME: ..." (a make check layer of its own).
+# line renamed "NAME: ..." (a make check layer of its own), then its wall
+# time as scripts/guest/tests prints a program's ("# NAME took N s").
 renamed() {
-	local name=$1
+	local name=$1 start
 	shift
+	start=$(date +%s)
 	"$@" </dev/null | sed -u -E "s/^[a-z][a-z0-9-]*: ([0-9]+ passed, [0-9]+ failed)/$name: \1/"
 	[ "${PIPESTATUS[0]}" = 0 ] || rc=1
+	echo "# $name took $(($(date +%s) - start)) s"
 }
 
 unload() {
