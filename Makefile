@@ -12,9 +12,10 @@
 #                   SDMA GB/s vs memcpy, priority 15 vs 7 packets/s; raw KFD:
 #                   PM4 packets/s, SDMA GB/s with 4 queues, queue create+destroy/s,
 #                   events/s, issue #16 rounds (PM4 and SDMA), doorbell latency
-#                   vs a user-space poller, doorbell traps per section), then
-#                   reloaded under sched_policy 0 the round trip, packets/s and
-#                   create+destroy latency as ratios against policy 2; prints figures
+#                   vs a user-space poller, doorbell traps per section) under the
+#                   default sched_policy 0, then reloaded under sched_policy 2 the
+#                   round trip, packets/s and create+destroy latency, the policy-0
+#                   figures as ratios against policy 2; prints figures
 #   make bench-isa  the shader interpreter: vector add and LDS reduction over
 #                   1M elements on the virtual GPU (HIP) vs a C loop in the
 #                   guest, and the host build's lane-ops/s; prints figures

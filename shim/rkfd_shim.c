@@ -139,13 +139,14 @@ int rkfd_shim_log_level(void)
 
 /*
  * Upstream amdkfd's sched_policy (kfd_module.c): 0 HWS, 1 HWS without
- * over-subscription, 2 no HWS.  Read-only; rkfd refuses to load with any
- * other value (src/rkfd_main.rs).
+ * over-subscription, 2 no HWS; 0 by default, as upstream
+ * (KFD_SCHED_POLICY_HWS).  Read-only; rkfd refuses to load with any other
+ * value (src/rkfd_main.rs).
  */
-static int sched_policy = 2;
+static int sched_policy = 0;
 module_param(sched_policy, int, 0444);
 MODULE_PARM_DESC(sched_policy,
-	"Scheduling policy (0 = HWS (Default), 1 = HWS without over-subscription, 2 = Non-HWS (Used for debugging only)); rkfd's default is 2");
+	"Scheduling policy (0 = HWS (Default), 1 = HWS without over-subscription, 2 = Non-HWS (Used for debugging only))");
 
 int rkfd_shim_sched_policy(void)
 {

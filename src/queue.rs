@@ -9,11 +9,13 @@
 //! (validation in upstream's order, queue ids, doorbells, SDMA slots) are
 //! pure logic in `rust/kfd-logic/src/queue_rules.rs`, host-tested; this file
 //! applies them to processes and devices and hands validated queues to the
-//! GPU driver: with `sched_policy=2` (rkfd's default) each one directly
-//! (`hqd_load` / `hqd_destroy`, upstream's `*_nocpsch`); with 0 or 1, on a
+//! GPU driver: with `sched_policy` 0 (the default, as upstream) or 1, on a
 //! device with a hardware scheduler, through runlists on the HIQ
 //! (`crate::hws`, upstream's `*_cpsch`): the MQD then lives in GTT and the
-//! queue is in the device's runlist list rather than an HQD slot.
+//! queue is in the device's runlist list rather than an HQD slot; on a
+//! gfx11 device one by one to the MES (`crate::mes`); with 2, or on a
+//! device whose driver offers neither, each one directly (`hqd_load` /
+//! `hqd_destroy`, upstream's `*_nocpsch`).
 //!
 //! Differences from upstream, all forced by ROCm 5.2.3 or the device
 //! interface:

@@ -63,7 +63,7 @@ const QUANTUM_MS: i64 = 10;
 /// over-subscribed (a RUN_LIST that over-subscribes starts rotating at
 /// most this late).
 const IDLE_POLL_MS: i64 = 50;
-/// How often it looks while no HIQ is loaded (rkfd's `sched_policy` 2:
+/// How often it looks while no HIQ is loaded (rkfd under `sched_policy` 2:
 /// no runlist will come; loading the HIQ and creating enough queues to
 /// over-subscribe takes longer than this).
 const NO_HIQ_POLL_MS: i64 = 1000;

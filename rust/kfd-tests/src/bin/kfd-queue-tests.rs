@@ -772,13 +772,15 @@ fn doorbell_traps_after_idle() -> Check {
     r
 }
 
-/// rkfd's `sched_policy` module parameter (2, no HWS, if unreadable).
+/// rkfd's `sched_policy` module parameter (its default, 0, the HWS, if
+/// unreadable).
 fn sched_policy() -> u32 {
-    read_sysfs("/sys/module/rkfd/parameters/sched_policy").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(2)
+    read_sysfs("/sys/module/rkfd/parameters/sched_policy").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(0)
 }
 
-/// Whether rkfd hands queues to the hardware scheduler (policy 0 or 1;
-/// `scripts/guest/hws-tests.sh` runs this program so).
+/// Whether rkfd hands queues to the hardware scheduler (policy 0, the
+/// default, or 1; `scripts/guest/hws-tests.sh --policy 2,1` runs this
+/// program under the other two).
 fn hws_policy() -> bool {
     sched_policy() != 2
 }
