@@ -559,21 +559,12 @@ fn sched_of(dev: &Device) -> Sched {
 /// ([`recover`]) before this returns.  Takes `Process::inner`: call with
 /// no rkfd lock held.
 pub(crate) fn evict_process(process: &Process, owner: &crate::smi::Owner, trigger: u32) -> Result {
-    let mut hung = KVec::new();
-    let ret = {
-        let mut inner = process.inner.lock();
-        let mut ret = Ok(());
-        for i in 0..inner.pdds.len() {
-            if inner.pdds[i].vm.is_some() {
-                crate::smi::queue_eviction(owner, core::iter::once(inner.pdds[i].dev.gpu_id()), trigger);
-            }
-            let r = evict_device(&mut inner, i, process.pasid(), &mut hung);
-            ret = ret.and(r);
+    each_device(process, |inner, i, hung| {
+        if inner.pdds[i].vm.is_some() {
+            crate::smi::queue_eviction(owner, core::iter::once(inner.pdds[i].dev.gpu_id()), trigger);
         }
-        ret
-    };
-    recover(hung);
-    ret
+        evict_device(inner, i, process.pasid(), hung)
+    })
 }
 
 /// Ends one eviction of the process's queues on every device it uses (C:
@@ -582,21 +573,44 @@ pub(crate) fn evict_process(process: &Process, owner: &crate::smi::Owner, trigge
 /// again where it was the last.  As
 /// [`evict_process`] for errors and locks.
 pub(crate) fn restore_process(process: &Process, owner: &crate::smi::Owner) -> Result {
+    each_device(process, |inner, i, hung| {
+        if inner.pdds[i].vm.is_some() {
+            crate::smi::queue_restore(owner, core::iter::once(inner.pdds[i].dev.gpu_id()));
+        }
+        restore_device(inner, i, process.pasid(), hung)
+    })
+}
+
+/// Runs `f` on each pdd of `process` under `Process::inner`, then resets
+/// the GPUs whose scheduler hung ([`recover`]); the first error.
+fn each_device(process: &Process, mut f: impl FnMut(&mut ProcessInner, usize, &mut Hung) -> Result) -> Result {
     let mut hung = KVec::new();
     let ret = {
         let mut inner = process.inner.lock();
         let mut ret = Ok(());
         for i in 0..inner.pdds.len() {
-            if inner.pdds[i].vm.is_some() {
-                crate::smi::queue_restore(owner, core::iter::once(inner.pdds[i].dev.gpu_id()));
-            }
-            let r = restore_device(&mut inner, i, process.pasid(), &mut hung);
+            let r = f(&mut inner, i, &mut hung);
             ret = ret.and(r);
         }
         ret
     };
     recover(hung);
     ret
+}
+
+/// Marks the process's queues on GPU `gpu_id` evicted or not; the number
+/// of them that are active when not evicted (upstream's count of queues
+/// an eviction stops and a restore starts).
+fn mark_evicted(queues: &mut KVec<Queue>, gpu_id: u32, evicted: bool) -> usize {
+    let mut active = 0;
+    for q in queues.iter_mut().filter(|q| q.shared.gpu_id == gpu_id) {
+        q.props.is_evicted = false;
+        if q.props.is_active() {
+            active += 1;
+        }
+        q.props.is_evicted = evicted;
+    }
+    active
 }
 
 /// C: `evict_process_queues_nocpsch` / `_cpsch` (with its MES branch) for
@@ -620,14 +634,7 @@ fn evict_device(inner: &mut ProcessInner, idx: usize, pasid: u32, hung: &mut Hun
     pdd.evicted_since_ns = kabi::time::raw_ns();
     let dev = pdd.dev.clone();
     let gpu_id = dev.gpu_id();
-    let mut active = 0;
-    for q in queues.queues.iter_mut().filter(|q| q.shared.gpu_id == gpu_id) {
-        if q.props.is_active() {
-            active += 1;
-        }
-        q.props.is_evicted = true;
-    }
-    if active == 0 {
+    if mark_evicted(&mut queues.queues, gpu_id, true) == 0 {
         return Ok(());
     }
     let mut ret = Ok(());
@@ -687,13 +694,7 @@ fn restore_device(inner: &mut ProcessInner, idx: usize, pasid: u32, hung: &mut H
     pdd.counters.evicted_ns.fetch_add(spent, Relaxed);
     let dev = pdd.dev.clone();
     let gpu_id = dev.gpu_id();
-    let mut active = 0;
-    for q in queues.queues.iter_mut().filter(|q| q.shared.gpu_id == gpu_id) {
-        q.props.is_evicted = false;
-        if q.props.is_active() {
-            active += 1;
-        }
-    }
+    let active = mark_evicted(&mut queues.queues, gpu_id, false);
     if active == 0 {
         return Ok(());
     }
