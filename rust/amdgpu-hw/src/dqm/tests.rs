@@ -323,13 +323,16 @@ fn tables_of_shared_resources_are_the_set_resources_ones() {
     // A GPU scheduled by MES has no SET_RESOURCES; policy 1 counts the
     // same VMIDs and HQD slots from the shared resources (upstream's
     // vmid_num_kfd and get_cp_queues_num, whatever the scheduler).
-    for (pipes, qpp) in [(4, 8), (4, 128), (2, 8), (4, 2), (1, 1)] {
-        let shared = hws_shared_resources(0xff00, pipes, qpp);
+    // With and without HQDs the GPU driver keeps (left out of both).
+    for (pipes, qpp, reserved) in [(4, 8, 0), (4, 128, 0), (2, 8, 0), (4, 2, 0), (1, 1, 0), (4, 8, 0x101), (4, 128, 1 << 3)] {
+        let shared = hws_shared_resources(0xff00, pipes, qpp, reserved);
         let res = crate::pm4::SetResources::for_scheduler(&shared, false, 9000).unwrap();
-        assert_eq!(HwsTables::of_shared(&shared), HwsTables::of(&res), "{pipes} pipes x {qpp}");
+        assert_eq!(HwsTables::of_shared(&shared), HwsTables::of(&res), "{pipes} pipes x {qpp}, reserved {reserved:#x}");
     }
     // rkfd's virtual MEC (4 x 128 HQDs): 8 VMIDs, 4 x 8 slots.
-    assert_eq!(HwsTables::of_shared(&hws_shared_resources(0xff00, 4, 128)), HwsTables { vmids: 8, cp_queues: 32 });
+    assert_eq!(HwsTables::of_shared(&hws_shared_resources(0xff00, 4, 128, 0)), HwsTables { vmids: 8, cp_queues: 32 });
+    // amdgpu keeping two of the first MEC's 32: 30 slots.
+    assert_eq!(HwsTables::of_shared(&hws_shared_resources(0xff00, 4, 8, 0x101)), HwsTables { vmids: 8, cp_queues: 30 });
 }
 
 #[test]
