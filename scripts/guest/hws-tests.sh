@@ -34,9 +34,9 @@
 #     lifecycles), tests/hsakmt/queues.sh and, on an all-gfx90a profile
 #     (XNACK on), kfd-svm-hmm-tests' retry_faults_vs_queue_preemption
 #     and evict_restore_busy_queues (XNACK off: eviction by hqd_destroy);
-#   policy 1: kfd-queue-tests (which reads the policy from
-#     /sys/module/rkfd/parameters/sched_policy and expects the HWS's 32
-#     slots, then EPERM);
+#   policy 1: kfd-queue-tests' "limit:" and "hws:" checks (it reads the
+#     policy from /sys/module/rkfd/parameters/sched_policy and expects the
+#     HWS's 32 slots, then EPERM);
 #   policy 0: kfd-queue-tests.
 # Exits non-zero if a check or a program failed.
 set -u
@@ -183,7 +183,16 @@ for p in ${policy//,/ }; do
 		if [ $# -gt 0 ]; then
 			"$@" || rc=1
 		else
-			renamed "queue-sched$p" $bin/kfd-queue-tests
+			if [ "$p" = 1 ]; then
+				# What policy 1 changes: the "limit:" check (the HWS's 32
+				# slots, then EPERM) and the "hws:" ones (the over-subscribed
+				# runlist refused past the VMIDs and slots, hangs).  The
+				# whole kfd-queue-tests ran under the HWS in the main guest.
+				renamed queue-sched1 $bin/kfd-queue-tests limit:
+				renamed queue-sched1 $bin/kfd-queue-tests hws:
+			else
+				renamed "queue-sched$p" $bin/kfd-queue-tests
+			fi
 			if [ "$p" = 2 ]; then
 				renamed fuzz-sched2 $bin/kfd-fuzz --calls 3000
 				renamed storm-sched2 $bin/kfd-storm --lifecycles 16
