@@ -88,7 +88,7 @@ int rkfd_amdgpu_hiq_mqd_load(void *hws, void *mqd, u32 mqd_size, u32 pipe_id, u3
 			     u32 doorbell_dword);
 void rkfd_amdgpu_ring_kernel_doorbell(void *hws, u32 doorbell_dword, u64 value);
 /* hqd_dump (@sdma false: pipe @a, queue @b) or hqd_sdma_dump (engine @a, queue @b). */
-int rkfd_amdgpu_hqd_dump(void *hws, bool sdma, u32 a, u32 b, u32 (*dump)[2], u32 max_regs,
+int rkfd_amdgpu_hqd_dump(void *hws, bool sdma, u32 a, u32 b, u32 dump[][2], u32 max_regs,
 			 u32 *n_regs);
 
 /*
