@@ -78,24 +78,6 @@ pub fn unmap_trigger(munmap: bool, migrate: bool, xnack_on: bool) -> Option<u32>
     }
 }
 
-/// XNACK-off eviction bookkeeping (C: `svms->evicted_ranges`, whose first
-/// increment quiesces the queues and whose restore resumes them): the
-/// counters are `evictions` (invalidations that quiesced the process) and
-/// `restored` (how many of them the last finished restore covered).  An
-/// invalidation that finds `evictions_before == restored` is the first
-/// since the queues last ran: it sends `QUEUE_EVICTION`.
-pub fn eviction_starts(evictions_before: u64, restored: u64) -> bool {
-    evictions_before == restored
-}
-
-/// A restore that covered `covered` invalidations resumes the queues (and
-/// sends `QUEUE_RESTORE`) only if no invalidation came since
-/// (`evictions_now == covered`); otherwise the process stays evicted and a
-/// later restore resumes it, so evictions and restores pair up.
-pub fn restore_resumes(evictions_now: u64, covered: u64) -> bool {
-    evictions_now == covered
-}
-
 /// `KFD_SMI_EVENT_MASK_FROM_INDEX(i)`; 0 outside 1..=64.
 pub const fn mask_from_index(i: u32) -> u64 {
     if i >= 1 && i <= 64 {
