@@ -9,9 +9,12 @@
 //! (the VM found by the page table base of their MAP_PROCESS, as a CP
 //! programs the VMID's page table from it; a MAP_PROCESS whose page table
 //! base names no KFD process's VM, or not its PASID's, is a bad packet:
-//! the firmware hangs), unmapped with their
-//! read pointer saved into the MQD, QUERY_STATUS answered with the fence
-//! write and an end-of-pipe interrupt.
+//! the firmware hangs; a queue's doorbell, in its MQD and its MAP_QUEUES
+//! alike, is a dword index in the GPU's doorbell BAR, resolved in that
+//! VM's slice: one outside it, or a MAP_QUEUES naming another doorbell
+//! than its MQD, is an MQD the CP cannot load, and it hangs too), unmapped
+//! with their read pointer saved into the MQD, QUERY_STATUS answered with
+//! the fence write and an end-of-pipe interrupt.
 //!
 //! C: no counterpart (firmware); amdgpu's `hiq_mqd_load`
 //! (`amdgpu_amdkfd_gfx_v9.c` `kgd_gfx_v9_hiq_mqd_load`) and the kernel
