@@ -337,8 +337,9 @@ pub(crate) struct ProcessQueues {
     /// slice's first doorbell), made on first use (C:
     /// `kfd_alloc_process_doorbells`, `pdd->qpd.proc_doorbells`; the GPU
     /// driver says where the VM's slice is: kfd2kgd
-    /// `get_process_doorbell_index`).
-    doorbells: KVec<(u32, rules::Doorbells, u32)>,
+    /// `get_process_doorbell_index`, `None` from a driver that does not,
+    /// which serves no user queues).
+    doorbells: KVec<(u32, rules::Doorbells, Option<u32>)>,
 }
 
 impl ProcessQueues {
@@ -853,7 +854,7 @@ pub(crate) fn create(process: &Process, args: &mut uapi::kfd_ioctl_create_queue_
     // kfd_alloc_process_doorbells: the bitmap, and where the VM's slice
     // is in the doorbell BAR (kfd_get_process_doorbells).
     if !inner.queues.doorbells.iter().any(|(g, _, _)| *g == gpu_id) {
-        let first = dev.kgd.process_doorbell_index(inner.pdds[idx].bound_vm()?)?;
+        let first = dev.kgd.process_doorbell_index(inner.pdds[idx].bound_vm()?);
         inner.queues.doorbells.push((gpu_id, rules::Doorbells::new(&lim), first), GFP_KERNEL)?;
     }
 
@@ -942,8 +943,10 @@ fn load(
         acq.cp_doorbell = Some(id);
         id
     };
-    // allocate_doorbell: q->properties.doorbell_off, the BAR index.
-    let first_db_index = inner.queues.doorbells.iter().find(|(g, _, _)| *g == gpu_id).ok_or(EINVAL)?.2;
+    // allocate_doorbell: q->properties.doorbell_off, the BAR index (a GPU
+    // driver that does not place the slice serves no user queues, as one
+    // without hqd_load: EOPNOTSUPP).
+    let first_db_index = inner.queues.doorbells.iter().find(|(g, _, _)| *g == gpu_id).ok_or(EINVAL)?.2.ok_or(EOPNOTSUPP)?;
     let doorbell_off = dev.gfx.doorbell_dw_offset_in_bar(first_db_index, doorbell_id).ok_or(EINVAL)?;
     // allocate_hqd (no HWS: every compute queue has an HQD)
     let slot = match acq.sdma {

@@ -288,8 +288,8 @@ struct kfd2kgd_calls {
 	 * acquired VMs do not overlap.  rkfd names a user queue's doorbell by
 	 * its BAR index, this + doorbell id * doorbell size / 4, in every MQD,
 	 * MAP_QUEUES / UNMAP_QUEUES packet and MES request, as upstream's
-	 * q->properties.doorbell_off.  NULL: rkfd creates no queue on the GPU
-	 * (-EINVAL).
+	 * q->properties.doorbell_off.  NULL: the driver serves no user
+	 * queues (CREATE_QUEUE answers -EOPNOTSUPP, as without hqd_load).
 	 */
 	__u32 (*get_process_doorbell_index)(struct kgd_dev *kgd, void *vm);
 
