@@ -51,6 +51,8 @@ u64 rkfd_amdgpu_available_vram(void *adev);
 int rkfd_amdgpu_acquire_vm(void *hws, void *drm_file, void **vm);
 void rkfd_amdgpu_release_vm(void *vm);
 u64 rkfd_amdgpu_process_page_dir(void *vm);
+/* The BAR dword index of the VM's doorbell slice's first doorbell. */
+u32 rkfd_amdgpu_vm_doorbell_index(void *vm);
 void rkfd_amdgpu_set_vm_pasid(void *vm, u32 pasid);
 /* mmap of the VM's doorbell slice / the MMIO remap page (sizes checked by rkfd). */
 int rkfd_amdgpu_mmap_doorbells(void *vm, void *vma);
@@ -120,7 +122,7 @@ struct rkfd_amdgpu_mes_add {
 	u64 process_quantum, process_context_addr;
 	u64 gang_quantum, gang_context_addr;
 	u32 inprocess_gang_priority, gang_global_priority_level;
-	u32 doorbell_offset;		/* dwords into the process's doorbell slice */
+	u32 doorbell_offset;		/* the doorbell's BAR index, in the process's slice */
 	u64 mqd_addr, wptr_addr, wptr_mc_addr;
 	u32 queue_type, paging, gws_base, gws_size;
 	u64 tba_addr, tma_addr;

@@ -252,21 +252,6 @@ static inline bool rkfd_amdgpu_kernel_doorbell(u64 page_offset, u32 dword, u32 *
 }
 
 /*
- * A process's doorbells (user queues): as upstream kfd_alloc_process_doorbells(),
- * one slice of the BAR per process and GPU, kfd_doorbell_process_slice()
- * bytes (8 KiB on gfx9+, what the bridge reports as doorbell_process_size);
- * rkfd's MQDs and MES requests name a queue's doorbell by its dword in the
- * slice.
- */
-#define RKFD_AMDGPU_PROCESS_DOORBELLS 8192u
-
-static inline bool rkfd_amdgpu_process_doorbell(u64 slice_offset, u32 dword, u32 *bar_index)
-{
-	return rkfd_amdgpu_doorbell_index(slice_offset, RKFD_AMDGPU_PROCESS_DOORBELLS, dword,
-					  bar_index);
-}
-
-/*
  * CP_HQD_PQ_DOORBELL_CONTROL.DOORBELL_OFFSET and
  * SDMA*_RLC*_DOORBELL_OFFSET.OFFSET, bits 27:2 on gfx9 to gfx12 (checked
  * against amdgpu's gc_9_0_sh_mask.h in rkfd_amdgpu_kgd.c).
@@ -275,12 +260,11 @@ static inline bool rkfd_amdgpu_process_doorbell(u64 slice_offset, u32 dword, u32
 #define RKFD_AMDGPU_DOORBELL_OFFSET_MASK 0x0ffffffcu
 
 /*
- * An MQD as rkfd built it names its doorbell by @dword of a doorbell BO
- * (the kernel page, a process's slice); the CP needs @bar_index.  Writes
- * the doorbell word (compute: cp_hqd_pq_doorbell_control; SDMA:
- * sdmax_rlcx_doorbell_offset, the same field) with the offset replaced to
- * *@out.  False if @ctl does not name @dword (an MQD inconsistent with the
- * call's argument) or @bar_index does not fit the field.
+ * The HIQ's MQD as rkfd built it names its doorbell by @dword of the
+ * kernel doorbell page; the CP needs @bar_index.  Writes the doorbell word
+ * (cp_hqd_pq_doorbell_control) with the offset replaced to *@out.  False
+ * if @ctl does not name @dword (an MQD inconsistent with the call's
+ * argument) or @bar_index does not fit the field.
  */
 static inline bool rkfd_amdgpu_doorbell_control(u32 ctl, u32 dword, u32 bar_index, u32 *out)
 {
@@ -294,10 +278,51 @@ static inline bool rkfd_amdgpu_doorbell_control(u32 ctl, u32 dword, u32 bar_inde
 	return true;
 }
 
-/* The dword a doorbell word names (the inverse of the above). */
+/* The dword (HIQ) or BAR index (user queues) a doorbell word names. */
 static inline u32 rkfd_amdgpu_doorbell_dword(u32 ctl)
 {
 	return (ctl & RKFD_AMDGPU_DOORBELL_OFFSET_MASK) >> RKFD_AMDGPU_DOORBELL_OFFSET_SHIFT;
+}
+
+/*
+ * A process's doorbells (user queues): as upstream kfd_alloc_process_doorbells(),
+ * one slice of the BAR per process and GPU, kfd_doorbell_process_slice()
+ * bytes (8 KiB on gfx9+, what the bridge reports as doorbell_process_size).
+ * The bridge tells rkfd where the slice is (get_process_doorbell_index:
+ * amdgpu_doorbell_index_on_bar() of the slice's doorbell 0, slice offset
+ * / 4), and rkfd's MQDs and MES requests name a queue's doorbell by its
+ * BAR index, as upstream's q->properties.doorbell_off
+ * (kfd_get_doorbell_dw_offset_in_bar).  False for a slice whose index does
+ * not fit the doorbell field (bits 27:2: 26 bits).
+ */
+#define RKFD_AMDGPU_PROCESS_DOORBELLS 8192u
+
+static inline bool rkfd_amdgpu_process_doorbell_index(u64 slice_offset, u32 *first)
+{
+	u32 index;
+
+	if (!rkfd_amdgpu_doorbell_index(slice_offset, RKFD_AMDGPU_PROCESS_DOORBELLS, 0, &index) ||
+	    (u64)index + RKFD_AMDGPU_PROCESS_DOORBELLS / 4 >
+	    (RKFD_AMDGPU_DOORBELL_OFFSET_MASK >> RKFD_AMDGPU_DOORBELL_OFFSET_SHIFT) + 1ull)
+		return false;
+	*first = index;
+	return true;
+}
+
+/*
+ * Whether BAR index @bar_index (an MQD's doorbell field, a MES request's
+ * doorbell_offset, as rkfd writes them) is a whole 64-bit doorbell of the
+ * slice at byte @slice_offset of the BAR: the CP would otherwise ring
+ * another process's doorbell (or none), so the bridge refuses it.
+ */
+static inline bool rkfd_amdgpu_process_doorbell_ok(u64 slice_offset, u32 bar_index)
+{
+	u64 first = slice_offset / 4, dword;
+
+	if (bar_index < first)
+		return false;
+	dword = bar_index - first;
+	return dword % 2 == 0 && dword < RKFD_AMDGPU_PROCESS_DOORBELLS / 4;
 }
 
 /*

@@ -91,6 +91,12 @@ static __u64 bridge_get_process_page_dir(struct kgd_dev *kgd, void *vm)
 	return rkfd_amdgpu_process_page_dir(vm);
 }
 
+/* amdgpu_doorbell_index_on_bar() of the VM's slice, doorbell 0. */
+static __u32 bridge_get_process_doorbell_index(struct kgd_dev *kgd, void *vm)
+{
+	return rkfd_amdgpu_vm_doorbell_index(vm);
+}
+
 static int bridge_alloc_memory_of_gpu(struct kgd_dev *kgd, void *vm,
 				      const struct kgd_mem_alloc *alloc,
 				      void **mem, __u64 *mmap_offset)
@@ -347,6 +353,7 @@ static const struct kfd2kgd_calls rkfd_amdgpu_calls = {
 	.release_vm = bridge_release_vm,
 	.set_vm_pasid = bridge_set_vm_pasid,
 	.get_process_page_dir = bridge_get_process_page_dir,
+	.get_process_doorbell_index = bridge_get_process_doorbell_index,
 	.alloc_memory_of_gpu = bridge_alloc_memory_of_gpu,
 	.free_memory_of_gpu = bridge_free_memory_of_gpu,
 	.map_memory_to_gpu = bridge_map_memory_to_gpu,

@@ -55,6 +55,7 @@ struct rkfd_amdgpu_vm {
 	/* The doorbell slice (upstream qpd.proc_doorbells): a DOORBELL-domain BO. */
 	void *db_bo;
 	u64 db_offset;			/* bytes into the doorbell BAR */
+	u32 db_index;			/* BAR dword index of its first doorbell */
 	u32 pasid;			/* rkfd's (set_vm_pasid), under hws->queue_lock */
 	int vmid;			/* -1: none; under hws->queue_lock */
 	u32 hqd_queues;			/* queues loaded with hqd_*load, under hws->queue_lock */
@@ -221,6 +222,12 @@ int rkfd_amdgpu_acquire_vm(void *hws_, void *drm_file, void **vm_out)
 		kfree(vm);
 		return ret;
 	}
+	/* Where rkfd's doorbell indexes count from (kfd_get_process_doorbells). */
+	if (!rkfd_amdgpu_process_doorbell_index(vm->db_offset, &vm->db_index)) {
+		amdgpu_amdkfd_free_kernel_mem(adev, &vm->db_bo);
+		kfree(vm);
+		return -ENOSPC;
+	}
 	ret = amdgpu_amdkfd_gpuvm_acquire_process_vm(adev, drm_priv_to_vm(file_priv),
 						     &vm->process_info, 0, &vm->ef);
 	if (ret) {
@@ -248,6 +255,18 @@ void rkfd_amdgpu_release_vm(void *vm_)
 	dma_fence_put(vm->ef);
 	fput(vm->filp);
 	kfree(vm);
+}
+
+/*
+ * amdgpu_doorbell_index_on_bar(adev, slice, 0, 8): the BAR dword index of
+ * the slice's first doorbell, from which rkfd counts a queue's doorbell
+ * (upstream kfd_get_doorbell_dw_offset_in_bar).
+ */
+u32 rkfd_amdgpu_vm_doorbell_index(void *vm_)
+{
+	struct rkfd_amdgpu_vm *vm = vm_;
+
+	return vm->db_index;
 }
 
 /* The VM's page directory as amdgpu encodes it for the CP (amdgpu_gmc_pd_addr). */
@@ -752,11 +771,13 @@ void rkfd_amdgpu_ring_kernel_doorbell(void *hws_, u32 doorbell_dword, u64 value)
  * queue's MQD into a hardware slot itself, as upstream's no-HWS device
  * queue manager does (kfd_device_queue_manager.c create_queue_nocpsch /
  * destroy_queue_nocpsch_locked, kfd_mqd_manager_v9.c load_mqd /
- * destroy_mqd and the SDMA variants).  rkfd's MQDs differ from what
- * amdgpu's table takes in three ways the bridge makes up for:
+ * destroy_mqd and the SDMA variants).  rkfd's MQDs name the doorbell as
+ * amdgpu's table takes it, by its BAR index (from the slice index
+ * rkfd_amdgpu_vm_doorbell_index reports); the bridge only checks
+ * that it is a doorbell of the VM's slice (rkfd_amdgpu_process_doorbell_ok).
+ * They differ from what the table takes in two ways the bridge makes up
+ * for:
  *
- *   - the doorbell is named by its dword in the process's doorbell slice,
- *     the CP needs its index in the BAR (rkfd_amdgpu_process_doorbell);
  *   - the VMID is 0: the bridge binds one of the KFD's VMIDs to the VM
  *     while it has a queue loaded (upstream allocate_vmid /
  *     deallocate_vmid: PASID mapping, SH_MEM settings, page-table base,
@@ -947,15 +968,12 @@ static void rkfd_amdgpu_queue_gone(struct rkfd_amdgpu_hws *hws, struct rkfd_amdg
 }
 
 /*
- * rkfd's MQD's doorbell word names dword @ctl of @vm's slice: the word with
- * the BAR index instead, in *@out.
+ * rkfd's MQD's doorbell word @ctl names a doorbell by its BAR index: one of
+ * @vm's slice, or the CP would ring another process's (-EINVAL).
  */
-static int rkfd_amdgpu_user_doorbell(struct rkfd_amdgpu_vm *vm, u32 ctl, u32 *out)
+static int rkfd_amdgpu_user_doorbell(struct rkfd_amdgpu_vm *vm, u32 ctl)
 {
-	u32 dword = rkfd_amdgpu_doorbell_dword(ctl), bar_index;
-
-	if (!rkfd_amdgpu_process_doorbell(vm->db_offset, dword, &bar_index) ||
-	    !rkfd_amdgpu_doorbell_control(ctl, dword, bar_index, out))
+	if (!rkfd_amdgpu_process_doorbell_ok(vm->db_offset, rkfd_amdgpu_doorbell_dword(ctl)))
 		return -EINVAL;
 	return 0;
 }
@@ -973,7 +991,7 @@ int rkfd_amdgpu_hqd_load(void *hws_, void *vm_, void *mqd, u32 mqd_size, u32 pip
 	struct rkfd_amdgpu_mqd_layout ml;
 	struct rkfd_amdgpu_queue_layout l;
 	struct rkfd_amdgpu_queue *q;
-	u32 ctl, bit;
+	u32 bit;
 	int ret;
 
 	if (!hws->f2g || !hws->f2g->hqd_load || !hws->f2g->hqd_destroy ||
@@ -986,7 +1004,7 @@ int rkfd_amdgpu_hqd_load(void *hws_, void *vm_, void *mqd, u32 mqd_size, u32 pip
 	/* An HQD amdgpu keeps (its own compute rings) is occupied for rkfd. */
 	if (!test_bit(bit, hws->kfd_queues))
 		return -EBUSY;
-	ret = rkfd_amdgpu_user_doorbell(vm, rkfd_amdgpu_get32(mqd, ml.doorbell_control), &ctl);
+	ret = rkfd_amdgpu_user_doorbell(vm, rkfd_amdgpu_get32(mqd, ml.doorbell_control));
 	if (ret)
 		return ret;
 	q = kzalloc_obj(*q, GFP_KERNEL);
@@ -1011,7 +1029,6 @@ int rkfd_amdgpu_hqd_load(void *hws_, void *vm_, void *mqd, u32 mqd_size, u32 pip
 	if (ret)
 		goto out_unlock;
 	memcpy(q->mqd_cpu, mqd, l.cp.size);
-	rkfd_amdgpu_put32(q->mqd_cpu, ml.doorbell_control, ctl);
 	rkfd_amdgpu_put32(q->mqd_cpu, l.cp.vmid, vm->vmid);
 	rkfd_amdgpu_put32(q->mqd_cpu, ml.base_addr_lo, lower_32_bits(q->mqd_gpu));
 	rkfd_amdgpu_put32(q->mqd_cpu, ml.base_addr_hi, upper_32_bits(q->mqd_gpu));
@@ -1094,7 +1111,8 @@ static int rkfd_amdgpu_sdma_slot(struct rkfd_amdgpu_hws *hws, const void *mqd, u
 
 /*
  * kfd_mqd_manager_v9.c load_mqd_sdma: the table's hqd_sdma_load programs
- * the RLC queue from a copy of the MQD with the BAR doorbell and the VMID;
+ * the RLC queue from a copy of the MQD with the VMID (its doorbell is
+ * already the BAR index, checked to be the VM's);
  * it reads the initial write pointer at @wptr through the calling
  * process's mm (upstream passes current->mm at queue creation).
  */
@@ -1104,14 +1122,14 @@ int rkfd_amdgpu_hqd_sdma_load(void *hws_, void *vm_, void *mqd, u32 mqd_size, u6
 	struct rkfd_amdgpu_vm *vm = vm_;
 	struct rkfd_amdgpu_queue_layout l;
 	struct rkfd_amdgpu_queue *q;
-	u32 engine, queue, ctl;
+	u32 engine, queue;
 	void *copy;
 	int ret;
 
 	ret = rkfd_amdgpu_sdma_slot(hws, mqd, mqd_size, &l, &engine, &queue);
 	if (ret)
 		return ret;
-	ret = rkfd_amdgpu_user_doorbell(vm, rkfd_amdgpu_get32(mqd, l.sdma.doorbell), &ctl);
+	ret = rkfd_amdgpu_user_doorbell(vm, rkfd_amdgpu_get32(mqd, l.sdma.doorbell));
 	if (ret)
 		return ret;
 	q = kzalloc_obj(*q, GFP_KERNEL);
@@ -1132,7 +1150,6 @@ int rkfd_amdgpu_hqd_sdma_load(void *hws_, void *vm_, void *mqd, u32 mqd_size, u6
 	ret = rkfd_amdgpu_vmid_bind(hws, vm);
 	if (ret)
 		goto out_unlock;
-	rkfd_amdgpu_put32(copy, l.sdma.doorbell, ctl);
 	rkfd_amdgpu_put32(copy, l.sdma.rb_cntl,
 			  rkfd_amdgpu_sdma_rb_cntl(rkfd_amdgpu_get32(copy, l.sdma.rb_cntl),
 						   vm->vmid));
@@ -1248,19 +1265,19 @@ int rkfd_amdgpu_mmap_mmio_remap(void *adev_, void *vma_)
 /* A queue added to MES, for its removal (which names it as rkfd added it). */
 struct rkfd_amdgpu_mes_queue {
 	struct list_head link;		/* in hws->mes_queues, under queue_lock */
-	u32 doorbell_dword;		/* in its process's slice, as rkfd names it */
+	u32 bar_index;			/* its doorbell, as rkfd and the firmware name it */
 	u64 gang_context_addr;
-	u32 bar_index, queue_type;
+	u32 queue_type;
 };
 
 static struct rkfd_amdgpu_mes_queue *rkfd_amdgpu_mes_find(struct rkfd_amdgpu_hws *hws,
-							  u32 doorbell_dword, u64 gang_ctx)
+							  u32 bar_index, u64 gang_ctx)
 {
 	struct rkfd_amdgpu_mes_queue *m;
 
 	lockdep_assert_held(&hws->queue_lock);
 	list_for_each_entry(m, &hws->mes_queues, link)
-		if (m->doorbell_dword == doorbell_dword && m->gang_context_addr == gang_ctx)
+		if (m->bar_index == bar_index && m->gang_context_addr == gang_ctx)
 			return m;
 	return NULL;
 }
@@ -1268,9 +1285,10 @@ static struct rkfd_amdgpu_mes_queue *rkfd_amdgpu_mes_find(struct rkfd_amdgpu_hws
 /*
  * upstream add_queue_mes: rkfd's request with what amdgpu owns filled in
  * (amdgpu's PASID and page directory of the VM rkfd's PASID names, the
- * VA range, SH_MEM_CONFIG, the XCC), the doorbell as its BAR index, in
- * the request and in the MQD the firmware reads from GART (an object of
- * rkfd's); under the reset domain's semaphore and amdgpu_mes_lock.
+ * VA range, SH_MEM_CONFIG, the XCC); the doorbell is already its BAR
+ * index, in the request and in the MQD the firmware reads from GART (an
+ * object of rkfd's), checked to be the same and in the VM's slice.  Under
+ * the reset domain's semaphore and amdgpu_mes_lock.
  */
 int rkfd_amdgpu_mes_add(void *hws_, const struct rkfd_amdgpu_mes_add *in)
 {
@@ -1282,8 +1300,8 @@ int rkfd_amdgpu_mes_add(void *hws_, const struct rkfd_amdgpu_mes_add *in)
 	struct rkfd_amdgpu_vm *vm = NULL, *v;
 	struct rkfd_amdgpu_mes_queue *m;
 	size_t db_off, mqd_size;
-	u32 config, ctl;
 	void *gart_mqd;
+	u32 config;
 	int ret;
 
 	BUILD_BUG_ON(RKFD_AMDGPU_MES_QUEUE_COMPUTE != AMDGPU_RING_TYPE_COMPUTE);
@@ -1318,17 +1336,13 @@ int rkfd_amdgpu_mes_add(void *hws_, const struct rkfd_amdgpu_mes_add *in)
 	}
 	ret = -EINVAL;
 	if (!vm || rkfd_amdgpu_mes_find(hws, in->doorbell_offset, in->gang_context_addr) ||
-	    !rkfd_amdgpu_process_doorbell(vm->db_offset, in->doorbell_offset, &m->bar_index))
+	    !rkfd_amdgpu_process_doorbell_ok(vm->db_offset, in->doorbell_offset))
 		goto out_unlock;
-	/* A queue added again may still carry the BAR index from before. */
 	gart_mqd = rkfd_amdgpu_gtt_cpu(hws, in->mqd_addr, mqd_size);
-	if (!gart_mqd)
+	if (!gart_mqd ||
+	    rkfd_amdgpu_doorbell_dword(rkfd_amdgpu_get32(gart_mqd, db_off)) != in->doorbell_offset)
 		goto out_unlock;
-	ctl = rkfd_amdgpu_get32(gart_mqd, db_off);
-	if (rkfd_amdgpu_doorbell_dword(ctl) != m->bar_index &&
-	    !rkfd_amdgpu_doorbell_control(ctl, in->doorbell_offset, m->bar_index, &ctl))
-		goto out_unlock;
-	rkfd_amdgpu_put32(gart_mqd, db_off, ctl);
+	m->bar_index = in->doorbell_offset;
 
 	input.xcc_id = ffs(adev->gfx.xcc_mask) - 1;
 	input.process_id = drm_priv_to_vm(vm->drm_priv)->pasid;
@@ -1341,7 +1355,7 @@ int rkfd_amdgpu_mes_add(void *hws_, const struct rkfd_amdgpu_mes_add *in)
 	input.gang_context_addr = in->gang_context_addr;
 	input.inprocess_gang_priority = in->inprocess_gang_priority;
 	input.gang_global_priority_level = in->gang_global_priority_level;
-	input.doorbell_offset = m->bar_index;
+	input.doorbell_offset = in->doorbell_offset;
 	input.mqd_addr = in->mqd_addr;
 	input.wptr_addr = in->wptr_addr;
 	input.wptr_mc_addr = in->wptr_mc_addr;
@@ -1369,7 +1383,6 @@ int rkfd_amdgpu_mes_add(void *hws_, const struct rkfd_amdgpu_mes_add *in)
 	up_read(&adev->reset_domain->sem);
 	if (ret)
 		goto out_unlock;
-	m->doorbell_dword = in->doorbell_offset;
 	m->gang_context_addr = in->gang_context_addr;
 	m->queue_type = in->queue_type;
 	list_add(&m->link, &hws->mes_queues);

@@ -387,8 +387,10 @@ pub(crate) fn execute<R>(dev: &Device, s: &mut HwsState, change: impl FnOnce(&mu
     (r, s.map(dev))
 }
 
-/// The MAP_QUEUES of a queue whose MQD is at `mqd_addr`.
-pub(crate) fn map_queues(sdma_engine: Option<u32>, doorbell_dwords: u32, mqd_addr: u64, wptr: u64) -> MapQueues {
+/// The MAP_QUEUES of a queue whose MQD is at `mqd_addr` (C:
+/// `pm_map_queues_v9`): its doorbell as `doorbell_off`, the dword index
+/// in the GPU's doorbell BAR (`q->properties.doorbell_off`).
+pub(crate) fn map_queues(sdma_engine: Option<u32>, doorbell_off: u32, mqd_addr: u64, wptr: u64) -> MapQueues {
     MapQueues {
         engine: match sdma_engine {
             Some(n) => pm4::Engine::Sdma(n),
@@ -396,7 +398,7 @@ pub(crate) fn map_queues(sdma_engine: Option<u32>, doorbell_dwords: u32, mqd_add
         },
         is_static: false,
         is_gws: false,
-        doorbell_off: doorbell_dwords,
+        doorbell_off,
         mqd_addr,
         wptr_addr: wptr,
     }

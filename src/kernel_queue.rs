@@ -89,10 +89,10 @@ impl KernelQueue {
             u64::from(KERNEL_QUEUE_SIZE),
             base + (RPTR * 4) as u64,
             base + (WPTR * 4) as u64,
-            mqd::doorbell_dwords(HIQ_DOORBELL),
+            mqd::kernel_doorbell_dwords(HIQ_DOORBELL),
         )?;
         self.mqd.write_bytes(m.as_bytes())?;
-        dev.kgd.hiq_mqd_load(m.as_bytes_mut(), HIQ_PIPE, HIQ_QUEUE, mqd::doorbell_dwords(HIQ_DOORBELL))
+        dev.kgd.hiq_mqd_load(m.as_bytes_mut(), HIQ_PIPE, HIQ_QUEUE, mqd::kernel_doorbell_dwords(HIQ_DOORBELL))
     }
 
     /// C: `kq_acquire_packet_buffer` + copy + `kq_submit_packet`: writes
@@ -109,7 +109,7 @@ impl KernelQueue {
         self.misc.write_volatile(WPTR + 1, (wptr >> 32) as u32);
         // The GPU driver orders the ring writes before the doorbell
         // (upstream `write_kernel_doorbell64`'s barrier).
-        dev.kgd.ring_kernel_doorbell(mqd::doorbell_dwords(HIQ_DOORBELL), wptr);
+        dev.kgd.ring_kernel_doorbell(mqd::kernel_doorbell_dwords(HIQ_DOORBELL), wptr);
         Ok(())
     }
 

@@ -377,6 +377,7 @@ pub(crate) fn reset(s: &mut MesState) {
 }
 
 /// The MES request fields of a new queue that the queue itself gives.
-pub(crate) fn queue_of(kfd_type: u32, aql: bool, priority: u32, ring_size: u64, wptr: u64, doorbell_dwords: u32, mqd_addr: u64) -> MesQueue {
-    MesQueue { kfd_type, aql, priority, ring_size, wptr, wptr_gart: 0, doorbell_dwords, mqd_addr, gang_context_addr: 0, gws: false }
+/// `doorbell_off`: the queue's doorbell as its BAR index.
+pub(crate) fn queue_of(kfd_type: u32, aql: bool, priority: u32, ring_size: u64, wptr: u64, doorbell_off: u32, mqd_addr: u64) -> MesQueue {
+    MesQueue { kfd_type, aql, priority, ring_size, wptr, wptr_gart: 0, doorbell_off, mqd_addr, gang_context_addr: 0, gws: false }
 }

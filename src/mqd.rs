@@ -36,10 +36,12 @@ use mqd_format::mqd as hw;
 /// For `mqd_format`, which names the generations `super::gfx`.
 use crate::gfx;
 
-/// The doorbell offset an MQD carries for doorbell index `id`: dwords from
-/// the start of the VM's doorbell slice (64-bit doorbells are two dwords;
-/// upstream: `amdgpu_doorbell_index_on_bar` of the process's page).
-pub(crate) fn doorbell_dwords(id: u32) -> u32 {
+/// The kernel doorbell offset the HIQ's MQD carries for kernel doorbell
+/// index `id`: dwords from the start of the GPU's kernel doorbell page
+/// (64-bit doorbells are two dwords), what `hiq_mqd_load` and
+/// `ring_kernel_doorbell` take.  User queues carry their BAR index
+/// instead (`Queue`'s `doorbell_off`, `GfxVersion::doorbell_dw_offset_in_bar`).
+pub(crate) fn kernel_doorbell_dwords(id: u32) -> u32 {
     rules::doorbell_byte_offset(id) / 4
 }
 
@@ -65,14 +67,16 @@ fn device(dev: &Device) -> hw::MqdDevice {
 }
 
 /// `struct queue_properties` as the managers read it.
-fn props(p: &rules::Properties, doorbell_id: u32, sdma: Option<&rules::SdmaSlot>) -> hw::QueueProps {
+/// `doorbell_off`: the queue's doorbell as its BAR index
+/// (`q->properties.doorbell_off`).
+fn props(p: &rules::Properties, doorbell_off: u32, sdma: Option<&rules::SdmaSlot>) -> hw::QueueProps {
     hw::QueueProps {
         format: if p.aql { hw::QueueFormat::Aql } else { hw::QueueFormat::Pm4 },
         queue_address: p.ring_base,
         queue_size: p.ring_size,
         read_ptr: p.rptr,
         write_ptr: p.wptr,
-        doorbell_off: doorbell_dwords(doorbell_id),
+        doorbell_off,
         eop_ring_buffer_address: p.eop_address,
         eop_ring_buffer_size: u32::try_from(p.eop_size).unwrap_or(u32::MAX),
         ctx_save_restore_area_address: p.ctx_save_address,
@@ -112,15 +116,17 @@ impl Mqd {
     /// generation without MQD layouts here (GC 12).
     /// `mqd_addr`: the GPU address the MQD will be read from (the HWS reads
     /// it there; 0 without the HWS, where it lives in kernel memory only).
+    /// `doorbell_off`: the queue's doorbell, its dword index in the GPU's
+    /// doorbell BAR (C: `q->properties.doorbell_off`).
     pub(crate) fn new(
         dev: &Device,
         p: &rules::Properties,
-        doorbell_id: u32,
+        doorbell_off: u32,
         sdma: Option<&rules::SdmaSlot>,
         mqd_addr: u64,
     ) -> Result<Self> {
         let d = device(dev);
-        let q = props(p, doorbell_id, sdma);
+        let q = props(p, doorbell_off, sdma);
         Ok(if p.queue_type.is_sdma() {
             let mut m = KBox::new(hw::SdmaMqd::zeroed(dev.gfx).ok_or(ENODEV)?, GFP_KERNEL)?;
             hw::init_sdma_mqd(&mut m, &d, &q);
@@ -160,13 +166,13 @@ impl Mqd {
         &mut self,
         dev: &Device,
         p: &rules::Properties,
-        doorbell_id: u32,
+        doorbell_off: u32,
         sdma: Option<&rules::SdmaSlot>,
         new_ring: bool,
         cu_mask: Option<(&[u32], u32)>,
     ) {
         let d = device(dev);
-        let q = props(p, doorbell_id, sdma);
+        let q = props(p, doorbell_off, sdma);
         match self {
             Mqd::Compute(m) => {
                 let topo = cu_topology(dev);
@@ -250,7 +256,7 @@ mod tests {
     }
 
     #[test]
-    fn doorbell_offsets_are_dwords() {
-        assert_eq!(doorbell_dwords(3), 6);
+    fn kernel_doorbell_offsets_are_dwords() {
+        assert_eq!(kernel_doorbell_dwords(3), 6);
     }
 }

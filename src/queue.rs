@@ -269,7 +269,14 @@ pub(crate) struct QueueShared {
     /// Internal type after SDMA assignment.
     queue_type: QueueType,
     aql: bool,
+    /// The doorbell's index in the process's doorbell slice (C:
+    /// `q->doorbell_id`): CREATE_QUEUE's `doorbell_offset`, how interrupts
+    /// name the queue.
     doorbell_id: u32,
+    /// The doorbell's dword index in the GPU's doorbell BAR (C:
+    /// `q->properties.doorbell_off`, `kfd_get_doorbell_dw_offset_in_bar`):
+    /// how the MQD, MAP_QUEUES and the MES name it.
+    doorbell_off: u32,
     /// Current ring (UPDATE_QUEUE changes them).
     ring_base: Atomic<u64>,
     ring_size: Atomic<u64>,
@@ -326,9 +333,13 @@ struct Queue {
 pub(crate) struct ProcessQueues {
     slots: rules::QueueSlots,
     queues: KVec<Queue>,
-    /// Doorbell slots per device (gpu_id, bitmap), made on first use
-    /// (C: `kfd_alloc_process_doorbells`).
-    doorbells: KVec<(u32, rules::Doorbells)>,
+    /// Doorbell slots per device (gpu_id, bitmap, the BAR index of the
+    /// slice's first doorbell), made on first use (C:
+    /// `kfd_alloc_process_doorbells`, `pdd->qpd.proc_doorbells`; the GPU
+    /// driver says where the VM's slice is: kfd2kgd
+    /// `get_process_doorbell_index`, `None` from a driver that does not,
+    /// which serves no user queues).
+    doorbells: KVec<(u32, rules::Doorbells, Option<u32>)>,
 }
 
 impl ProcessQueues {
@@ -485,7 +496,7 @@ fn rewrite_gtt_mqd(q: &Queue, hw: &mut HwState, new: &Properties, mqd_ring: (u64
     if gtt.read_bytes(mqd.as_bytes_mut()).is_err() {
         return false;
     }
-    mqd.update(&q.dev, new, q.shared.doorbell_id, q.sdma.as_ref(), mqd_ring != q.mqd_ring, cu_mask);
+    mqd.update(&q.dev, new, q.shared.doorbell_off, q.sdma.as_ref(), mqd_ring != q.mqd_ring, cu_mask);
     gtt.write_bytes(mqd.as_bytes()).is_ok()
 }
 
@@ -520,7 +531,7 @@ fn reload(
     }
     let mut m = *new;
     (m.ring_base, m.ring_size) = mqd_ring;
-    hw.mqd.update(&q.dev, &m, q.shared.doorbell_id, q.sdma.as_ref(), mqd_ring != q.mqd_ring, cu_mask);
+    hw.mqd.update(&q.dev, &m, q.shared.doorbell_off, q.sdma.as_ref(), mqd_ring != q.mqd_ring, cu_mask);
     if new.is_active() && q.shared.error.load(Relaxed) == 0 {
         return Ok(load_hw(&q.dev, vm, q.shared.slot, &mut hw, new.wptr));
     }
@@ -797,7 +808,7 @@ impl Acquired {
             dev.queues.state.lock().hqds.free(h);
         }
         if let Some(id) = self.cp_doorbell {
-            if let Some((_, db)) = inner.queues.doorbells.iter_mut().find(|(g, _)| *g == dev.gpu_id()) {
+            if let Some((_, db, _)) = inner.queues.doorbells.iter_mut().find(|(g, _, _)| *g == dev.gpu_id()) {
                 db.free_cp(id);
             }
         }
@@ -840,9 +851,11 @@ pub(crate) fn create(process: &Process, args: &mut uapi::kfd_ioctl_create_queue_
             _ => return Err(EINVAL),
         }
     }
-    // kfd_alloc_process_doorbells
-    if !inner.queues.doorbells.iter().any(|(g, _)| *g == gpu_id) {
-        inner.queues.doorbells.push((gpu_id, rules::Doorbells::new(&lim)), GFP_KERNEL)?;
+    // kfd_alloc_process_doorbells: the bitmap, and where the VM's slice
+    // is in the doorbell BAR (kfd_get_process_doorbells).
+    if !inner.queues.doorbells.iter().any(|(g, _, _)| *g == gpu_id) {
+        let first = dev.kgd.process_doorbell_index(inner.pdds[idx].bound_vm()?);
+        inner.queues.doorbells.push((gpu_id, rules::Doorbells::new(&lim), first), GFP_KERNEL)?;
     }
 
     let mut acq = Acquired { buffers: KVec::new(), qid: None, sdma: None, hqd: None, cp_doorbell: None };
@@ -925,11 +938,16 @@ fn load(
         props.sdma_engine_id = slot.engine;
         rules::sdma_doorbell(lim, slot.engine, slot.queue)
     } else {
-        let db = inner.queues.doorbells.iter_mut().find(|(g, _)| *g == gpu_id).ok_or(EINVAL)?;
+        let db = inner.queues.doorbells.iter_mut().find(|(g, _, _)| *g == gpu_id).ok_or(EINVAL)?;
         let id = db.1.alloc_cp().map_err(errno)?;
         acq.cp_doorbell = Some(id);
         id
     };
+    // allocate_doorbell: q->properties.doorbell_off, the BAR index (a GPU
+    // driver that does not place the slice serves no user queues, as one
+    // without hqd_load: EOPNOTSUPP).
+    let first_db_index = inner.queues.doorbells.iter().find(|(g, _, _)| *g == gpu_id).ok_or(EINVAL)?.2.ok_or(EOPNOTSUPP)?;
+    let doorbell_off = dev.gfx.doorbell_dw_offset_in_bar(first_db_index, doorbell_id).ok_or(EINVAL)?;
     // allocate_hqd (no HWS: every compute queue has an HQD)
     let slot = match acq.sdma {
         Some(s) => HwSlot::Sdma { engine: s.engine, queue: s.queue },
@@ -943,7 +961,7 @@ fn load(
     // allocate_mqd + init_mqd: under the HWS (MES) the MQD lives in GTT,
     // where MAP_QUEUES (mes_add_hw_queue) points the firmware.
     let mut gtt = if hws || mes { Some(dev.kgd.alloc_gtt_mem(MQD_GTT_BYTES)?) } else { None };
-    let mqd = Mqd::new(dev, props, doorbell_id, acq.sdma.as_ref(), gtt.as_ref().map_or(0, |g| g.gpu_addr()))?;
+    let mqd = Mqd::new(dev, props, doorbell_off, acq.sdma.as_ref(), gtt.as_ref().map_or(0, |g| g.gpu_addr()))?;
     if let Some(g) = gtt.as_mut() {
         g.write_bytes(mqd.as_bytes())?;
     }
@@ -958,6 +976,7 @@ fn load(
             queue_type: p.queue_type,
             aql: p.aql,
             doorbell_id,
+            doorbell_off,
             ring_base: Atomic::new(p.ring_base),
             ring_size: Atomic::new(p.ring_size),
             priority: Atomic::new(p.priority),
@@ -991,7 +1010,7 @@ fn load(
             pasid: process.pasid(),
             xnack: inner.xnack_enabled,
             qpd,
-            map: crate::hws::map_queues(acq.sdma.map(|s| s.engine), mqd::doorbell_dwords(doorbell_id), mqd_addr, p.wptr),
+            map: crate::hws::map_queues(acq.sdma.map(|s| s.engine), doorbell_off, mqd_addr, p.wptr),
             active: p.is_active(),
         };
         hws_add(dev, entry, &mut hw)
@@ -999,7 +1018,7 @@ fn load(
         // create_queue_cpsch with MES: known, and added if active.
         let mut hw = shared.hw.lock();
         let mqd_addr = hw.gtt.as_ref().map_or(0, |g| g.gpu_addr());
-        let q = crate::mes::queue_of(p.queue_type as u32, p.aql, p.priority, p.ring_size, p.wptr, mqd::doorbell_dwords(doorbell_id), mqd_addr);
+        let q = crate::mes::queue_of(p.queue_type as u32, p.aql, p.priority, p.ring_size, p.wptr, doorbell_off, mqd_addr);
         let r = match Option::as_mut(&mut *dev.queues.mes.lock()) {
             Some(s) => crate::mes::add(dev, s, shared.clone(), process.pasid(), qpd, q, p.is_active()),
             None => Err(EINVAL),
@@ -1095,7 +1114,7 @@ fn destroy_at(inner: &mut ProcessInner, pasid: u32, index: usize, hung: &mut Hun
     }
     if let Some(s) = q.sdma {
         q.dev.queues.state.lock().sdma.free(&s);
-    } else if let Some((_, db)) = inner.queues.doorbells.iter_mut().find(|(g, _)| *g == q.shared.gpu_id) {
+    } else if let Some((_, db, _)) = inner.queues.doorbells.iter_mut().find(|(g, _, _)| *g == q.shared.gpu_id) {
         db.free_cp(q.shared.doorbell_id);
     }
     inner.queues.slots.free(q.shared.qid);

@@ -114,7 +114,9 @@
 //!     It keeps a report and the device's removal apart.
 //!  5. `Mem::kmap` (`mem`): a leaf; the kernel mapping is made under it
 //!     (rkfd's `map_gtt_to_kernel`, under `Process::inner`).
-//!  6. `Core::offsets` (`gpu`): a leaf; it may allocate to grow.
+//!  6. `Core::offsets` (`gpu`): a leaf; it may allocate to grow.  So is
+//!     `Core::doorbell_slices` (`gpu`, taken at `acquire_vm` and
+//!     `release_vm` only).
 //!  7. `Engine::irq` (`engine`): a leaf, read before each delivery and
 //!     released before rkfd is called.
 //!  8. `Engine::thread` (`engine`): a leaf, taken by `EngineHandle` only to

@@ -9,9 +9,12 @@
 //! (the VM found by the page table base of their MAP_PROCESS, as a CP
 //! programs the VMID's page table from it; a MAP_PROCESS whose page table
 //! base names no KFD process's VM, or not its PASID's, is a bad packet:
-//! the firmware hangs), unmapped with their
-//! read pointer saved into the MQD, QUERY_STATUS answered with the fence
-//! write and an end-of-pipe interrupt.
+//! the firmware hangs; a queue's doorbell, in its MQD and its MAP_QUEUES
+//! alike, is a dword index in the GPU's doorbell BAR, resolved in that
+//! VM's slice: one outside it, or a MAP_QUEUES naming another doorbell
+//! than its MQD, is an MQD the CP cannot load, and it hangs too), unmapped
+//! with their read pointer saved into the MQD, QUERY_STATUS answered with
+//! the fence write and an end-of-pipe interrupt.
 //!
 //! C: no counterpart (firmware); amdgpu's `hiq_mqd_load`
 //! (`amdgpu_amdkfd_gfx_v9.c` `kgd_gfx_v9_hiq_mqd_load`) and the kernel
@@ -158,10 +161,16 @@ impl Gpu<'_> {
         let sdma = matches!(queue.engine, pm4::Engine::Sdma(_));
         let bytes = self.kgd.gart().read_bytes(queue.mqd_addr, if sdma { mqd::sdma_mqd_size(p)? } else { mqd::compute_mqd_size(p)? })?;
         let desc: QueueDesc = if sdma {
-            mqd::sdma_desc(p, &bytes, queue.wptr_addr)?.0
+            mqd::sdma_desc(p, &vm, &bytes, queue.wptr_addr)?.0
         } else {
-            mqd::compute_desc(p, &bytes, queue.wptr_addr)?
+            mqd::compute_desc(p, &vm, &bytes, queue.wptr_addr)?
         };
+        // MAP_QUEUES names the queue's doorbell by its BAR index too: it
+        // must be the MQD's, in the process's slice (the scheduler
+        // unmaps by it; a CP given another would hang).
+        if vm.doorbell_byte_offset(queue.doorbell_off)? != desc.doorbell_offset {
+            return Err(EINVAL);
+        }
         let hqd = self.kgd.engine().load(vm, &desc)?;
         if let Err(e) = self.mapped.push(Mapped { mqd_addr: queue.mqd_addr, sdma, hqd: hqd.clone() }, GFP_KERNEL) {
             // Not recorded: take it off again.
@@ -561,8 +570,9 @@ mod tests {
 
     /// A compute MQD in the GART for a PM4 queue of a VM (ring and
     /// pointers at VAs nothing maps: the test looks only at what the CP
-    /// loads and saves).
-    fn compute_mqd(rig: &Rig, k: u32) -> Result<(Arc<crate::gart::GttObj>, MapQueues)> {
+    /// loads and saves), its doorbell (MQD and MAP_QUEUES) at BAR dword
+    /// `first + 2 * k`: doorbell `k` of the slice at BAR index `first`.
+    fn compute_mqd(rig: &Rig, first: u32, k: u32) -> Result<(Arc<crate::gart::GttObj>, MapQueues)> {
         let p = rig.kgd.core().profile();
         let obj = rig.kgd.gart().alloc(4096)?;
         let base = 0x7f00_0000_0000 + u64::from(k) * 0x10_0000;
@@ -572,7 +582,7 @@ mod tests {
             queue_size: 4096,
             read_ptr: base + 0x8000,
             write_ptr: base + 0x8008,
-            doorbell_off: 2 * k,
+            doorbell_off: first + 2 * k,
             ..Default::default()
         };
         let dev = hw::MqdDevice { gfx: p.gfx, cwsr_enabled: false, profiler_active: false, pcie_atomics: false, sdma_phase_quantum: hw::SDMA_PHASE_QUANTUM_DEFAULT };
@@ -583,7 +593,7 @@ mod tests {
             dw.push(u32::from_le_bytes([c[0], c[1], c[2], c[3]]), GFP_KERNEL)?;
         }
         rig.kgd.gart().write_dwords(obj.addr(), &dw)?;
-        let mq = MapQueues { engine: pm4::Engine::Compute, is_static: false, is_gws: false, doorbell_off: 2 * k, mqd_addr: obj.addr(), wptr_addr: q.write_ptr };
+        let mq = MapQueues { engine: pm4::Engine::Compute, is_static: false, is_gws: false, doorbell_off: first + 2 * k, mqd_addr: obj.addr(), wptr_addr: q.write_ptr };
         Ok((obj, mq))
     }
 
@@ -613,12 +623,13 @@ mod tests {
         let mut n = 0;
         for k in 0..3u32 {
             let vm = crate::vm::Vm::new(core.clone())?;
+            vm.acquire()?;
             vm.set_pasid(0x5000 + k);
             core.set_vm_pasid(&vm, 0x5000 + k);
             let page_table_base = vm.page_dir();
+            let (obj, mq) = compute_mqd(&rig, vm.doorbell_index(), k + 1)?;
             vms.push(vm, GFP_KERNEL)?;
             n += MapProcess { pasid: 0x5000 + k, page_table_base, num_queues: 1, ..Default::default() }.write(fmt, &mut buf[n..]);
-            let (obj, mq) = compute_mqd(&rig, k + 1)?;
             let e = mq.encode(false);
             buf[n..n + e.len()].copy_from_slice(&e);
             n += e.len();
@@ -661,6 +672,7 @@ mod tests {
         assert!(mapped(&rig).is_empty());
         for vm in vms.iter() {
             core.set_vm_pasid(vm, 0);
+            vm.release();
         }
         rig.kgd.gart().free(&ib);
         for m in mqds.iter() {
@@ -699,7 +711,7 @@ mod tests {
             }
         }
         let ib = rig.kgd.gart().alloc(4096)?;
-        let (obj, mq) = compute_mqd(&rig, 1)?;
+        let (obj, mq) = compute_mqd(&rig, a.doorbell_index(), 1)?;
         let mut buf = KVec::from_elem(0u32, 128, GFP_KERNEL)?;
         let mut n = of_a(b.page_dir()).write(fmt, &mut buf[..]);
         let e = mq.encode(false);
@@ -716,6 +728,67 @@ mod tests {
         }
         rig.kgd.gart().free(&ib);
         rig.kgd.gart().free(&obj);
+        Ok(())
+    }
+
+    /// The CP resolves a queue's doorbell by its BAR index in the slice of
+    /// the process's VM: the slices of two acquired VMs differ (and are
+    /// not slice 0, the kernel doorbells'), and an MQD or MAP_QUEUES whose
+    /// doorbell is counted from the slice's start, lies in the other
+    /// process's slice or past the slice, or a MAP_QUEUES naming another
+    /// doorbell than its MQD, hangs the HWS with nothing mapped; the
+    /// queue's own BAR index maps it.
+    #[test]
+    fn map_queues_resolves_doorbells_by_bar_index() -> Result {
+        let probe = Rig::new(0x30)?;
+        let core = probe.kgd.core().clone();
+        let slice = core.profile().doorbell_process_size() / 4;
+        drop(probe);
+        // (MQD doorbell, MAP_QUEUES doorbell) relative to A's first BAR
+        // dword, or absolute (B's), and whether the CP maps it.
+        let cases: [(fn(u32, u32) -> (u32, u32), bool); 6] = [
+            (|a, _| (a + 2, a + 2), true),
+            (|_, _| (2, 2), false),
+            (|_, b| (b + 2, b + 2), false),
+            (|a, _| (a + 2, a + 4), false),
+            (|a, _| (a + 2, 2), false),
+            (|a, _| (a + 0x2000 / 4, a + 0x2000 / 4), false),
+        ];
+        for (k, (doorbells, maps)) in cases.iter().enumerate() {
+            let mut rig = Rig::new(0x31 + k as u32)?;
+            rig.submit(&resources().encode())?;
+            let core = rig.kgd.core().clone();
+            let fmt = pm4::PmFormat::of(core.profile().gfx);
+            let (a, b) = (crate::vm::Vm::new(core.clone())?, crate::vm::Vm::new(core.clone())?);
+            a.acquire()?;
+            b.acquire()?;
+            assert!(a.doorbell_index() >= slice && b.doorbell_index() >= slice);
+            assert!(a.doorbell_index().abs_diff(b.doorbell_index()) >= slice);
+            for (vm, pasid) in [(&a, 0x7000), (&b, 0x7001)] {
+                vm.set_pasid(pasid);
+                core.set_vm_pasid(vm, pasid);
+            }
+            let (in_mqd, in_packet) = doorbells(a.doorbell_index(), b.doorbell_index());
+            let (obj, mut mq) = compute_mqd(&rig, in_mqd, 0)?;
+            mq.doorbell_off = in_packet;
+            let ib = rig.kgd.gart().alloc(4096)?;
+            let mut buf = KVec::from_elem(0u32, 128, GFP_KERNEL)?;
+            let mut n = MapProcess { pasid: 0x7000, page_table_base: a.page_dir(), num_queues: 1, ..Default::default() }.write(fmt, &mut buf[..]);
+            let e = mq.encode(false);
+            buf[n..n + e.len()].copy_from_slice(&e);
+            n += e.len();
+            rig.kgd.gart().write_dwords(ib.addr(), &buf[..n])?;
+            rig.submit(&RunList { ib_base: ib.addr(), ib_size: n as u32, chain: false, process_cnt: 1 }.encode())?;
+            assert_eq!(rig.kgd.cp_hung(), !maps);
+            assert_eq!(mapped(&rig).len(), usize::from(*maps));
+            rig.kgd.cp_reset();
+            for vm in [&a, &b] {
+                core.set_vm_pasid(vm, 0);
+                vm.release();
+            }
+            rig.kgd.gart().free(&ib);
+            rig.kgd.gart().free(&obj);
+        }
         Ok(())
     }
 }

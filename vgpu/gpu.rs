@@ -93,7 +93,16 @@ pub(crate) struct Core {
     pasid_vms: Mutex<KVec<Arc<crate::vm::Vm>>>,
     /// The next VM's root page directory slot ([`Core::alloc_page_dir`]).
     next_page_dir: Atomic<u64>,
+    /// The process doorbell slices of the doorbell BAR in use
+    /// ([`Core::alloc_doorbell_slice`]).  Lock order: a leaf
+    /// (`vgpu/amdgpu_main.rs`, 6).
+    #[pin]
+    doorbell_slices: Mutex<IdPool>,
 }
+
+/// Bytes of the virtual GPU's doorbell BAR (amdgpu's `adev->doorbell.size`;
+/// 8 MiB, as the SOC15 boards' BAR 2): 1024 slices of 8 KiB.
+const DOORBELL_BAR_BYTES: u32 = 8 << 20;
 
 /// See [`Core::throttle`].
 struct Throttle {
@@ -125,6 +134,7 @@ impl Core {
                 throttle <- new_mutex!(Throttle { kfd: None, count: 0 }, "Core::throttle"),
                 pasid_vms <- new_mutex!(KVec::new(), "Core::pasid_vms"),
                 next_page_dir: Atomic::new(0),
+                doorbell_slices <- new_mutex!(IdPool::new(), "Core::doorbell_slices"),
             }),
             GFP_KERNEL,
         )
@@ -158,6 +168,40 @@ impl Core {
         let n = self.next_page_dir.fetch_add(1, Relaxed);
         let phys = n.checked_mul(4096).and_then(|o| o.checked_add(self.vram.size().next_multiple_of(4096))).ok_or(ENOSPC)?;
         crate::cp::pd_addr_vram(phys).ok_or(ENOSPC)
+    }
+
+    /// Places a process's doorbell slice (`doorbell_process_size` bytes) in
+    /// the GPU's doorbell BAR, the lowest free one, as amdgpu's doorbell
+    /// BOs are placed for `kfd_alloc_process_doorbells`; returns the BAR
+    /// dword index of its first doorbell (`amdgpu_doorbell_index_on_bar` of
+    /// doorbell 0).  Slice 0 holds the GPU's kernel doorbells (amdgpu's
+    /// rings', the KFD's HIQ page of `kfd_doorbell_init`) and is never a
+    /// process's, so a doorbell index counted from a slice's start instead
+    /// of the BAR's is outside every process's slice.  `ENOSPC` when the
+    /// BAR is full.
+    pub(crate) fn alloc_doorbell_slice(&self) -> Result<u32> {
+        let slice = self.profile.doorbell_process_size();
+        let slices = (DOORBELL_BAR_BYTES / slice) as usize;
+        let mut ids = self.doorbell_slices.lock();
+        loop {
+            if let Some(unused) = ids.find_unused_id(1) {
+                if unused.as_usize() >= slices {
+                    return Err(ENOSPC);
+                }
+                let id = unused.acquire();
+                // id < slices: the product stays below DOORBELL_BAR_BYTES.
+                return Ok(id as u32 * (slice / 4));
+            }
+            // Sleeping allocation under a mutex is fine; it is a leaf lock.
+            let resizer = ids.grow_request().ok_or(ENOSPC)?.realloc(GFP_KERNEL)?;
+            ids.grow(resizer);
+        }
+    }
+
+    /// Gives back the slice whose first doorbell is at BAR dword `index`.
+    pub(crate) fn free_doorbell_slice(&self, index: u32) {
+        let slice_dwords = self.profile.doorbell_process_size() / 4;
+        self.doorbell_slices.lock().release_id((index / slice_dwords) as usize);
     }
 
     /// The VM of a KFD process (one with a PASID) whose page table base is

@@ -167,6 +167,10 @@ impl kabi::Kfd2Kgd for Kgd {
         vm.page_dir()
     }
 
+    fn process_doorbell_index(vm: ArcBorrow<'_, Vm>) -> u32 {
+        vm.doorbell_index()
+    }
+
     fn set_vm_pasid(vm: ArcBorrow<'_, Vm>, pasid: u32) {
         vm.set_pasid(pasid);
         let vm: Arc<Vm> = vm.into();
@@ -209,7 +213,7 @@ impl kabi::Kfd2Kgd for Kgd {
     /// HQD (`pipe`, `queue`), which then holds it (and through it the VM)
     /// until `hqd_destroy`.
     fn hqd_load(&self, vm: ArcBorrow<'_, Vm>, m: &mut [u8], pipe: u32, queue: u32, wptr: u64) -> Result {
-        let desc = mqd::compute_desc(self.core().profile(), m, wptr)?;
+        let desc = mqd::compute_desc(self.core().profile(), &vm, m, wptr)?;
         let image = mqd::Slot::copy(m)?;
         let mut slots = self.hqds().lock();
         let slot = slots.compute(pipe, queue)?;
@@ -222,7 +226,7 @@ impl kabi::Kfd2Kgd for Kgd {
 
     /// As `hqd_load`, for the RLC queue the SDMA MQD names.
     fn hqd_sdma_load(&self, vm: ArcBorrow<'_, Vm>, m: &mut [u8], wptr: u64) -> Result {
-        let (desc, engine, queue) = mqd::sdma_desc(self.core().profile(), m, wptr)?;
+        let (desc, engine, queue) = mqd::sdma_desc(self.core().profile(), &vm, m, wptr)?;
         let image = mqd::Slot::copy(m)?;
         let mut slots = self.hqds().lock();
         let slot = slots.sdma(engine, queue)?;

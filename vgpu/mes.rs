@@ -17,8 +17,9 @@
 //! table base that is not the VM of the PASID, process or
 //! gang context or MQD addresses outside the GART, an MQD that does not
 //! decode for the profile or does not match the request (AQL or PM4,
-//! doorbell, write pointer), a doorbell of the process already added, and
-//! removing a queue that was never added.
+//! doorbell, write pointer), a doorbell (a BAR index, as amdgpu's
+//! `doorbell_offset`) outside the process's doorbell slice or already
+//! added, and removing a queue that was never added.
 
 use kernel::{prelude::*, sync::Arc};
 
@@ -83,14 +84,21 @@ impl Kgd {
     }
 
     /// What the engines need of a queue's MQD, read from the GART now.
+    /// The MQD's doorbell (a BAR index) must be in the slice of the
+    /// process's VM and be the request's `doorbell_offset`.
     fn mes_desc(&self, q: &Added) -> Result<QueueDesc> {
         let p = self.core().profile();
+        let vm = self.mes_vm(q.page_dir, q.pasid)?;
         let bytes = self.gart().read_bytes(q.mqd_addr, self.mqd_size(q.sdma)?)?;
-        if q.sdma {
-            Ok(mqd::sdma_desc(p, &bytes, q.wptr_addr)?.0)
+        let desc = if q.sdma {
+            mqd::sdma_desc(p, &vm, &bytes, q.wptr_addr)?.0
         } else {
-            mqd::compute_desc(p, &bytes, q.wptr_addr)
+            mqd::compute_desc(p, &vm, &bytes, q.wptr_addr)?
+        };
+        if vm.doorbell_byte_offset(q.doorbell_offset)? != desc.doorbell_offset {
+            return Err(EINVAL);
         }
+        Ok(desc)
     }
 
     /// Loads `q` on the engines in its process's VM.
@@ -173,7 +181,7 @@ impl Kgd {
         self.mes_vm(q.page_dir, q.pasid)?;
         let desc = self.mes_desc(&q).map_err(refused)?;
         let aql = desc.ty == uapi::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL;
-        if u64::from(desc.doorbell_offset) != u64::from(i.doorbell_offset) * 4 || (!sdma && aql != (i.is_aql_queue != 0)) {
+        if !sdma && aql != (i.is_aql_queue != 0) {
             return Err(EINVAL);
         }
         if !st.suspended {
@@ -253,6 +261,8 @@ mod tests {
     }
 
     const PASID: u32 = 0x6000;
+    /// The queue's doorbell in its VM's slice (dwords); the requests and
+    /// the MQD carry it as a BAR index.
     const DOORBELL: u32 = 4;
 
     impl Rig {
@@ -261,8 +271,11 @@ mod tests {
             let kgd = Kgd::new(p, index, 16 * 4096, &SystemMemory::new()?)?;
             let core = kgd.core().clone();
             let vm = crate::vm::Vm::new(core.clone())?;
+            // Acquired: its doorbell slice is placed in the BAR.
+            vm.acquire()?;
             vm.set_pasid(PASID);
             core.set_vm_pasid(&vm, PASID);
+            let doorbell = vm.doorbell_index() + DOORBELL;
             let (mqd, proc_ctx, gang_ctx) = (kgd.gart().alloc(4096)?, kgd.gart().alloc(4096)?, kgd.gart().alloc(4096)?);
             let base = 0x7f00_0000_0000u64;
             let q = hw::QueueProps {
@@ -271,7 +284,7 @@ mod tests {
                 queue_size: 4096,
                 read_ptr: base + 0x8000,
                 write_ptr: base + 0x8008,
-                doorbell_off: DOORBELL,
+                doorbell_off: doorbell,
                 ..Default::default()
             };
             let dev = hw::MqdDevice { gfx: p.gfx, cwsr_enabled: false, profiler_active: false, pcie_atomics: false, sdma_phase_quantum: hw::SDMA_PHASE_QUANTUM_DEFAULT };
@@ -283,7 +296,7 @@ mod tests {
                 page_table_base_addr: vm.page_dir(),
                 process_context_addr: proc_ctx.addr(),
                 gang_context_addr: gang_ctx.addr(),
-                doorbell_offset: DOORBELL,
+                doorbell_offset: doorbell,
                 mqd_addr: mqd.addr(),
                 wptr_addr: q.write_ptr,
                 queue_type: QUEUE_TYPE_COMPUTE,
@@ -300,7 +313,7 @@ mod tests {
         }
 
         fn remove_input(&self) -> MesRemoveQueueInput {
-            MesRemoveQueueInput { doorbell_offset: DOORBELL, gang_context_addr: self.gang_ctx.addr() }
+            MesRemoveQueueInput { doorbell_offset: self.input.doorbell_offset, gang_context_addr: self.gang_ctx.addr() }
         }
     }
 
@@ -308,6 +321,7 @@ mod tests {
         fn drop(&mut self) {
             self.kgd.mes_reset();
             self.kgd.core().set_vm_pasid(&self.vm, 0);
+            self.vm.release();
             for o in [&self.mqd, &self.proc_ctx, &self.gang_ctx] {
                 self.kgd.gart().free(o);
             }
@@ -320,10 +334,20 @@ mod tests {
         let rig = Rig::new(0x3c)?;
         let i = rig.input;
         let other = crate::vm::Vm::new(rig.kgd.core().clone())?;
+        // Another process's VM, acquired: its doorbell slice is elsewhere.
+        let neighbour = crate::vm::Vm::new(rig.kgd.core().clone())?;
+        neighbour.acquire()?;
+        assert_ne!(neighbour.doorbell_index(), rig.vm.doorbell_index());
         let bad = [
             MesAddQueueInput { mqd_addr: rig.proc_ctx.addr(), ..i },
             MesAddQueueInput { mqd_addr: 0x1000, ..i },
-            MesAddQueueInput { doorbell_offset: DOORBELL + 2, ..i },
+            // Another doorbell of the slice than the MQD's; the MQD's
+            // counted from the slice's start (slice-relative), or in the
+            // other process's slice; one past the slice.
+            MesAddQueueInput { doorbell_offset: i.doorbell_offset + 2, ..i },
+            MesAddQueueInput { doorbell_offset: DOORBELL, ..i },
+            MesAddQueueInput { doorbell_offset: neighbour.doorbell_index() + DOORBELL, ..i },
+            MesAddQueueInput { doorbell_offset: rig.vm.doorbell_index() + rig.kgd.core().profile().doorbell_process_size() / 4, ..i },
             MesAddQueueInput { wptr_addr: i.wptr_addr + 8, ..i },
             MesAddQueueInput { is_aql_queue: 1, ..i },
             MesAddQueueInput { queue_type: 0, ..i },
@@ -339,6 +363,7 @@ mod tests {
         }
         assert_eq!(rig.running(), (0, 0));
         assert_eq!(rig.kgd.mes_remove(&rig.remove_input()), Err(EINVAL));
+        neighbour.release();
         Ok(())
     }
 

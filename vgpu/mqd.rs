@@ -14,8 +14,9 @@
 //! through `kernel_mqd.rs`.
 //!
 //! An MQD no CP would load (wrong size or header, no ring, no pointer
-//! addresses, an unknown pipe priority, a doorbell outside the VM's slice,
-//! a slot out of range) is refused with `EINVAL`, never trusted.
+//! addresses, an unknown pipe priority, a doorbell whose BAR index is
+//! outside the VM's slice (`Vm::doorbell_byte_offset`), a slot out of
+//! range) is refused with `EINVAL`, never trusted.
 
 use kernel::{prelude::*, sync::Arc};
 
@@ -23,6 +24,7 @@ use crate::{
     engine::{Engines, Hqd, QueueDesc},
     profile::{GfxVersion, Profile},
     uapi,
+    vm::Vm,
 };
 
 /// MQD layouts and decoders, `rust/amdgpu-hw/src/mqd.rs`, with the
@@ -63,26 +65,17 @@ fn gen(gfx: GfxVersion) -> Result<hw::MqdGen> {
     hw::MqdGen::of(gfx).ok_or(EINVAL)
 }
 
-/// A doorbell offset (dwords in the VM's slice) as a byte offset of a
-/// whole 64-bit doorbell inside the slice.
-fn doorbell_bytes(p: &Profile, dwords: u32) -> Result<u32> {
-    let bytes = dwords.checked_mul(4).ok_or(EINVAL)?;
-    if bytes % 8 != 0 || bytes.checked_add(8).is_none_or(|end| end > p.doorbell_process_size()) {
-        return Err(EINVAL);
-    }
-    Ok(bytes)
-}
-
-/// What the engines need of a compute MQD (`hqd_load`); `wptr`, the
+/// What the engines need of a compute MQD (`hqd_load`) of a queue of
+/// `vm`, whose doorbell (a BAR index) must be in `vm`'s slice; `wptr`, the
 /// write pointer rkfd passes, must be the MQD's poll address (or 0).
-pub(crate) fn compute_desc(p: &Profile, mqd: &[u8], wptr: u64) -> Result<QueueDesc> {
+pub(crate) fn compute_desc(p: &Profile, vm: &Vm, mqd: &[u8], wptr: u64) -> Result<QueueDesc> {
     let c = hw::decode_compute(gen(p.gfx)?, mqd).map_err(|_| EINVAL)?;
     if wptr != 0 && wptr != c.wptr_poll {
         return Err(EINVAL);
     }
     Ok(QueueDesc {
         ty: if c.aql { uapi::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL } else { uapi::KFD_IOC_QUEUE_TYPE_COMPUTE },
-        doorbell_offset: doorbell_bytes(p, c.doorbell_off)?,
+        doorbell_offset: vm.doorbell_byte_offset(c.doorbell_off)?,
         priority: sched_priority(c.pipe_priority),
         // Inactive queues are not loaded: a loaded one gets its full share.
         percentage: 100,
@@ -98,8 +91,9 @@ pub(crate) fn compute_desc(p: &Profile, mqd: &[u8], wptr: u64) -> Result<QueueDe
 /// What the engines need of an SDMA MQD (`hqd_sdma_load`), and its
 /// (engine, queue).  GFX9/10 SDMA MQDs carry no write-pointer address:
 /// `wptr` gives it (upstream's `hqd_sdma_load(.., wptr, ..)`); GFX11's
-/// carries one, which `wptr` must match if given.
-pub(crate) fn sdma_desc(p: &Profile, mqd: &[u8], wptr: u64) -> Result<(QueueDesc, u32, u32)> {
+/// carries one, which `wptr` must match if given.  The doorbell as for
+/// [`compute_desc`].
+pub(crate) fn sdma_desc(p: &Profile, vm: &Vm, mqd: &[u8], wptr: u64) -> Result<(QueueDesc, u32, u32)> {
     let s = hw::decode_sdma(gen(p.gfx)?, mqd).map_err(|_| EINVAL)?;
     let wptr_va = match (s.wptr_poll, wptr) {
         (0, 0) => return Err(EINVAL),
@@ -109,7 +103,7 @@ pub(crate) fn sdma_desc(p: &Profile, mqd: &[u8], wptr: u64) -> Result<(QueueDesc
     };
     let desc = QueueDesc {
         ty: uapi::KFD_IOC_QUEUE_TYPE_SDMA,
-        doorbell_offset: doorbell_bytes(p, s.doorbell_off)?,
+        doorbell_offset: vm.doorbell_byte_offset(s.doorbell_off)?,
         // An SDMA MQD has no priority.
         priority: sched_priority(1),
         percentage: 100,
@@ -334,41 +328,59 @@ mod tests {
     /// refuses what no CP would load with `EINVAL`.
     #[test]
     fn mqds_of_every_profile_are_read_and_checked() -> Result {
-        for p in PROFILES.iter() {
-            let q = queue();
+        for (i, p) in PROFILES.iter().enumerate() {
+            // The queue's VM, acquired: its doorbell slice is in the BAR,
+            // and the MQD names doorbell 3 of it by its BAR index.
+            let core = crate::gpu::Core::new(p, 0x20 + i as u32, 1 << 20, &crate::sysmem::SystemMemory::new()?)?;
+            let vm = Vm::new(core.clone())?;
+            vm.acquire()?;
+            let other = Vm::new(core)?;
+            other.acquire()?;
+            let first = vm.doorbell_index();
+            let q = hw::QueueProps { doorbell_off: first + 6, ..queue() };
             let mut c = hw::ComputeMqd::zeroed(p.gfx).ok_or(EINVAL)?;
             hw::init_compute_mqd(&mut c, &dev(p), 0, &q);
-            let d = compute_desc(p, c.as_bytes(), q.write_ptr)?;
+            let d = compute_desc(p, &vm, c.as_bytes(), q.write_ptr)?;
             assert_eq!(d.ty, uapi::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL);
             assert_eq!((d.ring_base, d.ring_size, d.rptr_va, d.wptr_va), (q.queue_address, 4096, q.read_ptr, q.write_ptr));
-            // Doorbell dword 6 is byte 24: doorbell index 3.
+            // Doorbell dword 6 of the slice is byte 24: doorbell index 3.
             assert_eq!((d.doorbell_offset, d.doorbell_id(), d.priority, d.rptr), (24, 3, 15, 0));
             // A write pointer other than the MQD's, a short MQD, a zeroed
-            // one, a doorbell past the slice or between two doorbells.
-            assert!(matches!(compute_desc(p, c.as_bytes(), q.write_ptr + 8), Err(e) if e == EINVAL));
-            assert!(matches!(compute_desc(p, &c.as_bytes()[..100], 0), Err(e) if e == EINVAL));
+            // one, a doorbell past the slice or between two doorbells,
+            // counted from the slice's start (not the BAR's), in the
+            // other process's slice, or in the kernel doorbells' slice 0.
+            assert!(matches!(compute_desc(p, &vm, c.as_bytes(), q.write_ptr + 8), Err(e) if e == EINVAL));
+            assert!(matches!(compute_desc(p, &vm, &c.as_bytes()[..100], 0), Err(e) if e == EINVAL));
             let zero = hw::ComputeMqd::zeroed(p.gfx).ok_or(EINVAL)?;
-            assert!(matches!(compute_desc(p, zero.as_bytes(), 0), Err(e) if e == EINVAL));
-            for off in [p.doorbell_process_size() / 4, 7] {
+            assert!(matches!(compute_desc(p, &vm, zero.as_bytes(), 0), Err(e) if e == EINVAL));
+            for off in [first + p.doorbell_process_size() / 4, first + 7, 6, other.doorbell_index() + 6, first - 2] {
                 let mut bad = c;
                 hw::update_compute_mqd(&mut bad, &dev(p), &hw::QueueProps { doorbell_off: off, ..q }, None);
-                assert!(matches!(compute_desc(p, bad.as_bytes(), 0), Err(e) if e == EINVAL));
+                assert!(matches!(compute_desc(p, &vm, bad.as_bytes(), 0), Err(e) if e == EINVAL));
             }
             // The read pointer saved at unload comes back (AQL: packets).
             let mut bytes = c;
             save_compute(p, bytes.as_bytes_mut(), &d, 5)?;
-            assert_eq!(compute_desc(p, bytes.as_bytes(), 0)?.rptr, 5);
+            assert_eq!(compute_desc(p, &vm, bytes.as_bytes(), 0)?.rptr, 5);
 
             let mut s = hw::SdmaMqd::zeroed(p.gfx).ok_or(EINVAL)?;
             hw::init_sdma_mqd(&mut s, &dev(p), &q);
-            let (d, engine, queue) = sdma_desc(p, s.as_bytes(), q.write_ptr)?;
+            let (d, engine, queue) = sdma_desc(p, &vm, s.as_bytes(), q.write_ptr)?;
             assert_eq!((engine, queue, d.sdma_engine(), d.wptr_va), (1, 2, Some(1), q.write_ptr));
             // GFX9/10 SDMA MQDs have no write-pointer address: it must be given.
-            let given = sdma_desc(p, s.as_bytes(), 0);
+            let given = sdma_desc(p, &vm, s.as_bytes(), 0);
             assert_eq!(given.is_ok(), p.gfx.arch() == gfx::GfxArch::Gfx11);
             save_sdma(p, s.as_bytes_mut(), 0x40)?;
-            assert_eq!(sdma_desc(p, s.as_bytes(), q.write_ptr)?.0.rptr, 0x40);
+            assert_eq!(sdma_desc(p, &vm, s.as_bytes(), q.write_ptr)?.0.rptr, 0x40);
             assert_eq!(sdma_slot_of(p, s.as_bytes())?, (1, 2));
+            // The SDMA MQD's doorbell is resolved the same way.
+            let mut bad = hw::SdmaMqd::zeroed(p.gfx).ok_or(EINVAL)?;
+            hw::init_sdma_mqd(&mut bad, &dev(p), &hw::QueueProps { doorbell_off: 6, ..q });
+            assert!(matches!(sdma_desc(p, &vm, bad.as_bytes(), q.write_ptr), Err(e) if e == EINVAL));
+            // A VM no process has acquired has no slice: nothing resolves.
+            other.release();
+            assert!(matches!(compute_desc(p, &other, c.as_bytes(), 0), Err(e) if e == EINVAL));
+            vm.release();
         }
         Ok(())
     }

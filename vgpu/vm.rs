@@ -70,6 +70,12 @@ pub(crate) struct Vm {
     /// The PASID of the KFD process using it (0: none), which the engines
     /// put in the interrupt entries they raise (dword 3 of the IH ring entry).
     pasid: Atomic<u32>,
+    /// Where `doorbells` sit in the GPU's doorbell BAR while a KFD process
+    /// has the VM: the BAR dword index of its first doorbell (a slice of
+    /// [`Core::alloc_doorbell_slice`], taken at `acquire`, given back at
+    /// `release`); 0 while not acquired (slice 0 is never a process's).
+    /// The CP and the MES resolve an MQD's or request's doorbell by it.
+    doorbell_index: Atomic<u32>,
     /// The process's doorbells on this GPU (`doorbell_process_size`
     /// bytes, zeroed at creation), mapped through `/dev/kfd`: one 64-bit
     /// doorbell per queue at the byte offset rkfd gives the queue
@@ -127,15 +133,57 @@ fn pt_errno(e: pt::Error) -> Error {
 }
 
 impl Vm {
-    /// Marks the VM acquired by a KFD process; `EINVAL` if one already has it.
+    /// Marks the VM acquired by a KFD process and places its doorbell
+    /// slice in the BAR; `EINVAL` if one already has it, `ENOSPC` if the
+    /// BAR has no free slice.
     pub(crate) fn acquire(&self) -> Result {
-        self.acquired.cmpxchg(false, true, Full).map(|_| ()).map_err(|_| EINVAL)
+        self.acquired.cmpxchg(false, true, Full).map(|_| ()).map_err(|_| EINVAL)?;
+        match self.core.alloc_doorbell_slice() {
+            Ok(index) => {
+                self.doorbell_index.store(index, Release);
+                Ok(())
+            }
+            Err(e) => {
+                self.acquired.store(false, Release);
+                Err(e)
+            }
+        }
     }
 
-    /// Gives the VM back (`release_vm`).
+    /// Gives the VM back (`release_vm`), and its doorbell slice.
     pub(crate) fn release(&self) {
         self.pasid.store(0, Release);
+        let index = self.doorbell_index.xchg(0, Full);
+        if index != 0 {
+            self.core.free_doorbell_slice(index);
+        }
         self.acquired.store(false, Release);
+    }
+
+    /// The BAR dword index of the first doorbell of the VM's slice
+    /// (`get_process_doorbell_index`); 0 while not acquired.
+    pub(crate) fn doorbell_index(&self) -> u32 {
+        self.doorbell_index.load(Acquire)
+    }
+
+    /// Byte offset in the VM's doorbell slice of the 64-bit doorbell at BAR
+    /// dword index `bar_index` (an MQD's DOORBELL_OFFSET, a MAP_QUEUES' or
+    /// MES request's `doorbell_offset`), as the CP routes a doorbell write
+    /// to the queue: `EINVAL` for an index outside this VM's slice (another
+    /// process's doorbell, a slice-relative index, the kernel doorbells),
+    /// between two doorbells, or a VM without a slice.
+    pub(crate) fn doorbell_byte_offset(&self, bar_index: u32) -> Result<u32> {
+        let first = self.doorbell_index();
+        if first == 0 {
+            return Err(EINVAL);
+        }
+        let dwords = bar_index.checked_sub(first).ok_or(EINVAL)?;
+        let bytes = dwords.checked_mul(4).ok_or(EINVAL)?;
+        let slice = self.core.profile().doorbell_process_size();
+        if bytes % 8 != 0 || bytes.checked_add(8).is_none_or(|end| end > slice) {
+            return Err(EINVAL);
+        }
+        Ok(bytes)
     }
 
     /// Sets the PASID (`set_vm_pasid`).
@@ -163,6 +211,7 @@ impl Vm {
                 doorbell_watch,
                 acquired: Atomic::new(false),
                 pasid: Atomic::new(0),
+                doorbell_index: Atomic::new(0),
                 kfd_handle: Atomic::new(0),
                 // INVARIANT: Nothing is mapped.
                 inner <- new_mutex!(

@@ -230,7 +230,7 @@ struct kgd_mes_add_queue_input {
 	__u64 gang_context_addr;	/* KGD_MES_GANG_CTX_SIZE bytes, one per queue */
 	__u32 inprocess_gang_priority;	/* KGD_MES_PRIORITY_LEVEL_* */
 	__u32 gang_global_priority_level;	/* KGD_MES_PRIORITY_LEVEL_* */
-	__u32 doorbell_offset;		/* dwords from the start of the process's doorbell slice */
+	__u32 doorbell_offset;		/* the doorbell's dword index in the doorbell BAR */
 	__u64 mqd_addr;			/* the queue's MQD (v11_compute_mqd / v11_sdma_mqd) */
 	__u64 wptr_addr;		/* the write pointer, a GPU VA in the process's VM */
 	__u64 wptr_mc_addr;		/* its GART address; 0: not mapped there (read wptr_addr) */
@@ -277,6 +277,21 @@ struct kfd2kgd_calls {
 	 * May be NULL: rkfd then sends 0.
 	 */
 	__u64 (*get_process_page_dir)(struct kgd_dev *kgd, void *vm);
+	/*
+	 * Where @vm's doorbell slice (doorbell_process_size bytes, what
+	 * mmap_doorbells maps) sits in the GPU's doorbell BAR: the index, in
+	 * dwords from the BAR's start, of the slice's first doorbell
+	 * (upstream amdgpu_doorbell_index_on_bar(adev,
+	 * pdd->qpd.proc_doorbells, 0, doorbell_size), from which
+	 * kfd_get_process_doorbells and kfd_get_doorbell_dw_offset_in_bar
+	 * count).  Fixed from acquire_vm to release_vm; the slices of a GPU's
+	 * acquired VMs do not overlap.  rkfd names a user queue's doorbell by
+	 * its BAR index, this + doorbell id * doorbell size / 4, in every MQD,
+	 * MAP_QUEUES / UNMAP_QUEUES packet and MES request, as upstream's
+	 * q->properties.doorbell_off.  NULL: the driver serves no user
+	 * queues (CREATE_QUEUE answers -EOPNOTSUPP, as without hqd_load).
+	 */
+	__u32 (*get_process_doorbell_index)(struct kgd_dev *kgd, void *vm);
 
 	/* Memory objects of a VM.  *@mmap_offset: render-node mmap offset. */
 	int (*alloc_memory_of_gpu)(struct kgd_dev *kgd, void *vm,
@@ -344,8 +359,10 @@ struct kfd2kgd_calls {
 	 * @mqd: the MQD, 4-byte aligned, @mqd_size bytes (the generation's
 	 * struct size).  Addresses in it are GPU VAs in @vm; the doorbell
 	 * offsets (CP_HQD_PQ_DOORBELL_CONTROL.DOORBELL_OFFSET,
-	 * SDMA*_DOORBELL_OFFSET.OFFSET) count dwords from the start of @vm's
-	 * doorbell slice; VMIDs are 0 (the GPU driver maps @vm itself).
+	 * SDMA*_DOORBELL_OFFSET.OFFSET) are the doorbell's dword index in the
+	 * GPU's doorbell BAR, inside @vm's slice (get_process_doorbell_index;
+	 * an index outside it is -EINVAL); VMIDs are 0 (the GPU driver maps
+	 * @vm itself).
 	 * @wptr: the queue's write pointer (a GPU VA in @vm), which upstream
 	 * passes as the user's pointer: the GPU driver reads the initial
 	 * write pointer there (GFX9/10 SDMA MQDs carry no poll address).
@@ -435,7 +452,8 @@ struct kfd2kgd_calls {
 	 * keeps what it needs) and resuming it at the read pointer the MQD
 	 * saved.  -EINVAL for input no firmware takes (an unknown process_id,
 	 * an MQD that cannot be read or does not match queue_type and
-	 * doorbell_offset, a doorbell already added); -ENOMEM; -ETIME if the
+	 * doorbell_offset, a doorbell outside the process's slice or already
+	 * added); -ENOMEM; -ETIME if the
 	 * firmware did not answer (hung: rkfd resets the GPU).
 	 * mes_remove_hw_queue: preempts the queue the (doorbell_offset,
 	 * gang_context_addr) pair names and forgets it; on return the engine

@@ -675,6 +675,17 @@ impl KgdDevice {
         }
     }
 
+    /// kfd2kgd `get_process_doorbell_index` (C:
+    /// `amdgpu_doorbell_index_on_bar(adev, pdd->qpd.proc_doorbells, 0,
+    /// doorbell_size)`): the dword index in the GPU's doorbell BAR of
+    /// `vm`'s doorbell slice's first doorbell.  `None` if the driver does
+    /// not say (it serves no user queues then).
+    pub(crate) fn process_doorbell_index(&self, vm: &KgdVm) -> Option<u32> {
+        let f = self.calls().get_process_doorbell_index?;
+        // SAFETY: Valid device and a VM acquired from it.
+        Some(unsafe { f(self.kgd.as_ptr(), vm.vm.as_ptr()) })
+    }
+
     /// kfd2kgd `mmap_doorbells`: maps `vm`'s doorbell slice into `vma`,
     /// whose size the caller checked.
     pub(crate) fn mmap_doorbells(&self, vm: &KgdVm, vma: &Vma<'_>) -> Result {

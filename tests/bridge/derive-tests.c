@@ -215,27 +215,37 @@ static void hws_path(void)
  */
 static void queue_path(void)
 {
-	u32 idx = 0, ctl = 0, cfg = 0;
+	u32 idx = 0, cfg = 0;
 
 	/* A slice at byte 0x4000 of the BAR: BAR dword 4096 on, 2048 dwords. */
-	CHECK("process doorbell 0 of the slice at 0x4000 is BAR dword 4096",
-	      rkfd_amdgpu_process_doorbell(0x4000, 0, &idx) && idx == 4096);
-	CHECK("process doorbell dword 2046 is the slice's last 64-bit one",
-	      rkfd_amdgpu_process_doorbell(0x4000, 2046, &idx) && idx == 4096 + 2046);
+	CHECK("the slice at 0x4000 starts at BAR dword 4096 (doorbell_index_on_bar of doorbell 0)",
+	      rkfd_amdgpu_process_doorbell_index(0x4000, &idx) && idx == 4096);
 	idx = 7;
-	CHECK("a dword past the 8 KiB slice is refused",
-	      !rkfd_amdgpu_process_doorbell(0x4000, 2048, &idx) && idx == 7);
-	CHECK("an odd slice dword is refused",
-	      !rkfd_amdgpu_process_doorbell(0x4000, 3, &idx) && idx == 7);
+	CHECK("a slice whose doorbells pass the 26-bit doorbell field is refused",
+	      !rkfd_amdgpu_process_doorbell_index(0x10000000ull - 0x1000, &idx) && idx == 7);
+	CHECK("the field's last whole slice is taken",
+	      rkfd_amdgpu_process_doorbell_index(0x10000000ull - 0x2000, &idx) &&
+	      idx == 0x4000000 - 2048);
+	/* rkfd's MQDs and MES requests carry BAR indexes: the slice's own only. */
+	CHECK("BAR dword 4096 (doorbell 0) is the slice's",
+	      rkfd_amdgpu_process_doorbell_ok(0x4000, 4096));
+	CHECK("BAR dword 4096 + 2046 (doorbell 1023) is the slice's last one",
+	      rkfd_amdgpu_process_doorbell_ok(0x4000, 4096 + 2046));
+	CHECK("one past the 8 KiB slice (the next process's) is refused",
+	      !rkfd_amdgpu_process_doorbell_ok(0x4000, 4096 + 2048));
+	CHECK("below the slice (the previous process's, the kernel page) is refused",
+	      !rkfd_amdgpu_process_doorbell_ok(0x4000, 4094));
+	CHECK("a slice-relative index (doorbell 3 as dword 6) is refused",
+	      !rkfd_amdgpu_process_doorbell_ok(0x4000, 6));
+	CHECK("an odd BAR dword (half a 64-bit doorbell) is refused",
+	      !rkfd_amdgpu_process_doorbell_ok(0x4000, 4096 + 3));
 	CHECK("kernel doorbells stay within one page, process ones within 8 KiB",
 	      !rkfd_amdgpu_kernel_doorbell(0x4000, 1024, &idx) &&
-	      rkfd_amdgpu_process_doorbell(0x4000, 1024, &idx) && idx == 4096 + 1024);
+	      rkfd_amdgpu_process_doorbell_ok(0x4000, 4096 + 1024));
 
-	/* SDMA's DOORBELL_OFFSET.OFFSET is the compute field's bits. */
-	CHECK("an SDMA doorbell word (OFFSET only) gets the BAR index",
-	      rkfd_amdgpu_doorbell_control(6 << 2, 6, 4102, &ctl) && ctl == 4102u << 2);
-	CHECK("the dword a doorbell word names",
-	      rkfd_amdgpu_doorbell_dword(1u << 30 | 6 << 2 | 3) == 6);
+	/* The BAR index a doorbell word (compute or SDMA: bits 27:2) names. */
+	CHECK("the BAR index a doorbell word names",
+	      rkfd_amdgpu_doorbell_dword(1u << 30 | 4102u << 2 | 3) == 4102);
 
 	/* amdgpu's KFD VMIDs on gfx9+: 8-15 (compute_vmid_bitmap 0xff00). */
 	CHECK("the first KFD VMID is 8", rkfd_amdgpu_vmid_alloc(0xff00, 0) == 8);

@@ -196,6 +196,10 @@ pub(crate) trait Kfd2Kgd: Send + Sync + 'static {
     /// `get_process_page_dir`: the VM's page table base
     /// (`amdgpu_amdkfd_gpuvm_get_process_page_dir`).
     fn process_page_dir(vm: ArcBorrow<'_, Self::Vm>) -> u64;
+    /// `get_process_doorbell_index`: the doorbell BAR dword index of the
+    /// VM's doorbell slice's first doorbell
+    /// (`amdgpu_doorbell_index_on_bar` of the slice, doorbell 0).
+    fn process_doorbell_index(vm: ArcBorrow<'_, Self::Vm>) -> u32;
     /// `get_mem_limits`.
     fn mem_limits(&self) -> MemLimits;
     /// `reserve_mem_limit`: accounts `size` bytes of the `flags` domain
@@ -462,6 +466,7 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
         get_gpu_clock_counter: Some(Self::get_gpu_clock_counter),
         set_vm_pasid: Some(Self::set_vm_pasid),
         get_process_page_dir: Some(Self::get_process_page_dir),
+        get_process_doorbell_index: Some(Self::get_process_doorbell_index),
         get_mem_limits: Some(Self::get_mem_limits),
         reserve_mem_limit: Some(Self::reserve_mem_limit),
         unreserve_mem_limit: Some(Self::unreserve_mem_limit),
@@ -769,6 +774,16 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
     unsafe extern "C" fn get_process_page_dir(_kgd: *mut kgd::kgd_dev, vm: *mut c_void) -> u64 {
         // SAFETY: rkfd passes a VM it acquired.
         T::process_page_dir(unsafe { Self::vm(vm) })
+    }
+
+    /// `get_process_doorbell_index`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`].
+    unsafe extern "C" fn get_process_doorbell_index(_kgd: *mut kgd::kgd_dev, vm: *mut c_void) -> u32 {
+        // SAFETY: rkfd passes a VM it acquired.
+        T::process_doorbell_index(unsafe { Self::vm(vm) })
     }
 
     /// `get_mem_limits`.

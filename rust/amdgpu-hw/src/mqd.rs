@@ -1083,6 +1083,26 @@ impl HqdRegs {
         }
     }
 
+    /// `CP_HQD_PQ_DOORBELL_CONTROL` (dwords), a register of the compute
+    /// dump: its DOORBELL_OFFSET field is the queue's doorbell as the CP
+    /// rings it, a dword index in the doorbell BAR.
+    pub const fn doorbell_control(self) -> u32 {
+        match self {
+            HqdRegs::Gfx9 => gc9_off::mmCP_HQD_PQ_DOORBELL_CONTROL,
+            HqdRegs::Gfx10_3 => gc10_3_off::mmCP_HQD_PQ_DOORBELL_CONTROL,
+            HqdRegs::Gfx11 => gc11_off::regCP_HQD_PQ_DOORBELL_CONTROL,
+        }
+    }
+
+    /// The DOORBELL_OFFSET field of a `CP_HQD_PQ_DOORBELL_CONTROL` value.
+    pub const fn doorbell_offset(self, ctl: u32) -> u32 {
+        match self {
+            HqdRegs::Gfx9 => (ctl & gc9::CP_HQD_PQ_DOORBELL_CONTROL__DOORBELL_OFFSET_MASK) >> gc9::CP_HQD_PQ_DOORBELL_CONTROL__DOORBELL_OFFSET__SHIFT,
+            HqdRegs::Gfx10_3 => (ctl & gc10::CP_HQD_PQ_DOORBELL_CONTROL__DOORBELL_OFFSET_MASK) >> gc10::CP_HQD_PQ_DOORBELL_CONTROL__DOORBELL_OFFSET__SHIFT,
+            HqdRegs::Gfx11 => (ctl & gc11::CP_HQD_PQ_DOORBELL_CONTROL__DOORBELL_OFFSET_MASK) >> gc11::CP_HQD_PQ_DOORBELL_CONTROL__DOORBELL_OFFSET__SHIFT,
+        }
+    }
+
     /// The register ranges of the SDMA dump, in the order read (offsets of
     /// engine 0's queue 0, dwords); the last is the `MIDCMD` range.
     pub const fn sdma_ranges(self) -> &'static [(u32, u32)] {

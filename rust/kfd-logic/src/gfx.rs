@@ -304,6 +304,34 @@ impl GfxVersion {
         8
     }
 
+    /// Dwords of one doorbell in the doorbell BAR (C:
+    /// `DIV_ROUND_UP(doorbell_size, 4)` of `amdgpu_doorbell_index_on_bar`,
+    /// `doorbell_size / sizeof(u32)` of
+    /// `kfd_get_doorbell_dw_offset_in_bar`): 2, 64-bit doorbells.
+    pub const fn doorbell_dwords(self) -> u32 {
+        self.doorbell_size().div_ceil(4)
+    }
+
+    /// The doorbell of a process's queue as the CP and the schedulers
+    /// name it: its dword index in the GPU's doorbell BAR (C:
+    /// `kfd_get_doorbell_dw_offset_in_bar`, which becomes
+    /// `q->properties.doorbell_off`: the MQD's
+    /// `CP_HQD_PQ_DOORBELL_CONTROL.DOORBELL_OFFSET` or SDMA
+    /// `DOORBELL_OFFSET`, MAP_QUEUES' and UNMAP_QUEUES' `doorbell_offset`,
+    /// MES ADD_QUEUE's `doorbell_offset`).  `first_db_index` is the BAR
+    /// index of the slice's first doorbell (C: `amdgpu_doorbell_index_on_bar(adev,
+    /// pdd->qpd.proc_doorbells, 0, doorbell_size)`: the slice's byte
+    /// offset in the BAR / 4); `doorbell_id` the doorbell's index in the
+    /// slice (`q->doorbell_id`, below `KFD_MAX_NUM_OF_QUEUES_PER_PROCESS`,
+    /// 1024).  `None` for an id past the slice or an index past `u32`.
+    pub const fn doorbell_dw_offset_in_bar(self, first_db_index: u32, doorbell_id: u32) -> Option<u32> {
+        // KFD_MAX_NUM_OF_QUEUES_PER_PROCESS doorbells per slice.
+        if doorbell_id >= 1024 {
+            return None;
+        }
+        first_db_index.checked_add(doorbell_id * self.doorbell_dwords())
+    }
+
     /// The VGPR file of one CU that a context save stores
     /// (C: `kfd_get_vgpr_size_per_cu`).
     const fn vgpr_size_per_cu(self) -> u32 {

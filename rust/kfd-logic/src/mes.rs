@@ -110,8 +110,9 @@ pub struct MesQueue {
     pub wptr: u64,
     /// Its GART address, 0 if it has none.
     pub wptr_gart: u64,
-    /// Doorbell, dwords from the start of the process's doorbell slice.
-    pub doorbell_dwords: u32,
+    /// The doorbell's dword index in the GPU's doorbell BAR (C:
+    /// `q->properties.doorbell_off`, `GfxVersion::doorbell_dw_offset_in_bar`).
+    pub doorbell_off: u32,
     /// The MQD's GART address.
     pub mqd_addr: u64,
     /// The gang context's GART address.
@@ -176,7 +177,7 @@ pub fn add_queue_input(p: &MesProcess, q: &MesQueue, cwsr_workaround: bool) -> O
         gang_context_addr: q.gang_context_addr,
         inprocess_gang_priority: priority_level(q.priority) as u32,
         gang_global_priority_level: PriorityLevel::Normal as u32,
-        doorbell_offset: q.doorbell_dwords,
+        doorbell_offset: q.doorbell_off,
         mqd_addr: q.mqd_addr,
         wptr_addr: q.wptr,
         wptr_mc_addr: q.wptr_gart,
@@ -199,7 +200,7 @@ pub fn add_queue_input(p: &MesProcess, q: &MesQueue, cwsr_workaround: bool) -> O
 
 /// C: `remove_queue_mes`'s request for queue `q`.
 pub fn remove_queue_input(q: &MesQueue) -> RemoveQueueInput {
-    RemoveQueueInput { doorbell_offset: q.doorbell_dwords, gang_context_addr: q.gang_context_addr }
+    RemoveQueueInput { doorbell_offset: q.doorbell_off, gang_context_addr: q.gang_context_addr }
 }
 
 #[cfg(test)]
@@ -227,7 +228,7 @@ mod tests {
             ring_size: 4096,
             wptr: 0x7000_0000_0038,
             wptr_gart: 0,
-            doorbell_dwords: 6,
+            doorbell_off: 6,
             mqd_addr: 0x20_0000,
             gang_context_addr: 0x30_0000,
             gws: false,

@@ -139,6 +139,35 @@ fn doorbell_layouts_as_amdgpu() {
     assert_eq!(GfxVersion::GFX90A.doorbell_size(), 8);
 }
 
+/// `kfd_get_doorbell_dw_offset_in_bar` for every target: the slice's
+/// first BAR dword (`amdgpu_doorbell_index_on_bar` of the slice BO at
+/// byte offset 3 * 8 KiB: 0x1800) + id * 2 (64-bit doorbells), the same
+/// dword as CREATE_QUEUE's byte offset in the slice / 4 from the slice's
+/// start; ids past the 1024 of a slice and sums past u32 are refused.
+#[test]
+fn doorbell_bar_index_as_kfd_doorbell_c() {
+    for &(v, name, _) in TARGETS {
+        let g = gfx(v);
+        assert_eq!(g.doorbell_dwords(), 2, "{name}");
+        let first = 3 * 8192 / 4;
+        for (id, want) in [(0, 0x1800), (1, 0x1802), (0x1ff, 0x1800 + 0x3fe), (0x200, 0x1c00), (1023, 0x1800 + 2046)] {
+            assert_eq!(g.doorbell_dw_offset_in_bar(first, id), Some(want), "{name} id {id}");
+            assert_eq!(
+                g.doorbell_dw_offset_in_bar(first, id),
+                Some(first + kfd_logic::queue_rules::doorbell_byte_offset(id) / 4),
+                "{name} id {id}"
+            );
+        }
+        // A slice at the BAR's start (no kernel doorbells below it) is the
+        // only one where the BAR index equals the slice-relative dword.
+        assert_eq!(g.doorbell_dw_offset_in_bar(0, 5), Some(10), "{name}");
+        assert_eq!(g.doorbell_dw_offset_in_bar(first, 1024), None, "{name}");
+        assert_eq!(g.doorbell_dw_offset_in_bar(first, u32::MAX), None, "{name}");
+        assert_eq!(g.doorbell_dw_offset_in_bar(u32::MAX - 1, 1), None, "{name}");
+        assert_eq!(g.doorbell_dw_offset_in_bar(u32::MAX - 2, 1), Some(u32::MAX), "{name}");
+    }
+}
+
 /// Save areas worked out by hand from `kfd_queue_ctx_save_restore_size`.
 #[test]
 fn save_areas_as_kfd_queue_c() {

@@ -175,6 +175,9 @@ pub struct kfd2kgd_calls {
     pub get_process_page_dir: ::core::option::Option<
         unsafe extern "C" fn(kgd: *mut kgd_dev, vm: *mut core::ffi::c_void) -> __u64,
     >,
+    pub get_process_doorbell_index: ::core::option::Option<
+        unsafe extern "C" fn(kgd: *mut kgd_dev, vm: *mut core::ffi::c_void) -> __u32,
+    >,
     pub alloc_memory_of_gpu: ::core::option::Option<
         unsafe extern "C" fn(
             kgd: *mut kgd_dev,

@@ -145,6 +145,7 @@ static FAKE_CALLS: interface::kfd2kgd_calls = interface::kfd2kgd_calls {
     release_vm: Some(release_vm),
     set_vm_pasid: Some(set_vm_pasid),
     get_process_page_dir: None,
+    get_process_doorbell_index: None,
     alloc_memory_of_gpu: Some(alloc_memory_of_gpu),
     free_memory_of_gpu: Some(free_memory_of_gpu),
     map_memory_to_gpu: Some(map_memory_to_gpu),

@@ -28,5 +28,7 @@ pub const regSDMA1_QUEUE0_RB_CNTL: u32 = 1664;
 pub const regSDMA1_QUEUE0_RB_CNTL_BASE_IDX: u32 = 0;
 pub const regCP_MQD_BASE_ADDR: u32 = 8105;
 pub const regCP_MQD_BASE_ADDR_BASE_IDX: u32 = 0;
+pub const regCP_HQD_PQ_DOORBELL_CONTROL: u32 = 8120;
+pub const regCP_HQD_PQ_DOORBELL_CONTROL_BASE_IDX: u32 = 0;
 pub const regCP_HQD_PQ_WPTR_HI: u32 = 8160;
 pub const regCP_HQD_PQ_WPTR_HI_BASE_IDX: u32 = 0;

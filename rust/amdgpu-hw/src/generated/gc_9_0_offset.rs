@@ -6,5 +6,7 @@
 
 pub const mmCP_MQD_BASE_ADDR: u32 = 4677;
 pub const mmCP_MQD_BASE_ADDR_BASE_IDX: u32 = 0;
+pub const mmCP_HQD_PQ_DOORBELL_CONTROL: u32 = 4692;
+pub const mmCP_HQD_PQ_DOORBELL_CONTROL_BASE_IDX: u32 = 0;
 pub const mmCP_HQD_PQ_WPTR_HI: u32 = 4732;
 pub const mmCP_HQD_PQ_WPTR_HI_BASE_IDX: u32 = 0;

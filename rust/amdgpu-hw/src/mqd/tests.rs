@@ -386,6 +386,11 @@ fn compute_hqd_dump_is_the_mqds_register_image() {
         // last two registers, PQ_WPTR_LO / _HI.
         assert_eq!(out[2][1], 1);
         assert_eq!(out[10][1], 0x40);
+        // CP_HQD_PQ_DOORBELL_CONTROL is in the range, and its
+        // DOORBELL_OFFSET is the MQD's doorbell (the queue's BAR index).
+        let db = out[..n].iter().find(|r| r[0] == regs.doorbell_control() << 2).unwrap();
+        assert_eq!(regs.doorbell_offset(db[1]), aql_queue().doorbell_off, "{gfx:?}");
+        assert_eq!(decode_compute(regs.mqd_gen(), bytes).unwrap().doorbell_off, aql_queue().doorbell_off);
         assert_eq!(out[n - 2][1], 0x80);
         assert_eq!(out[n - 1][1], 1);
         // An empty HQD reads 0.

@@ -5,7 +5,8 @@
 //! `queues/<qid>` sysfs, queue buffers pinned against unmapping,
 //! DESTROY/UPDATE_QUEUE, SET_CU_MASK, ALLOC_QUEUE_GWS,
 //! GET_QUEUE_WAVE_STATE, the per-device limit, two processes' separate
-//! queues and teardown with queues alive; and issue #16's throughput
+//! queues, their doorbells' BAR indexes in the HQDs and the runlist, and
+//! teardown with queues alive; and issue #16's throughput
 //! workload (rounds of four PM4 or SDMA queues created, given 1024
 //! packets and an interrupt each, run and destroyed; 256 rounds, the
 //! issue's 1024 with `RKFD_ISSUE16_ROUNDS=1024`), checked packet by packet
@@ -1361,6 +1362,102 @@ fn check_rls(s: &Setup, wptr: u64, live: bool) -> Check {
     )
 }
 
+/// The PASID of process `pid` on `gpu` (debugfs `proc/<pid>/pasid_<gpu_id>`).
+fn pasid_of(pid: i32, gpu: u32) -> Result<u32, String> {
+    read_sysfs(&format!("/sys/kernel/debug/kfd/proc/{pid}/pasid_{gpu}"))?.trim().parse().map_err(|e| format!("pasid_{gpu}: {e}"))
+}
+
+/// Doorbells by their BAR index (issue #15; upstream
+/// `kfd_get_doorbell_dw_offset_in_bar`, `q->properties.doorbell_off`):
+/// two queues of ours (doorbell byte offsets 0 and 8 in our slice, as
+/// CREATE_QUEUE reports them) and one of a child process (offset 0 in its
+/// slice).  The HQD holding each queue (debugfs `hqds`, found by its ring)
+/// has in `CP_HQD_PQ_DOORBELL_CONTROL.DOORBELL_OFFSET` its process's slice
+/// start in the doorbell BAR + the byte offset / 4: the same start for our
+/// two (2 dwords apart, 64-bit doorbells), page aligned, not 0 (a
+/// slice-relative value would be 0 for both processes) and a whole slice
+/// away from the child's.  Under the HWS the runlist's MAP_QUEUES of each
+/// process (after its MAP_PROCESS, by PASID) carry exactly those indexes.
+/// That the queues run at all (the other checks ring these doorbells) is
+/// the virtual CP resolving the index in the process's slice: it refuses
+/// one outside it.
+fn doorbells_are_bar_indexes() -> Check {
+    let s = setup()?;
+    let (ring_a0, ring_a1, ring_b) = (VA_RING, VA_RING + 0x2_0000, VA_RING + 0x4_0000);
+    let mut a0 = s.queue_args(uapi::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL, ring_a0, 64 * 1024, VA_PTRS + 8, VA_PTRS);
+    let Some(q0) = s.create_or_unsupported(&mut a0)? else {
+        return Ok(());
+    };
+    let mut a1 = s.queue_args(uapi::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL, ring_a1, 64 * 1024, VA_PTRS + 0x48, VA_PTRS + 0x40);
+    let made1 = s.create(&mut a1).map(|_| ()).map_err(|e| format!("second AQL queue: {}", errno_name(e)));
+    let q1 = a1.queue_id;
+    let gpu = s.gpu;
+    let slot = |off: u64| (off & ((1 << GPU_ID_SHIFT) - 1)) as u32;
+    let (off_a0, off_a1) = (slot(a0.doorbell_offset), slot(a1.doorbell_offset));
+    let r = made1.clone().and_then(|_| {
+        ensure_eq((off_a0, off_a1), (0, 8), "our doorbells' byte offsets in the slice")?;
+        in_child(CHILD_SECS, move || {
+            let c = setup()?;
+            let mut b = c.queue_args(uapi::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL, ring_b, 64 * 1024, VA_PTRS + 8, VA_PTRS);
+            c.create(&mut b).map_err(|e| format!("child CREATE: {}", errno_name(e)))?;
+            let off_b = slot(b.doorbell_offset);
+            ensure_eq(off_b, 0, "child's doorbell byte offset in its slice")?;
+            let regs = amdgpu_hw::mqd::HqdRegs::of(gfx_of(gpu)?).ok_or("no HQD register set for the GPU")?;
+            let hqds = read_sysfs("/sys/kernel/debug/kfd/hqds")?;
+            let dumps = hqd_dumps(&hqds, gpu).ok_or_else(|| format!("hqds: no section of gpu_id {gpu:x}: {hqds}"))?;
+            let bar = |ring: u64| -> Result<u32, String> {
+                let held: Vec<&HqdDump> = dumps.iter().filter(|d| holds_ring(d, ring)).collect();
+                ensure_eq(held.len(), 1, &format!("hqds: active CP HQDs holding ring {ring:#x}"))?;
+                let ctl = held[0].1.iter().find(|r| r.0 == regs.doorbell_control() << 2).ok_or("hqds: no CP_HQD_PQ_DOORBELL_CONTROL")?;
+                Ok(regs.doorbell_offset(ctl.1))
+            };
+            let (h_a0, h_a1, h_b) = (bar(ring_a0)?, bar(ring_a1)?, bar(ring_b)?);
+            let first_a = h_a0.checked_sub(off_a0 / 4).ok_or(format!("HQD doorbell {h_a0:#x}"))?;
+            let first_b = h_b.checked_sub(off_b / 4).ok_or(format!("HQD doorbell {h_b:#x}"))?;
+            ensure_eq(h_a1, first_a + off_a1 / 4, &format!("our second queue's HQD doorbell (first {first_a:#x})"))?;
+            ensure(first_a != 0 && first_b != 0, format!("slice-relative HQD doorbells: ours {h_a0:#x} {h_a1:#x}, the child's {h_b:#x}"))?;
+            ensure(first_a % 1024 == 0 && first_b % 1024 == 0, format!("slices not page aligned in the BAR: {first_a:#x}, {first_b:#x}"))?;
+            ensure(
+                first_a.abs_diff(first_b) as usize * 4 >= DOORBELL_SLICE,
+                format!("two processes' slices overlap in the BAR: {first_a:#x}, {first_b:#x}"),
+            )?;
+            if !hws_policy() || mes_gpu(gpu) {
+                return Ok(());
+            }
+            use amdgpu_hw::pm4::{self, Packet};
+            let rls = read_sysfs("/sys/kernel/debug/kfd/rls")?;
+            let dwords = rls_dwords(&rls, gpu)?.ok_or_else(|| format!("rls: no active runlist: {rls}"))?;
+            let packets: Vec<Packet<'_>> =
+                pm4::parse(&dwords, pm_format(gpu)?).collect::<Result<_, _>>().map_err(|e| format!("rls: does not decode ({e:?}): {rls}"))?;
+            // SAFETY: getppid and getpid have no preconditions.
+            let (ppid, pid) = unsafe { (libc::getppid(), libc::getpid()) };
+            for (who, pasid, want) in [("ours", pasid_of(ppid, gpu)?, vec![h_a0, h_a1]), ("the child's", pasid_of(pid, gpu)?, vec![h_b])] {
+                let at = packets
+                    .iter()
+                    .position(|p| matches!(p, Packet::MapProcess(m) if m.pasid == pasid))
+                    .ok_or_else(|| format!("rls: no MAP_PROCESS of PASID {pasid}: {packets:x?}"))?;
+                let Packet::MapProcess(mp) = packets[at] else { unreachable!() };
+                let mut got: Vec<u32> = packets[at + 1..]
+                    .iter()
+                    .take(mp.num_queues as usize)
+                    .filter_map(|p| match p {
+                        Packet::MapQueues(m) => Some(m.doorbell_off),
+                        _ => None,
+                    })
+                    .collect();
+                got.sort_unstable();
+                ensure_eq(got, want.clone(), &format!("rls: {who} MAP_QUEUES doorbell_offset (the HQDs' BAR indexes)"))?;
+            }
+            Ok(())
+        })
+    });
+    if made1.is_ok() {
+        expect_ok(s.destroy(q1), "DESTROY 1")?;
+    }
+    expect_ok(s.destroy(q0), "DESTROY 0")?;
+    r
+}
+
 /// The GPU's generation, from its topology node.
 fn gfx_of(gpu: u32) -> Result<kfd_logic::gfx::GfxVersion, String> {
     let props = node_props(gpu).ok_or("no topology node")?;
@@ -1393,6 +1490,7 @@ fn main() {
     h.run("teardown: a process killed with queues active", killed_process_with_queues);
     h.run("hws: hws_<gpu_id>/hang_count and last_reset", hws_sysfs_counts_hangs);
     h.run("debugfs: mqds, hqds and rls list the queue", debugfs_lists_queues);
+    h.run("hws: runlist and HQD doorbells are BAR indexes, one slice per process", doorbells_are_bar_indexes);
     h.run("hws: hang_hws detected at preemption, reset, counted, signalled", hang_hws_is_detected_reset_counted_and_signalled);
     std::process::exit(h.finish("queue"));
 }
