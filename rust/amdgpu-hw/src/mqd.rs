@@ -1308,18 +1308,67 @@ pub fn sdma_hqd_dump(
 /// separated by a newline, and a newline at the end (alone for an empty
 /// dump).
 pub fn seq_reg_dump(out: &mut impl core::fmt::Write, dump: &[[u32; 2]]) -> core::fmt::Result {
+    // Formatted by hand into one row at a time, one `write_str` per row:
+    // debugfs `hqds` prints hundreds of thousands of these values per
+    // read (every HQD of every GPU, again at each of `seq_read`'s buffer
+    // doublings), where `write!` with `{:08x}` costs several formatter
+    // calls per value.
+    let mut row = Row::default();
     let mut count = 0u32;
     for (i, r) in dump.iter().enumerate() {
         let follows = i > 0 && dump[i - 1][0].wrapping_add(4) == r[0];
         if count == 0 || !follows {
-            write!(out, "{}    {:08x}: {:08x}", if i > 0 { "\n" } else { "" }, r[0], r[1])?;
+            if i > 0 {
+                row.push(b"\n");
+                out.write_str(row.text()?)?;
+                row.len = 0;
+            }
+            row.push(b"    ");
+            row.hex(r[0]);
+            row.push(b": ");
+            row.hex(r[1]);
             count = 7;
         } else {
-            write!(out, " {:08x}", r[1])?;
+            row.push(b" ");
+            row.hex(r[1]);
             count -= 1;
         }
     }
-    out.write_str("\n")
+    row.push(b"\n");
+    out.write_str(row.text()?)
+}
+
+/// One row of [`seq_reg_dump`]: at most `"    %08x: %08x"`, 7 times
+/// `" %08x"` and a newline (86 bytes).
+struct Row {
+    buf: [u8; 96],
+    len: usize,
+}
+
+impl Default for Row {
+    fn default() -> Row {
+        Row { buf: [0; 96], len: 0 }
+    }
+}
+
+impl Row {
+    fn push(&mut self, s: &[u8]) {
+        self.buf[self.len..self.len + s.len()].copy_from_slice(s);
+        self.len += s.len();
+    }
+
+    /// `v` as `%08x`.
+    fn hex(&mut self, v: u32) {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        for i in 0..8 {
+            self.buf[self.len + i] = DIGITS[((v >> (28 - 4 * i)) & 0xf) as usize];
+        }
+        self.len += 8;
+    }
+
+    fn text(&self) -> Result<&str, core::fmt::Error> {
+        core::str::from_utf8(&self.buf[..self.len]).map_err(|_| core::fmt::Error)
+    }
 }
 
 #[cfg(test)]

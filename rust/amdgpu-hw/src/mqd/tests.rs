@@ -334,6 +334,51 @@ fn seq_reg_dump_rows_of_eight_and_gaps() {
     assert_eq!(reg_dump(&ten), upstream_seq_reg_dump(&ten));
 }
 
+/// The hand-formatted rows against upstream's printf formats on dumps
+/// with every hex digit in every position, long runs (rows of 8 and a
+/// remainder) and gaps, from a fixed xorshift sequence.
+#[test]
+fn seq_reg_dump_matches_upstream_on_random_dumps() {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for _ in 0..500 {
+        let n = (next() % 70) as usize;
+        let mut off = (next() as u32) & !3;
+        let mut dump = Vec::new();
+        for _ in 0..n {
+            let v = next();
+            dump.push([off, v as u32]);
+            // Mostly contiguous, sometimes a gap (or a wrap past u32::MAX).
+            off = off.wrapping_add(if v >> 60 == 0 { 4 * ((v >> 32) as u32 & 0xff) } else { 4 });
+        }
+        assert_eq!(reg_dump(&dump), upstream_seq_reg_dump_wrapping(&dump));
+    }
+    for v in [0, u32::MAX, 0x0123_4567, 0x89ab_cdef, 0xdead_beef] {
+        assert_eq!(reg_dump(&[[v & !3, v], [(v & !3).wrapping_add(4), !v]]), upstream_seq_reg_dump_wrapping(&[[v & !3, v], [(v & !3).wrapping_add(4), !v]]));
+    }
+}
+
+/// [`upstream_seq_reg_dump`] with C's unsigned wrap-around of `offset + 4`.
+fn upstream_seq_reg_dump_wrapping(dump: &[[u32; 2]]) -> String {
+    let mut m = String::new();
+    let mut count = 0;
+    for i in 0..dump.len() {
+        if count == 0 || dump[i - 1][0].wrapping_add(4) != dump[i][0] {
+            m += &format!("{}    {:08x}: {:08x}", if i != 0 { "\n" } else { "" }, dump[i][0], dump[i][1]);
+            count = 7;
+        } else {
+            m += &format!(" {:08x}", dump[i][1]);
+            count -= 1;
+        }
+    }
+    m + "\n"
+}
+
 #[test]
 fn seq_reg_dump_matches_upstream_on_every_dump() {
     for regs in [HqdRegs::Gfx9, HqdRegs::Gfx10_3, HqdRegs::Gfx11] {
