@@ -193,6 +193,7 @@ mod kernel_queue;
 mod memory;
 mod mqd;
 mod packet_manager;
+mod power;
 mod process;
 mod procfs;
 mod queue;
