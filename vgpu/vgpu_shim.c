@@ -1250,7 +1250,7 @@ static ssize_t vgpu_throttle_store(struct device *dev, struct device_attribute *
 static DEVICE_ATTR_WO(vgpu_throttle);
 
 /*
- * vgpu_power (root): writing suspend, resume, reset, ... does what amdgpu
+ * vgpu_power (write: root): writing suspend, resume, reset, ... does what amdgpu
  * does to the KFD at a suspend, a resume or a GPU reset (the calls into
  * rkfd, in amdgpu's order, and for reset the engines' reset between
  * kgd2kfd_pre_reset and kgd2kfd_post_reset); the write fails with rkfd's
@@ -1275,7 +1275,7 @@ static ssize_t vgpu_power_show(struct device *dev, struct device_attribute *attr
 		return active;
 	return sysfs_emit(buf, "compute_active %d\n", active);
 }
-static DEVICE_ATTR(vgpu_power, 0600, vgpu_power_show, vgpu_power_store);
+static DEVICE_ATTR_RW(vgpu_power);
 
 static struct attribute *vgpu_hwmon_attrs[] = {
 	&dev_attr_pwm1_max.attr,
