@@ -13,7 +13,8 @@
 //! - stop_sched / start_sched (upstream halt/unhalt) on a scheduled GPU;
 //! - odd orders: resume without suspend, post_reset without pre_reset,
 //!   a second pre_reset, the KFD lock with a process on the GPU, unknown
-//!   words: clear errnos, and the KFD usable after each;
+//!   words: clear errnos, and the KFD usable after each; teardown ends a
+//!   process using the GPU with SIGBUS;
 //! - reset: SMI GPU_PRE_RESET ("virtual GPU reset") / GPU_POST_RESET, the
 //!   process's HW_EXCEPTION event with whole-GPU-reset data, its queues
 //!   left off the GPU (upstream keeps them evicted), a new process runs.
@@ -348,7 +349,48 @@ fn odd_orders(gpu: &TopoGpu) -> Check {
     ensure_eq(child_open_errno()?, libc::EINVAL, "open while the GPU is locked")?;
     power_ok(&knob, "unlock")?;
     ensure_eq(child_open_errno()?, 0, "open after unlock")?;
-    Ok(())
+    // teardown_processes: a process using the GPU gets SIGBUS.
+    ensure_eq(child_sigbus_on_teardown(&knob)?, libc::SIGBUS, "the signal that ended a KFD process at teardown")
+}
+
+/// A forked child opens `/dev/kfd` and waits; `teardown` is written:
+/// the signal that ended the child (0 if it exited).
+fn child_sigbus_on_teardown(knob: &str) -> Result<i32, String> {
+    let mut fds = [0i32; 2];
+    // SAFETY: two fds of ours.
+    ensure_eq(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe")?;
+    // SAFETY: the child opens a file, writes a byte and sleeps.
+    match unsafe { libc::fork() } {
+        -1 => Err("fork".into()),
+        0 => {
+            let k = Kfd::open();
+            let b = [u8::from(k.is_ok())];
+            // SAFETY: our pipe and byte.
+            unsafe { libc::write(fds[1], b.as_ptr().cast(), 1) };
+            std::thread::sleep(Duration::from_secs(10));
+            // SAFETY: as above.
+            unsafe { libc::_exit(0) }
+        }
+        pid => {
+            let mut b = [0u8];
+            // SAFETY: our pipe and byte.
+            let n = unsafe { libc::read(fds[0], b.as_mut_ptr().cast(), 1) };
+            close(fds[0]);
+            close(fds[1]);
+            if n != 1 || b[0] != 1 {
+                let _ = wait_child(pid);
+                return Err("the child could not open /dev/kfd".into());
+            }
+            let r = power(knob, "teardown");
+            let mut status = 0;
+            // SAFETY: our child.
+            if unsafe { libc::waitpid(pid, &mut status, 0) } != pid {
+                return Err("waitpid".into());
+            }
+            r.map_err(|e| format!("vgpu_power teardown: {}", errno_name(e)))?;
+            Ok(if libc::WIFSIGNALED(status) { libc::WTERMSIG(status) } else { 0 })
+        }
+    }
 }
 
 /// A GPU reset with a live process.
@@ -414,7 +456,7 @@ fn main() {
         let mes = if is_mes(gpu) { " (MES)" } else { "" };
         h.run(&format!("suspend_resume: busy AQL+SDMA queues, gpu {}{mes}", gpu.gpu_id), || suspend_resume(gpu, i == 0));
     }
-    h.run("odd_orders: errnos, KFD lock", || odd_orders(&gpus[0]));
+    h.run("odd_orders: errnos, KFD lock, teardown SIGBUS", || odd_orders(&gpus[0]));
     h.run("reset: SMI pre/post, HW_EXCEPTION, queues stay evicted, new process runs", || reset(&gpus[0]));
     std::process::exit(h.finish("kfd-power-tests"));
 }
