@@ -590,7 +590,7 @@ void kgd2kfd_smi_event_throttle(struct kfd_dev *kfd, __u64 throttle_bitmask, __u
  * 0 (upstream returns bool; 0 for a bad @node_id).  @suspend_proc and
  * @resume_proc are booleans (0 or not), as upstream's.
  * kgd2kfd_teardown_processes: every process using the device gets its
- * HW_EXCEPTION events (upstream kfd_signal_process_terminate_event); rkfd
+ * signal events set and SIGBUS (upstream kfd_signal_process_terminate_event); rkfd
  * does not wait for them to exit: device_exit runs only once no process
  * holds the GPU driver's module.
  */
