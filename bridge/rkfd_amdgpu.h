@@ -143,5 +143,25 @@ bool rkfd_amdgpu_dev_init(void *bdev, const void *res);
 void rkfd_amdgpu_dev_exit(void *bdev);
 /* Hard-IRQ safe: copies the entry and defers it to a work item. */
 void rkfd_amdgpu_dev_interrupt(void *bdev, const void *ih_ring_entry);
+/*
+ * Power management and reset, forwarded to rkfd's kgd2kfd_* (nothing, or
+ * 0, before rkfd has the device, as amdkfd before init_complete).
+ */
+void rkfd_amdgpu_dev_suspend(void *bdev, bool suspend_proc);
+int rkfd_amdgpu_dev_resume(void *bdev, bool resume_proc);
+void rkfd_amdgpu_dev_suspend_process(void *bdev);
+int rkfd_amdgpu_dev_resume_process(void *bdev);
+int rkfd_amdgpu_dev_pre_reset(void *bdev, const char *cause);
+int rkfd_amdgpu_dev_post_reset(void *bdev);
+int rkfd_amdgpu_dev_check_and_lock(void *bdev);
+void rkfd_amdgpu_dev_unlock(void *bdev);
+int rkfd_amdgpu_dev_sched(void *bdev, u32 node_id, bool start);
+bool rkfd_amdgpu_dev_compute_active(void *bdev, u32 node_id);
+void rkfd_amdgpu_adev_teardown_processes(void *adev);
+/* Atomic: under rcu_read_lock(). */
+void rkfd_amdgpu_dev_smi_throttle(void *bdev, u64 throttle_bitmask);
+/* amdgpu side: the SMU's throttling count; amdgpu's GPU recovery. */
+u64 rkfd_amdgpu_throttle_counter(void *adev);
+void rkfd_amdgpu_gpu_reset(void *adev);
 
 #endif /* RKFD_AMDGPU_H */

@@ -327,9 +327,15 @@ static int bridge_hws_hang(struct kgd_dev *kgd)
 	return RKFD_AMDGPU_UNSUPPORTED("hws_hang");
 }
 
+/*
+ * amdkfd's kfd_hws_hang -> amdgpu_amdkfd_gpu_reset: amdgpu's recovery runs
+ * later, in its reset work, and brackets the ASIC reset with
+ * kgd2kfd_pre_reset / kgd2kfd_post_reset.
+ */
 static int bridge_gpu_reset(struct kgd_dev *kgd)
 {
-	return RKFD_AMDGPU_UNSUPPORTED("gpu_reset");
+	rkfd_amdgpu_gpu_reset(to_bdev(kgd)->adev);
+	return 0;
 }
 
 static int bridge_reserve_mem_limit(struct kgd_dev *kgd, __u64 size, __u32 flags)
@@ -424,6 +430,114 @@ void rkfd_amdgpu_dev_interrupt(void *bdev_, const void *ih_ring_entry)
 	}
 	spin_unlock_irqrestore(&bdev->ih_lock, flags);
 	queue_work(system_highpri_wq, &bdev->ih_work);
+}
+
+/* amdgpu_kfd_ops power management and reset: rkfd's, once it has the device. */
+void rkfd_amdgpu_dev_suspend(void *bdev_, bool suspend_proc)
+{
+	struct rkfd_amdgpu_dev *bdev = bdev_;
+
+	if (bdev->kfd)
+		kgd2kfd_suspend(bdev->kfd, suspend_proc);
+}
+
+int rkfd_amdgpu_dev_resume(void *bdev_, bool resume_proc)
+{
+	struct rkfd_amdgpu_dev *bdev = bdev_;
+
+	return bdev->kfd ? kgd2kfd_resume(bdev->kfd, resume_proc) : 0;
+}
+
+void rkfd_amdgpu_dev_suspend_process(void *bdev_)
+{
+	struct rkfd_amdgpu_dev *bdev = bdev_;
+
+	if (bdev->kfd)
+		kgd2kfd_suspend_process(bdev->kfd);
+}
+
+int rkfd_amdgpu_dev_resume_process(void *bdev_)
+{
+	struct rkfd_amdgpu_dev *bdev = bdev_;
+
+	return bdev->kfd ? kgd2kfd_resume_process(bdev->kfd) : 0;
+}
+
+int rkfd_amdgpu_dev_pre_reset(void *bdev_, const char *cause)
+{
+	struct rkfd_amdgpu_dev *bdev = bdev_;
+
+	return bdev->kfd ? kgd2kfd_pre_reset(bdev->kfd, cause) : 0;
+}
+
+int rkfd_amdgpu_dev_post_reset(void *bdev_)
+{
+	struct rkfd_amdgpu_dev *bdev = bdev_;
+
+	return bdev->kfd ? kgd2kfd_post_reset(bdev->kfd) : 0;
+}
+
+int rkfd_amdgpu_dev_check_and_lock(void *bdev_)
+{
+	struct rkfd_amdgpu_dev *bdev = bdev_;
+
+	return bdev->kfd ? kgd2kfd_check_and_lock_kfd(bdev->kfd) : 0;
+}
+
+void rkfd_amdgpu_dev_unlock(void *bdev_)
+{
+	struct rkfd_amdgpu_dev *bdev = bdev_;
+
+	if (bdev->kfd)
+		kgd2kfd_unlock_kfd(bdev->kfd);
+}
+
+int rkfd_amdgpu_dev_sched(void *bdev_, u32 node_id, bool start)
+{
+	struct rkfd_amdgpu_dev *bdev = bdev_;
+
+	if (!bdev->kfd)
+		return 0;
+	return start ? kgd2kfd_start_sched(bdev->kfd, node_id) :
+		       kgd2kfd_stop_sched(bdev->kfd, node_id);
+}
+
+bool rkfd_amdgpu_dev_compute_active(void *bdev_, u32 node_id)
+{
+	struct rkfd_amdgpu_dev *bdev = bdev_;
+
+	return bdev->kfd && kgd2kfd_compute_active(bdev->kfd, node_id) > 0;
+}
+
+void rkfd_amdgpu_dev_smi_throttle(void *bdev_, u64 throttle_bitmask)
+{
+	struct rkfd_amdgpu_dev *bdev = bdev_;
+
+	if (bdev->kfd)
+		kgd2kfd_smi_event_throttle(bdev->kfd, throttle_bitmask,
+					   rkfd_amdgpu_throttle_counter(bdev->adev));
+}
+
+/*
+ * amdgpu_kfd_ops.teardown_processes names the amdgpu device: its rkfd
+ * device, looked up under the list lock and called after it (amdgpu's SRCU
+ * section keeps the device until device_exit).
+ */
+void rkfd_amdgpu_adev_teardown_processes(void *adev)
+{
+	struct rkfd_amdgpu_dev *bdev;
+	struct kfd_dev *kfd = NULL;
+
+	mutex_lock(&rkfd_amdgpu_devs_lock);
+	list_for_each_entry(bdev, &rkfd_amdgpu_devs, link) {
+		if (bdev->adev == adev) {
+			kfd = bdev->kfd;
+			break;
+		}
+	}
+	mutex_unlock(&rkfd_amdgpu_devs_lock);
+	if (kfd)
+		kgd2kfd_teardown_processes(kfd);
 }
 
 /*

@@ -152,15 +152,141 @@ static void rkfd_amdgpu_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry
 }
 
 /*
- * The optional members stay NULL until rkfd's device interface has the
- * matching call (suspend/resume, reset, eviction, SVM retry faults, SMI):
- * amdgpu then behaves as with no KFD process for that call.
+ * Power management and reset (rkfd's kgd2kfd_suspend & co., issue #15):
+ * amdgpu calls them as it calls amdkfd's, from amdgpu_device_suspend /
+ * _resume, the GPU recovery path (pre/post reset), runtime and S0ix PM
+ * (start/stop_sched_all_nodes), partition switches (check_and_lock_kfd /
+ * unlock_kfd) and gfx's queue reset (stop/start_sched, compute_active).
+ * rkfd's kfd_dev is one node.
+ */
+static void rkfd_amdgpu_suspend(struct kfd_dev *kfd, bool suspend_proc)
+{
+	rkfd_amdgpu_dev_suspend(kfd, suspend_proc);
+}
+
+static int rkfd_amdgpu_resume(struct kfd_dev *kfd, bool resume_proc)
+{
+	return rkfd_amdgpu_dev_resume(kfd, resume_proc);
+}
+
+static void rkfd_amdgpu_suspend_process(struct kfd_dev *kfd)
+{
+	rkfd_amdgpu_dev_suspend_process(kfd);
+}
+
+static int rkfd_amdgpu_resume_process(struct kfd_dev *kfd)
+{
+	return rkfd_amdgpu_dev_resume_process(kfd);
+}
+
+/* The cause as amdkfd's kfd_smi_event_update_gpu_reset() words it. */
+static int rkfd_amdgpu_pre_reset(struct kfd_dev *kfd,
+				 struct amdgpu_reset_context *reset_context)
+{
+	char cause[64] = "";
+
+	if (reset_context)
+		amdgpu_reset_get_desc(reset_context, cause, sizeof(cause));
+	return rkfd_amdgpu_dev_pre_reset(kfd, cause);
+}
+
+static int rkfd_amdgpu_post_reset(struct kfd_dev *kfd)
+{
+	return rkfd_amdgpu_dev_post_reset(kfd);
+}
+
+static int rkfd_amdgpu_check_and_lock_kfd(struct kfd_dev *kfd)
+{
+	return rkfd_amdgpu_dev_check_and_lock(kfd);
+}
+
+static void rkfd_amdgpu_unlock_kfd(struct kfd_dev *kfd)
+{
+	rkfd_amdgpu_dev_unlock(kfd);
+}
+
+static int rkfd_amdgpu_start_sched(struct kfd_dev *kfd, u32 node_id)
+{
+	return rkfd_amdgpu_dev_sched(kfd, node_id, true);
+}
+
+static int rkfd_amdgpu_stop_sched(struct kfd_dev *kfd, u32 node_id)
+{
+	return rkfd_amdgpu_dev_sched(kfd, node_id, false);
+}
+
+static int rkfd_amdgpu_start_sched_all_nodes(struct kfd_dev *kfd)
+{
+	return rkfd_amdgpu_dev_sched(kfd, 0, true);
+}
+
+static int rkfd_amdgpu_stop_sched_all_nodes(struct kfd_dev *kfd)
+{
+	return rkfd_amdgpu_dev_sched(kfd, 0, false);
+}
+
+static bool rkfd_amdgpu_compute_active(struct kfd_dev *kfd, u32 node_id)
+{
+	return rkfd_amdgpu_dev_compute_active(kfd, node_id);
+}
+
+static void rkfd_amdgpu_teardown_processes(struct amdgpu_device *adev)
+{
+	rkfd_amdgpu_adev_teardown_processes(adev);
+}
+
+/*
+ * Atomic (under rcu_read_lock(), from the SMU's throttling work): rkfd's
+ * kgd2kfd_smi_event_throttle takes only its SMI spinlocks.  The count is
+ * the one amdkfd reads back (amdgpu_dpm_get_thermal_throttling_counter).
+ */
+static void rkfd_amdgpu_smi_event_throttle(struct kfd_dev *kfd, u64 throttle_bitmask)
+{
+	rkfd_amdgpu_dev_smi_throttle(kfd, throttle_bitmask);
+}
+
+u64 rkfd_amdgpu_throttle_counter(void *adev)
+{
+	return amdgpu_dpm_get_thermal_throttling_counter(adev);
+}
+
+/*
+ * kfd2kgd gpu_reset: amdgpu's recovery, as amdkfd's kfd_hws_hang asks for
+ * it (amdgpu_amdkfd_gpu_reset schedules the reset work; amdgpu then calls
+ * pre_reset and post_reset above around the ASIC reset).
+ */
+void rkfd_amdgpu_gpu_reset(void *adev)
+{
+	amdgpu_amdkfd_gpu_reset(adev);
+}
+
+/*
+ * The optional members left NULL have no rkfd counterpart yet (VM fault
+ * fast path, SRAM ECC flag, MES queue reset, doorbell/MMIO mapping
+ * invalidation, zone device, SVM retry faults and BO eviction, eviction
+ * fences, quiesce/resume of an mm, userptr faults): amdgpu then behaves
+ * as with no KFD process for that call.
  */
 static const struct amdgpu_kfd_ops rkfd_amdgpu_ops = {
 	.probe = rkfd_amdgpu_probe,
 	.device_init = rkfd_amdgpu_device_init,
 	.device_exit = rkfd_amdgpu_device_exit,
 	.interrupt = rkfd_amdgpu_interrupt,
+	.teardown_processes = rkfd_amdgpu_teardown_processes,
+	.suspend = rkfd_amdgpu_suspend,
+	.resume = rkfd_amdgpu_resume,
+	.suspend_process = rkfd_amdgpu_suspend_process,
+	.resume_process = rkfd_amdgpu_resume_process,
+	.pre_reset = rkfd_amdgpu_pre_reset,
+	.post_reset = rkfd_amdgpu_post_reset,
+	.smi_event_throttle = rkfd_amdgpu_smi_event_throttle,
+	.check_and_lock_kfd = rkfd_amdgpu_check_and_lock_kfd,
+	.unlock_kfd = rkfd_amdgpu_unlock_kfd,
+	.start_sched = rkfd_amdgpu_start_sched,
+	.stop_sched = rkfd_amdgpu_stop_sched,
+	.start_sched_all_nodes = rkfd_amdgpu_start_sched_all_nodes,
+	.stop_sched_all_nodes = rkfd_amdgpu_stop_sched_all_nodes,
+	.compute_active = rkfd_amdgpu_compute_active,
 };
 
 int rkfd_amdgpu_register(void)

@@ -82,6 +82,114 @@ void kgd2kfd_smi_event_throttle(struct kfd_dev *kfd, __u64 throttle_bitmask, __u
 }
 EXPORT_SYMBOL_GPL(kgd2kfd_smi_event_throttle);
 
+/*
+ * Power management and reset: upstream's kgd2kfd_suspend & co.  rkfd's
+ * kfd_dev is one node: @node_id must be 0.
+ */
+void kgd2kfd_suspend(struct kfd_dev *kfd, int suspend_proc)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	if (ops && kfd)
+		ops->suspend(kfd, suspend_proc != 0);
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_suspend);
+
+int kgd2kfd_resume(struct kfd_dev *kfd, int resume_proc)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	return ops && kfd ? ops->resume(kfd, resume_proc != 0) : -EINVAL;
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_resume);
+
+void kgd2kfd_suspend_process(struct kfd_dev *kfd)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	if (ops && kfd)
+		ops->suspend_process(kfd);
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_suspend_process);
+
+int kgd2kfd_resume_process(struct kfd_dev *kfd)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	return ops && kfd ? ops->resume_process(kfd) : -EINVAL;
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_resume_process);
+
+int kgd2kfd_pre_reset(struct kfd_dev *kfd, const char *cause)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	return ops && kfd ? ops->pre_reset(kfd, cause) : -EINVAL;
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_pre_reset);
+
+int kgd2kfd_post_reset(struct kfd_dev *kfd)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	return ops && kfd ? ops->post_reset(kfd) : -EINVAL;
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_post_reset);
+
+int kgd2kfd_check_and_lock_kfd(struct kfd_dev *kfd)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	return ops && kfd ? ops->check_and_lock_kfd(kfd) : -EINVAL;
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_check_and_lock_kfd);
+
+void kgd2kfd_unlock_kfd(struct kfd_dev *kfd)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	if (ops && kfd)
+		ops->unlock_kfd(kfd);
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_unlock_kfd);
+
+int kgd2kfd_start_sched(struct kfd_dev *kfd, __u32 node_id)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	if (!ops || !kfd || node_id != 0)
+		return -EINVAL;
+	return ops->start_sched(kfd, true);
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_start_sched);
+
+int kgd2kfd_stop_sched(struct kfd_dev *kfd, __u32 node_id)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	if (!ops || !kfd || node_id != 0)
+		return -EINVAL;
+	return ops->start_sched(kfd, false);
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_stop_sched);
+
+int kgd2kfd_compute_active(struct kfd_dev *kfd, __u32 node_id)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	return ops && kfd && node_id == 0 && ops->compute_active(kfd);
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_compute_active);
+
+void kgd2kfd_teardown_processes(struct kfd_dev *kfd)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	if (ops && kfd)
+		ops->teardown_processes(kfd);
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_teardown_processes);
+
 void *rkfd_shim_fget(int fd)
 {
 	return fget(fd);

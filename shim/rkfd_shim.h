@@ -76,6 +76,18 @@ struct rkfd_kgd2kfd_ops {
 	void (*interrupt)(struct kfd_dev *kfd, const void *ih_ring_entry);
 	int (*svm_fault)(struct kfd_dev *kfd, u32 pasid, void *vm, u64 addr, u32 flags);
 	void (*smi_event_throttle)(struct kfd_dev *kfd, u64 throttle_bitmask, u64 counter);
+	/* Power management and reset (kgd_kfd_interface.h). */
+	void (*suspend)(struct kfd_dev *kfd, bool suspend_proc);
+	int (*resume)(struct kfd_dev *kfd, bool resume_proc);
+	void (*suspend_process)(struct kfd_dev *kfd);
+	int (*resume_process)(struct kfd_dev *kfd);
+	int (*pre_reset)(struct kfd_dev *kfd, const char *cause);
+	int (*post_reset)(struct kfd_dev *kfd);
+	int (*check_and_lock_kfd)(struct kfd_dev *kfd);
+	void (*unlock_kfd)(struct kfd_dev *kfd);
+	int (*start_sched)(struct kfd_dev *kfd, bool start);
+	bool (*compute_active)(struct kfd_dev *kfd);
+	void (*teardown_processes)(struct kfd_dev *kfd);
 };
 void rkfd_shim_kgd2kfd_set_ops(const struct rkfd_kgd2kfd_ops *ops);
 

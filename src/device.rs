@@ -46,6 +46,8 @@ pub(crate) struct Device {
     pub(crate) vram_pagemap: Option<VramPagemap>,
     /// Queues on this device (upstream `dqm`), see `crate::queue`.
     pub(crate) queues: crate::queue::DeviceQueues,
+    /// Suspend, reset and lock state, see `crate::power`.
+    pub(crate) power: crate::power::DevicePower,
 }
 
 /// Lets the kernel's `fmt!` print a [`GfxVersion`] as its target name
@@ -134,7 +136,8 @@ pub(crate) fn probe(kgd: KgdDevice, info: GpuInfo) -> Result<Arc<Device>> {
         None
     };
     let queues = crate::queue::DeviceQueues::new(&info)?;
-    Ok(Arc::new(Device { kgd, info, gfx, gpu_id: Atomic::new(0), vram_pagemap, queues }, GFP_KERNEL)?)
+    let power = crate::power::DevicePower::new()?;
+    Ok(Arc::new(Device { kgd, info, gfx, gpu_id: Atomic::new(0), vram_pagemap, queues, power }, GFP_KERNEL)?)
 }
 
 /// `kgd2kfd_device_init`: publishes the device.
@@ -180,6 +183,7 @@ pub(crate) fn exit(dev: Arc<Device>) {
         list.devices.retain(|d| !Arc::ptr_eq(d, &dev));
         list.topology.clone()
     };
+    crate::power::device_exit(&dev);
     crate::queue::device_exit(&dev);
     let gpu_id = dev.gpu_id();
     if gpu_id != 0 {
@@ -220,6 +224,50 @@ impl Kgd2Kfd for Kgd2KfdEntries {
 
     fn smi_event_throttle(dev: &Device, bitmask: u64, counter: u64) {
         crate::smi::thermal_throttle(dev, bitmask, counter);
+    }
+
+    fn suspend(dev: &Device, procs: bool) {
+        crate::power::suspend(dev, procs);
+    }
+
+    fn resume(dev: &Device, procs: bool) -> Result {
+        crate::power::resume(dev, procs)
+    }
+
+    fn suspend_process(dev: &Device) {
+        crate::power::suspend_process(dev);
+    }
+
+    fn resume_process(dev: &Device) -> Result {
+        crate::power::resume_process(dev)
+    }
+
+    fn pre_reset(dev: &Device, cause: &[u8]) -> Result {
+        crate::power::pre_reset(dev, cause)
+    }
+
+    fn post_reset(dev: &Device) -> Result {
+        crate::power::post_reset(dev)
+    }
+
+    fn check_and_lock_kfd(dev: &Device) -> Result {
+        crate::power::check_and_lock(dev)
+    }
+
+    fn unlock_kfd(dev: &Device) {
+        crate::power::unlock(dev);
+    }
+
+    fn start_sched(dev: &Device, start: bool) -> Result {
+        crate::power::start_sched(dev, start)
+    }
+
+    fn compute_active(dev: &Device) -> bool {
+        crate::power::compute_active(dev)
+    }
+
+    fn teardown_processes(dev: &Device) {
+        crate::power::teardown_processes(dev);
     }
 }
 

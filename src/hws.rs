@@ -340,6 +340,50 @@ pub(crate) fn reset(dev: &Device, s: &mut HwsState) {
     }
 }
 
+/// C: `stop_cpsch` at a suspend (`kgd2kfd_suspend`, `crate::power`):
+/// unmaps everything (unless hung) and stops; the list and the HIQ's
+/// objects are kept for [`resume`].  Nothing if stopped already.
+pub(crate) fn suspend(dev: &Device, s: &mut HwsState) {
+    if !s.cpsch.is_running() {
+        return;
+    }
+    let HwsState { kq, pm, cpsch, entries, .. } = s;
+    cpsch.stop(&mut Hiq { dev, kq, pm, entries });
+}
+
+/// C: `start_cpsch` at a resume (`kgd2kfd_resume`, `kgd2kfd_post_reset`):
+/// the HIQ is loaded again (the GPU may have lost it), SET_RESOURCES sent
+/// and the runlist of what is active (unless halted).  Nothing if it runs.
+pub(crate) fn resume(dev: &Device, s: &mut HwsState) -> Result {
+    if s.cpsch.is_running() {
+        return Ok(());
+    }
+    s.cpsch.reset_done();
+    s.pm.release();
+    s.kq.load(dev)?;
+    s.start(dev)
+}
+
+/// C: `halt_cpsch` (`kgd2kfd_stop_sched`): the runlist is preempted and
+/// none is sent until [`unhalt`]; `ETIME`: the HWS hung.
+pub(crate) fn halt(dev: &Device, s: &mut HwsState) -> Result {
+    let HwsState { kq, pm, cpsch, entries, .. } = s;
+    cpsch.halt(&mut Hiq { dev, kq, pm, entries })
+}
+
+/// C: `unhalt_cpsch` (`kgd2kfd_start_sched`): the runlist of what is
+/// active goes out again.
+pub(crate) fn unhalt(dev: &Device, s: &mut HwsState) -> Result {
+    s.count();
+    let HwsState { kq, pm, cpsch, entries, .. } = s;
+    cpsch.unhalt(&mut Hiq { dev, kq, pm, entries })
+}
+
+/// Whether a runlist is on the HWS (`kgd2kfd_compute_active`).
+pub(crate) fn runlist_active(s: &HwsState) -> bool {
+    s.cpsch.active_runlist()
+}
+
 /// debugfs `rls` of the device (C: `pm_debugfs_runlist`).
 pub(crate) fn debugfs_runlist(s: &HwsState, out: &mut impl core::fmt::Write) -> core::fmt::Result {
     s.pm.debugfs_runlist(out)

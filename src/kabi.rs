@@ -47,6 +47,7 @@ pub(crate) mod mm;
     clippy::all
 )]
 mod shim_ffi;
+pub(crate) mod signal;
 pub(crate) mod smi;
 pub(crate) mod sysfs;
 pub(crate) mod time;

@@ -95,6 +95,9 @@ struct Entry {
     /// Added to the firmware (an inactive or stopped queue is not, nor
     /// any after a reset).
     added: bool,
+    /// Active and not evicted as rkfd last asked (create, update,
+    /// evict, restore): what [`start_all`] adds again after a halt.
+    want: bool,
 }
 
 /// One device's MES state (C: the MES fields of `struct
@@ -107,6 +110,9 @@ pub(crate) struct MesState {
     /// What policy 1 counts against: `vmid_num_kfd` and
     /// `get_cp_queues_num`, from the shared resources as under the HWS.
     tables: HwsTables,
+    /// Scheduling halted or stopped ([`stop_all`], `crate::power`): no
+    /// queue is added to the firmware until [`start_all`].
+    halted: bool,
 }
 
 /// C: `initialize_cpsch`/`start_cpsch` with `enable_mes`: `Some` under
@@ -127,7 +133,7 @@ pub(crate) fn start(dev: &Device) -> Option<MesState> {
     // the HQDs the GPU driver keeps.
     let reserved = crate::queue::rules::reserved_hqds(dev.info.reserved_hqds);
     let shared = dqm::hws_shared_resources(crate::hws::COMPUTE_VMID_BITMAP, dev.info.num_pipe_per_mec, dev.info.num_queue_per_pipe, reserved);
-    Some(MesState { procs: KVec::new(), entries: KVec::new(), policy, tables: HwsTables::of_shared(&shared) })
+    Some(MesState { procs: KVec::new(), entries: KVec::new(), policy, tables: HwsTables::of_shared(&shared), halted: false })
 }
 
 /// C: `create_queue_cpsch`'s `max_num_of_queues_per_device` check:
@@ -283,9 +289,9 @@ pub(crate) fn add(
     let gang_ctx = dev.kgd.alloc_gtt_mem(logic::GANG_CTX_SIZE)?;
     q.gang_context_addr = gang_ctx.gpu_addr();
     s.get_proc(dev, pasid)?;
-    let mut e = Entry { queue, pasid, qpd, _gang_ctx: gang_ctx, q, added: false };
+    let mut e = Entry { queue, pasid, qpd, _gang_ctx: gang_ctx, q, added: false, want: active };
     let proc_ctx = s.proc_ctx_addr(pasid).unwrap_or(0);
-    if runs(&e, active) {
+    if runs(&e, active) && !s.halted {
         if let Err(err) = add_hw(dev, proc_ctx, &mut e) {
             s.put_proc(pasid);
             return Err(err);
@@ -334,9 +340,11 @@ pub(crate) fn update<R>(
         return (Some(r), pre);
     }
     let proc_ctx = s.proc_ctx_addr(s.entries[i].pasid).unwrap_or(0);
+    let halted = s.halted;
     let e = &mut s.entries[i];
     (e.q.priority, e.q.ring_size) = (priority, ring_size);
-    if runs(e, active) {
+    e.want = active;
+    if runs(e, active) && !halted {
         return (Some(r), add_hw(dev, proc_ctx, e));
     }
     (Some(r), Ok(()))
@@ -348,7 +356,10 @@ pub(crate) fn update<R>(
 /// restore; `ETIME`: the firmware hung.
 pub(crate) fn evict(dev: &Device, s: &mut MesState, queue: &Arc<QueueShared>) -> Result {
     match s.entries.iter_mut().find(|e| Arc::ptr_eq(&e.queue, queue)) {
-        Some(e) => remove_hw(dev, e),
+        Some(e) => {
+            e.want = false;
+            remove_hw(dev, e)
+        }
         None => Ok(()),
     }
 }
@@ -361,11 +372,52 @@ pub(crate) fn restore(dev: &Device, s: &mut MesState, queue: &Arc<QueueShared>) 
         return Ok(());
     };
     let proc_ctx = s.proc_ctx_addr(s.entries[i].pasid).unwrap_or(0);
+    let halted = s.halted;
     let e = &mut s.entries[i];
-    if e.added || !runs(e, true) {
+    e.want = true;
+    if e.added || !runs(e, true) || halted {
         return Ok(());
     }
     add_hw(dev, proc_ctx, e)
+}
+
+/// C: `remove_all_kfd_queues_mes` (`halt_cpsch`, `stop_cpsch` with MES):
+/// the firmware lets go of every queue it has (their state saved in their
+/// MQDs) and gets none until [`start_all`]; they stay known.  Every
+/// queue is removed; the first error is returned (`ETIME`: the firmware
+/// hung).
+pub(crate) fn stop_all(dev: &Device, s: &mut MesState) -> Result {
+    s.halted = true;
+    let mut ret = Ok(());
+    for e in s.entries.iter_mut() {
+        let r = remove_hw(dev, e);
+        ret = ret.and(r);
+    }
+    ret
+}
+
+/// C: `add_all_kfd_queues_mes` (`unhalt_cpsch` with MES): the queues rkfd
+/// wants running (active, not evicted, not stopped by an error) go back
+/// to the firmware, which resumes them from their MQDs.  The first error
+/// is returned; a queue that could not be added stays off.
+pub(crate) fn start_all(dev: &Device, s: &mut MesState) -> Result {
+    s.halted = false;
+    let mut ret = Ok(());
+    for i in 0..s.entries.len() {
+        let proc_ctx = s.proc_ctx_addr(s.entries[i].pasid).unwrap_or(0);
+        let e = &mut s.entries[i];
+        if e.added || !runs(e, e.want) {
+            continue;
+        }
+        let r = add_hw(dev, proc_ctx, e);
+        ret = ret.and(r);
+    }
+    ret
+}
+
+/// Whether the firmware has any of the device's queues.
+pub(crate) fn any_added(s: &MesState) -> bool {
+    s.entries.iter().any(|e| e.added)
 }
 
 /// After a GPU reset (`crate::queue::recover`): the reset took every

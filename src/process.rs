@@ -316,6 +316,10 @@ pub(crate) struct ProcessTable {
     entries: KVec<ProcessEntry>,
     /// `/sys/class/kfd/kfd/proc` (set while the module is live).
     sysfs_root: Option<Arc<Dir>>,
+    /// Suspends and resets under way (upstream `kfd_locked`, changed under
+    /// `kfd_processes_mutex`): no process is created while it is not 0.
+    /// `crate::power` counts each device's share once.
+    kfd_locked: u32,
 }
 
 kernel::sync::global_lock! {
@@ -324,7 +328,58 @@ kernel::sync::global_lock! {
     pub(crate) unsafe(uninit) static PROCESSES: Mutex<ProcessTable> = ProcessTable {
         entries: KVec::new(),
         sysfs_root: None,
+        kfd_locked: 0,
     };
+}
+
+/// One more suspend or reset locks the KFD (C: `++kfd_locked` in
+/// `kgd2kfd_suspend_process`); true for the first, whose caller evicts
+/// every process.  Takes [`PROCESSES`].
+pub(crate) fn kfd_lock() -> bool {
+    let mut table = PROCESSES.lock();
+    table.kfd_locked = table.kfd_locked.saturating_add(1);
+    table.kfd_locked == 1
+}
+
+/// One suspend or reset ends (C: `--kfd_locked`); true for the last.
+/// Never below 0 (upstream WARNs there): `crate::power` pairs the calls.
+pub(crate) fn kfd_unlock() -> bool {
+    let mut table = PROCESSES.lock();
+    if table.kfd_locked == 0 {
+        return false;
+    }
+    table.kfd_locked -= 1;
+    table.kfd_locked == 0
+}
+
+/// C: `kgd2kfd_check_and_lock_kfd`'s lock of one device: `-EBUSY` if the
+/// KFD or the device is locked already, else the device is locked (no
+/// process is created until [`unlock_device`]) and `users` is asked,
+/// outside [`PROCESSES`], whether a process uses it; if so the lock is
+/// undone and `-EBUSY` returned.
+pub(crate) fn lock_device(dev_lock: &kernel::sync::atomic::Atomic<u32>, users: impl FnOnce() -> bool) -> Result {
+    use kernel::sync::atomic::Relaxed;
+    {
+        let table = PROCESSES.lock();
+        if table.kfd_locked > 0 || dev_lock.load(Relaxed) > 0 {
+            return Err(EBUSY);
+        }
+        dev_lock.store(1, Relaxed);
+    }
+    // No process can be created from here on; one that exists shows.
+    if users() {
+        let _table = PROCESSES.lock();
+        dev_lock.store(0, Relaxed);
+        return Err(EBUSY);
+    }
+    Ok(())
+}
+
+/// C: `kgd2kfd_unlock_kfd(kfd)`: undoes [`lock_device`] (nothing if the
+/// device is not locked).
+pub(crate) fn unlock_device(dev_lock: &kernel::sync::atomic::Atomic<u32>) {
+    let _table = PROCESSES.lock();
+    dev_lock.store(0, kernel::sync::atomic::Relaxed);
 }
 
 /// A snapshot of all processes (for device-wide notifications such as a
@@ -385,6 +440,11 @@ impl Process {
         let task = current!();
         let mm = task.mm().ok_or(EINVAL)?;
         let mut table = PROCESSES.lock();
+        // A suspend, a reset or a partition switch is under way
+        // (upstream `kfd_is_locked(NULL)`, before the lookup).
+        if table.kfd_locked > 0 || device::all()?.iter().any(|d| d.power.is_locked() && devcgroup::check_render_node(d.info.drm_render_minor).is_ok()) {
+            return Err(EINVAL);
+        }
         if let Some(e) = table.entries.iter_mut().find(|e| core::ptr::eq(&*e.process.mm, &**mm)) {
             e.files += 1;
             return Ok(e.process.clone());

@@ -1323,9 +1323,10 @@ pub(crate) fn recover(hung: Hung) {
     }
 }
 
-/// C: `kfd_signal_reset_event` for a hang: every process with a pdd on the
-/// device gets its HW_EXCEPTION events set.
-fn signal_reset(dev: &Device) {
+/// C: `kfd_signal_reset_event` (an HWS hang here, `kgd2kfd_pre_reset` in
+/// `crate::power`): every process with a pdd on the device gets its
+/// HW_EXCEPTION events set.
+pub(crate) fn signal_reset(dev: &Device) {
     let Ok(all) = crate::process::snapshot() else { return };
     let hw = uapi::kfd_hsa_hw_exception_data {
         reset_type: uapi::KFD_HW_EXCEPTION_WHOLE_GPU_RESET,
@@ -1338,6 +1339,78 @@ fn signal_reset(dev: &Device) {
             p.events.signal_reset(&hw, None);
         }
     }
+}
+
+/// C: `dqm->ops.stop` (`crate::power`: `kgd2kfd_suspend`,
+/// `kgd2kfd_pre_reset`): under the HWS `stop_cpsch` (every queue unmapped,
+/// no runlist sent until [`sched_start`]); under MES every queue removed
+/// from the firmware (`remove_all_kfd_queues_mes`); without a scheduler
+/// nothing, as `stop_nocpsch` (loaded queues stay: a suspend of the
+/// processes has preempted them).  A hung scheduler is left to the reset
+/// that follows.  Call with no rkfd lock held.
+pub(crate) fn sched_stop(dev: &Device) {
+    if let Some(s) = Option::as_mut(&mut *dev.queues.hws.lock()) {
+        crate::hws::suspend(dev, s);
+    }
+    if let Some(s) = Option::as_mut(&mut *dev.queues.mes.lock()) {
+        if let Err(e) = crate::mes::stop_all(dev, s) {
+            kfd_err!("gpu_id {}: removing the queues from MES failed: {:?}\n", dev.gpu_id(), e);
+        }
+    }
+}
+
+/// C: `dqm->ops.start` (`kfd_resume`): under the HWS `start_cpsch` (the
+/// HIQ loaded again, SET_RESOURCES, the runlist of the active queues
+/// unless `halted`); under MES the queues rkfd wants running go back to
+/// the firmware unless `halted`.  Call with no rkfd lock held.
+pub(crate) fn sched_start(dev: &Device, halted: bool) -> Result {
+    if let Some(s) = Option::as_mut(&mut *dev.queues.hws.lock()) {
+        crate::hws::resume(dev, s)?;
+    }
+    if let Some(s) = Option::as_mut(&mut *dev.queues.mes.lock()) {
+        if !halted {
+            crate::mes::start_all(dev, s)?;
+        }
+    }
+    Ok(())
+}
+
+/// C: `dqm->ops.halt` / `unhalt` (`halt_cpsch`, `unhalt_cpsch`): the
+/// HWS's runlist or the MES's queues come off the GPU and stay off until
+/// the unhalt; nothing without a scheduler.  A hung HWS resets the GPU
+/// ([`recover`]).  Call with no rkfd lock held.
+pub(crate) fn sched_halt(dev: &Device, halt: bool) -> Result {
+    let r = match Option::as_mut(&mut *dev.queues.hws.lock()) {
+        Some(s) if halt => crate::hws::halt(dev, s),
+        Some(s) => crate::hws::unhalt(dev, s),
+        None => Ok(()),
+    };
+    if r == Err(ETIME) {
+        if let Ok(Some(d)) = crate::device::by_kfd_handle((dev as *const Device).cast()) {
+            let mut hung = KVec::new();
+            if hung.push(d, GFP_KERNEL).is_ok() {
+                recover(hung);
+            }
+        }
+        return r;
+    }
+    r?;
+    if let Some(s) = Option::as_mut(&mut *dev.queues.mes.lock()) {
+        return if halt { crate::mes::stop_all(dev, s) } else { crate::mes::start_all(dev, s) };
+    }
+    Ok(())
+}
+
+/// C: `kfd_compute_active`: user queues are on the GPU (a runlist on the
+/// HWS, a queue on the MES, a loaded HQD without a scheduler).
+pub(crate) fn compute_active(dev: &Device) -> bool {
+    if let Some(s) = Option::as_ref(&*dev.queues.hws.lock()) {
+        return crate::hws::runlist_active(s);
+    }
+    if let Some(s) = Option::as_ref(&*dev.queues.mes.lock()) {
+        return crate::mes::any_added(s);
+    }
+    device_queues(dev).is_ok_and(|qs| qs.iter().any(|q| q.hw.lock().loaded))
 }
 
 /// debugfs `hang_hws` (C: `kfd_debugfs_hang_hws`): makes the device's

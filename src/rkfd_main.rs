@@ -13,6 +13,18 @@
 //! (the virtual GPU's are listed in `vgpu/amdgpu_main.rs`) come inside the
 //! rkfd locks a kfd2kgd call is made under.
 //!
+//!  0. [`power::DevicePower`]`::state` (rkfd; upstream's suspend and
+//!     reset paths hold `kfd_processes_mutex` and `dqm_lock` instead): one
+//!     device's suspend/resume, reset and scheduler-halt transition, taken
+//!     only by the `kgd2kfd_*` power entry points, with no rkfd lock held.
+//!     The transition runs under it: 1 (`kfd_locked`, the process
+//!     snapshot), each process's 2 with 3, 3a, 3b, 10, 13 and 14 inside
+//!     (`queue::evict_process` / `restore_process`), and 3a / 3b alone
+//!     (the scheduler's stop, start, halt); kfd2kgd calls made there wait
+//!     for the GPU driver's engines.  Never taken by the interrupt path,
+//!     a retry fault or an ioctl, so nothing waits for it while holding a
+//!     lock below.  The GPU driver must not call a power entry point from
+//!     a context a kfd2kgd call waits for (an engine thread).
 //!  1. [`static@process::PROCESSES`] (upstream `kfd_processes_mutex`), the
 //!     process table.  Taken with no other rkfd lock held.  Opening
 //!     `/dev/kfd` ([`process::Process::open_current`]) creates the process
@@ -22,7 +34,9 @@
 //!     (`debugfs::ROOT`) and the new process's leaf locks (12); a failed
 //!     open drops the new process, whose teardown takes 2 and the SVM
 //!     locks, under it.  Elsewhere it is held only to find
-//!     (`find_by_pasid`, `snapshot`), count or remove an entry.
+//!     (`find_by_pasid`, `snapshot`), count or remove an entry, or to
+//!     change `kfd_locked` and a device's `check_and_lock_kfd` lock
+//!     (`crate::power`), which the open reads under it.
 //!  2. `Process::inner` (upstream `p->mutex`): one process at a time
 //!     (hang recovery takes other processes' only after dropping its own).
 //!     kfd2kgd calls are made under it; they may sleep and wait for the GPU
@@ -193,6 +207,7 @@ mod kernel_queue;
 mod memory;
 mod mqd;
 mod packet_manager;
+mod power;
 mod process;
 mod procfs;
 mod queue;

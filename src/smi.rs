@@ -290,6 +290,12 @@ impl Owner {
         Owner::of_task(kernel::current!().group_leader())
     }
 
+    /// `process`'s (its lead thread's thread group), for events rkfd
+    /// sends on a process's behalf from another thread (a suspend).
+    pub(crate) fn of_process(process: &crate::process::Process) -> Owner {
+        Owner::of_task(process.lead_thread())
+    }
+
     /// `task`'s thread group.
     fn of_task(task: &Task) -> Owner {
         let ns = task.get_pid_ns();
@@ -510,6 +516,10 @@ pub(crate) fn svm_invalidated(owner: &Owner, gpu_id: u32, start: u64, end: u64, 
 /// `KFD_QUEUE_EVICTION_TRIGGER_SVM`: an XNACK-off invalidation evicted
 /// the queues (C: `kgd2kfd_quiesce_mm(mm, KFD_QUEUE_EVICTION_TRIGGER_SVM)`).
 pub(crate) const QUEUE_EVICTION_TRIGGER_SVM: u32 = logic::QUEUE_EVICTION_TRIGGER_SVM;
+
+/// `KFD_QUEUE_EVICTION_TRIGGER_SUSPEND`: a suspend or a GPU reset evicted
+/// every process's queues (C: `kfd_suspend_all_processes`).
+pub(crate) const QUEUE_EVICTION_TRIGGER_SUSPEND: u32 = logic::QUEUE_EVICTION_TRIGGER_SUSPEND;
 
 /// `UNMAP_FROM_GPU`: bytes `[start, end)` were unmapped from `gpu_id`, for
 /// `trigger` (`KFD_SVM_UNMAP_TRIGGER_*`) (C: `kfd_smi_event_unmap_from_gpu`

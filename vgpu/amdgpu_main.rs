@@ -41,6 +41,13 @@
 //! field also says where it sits.  rkfd's own order is in its crate root
 //! (`src/rkfd_main.rs`).
 //!
+//! -2. `Core::power` (`gpu`): the hwmon knob `vgpu_power`'s transition
+//!     (suspend, resume, reset).  Taken with no other lock of this driver
+//!     held and held across rkfd's `kgd2kfd_suspend` / `_resume` /
+//!     `_pre_reset` / `_post_reset` (whose kfd2kgd calls take -1, 0, 1, 2
+//!     and the leaves) and the engines' reset between the last two (-1,
+//!     2); `Gpu::drop` takes it to clear the target before rkfd removes
+//!     the device.  rkfd never calls into this driver's knob.
 //! -1. `Kgd::cp` (`gpu`, `cp`): the CP's scheduler and its HIQ.  Taken by
 //!     the kfd2kgd `hiq_mqd_load`, `ring_kernel_doorbell`, `hws_hang` and
 //!     `gpu_reset` with no other lock of this driver held; the queues it

@@ -84,6 +84,15 @@ pub(crate) struct Core {
     /// lock of ours inside.
     #[pin]
     throttle: Mutex<Throttle>,
+    /// What the hwmon knob `vgpu_power` drives while rkfd has the device
+    /// (amdgpu's suspend, resume and reset paths).  Lock order: held
+    /// across rkfd's power entry points, which preempt the queues through
+    /// kfd2kgd calls (`Kgd::cp`, `Kgd::mes`, `Kgd::hqds`, the engines) and
+    /// across the engines' reset: outermost, with no lock of this driver
+    /// held when it is taken (`vgpu/amdgpu_main.rs`, -2).  It keeps a
+    /// transition and the device's removal apart.
+    #[pin]
+    power: Mutex<Option<PowerTarget>>,
     /// The VMs KFD processes use, by PASID (`set_vm_pasid` adds, `release_vm`
     /// removes): how the CP's scheduler and the MES find the VM of a
     /// MAP_PROCESS or ADD_QUEUE (by its page table base, checked against
@@ -103,6 +112,23 @@ pub(crate) struct Core {
 /// Bytes of the virtual GPU's doorbell BAR (amdgpu's `adev->doorbell.size`;
 /// 8 MiB, as the SOC15 boards' BAR 2): 1024 slices of 8 KiB.
 const DOORBELL_BAR_BYTES: u32 = 8 << 20;
+
+/// See [`Core::power`]: rkfd's device and the GPU whose engines a reset
+/// resets.
+///
+/// # Invariants
+///
+/// `kgd` points to the boxed [`Kgd`] of the [`Gpu`] that set this, which
+/// clears it (`Gpu::drop`, under [`Core::power`]) before the `Kgd` moves
+/// or drops.
+struct PowerTarget {
+    kfd: kabi::KfdIrq,
+    kgd: core::ptr::NonNull<Kgd>,
+}
+
+// SAFETY: Only `&Kgd` is used through the pointer, and `Kgd` is `Sync`
+// (its state is behind locks); `KfdIrq` is `Send`.
+unsafe impl Send for PowerTarget {}
 
 /// See [`Core::throttle`].
 struct Throttle {
@@ -132,6 +158,7 @@ impl Core {
                 bell: crate::engine::Bell::new()?,
                 kfd: SetOnce::default(),
                 throttle <- new_mutex!(Throttle { kfd: None, count: 0 }, "Core::throttle"),
+                power <- new_mutex!(None, "Core::power"),
                 pasid_vms <- new_mutex!(KVec::new(), "Core::pasid_vms"),
                 next_page_dir: Atomic::new(0),
                 doorbell_slices <- new_mutex!(IdPool::new(), "Core::doorbell_slices"),
@@ -286,6 +313,56 @@ impl Core {
         }
     }
 
+    /// hwmon `vgpu_power`: what amdgpu does to the KFD at a suspend
+    /// (`amdgpu_device_suspend` → `amdgpu_amdkfd_suspend(adev, true)`), a
+    /// resume (`amdgpu_amdkfd_resume(adev, true)`), a GPU reset
+    /// (`amdgpu_device_gpu_recover`: `amdgpu_amdkfd_pre_reset`, the ASIC
+    /// reset, which here resets the CP, the MES and the engines as the
+    /// kfd2kgd `gpu_reset` does, then `amdgpu_amdkfd_post_reset`), and the
+    /// single calls: `suspend_process`, `resume_process`, `pre_reset`,
+    /// `post_reset`, `stop_sched` / `start_sched` (node 0), `lock` /
+    /// `unlock` (`check_and_lock_kfd`), `teardown`.  `EINVAL` for another
+    /// word, `ENODEV` while rkfd does not have the GPU, else rkfd's errno
+    /// (a reset whose `pre_reset` fails is not done).  Process context.
+    pub(crate) fn power_op(&self, op: &[u8]) -> Result {
+        use kabi::PowerOp as P;
+        let single = match op {
+            b"suspend" => Some(P::Suspend),
+            b"resume" => Some(P::Resume),
+            b"suspend_process" => Some(P::SuspendProcess),
+            b"resume_process" => Some(P::ResumeProcess),
+            b"pre_reset" => Some(P::PreReset),
+            b"post_reset" => Some(P::PostReset),
+            b"stop_sched" => Some(P::StopSched),
+            b"start_sched" => Some(P::StartSched),
+            b"lock" => Some(P::Lock),
+            b"unlock" => Some(P::Unlock),
+            b"teardown" => Some(P::Teardown),
+            b"reset" => None,
+            _ => return Err(EINVAL),
+        };
+        let guard = self.power.lock();
+        let t = guard.as_ref().ok_or(ENODEV)?;
+        if let Some(op) = single {
+            return t.kfd.power(op);
+        }
+        t.kfd.power(P::PreReset)?;
+        // SAFETY: By the type invariant the `Kgd` is live while `t` is set,
+        // and `t` stays set while the guard is held.
+        let kgd = unsafe { t.kgd.as_ref() };
+        kgd.cp_reset();
+        kgd.mes_reset();
+        if let Err(e) = kgd.engine().reset() {
+            pr_err!("GPU {}: resetting the engines failed: {:?}\n", self.index, e);
+        }
+        t.kfd.power(P::PostReset)
+    }
+
+    /// hwmon `vgpu_power` (read): rkfd's `kgd2kfd_compute_active`.
+    pub(crate) fn compute_active(&self) -> Result<bool> {
+        Ok(self.power.lock().as_ref().ok_or(ENODEV)?.kfd.compute_active())
+    }
+
     /// Where throttling is reported (`None`: nowhere, the device is going).
     fn set_throttle_target(&self, kfd: Option<kabi::KfdIrq>) {
         self.throttle.lock().kfd = kfd;
@@ -395,6 +472,14 @@ impl kabi::RenderNode for Core {
 
     fn throttle(&self, bitmask: u64) {
         self.raise_throttle(bitmask);
+    }
+
+    fn power(&self, op: &[u8]) -> Result {
+        self.power_op(op)
+    }
+
+    fn compute_active(&self) -> Result<bool> {
+        Core::compute_active(self)
     }
 
     fn gpu_access(vm: ArcBorrow<'_, Vm>, va: u64, size: u64, buf: u64, write: bool, faults: &mut u32) -> Result {
@@ -601,6 +686,8 @@ impl Gpu {
         kgd.devices.log(&msg);
         kgd.engine.set_kfd(kfd.irq());
         kgd.core.set_throttle_target(Some(kfd.irq()));
+        // INVARIANT: `Gpu::drop` clears it before `kgd` goes.
+        *kgd.core.power.lock() = Some(PowerTarget { kfd: kfd.irq(), kgd: core::ptr::NonNull::from(&*kgd) });
         Ok(Gpu {
             quantum: Some(quantum),
             _kfd: kfd,
@@ -611,6 +698,8 @@ impl Gpu {
 
 impl Drop for Gpu {
     fn drop(&mut self) {
+        // No suspend, resume or reset any more: one under way ends first.
+        *self._kgd.core.power.lock() = None;
         // The quantum timer stops before anything it uses goes.
         drop(self.quantum.take());
         // The engine thread stops (and stops raising interrupts) before

@@ -85,6 +85,7 @@ pub(crate) use kfd::{
     MesAddQueueInput,
     MesRemoveQueueInput,
     MmapVma,
+    PowerOp,
     SVM_PTE_FRAME_MASK,
     SVM_PTE_VALID,
     SVM_PTE_VRAM,

@@ -9,6 +9,7 @@
  *     pp_dpm_sclk pp_dpm_mclk power_dpm_force_performance_level
  *     hwmon/hwmonN/{name,in0_*,temp1_*,power1_*,pwm1,pwm1_max}
  *     hwmon/hwmonN/vgpu_throttle              raises a throttling interrupt
+ *     hwmon/hwmonN/vgpu_power                 suspend/resume/reset as amdgpu
  *     drm/cardN, drm/renderDN                  a minimal DRM driver
  *
  * The DRM driver reports amdgpu's DRM version (3.64.0, Linux 7.3) and
@@ -1248,9 +1249,38 @@ static ssize_t vgpu_throttle_store(struct device *dev, struct device_attribute *
 }
 static DEVICE_ATTR_WO(vgpu_throttle);
 
+/*
+ * vgpu_power (write: root): writing suspend, resume, reset, ... does what amdgpu
+ * does to the KFD at a suspend, a resume or a GPU reset (the calls into
+ * rkfd, in amdgpu's order, and for reset the engines' reset between
+ * kgd2kfd_pre_reset and kgd2kfd_post_reset); the write fails with rkfd's
+ * errno.  Reading shows rkfd's kgd2kfd_compute_active.
+ */
+static ssize_t vgpu_power_store(struct device *dev, struct device_attribute *attr,
+				const char *buf, size_t count)
+{
+	struct vgpu_shim_dev *vdev = dev_get_drvdata(dev);
+	int ret;
+
+	ret = vdev->ops->power(vdev->gpu, buf, strcspn(buf, "\n"));
+	return ret ? ret : count;
+}
+
+static ssize_t vgpu_power_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct vgpu_shim_dev *vdev = dev_get_drvdata(dev);
+	int active = vdev->ops->compute_active(vdev->gpu);
+
+	if (active < 0)
+		return active;
+	return sysfs_emit(buf, "compute_active %d\n", active);
+}
+static DEVICE_ATTR_RW(vgpu_power);
+
 static struct attribute *vgpu_hwmon_attrs[] = {
 	&dev_attr_pwm1_max.attr,
 	&dev_attr_vgpu_throttle.attr,
+	&dev_attr_vgpu_power.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(vgpu_hwmon);
@@ -1268,7 +1298,8 @@ int vgpu_shim_dev_create(const struct vgpu_shim_dev_info *info, void *gpu,
 
 	if (!ops || !ops->file_open || !ops->file_close || !ops->mmap || !ops->mem_page ||
 	    !ops->mem_access || !ops->mem_get || !ops->mem_put || !ops->vram_used ||
-	    !ops->gtt_used || !ops->clock_counter || !ops->throttle || !ops->gpu_access ||
+	    !ops->gtt_used || !ops->clock_counter || !ops->throttle || !ops->power ||
+	    !ops->compute_active || !ops->gpu_access ||
 	    !ops->gem_create || !ops->mem_cpu_map)
 		return -EINVAL;
 	dev = kzalloc_obj(*dev);

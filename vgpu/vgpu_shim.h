@@ -97,6 +97,13 @@ struct vgpu_shim_ops {
 	u64 (*gtt_used)(void *gpu);
 	u64 (*clock_counter)(void *gpu);
 	void (*throttle)(void *gpu, u64 bitmask);
+	/*
+	 * hwmon vgpu_power: @op (@len bytes, not NUL-terminated) names what
+	 * amdgpu would do (suspend, resume, reset, ...); 0 or -errno.
+	 * @compute_active: rkfd's kgd2kfd_compute_active (0 or 1, -ENODEV).
+	 */
+	int (*power)(void *gpu, const char *op, size_t len);
+	int (*compute_active)(void *gpu);
 	int (*gpu_access)(void *vm, u64 va, u64 size, u64 buf, bool write, u32 *faults);
 	int (*gem_create)(void *gpu, u64 size, bool vram, void **mem, u64 *mmap_offset);
 	int (*mem_cpu_map)(void *mem, unsigned long npages);

@@ -564,4 +564,65 @@ int kgd2kfd_svm_fault(struct kfd_dev *kfd, __u32 pasid, void *vm, __u64 addr, __
  */
 void kgd2kfd_smi_event_throttle(struct kfd_dev *kfd, __u64 throttle_bitmask, __u64 counter);
 
+/*
+ * Power management and reset (upstream kfd_device.c; amdgpu calls them from
+ * amdgpu_device_suspend/resume, the GPU-recovery path and the partition and
+ * scheduler code, through amdgpu_amdkfd.c).  rkfd's kfd_dev is one node, so
+ * @node_id must be 0 (-EINVAL otherwise, as upstream for a node id past
+ * num_nodes).  Process context, none of the GPU driver's locks held that a
+ * kfd2kgd callback takes; each may preempt the device's queues and wait for
+ * the engines.  Any order is safe: a repeated call does nothing more, and
+ * the calls that return a value give an errno for an order no GPU driver
+ * uses instead of upstream's WARN_ONCE.
+ *
+ * kgd2kfd_suspend: with @suspend_proc, kgd2kfd_suspend_process first; then
+ * the device's scheduler stops (upstream dqm->ops.stop: the HWS's or the
+ * MES's queues are unmapped).  kgd2kfd_resume: the scheduler starts again
+ * (the HIQ is loaded again and SET_RESOURCES sent), then with @resume_proc
+ * kgd2kfd_resume_process; -EINVAL if @resume_proc and this device had not
+ * suspended the processes.
+ * kgd2kfd_suspend_process: the first device to call it locks the KFD (no
+ * process may open /dev/kfd: -EINVAL, as upstream's kfd_create_process) and
+ * evicts every process's queues (SMI QUEUE_EVICTION, trigger SUSPEND); new
+ * queues of an existing process are created evicted until the resume.
+ * Once per device: a second call without a resume does nothing.
+ * kgd2kfd_resume_process: the last one restores them; -EINVAL if this
+ * device had not suspended them.
+ * kgd2kfd_pre_reset: SMI GPU_PRE_RESET with @cause (amdgpu_reset_get_desc;
+ * may be NULL), kgd2kfd_suspend(kfd, true), then every process using the
+ * device gets its HW_EXCEPTION events (whole-GPU reset, memory lost;
+ * upstream kfd_signal_reset_event).  -EBUSY if a reset is already under
+ * way (nothing done).  kgd2kfd_post_reset: the scheduler starts again, the
+ * KFD lock this device held is dropped and SMI GPU_POST_RESET is sent; the
+ * processes' queues stay evicted until they exit (as upstream: the reset
+ * lost their state).  -EINVAL without a pre_reset.
+ * kgd2kfd_check_and_lock_kfd: -EBUSY if the KFD is locked (suspend, reset)
+ * or a process uses the device; otherwise locks the device (no process may
+ * open /dev/kfd until kgd2kfd_unlock_kfd), for a partition switch.
+ * kgd2kfd_unlock_kfd: undoes one check_and_lock_kfd (nothing if none).
+ * kgd2kfd_stop_sched / kgd2kfd_start_sched (upstream halt_cpsch /
+ * unhalt_cpsch): the HWS's or MES's queues are unmapped and no runlist is
+ * sent until start_sched; new queues wait.  Nothing without a scheduler;
+ * stopping twice or starting while running does nothing.
+ * kgd2kfd_compute_active: 1 if user queues are mapped on the device, else
+ * 0 (upstream returns bool; 0 for a bad @node_id).  @suspend_proc and
+ * @resume_proc are booleans (0 or not), as upstream's.
+ * kgd2kfd_teardown_processes: every process using the device gets its
+ * signal events set and SIGBUS (upstream kfd_signal_process_terminate_event); rkfd
+ * does not wait for them to exit: device_exit runs only once no process
+ * holds the GPU driver's module.
+ */
+void kgd2kfd_suspend(struct kfd_dev *kfd, int suspend_proc);
+int kgd2kfd_resume(struct kfd_dev *kfd, int resume_proc);
+void kgd2kfd_suspend_process(struct kfd_dev *kfd);
+int kgd2kfd_resume_process(struct kfd_dev *kfd);
+int kgd2kfd_pre_reset(struct kfd_dev *kfd, const char *cause);
+int kgd2kfd_post_reset(struct kfd_dev *kfd);
+int kgd2kfd_check_and_lock_kfd(struct kfd_dev *kfd);
+void kgd2kfd_unlock_kfd(struct kfd_dev *kfd);
+int kgd2kfd_start_sched(struct kfd_dev *kfd, __u32 node_id);
+int kgd2kfd_stop_sched(struct kfd_dev *kfd, __u32 node_id);
+int kgd2kfd_compute_active(struct kfd_dev *kfd, __u32 node_id);
+void kgd2kfd_teardown_processes(struct kfd_dev *kfd);
+
 #endif /* RKFD_KGD_KFD_INTERFACE_H */

@@ -758,6 +758,43 @@ pub(crate) trait Kgd2Kfd: 'static {
     /// `kgd2kfd_smi_event_throttle`: the GPU throttles; `bitmask` as the
     /// driver reports it, `counter` its count of throttling interrupts.
     fn smi_event_throttle(dev: &Self::Device, bitmask: u64, counter: u64);
+
+    /// `kgd2kfd_suspend`: with `procs`, `kgd2kfd_suspend_process` first;
+    /// then the device's scheduler stops.
+    fn suspend(dev: &Self::Device, procs: bool);
+
+    /// `kgd2kfd_resume`: the scheduler starts again, then with `procs`
+    /// `kgd2kfd_resume_process`.
+    fn resume(dev: &Self::Device, procs: bool) -> Result;
+
+    /// `kgd2kfd_suspend_process`: locks the KFD and evicts every process.
+    fn suspend_process(dev: &Self::Device);
+
+    /// `kgd2kfd_resume_process`: undoes this device's
+    /// `kgd2kfd_suspend_process`.
+    fn resume_process(dev: &Self::Device) -> Result;
+
+    /// `kgd2kfd_pre_reset`: `cause` as `amdgpu_reset_get_desc` gives it
+    /// (bytes without the NUL, at most 63; empty if none).
+    fn pre_reset(dev: &Self::Device, cause: &[u8]) -> Result;
+
+    /// `kgd2kfd_post_reset`.
+    fn post_reset(dev: &Self::Device) -> Result;
+
+    /// `kgd2kfd_check_and_lock_kfd`.
+    fn check_and_lock_kfd(dev: &Self::Device) -> Result;
+
+    /// `kgd2kfd_unlock_kfd` of a device.
+    fn unlock_kfd(dev: &Self::Device);
+
+    /// `kgd2kfd_start_sched` (`start`) / `kgd2kfd_stop_sched` of node 0.
+    fn start_sched(dev: &Self::Device, start: bool) -> Result;
+
+    /// `kgd2kfd_compute_active` of node 0.
+    fn compute_active(dev: &Self::Device) -> bool;
+
+    /// `kgd2kfd_teardown_processes`.
+    fn teardown_processes(dev: &Self::Device);
 }
 
 /// While it exists, the shim's exported `kgd2kfd_*` functions call `T`.
@@ -799,6 +836,17 @@ impl<T: Kgd2Kfd> Kgd2KfdTable<T> {
         interrupt: Some(Self::interrupt),
         svm_fault: Some(Self::svm_fault),
         smi_event_throttle: Some(Self::smi_event_throttle),
+        suspend: Some(Self::suspend),
+        resume: Some(Self::resume),
+        suspend_process: Some(Self::suspend_process),
+        resume_process: Some(Self::resume_process),
+        pre_reset: Some(Self::pre_reset),
+        post_reset: Some(Self::post_reset),
+        check_and_lock_kfd: Some(Self::check_and_lock_kfd),
+        unlock_kfd: Some(Self::unlock_kfd),
+        start_sched: Some(Self::start_sched),
+        compute_active: Some(Self::compute_active),
+        teardown_processes: Some(Self::teardown_processes),
     };
 
     /// `kgd2kfd_probe`.
@@ -917,6 +965,135 @@ impl<T: Kgd2Kfd> Kgd2KfdTable<T> {
         // SAFETY: Caller's contract.
         let dev = unsafe { Self::borrow_device(kfd) };
         T::smi_event_throttle(dev, throttle_bitmask, counter);
+    }
+
+    /// `kgd2kfd_suspend`.
+    ///
+    /// # Safety
+    ///
+    /// `kfd` is a live device handle.
+    unsafe extern "C" fn suspend(kfd: *mut kfd_dev, suspend_proc: bool) {
+        // SAFETY: Caller's contract.
+        T::suspend(unsafe { Self::borrow_device(kfd) }, suspend_proc);
+    }
+
+    /// `kgd2kfd_resume`.
+    ///
+    /// # Safety
+    ///
+    /// `kfd` is a live device handle.
+    unsafe extern "C" fn resume(kfd: *mut kfd_dev, resume_proc: bool) -> c_int {
+        // SAFETY: Caller's contract.
+        to_errno(T::resume(unsafe { Self::borrow_device(kfd) }, resume_proc))
+    }
+
+    /// `kgd2kfd_suspend_process`.
+    ///
+    /// # Safety
+    ///
+    /// `kfd` is a live device handle.
+    unsafe extern "C" fn suspend_process(kfd: *mut kfd_dev) {
+        // SAFETY: Caller's contract.
+        T::suspend_process(unsafe { Self::borrow_device(kfd) });
+    }
+
+    /// `kgd2kfd_resume_process`.
+    ///
+    /// # Safety
+    ///
+    /// `kfd` is a live device handle.
+    unsafe extern "C" fn resume_process(kfd: *mut kfd_dev) -> c_int {
+        // SAFETY: Caller's contract.
+        to_errno(T::resume_process(unsafe { Self::borrow_device(kfd) }))
+    }
+
+    /// `kgd2kfd_pre_reset`.
+    ///
+    /// # Safety
+    ///
+    /// `kfd` is a live device handle; `cause` is NULL or a NUL-terminated
+    /// string valid for the call.
+    unsafe extern "C" fn pre_reset(kfd: *mut kfd_dev, cause: *const kernel::ffi::c_char) -> c_int {
+        // SAFETY: Caller's contract.
+        let dev = unsafe { Self::borrow_device(kfd) };
+        let cause: &[u8] = if cause.is_null() {
+            &[]
+        } else {
+            // SAFETY: A NUL-terminated string valid for the call (caller's
+            // contract); only read during it.
+            unsafe { core::ffi::CStr::from_ptr(cause.cast()) }.to_bytes()
+        };
+        // Upstream's reset_cause buffer: 64 bytes with the NUL.
+        to_errno(T::pre_reset(dev, &cause[..cause.len().min(63)]))
+    }
+
+    /// `kgd2kfd_post_reset`.
+    ///
+    /// # Safety
+    ///
+    /// `kfd` is a live device handle.
+    unsafe extern "C" fn post_reset(kfd: *mut kfd_dev) -> c_int {
+        // SAFETY: Caller's contract.
+        to_errno(T::post_reset(unsafe { Self::borrow_device(kfd) }))
+    }
+
+    /// `kgd2kfd_check_and_lock_kfd`.
+    ///
+    /// # Safety
+    ///
+    /// `kfd` is a live device handle.
+    unsafe extern "C" fn check_and_lock_kfd(kfd: *mut kfd_dev) -> c_int {
+        // SAFETY: Caller's contract.
+        to_errno(T::check_and_lock_kfd(unsafe { Self::borrow_device(kfd) }))
+    }
+
+    /// `kgd2kfd_unlock_kfd`.
+    ///
+    /// # Safety
+    ///
+    /// `kfd` is a live device handle.
+    unsafe extern "C" fn unlock_kfd(kfd: *mut kfd_dev) {
+        // SAFETY: Caller's contract.
+        T::unlock_kfd(unsafe { Self::borrow_device(kfd) });
+    }
+
+    /// `kgd2kfd_start_sched` / `kgd2kfd_stop_sched` (the shim checks the
+    /// node id).
+    ///
+    /// # Safety
+    ///
+    /// `kfd` is a live device handle.
+    unsafe extern "C" fn start_sched(kfd: *mut kfd_dev, start: bool) -> c_int {
+        // SAFETY: Caller's contract.
+        to_errno(T::start_sched(unsafe { Self::borrow_device(kfd) }, start))
+    }
+
+    /// `kgd2kfd_compute_active`.
+    ///
+    /// # Safety
+    ///
+    /// `kfd` is a live device handle.
+    unsafe extern "C" fn compute_active(kfd: *mut kfd_dev) -> bool {
+        // SAFETY: Caller's contract.
+        T::compute_active(unsafe { Self::borrow_device(kfd) })
+    }
+
+    /// `kgd2kfd_teardown_processes`.
+    ///
+    /// # Safety
+    ///
+    /// `kfd` is a live device handle.
+    unsafe extern "C" fn teardown_processes(kfd: *mut kfd_dev) {
+        // SAFETY: Caller's contract.
+        T::teardown_processes(unsafe { Self::borrow_device(kfd) });
+    }
+}
+
+/// 0 or the negative errno, as the C side returns it.
+fn to_errno(r: Result) -> c_int {
+    match r {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
     }
 }
 

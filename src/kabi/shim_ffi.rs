@@ -116,6 +116,38 @@ pub struct rkfd_kgd2kfd_ops {
             counter: kernel::ffi::c_ulonglong,
         ),
     >,
+    pub suspend: ::core::option::Option<
+        unsafe extern "C" fn(kfd: *mut kfd_dev, suspend_proc: bool),
+    >,
+    pub resume: ::core::option::Option<
+        unsafe extern "C" fn(kfd: *mut kfd_dev, resume_proc: bool) -> kernel::ffi::c_int,
+    >,
+    pub suspend_process: ::core::option::Option<unsafe extern "C" fn(kfd: *mut kfd_dev)>,
+    pub resume_process: ::core::option::Option<
+        unsafe extern "C" fn(kfd: *mut kfd_dev) -> kernel::ffi::c_int,
+    >,
+    pub pre_reset: ::core::option::Option<
+        unsafe extern "C" fn(
+            kfd: *mut kfd_dev,
+            cause: *const kernel::ffi::c_char,
+        ) -> kernel::ffi::c_int,
+    >,
+    pub post_reset: ::core::option::Option<
+        unsafe extern "C" fn(kfd: *mut kfd_dev) -> kernel::ffi::c_int,
+    >,
+    pub check_and_lock_kfd: ::core::option::Option<
+        unsafe extern "C" fn(kfd: *mut kfd_dev) -> kernel::ffi::c_int,
+    >,
+    pub unlock_kfd: ::core::option::Option<unsafe extern "C" fn(kfd: *mut kfd_dev)>,
+    pub start_sched: ::core::option::Option<
+        unsafe extern "C" fn(kfd: *mut kfd_dev, start: bool) -> kernel::ffi::c_int,
+    >,
+    pub compute_active: ::core::option::Option<
+        unsafe extern "C" fn(kfd: *mut kfd_dev) -> bool,
+    >,
+    pub teardown_processes: ::core::option::Option<
+        unsafe extern "C" fn(kfd: *mut kfd_dev),
+    >,
 }
 unsafe extern "C" {
     pub fn rkfd_shim_kgd2kfd_set_ops(ops: *const rkfd_kgd2kfd_ops);

@@ -68,6 +68,14 @@ pub(crate) trait RenderNode: Send + Sync + 'static {
     /// throttler bitmask `bitmask`.
     fn throttle(&self, bitmask: u64);
 
+    /// hwmon `vgpu_power` (write): `op` names what amdgpu would do to the
+    /// KFD (suspend, resume, reset, ...); rkfd's errno.
+    fn power(&self, op: &[u8]) -> Result;
+
+    /// hwmon `vgpu_power` (read): rkfd's `kgd2kfd_compute_active`;
+    /// `ENODEV` while rkfd does not have the GPU.
+    fn compute_active(&self) -> Result<bool>;
+
     /// DRM ioctl `AMDGPU_VGPU_ACCESS` (the GPU-access test interface): the
     /// GPU reads or writes `size` bytes at `va` of the file's VM from or
     /// into the user buffer `buf`, raising retry faults; `faults` counts
@@ -335,6 +343,8 @@ impl<T: RenderNode> RenderNodeOps<T> {
         gtt_used: Some(Self::gtt_used),
         clock_counter: Some(Self::clock_counter),
         throttle: Some(Self::throttle),
+        power: Some(Self::power),
+        compute_active: Some(Self::compute_active),
         gpu_access: Some(Self::gpu_access),
         gem_create: Some(Self::gem_create),
         mem_cpu_map: Some(Self::mem_cpu_map),
@@ -506,6 +516,38 @@ impl<T: RenderNode> RenderNodeOps<T> {
         // SAFETY: The caller's requirement.
         let gpu = unsafe { Self::gpu(gpu) };
         gpu.throttle(bitmask);
+    }
+
+    /// hwmon `vgpu_power` (write).
+    ///
+    /// # Safety
+    ///
+    /// `gpu` is the pointer live devices were created with; `op` points
+    /// to `len` readable bytes for the call.
+    unsafe extern "C" fn power(gpu: *mut c_void, op: *const kernel::ffi::c_char, len: usize) -> c_int {
+        // SAFETY: The caller's requirement.
+        let gpu = unsafe { Self::gpu(gpu) };
+        // SAFETY: `op` points to `len` bytes the store handler was given,
+        // read only during the call.
+        let op = unsafe { core::slice::from_raw_parts(op.cast::<u8>(), len) };
+        match gpu.power(op) {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// hwmon `vgpu_power` (read).
+    ///
+    /// # Safety
+    ///
+    /// `gpu` is the pointer live devices were created with.
+    unsafe extern "C" fn compute_active(gpu: *mut c_void) -> c_int {
+        // SAFETY: The caller's requirement.
+        let gpu = unsafe { Self::gpu(gpu) };
+        match gpu.compute_active() {
+            Ok(a) => c_int::from(a),
+            Err(e) => e.to_errno(),
+        }
     }
 
     /// DRM ioctl `AMDGPU_VGPU_ACCESS`.

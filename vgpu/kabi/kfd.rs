@@ -416,6 +416,66 @@ impl KfdIrq {
         // SAFETY: By the type invariant the device is registered.
         unsafe { kgd::kgd2kfd_smi_event_throttle(self.kfd.as_ptr(), bitmask, counter) };
     }
+
+    /// rkfd's power-management and reset entry points (`kgd2kfd_suspend`
+    /// & co., as amdgpu calls them through `amdgpu_amdkfd.c`).  Process
+    /// context, with no lock of ours held: rkfd preempts the queues
+    /// through kfd2kgd calls.
+    pub(crate) fn power(&self, op: PowerOp) -> Result {
+        let kfd = self.kfd.as_ptr();
+        // SAFETY: By the type invariant the device is registered; the
+        // cause is a NUL-terminated string valid for the call.
+        unsafe {
+            match op {
+                PowerOp::Suspend => kgd::kgd2kfd_suspend(kfd, 1),
+                PowerOp::Resume => return to_result(kgd::kgd2kfd_resume(kfd, 1)),
+                PowerOp::SuspendProcess => kgd::kgd2kfd_suspend_process(kfd),
+                PowerOp::ResumeProcess => return to_result(kgd::kgd2kfd_resume_process(kfd)),
+                PowerOp::PreReset => return to_result(kgd::kgd2kfd_pre_reset(kfd, c"virtual GPU reset".as_ptr().cast())),
+                PowerOp::PostReset => return to_result(kgd::kgd2kfd_post_reset(kfd)),
+                PowerOp::StopSched => return to_result(kgd::kgd2kfd_stop_sched(kfd, 0)),
+                PowerOp::StartSched => return to_result(kgd::kgd2kfd_start_sched(kfd, 0)),
+                PowerOp::Lock => return to_result(kgd::kgd2kfd_check_and_lock_kfd(kfd)),
+                PowerOp::Unlock => kgd::kgd2kfd_unlock_kfd(kfd),
+                PowerOp::Teardown => kgd::kgd2kfd_teardown_processes(kfd),
+            }
+        }
+        Ok(())
+    }
+
+    /// rkfd's `kgd2kfd_compute_active` of the device (node 0).
+    pub(crate) fn compute_active(&self) -> bool {
+        // SAFETY: By the type invariant the device is registered.
+        unsafe { kgd::kgd2kfd_compute_active(self.kfd.as_ptr(), 0) != 0 }
+    }
+}
+
+/// One of rkfd's power-management and reset entry points
+/// ([`KfdIrq::power`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum PowerOp {
+    /// `kgd2kfd_suspend(kfd, true)`.
+    Suspend,
+    /// `kgd2kfd_resume(kfd, true)`.
+    Resume,
+    /// `kgd2kfd_suspend_process`.
+    SuspendProcess,
+    /// `kgd2kfd_resume_process`.
+    ResumeProcess,
+    /// `kgd2kfd_pre_reset`.
+    PreReset,
+    /// `kgd2kfd_post_reset`.
+    PostReset,
+    /// `kgd2kfd_stop_sched(kfd, 0)`.
+    StopSched,
+    /// `kgd2kfd_start_sched(kfd, 0)`.
+    StartSched,
+    /// `kgd2kfd_check_and_lock_kfd`.
+    Lock,
+    /// `kgd2kfd_unlock_kfd`.
+    Unlock,
+    /// `kgd2kfd_teardown_processes`.
+    Teardown,
 }
 
 /// Borrows the frame and page arrays of an SVM call.

@@ -111,6 +111,16 @@ pub struct vgpu_shim_ops {
             bitmask: kernel::ffi::c_ulonglong,
         ),
     >,
+    pub power: ::core::option::Option<
+        unsafe extern "C" fn(
+            gpu: *mut kernel::ffi::c_void,
+            op: *const kernel::ffi::c_char,
+            len: usize,
+        ) -> kernel::ffi::c_int,
+    >,
+    pub compute_active: ::core::option::Option<
+        unsafe extern "C" fn(gpu: *mut kernel::ffi::c_void) -> kernel::ffi::c_int,
+    >,
     pub gpu_access: ::core::option::Option<
         unsafe extern "C" fn(
             vm: *mut kernel::ffi::c_void,

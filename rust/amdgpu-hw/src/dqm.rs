@@ -202,11 +202,12 @@ pub trait Hiq {
 }
 
 /// The HWS state of one device's queue manager (C: the `sched_running`,
-/// `active_runlist`, `is_hws_hang` and count fields of `struct
-/// device_queue_manager`).
+/// `sched_halt`, `active_runlist`, `is_hws_hang` and count fields of
+/// `struct device_queue_manager`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Cpsch {
     sched_running: bool,
+    sched_halt: bool,
     active_runlist: bool,
     is_hws_hang: bool,
     /// `active_queue_count`: queues in the next runlist.
@@ -244,6 +245,39 @@ impl Cpsch {
         self.execute(hiq, UnmapFilter::DynamicQueues)
     }
 
+    /// The scheduler runs (started, not stopped; it may be halted).
+    pub fn is_running(&self) -> bool {
+        self.sched_running
+    }
+
+    /// Scheduling is halted ([`Cpsch::halt`]).
+    pub fn is_halted(&self) -> bool {
+        self.sched_halt
+    }
+
+    /// C: `halt_cpsch` (`kgd2kfd_stop_sched`): unmap everything (unless
+    /// hung) and send no runlist until [`Cpsch::unhalt`].  Nothing if the
+    /// scheduler is stopped or already halted (upstream WARNs on the
+    /// latter).
+    pub fn halt<H: Hiq>(&mut self, hiq: &mut H) -> Result<(), H::Error> {
+        if !self.sched_running || self.sched_halt {
+            return Ok(());
+        }
+        let r = if self.is_hws_hang { Ok(()) } else { self.unmap(hiq, UnmapFilter::AllQueues, false) };
+        self.sched_halt = true;
+        r
+    }
+
+    /// C: `unhalt_cpsch` (`kgd2kfd_start_sched`): the runlist goes out
+    /// again.  Nothing if not halted (or stopped).
+    pub fn unhalt<H: Hiq>(&mut self, hiq: &mut H) -> Result<(), H::Error> {
+        if !self.sched_running || !self.sched_halt {
+            return Ok(());
+        }
+        self.sched_halt = false;
+        self.execute(hiq, UnmapFilter::DynamicQueues)
+    }
+
     /// C: `stop_cpsch`: unmap everything (unless hung), stop.
     pub fn stop<H: Hiq>(&mut self, hiq: &mut H) {
         if !self.is_hws_hang {
@@ -256,7 +290,7 @@ impl Cpsch {
     /// C: `map_queues_cpsch`: send a runlist if none is active and there
     /// is something to run.
     pub fn map<H: Hiq>(&mut self, hiq: &mut H) -> Result<(), H::Error> {
-        if !self.sched_running || self.active_runlist || self.active_queue_count == 0 || self.processes_count == 0 {
+        if !self.sched_running || self.sched_halt || self.active_runlist || self.active_queue_count == 0 || self.processes_count == 0 {
             return Ok(());
         }
         hiq.send_runlist()?;

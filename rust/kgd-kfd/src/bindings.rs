@@ -468,3 +468,45 @@ unsafe extern "C" {
         counter: __u64,
     );
 }
+unsafe extern "C" {
+    pub fn kgd2kfd_suspend(kfd: *mut kfd_dev, suspend_proc: core::ffi::c_int);
+}
+unsafe extern "C" {
+    pub fn kgd2kfd_resume(
+        kfd: *mut kfd_dev,
+        resume_proc: core::ffi::c_int,
+    ) -> core::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn kgd2kfd_suspend_process(kfd: *mut kfd_dev);
+}
+unsafe extern "C" {
+    pub fn kgd2kfd_resume_process(kfd: *mut kfd_dev) -> core::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn kgd2kfd_pre_reset(
+        kfd: *mut kfd_dev,
+        cause: *const core::ffi::c_char,
+    ) -> core::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn kgd2kfd_post_reset(kfd: *mut kfd_dev) -> core::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn kgd2kfd_check_and_lock_kfd(kfd: *mut kfd_dev) -> core::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn kgd2kfd_unlock_kfd(kfd: *mut kfd_dev);
+}
+unsafe extern "C" {
+    pub fn kgd2kfd_start_sched(kfd: *mut kfd_dev, node_id: __u32) -> core::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn kgd2kfd_stop_sched(kfd: *mut kfd_dev, node_id: __u32) -> core::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn kgd2kfd_compute_active(kfd: *mut kfd_dev, node_id: __u32) -> core::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn kgd2kfd_teardown_processes(kfd: *mut kfd_dev);
+}

@@ -449,3 +449,43 @@ fn eviction_count_saturates_instead_of_overflowing() {
     assert!(e.is_evicted());
     assert!(!e.restore());
 }
+
+/// `kgd2kfd_stop_sched` / `start_sched` (`halt_cpsch` / `unhalt_cpsch`):
+/// halting unmaps the runlist and keeps new queues off the HWS until the
+/// unhalt maps them all; halting twice or unhalting a running scheduler
+/// changes nothing; a stopped scheduler is neither.
+#[test]
+fn halt_unmaps_and_holds_the_runlist_until_unhalt() {
+    let mut d = Driver::new();
+    let mut c = Cpsch::new(FENCE, false);
+    d.procs.push(Proc { pasid: 1, queues: Vec::new(), evicted: Evictions::default() });
+    c.processes_count = 1;
+    // Stopped: halting is nothing.
+    c.halt(&mut d).unwrap();
+    assert!(!c.is_halted() && !c.is_running());
+    c.start(&mut d, &res()).unwrap();
+    create(&mut d, &mut c, 0, 2).unwrap();
+    assert_eq!(d.gpu.mapped, BTreeSet::from([2]));
+    // Unhalting a running scheduler: nothing.
+    c.unhalt(&mut d).unwrap();
+    assert_eq!(d.gpu.mapped, BTreeSet::from([2]));
+    c.halt(&mut d).unwrap();
+    assert!(c.is_halted() && !c.active_runlist() && d.gpu.mapped.is_empty());
+    c.halt(&mut d).unwrap();
+    assert!(c.is_halted() && d.gpu.mapped.is_empty());
+    // A queue created while halted waits.
+    create(&mut d, &mut c, 0, 4).unwrap();
+    assert!(!c.active_runlist() && d.gpu.mapped.is_empty());
+    c.unhalt(&mut d).unwrap();
+    assert!(!c.is_halted() && c.active_runlist());
+    assert_eq!(d.gpu.mapped, BTreeSet::from([2, 4]));
+    // Stopped while halted (a suspend), started again: still halted, as
+    // upstream (`start_cpsch` leaves `sched_halt`), until the unhalt.
+    c.halt(&mut d).unwrap();
+    c.stop(&mut d);
+    c.reset_done();
+    c.start(&mut d, &res()).unwrap();
+    assert!(c.is_halted() && c.is_running() && d.gpu.mapped.is_empty());
+    c.unhalt(&mut d).unwrap();
+    assert_eq!(d.gpu.mapped, BTreeSet::from([2, 4]));
+}
