@@ -221,6 +221,14 @@ impl Kgd2Kfd for Kgd2KfdEntries {
     fn smi_event_throttle(dev: &Device, bitmask: u64, counter: u64) {
         crate::smi::thermal_throttle(dev, bitmask, counter);
     }
+
+    fn quiesce_mm(mm: crate::kabi::kgd::MmId, trigger: u32) -> Result {
+        crate::eviction::quiesce_mm(mm, trigger)
+    }
+
+    fn resume_mm(mm: crate::kabi::kgd::MmId) -> Result {
+        crate::eviction::resume_mm(mm)
+    }
 }
 
 /// A snapshot of the published devices.

@@ -175,6 +175,7 @@ mod chardev;
 mod debugfs;
 mod device;
 mod event;
+mod eviction;
 /// GPU generations, shared with the host crate `kfd-logic` (and the virtual
 /// GPU); at the crate root because `queue::rules` names it `crate::gfx`.
 #[path = "../rust/kfd-logic/src/gfx.rs"]

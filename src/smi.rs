@@ -511,6 +511,10 @@ pub(crate) fn svm_invalidated(owner: &Owner, gpu_id: u32, start: u64, end: u64, 
 /// the queues (C: `kgd2kfd_quiesce_mm(mm, KFD_QUEUE_EVICTION_TRIGGER_SVM)`).
 pub(crate) const QUEUE_EVICTION_TRIGGER_SVM: u32 = logic::QUEUE_EVICTION_TRIGGER_SVM;
 
+/// `KFD_QUEUE_EVICTION_TRIGGER_TTM`: the GPU driver moves the process's
+/// memory (C: `evict_process_worker`, `crate::eviction`).
+pub(crate) const QUEUE_EVICTION_TRIGGER_TTM: u32 = logic::QUEUE_EVICTION_TRIGGER_TTM;
+
 /// `UNMAP_FROM_GPU`: bytes `[start, end)` were unmapped from `gpu_id`, for
 /// `trigger` (`KFD_SVM_UNMAP_TRIGGER_*`) (C: `kfd_smi_event_unmap_from_gpu`
 /// in `svm_range_unmap_from_gpus`; printed as first page and page count).
