@@ -200,6 +200,9 @@ const MAX_VRAM_MB: u32 = 65536;
 struct Amdgpu {
     /// The GPUs, in order.
     _gpus: KVec<gpu::Gpu>,
+    /// `amdgpu_vgpu/` in debugfs (`vgpu/evict_shim.c`): dropped after the
+    /// GPUs.
+    _evict_debugfs: kabi::EvictDebugfs,
 }
 
 impl kernel::Module for Amdgpu {
@@ -229,6 +232,7 @@ impl kernel::Module for Amdgpu {
             return Err(EINVAL);
         }
         let sysmem = sysmem::SystemMemory::new()?;
+        let evict_debugfs = kabi::EvictDebugfs::new();
         // Every GPU's state and devices first, so that a failure leaves
         // nothing registered with rkfd, where processes could start using it.
         let mut kgds = KVec::with_capacity(count as usize, GFP_KERNEL)?;
@@ -246,6 +250,6 @@ impl kernel::Module for Amdgpu {
             // drops, and the rest as the iterator drops.
             gpus.push(gpu::Gpu::register(kgd, module)?, GFP_KERNEL)?;
         }
-        Ok(Amdgpu { _gpus: gpus })
+        Ok(Amdgpu { _gpus: gpus, _evict_debugfs: evict_debugfs })
     }
 }
