@@ -22,7 +22,8 @@
  *   restore_fail  the next N restore_process_bos calls fail with -EBUSY
  *                 (amdgpu's validation failing, so rkfd backs off)
  *   evict_fences  one line per acquired VM: "pid P context_id 0xC seqno S
- *                 signaled 0|1 restores R"
+ *                 signaled 0|1 restores R unsignaled U" (U: restores that
+ *                 found the fence they replaced not signalled by rkfd)
  *
  * Lock order: vgpu_evict_lock (a mutex) is taken by acquire_vm,
  * release_vm, restore_process_bos (under rkfd's Process::inner) and by the
@@ -64,6 +65,7 @@ struct vgpu_evict_fence {
 	u64 context;			/* dma_fence_context_alloc() */
 	struct dma_fence *ef;		/* current fence, under vgpu_evict_lock */
 	u64 restores;
+	u64 unsignaled;			/* restores that found the old fence unsignalled */
 };
 
 static DEFINE_MUTEX(vgpu_evict_lock);
@@ -184,9 +186,11 @@ int vgpu_shim_evict_fence_restore(struct vgpu_evict_fence *v, struct dma_fence *
 	old = v->ef;
 	v->ef = new;
 	v->restores++;
+	/* rkfd signals the fence before it restores (a test counts misses). */
+	if (!dma_fence_is_signaled(old))
+		v->unsignaled++;
 	*ef = dma_fence_get(new);
 	mutex_unlock(&vgpu_evict_lock);
-	/* rkfd signalled it before restoring; a stray one is not waited for. */
 	dma_fence_signal(old);
 	dma_fence_put(old);
 	return 0;
@@ -307,9 +311,9 @@ static int vgpu_evict_fences_show(struct seq_file *m, void *unused)
 
 	mutex_lock(&vgpu_evict_lock);
 	list_for_each_entry(v, &vgpu_evict_list, link)
-		seq_printf(m, "pid %d context_id 0x%x seqno %llu signaled %d restores %llu\n",
+		seq_printf(m, "pid %d context_id 0x%x seqno %llu signaled %d restores %llu unsignaled %llu\n",
 			   v->tgid, v->context_id, v->ef->seqno,
-			   dma_fence_is_signaled(v->ef), v->restores);
+			   dma_fence_is_signaled(v->ef), v->restores, v->unsignaled);
 	mutex_unlock(&vgpu_evict_lock);
 	return 0;
 }
