@@ -29,7 +29,7 @@ struct rkfd_evict {
 	struct mm_struct *mm;		/* identity only (the process holds the mm) */
 	u16 context_id;
 	bool dead;			/* under rkfd_evict_lock: schedule nothing more */
-	u64 last_eviction_seqno;	/* under rkfd_evict_lock (upstream p->last_eviction_seqno) */
+	u64 last_eviction_seqno;	/* rkfd_evict_lock; upstream p->last_eviction_seqno */
 	u64 last_restore_timestamp;	/* jiffies (upstream p->last_restore_timestamp) */
 	atomic64_t evictions;
 	struct delayed_work eviction_work;
@@ -80,7 +80,7 @@ struct rkfd_evict *rkfd_shim_evict_register(struct mm_struct *mm, u16 context_id
 
 	if (!mm || !ops || !ops->evict || !ops->restore_queues || !ops->restore)
 		return NULL;
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	e = kzalloc_obj(*e, GFP_KERNEL);
 	if (!e)
 		return NULL;
 	e->mm = mm;

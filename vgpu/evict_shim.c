@@ -50,7 +50,7 @@
 /* One eviction fence (upstream struct amdgpu_amdkfd_fence). */
 struct vgpu_kfd_fence {
 	struct dma_fence base;
-	spinlock_t lock;
+	spinlock_t lock;		/* the fence lock (dma_fence_init) */
 	struct mm_struct *mm;		/* mmgrab'ed */
 	u16 context_id;
 	char timeline_name[TASK_COMM_LEN];
@@ -127,7 +127,7 @@ static const struct dma_fence_ops vgpu_kfd_fence_ops = {
 /* upstream amdgpu_amdkfd_fence_create */
 static struct dma_fence *vgpu_kfd_fence_create(u64 context, struct mm_struct *mm, u16 context_id)
 {
-	struct vgpu_kfd_fence *fence = kzalloc(sizeof(*fence), GFP_KERNEL);
+	struct vgpu_kfd_fence *fence = kzalloc_obj(*fence, GFP_KERNEL);
 
 	if (!fence)
 		return NULL;
@@ -148,7 +148,7 @@ struct vgpu_evict_fence *vgpu_shim_evict_fence_create(u16 context_id, struct dma
 
 	if (!mm)
 		return NULL;
-	v = kzalloc(sizeof(*v), GFP_KERNEL);
+	v = kzalloc_obj(*v, GFP_KERNEL);
 	if (!v)
 		return NULL;
 	v->context = dma_fence_context_alloc(1);
