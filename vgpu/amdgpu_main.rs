@@ -130,8 +130,17 @@
 //! 11. `Core::pasid_vms` (`gpu`): a leaf; the VMs by PASID (the CP and
 //!     the MES look them up by page table base too).  A VM's last
 //!     reference is dropped after it is released.
+//! 12. `Vm::evict` (`vm`), then `vgpu_evict_lock` (C mutex,
+//!     `evict_shim.c`): a VM's KFD eviction fences; taken by `acquire_vm`,
+//!     `restore_process_bos` and `release_vm` (under rkfd's
+//!     `Process::inner`) and by the debugfs files `amdgpu_vgpu/*`, which
+//!     drop it before they call into rkfd.  An eviction fence's own lock is
+//!     a leaf here; rkfd takes a leaf spinlock inside it
+//!     (`->enable_signaling` calls
+//!     `kgd2kfd_schedule_evict_and_restore_process`).
 //!
-//! Calls into rkfd (`kgd2kfd_interrupt`, `kgd2kfd_svm_fault`) are made with
+//! Calls into rkfd (`kgd2kfd_interrupt`, `kgd2kfd_svm_fault`,
+//! `kgd2kfd_quiesce_mm` / `kgd2kfd_resume_mm` from debugfs) are made with
 //! no lock of this driver held: rkfd's handlers take its process and SVM
 //! locks, under which it makes kfd2kgd calls that take 2 and 3.  So an
 //! engine drops 3 and 2 before a retry fault (`Vm::svm_fault`) and

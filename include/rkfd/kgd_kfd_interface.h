@@ -17,9 +17,12 @@
  *   - every kfd2kgd callback may sleep and is called with no rkfd spinlock
  *     held (except svm_free_vram, which must not sleep: see the SVM
  *     section); callbacks never call back into rkfd synchronously, except
- *     kgd2kfd_interrupt() and kgd2kfd_svm_fault(), which may be called from
- *     any non-atomic context in which the GPU driver holds none of its own
- *     locks that a kfd2kgd callback takes;
+ *     kgd2kfd_interrupt(), kgd2kfd_svm_fault(), kgd2kfd_quiesce_mm() and
+ *     kgd2kfd_resume_mm(), which may be called from any non-atomic context
+ *     in which the GPU driver holds none of its own locks that a kfd2kgd
+ *     callback takes, and kgd2kfd_schedule_evict_and_restore_process(),
+ *     which may be called from any context (it takes only a leaf spinlock
+ *     of rkfd's);
  *   - objects are opaque handles in both directions (struct kgd_dev,
  *     struct kfd_dev, kgd VM and memory handles are void *);
  *   - a GPU driver registers with kgd2kfd_probe() + kgd2kfd_device_init()
