@@ -39,7 +39,7 @@
 //! | `GPU_PRE_RESET` / `_POST_RESET` | `queue::recover` (a scheduler hang, debugfs `hang_hws`) | `kgd2kfd_pre_reset` / `_post_reset` |
 //! | `PAGE_FAULT_START` / `_END` | `svm::fault`: a retry fault (`restore_pages`) | `svm_range_restore_pages` |
 //! | `MIGRATE_START` / `_END` | `svm::migrate::to_vram` / `to_ram` (prefetch, GPU fault), `kabi::hmm` (CPU fault) | `svm_migrate_ram_to_vram` / `_vram_to_ram` |
-//! | `QUEUE_EVICTION` / `_RESTORE` | `queue::evict_process` / `restore_process`, from the XNACK-off restore worker (`svm::notifier`) | `kfd_process_evict_queues` / `_restore_queues` |
+//! | `QUEUE_EVICTION` / `_RESTORE` | `queue::evict_process` / `restore_process`, from the XNACK-off restore worker (`svm::notifier`, trigger SVM), the eviction works of `crate::eviction` (trigger TTM) and `kgd2kfd_quiesce_mm` / `_resume_mm` (the GPU driver's trigger) | `kfd_process_evict_queues` / `_restore_queues` |
 //! | `UNMAP_FROM_GPU` | `svm::notifier`: invalidation (XNACK on, or `munmap`), SET_ATTR `NO_ACCESS` (one per range) | `svm_range_unmap_from_gpus` |
 //!
 //! The pid printed is the lead thread's, in hex for process/VM-fault

@@ -2094,7 +2094,7 @@ fn close_fd(fd: i32) {
 
 /// Issue #15's eviction tests on `gpu` (`kfd-svm-hmm-tests evict:`).
 fn run_evict_tests(h: &mut Harness, gpu: &Gpu) {
-    let name = &gpu.name;
+    let name = format!("gfx_target_version {}", gpu.gfx_target_version);
     h.run(&format!("evict: fence evict-and-restore, back-off ({name})"), || evict_fence_restores(gpu));
     h.run(&format!("evict: quiesce_mm / resume_mm ({name})"), || quiesce_resume_mm(gpu));
     h.run(&format!("evict: exit with an eviction pending ({name})"), || evict_pending_at_exit(gpu));
