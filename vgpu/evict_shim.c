@@ -9,7 +9,7 @@
  * ->enable_signaling calls kgd2kfd_schedule_evict_and_restore_process() as
  * amdgpu's amdkfd_fence_enable_signaling() does.  restore_process_bos
  * (amdgpu_amdkfd_gpuvm_restore_process_bos) replaces it with a new fence of
- * the same context.  The virtual GPU has no TTM that moves memory, so
+ * the same context once it is signalled.  The virtual GPU has no TTM that moves memory, so
  * debugfs stands in for it, in /sys/kernel/debug/amdgpu_vgpu/:
  *
  *   evict         write a pid: enable signalling of the eviction fences of
@@ -23,7 +23,7 @@
  *                 (amdgpu's validation failing, so rkfd backs off)
  *   evict_fences  one line per acquired VM: "pid P context_id 0xC seqno S
  *                 signaled 0|1 restores R unsignaled U" (U: restores that
- *                 found the fence they replaced not signalled by rkfd)
+ *                 found the fence unsignalled, so kept it, as amdgpu does)
  *
  * Lock order: vgpu_evict_lock (a mutex) is taken by acquire_vm,
  * release_vm, restore_process_bos (under rkfd's Process::inner) and by the
@@ -65,7 +65,7 @@ struct vgpu_evict_fence {
 	u64 context;			/* dma_fence_context_alloc() */
 	struct dma_fence *ef;		/* current fence, under vgpu_evict_lock */
 	u64 restores;
-	u64 unsignaled;			/* restores that found the old fence unsignalled */
+	u64 unsignaled;			/* restores that found the fence unsignalled */
 };
 
 static DEFINE_MUTEX(vgpu_evict_lock);
@@ -170,7 +170,7 @@ struct vgpu_evict_fence *vgpu_shim_evict_fence_create(u16 context_id, struct dma
 
 int vgpu_shim_evict_fence_restore(struct vgpu_evict_fence *v, struct dma_fence **ef)
 {
-	struct dma_fence *old, *new;
+	struct dma_fence *old = NULL, *new;
 
 	mutex_lock(&vgpu_evict_lock);
 	if (vgpu_restore_fail) {
@@ -178,21 +178,29 @@ int vgpu_shim_evict_fence_restore(struct vgpu_evict_fence *v, struct dma_fence *
 		mutex_unlock(&vgpu_evict_lock);
 		return -EBUSY;
 	}
-	new = vgpu_kfd_fence_create(v->context, v->mm, v->context_id);
-	if (!new) {
-		mutex_unlock(&vgpu_evict_lock);
-		return -ENOMEM;
-	}
-	old = v->ef;
-	v->ef = new;
 	v->restores++;
-	/* rkfd signals the fence before it restores (a test counts misses). */
-	if (!dma_fence_is_signaled(old))
+	/*
+	 * As amdgpu_amdkfd_gpuvm_restore_process_bos: a fence goes from
+	 * unsignalled to signalled once, so a signalled one is replaced by a
+	 * new fence of the same context; an unsignalled one (a retried
+	 * restore, or rkfd not having signalled it) is kept, and counted.
+	 */
+	if (dma_fence_is_signaled(v->ef)) {
+		new = vgpu_kfd_fence_create(v->context, v->mm, v->context_id);
+		if (!new) {
+			v->restores--;
+			mutex_unlock(&vgpu_evict_lock);
+			return -ENOMEM;
+		}
+		old = v->ef;
+		v->ef = new;
+	} else {
 		v->unsignaled++;
-	*ef = dma_fence_get(new);
+	}
+	*ef = dma_fence_get(v->ef);
 	mutex_unlock(&vgpu_evict_lock);
-	dma_fence_signal(old);
-	dma_fence_put(old);
+	if (old)
+		dma_fence_put(old);
 	return 0;
 }
 

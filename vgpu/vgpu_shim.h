@@ -175,8 +175,9 @@ struct drm_amdgpu_vgpu_access {
  * one struct vgpu_evict_fence per VM rkfd acquired.  create: the current
  * process's (its mm, its tgid) with rkfd's @context_id; *@ef gets a
  * reference on its first fence; NULL: out of memory or no mm.  restore
- * (restore_process_bos): a new fence replaces the old, *@ef a reference on
- * it; -EBUSY while debugfs restore_fail is set, -ENOMEM.  destroy: signals
+ * (restore_process_bos): a new fence replaces a signalled one (an
+ * unsignalled one stays), *@ef a reference on the current one; -EBUSY
+ * while debugfs restore_fail is set, -ENOMEM.  destroy: signals
  * and drops the current fence (release_vm).  The debugfs files (evict,
  * quiesce, resume, restore_fail, evict_fences under amdgpu_vgpu/) live
  * from module init to exit.
