@@ -46,9 +46,13 @@ u64 rkfd_amdgpu_gpu_clock_counter(void *adev);
 u64 rkfd_amdgpu_available_vram(void *adev);
 /*
  * A VM is acquired on a device whose HWS path (@hws, below) exists: it
- * gets its doorbell slice there, and its queues a VMID.
+ * gets its doorbell slice there, and its queues a VMID.  *@ef: a reference
+ * on its eviction fence (a struct dma_fence *, made with @context_id).
+ * restore_process_bos: amdgpu_amdkfd_gpuvm_restore_process_bos of the VM,
+ * *@ef a reference on its (possibly new) eviction fence.
  */
-int rkfd_amdgpu_acquire_vm(void *hws, void *drm_file, void **vm);
+int rkfd_amdgpu_acquire_vm(void *hws, void *drm_file, u16 context_id, void **vm, void **ef);
+int rkfd_amdgpu_restore_process_bos(void *vm, void **ef);
 void rkfd_amdgpu_release_vm(void *vm);
 u64 rkfd_amdgpu_process_page_dir(void *vm);
 /* The BAR dword index of the VM's doorbell slice's first doorbell. */
@@ -163,5 +167,14 @@ void rkfd_amdgpu_dev_smi_throttle(void *bdev, u64 throttle_bitmask);
 /* amdgpu side: the SMU's throttling count; amdgpu's GPU recovery. */
 u64 rkfd_amdgpu_throttle_counter(void *adev);
 void rkfd_amdgpu_gpu_reset(void *adev);
+/*
+ * Process eviction, forwarded to rkfd's kgd2kfd_quiesce_mm, _resume_mm and
+ * kgd2kfd_schedule_evict_and_restore_process (the last in atomic context:
+ * an eviction fence's ->enable_signaling).  @mm: a struct mm_struct *,
+ * @fence a struct dma_fence *.
+ */
+int rkfd_amdgpu_kfd_quiesce_mm(void *mm, u32 trigger);
+int rkfd_amdgpu_kfd_resume_mm(void *mm);
+int rkfd_amdgpu_kfd_schedule_evict_and_restore_process(void *mm, u16 context_id, void *fence);
 
 #endif /* RKFD_AMDGPU_H */

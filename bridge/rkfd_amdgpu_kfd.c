@@ -63,9 +63,16 @@ static struct rkfd_amdgpu_dev *to_bdev(struct kgd_dev *kgd)
 	return (struct rkfd_amdgpu_dev *)kgd;
 }
 
-static int bridge_acquire_vm(struct kgd_dev *kgd, void *drm_file, void **vm)
+static int bridge_acquire_vm(struct kgd_dev *kgd, void *drm_file, __u16 context_id,
+			     void **vm, struct dma_fence **ef)
 {
-	return rkfd_amdgpu_acquire_vm(to_bdev(kgd)->hws, drm_file, vm);
+	return rkfd_amdgpu_acquire_vm(to_bdev(kgd)->hws, drm_file, context_id, vm,
+				      (void **)ef);
+}
+
+static int bridge_restore_process_bos(struct kgd_dev *kgd, void *vm, struct dma_fence **ef)
+{
+	return rkfd_amdgpu_restore_process_bos(vm, (void **)ef);
 }
 
 static void bridge_release_vm(struct kgd_dev *kgd, void *vm)
@@ -356,6 +363,7 @@ static void bridge_unreserve_mem_limit(struct kgd_dev *kgd, __u64 size, __u32 fl
  */
 static const struct kfd2kgd_calls rkfd_amdgpu_calls = {
 	.acquire_vm = bridge_acquire_vm,
+	.restore_process_bos = bridge_restore_process_bos,
 	.release_vm = bridge_release_vm,
 	.set_vm_pasid = bridge_set_vm_pasid,
 	.get_process_page_dir = bridge_get_process_page_dir,
@@ -538,6 +546,22 @@ void rkfd_amdgpu_adev_teardown_processes(void *adev)
 	mutex_unlock(&rkfd_amdgpu_devs_lock);
 	if (kfd)
 		kgd2kfd_teardown_processes(kfd);
+}
+
+int rkfd_amdgpu_kfd_quiesce_mm(void *mm, u32 trigger)
+{
+	return kgd2kfd_quiesce_mm(mm, trigger);
+}
+
+int rkfd_amdgpu_kfd_resume_mm(void *mm)
+{
+	return kgd2kfd_resume_mm(mm);
+}
+
+/* Atomic context (a fence's ->enable_signaling): rkfd's export never sleeps. */
+int rkfd_amdgpu_kfd_schedule_evict_and_restore_process(void *mm, u16 context_id, void *fence)
+{
+	return kgd2kfd_schedule_evict_and_restore_process(mm, context_id, fence);
 }
 
 /*

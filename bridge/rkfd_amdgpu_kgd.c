@@ -151,6 +151,24 @@ static void rkfd_amdgpu_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry
 	rkfd_amdgpu_dev_interrupt(kfd, ih_ring_entry);
 }
 
+/* amdgpu's userptr invalidation (amdgpu_amdkfd_evict_userptr) and its restore. */
+static int rkfd_amdgpu_quiesce_mm(struct mm_struct *mm, u32 trigger)
+{
+	return rkfd_amdgpu_kfd_quiesce_mm(mm, trigger);
+}
+
+static int rkfd_amdgpu_resume_mm(struct mm_struct *mm)
+{
+	return rkfd_amdgpu_kfd_resume_mm(mm);
+}
+
+/* A KFD eviction fence's ->enable_signaling (TTM evicts a KFD BO): atomic. */
+static int rkfd_amdgpu_schedule_evict_and_restore_process(struct mm_struct *mm, u16 context_id,
+							  struct dma_fence *fence)
+{
+	return rkfd_amdgpu_kfd_schedule_evict_and_restore_process(mm, context_id, fence);
+}
+
 /*
  * Power management and reset (rkfd's kgd2kfd_suspend & co., issue #15):
  * amdgpu calls them as it calls amdkfd's, from amdgpu_device_suspend /
@@ -263,9 +281,8 @@ void rkfd_amdgpu_gpu_reset(void *adev)
 /*
  * The optional members left NULL have no rkfd counterpart yet (VM fault
  * fast path, SRAM ECC flag, MES queue reset, doorbell/MMIO mapping
- * invalidation, zone device, SVM retry faults and BO eviction, eviction
- * fences, quiesce/resume of an mm, userptr faults): amdgpu then behaves
- * as with no KFD process for that call.
+ * invalidation, zone device, SVM retry faults and BO eviction, userptr
+ * faults): amdgpu then behaves as with no KFD process for that call.
  */
 static const struct amdgpu_kfd_ops rkfd_amdgpu_ops = {
 	.probe = rkfd_amdgpu_probe,
@@ -287,6 +304,9 @@ static const struct amdgpu_kfd_ops rkfd_amdgpu_ops = {
 	.start_sched_all_nodes = rkfd_amdgpu_start_sched_all_nodes,
 	.stop_sched_all_nodes = rkfd_amdgpu_stop_sched_all_nodes,
 	.compute_active = rkfd_amdgpu_compute_active,
+	.quiesce_mm = rkfd_amdgpu_quiesce_mm,
+	.resume_mm = rkfd_amdgpu_resume_mm,
+	.schedule_evict_and_restore_process = rkfd_amdgpu_schedule_evict_and_restore_process,
 };
 
 int rkfd_amdgpu_register(void)
@@ -312,12 +332,13 @@ u64 rkfd_amdgpu_available_vram(void *adev)
 /*
  * As amdkfd's kfd_process_device_init_vm(), which uses amdgpu's unexported
  * amdgpu_file_to_fpriv(): the file must be a DRM file of this very device.
- * The context id of the eviction fence is 0: rkfd has no eviction/restore
- * callbacks yet (schedule_evict_and_restore_process is not registered).
- * The VM's doorbell slice is allocated here (upstream allocates it on the
- * first queue or doorbell mmap, kfd_alloc_process_doorbells).
+ * The eviction fence carries rkfd's @context_id, which amdgpu passes back
+ * to schedule_evict_and_restore_process; rkfd gets its own reference in
+ * *@ef_out.  The VM's doorbell slice is allocated here (upstream allocates
+ * it on the first queue or doorbell mmap, kfd_alloc_process_doorbells).
  */
-int rkfd_amdgpu_acquire_vm(void *hws_, void *drm_file, void **vm_out)
+int rkfd_amdgpu_acquire_vm(void *hws_, void *drm_file, u16 context_id, void **vm_out,
+			   void **ef_out)
 {
 	struct rkfd_amdgpu_hws *hws = hws_;
 	struct amdgpu_device *adev = rkfd_amdgpu_hws_adev(hws);
@@ -355,7 +376,7 @@ int rkfd_amdgpu_acquire_vm(void *hws_, void *drm_file, void **vm_out)
 		return -ENOSPC;
 	}
 	ret = amdgpu_amdkfd_gpuvm_acquire_process_vm(adev, drm_priv_to_vm(file_priv),
-						     &vm->process_info, 0, &vm->ef);
+						     &vm->process_info, context_id, &vm->ef);
 	if (ret) {
 		amdgpu_amdkfd_free_kernel_mem(adev, &vm->db_bo);
 		kfree(vm);
@@ -364,6 +385,27 @@ int rkfd_amdgpu_acquire_vm(void *hws_, void *drm_file, void **vm_out)
 	vm->filp = get_file(filp);
 	rkfd_amdgpu_hws_add_vm(hws, vm);
 	*vm_out = vm;
+	*ef_out = dma_fence_get(vm->ef);
+	return 0;
+}
+
+/*
+ * After rkfd signalled the eviction fence and stopped the queues (upstream
+ * restore_process_helper): amdgpu validates and maps the VM's BOs again and
+ * replaces vm->ef with a new fence if the old one was signalled.  Called
+ * under rkfd's Process::inner, never at the same time as acquire or
+ * release of the same VM.
+ */
+int rkfd_amdgpu_restore_process_bos(void *vm_, void **ef_out)
+{
+	struct rkfd_amdgpu_vm *vm = vm_;
+	int ret;
+
+	ret = amdgpu_amdkfd_gpuvm_restore_process_bos(vm->process_info,
+						      (struct dma_fence __rcu **)&vm->ef);
+	if (ret)
+		return ret;
+	*ef_out = dma_fence_get(vm->ef);
 	return 0;
 }
 

@@ -190,6 +190,26 @@ void kgd2kfd_teardown_processes(struct kfd_dev *kfd)
 }
 EXPORT_SYMBOL_GPL(kgd2kfd_teardown_processes);
 
+int kgd2kfd_quiesce_mm(struct mm_struct *mm, __u32 trigger)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	if (!ops || !mm)
+		return -ESRCH;
+	return ops->quiesce_mm(mm, trigger);
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_quiesce_mm);
+
+int kgd2kfd_resume_mm(struct mm_struct *mm)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	if (!ops || !mm)
+		return -ESRCH;
+	return ops->resume_mm(mm);
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_resume_mm);
+
 void *rkfd_shim_fget(int fd)
 {
 	return fget(fd);

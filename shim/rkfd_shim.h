@@ -56,6 +56,7 @@ struct kfd_dev;
 struct kfd2kgd_calls;
 struct kgd_gpu_info;
 struct module;
+struct mm_struct;
 
 void *rkfd_shim_fget(int fd);
 void rkfd_shim_fput(void *file);
@@ -88,16 +89,49 @@ struct rkfd_kgd2kfd_ops {
 	int (*start_sched)(struct kfd_dev *kfd, bool start);
 	bool (*compute_active)(struct kfd_dev *kfd);
 	void (*teardown_processes)(struct kfd_dev *kfd);
+	int (*quiesce_mm)(struct mm_struct *mm, u32 trigger);
+	int (*resume_mm)(struct mm_struct *mm);
 };
 void rkfd_shim_kgd2kfd_set_ops(const struct rkfd_kgd2kfd_ops *ops);
 
 /* Process address-space lifetime (shim/rkfd_mm.c). */
-struct mm_struct;
 /* @release(@cookie) runs once when @mm goes away (or at unregister). */
 void *rkfd_shim_mm_notifier_register(struct mm_struct *mm, void *cookie,
 				     void (*release)(void *cookie));
 void rkfd_shim_mm_notifier_unregister(void *handle, struct mm_struct *mm);
 u64 rkfd_shim_user_addr_limit(void);
+
+/*
+ * Process eviction by eviction fences (shim/rkfd_evict.c, upstream
+ * kfd_process.c's eviction_work / restore_work and
+ * kgd2kfd_schedule_evict_and_restore_process).  A registration per process
+ * (its mm and context id) holds the two delayed works; the exported
+ * kgd2kfd_schedule_evict_and_restore_process (atomic context) finds it by
+ * mm and context id and schedules the eviction.  The works call Rust:
+ * @evict stops the process's queues and signals its eviction fences
+ * (0: done, 1: done but a fence was signalled already, so someone else
+ * restores; -errno: not evicted); @restore_queues ends one eviction of the
+ * queues; @restore restores the VMs' memory (new fences) and the queues
+ * (0, or -errno: retried after PROCESS_BACK_OFF_TIME_MS).  Each is called
+ * in process context with no lock held.
+ */
+struct rkfd_evict;
+struct dma_fence;
+struct rkfd_evict_ops {
+	int (*evict)(void *cookie);
+	void (*restore_queues)(void *cookie);
+	int (*restore)(void *cookie);
+};
+/* NULL: out of memory. @ops and @cookie must stay valid until unregister. */
+struct rkfd_evict *rkfd_shim_evict_register(struct mm_struct *mm, u16 context_id, void *cookie,
+					    const struct rkfd_evict_ops *ops);
+/* No work runs or is queued once this returns. */
+void rkfd_shim_evict_unregister(struct rkfd_evict *e);
+/* Evictions the registration has scheduled (debugging and tests). */
+u64 rkfd_shim_evict_count(struct rkfd_evict *e);
+/* Signals @f if it is not yet; true if it was signalled already. */
+bool rkfd_shim_fence_signal(struct dma_fence *f);
+void rkfd_shim_fence_put(struct dma_fence *f);
 
 /* Device cgroup (shim/rkfd_cgroup.c): 0 or -EPERM for the current task. */
 int rkfd_shim_devcgroup_check_render(unsigned int render_minor);

@@ -269,6 +269,14 @@ impl Kgd2Kfd for Kgd2KfdEntries {
     fn teardown_processes(dev: &Device) {
         crate::power::teardown_processes(dev);
     }
+
+    fn quiesce_mm(mm: crate::kabi::kgd::MmId, trigger: u32) -> Result {
+        crate::eviction::quiesce_mm(mm, trigger)
+    }
+
+    fn resume_mm(mm: crate::kabi::kgd::MmId) -> Result {
+        crate::eviction::resume_mm(mm)
+    }
 }
 
 /// A snapshot of the published devices.

@@ -11,7 +11,7 @@
 //! traits the driver implements, with one table of `extern "C"` trampolines
 //! per implementing type (the Rust Binder / `miscdevice` pattern):
 //! [`chrdev::FileOps`] (`/dev/kfd`), [`kgd::Kgd2Kfd`] (the `kgd2kfd_*`
-//! exports), [`mm::MmRelease`] (the mm notifier), [`smi::SmiFile`] (SMI
+//! exports), [`mm::MmRelease`] (the mm notifier), [`evict::Evict`] (the eviction works), [`smi::SmiFile`] (SMI
 //! files), [`sysfs::Show`], [`hmm::Invalidate`] (a range's interval
 //! notifier) and [`hmm::PageOwner`] (what device pages report to the
 //! process that migrated them).  Review rule: `git grep -n 'crate::'
@@ -29,6 +29,7 @@ use kernel::{ffi::c_int, prelude::*};
 
 pub(crate) mod chrdev;
 pub(crate) mod devcgroup;
+pub(crate) mod evict;
 pub(crate) mod hmm;
 pub(crate) mod kgd;
 pub(crate) mod log;

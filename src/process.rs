@@ -41,7 +41,7 @@ use crate::{
     event::Events,
     kabi::{
         devcgroup,
-        kgd::{DrmFile, KgdVm},
+        kgd::{DrmFile, EvictionFence, KgdVm, MmId},
         mm::{MmNotifier, MmRelease},
         sysfs::Dir,
     },
@@ -122,6 +122,10 @@ pub(crate) struct ProcessDevice {
     /// When the current eviction began (`raw_ns`; C:
     /// `pdd->last_evict_timestamp`).
     pub(crate) evicted_since_ns: u64,
+    /// The VM's eviction fence from the GPU driver (C: `p->ef`, one per VM
+    /// here: each GPU driver call makes its own), replaced at each restore
+    /// (`crate::eviction`).
+    pub(crate) ef: Option<EvictionFence>,
 }
 
 /// What the scheduler programs for a process's VMID on one device (C: the
@@ -177,6 +181,7 @@ impl ProcessDevice {
             counters,
             eviction: Default::default(),
             evicted_since_ns: 0,
+            ef: None,
         })
     }
 
@@ -267,6 +272,12 @@ pub(crate) struct Process {
     /// under `mmap_lock` (the mmap handler; see the crate root's lock order).
     #[pin]
     pub(crate) mmap: Mutex<KVec<MmapTarget>>,
+    /// The eviction works' registration (`crate::eviction`): set once the
+    /// process is pinned, taken (which cancels and waits for the works) at
+    /// teardown and first thing in `drop`.  A leaf, held only to store or
+    /// take it; the registration is dropped outside every lock.
+    #[pin]
+    evict: Mutex<Option<crate::eviction::Registration<Process>>>,
     /// The PASID.
     pasid: Pasid,
     /// Events and the signal page (C: `p->event_*`, `p->signal_*`).  Its
@@ -289,6 +300,9 @@ impl PinnedDrop for Process {
     /// `inner`, `events`, `svms`...; left to the fields' drop order, `inner`
     /// was freed first (use-after-free found by kfd-storm).
     fn drop(self: Pin<&mut Self>) {
+        // The eviction works use the process: cancel them before it goes.
+        let evict = self.evict.lock().take();
+        drop(evict);
         let notifier = self.mm_notifier.lock().take();
         drop(notifier);
     }
@@ -414,6 +428,13 @@ pub(crate) fn find_by_pasid(pasid: u32) -> Option<Arc<Process>> {
     table.entries.iter().find(|e| e.process.pasid.0 == pasid).map(|e| e.process.clone())
 }
 
+/// The process of the address space `mm` (upstream
+/// `kfd_lookup_process_by_mm`), for `kgd2kfd_quiesce_mm` / `_resume_mm`.
+pub(crate) fn find_by_mm(mm: MmId) -> Option<Arc<Process>> {
+    let table = PROCESSES.lock();
+    table.entries.iter().find(|e| MmId::of(&e.process.mm) == mm).map(|e| e.process.clone())
+}
+
 /// Frees the process table's storage at module exit (statics are never
 /// dropped).  No process can exist then: open files pin the module.
 pub(crate) fn exit_module_state() {
@@ -485,12 +506,18 @@ impl Process {
                 sysfs <- new_mutex!(None, "Process::sysfs"),
                 debugfs <- new_mutex!(None, "Process::debugfs"),
                 mmap <- new_mutex!(targets, "Process::mmap"),
+                evict <- new_mutex!(None, "Process::evict"),
                 pasid,
                 events <- Events::new(),
                 svms,
             }),
             GFP_KERNEL,
         )?;
+        // SAFETY: The process is pinned in its `Arc` and drops the
+        // registration (waiting for its works) before any field goes
+        // (teardown, `PinnedDrop`).
+        let evict = unsafe { crate::eviction::Registration::new(mm, &*process) }?;
+        *process.evict.lock() = Some(evict);
         let notifier = MmNotifier::register(mm, &process)?;
         *process.mm_notifier.lock() = Some(notifier);
         // SVM's interval notifiers need the mm's interval tree, set up once
@@ -564,7 +591,8 @@ impl Process {
         if let Some(vm) = pdd.vm.as_ref() {
             return if pdd.dev.kgd.vm_file(vm).same_file(&file) { Ok(()) } else { Err(EBUSY) };
         }
-        let vm = Arc::new(pdd.dev.kgd.acquire_vm(file)?, GFP_KERNEL)?;
+        let (vm, ef) = pdd.dev.kgd.acquire_vm(file, crate::eviction::CONTEXT_ID)?;
+        let vm = Arc::new(vm, GFP_KERNEL)?;
         self.svms.add_vm(&pdd.dev, &vm)?;
         pdd.dev.kgd.set_vm_pasid(&vm, self.pasid.0);
         let mut targets = self.mmap.lock();
@@ -573,6 +601,7 @@ impl Process {
         drop(targets);
         pdd.counters.pasid.store(self.pasid.0, kernel::sync::atomic::Relaxed);
         pdd.vm = Some(vm);
+        pdd.ef = ef;
         crate::smi::event_process(&pdd.dev, self, true);
         Ok(())
     }
@@ -600,6 +629,10 @@ impl Process {
     /// Gives back everything the process holds on every device: memory
     /// objects (unmapped first), then VMs.  Idempotent.
     fn teardown(&self) {
+        // No eviction work runs after this (they take `inner`: no lock
+        // held here).
+        let evict = self.evict.lock().take();
+        drop(evict);
         // SVM first, without `inner` (it needs none of it): its copies of
         // the VM handles go before the VMs are released below.
         self.svms.teardown();
@@ -614,6 +647,11 @@ impl Process {
         let targets = core::mem::replace(&mut *self.mmap.lock(), KVec::new());
         drop(targets);
         for pdd in inner.pdds.iter_mut() {
+            // The process is gone: its memory may move (C: the fence is
+            // signalled when the VM's KFD state goes).
+            if let Some(ef) = pdd.ef.take() {
+                ef.signal();
+            }
             if let Some(vm) = pdd.vm.take() {
                 crate::smi::event_process(&pdd.dev, self, false);
                 pdd.dev.kgd.set_vm_pasid(&vm, 0);

@@ -53,7 +53,12 @@
 //!     restore worker (`Svms::run_worker`, XNACK off) takes it with no
 //!     other lock held, before 4 and after dropping 4–6, to evict and
 //!     restore the process's queues (`queue::evict_process`: 3, 3a or 3b
-//!     inside it).
+//!     inside it).  So do the eviction works of [`eviction`] (the shim's
+//!     delayed works, from a GPU driver's eviction fence) and
+//!     `kgd2kfd_quiesce_mm` / `kgd2kfd_resume_mm` (after 1, to find the
+//!     process by mm); the eviction fences are signalled under it (the GPU
+//!     driver's fence lock, then 15, inside it).  A process's teardown
+//!     cancels and waits for its eviction works with no lock held.
 //!  3. [`queue::QueueShared::hw`] (rkfd): a queue's MQD and load state,
 //!     taken under 2 by the queue's owner and by debugfs `mqds` / `hqds`
 //!     with no other lock held, never by the interrupt path; the kfd2kgd
@@ -128,7 +133,7 @@
 //! 12. leaves, nothing taken under them but their contents' allocations:
 //!     `Process::mmap` (under 2 or under `mmap_lock`: the `/dev/kfd` mmap
 //!     handler), `Process::mm_notifier`, `Process::sysfs`,
-//!     `Process::debugfs` (held only to store or take what they hold, which
+//!     `Process::debugfs`, `Process::evict` (held only to store or take what they hold, which
 //!     is dropped after the lock: unregistering the notifier waits for its
 //!     `release`, which tears the process down; removing files waits for
 //!     their readers), [`static@device::DEVICES`],
@@ -143,6 +148,12 @@
 //!     callbacks, under `memalloc_noreclaim_save()`: the event functions
 //!     allocate nothing), in `dev_pagemap_ops.migrate_to_ram` and under
 //!     the virtual GPU's `Core::throttle` (`kgd2kfd_smi_event_throttle`).
+//! 15. `rkfd_evict_lock` (C spinlock, `shim/rkfd_evict.c`): the eviction
+//!     registrations, a leaf taken with interrupts off by
+//!     `kgd2kfd_schedule_evict_and_restore_process` inside a GPU driver's
+//!     fence lock (`->enable_signaling`, atomic context) and when a process
+//!     registers or unregisters; only `schedule_delayed_work` is called
+//!     under it.
 //!
 //! Rules that go with the order:
 //!
@@ -189,6 +200,7 @@ mod chardev;
 mod debugfs;
 mod device;
 mod event;
+mod eviction;
 /// GPU generations, shared with the host crate `kfd-logic` (and the virtual
 /// GPU); at the crate root because `queue::rules` names it `crate::gfx`.
 #[path = "../rust/kfd-logic/src/gfx.rs"]

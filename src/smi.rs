@@ -39,7 +39,7 @@
 //! | `GPU_PRE_RESET` / `_POST_RESET` | `queue::recover` (a scheduler hang, debugfs `hang_hws`) | `kgd2kfd_pre_reset` / `_post_reset` |
 //! | `PAGE_FAULT_START` / `_END` | `svm::fault`: a retry fault (`restore_pages`) | `svm_range_restore_pages` |
 //! | `MIGRATE_START` / `_END` | `svm::migrate::to_vram` / `to_ram` (prefetch, GPU fault), `kabi::hmm` (CPU fault) | `svm_migrate_ram_to_vram` / `_vram_to_ram` |
-//! | `QUEUE_EVICTION` / `_RESTORE` | `queue::evict_process` / `restore_process`, from the XNACK-off restore worker (`svm::notifier`) | `kfd_process_evict_queues` / `_restore_queues` |
+//! | `QUEUE_EVICTION` / `_RESTORE` | `queue::evict_process` / `restore_process`, from the XNACK-off restore worker (`svm::notifier`, trigger SVM), the eviction works of `crate::eviction` (trigger TTM) and `kgd2kfd_quiesce_mm` / `_resume_mm` (the GPU driver's trigger) | `kfd_process_evict_queues` / `_restore_queues` |
 //! | `UNMAP_FROM_GPU` | `svm::notifier`: invalidation (XNACK on, or `munmap`), SET_ATTR `NO_ACCESS` (one per range) | `svm_range_unmap_from_gpus` |
 //!
 //! The pid printed is the lead thread's, in hex for process/VM-fault
@@ -520,6 +520,10 @@ pub(crate) const QUEUE_EVICTION_TRIGGER_SVM: u32 = logic::QUEUE_EVICTION_TRIGGER
 /// `KFD_QUEUE_EVICTION_TRIGGER_SUSPEND`: a suspend or a GPU reset evicted
 /// every process's queues (C: `kfd_suspend_all_processes`).
 pub(crate) const QUEUE_EVICTION_TRIGGER_SUSPEND: u32 = logic::QUEUE_EVICTION_TRIGGER_SUSPEND;
+
+/// `KFD_QUEUE_EVICTION_TRIGGER_TTM`: the GPU driver moves the process's
+/// memory (C: `evict_process_worker`, `crate::eviction`).
+pub(crate) const QUEUE_EVICTION_TRIGGER_TTM: u32 = logic::QUEUE_EVICTION_TRIGGER_TTM;
 
 /// `UNMAP_FROM_GPU`: bytes `[start, end)` were unmapped from `gpu_id`, for
 /// `trigger` (`KFD_SVM_UNMAP_TRIGGER_*`) (C: `kfd_smi_event_unmap_from_gpu`

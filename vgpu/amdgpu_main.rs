@@ -139,8 +139,17 @@
 //! 11. `Core::pasid_vms` (`gpu`): a leaf; the VMs by PASID (the CP and
 //!     the MES look them up by page table base too).  A VM's last
 //!     reference is dropped after it is released.
+//! 12. `Vm::evict` (`vm`), then `vgpu_evict_lock` (C mutex,
+//!     `evict_shim.c`): a VM's KFD eviction fences; taken by `acquire_vm`,
+//!     `restore_process_bos` and `release_vm` (under rkfd's
+//!     `Process::inner`) and by the debugfs files `amdgpu_vgpu/*`, which
+//!     drop it before they call into rkfd.  An eviction fence's own lock is
+//!     a leaf here; rkfd takes a leaf spinlock inside it
+//!     (`->enable_signaling` calls
+//!     `kgd2kfd_schedule_evict_and_restore_process`).
 //!
-//! Calls into rkfd (`kgd2kfd_interrupt`, `kgd2kfd_svm_fault`) are made with
+//! Calls into rkfd (`kgd2kfd_interrupt`, `kgd2kfd_svm_fault`,
+//! `kgd2kfd_quiesce_mm` / `kgd2kfd_resume_mm` from debugfs) are made with
 //! no lock of this driver held: rkfd's handlers take its process and SVM
 //! locks, under which it makes kfd2kgd calls that take 2 and 3.  So an
 //! engine drops 3 and 2 before a retry fault (`Vm::svm_fault`) and
@@ -209,6 +218,9 @@ const MAX_VRAM_MB: u32 = 65536;
 struct Amdgpu {
     /// The GPUs, in order.
     _gpus: KVec<gpu::Gpu>,
+    /// `amdgpu_vgpu/` in debugfs (`vgpu/evict_shim.c`): dropped after the
+    /// GPUs.
+    _evict_debugfs: kabi::EvictDebugfs,
 }
 
 impl kernel::Module for Amdgpu {
@@ -238,6 +250,7 @@ impl kernel::Module for Amdgpu {
             return Err(EINVAL);
         }
         let sysmem = sysmem::SystemMemory::new()?;
+        let evict_debugfs = kabi::EvictDebugfs::new();
         // Every GPU's state and devices first, so that a failure leaves
         // nothing registered with rkfd, where processes could start using it.
         let mut kgds = KVec::with_capacity(count as usize, GFP_KERNEL)?;
@@ -255,6 +268,6 @@ impl kernel::Module for Amdgpu {
             // drops, and the rest as the iterator drops.
             gpus.push(gpu::Gpu::register(kgd, module)?, GFP_KERNEL)?;
         }
-        Ok(Amdgpu { _gpus: gpus })
+        Ok(Amdgpu { _gpus: gpus, _evict_debugfs: evict_debugfs })
     }
 }

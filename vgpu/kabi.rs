@@ -71,6 +71,9 @@ pub(crate) use engine::{
 pub(crate) use kfd::{
     clear_page,
     kgd,
+    EvictDebugfs,
+    EvictFence,
+    FenceRef,
     CacheInfo,
     CopyPages,
     DmabufInfo,

@@ -70,10 +70,20 @@ impl kabi::Kfd2Kgd for Kgd {
     type Mem = Mem;
     type Gtt = GttObj;
 
-    fn acquire_vm(&self, file: &kabi::DrmFileRef<'_>) -> Result<Arc<Vm>> {
+    fn acquire_vm(&self, file: &kabi::DrmFileRef<'_>, context_id: u16) -> Result<(Arc<Vm>, Option<kabi::FenceRef>)> {
         let found = self.devices().file_state(file)?;
         found.acquire()?;
-        Ok(found)
+        match found.init_eviction_fence(context_id) {
+            Ok(f) => Ok((found, Some(f))),
+            Err(e) => {
+                found.release();
+                Err(e)
+            }
+        }
+    }
+
+    fn restore_process_bos(vm: ArcBorrow<'_, Vm>) -> Result<Option<kabi::FenceRef>> {
+        vm.restore_eviction_fence()
     }
 
     fn set_rkfd_vm_handle(vm: &Vm, handle: usize) {

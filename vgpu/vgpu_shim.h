@@ -178,6 +178,27 @@ struct drm_amdgpu_vgpu_access {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_AMDGPU_VGPU_ACCESS, struct drm_amdgpu_vgpu_access)
 
 /*
+ * KFD eviction fences (vgpu/evict_shim.c, upstream amdgpu_amdkfd_fence.c):
+ * one struct vgpu_evict_fence per VM rkfd acquired.  create: the current
+ * process's (its mm, its tgid) with rkfd's @context_id; *@ef gets a
+ * reference on its first fence; NULL: out of memory or no mm.  restore
+ * (restore_process_bos): a new fence replaces a signalled one (an
+ * unsignalled one stays), *@ef a reference on the current one; -EBUSY
+ * while debugfs restore_fail is set, -ENOMEM.  destroy: signals
+ * and drops the current fence (release_vm).  The debugfs files (evict,
+ * quiesce, resume, restore_fail, evict_fences under amdgpu_vgpu/) live
+ * from module init to exit.
+ */
+struct dma_fence;
+struct vgpu_evict_fence;
+struct vgpu_evict_fence *vgpu_shim_evict_fence_create(u16 context_id, struct dma_fence **ef);
+int vgpu_shim_evict_fence_restore(struct vgpu_evict_fence *v, struct dma_fence **ef);
+void vgpu_shim_evict_fence_destroy(struct vgpu_evict_fence *v);
+void vgpu_shim_fence_put(struct dma_fence *f);
+void vgpu_shim_evict_debugfs_init(void);
+void vgpu_shim_evict_debugfs_exit(void);
+
+/*
  * Test-only helpers for the KUnit suites (CONFIG_KUNIT=y): open a render
  * node and map it into the test thread's own mm, as user space would.
  */

@@ -97,6 +97,12 @@ pub(crate) struct Vm {
     /// allocation with direct reclaim under it); `vram::Pool::inner` inside.
     #[pin]
     inner: Mutex<VmInner>,
+    /// The KFD eviction fences while a KFD process has the VM (C: the
+    /// eviction fence of amdgpu's `amdgpu_amdkfd_process_info`): set by
+    /// `acquire_vm`, replaced fence by `restore_process_bos`, dropped by
+    /// `release_vm`.  A leaf (the shim's `vgpu_evict_lock` inside).
+    #[pin]
+    evict: Mutex<Option<kabi::EvictFence>>,
 }
 
 /// The mutable state of a [`Vm`].
@@ -150,8 +156,11 @@ impl Vm {
         }
     }
 
-    /// Gives the VM back (`release_vm`), and its doorbell slice.
+    /// Gives the VM back (`release_vm`), and its doorbell slice; its
+    /// eviction fence is signalled and dropped.
     pub(crate) fn release(&self) {
+        let evict = self.evict.lock().take();
+        drop(evict);
         self.pasid.store(0, Release);
         let index = self.doorbell_index.xchg(0, Full);
         if index != 0 {
@@ -186,6 +195,25 @@ impl Vm {
         Ok(bytes)
     }
 
+    /// `acquire_vm`'s eviction fences (upstream
+    /// `amdgpu_amdkfd_gpuvm_acquire_process_vm`'s `ef`): the current
+    /// process's, with rkfd's `context_id`; a reference on the first.
+    pub(crate) fn init_eviction_fence(&self, context_id: u16) -> Result<kabi::FenceRef> {
+        let (ev, f) = kabi::EvictFence::new(context_id)?;
+        *self.evict.lock() = Some(ev);
+        Ok(f)
+    }
+
+    /// `restore_process_bos` (upstream
+    /// `amdgpu_amdkfd_gpuvm_restore_process_bos`): the virtual GPU's
+    /// memory never moves, so only the eviction fence is renewed.
+    pub(crate) fn restore_eviction_fence(&self) -> Result<Option<kabi::FenceRef>> {
+        match self.evict.lock().as_ref() {
+            Some(ev) => ev.restore().map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// Sets the PASID (`set_vm_pasid`).
     pub(crate) fn set_pasid(&self, pasid: u32) {
         self.pasid.store(pasid, Release);
@@ -218,6 +246,7 @@ impl Vm {
                     VmInner { objects: RBTree::new(), mappings: RBTree::new(), pt },
                     "Vm::inner"
                 ),
+                evict <- new_mutex!(None, "Vm::evict"),
             }),
             GFP_KERNEL,
         )

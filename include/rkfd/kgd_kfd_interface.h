@@ -17,9 +17,12 @@
  *   - every kfd2kgd callback may sleep and is called with no rkfd spinlock
  *     held (except svm_free_vram, which must not sleep: see the SVM
  *     section); callbacks never call back into rkfd synchronously, except
- *     kgd2kfd_interrupt() and kgd2kfd_svm_fault(), which may be called from
- *     any non-atomic context in which the GPU driver holds none of its own
- *     locks that a kfd2kgd callback takes;
+ *     kgd2kfd_interrupt(), kgd2kfd_svm_fault(), kgd2kfd_quiesce_mm() and
+ *     kgd2kfd_resume_mm(), which may be called from any non-atomic context
+ *     in which the GPU driver holds none of its own locks that a kfd2kgd
+ *     callback takes, and kgd2kfd_schedule_evict_and_restore_process(),
+ *     which may be called from any context (it takes only a leaf spinlock
+ *     of rkfd's);
  *   - objects are opaque handles in both directions (struct kgd_dev,
  *     struct kfd_dev, kgd VM and memory handles are void *);
  *   - a GPU driver registers with kgd2kfd_probe() + kgd2kfd_device_init()
@@ -34,6 +37,8 @@
 #include <linux/types.h>
 
 struct module;
+struct mm_struct;
+struct dma_fence;	/* a GPU driver's eviction fence, opaque to rkfd */
 struct kgd_dev;		/* the GPU driver's device, opaque to rkfd */
 struct kfd_dev;		/* rkfd's device, opaque to the GPU driver */
 
@@ -254,15 +259,56 @@ struct kgd_mes_remove_queue_input {
 	__u64 gang_context_addr;	/* as added */
 };
 
+/*
+ * Process eviction (upstream amdgpu_amdkfd_fence.c and kfd_process.c's
+ * evict_process_worker / restore_process_worker).  Each VM rkfd acquires
+ * gets an eviction fence from the GPU driver (a struct dma_fence, opaque to
+ * rkfd, created with the process's mm and the context id rkfd passes to
+ * acquire_vm, upstream p->context_id) that the driver attaches to the VM's
+ * memory.  When the driver must move that memory (a TTM eviction), it
+ * enables signalling of the fence, whose ->enable_signaling calls
+ * kgd2kfd_schedule_evict_and_restore_process(mm, context_id, fence): rkfd
+ * stops the process's queues on every GPU (SMI QUEUE_EVICTION, trigger
+ * TTM), signals the process's eviction fences (the memory may move once
+ * they are signalled) and, PROCESS_RESTORE_TIME_MS later, asks the driver
+ * to restore the VMs' memory with restore_process_bos, which returns a new
+ * eviction fence per VM, and restarts the queues (SMI QUEUE_RESTORE).  A
+ * failed restore is retried PROCESS_BACK_OFF_TIME_MS later.  A process that
+ * ends meanwhile cancels both steps; its fences are signalled and put.
+ * rkfd holds one reference on each fence it was given (acquire_vm,
+ * restore_process_bos) and drops it when the fence is replaced or the VM
+ * released.  One process per mm: rkfd's processes all have context id
+ * KGD_CONTEXT_ID_PRIMARY (upstream KFD_CONTEXT_ID_PRIMARY).
+ */
+#define KGD_CONTEXT_ID_PRIMARY	0xffff
+/* upstream kfd_priv.h */
+#define KGD_PROCESS_RESTORE_TIME_MS	100
+#define KGD_PROCESS_BACK_OFF_TIME_MS	100
+#define KGD_PROCESS_ACTIVE_TIME_MS	10
+
 /* kfd2kgd: what rkfd asks of the GPU driver.  0 or -errno unless noted. */
 struct kfd2kgd_calls {
 	/*
 	 * Binds a process to the GPU VM behind one of the device's DRM files
 	 * (@drm_file is a struct file *).  -EINVAL if the file is not this
 	 * device's render node.  On success *@vm is a handle rkfd passes back
-	 * and releases with release_vm().
+	 * and releases with release_vm(), and *@ef the VM's eviction fence
+	 * (a reference for rkfd; NULL: the driver never evicts the VM's
+	 * memory), created with the current mm and @context_id, which the
+	 * driver passes back to kgd2kfd_schedule_evict_and_restore_process()
+	 * (upstream amdgpu_amdkfd_gpuvm_acquire_process_vm()).
 	 */
-	int (*acquire_vm)(struct kgd_dev *kgd, void *drm_file, void **vm);
+	int (*acquire_vm)(struct kgd_dev *kgd, void *drm_file, __u16 context_id,
+			  void **vm, struct dma_fence **ef);
+	/*
+	 * After an eviction (see "Process eviction" above; rkfd has signalled
+	 * the VM's eviction fence and stopped the process's queues): makes
+	 * the VM's memory valid again and gives a new eviction fence in *@ef
+	 * (a reference for rkfd), which replaces the old one (upstream
+	 * amdgpu_amdkfd_gpuvm_restore_process_bos()).  An error leaves *@ef
+	 * alone: rkfd retries later.  May be NULL (nothing to restore).
+	 */
+	int (*restore_process_bos)(struct kgd_dev *kgd, void *vm, struct dma_fence **ef);
 	void (*release_vm)(struct kgd_dev *kgd, void *vm);
 	/* The process's PASID, which the GPU driver puts in IH entries. */
 	void (*set_vm_pasid)(struct kgd_dev *kgd, void *vm, __u32 pasid);
@@ -563,6 +609,25 @@ int kgd2kfd_svm_fault(struct kfd_dev *kfd, __u32 pasid, void *vm, __u64 addr, __
  * callbacks take.
  */
 void kgd2kfd_smi_event_throttle(struct kfd_dev *kfd, __u64 throttle_bitmask, __u64 counter);
+/*
+ * Stop / restart the queues of @mm's process on every GPU (upstream
+ * kgd2kfd_quiesce_mm / kgd2kfd_resume_mm, which amdgpu calls around a
+ * userptr invalidation; @trigger a KFD_QUEUE_EVICTION_TRIGGER_* for the SMI
+ * QUEUE_EVICTION event).  Evictions nest: each quiesce needs a resume.
+ * -ESRCH if @mm has no KFD process.  Process context; sleeps.
+ */
+int kgd2kfd_quiesce_mm(struct mm_struct *mm, __u32 trigger);
+int kgd2kfd_resume_mm(struct mm_struct *mm);
+/*
+ * An eviction fence of @mm's process (context @context_id) had signalling
+ * enabled (upstream kgd2kfd_schedule_evict_and_restore_process, from the
+ * fence's ->enable_signaling, under the fence's lock: atomic context,
+ * never sleeps).  0: rkfd will signal it (eviction scheduled, or already
+ * pending for this fence); -EINVAL for a NULL fence, 0 if it is already
+ * signalled; -ENODEV if no process of @mm has @context_id.
+ */
+int kgd2kfd_schedule_evict_and_restore_process(struct mm_struct *mm, __u16 context_id,
+					       struct dma_fence *fence);
 
 /*
  * Power management and reset (upstream kfd_device.c; amdgpu calls them from

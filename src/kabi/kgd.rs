@@ -38,6 +38,10 @@ pub(crate) const IH_RING_ENTRY_DWORDS: usize = interface::KGD_IH_RING_ENTRY_DWOR
 /// (`kgd2kfd_interrupt`): the SOC15 format of the device's family.
 pub(crate) type IhRingEntry = [u32; IH_RING_ENTRY_DWORDS];
 
+/// How long a failed restore after an eviction waits before it is tried
+/// again (upstream `PROCESS_BACK_OFF_TIME_MS`; the shim's restore work).
+pub(crate) const PROCESS_BACK_OFF_TIME_MS: u32 = interface::KGD_PROCESS_BACK_OFF_TIME_MS;
+
 /// Room for one `hqd_dump` / `hqd_sdma_dump` (`KGD_HQD_DUMP_MAX_REGS`).
 pub(crate) const HQD_DUMP_MAX_REGS: usize = interface::KGD_HQD_DUMP_MAX_REGS as usize;
 use interface::{kfd2kgd_calls, kfd_dev, kgd_dev, module};
@@ -99,6 +103,46 @@ impl Drop for KgdVm {
 unsafe impl Send for KgdVm {}
 // SAFETY: As for `Send`.
 unsafe impl Sync for KgdVm {}
+
+/// A reference on a GPU driver's eviction fence (a `struct dma_fence`,
+/// upstream `amdgpu_amdkfd_fence`, `p->ef`), opaque to rkfd: it can only be
+/// signalled and dropped (`dma_fence_put`).  See `kgd_kfd_interface.h`,
+/// "Process eviction".
+///
+/// # Invariants
+///
+/// `0` is a fence on which this object holds one reference.
+pub(crate) struct EvictionFence(NonNull<interface::dma_fence>);
+
+// SAFETY: A fence reference may be signalled and put from any thread.
+unsafe impl Send for EvictionFence {}
+// SAFETY: `signal` is thread-safe (the fence's own lock).
+unsafe impl Sync for EvictionFence {}
+
+impl EvictionFence {
+    /// Takes over the reference the GPU driver handed out (NULL: none).
+    fn from_raw(f: *mut interface::dma_fence) -> Option<Self> {
+        // INVARIANT: the driver gives rkfd one reference with the pointer.
+        NonNull::new(f).map(EvictionFence)
+    }
+
+    /// Signals the fence (C: `signal_eviction_fence`'s
+    /// `dma_fence_check_and_signal`); `true` if it was signalled already.
+    /// The GPU driver's fence lock is taken: a leaf for rkfd (its fence
+    /// callbacks call `kgd2kfd_schedule_evict_and_restore_process`, which
+    /// takes only the shim's leaf spinlock).
+    pub(crate) fn signal(&self) -> bool {
+        // SAFETY: By the invariant the fence is alive while `self` exists.
+        unsafe { shim::rkfd_shim_fence_signal(self.0.as_ptr()) }
+    }
+}
+
+impl Drop for EvictionFence {
+    fn drop(&mut self) {
+        // SAFETY: The reference this object holds (invariant), given back once.
+        unsafe { shim::rkfd_shim_fence_put(self.0.as_ptr()) };
+    }
+}
 
 /// A memory object of the GPU driver (upstream: `struct kgd_mem`).
 ///
@@ -349,17 +393,36 @@ impl KgdDevice {
         self.calls == other.calls
     }
 
-    /// kfd2kgd `acquire_vm`: binds to the VM behind `file`.
-    pub(crate) fn acquire_vm(&self, file: DrmFile) -> Result<KgdVm> {
+    /// kfd2kgd `acquire_vm` (C: `amdgpu_amdkfd_gpuvm_acquire_process_vm`):
+    /// binds to the VM behind `file`; the VM's eviction fence, if the
+    /// driver evicts, carries `context_id` (upstream `p->context_id`).
+    pub(crate) fn acquire_vm(&self, file: DrmFile, context_id: u16) -> Result<(KgdVm, Option<EvictionFence>)> {
         let f = self.calls().acquire_vm.ok_or(EOPNOTSUPP)?;
         let owner = ModuleRef::get(self.owner)?;
         let mut vm: *mut c_void = core::ptr::null_mut();
+        let mut ef: *mut interface::dma_fence = core::ptr::null_mut();
         // SAFETY: Valid device (type invariant); `file.0` is a referenced
-        // `struct file *`; `vm` is a valid out pointer.
-        check(unsafe { f(self.kgd.as_ptr(), file.0.as_ptr(), &mut vm) })?;
+        // `struct file *`; `vm` and `ef` are valid out pointers.
+        check(unsafe { f(self.kgd.as_ptr(), file.0.as_ptr(), context_id, &mut vm, &mut ef) })?;
+        let ef = EvictionFence::from_raw(ef);
         let vm = NonNull::new(vm).ok_or(EINVAL)?;
         // INVARIANT: acquired from this device; `owner` pins its driver.
-        Ok(KgdVm { vm, kgd: self.kgd, calls: self.calls, file, _owner: owner })
+        Ok((KgdVm { vm, kgd: self.kgd, calls: self.calls, file, _owner: owner }, ef))
+    }
+
+    /// kfd2kgd `restore_process_bos` (C:
+    /// `amdgpu_amdkfd_gpuvm_restore_process_bos`): the VM's memory is
+    /// valid again after an eviction; its new eviction fence (`None` if
+    /// the driver has no such call or gives none).
+    pub(crate) fn restore_process_bos(&self, vm: &KgdVm) -> Result<Option<EvictionFence>> {
+        let Some(f) = self.calls().restore_process_bos else {
+            return Ok(None);
+        };
+        let mut ef: *mut interface::dma_fence = core::ptr::null_mut();
+        // SAFETY: Valid device and a VM acquired from it; `ef` is a valid
+        // out pointer.
+        check(unsafe { f(self.kgd.as_ptr(), vm.vm.as_ptr(), &mut ef) })?;
+        Ok(EvictionFence::from_raw(ef))
     }
 
     /// kfd2kgd `release_vm` (what dropping the [`KgdVm`] does).
@@ -795,6 +858,24 @@ pub(crate) trait Kgd2Kfd: 'static {
 
     /// `kgd2kfd_teardown_processes`.
     fn teardown_processes(dev: &Self::Device);
+    /// `kgd2kfd_quiesce_mm`: stop the queues of `mm`'s process (`ESRCH`:
+    /// none), `trigger` a `KFD_QUEUE_EVICTION_TRIGGER_*`.
+    fn quiesce_mm(mm: MmId, trigger: u32) -> Result;
+
+    /// `kgd2kfd_resume_mm`: end one [`Self::quiesce_mm`].
+    fn resume_mm(mm: MmId) -> Result;
+}
+
+/// An address space as a GPU driver names it (`struct mm_struct *`),
+/// only to be compared with processes' mms, never dereferenced.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct MmId(usize);
+
+impl MmId {
+    /// The identity of `mm`.
+    pub(crate) fn of(mm: &kernel::mm::Mm) -> Self {
+        MmId(mm.as_raw() as usize)
+    }
 }
 
 /// While it exists, the shim's exported `kgd2kfd_*` functions call `T`.
@@ -847,6 +928,8 @@ impl<T: Kgd2Kfd> Kgd2KfdTable<T> {
         start_sched: Some(Self::start_sched),
         compute_active: Some(Self::compute_active),
         teardown_processes: Some(Self::teardown_processes),
+        quiesce_mm: Some(Self::quiesce_mm),
+        resume_mm: Some(Self::resume_mm),
     };
 
     /// `kgd2kfd_probe`.
@@ -1086,6 +1169,30 @@ impl<T: Kgd2Kfd> Kgd2KfdTable<T> {
     unsafe extern "C" fn teardown_processes(kfd: *mut kfd_dev) {
         // SAFETY: Caller's contract.
         T::teardown_processes(unsafe { Self::borrow_device(kfd) });
+    }
+
+    /// `kgd2kfd_quiesce_mm`.
+    ///
+    /// # Safety
+    ///
+    /// `mm` is any non-null pointer (only compared).
+    unsafe extern "C" fn quiesce_mm(mm: *mut kernel::bindings::mm_struct, trigger: u32) -> c_int {
+        match T::quiesce_mm(MmId(mm as usize), trigger) {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// `kgd2kfd_resume_mm`.
+    ///
+    /// # Safety
+    ///
+    /// As [`Self::quiesce_mm`].
+    unsafe extern "C" fn resume_mm(mm: *mut kernel::bindings::mm_struct) -> c_int {
+        match T::resume_mm(MmId(mm as usize)) {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
     }
 }
 

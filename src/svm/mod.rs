@@ -175,6 +175,13 @@ pub(crate) struct Svms {
 }
 
 impl Svms {
+    /// The process as SMI events name it.
+    pub(crate) fn owner(&self) -> &crate::smi::Owner {
+        &self.owner
+    }
+}
+
+impl Svms {
     /// The SVM state of a new process on `mm` with `devices` (upstream
     /// `svm_range_list_init`).  A new process starts with XNACK off.
     pub(crate) fn new<'a>(mm: &Mm, pasid: u32, devices: impl Iterator<Item = &'a Arc<Device>>) -> Result<Arc<Self>> {

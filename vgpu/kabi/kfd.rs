@@ -77,6 +77,98 @@ impl DrmFileRef<'_> {
     }
 }
 
+/// A VM's KFD eviction fences (`vgpu/evict_shim.c`, upstream
+/// `amdgpu_amdkfd_fence.c` and the eviction fence of
+/// `amdgpu_amdkfd_process_info`): destroyed (its current fence signalled
+/// and put) on drop, at `release_vm`.
+///
+/// # Invariants
+///
+/// `0` came from `vgpu_shim_evict_fence_create` and is destroyed once, in
+/// `drop`.
+pub(crate) struct EvictFence(NonNull<super::shim_ffi::vgpu_evict_fence>);
+
+// SAFETY: The shim's functions on it take its own lock.
+unsafe impl Send for EvictFence {}
+// SAFETY: As for `Send`.
+unsafe impl Sync for EvictFence {}
+
+impl EvictFence {
+    /// The current process's eviction fences with rkfd's `context_id`, and
+    /// a reference on the first fence for rkfd (`acquire_vm`).
+    pub(crate) fn new(context_id: u16) -> Result<(Self, FenceRef)> {
+        let mut ef = core::ptr::null_mut();
+        // SAFETY: `ef` is a valid out pointer; process context (`acquire_vm`).
+        let raw = unsafe { super::shim_ffi::vgpu_shim_evict_fence_create(context_id, &mut ef) };
+        let raw = NonNull::new(raw).ok_or(ENOMEM)?;
+        // INVARIANT: created above.
+        let this = EvictFence(raw);
+        // INVARIANT: a reference the shim took for us.
+        let f = NonNull::new(ef).map(FenceRef).ok_or(ENOMEM)?;
+        Ok((this, f))
+    }
+
+    /// `restore_process_bos`: a new fence replaces the current one; a
+    /// reference on it for rkfd.
+    pub(crate) fn restore(&self) -> Result<FenceRef> {
+        let mut ef = core::ptr::null_mut();
+        // SAFETY: Live (invariant); `ef` is a valid out pointer.
+        to_result(unsafe { super::shim_ffi::vgpu_shim_evict_fence_restore(self.0.as_ptr(), &mut ef) })?;
+        // INVARIANT: a reference the shim took for us.
+        NonNull::new(ef).map(FenceRef).ok_or(ENOMEM)
+    }
+}
+
+impl Drop for EvictFence {
+    fn drop(&mut self) {
+        // SAFETY: Created by the shim, destroyed once (invariant).
+        unsafe { super::shim_ffi::vgpu_shim_evict_fence_destroy(self.0.as_ptr()) };
+    }
+}
+
+/// A reference on an eviction fence, on its way to rkfd.
+///
+/// # Invariants
+///
+/// Holds one reference on the fence `0`.
+pub(crate) struct FenceRef(NonNull<kgd::dma_fence>);
+
+impl FenceRef {
+    /// Hands the reference over (to rkfd).
+    fn into_raw(self) -> *mut kgd::dma_fence {
+        let f = self.0.as_ptr();
+        core::mem::forget(self);
+        f
+    }
+}
+
+impl Drop for FenceRef {
+    fn drop(&mut self) {
+        // SAFETY: The reference this value holds (invariant).
+        unsafe { super::shim_ffi::vgpu_shim_fence_put(self.0.as_ptr()) };
+    }
+}
+
+/// The debugfs files of `vgpu/evict_shim.c` (`amdgpu_vgpu/`), from
+/// module init to exit: removed on drop (after every GPU is gone).
+pub(crate) struct EvictDebugfs(());
+
+impl EvictDebugfs {
+    /// Creates them (module init, once).
+    pub(crate) fn new() -> Self {
+        // SAFETY: Called once from module init.
+        unsafe { super::shim_ffi::vgpu_shim_evict_debugfs_init() };
+        EvictDebugfs(())
+    }
+}
+
+impl Drop for EvictDebugfs {
+    fn drop(&mut self) {
+        // SAFETY: Created in `new`, removed once.
+        unsafe { super::shim_ffi::vgpu_shim_evict_debugfs_exit() };
+    }
+}
+
 /// The VMA of an `mmap` of `/dev/kfd` in progress, which rkfd passes to
 /// `mmap_doorbells` / `mmap_mmio_remap`.
 ///
@@ -164,8 +256,12 @@ pub(crate) trait Kfd2Kgd: Send + Sync + 'static {
     type Gtt: Send + Sync;
 
     /// `acquire_vm`: the VM of one of this GPU's open render-node files
-    /// (`EINVAL` for any other file).
-    fn acquire_vm(&self, file: &DrmFileRef<'_>) -> Result<Arc<Self::Vm>>;
+    /// (`EINVAL` for any other file) and a reference on its eviction fence
+    /// (made with rkfd's `context_id`), if it has one.
+    fn acquire_vm(&self, file: &DrmFileRef<'_>, context_id: u16) -> Result<(Arc<Self::Vm>, Option<FenceRef>)>;
+    /// `restore_process_bos`: the VM's memory is valid again; its new
+    /// eviction fence.
+    fn restore_process_bos(vm: ArcBorrow<'_, Self::Vm>) -> Result<Option<FenceRef>>;
     /// Tells `vm` the handle rkfd now knows it by (retry faults name the
     /// VM by it), or 0 when rkfd released it.
     fn set_rkfd_vm_handle(vm: &Self::Vm, handle: usize);
@@ -514,6 +610,7 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
     /// What rkfd calls.
     const CALLS: kgd::kfd2kgd_calls = kgd::kfd2kgd_calls {
         acquire_vm: Some(Self::acquire_vm),
+        restore_process_bos: Some(Self::restore_process_bos),
         release_vm: Some(Self::release_vm),
         alloc_memory_of_gpu: Some(Self::alloc_memory_of_gpu),
         free_memory_of_gpu: Some(Self::free_memory_of_gpu),
@@ -613,7 +710,13 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
     ///
     /// See [`Kfd2KgdTable`]; `drm_file` is a `struct file *` rkfd holds a
     /// reference on (it got it with `fget`).
-    unsafe extern "C" fn acquire_vm(kgd: *mut kgd::kgd_dev, drm_file: *mut c_void, vm: *mut *mut c_void) -> c_int {
+    unsafe extern "C" fn acquire_vm(
+        kgd: *mut kgd::kgd_dev,
+        drm_file: *mut c_void,
+        context_id: u16,
+        vm: *mut *mut c_void,
+        ef: *mut *mut kgd::dma_fence,
+    ) -> c_int {
         // SAFETY: rkfd calls with its registered handle.
         let kgd = unsafe { Self::kgd(kgd) };
         let Some(file) = NonNull::new(drm_file.cast::<bindings::file>()) else {
@@ -621,12 +724,39 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
         };
         // SAFETY: rkfd holds a reference on the file for the call.
         let file = unsafe { DrmFileRef::from_raw(file) };
-        match kgd.acquire_vm(&file) {
-            Ok(found) => {
+        match kgd.acquire_vm(&file, context_id) {
+            Ok((found, fence)) => {
                 let handle = found.clone().into_foreign();
                 T::set_rkfd_vm_handle(&found, handle as usize);
-                // SAFETY: `vm` is valid for writes (the contract).
-                unsafe { *vm = handle };
+                // SAFETY: `vm` and `ef` are valid for writes (the contract).
+                unsafe {
+                    *vm = handle;
+                    *ef = fence.map_or(core::ptr::null_mut(), FenceRef::into_raw);
+                }
+                0
+            }
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// `restore_process_bos`.
+    ///
+    /// # Safety
+    ///
+    /// See [`Kfd2KgdTable`].
+    unsafe extern "C" fn restore_process_bos(
+        _kgd: *mut kgd::kgd_dev,
+        vm: *mut c_void,
+        ef: *mut *mut kgd::dma_fence,
+    ) -> c_int {
+        // SAFETY: rkfd passes a VM it acquired.
+        let vm = unsafe { Self::vm(vm) };
+        match T::restore_process_bos(vm) {
+            Ok(fence) => {
+                if let Some(f) = fence {
+                    // SAFETY: `ef` is valid for writes (the contract).
+                    unsafe { *ef = f.into_raw() };
+                }
                 0
             }
             Err(e) => e.to_errno(),

@@ -28,11 +28,26 @@ pub const KGD_MES_PRIORITY_LEVEL_HIGH: u32 = 3;
 pub const KGD_MES_PRIORITY_LEVEL_REALTIME: u32 = 4;
 pub const KGD_MES_PROC_CTX_SIZE: u32 = 4096;
 pub const KGD_MES_GANG_CTX_SIZE: u32 = 4096;
+pub const KGD_CONTEXT_ID_PRIMARY: u32 = 65535;
+pub const KGD_PROCESS_RESTORE_TIME_MS: u32 = 100;
+pub const KGD_PROCESS_BACK_OFF_TIME_MS: u32 = 100;
+pub const KGD_PROCESS_ACTIVE_TIME_MS: u32 = 10;
+pub type __u16 = core::ffi::c_ushort;
 pub type __u32 = core::ffi::c_uint;
 pub type __u64 = core::ffi::c_ulonglong;
 #[repr(C)]
 #[derive(Default, Copy, Clone)]
 pub struct module {
+    _unused: [u8; 0],
+}
+#[repr(C)]
+#[derive(Copy, Clone)]
+pub struct mm_struct {
+    _unused: [u8; 0],
+}
+#[repr(C)]
+#[derive(Copy, Clone)]
+pub struct dma_fence {
     _unused: [u8; 0],
 }
 #[repr(C)]
@@ -163,7 +178,16 @@ pub struct kfd2kgd_calls {
         unsafe extern "C" fn(
             kgd: *mut kgd_dev,
             drm_file: *mut core::ffi::c_void,
+            context_id: __u16,
             vm: *mut *mut core::ffi::c_void,
+            ef: *mut *mut dma_fence,
+        ) -> core::ffi::c_int,
+    >,
+    pub restore_process_bos: ::core::option::Option<
+        unsafe extern "C" fn(
+            kgd: *mut kgd_dev,
+            vm: *mut core::ffi::c_void,
+            ef: *mut *mut dma_fence,
         ) -> core::ffi::c_int,
     >,
     pub release_vm: ::core::option::Option<
@@ -467,6 +491,19 @@ unsafe extern "C" {
         throttle_bitmask: __u64,
         counter: __u64,
     );
+}
+unsafe extern "C" {
+    pub fn kgd2kfd_quiesce_mm(mm: *mut mm_struct, trigger: __u32) -> core::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn kgd2kfd_resume_mm(mm: *mut mm_struct) -> core::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn kgd2kfd_schedule_evict_and_restore_process(
+        mm: *mut mm_struct,
+        context_id: __u16,
+        fence: *mut dma_fence,
+    ) -> core::ffi::c_int;
 }
 unsafe extern "C" {
     pub fn kgd2kfd_suspend(kfd: *mut kfd_dev, suspend_proc: core::ffi::c_int);

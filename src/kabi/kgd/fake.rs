@@ -67,7 +67,13 @@ struct FakeMem {
     _size: u64,
 }
 
-unsafe extern "C" fn acquire_vm(kgd: *mut interface::kgd_dev, _file: *mut c_void, vm: *mut *mut c_void) -> c_int {
+unsafe extern "C" fn acquire_vm(
+    kgd: *mut interface::kgd_dev,
+    _file: *mut c_void,
+    _context_id: u16,
+    vm: *mut *mut c_void,
+    _ef: *mut *mut interface::dma_fence,
+) -> c_int {
     FakeGpu::from_kgd(kgd).live_vms.fetch_add(1, Relaxed);
     // SAFETY: `vm` is a valid out pointer (the contract); any non-null
     // value is a VM handle for this driver.
@@ -142,6 +148,7 @@ unsafe extern "C" fn unreserve_mem_limit(kgd: *mut interface::kgd_dev, size: u64
 
 static FAKE_CALLS: interface::kfd2kgd_calls = interface::kfd2kgd_calls {
     acquire_vm: Some(acquire_vm),
+    restore_process_bos: None,
     release_vm: Some(release_vm),
     set_vm_pasid: Some(set_vm_pasid),
     get_process_page_dir: None,
@@ -222,5 +229,5 @@ pub(crate) fn vm(dev: &KgdDevice) -> Result<KgdVm> {
     // SAFETY: The shim returns a new file reference or NULL.
     let file = NonNull::new(unsafe { rkfd_shim_kunit_file() }).ok_or(ENOMEM)?;
     // INVARIANT: we own the reference just taken.
-    dev.acquire_vm(DrmFile(file))
+    dev.acquire_vm(DrmFile(file), interface::KGD_CONTEXT_ID_PRIMARY as u16).map(|(vm, _)| vm)
 }

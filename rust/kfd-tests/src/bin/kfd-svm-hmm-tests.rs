@@ -1745,8 +1745,378 @@ fn evict_restore_busy_queues(gpu: &Gpu) -> Check {
     Ok(())
 }
 
+// ---------------------------------------------------------------------------
+// Issue #15: process eviction by the GPU driver (kgd2kfd_quiesce_mm /
+// resume_mm, eviction fences and kgd2kfd_schedule_evict_and_restore_process),
+// driven through the virtual GPU's debugfs (vgpu/evict_shim.c).
+
+const VGPU_DEBUGFS: &str = "/sys/kernel/debug/amdgpu_vgpu";
+/// `KFD_QUEUE_EVICTION_TRIGGER_USERPTR` / `_TTM`.
+const TRIGGER_USERPTR: &str = "1";
+const TRIGGER_TTM: &str = "2";
+
+/// Writes `pid` to the virtual GPU's debugfs file `name`.
+fn vgpu_write(name: &str, value: &str) -> Result<(), std::io::Error> {
+    std::fs::write(format!("{VGPU_DEBUGFS}/{name}"), value)
+}
+
+/// This process's line of `evict_fences`: (seqno, signaled, restores,
+/// unsignaled), one per VM; its context id must be rkfd's 0xffff.
+fn evict_fences(pid: i32) -> Result<Vec<(u64, u32, u64, u64)>, String> {
+    let f = format!("{VGPU_DEBUGFS}/evict_fences");
+    let text = std::fs::read_to_string(&f).map_err(|e| format!("{f}: {e}"))?;
+    let mut out = Vec::new();
+    for l in text.lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        if w.len() != 12 || w[0] != "pid" || w[1] != pid.to_string() {
+            continue;
+        }
+        ensure_eq(w[3], "0xffff", "the eviction fence's context id (rkfd's KFD_CONTEXT_ID_PRIMARY)")?;
+        let n = |i: usize| w[i].parse::<u64>().map_err(|e| format!("{l:?}: {e}"));
+        out.push((n(5)?, n(7)? as u32, n(9)?, n(11)?));
+    }
+    Ok(out)
+}
+
+/// An SMI client of QUEUE_EVICTION and QUEUE_RESTORE on one GPU.
+struct SmiQueue(i32);
+
+impl SmiQueue {
+    fn open(ctx: &Ctx) -> Result<SmiQueue, String> {
+        let mut a = uapi::kfd_ioctl_smi_events_args { gpuid: ctx.gpu.gpu_id, anon_fd: 0 };
+        ctx.kfd.ioctl(uapi::AMDKFD_IOC_SMI_EVENTS, &mut a).map_err(err("SMI_EVENTS"))?;
+        let smi = SmiQueue(a.anon_fd as i32);
+        let mask: u64 = (1 << (uapi::KFD_SMI_EVENT_QUEUE_EVICTION - 1)) | (1 << (uapi::KFD_SMI_EVENT_QUEUE_RESTORE - 1));
+        // SAFETY: 8 bytes of our own.
+        ensure_eq(unsafe { libc::write(smi.0, (&mask as *const u64).cast(), 8) }, 8, "SMI mask write")?;
+        Ok(smi)
+    }
+
+    /// Event lines `(id, fields after the timestamp)` read until `done`
+    /// holds for them, or `secs` passed.
+    fn until(&self, secs: u64, done: impl Fn(&[(u32, Vec<String>)]) -> bool) -> Vec<(u32, Vec<String>)> {
+        let t = std::time::Instant::now();
+        let mut all = Vec::new();
+        let mut text = Vec::new();
+        while !done(&all) && t.elapsed() < std::time::Duration::from_secs(secs) {
+            let mut pfd = libc::pollfd { fd: self.0, events: libc::POLLIN, revents: 0 };
+            // SAFETY: one pollfd of ours.
+            unsafe { libc::poll(&mut pfd, 1, 100) };
+            let mut buf = [0u8; 4096];
+            // SAFETY: our buffer.
+            let n = unsafe { libc::read(self.0, buf.as_mut_ptr().cast(), buf.len()) };
+            if n > 0 {
+                text.extend_from_slice(&buf[..n as usize]);
+                all = String::from_utf8_lossy(&text)
+                    .lines()
+                    .filter_map(|l| {
+                        let mut w = l.split(' ');
+                        let id = u32::from_str_radix(w.next()?, 16).ok()?;
+                        let _ns = w.next()?;
+                        Some((id, w.map(str::to_string).collect()))
+                    })
+                    .collect();
+            }
+        }
+        all
+    }
+}
+
+impl Drop for SmiQueue {
+    fn drop(&mut self) {
+        // SAFETY: our fd.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+/// A GTT object of `ctx`'s GPU at `va`, mapped on the GPU and the CPU.
+struct GttBuf {
+    kfd: i32,
+    gpu: u32,
+    handle: u64,
+    cpu: usize,
+    len: usize,
+}
+
+impl GttBuf {
+    fn new(ctx: &Ctx, va: u64, len: usize) -> Result<GttBuf, String> {
+        let (h, off) = alloc(ctx.kfd.fd, ctx.gpu.gpu_id, va, len as u64, GTT, 0).map_err(err("ALLOC GTT"))?;
+        map(ctx.kfd.fd, h, ctx.gpu.gpu_id, true).map_err(err("MAP GTT"))?;
+        // SAFETY: mapping the object through its render node.
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, ctx.render, off as i64)
+        };
+        if p == libc::MAP_FAILED {
+            return Err(format!("mmap GTT: {}", std::io::Error::last_os_error()));
+        }
+        Ok(GttBuf { kfd: ctx.kfd.fd, gpu: ctx.gpu.gpu_id, handle: h, cpu: p as usize, len })
+    }
+
+    fn slice(&self) -> &[u8] {
+        // SAFETY: our mapping, `len` bytes; the GPU writes it only while
+        // a copy runs, which the callers wait for.
+        unsafe { std::slice::from_raw_parts(self.cpu as *const u8, self.len) }
+    }
+
+    fn release(self) {
+        // SAFETY: our mapping.
+        unsafe { libc::munmap(self.cpu as *mut libc::c_void, self.len) };
+        let _ = map(self.kfd, self.handle, self.gpu, false);
+        let _ = free(self.kfd, self.handle);
+    }
+}
+
+/// Busy AQL + SDMA queues of one process: `round` runs 32 AQL barrier
+/// packets (the completion signal must reach 0) and a 1 MiB SDMA copy of
+/// fresh data into a GTT buffer, checked.
+struct BusyQueues {
+    rig: SdmaRig,
+    aq: QueueMem,
+    aqid: u32,
+    adb: u64,
+    dst: GttBuf,
+    next: u64,
+    rounds: u32,
+}
+
+const EVICT_DST_VA: u64 = SDMA_QUEUE_VA + (64 << 20);
+
+impl BusyQueues {
+    fn new(ctx: &Ctx) -> Result<BusyQueues, String> {
+        let len = MIB;
+        let rig = SdmaRig::new(ctx, len, 0x61)?;
+        let topo = topology_gpus().into_iter().find(|t| t.gpu_id == ctx.gpu.gpu_id).ok_or("the GPU is not in the topology")?;
+        let aq = QueueMem::new(ctx.kfd.fd, ctx.render, &topo, SDMA_QUEUE_VA + (32 << 20))?;
+        let (aqid, adb) = aq.create(false).map_err(err("CREATE_QUEUE AQL"))?;
+        let dst = GttBuf::new(ctx, EVICT_DST_VA, len)?;
+        Ok(BusyQueues { rig, aq, aqid, adb, dst, next: 0, rounds: 0 })
+    }
+
+    /// Submits 32 AQL packets (signal 32 -> 0) without waiting.
+    fn submit_aql(&mut self) {
+        self.aq.set_signal(32);
+        for _ in 0..32 {
+            self.aq.aql_submit(self.next, self.adb);
+            self.next += 1;
+        }
+    }
+
+    /// Waits up to `secs` for the AQL signal to reach 0.
+    fn wait_aql(&self, secs: u64) -> bool {
+        let t = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+        while self.aq.signal() != 0 && std::time::Instant::now() < t {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        self.aq.signal() == 0
+    }
+
+    fn round(&mut self) -> Check {
+        let r = self.rounds;
+        self.submit_aql();
+        ensure(self.wait_aql(30), format!("round {r}: AQL signal {} after 30 s", self.aq.signal()))?;
+        let seed = 0x61u8.wrapping_add(r as u8);
+        // SAFETY: the rig's source mapping, `len` bytes.
+        let src = unsafe { std::slice::from_raw_parts_mut(self.rig.src_cpu as *mut u8, self.rig.len) };
+        for (i, c) in src.chunks_mut(PAGE).enumerate() {
+            c.fill(seed.wrapping_add(i as u8));
+        }
+        self.rig.copy_to(EVICT_DST_VA, 8, 30).map_err(|e| format!("round {r}: {e}"))?;
+        check_pattern(self.dst.slice(), seed, &format!("round {r}: the SDMA copy's data"))?;
+        self.rounds += 1;
+        Ok(())
+    }
+
+    fn release(self) -> Check {
+        let destroyed = self.aq.destroy(self.aqid);
+        self.rig.release();
+        self.aq.release();
+        self.dst.release();
+        destroyed.map(|_| ()).map_err(err("DESTROY_QUEUE AQL"))
+    }
+}
+
+/// The QUEUE_EVICTION (with `trigger`) and QUEUE_RESTORE lines of this
+/// process on `gpu_id`, in that order, among `evs`.
+fn check_evict_restore_events(evs: &[(u32, Vec<String>)], gpu_id: u32, trigger: &str) -> Check {
+    let me = format!("-{}", std::process::id());
+    let gpu = format!("{gpu_id:x}");
+    let ours: Vec<&(u32, Vec<String>)> = evs.iter().filter(|(_, f)| f.first() == Some(&me)).collect();
+    let ev = ours.iter().position(|(id, _)| *id == uapi::KFD_SMI_EVENT_QUEUE_EVICTION).ok_or(format!("no QUEUE_EVICTION: {evs:?}"))?;
+    ensure_eq(ours[ev].1.clone(), vec![me.clone(), gpu.clone(), trigger.to_string()], "QUEUE_EVICTION fields (pid, gpu, trigger)")?;
+    let re = ours.iter().position(|(id, _)| *id == uapi::KFD_SMI_EVENT_QUEUE_RESTORE).ok_or(format!("no QUEUE_RESTORE: {evs:?}"))?;
+    ensure(re > ev, format!("QUEUE_RESTORE before QUEUE_EVICTION: {evs:?}"))?;
+    ensure_eq(ours[re].1.clone(), vec![me, gpu, "0".to_string()], "QUEUE_RESTORE fields")
+}
+
+/// Evict-and-restore by the eviction fence (upstream TTM eviction of a
+/// KFD BO: `amdkfd_fence_enable_signaling` ->
+/// `kgd2kfd_schedule_evict_and_restore_process` -> `evict_process_worker`
+/// -> `restore_process_worker`): with busy AQL and SDMA queues, writing
+/// our pid to `amdgpu_vgpu/evict` must evict the queues (SMI
+/// QUEUE_EVICTION, trigger TTM), signal the fence before the restore
+/// replaces it (`unsignaled` stays 0: with rkfd's signal removed the
+/// virtual GPU counts one per restore), restore after
+/// PROCESS_RESTORE_TIME_MS (QUEUE_RESTORE, a new fence, `restores` + 1),
+/// `evicted_ms` grows by about that much, and the queues run on with the
+/// right data.  Then `restore_fail` makes the next 3 restores fail: rkfd
+/// retries after PROCESS_BACK_OFF_TIME_MS each, so the 4th restores
+/// (evicted_ms grows by at least 3 back-offs).
+fn evict_fence_restores(gpu: &Gpu) -> Check {
+    let ctx = Ctx::new(gpu)?;
+    let me = std::process::id() as i32;
+    let smi = SmiQueue::open(&ctx)?;
+    let mut q = BusyQueues::new(&ctx)?;
+    q.round()?;
+    let f0 = evict_fences(me)?;
+    ensure_eq(f0.len(), 1, "one eviction fence (one VM)")?;
+    ensure_eq((f0[0].1, f0[0].2, f0[0].3), (0, 0, 0), "the fence before any eviction (signaled, restores, unsignaled)")?;
+    for (case, fails) in [("evict", 0u32), ("back-off", 3)] {
+        let ms0 = evicted_ms(gpu.gpu_id)?;
+        let before = *evict_fences(me)?.first().ok_or("no eviction fence")?;
+        if fails > 0 {
+            vgpu_write("restore_fail", &fails.to_string()).map_err(|e| format!("restore_fail: {e}"))?;
+        }
+        // Work in flight while the eviction lands.
+        q.submit_aql();
+        vgpu_write("evict", &me.to_string()).map_err(|e| format!("{case}: evict: {e}"))?;
+        let evs = smi.until(10, |e| e.iter().any(|(id, _)| *id == uapi::KFD_SMI_EVENT_QUEUE_RESTORE));
+        check_evict_restore_events(&evs, gpu.gpu_id, TRIGGER_TTM).map_err(|e| format!("{case}: {e}"))?;
+        let after = *evict_fences(me)?.first().ok_or("no eviction fence after the restore")?;
+        ensure_eq(after.2, before.2 + 1, &format!("{case}: restores"))?;
+        ensure_eq(after.3, 0, &format!("{case}: restores that found the fence not signalled by rkfd"))?;
+        ensure(after.0 > before.0, format!("{case}: a new fence after the restore (seqno {} -> {})", before.0, after.0))?;
+        ensure_eq(after.1, 0, &format!("{case}: the new fence is not signalled"))?;
+        ensure(q.wait_aql(30), format!("{case}: the AQL packets in flight did not complete after the restore"))?;
+        q.round().map_err(|e| format!("{case}: after the restore: {e}"))?;
+        let ms1 = evicted_ms(gpu.gpu_id)?;
+        let want = 100 * (1 + u64::from(fails)) * 9 / 10;
+        ensure(ms1 >= ms0 + want, format!("{case}: evicted_ms {ms0} -> {ms1}, want at least +{want}"))?;
+        println!("# {case}: fence seqno {} -> {}, evicted_ms {ms0} -> {ms1}", before.0, after.0);
+    }
+    q.release()
+}
+
+/// kgd2kfd_quiesce_mm / resume_mm (amdgpu's userptr invalidation): our
+/// pid written to `amdgpu_vgpu/quiesce` twice stops the queues (SMI
+/// QUEUE_EVICTION, trigger USERPTR; 32 AQL packets submitted meanwhile do
+/// not complete); one `resume` leaves them stopped (evictions nest), the
+/// second runs them again (QUEUE_RESTORE; the packets complete, the SDMA
+/// copy lands); evicted_ms grows.  A pid without a KFD VM is ESRCH.
+fn quiesce_resume_mm(gpu: &Gpu) -> Check {
+    let ctx = Ctx::new(gpu)?;
+    let me = std::process::id().to_string();
+    let smi = SmiQueue::open(&ctx)?;
+    let mut q = BusyQueues::new(&ctx)?;
+    q.round()?;
+    let ms0 = evicted_ms(gpu.gpu_id)?;
+    vgpu_write("quiesce", &me).map_err(|e| format!("quiesce: {e}"))?;
+    vgpu_write("quiesce", &me).map_err(|e| format!("quiesce again: {e}"))?;
+    q.submit_aql();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    ensure_eq(q.aq.signal(), 32, "AQL packets completed while the process was quiesced (signal)")?;
+    vgpu_write("resume", &me).map_err(|e| format!("resume: {e}"))?;
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    ensure_eq(q.aq.signal(), 32, "AQL packets completed after one resume of two quiesces (signal)")?;
+    vgpu_write("resume", &me).map_err(|e| format!("resume again: {e}"))?;
+    ensure(q.wait_aql(30), format!("the AQL packets did not complete after the resume (signal {})", q.aq.signal()))?;
+    q.round().map_err(|e| format!("after the resume: {e}"))?;
+    let evs = smi.until(5, |e| e.iter().filter(|(id, _)| *id == uapi::KFD_SMI_EVENT_QUEUE_RESTORE).count() >= 2);
+    check_evict_restore_events(&evs, gpu.gpu_id, TRIGGER_USERPTR)?;
+    let ms1 = evicted_ms(gpu.gpu_id)?;
+    ensure(ms1 >= ms0 + 450, format!("evicted_ms {ms0} -> {ms1}, want at least +450"))?;
+    // init (pid 1) has no KFD VM.
+    let r = vgpu_write("quiesce", "1");
+    ensure_eq(r.map_err(|e| e.raw_os_error()), Err(Some(libc::ESRCH)), "quiesce of a process without a KFD VM")?;
+    q.release()
+}
+
+/// A process that exits or is killed while its eviction is pending (the
+/// eviction work queued, the queues evicted with the restore pending, or
+/// a restore backing off): its teardown cancels the works, no fence or VM
+/// is left behind (no `evict_fences` line of it; kmemleak and KFENCE in
+/// the kernel log are dmesg-check's).
+fn evict_pending_at_exit(gpu: &Gpu) -> Check {
+    for (i, delay_ms) in [0u64, 3, 20, 60, 150].into_iter().enumerate() {
+        let (kill, fails) = (i % 2 == 0, if i == 4 { 5 } else { 0 });
+        let mut fds = [0i32; 2];
+        // SAFETY: a fresh pipe.
+        ensure_eq(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe")?;
+        // SAFETY: fork; the child uses its own copies and _exits.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY (all): the child's own fds; _exit skips the parent's handlers.
+            let Ok(ctx) = Ctx::new(gpu) else { unsafe { libc::_exit(2) } };
+            let Ok(mut q) = BusyQueues::new(&ctx) else { unsafe { libc::_exit(3) } };
+            let _ = q.round();
+            unsafe { libc::write(fds[1], b"r".as_ptr().cast(), 1) };
+            if !kill {
+                // Exit about when the parent's eviction is pending.
+                q.submit_aql();
+                std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+                unsafe { libc::_exit(0) };
+            }
+            loop {
+                q.submit_aql();
+                q.wait_aql(1);
+            }
+        }
+        ensure(pid > 0, "fork")?;
+        close_fd(fds[1]);
+        let mut b = [0u8; 1];
+        // SAFETY: our pipe end.
+        let n = unsafe { libc::read(fds[0], b.as_mut_ptr().cast(), 1) };
+        close_fd(fds[0]);
+        ensure_eq(n, 1, "the child's queues ran")?;
+        if fails > 0 {
+            vgpu_write("restore_fail", &fails.to_string()).map_err(|e| format!("restore_fail: {e}"))?;
+        }
+        vgpu_write("evict", &pid.to_string()).map_err(|e| format!("evict pid {pid}: {e}"))?;
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        if kill {
+            // SAFETY: our child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        let mut st = 0;
+        // SAFETY: our child.
+        unsafe { libc::waitpid(pid, &mut st, 0) };
+        let _ = vgpu_write("restore_fail", "0");
+        ensure(libc::WIFSIGNALED(st) || libc::WIFEXITED(st), format!("child {pid} ended (status {st:#x})"))?;
+        let left = evict_fences(pid)?;
+        ensure(left.is_empty(), format!("child {pid} (delay {delay_ms} ms): eviction fences left: {left:?}"))?;
+    }
+    Ok(())
+}
+
+fn close_fd(fd: i32) {
+    // SAFETY: an fd of ours.
+    unsafe { libc::close(fd) };
+}
+
+/// Issue #15's eviction tests on `gpu` (`kfd-svm-hmm-tests evict:`).
+fn run_evict_tests(h: &mut Harness, gpu: &Gpu) {
+    let name = format!("gfx_target_version {}", gpu.gfx_target_version);
+    h.run(&format!("evict: fence evict-and-restore, back-off ({name})"), || evict_fence_restores(gpu));
+    h.run(&format!("evict: quiesce_mm / resume_mm ({name})"), || quiesce_resume_mm(gpu));
+    h.run(&format!("evict: exit with an eviction pending ({name})"), || evict_pending_at_exit(gpu));
+}
+
 fn main() {
     let mut h = Harness::new();
+    // `evict:`: issue #15's eviction tests on the first GPU and the first
+    // GFX11 one (MES) of whatever profile list is loaded.
+    if std::env::args().nth(1).is_some_and(|a| a.starts_with("evict:")) {
+        let all = gpus();
+        let mut picked: Vec<&Gpu> = all.first().into_iter().collect();
+        if let Some(g) = all.iter().find(|g| g.gfx_target_version >= 110000) {
+            if picked.first().map(|p| p.gpu_id) != Some(g.gpu_id) {
+                picked.push(g);
+            }
+        }
+        for g in picked {
+            run_evict_tests(&mut h, g);
+        }
+        std::process::exit(h.finish("kfd-evict-tests"));
+    }
     let Some(gpu) = svm_gpu() else {
         // Queue eviction needs no retry faults (XNACK off): it runs on a
         // GPU without the SVM capability too (gfx11, MES).
@@ -1820,5 +2190,6 @@ fn main() {
     h.run("sdma_copy_into_inaccessible_svm_faults", || sdma_copy_into_inaccessible_svm_faults(g));
     h.run("retry_faults_vs_queue_preemption", || retry_faults_vs_queue_preemption(g));
     h.run("evict_restore_busy_queues", || evict_restore_busy_queues(g));
+    run_evict_tests(&mut h, g);
     std::process::exit(h.finish("kfd-svm-hmm-tests"));
 }
