@@ -48,10 +48,9 @@ u64 rkfd_amdgpu_available_vram(void *adev);
  * A VM is acquired on a device whose HWS path (@hws, below) exists: it
  * gets its doorbell slice there, and its queues a VMID.
  */
-int rkfd_amdgpu_acquire_vm(void *hws, void *drm_file, void **vm);
+int rkfd_amdgpu_acquire_vm(void *hws, void *drm_file, void **vm, u32 *pasid);
 void rkfd_amdgpu_release_vm(void *vm);
 u64 rkfd_amdgpu_process_page_dir(void *vm);
-void rkfd_amdgpu_set_vm_pasid(void *vm, u32 pasid);
 /* mmap of the VM's doorbell slice / the MMIO remap page (sizes checked by rkfd). */
 int rkfd_amdgpu_mmap_doorbells(void *vm, void *vma);
 int rkfd_amdgpu_mmap_mmio_remap(void *adev, void *vma);
@@ -116,7 +115,7 @@ int rkfd_amdgpu_hqd_sdma_is_occupied(void *hws, void *mqd, u32 mqd_size);
 #define RKFD_AMDGPU_MES_PRIORITY_LEVELS 5
 
 struct rkfd_amdgpu_mes_add {
-	u32 process_id;			/* rkfd's PASID (set_vm_pasid) */
+	u32 process_id;			/* the VM's PASID (amdgpu's, from acquire_vm) */
 	u64 process_quantum, process_context_addr;
 	u64 gang_quantum, gang_context_addr;
 	u32 inprocess_gang_priority, gang_global_priority_level;

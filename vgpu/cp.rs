@@ -613,11 +613,10 @@ mod tests {
         let mut n = 0;
         for k in 0..3u32 {
             let vm = crate::vm::Vm::new(core.clone())?;
-            vm.set_pasid(0x5000 + k);
-            core.set_vm_pasid(&vm, 0x5000 + k);
-            let page_table_base = vm.page_dir();
+            core.add_kfd_vm(&vm)?;
+            let (pasid, page_table_base) = (vm.pasid(), vm.page_dir());
             vms.push(vm, GFP_KERNEL)?;
-            n += MapProcess { pasid: 0x5000 + k, page_table_base, num_queues: 1, ..Default::default() }.write(fmt, &mut buf[n..]);
+            n += MapProcess { pasid, page_table_base, num_queues: 1, ..Default::default() }.write(fmt, &mut buf[n..]);
             let (obj, mq) = compute_mqd(&rig, k + 1)?;
             let e = mq.encode(false);
             buf[n..n + e.len()].copy_from_slice(&e);
@@ -630,7 +629,7 @@ mod tests {
         assert!(!rig.kgd.cp_hung());
         assert_eq!(mapped(&rig).len(), 3);
         // UNMAP_QUEUES of the second process, then the fence.
-        let unmap = pm4::UnmapQueues::new(pm4::UnmapFilter::Pasid(0x5001), false, false);
+        let unmap = pm4::UnmapQueues::new(pm4::UnmapFilter::Pasid(vms[1].pasid()), false, false);
         let f = rig.fence_addr();
         rig.kgd.gart().write_dwords(f, &[FENCE_INIT as u32, 0])?;
         rig.submit(&pm4::preemption(&unmap, f))?;
@@ -660,7 +659,7 @@ mod tests {
         rig.kgd.cp_reset();
         assert!(mapped(&rig).is_empty());
         for vm in vms.iter() {
-            core.set_vm_pasid(vm, 0);
+            core.remove_kfd_vm(vm);
         }
         rig.kgd.gart().free(&ib);
         for m in mqds.iter() {
@@ -671,7 +670,7 @@ mod tests {
 
     /// The CP takes a MAP_PROCESS only if its page table base names a KFD
     /// process's VM, the one of its PASID: not another process's VM, a VM
-    /// with no PASID, an address naming no VM, or 0.  A runlist whose
+    /// no KFD process acquired, an address naming no VM, or 0.  A runlist whose
     /// MAP_PROCESS names another process's VM is a bad packet: the
     /// firmware hangs with nothing mapped and answers no fence.
     #[test]
@@ -681,14 +680,13 @@ mod tests {
         let core = rig.kgd.core().clone();
         let fmt = pm4::PmFormat::of(core.profile().gfx);
         let (a, b, c) = (crate::vm::Vm::new(core.clone())?, crate::vm::Vm::new(core.clone())?, crate::vm::Vm::new(core.clone())?);
-        for (vm, pasid) in [(&a, 0x6000), (&b, 0x6001)] {
-            vm.set_pasid(pasid);
-            core.set_vm_pasid(vm, pasid);
+        for vm in [&a, &b] {
+            core.add_kfd_vm(vm)?;
         }
         // Distinct, amdgpu-encoded (VALID, 64-byte aligned) bases.
         assert!(a.page_dir() != b.page_dir() && b.page_dir() != c.page_dir() && a.page_dir() != c.page_dir());
         assert_eq!(a.page_dir() & 0x3f, 1);
-        let of_a = |page_table_base| MapProcess { pasid: 0x6000, page_table_base, num_queues: 1, ..Default::default() };
+        let of_a = |page_table_base| MapProcess { pasid: a.pasid(), page_table_base, num_queues: 1, ..Default::default() };
         {
             use hws::Cp;
             let mut guard = rig.kgd.cp().lock();
@@ -712,7 +710,7 @@ mod tests {
         assert!(!rig.fence()?);
         rig.kgd.cp_reset();
         for vm in [&a, &b] {
-            core.set_vm_pasid(vm, 0);
+            core.remove_kfd_vm(vm);
         }
         rig.kgd.gart().free(&ib);
         rig.kgd.gart().free(&obj);

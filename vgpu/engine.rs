@@ -1607,7 +1607,9 @@ mod tests {
         h.record_irqs();
         let _mem = aql_queue_memory(&vm)?;
         let sig = signal(&vm, 0, 1, 5)?;
-        vm.set_pasid(0x1234);
+        // The VM's own PASID (allocated with it) tags its interrupts.
+        let pasid = vm.pasid();
+        check!(pasid != 0);
         let desc = QueueDesc {
             doorbell_offset: 8 * 3,
             ..aql_desc(3, RING, PAGE, RPTR, WPTR)
@@ -1629,7 +1631,7 @@ mod tests {
             irqs[0],
             IhEntry {
                 source: IH_SIGNAL,
-                pasid: 0x1234,
+                pasid,
                 context_id: 5,
                 ..Default::default()
             }

@@ -99,6 +99,7 @@ pub(crate) use mm::{
     DoorbellWatch,
     KernelMap,
     NoReclaim,
+    Pasid,
     PinnedPages,
     SharedPages, //
 };

@@ -36,7 +36,7 @@ use kernel::{
         RBTreeNode, //
     },
     sync::{
-        atomic::{Acquire, Atomic, Full, Release},
+        atomic::{Atomic, Full, Release},
         Arc,
         Mutex, //
     },
@@ -67,9 +67,11 @@ pub(crate) struct Vm {
     /// `avm->process_info`), one VM serves one KFD process: a render-node
     /// file inherited by a forked child cannot be acquired by it too.
     acquired: Atomic<bool>,
-    /// The PASID of the KFD process using it (0: none), which the engines
-    /// put in the interrupt entries they raise (dword 3 of the IH ring entry).
-    pasid: Atomic<u32>,
+    /// Its PASID, allocated with the VM (as `amdgpu_driver_open_kms` does
+    /// for each open DRM file) from the driver-wide table and freed when
+    /// the VM goes: what `acquire_vm` tells rkfd and the engines put in
+    /// the interrupt entries they raise (dword 3 of the IH ring entry).
+    pasid: kabi::Pasid,
     /// The process's doorbells on this GPU (`doorbell_process_size`
     /// bytes, zeroed at creation), mapped through `/dev/kfd`: one 64-bit
     /// doorbell per queue at the byte offset rkfd gives the queue
@@ -134,18 +136,12 @@ impl Vm {
 
     /// Gives the VM back (`release_vm`).
     pub(crate) fn release(&self) {
-        self.pasid.store(0, Release);
         self.acquired.store(false, Release);
     }
 
-    /// Sets the PASID (`set_vm_pasid`).
-    pub(crate) fn set_pasid(&self, pasid: u32) {
-        self.pasid.store(pasid, Release);
-    }
-
-    /// The PASID of the process using the VM, 0 if none.
+    /// The VM's PASID (upstream `vm->pasid`), never 0.
     pub(crate) fn pasid(&self) -> u32 {
-        self.pasid.load(Acquire)
+        self.pasid.get()
     }
 
     /// An empty VM on `core`.
@@ -155,6 +151,7 @@ impl Vm {
         let doorbells = Arc::new(SharedPages::new(doorbell_bytes.div_ceil(PAGE_SIZE))?, GFP_KERNEL)?;
         let doorbell_watch = DoorbellWatch::new(&doorbells, core.bell().clone())?;
         let page_dir = core.alloc_page_dir()?;
+        let pasid = kabi::Pasid::alloc()?;
         Arc::pin_init(
             try_pin_init!(Vm {
                 page_dir,
@@ -162,7 +159,7 @@ impl Vm {
                 doorbells,
                 doorbell_watch,
                 acquired: Atomic::new(false),
-                pasid: Atomic::new(0),
+                pasid,
                 kfd_handle: Atomic::new(0),
                 // INVARIANT: Nothing is mapped.
                 inner <- new_mutex!(

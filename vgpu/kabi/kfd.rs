@@ -166,6 +166,9 @@ pub(crate) trait Kfd2Kgd: Send + Sync + 'static {
     /// `acquire_vm`: the VM of one of this GPU's open render-node files
     /// (`EINVAL` for any other file).
     fn acquire_vm(&self, file: &DrmFileRef<'_>) -> Result<Arc<Self::Vm>>;
+    /// The VM's PASID, which `acquire_vm` reports to rkfd (upstream
+    /// `avm->pasid`): the driver allocated it with the VM and owns it.
+    fn vm_pasid(vm: &Self::Vm) -> u32;
     /// Tells `vm` the handle rkfd now knows it by (retry faults name the
     /// VM by it), or 0 when rkfd released it.
     fn set_rkfd_vm_handle(vm: &Self::Vm, handle: usize);
@@ -191,8 +194,6 @@ pub(crate) trait Kfd2Kgd: Send + Sync + 'static {
     fn available_vram(&self) -> u64;
     /// `get_gpu_clock_counter`.
     fn gpu_clock_counter(&self) -> u64;
-    /// `set_vm_pasid`: the PASID the VM's interrupt entries carry.
-    fn set_vm_pasid(vm: ArcBorrow<'_, Self::Vm>, pasid: u32);
     /// `get_process_page_dir`: the VM's page table base
     /// (`amdgpu_amdkfd_gpuvm_get_process_page_dir`).
     fn process_page_dir(vm: ArcBorrow<'_, Self::Vm>) -> u64;
@@ -460,7 +461,6 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
         import_dmabuf: Some(Self::import_dmabuf),
         available_vram: Some(Self::available_vram),
         get_gpu_clock_counter: Some(Self::get_gpu_clock_counter),
-        set_vm_pasid: Some(Self::set_vm_pasid),
         get_process_page_dir: Some(Self::get_process_page_dir),
         get_mem_limits: Some(Self::get_mem_limits),
         reserve_mem_limit: Some(Self::reserve_mem_limit),
@@ -548,7 +548,12 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
     ///
     /// See [`Kfd2KgdTable`]; `drm_file` is a `struct file *` rkfd holds a
     /// reference on (it got it with `fget`).
-    unsafe extern "C" fn acquire_vm(kgd: *mut kgd::kgd_dev, drm_file: *mut c_void, vm: *mut *mut c_void) -> c_int {
+    unsafe extern "C" fn acquire_vm(
+        kgd: *mut kgd::kgd_dev,
+        drm_file: *mut c_void,
+        vm: *mut *mut c_void,
+        pasid: *mut u32,
+    ) -> c_int {
         // SAFETY: rkfd calls with its registered handle.
         let kgd = unsafe { Self::kgd(kgd) };
         let Some(file) = NonNull::new(drm_file.cast::<bindings::file>()) else {
@@ -560,8 +565,12 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
             Ok(found) => {
                 let handle = found.clone().into_foreign();
                 T::set_rkfd_vm_handle(&found, handle as usize);
-                // SAFETY: `vm` is valid for writes (the contract).
-                unsafe { *vm = handle };
+                // SAFETY: `vm` and `pasid` are valid for writes (the
+                // contract).
+                unsafe {
+                    *vm = handle;
+                    *pasid = T::vm_pasid(&found);
+                }
                 0
             }
             Err(e) => e.to_errno(),
@@ -749,16 +758,6 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
     unsafe extern "C" fn get_gpu_clock_counter(kgd: *mut kgd::kgd_dev) -> u64 {
         // SAFETY: rkfd calls with its registered handle.
         unsafe { Self::kgd(kgd) }.gpu_clock_counter()
-    }
-
-    /// `set_vm_pasid`.
-    ///
-    /// # Safety
-    ///
-    /// See [`Kfd2KgdTable`].
-    unsafe extern "C" fn set_vm_pasid(_kgd: *mut kgd::kgd_dev, vm: *mut c_void, pasid: u32) {
-        // SAFETY: rkfd passes a VM it acquired.
-        T::set_vm_pasid(unsafe { Self::vm(vm) }, pasid);
     }
 
     /// `get_process_page_dir`.

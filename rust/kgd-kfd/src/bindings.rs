@@ -164,13 +164,11 @@ pub struct kfd2kgd_calls {
             kgd: *mut kgd_dev,
             drm_file: *mut core::ffi::c_void,
             vm: *mut *mut core::ffi::c_void,
+            pasid: *mut __u32,
         ) -> core::ffi::c_int,
     >,
     pub release_vm: ::core::option::Option<
         unsafe extern "C" fn(kgd: *mut kgd_dev, vm: *mut core::ffi::c_void),
-    >,
-    pub set_vm_pasid: ::core::option::Option<
-        unsafe extern "C" fn(kgd: *mut kgd_dev, vm: *mut core::ffi::c_void, pasid: __u32),
     >,
     pub get_process_page_dir: ::core::option::Option<
         unsafe extern "C" fn(kgd: *mut kgd_dev, vm: *mut core::ffi::c_void) -> __u64,
