@@ -22,7 +22,8 @@
 //!     (`debugfs::ROOT`) and the new process's leaf locks (12); a failed
 //!     open drops the new process, whose teardown takes 2 and the SVM
 //!     locks, under it.  Elsewhere it is held only to find
-//!     (`find_by_pasid`, `snapshot`), count or remove an entry.
+//!     (`find_by_pasid`, `find_by_svms`, `snapshot`), count or remove an
+//!     entry.
 //!  2. `Process::inner` (upstream `p->mutex`): one process at a time
 //!     (hang recovery takes other processes' only after dropping its own).
 //!     kfd2kgd calls are made under it; they may sleep and wait for the GPU
@@ -117,9 +118,8 @@
 //!     `Process::debugfs` (held only to store or take what they hold, which
 //!     is dropped after the lock: unregistering the notifier waits for its
 //!     `release`, which tears the process down; removing files waits for
-//!     their readers), [`static@device::DEVICES`]
-//!     and `debugfs::ROOT` (debugfs directories
-//!     are created under it).
+//!     their readers), [`static@device::DEVICES`] and `debugfs::ROOT`
+//!     (debugfs directories are created under it).
 //! 13. [`event::Events::inner`] (spinlock; upstream `p->event_mutex`): a
 //!     leaf, taken under 2 and by the interrupt path; only the condition
 //!     variable's wait-queue lock nests inside.
