@@ -1809,12 +1809,14 @@ mod tests {
             irqs[0],
             IhEntry {
                 source: IH_VM_FAULT,
+                // The VM's own PASID, as on every entry of its queues.
+                pasid: vm.pasid(),
                 data: VM_FAULT_NO_RETRY | VM_FAULT_WRITE,
                 addr: 0x90_0000,
                 ..Default::default()
             }
         );
-        check_eq!((irqs[1].source, irqs[1].context_id, irqs[1].data), (IH_QUEUE_ERROR, 22, QUEUE_ERROR_VM_FAULT));
+        check_eq!((irqs[1].source, irqs[1].context_id, irqs[1].data, irqs[1].pasid), (IH_QUEUE_ERROR, 22, QUEUE_ERROR_VM_FAULT, vm.pasid()));
         check_eq!(r64(&vm, sig + aql::SIGNAL_VALUE), 1);
         h.engine().destroy(hqd)?;
         Ok(())
@@ -1856,6 +1858,7 @@ mod tests {
                     irqs[0],
                     IhEntry {
                         source: IH_VM_FAULT,
+                        pasid: vm.pasid(),
                         data: VM_FAULT_NO_RETRY | VM_FAULT_WRITE,
                         addr: 0x90_0000 + aql::SIGNAL_VALUE,
                         ..Default::default()
@@ -1869,6 +1872,7 @@ mod tests {
                     // The hardware names the queue by its doorbell index.
                     context_id: qid,
                     doorbell_id: qid,
+                    pasid: vm.pasid(),
                     data: want,
                     ..Default::default()
                 }
