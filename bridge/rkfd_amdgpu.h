@@ -51,13 +51,13 @@ u64 rkfd_amdgpu_available_vram(void *adev);
  * restore_process_bos: amdgpu_amdkfd_gpuvm_restore_process_bos of the VM,
  * *@ef a reference on its (possibly new) eviction fence.
  */
-int rkfd_amdgpu_acquire_vm(void *hws, void *drm_file, u16 context_id, void **vm, void **ef);
+int rkfd_amdgpu_acquire_vm(void *hws, void *drm_file, u16 context_id, void **vm, u32 *pasid,
+			   void **ef);
 int rkfd_amdgpu_restore_process_bos(void *vm, void **ef);
 void rkfd_amdgpu_release_vm(void *vm);
 u64 rkfd_amdgpu_process_page_dir(void *vm);
 /* The BAR dword index of the VM's doorbell slice's first doorbell. */
 u32 rkfd_amdgpu_vm_doorbell_index(void *vm);
-void rkfd_amdgpu_set_vm_pasid(void *vm, u32 pasid);
 /* mmap of the VM's doorbell slice / the MMIO remap page (sizes checked by rkfd). */
 int rkfd_amdgpu_mmap_doorbells(void *vm, void *vma);
 int rkfd_amdgpu_mmap_mmio_remap(void *adev, void *vma);
@@ -122,7 +122,7 @@ int rkfd_amdgpu_hqd_sdma_is_occupied(void *hws, void *mqd, u32 mqd_size);
 #define RKFD_AMDGPU_MES_PRIORITY_LEVELS 5
 
 struct rkfd_amdgpu_mes_add {
-	u32 process_id;			/* rkfd's PASID (set_vm_pasid) */
+	u32 process_id;			/* the VM's PASID (amdgpu's, from acquire_vm) */
 	u64 process_quantum, process_context_addr;
 	u64 gang_quantum, gang_context_addr;
 	u32 inprocess_gang_priority, gang_global_priority_level;

@@ -64,9 +64,9 @@ static struct rkfd_amdgpu_dev *to_bdev(struct kgd_dev *kgd)
 }
 
 static int bridge_acquire_vm(struct kgd_dev *kgd, void *drm_file, __u16 context_id,
-			     void **vm, struct dma_fence **ef)
+			     void **vm, __u32 *pasid, struct dma_fence **ef)
 {
-	return rkfd_amdgpu_acquire_vm(to_bdev(kgd)->hws, drm_file, context_id, vm,
+	return rkfd_amdgpu_acquire_vm(to_bdev(kgd)->hws, drm_file, context_id, vm, pasid,
 				      (void **)ef);
 }
 
@@ -78,19 +78,6 @@ static int bridge_restore_process_bos(struct kgd_dev *kgd, void *vm, struct dma_
 static void bridge_release_vm(struct kgd_dev *kgd, void *vm)
 {
 	rkfd_amdgpu_release_vm(vm);
-}
-
-static void bridge_set_vm_pasid(struct kgd_dev *kgd, void *vm, __u32 pasid)
-{
-	/*
-	 * amdgpu owns PASIDs (amdgpu_pasid_alloc at render-node open) and puts
-	 * its own in IH entries and in the VMID mapping; rkfd's device
-	 * interface does not take a driver-owned PASID yet, so rkfd's PASID is
-	 * not installed.  The bridge keeps it to find the VM of rkfd's MES
-	 * requests, which name the process by it.
-	 */
-	pr_notice_once("set_vm_pasid: amdgpu keeps the PASID of the render-node VM\n");
-	rkfd_amdgpu_set_vm_pasid(vm, pasid);
 }
 
 static __u64 bridge_get_process_page_dir(struct kgd_dev *kgd, void *vm)
@@ -365,7 +352,6 @@ static const struct kfd2kgd_calls rkfd_amdgpu_calls = {
 	.acquire_vm = bridge_acquire_vm,
 	.restore_process_bos = bridge_restore_process_bos,
 	.release_vm = bridge_release_vm,
-	.set_vm_pasid = bridge_set_vm_pasid,
 	.get_process_page_dir = bridge_get_process_page_dir,
 	.get_process_doorbell_index = bridge_get_process_doorbell_index,
 	.alloc_memory_of_gpu = bridge_alloc_memory_of_gpu,

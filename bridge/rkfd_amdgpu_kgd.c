@@ -56,7 +56,6 @@ struct rkfd_amdgpu_vm {
 	void *db_bo;
 	u64 db_offset;			/* bytes into the doorbell BAR */
 	u32 db_index;			/* BAR dword index of its first doorbell */
-	u32 pasid;			/* rkfd's (set_vm_pasid), under hws->queue_lock */
 	int vmid;			/* -1: none; under hws->queue_lock */
 	u32 hqd_queues;			/* queues loaded with hqd_*load, under hws->queue_lock */
 };
@@ -336,9 +335,13 @@ u64 rkfd_amdgpu_available_vram(void *adev)
  * to schedule_evict_and_restore_process; rkfd gets its own reference in
  * *@ef_out.  The VM's doorbell slice is allocated here (upstream allocates
  * it on the first queue or doorbell mmap, kfd_alloc_process_doorbells).
+ * *@pasid is the PASID amdgpu gave the VM when the render node was opened
+ * (amdgpu_driver_open_kms), which amdkfd 7.3 takes as pdd->pasid: amdgpu
+ * puts it in the VM's IH entries and VMID mapping; -EINVAL for a VM
+ * without one, as kfd_process_device_init_vm.
  */
 int rkfd_amdgpu_acquire_vm(void *hws_, void *drm_file, u16 context_id, void **vm_out,
-			   void **ef_out)
+			   u32 *pasid, void **ef_out)
 {
 	struct rkfd_amdgpu_hws *hws = hws_;
 	struct amdgpu_device *adev = rkfd_amdgpu_hws_adev(hws);
@@ -353,7 +356,7 @@ int rkfd_amdgpu_acquire_vm(void *hws_, void *drm_file, u16 context_id, void **vm
 		return -EINVAL;
 	file_priv = filp->private_data;
 	if (!file_priv || !file_priv->minor || file_priv->minor->dev != ddev ||
-	    !file_priv->driver_priv)
+	    !file_priv->driver_priv || !drm_priv_to_vm(file_priv)->pasid)
 		return -EINVAL;
 	vm = kzalloc_obj(*vm, GFP_KERNEL);
 	if (!vm)
@@ -385,6 +388,7 @@ int rkfd_amdgpu_acquire_vm(void *hws_, void *drm_file, u16 context_id, void **vm
 	vm->filp = get_file(filp);
 	rkfd_amdgpu_hws_add_vm(hws, vm);
 	*vm_out = vm;
+	*pasid = drm_priv_to_vm(file_priv)->pasid;
 	*ef_out = dma_fence_get(vm->ef);
 	return 0;
 }
@@ -1379,20 +1383,6 @@ int rkfd_amdgpu_hqd_sdma_is_occupied(void *hws_, void *mqd, u32 mqd_size)
 }
 
 /*
- * rkfd's PASID for the VM: amdgpu keeps its own in the VM and in IH
- * entries; the bridge only remembers rkfd's, by which rkfd's MES requests
- * name the process.
- */
-void rkfd_amdgpu_set_vm_pasid(void *vm_, u32 pasid)
-{
-	struct rkfd_amdgpu_vm *vm = vm_;
-
-	mutex_lock(&vm->hws->queue_lock);
-	vm->pasid = pasid;
-	mutex_unlock(&vm->hws->queue_lock);
-}
-
-/*
  * kfd_doorbell_mmap: the VM's doorbell slice, uncached, as I/O memory
  * (kfd_get_process_doorbells: the doorbell BAR's base + the slice's
  * offset).  rkfd has checked the size (doorbell_process_size).
@@ -1497,7 +1487,7 @@ int rkfd_amdgpu_mes_add(void *hws_, const struct rkfd_amdgpu_mes_add *in)
 		return -ENOMEM;
 	mutex_lock(&hws->queue_lock);
 	list_for_each_entry(v, &hws->vms, link) {
-		if (v->pasid && v->pasid == in->process_id) {
+		if (drm_priv_to_vm(v->drm_priv)->pasid == in->process_id) {
 			vm = v;
 			break;
 		}

@@ -34,7 +34,9 @@
 //! (`crate::packet_manager`), and the firmware's quantum rotates it.
 //!
 //! MAP_PROCESS carries what upstream's `pm_map_process_v9` /
-//! `_aldebaran` put in: the PASID, the VM's page table base (kfd2kgd
+//! `_aldebaran` put in: the PASID (`pdd->pasid`: the one the GPU driver
+//! gave the process's VM on this device, `ProcessDevice::pasid`), the
+//! VM's page table base (kfd2kgd
 //! `get_process_page_dir`, upstream's
 //! `amdgpu_amdkfd_gpuvm_get_process_page_dir`), from which the CP
 //! programs the VMID's page table, and the process's `sh_mem_config` /
@@ -117,7 +119,8 @@ pub(crate) struct RlEntry {
     /// The queue (identity, and its error state: a stopped queue is left
     /// out of the runlist).
     pub(crate) queue: Arc<QueueShared>,
-    /// Its process's PASID (MAP_PROCESS).
+    /// Its process's PASID on this device (MAP_PROCESS; the GPU
+    /// driver's, `ProcessDevice::pasid`).
     pub(crate) pasid: u32,
     /// Its process's XNACK mode (C: `qpd->pqm->process->xnack_enabled`;
     /// fixed while the process has queues: SET_XNACK_MODE is `-EBUSY`).

@@ -30,7 +30,8 @@
 //! threads, in any non-atomic context, including while another thread
 //! holds `Process::inner` and waits for that engine (`hqd_destroy`).  So
 //! this path never takes `Process::inner`: only the pasid lookup (the
-//! process table), the device's queue lock (`queue::DeviceQueues`, a leaf)
+//! process table; the PASID is the one the GPU driver gave the process's
+//! VM on that device, `ProcessDevice::pasid`), the device's queue lock (`queue::DeviceQueues`, a leaf)
 //! and the process's events lock (a leaf).  See `docs/design.md`.
 
 use kernel::sync::Arc;
@@ -54,10 +55,12 @@ use ih_format::ih;
 
 use crate::gfx;
 
-/// The process whose GPU VM has `pasid` (C: `kfd_lookup_process_by_pasid`);
-/// `None` for a process that has exited (its late entries are dropped).
-fn find_by_pasid(_dev: &Device, pasid: u32) -> Option<Arc<Process>> {
-    crate::process::find_by_pasid(pasid)
+/// The process whose GPU VM on `dev` has `pasid` (C:
+/// `kfd_lookup_process_by_pasid`): the PASID the GPU driver gave that VM,
+/// different on each GPU; `None` for a process that has exited or gave
+/// the VM back (its late entries are dropped).
+fn find_by_pasid(dev: &Device, pasid: u32) -> Option<Arc<Process>> {
+    crate::process::find_by_pasid(dev.gpu_id(), pasid)
 }
 
 /// `kgd2kfd_interrupt`: one ring entry from `dev`.

@@ -493,6 +493,31 @@ mod tests {
         assert_eq!(gpu.live_vms.load(Relaxed), 0);
     }
 
+    /// kfd2kgd `acquire_vm` reports the VM's PASID, which the GPU driver
+    /// owns (upstream `pdd->pasid = avm->pasid`); a VM without one is
+    /// given back and `EINVAL` (upstream "vm has no pasid associated").
+    /// `pasid_of` answers the pdd's PASID by gpu_id, 0 for an unbound or
+    /// unknown device.
+    #[test]
+    fn acquire_vm_takes_the_drivers_pasid() -> Result {
+        let (gpu, mut inner) = setup(2, false)?;
+        gpu.pasid.store(0, Relaxed);
+        assert_eq!(fake::vm(&inner.pdds[0].dev.kgd).err(), Some(EINVAL));
+        assert_eq!(gpu.live_vms.load(Relaxed), 0);
+        gpu.pasid.store(0x8123, Relaxed);
+        let vm = fake::vm(&inner.pdds[1].dev.kgd)?;
+        assert_eq!(vm.pasid(), 0x8123);
+        let id = inner.pdds[1].dev.gpu_id();
+        assert_eq!(inner.pasid_of(id), 0);
+        inner.pdds[1].pasid = vm.pasid();
+        inner.pdds[1].vm = Some(Arc::new(vm, GFP_KERNEL)?);
+        assert_eq!(inner.pasid_of(id), 0x8123);
+        assert_eq!(inner.pasid_of(inner.pdds[0].dev.gpu_id()), 0);
+        assert_eq!(inner.pasid_of(0xdead), 0);
+        finish(gpu, inner);
+        Ok(())
+    }
+
     #[test]
     fn handles_are_gpu_id_and_lowest_free_id() -> Result {
         let (gpu, mut inner) = setup(1, true)?;

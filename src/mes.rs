@@ -19,7 +19,9 @@
 //! (`crate::queue::recover`), which calls [`reset`]: the reset dropped
 //! every queue, so none is removed again.
 //!
-//! As upstream, a request carries the process's PASID, its VM's page
+//! As upstream, a request carries the PASID of the process's VM on the
+//! device (`pdd->pasid`: the GPU driver's, from kfd2kgd `acquire_vm`;
+//! `ProcessDevice::pasid`), its VM's page
 //! table base (kfd2kgd `get_process_page_dir`, upstream's
 //! `amdgpu_amdkfd_gpuvm_get_process_page_dir`), by which the firmware
 //! programs the VMID, and its `sh_mem_config` (`sh_mem_config_data`;

@@ -15,12 +15,16 @@
 //! `/dev/kfd` mmap handler, which runs under `mmap_lock`, never takes
 //! `inner`: it uses `Process::mmap`.
 //!
-//! PASIDs: each process gets one at creation (upstream before 6.x: one per
-//! process, 16 bits, never 0; 7.3's amdgpu allocates one per VM instead);
-//! every VM the process binds is told it (`set_vm_pasid`) so the GPU driver
-//! tags its interrupts with it, and [`find_by_pasid`] maps it back.  It is
-//! freed when the `Process` is dropped, so it is never reused while
-//! anything can still find the process.
+//! PASIDs: the GPU driver owns them, one per VM (amdgpu allocates it when
+//! the render node is opened; upstream 7.3, which has no KFD PASID of its
+//! own).  `ACQUIRE_VM` learns the VM's PASID from kfd2kgd `acquire_vm` and
+//! keeps it as the pdd's ([`ProcessDevice::pasid`], upstream `pdd->pasid`
+//! set in `kfd_process_device_init_vm`), so one process has a different
+//! PASID on each GPU.  The GPU driver tags the VM's interrupts with it,
+//! MAP_PROCESS and MES ADD_QUEUE carry it, and [`find_by_pasid`] maps an
+//! interrupt's (device, PASID) back to the process (upstream
+//! `kfd_lookup_process_by_pasid`).  It is 0 again once the process gave
+//! the VM back, before the driver can free it for reuse.
 //!
 //! SVM (`crate::svm`) takes `mmap_lock` and then its list lock; it never
 //! takes `inner` with its locks held (it copies what it needs first).
@@ -31,7 +35,7 @@ use kernel::{
     mm::Mm,
     new_mutex,
     prelude::*,
-    sync::{aref::ARef, Arc, Mutex},
+    sync::{aref::ARef, atomic::Relaxed, Arc, Mutex},
     task::{Pid, Task}, //
 };
 
@@ -51,38 +55,6 @@ use crate::{
     svm::Svms,
 };
 
-/// The pure PASID allocator, shared with the host crate `kfd-logic`.
-#[path = "../rust/kfd-logic/src/pasid.rs"]
-#[allow(
-    unreachable_pub,
-    dead_code,
-    reason = "a file shared with a host crate: `pub` items, accessors for its tests"
-)]
-mod pasid_alloc;
-use pasid_alloc::PasidAllocator;
-
-kernel::sync::global_lock! {
-    // SAFETY: Initialised in module init (`init_module_state`) before
-    // `/dev/kfd` is registered.
-    pub(crate) unsafe(uninit) static PASIDS: Mutex<PasidAllocator> = PasidAllocator::new();
-}
-
-/// A process's PASID; given back when dropped.
-struct Pasid(u32);
-
-impl Pasid {
-    fn alloc() -> Result<Self> {
-        // Upstream: amdgpu_pasid_alloc() fails with -ENOSPC when the space is full.
-        PASIDS.lock().alloc().map(Pasid).ok_or(ENOSPC)
-    }
-}
-
-impl Drop for Pasid {
-    fn drop(&mut self) {
-        PASIDS.lock().free(self.0);
-    }
-}
-
 /// What `/dev/kfd` mmap needs of one device of a process (upstream reads
 /// the pdd without `p->mutex` in `kfd_mmap`).
 pub(crate) struct MmapTarget {
@@ -101,6 +73,12 @@ pub(crate) struct ProcessDevice {
     /// The GPU VM, once `ACQUIRE_VM` bound one (upstream `drm_priv`).
     /// Shared only with `Process::mmap`; released when the last goes.
     pub(crate) vm: Option<Arc<KgdVm>>,
+    /// The VM's PASID, which the GPU driver allocated and owns (upstream
+    /// `pdd->pasid`): 0 until `ACQUIRE_VM` and after teardown.  What
+    /// MAP_PROCESS and MES ADD_QUEUE carry and the device's interrupts
+    /// name the process by; `counters.pasid` mirrors it for readers that
+    /// do not take `Process::inner` (the interrupt path, debugfs).
+    pub(crate) pasid: u32,
     /// Memory objects allocated on this device, by IDR handle.
     pub(crate) mem: MemoryObjects,
     /// `SET_SCRATCH_BACKING_VA` (upstream `qpd.sh_hidden_private_base`).
@@ -173,6 +151,7 @@ impl ProcessDevice {
         Ok(ProcessDevice {
             dev,
             vm: None,
+            pasid: 0,
             mem: MemoryObjects::new(),
             scratch_backing_va: 0,
             trap_handler: (0, 0),
@@ -230,6 +209,12 @@ impl ProcessInner {
         self.pdds.iter_mut().find(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL)
     }
 
+    /// The PASID of the process's VM on `gpu_id` (C: `pdd->pasid`), 0 for
+    /// a device not bound (or not the process's).
+    pub(crate) fn pasid_of(&self, gpu_id: u32) -> u32 {
+        self.pdds.iter().find(|p| p.dev.gpu_id() == gpu_id).map_or(0, |p| p.pasid)
+    }
+
     /// Index of the pdd of `gpu_id`.
     pub(crate) fn pdd_index(&self, gpu_id: u32) -> Result<usize> {
         self.pdds.iter().position(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL)
@@ -278,8 +263,10 @@ pub(crate) struct Process {
     /// take it; the registration is dropped outside every lock.
     #[pin]
     evict: Mutex<Option<crate::eviction::Registration<Process>>>,
-    /// The PASID.
-    pasid: Pasid,
+    /// Every pdd's counters, in `inner.pdds`' order, fixed at creation:
+    /// the pdds' PASIDs (`ProcCounters::pasid`) readable without `inner`,
+    /// by which [`find_by_pasid`] finds the process under [`PROCESSES`].
+    pdd_counters: KVec<Arc<ProcCounters>>,
     /// Events and the signal page (C: `p->event_*`, `p->signal_*`).  Its
     /// lock is a leaf, taken inside `inner`.
     #[pin]
@@ -411,21 +398,33 @@ pub(crate) fn snapshot() -> Result<KVec<Arc<Process>>> {
 pub(crate) fn init_module_state() {
     // SAFETY: Called exactly once, from module init, before any other use.
     unsafe { PROCESSES.init() };
-    // SAFETY: As above.
-    unsafe { PASIDS.init() };
 }
 
-/// The process whose PASID is `pasid` (upstream
-/// `kfd_lookup_process_by_pasid`), for interrupt handling.  A process stays
-/// findable until its last `/dev/kfd` file is released; its GPU state may
-/// already be gone (the mm exited).  Also the SVM retry-fault entry
-/// (`crate::svm::fault`).
-pub(crate) fn find_by_pasid(pasid: u32) -> Option<Arc<Process>> {
+/// The process whose VM on device `gpu_id` has PASID `pasid` (upstream
+/// `kfd_lookup_process_by_pasid`, which looks for a pdd with that PASID:
+/// amdgpu's PASIDs are unique across its devices; rkfd also asks that the
+/// pdd be of the device the interrupt came from, so a PASID of another GPU
+/// finds nothing), for interrupt handling and the SVM retry-fault entry
+/// (`crate::svm::fault`).  A process stays findable until its last
+/// `/dev/kfd` file is released or its VM is given back (teardown clears
+/// the pdds' PASIDs).  Takes [`PROCESSES`] only.
+pub(crate) fn find_by_pasid(gpu_id: u32, pasid: u32) -> Option<Arc<Process>> {
     if pasid == 0 {
         return None;
     }
     let table = PROCESSES.lock();
-    table.entries.iter().find(|e| e.process.pasid.0 == pasid).map(|e| e.process.clone())
+    table
+        .entries
+        .iter()
+        .find(|e| e.process.pdd_counters.iter().any(|c| c.gpu_id == gpu_id && c.pasid.load(Relaxed) == pasid))
+        .map(|e| e.process.clone())
+}
+
+/// The process whose SVM state is `svms` (upstream `container_of(svms,
+/// struct kfd_process, svms)`), while it is in the process table.
+pub(crate) fn find_by_svms(svms: &Arc<Svms>) -> Option<Arc<Process>> {
+    let table = PROCESSES.lock();
+    table.entries.iter().find(|e| Arc::ptr_eq(&e.process.svms, svms)).map(|e| e.process.clone())
 }
 
 /// The process of the address space `mm` (upstream
@@ -490,8 +489,11 @@ impl Process {
         if pdds.is_empty() {
             return Err(EINVAL);
         }
-        let pasid = Pasid::alloc()?;
-        let svms = Svms::new(mm, pasid.0, pdds.iter().map(|p| &p.dev))?;
+        let svms = Svms::new(mm, pdds.iter().map(|p| &p.dev))?;
+        let mut pdd_counters = KVec::with_capacity(counters.len(), GFP_KERNEL)?;
+        for c in counters.iter() {
+            pdd_counters.push(c.clone(), GFP_KERNEL)?;
+        }
         let leader = task.group_leader();
         let process = Arc::pin_init(
             try_pin_init!(Process {
@@ -507,7 +509,7 @@ impl Process {
                 debugfs <- new_mutex!(None, "Process::debugfs"),
                 mmap <- new_mutex!(targets, "Process::mmap"),
                 evict <- new_mutex!(None, "Process::evict"),
-                pasid,
+                pdd_counters,
                 events <- Events::new(),
                 svms,
             }),
@@ -583,8 +585,9 @@ impl Process {
     }
 
     /// IOCTL: ACQUIRE_VM: binds the device `gpu_id` to the GPU VM of a
-    /// render-node file of that GPU and tells the VM the PASID.  The same
-    /// file again is a no-op, another one `-EBUSY`.
+    /// render-node file of that GPU and takes the VM's PASID as the pdd's
+    /// (upstream `kfd_process_device_init_vm`).  The same file again is a
+    /// no-op, another one `-EBUSY`.
     pub(crate) fn acquire_vm(&self, gpu_id: u32, file: DrmFile) -> Result {
         let mut inner = self.inner.lock();
         let pdd = inner.pdd(gpu_id)?;
@@ -594,12 +597,12 @@ impl Process {
         let (vm, ef) = pdd.dev.kgd.acquire_vm(file, crate::eviction::CONTEXT_ID)?;
         let vm = Arc::new(vm, GFP_KERNEL)?;
         self.svms.add_vm(&pdd.dev, &vm)?;
-        pdd.dev.kgd.set_vm_pasid(&vm, self.pasid.0);
         let mut targets = self.mmap.lock();
         let target = targets.iter_mut().find(|t| t.gpu_id == gpu_id).ok_or(EINVAL)?;
         target.vm = Some(vm.clone());
         drop(targets);
-        pdd.counters.pasid.store(self.pasid.0, kernel::sync::atomic::Relaxed);
+        pdd.pasid = vm.pasid();
+        pdd.counters.pasid.store(pdd.pasid, Relaxed);
         pdd.vm = Some(vm);
         pdd.ef = ef;
         crate::smi::event_process(&pdd.dev, self, true);
@@ -612,12 +615,6 @@ impl Process {
         let targets = self.mmap.lock();
         let t = targets.iter().find(|t| t.gpu_id == gpu_id)?;
         Some((t.dev.clone(), t.vm.clone()))
-    }
-
-    /// The PASID.
-    #[allow(dead_code)] // For interrupt handling and messages (queues).
-    pub(crate) fn pasid(&self) -> u32 {
-        self.pasid.0
     }
 
     /// The address space is going away (notifier `release`): the GPU state
@@ -638,7 +635,7 @@ impl Process {
         self.svms.teardown();
         let mut inner = self.inner.lock();
         // Queues first: the engines stop touching process memory.
-        let hung = crate::queue::destroy_all(&mut inner, self.pasid());
+        let hung = crate::queue::destroy_all(&mut inner);
         // The signal page is a memory object freed below: stop using it first.
         self.events.teardown();
         crate::memory::release_all(&mut inner);
@@ -654,8 +651,10 @@ impl Process {
             }
             if let Some(vm) = pdd.vm.take() {
                 crate::smi::event_process(&pdd.dev, self, false);
-                pdd.dev.kgd.set_vm_pasid(&vm, 0);
-                pdd.counters.pasid.store(0, kernel::sync::atomic::Relaxed);
+                // Nothing finds the process by the PASID once the driver
+                // may free it for another VM.
+                pdd.pasid = 0;
+                pdd.counters.pasid.store(0, Relaxed);
                 drop(vm);
             }
         }

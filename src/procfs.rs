@@ -49,8 +49,11 @@ pub(crate) struct ProcCounters {
     /// by `crate::queue::restore_process` when the last eviction ends;
     /// `stats_<gpu_id>/evicted_ms` shows it in milliseconds.
     pub(crate) evicted_ns: Atomic<u64>,
-    /// The pdd's PASID: the process's once `ACQUIRE_VM` bound the device,
-    /// 0 before (upstream `pdd->pasid`; debugfs `pasid_<gpu_id>`).
+    /// The pdd's PASID: the one the GPU driver gave the VM `ACQUIRE_VM`
+    /// bound, 0 before and after teardown (upstream `pdd->pasid`; debugfs
+    /// `pasid_<gpu_id>`).  Mirrors `ProcessDevice::pasid` for readers that
+    /// do not take `Process::inner`: debugfs and the interrupt path's
+    /// lookup (`crate::process::find_by_pasid`).
     pub(crate) pasid: Atomic<u32>,
     /// GPU retry faults handled (`counters_<id>/faults`).
     pub(crate) faults: Atomic<u64>,

@@ -574,7 +574,7 @@ pub(crate) fn evict_process(process: &Process, owner: &crate::smi::Owner, trigge
         if inner.pdds[i].vm.is_some() {
             crate::smi::queue_eviction(owner, core::iter::once(inner.pdds[i].dev.gpu_id()), trigger);
         }
-        evict_device(inner, i, process.pasid(), hung)
+        evict_device(inner, i, hung)
     })
 }
 
@@ -588,7 +588,7 @@ pub(crate) fn restore_process(process: &Process, owner: &crate::smi::Owner) -> R
         if inner.pdds[i].vm.is_some() {
             crate::smi::queue_restore(owner, core::iter::once(inner.pdds[i].dev.gpu_id()));
         }
-        restore_device(inner, i, process.pasid(), hung)
+        restore_device(inner, i, hung)
     })
 }
 
@@ -635,9 +635,10 @@ fn mark_evicted(queues: &mut KVec<Queue>, gpu_id: u32, evicted: bool) -> usize {
 /// into `hung`; the queues count as evicted either way.  Unlike upstream's
 /// cpsch path, a process with no active queue on the device leaves the
 /// runlist alone (nothing in it changes).
-fn evict_device(inner: &mut ProcessInner, idx: usize, pasid: u32, hung: &mut Hung) -> Result {
+fn evict_device(inner: &mut ProcessInner, idx: usize, hung: &mut Hung) -> Result {
     let ProcessInner { pdds, queues, .. } = inner;
     let pdd = &mut pdds[idx];
+    let pasid = pdd.pasid;
     if !pdd.eviction.evict() {
         // Evicted already: nothing to stop.
         return Ok(());
@@ -694,9 +695,10 @@ fn evict_device(inner: &mut ProcessInner, idx: usize, pasid: u32, hung: &mut Hun
 /// time is added to `stats_<gpu_id>/evicted_ms`.  Errors as
 /// [`evict_device`]'s; a queue that could not be put back stays off the
 /// GPU (its next update or destruction goes on from there).
-fn restore_device(inner: &mut ProcessInner, idx: usize, pasid: u32, hung: &mut Hung) -> Result {
+fn restore_device(inner: &mut ProcessInner, idx: usize, hung: &mut Hung) -> Result {
     let ProcessInner { pdds, queues, .. } = inner;
     let pdd = &mut pdds[idx];
+    let pasid = pdd.pasid;
     if !pdd.eviction.restore() {
         // Another eviction is in force, or none was (nothing to do).
         return Ok(());
@@ -888,6 +890,9 @@ fn load(
     hung: &mut Hung,
 ) -> Result<(u32, u32)> {
     let gpu_id = dev.gpu_id();
+    // The PASID of the process's VM on this device (C: `pdd->pasid`),
+    // which MAP_PROCESS and MES ADD_QUEUE carry.
+    let pasid = inner.pasid_of(gpu_id);
     // C: `create_queue_*`: a queue created while its process is evicted
     // is evicted (inactive) until the restore.
     props.is_evicted = inner.pdds.iter().any(|p| p.dev.gpu_id() == gpu_id && p.eviction.is_evicted());
@@ -911,13 +916,13 @@ fn load(
     let mes = dev.queues.uses_mes();
     if mes {
         if let Some(s) = Option::as_ref(&*dev.queues.mes.lock()) {
-            crate::mes::admit(s, process.pasid(), !props.queue_type.is_sdma())?;
+            crate::mes::admit(s, pasid, !props.queue_type.is_sdma())?;
         }
     }
     if hws {
         let guard = dev.queues.hws.lock();
         if let Some(s) = Option::as_ref(&*guard) {
-            crate::hws::admit(s, process.pasid(), !props.queue_type.is_sdma())?;
+            crate::hws::admit(s, pasid, !props.queue_type.is_sdma())?;
         }
     }
     let qid = inner.queues.slots.alloc().map_err(errno)?;
@@ -1007,7 +1012,7 @@ fn load(
         let mqd_addr = hw.gtt.as_ref().map_or(0, |g| g.gpu_addr());
         let entry = crate::hws::RlEntry {
             queue: shared.clone(),
-            pasid: process.pasid(),
+            pasid,
             xnack: inner.xnack_enabled,
             qpd,
             map: crate::hws::map_queues(acq.sdma.map(|s| s.engine), doorbell_off, mqd_addr, p.wptr),
@@ -1020,7 +1025,7 @@ fn load(
         let mqd_addr = hw.gtt.as_ref().map_or(0, |g| g.gpu_addr());
         let q = crate::mes::queue_of(p.queue_type as u32, p.aql, p.priority, p.ring_size, p.wptr, doorbell_off, mqd_addr);
         let r = match Option::as_mut(&mut *dev.queues.mes.lock()) {
-            Some(s) => crate::mes::add(dev, s, shared.clone(), process.pasid(), qpd, q, p.is_active()),
+            Some(s) => crate::mes::add(dev, s, shared.clone(), pasid, qpd, q, p.is_active()),
             None => Err(EINVAL),
         };
         hw.loaded = r.is_ok();
@@ -1087,9 +1092,10 @@ pub(crate) type Hung = KVec<Arc<Device>>;
 /// releases its slots and buffers.  A hung scheduler (`-ETIME`) is added to
 /// `hung`; the queue is gone whatever the result, which is returned as
 /// upstream's `pqm_destroy_queue` does.
-fn destroy_at(inner: &mut ProcessInner, pasid: u32, index: usize, hung: &mut Hung) -> Result {
+fn destroy_at(inner: &mut ProcessInner, index: usize, hung: &mut Hung) -> Result {
     let q = inner.queues.queues.remove(index);
     let Ok(q) = q else { return Err(EINVAL) };
+    let pasid = inner.pasid_of(q.shared.gpu_id);
     // Files first: no reader sees a half-destroyed queue.
     drop(q.sysfs);
     let ret = {
@@ -1132,7 +1138,7 @@ pub(crate) fn destroy(process: &Process, args: &mut uapi::kfd_ioctl_destroy_queu
     let ret = {
         let mut inner = process.inner.lock();
         let index = inner.queues.queues.iter().position(|q| q.shared.qid == args.queue_id).ok_or(EINVAL)?;
-        destroy_at(&mut inner, process.pasid(), index, &mut hung)
+        destroy_at(&mut inner, index, &mut hung)
     };
     recover(hung);
     ret
@@ -1141,11 +1147,11 @@ pub(crate) fn destroy(process: &Process, args: &mut uapi::kfd_ioctl_destroy_queu
 /// Destroys every queue of the process (teardown, before its VMs and memory
 /// go; C: `kfd_process_dequeue_from_all_devices`).  Returns hung devices for
 /// [`recover`], to be called after `inner` is dropped.
-pub(crate) fn destroy_all(inner: &mut ProcessInner, pasid: u32) -> Hung {
+pub(crate) fn destroy_all(inner: &mut ProcessInner) -> Hung {
     let mut hung = KVec::new();
     while !inner.queues.queues.is_empty() {
         let last = inner.queues.queues.len() - 1;
-        let _ = destroy_at(inner, pasid, last, &mut hung);
+        let _ = destroy_at(inner, last, &mut hung);
     }
     inner.queues.doorbells.clear();
     hung
@@ -1197,8 +1203,8 @@ fn update_locked(
     new.percentage = percentage;
     new.pm4_target_xcc = (args.queue_percentage >> 8) & 0xff;
     let mqd_ring = if args.ring_base_address != 0 { (args.ring_base_address, ring_size) } else { q.mqd_ring };
-    let res = match inn.pdds.iter().find(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL).and_then(|p| p.bound_vm()) {
-        Ok(vm) => reload(q, vm, &new, mqd_ring, None, process.pasid(), hung),
+    let res = match inn.pdds.iter().find(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL).and_then(|p| Ok((p.bound_vm()?, p.pasid))) {
+        Ok((vm, pasid)) => reload(q, vm, &new, mqd_ring, None, pasid, hung),
         Err(e) => Err(e),
     };
     // Unloading failed: nothing changed.
@@ -1246,8 +1252,8 @@ pub(crate) fn set_cu_mask(process: &Process, args: &mut uapi::kfd_ioctl_set_cu_m
         if !rules::cu_mask_pairs_ok(q.dev.gfx, bits, &mask) {
             return Err(EINVAL);
         }
-        let vm = inner.pdds.iter().find(|p| p.dev.gpu_id() == q.shared.gpu_id).ok_or(EINVAL)?.bound_vm()?;
-        reload(q, vm, &q.props, q.mqd_ring, Some((&mask, bits)), process.pasid(), &mut hung)?
+        let pdd = inner.pdds.iter().find(|p| p.dev.gpu_id() == q.shared.gpu_id).ok_or(EINVAL)?;
+        reload(q, pdd.bound_vm()?, &q.props, q.mqd_ring, Some((&mask, bits)), pdd.pasid, &mut hung)?
     })();
     recover(hung);
     ret
@@ -1480,14 +1486,15 @@ fn device_queues(dev: &Device) -> Result<KVec<Arc<QueueShared>>> {
 }
 
 /// debugfs `mqds` (C: `kfd_debugfs_mqds_by_process` / `pqm_debugfs_mqds`
-/// and the managers' `debugfs_show_mqd`): per process "Process <pid> PASID
-/// 0x<pasid hex>:" (upstream's format), then per queue "  Compute queue on device <gpu_id>" or
+/// and the managers' `debugfs_show_mqd`): per process "Process <tgid> PASID
+/// <pid>:" (upstream 7.3's format: its PASIDs are per device, so the line
+/// shows the lead thread's pid where the process PASID was), then per queue "  Compute queue on device <gpu_id>" or
 /// "  SDMA queue on device <gpu_id>" and the MQD's bytes as
 /// `seq_hex_dump` prints them.
 pub(crate) fn debugfs_mqds(out: &mut impl Write) -> Result {
     let devs = crate::device::all()?;
     for p in crate::process::snapshot()?.iter() {
-        let _ = writeln!(out, "Process {} PASID 0x{:x}:", p.pid(), p.pasid());
+        let _ = writeln!(out, "Process {} PASID {}:", p.pid(), p.pid());
         for dev in devs.iter() {
             for q in device_queues(dev)?.iter().filter(|q| q.belongs_to(p)) {
                 let kind = if q.queue_type == QueueType::Compute { "Compute" } else { "SDMA" };

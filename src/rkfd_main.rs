@@ -28,15 +28,16 @@
 //!  1. [`static@process::PROCESSES`] (upstream `kfd_processes_mutex`), the
 //!     process table.  Taken with no other rkfd lock held.  Opening
 //!     `/dev/kfd` ([`process::Process::open_current`]) creates the process
-//!     under it: [`static@device::DEVICES`], [`static@process::PASIDS`],
+//!     under it: [`static@device::DEVICES`],
 //!     the mm's `mmap_lock` for writing (registering the mm notifier and
 //!     preparing the interval tree), sysfs and debugfs directories
 //!     (`debugfs::ROOT`) and the new process's leaf locks (12); a failed
 //!     open drops the new process, whose teardown takes 2 and the SVM
 //!     locks, under it.  Elsewhere it is held only to find
-//!     (`find_by_pasid`, `snapshot`), count or remove an entry, or to
-//!     change `kfd_locked` and a device's `check_and_lock_kfd` lock
-//!     (`crate::power`), which the open reads under it.
+//!     (`find_by_pasid`, `find_by_svms`, `snapshot`), count or remove an
+//!     entry, or to change `kfd_locked` and a device's
+//!     `check_and_lock_kfd` lock (`crate::power`), which the open reads
+//!     under it.
 //!  2. `Process::inner` (upstream `p->mutex`): one process at a time
 //!     (hang recovery takes other processes' only after dropping its own).
 //!     kfd2kgd calls are made under it; they may sleep and wait for the GPU
@@ -136,9 +137,8 @@
 //!     `Process::debugfs`, `Process::evict` (held only to store or take what they hold, which
 //!     is dropped after the lock: unregistering the notifier waits for its
 //!     `release`, which tears the process down; removing files waits for
-//!     their readers), [`static@device::DEVICES`],
-//!     [`static@process::PASIDS`] and `debugfs::ROOT` (debugfs directories
-//!     are created under it).
+//!     their readers), [`static@device::DEVICES`] and `debugfs::ROOT`
+//!     (debugfs directories are created under it).
 //! 13. [`event::Events::inner`] (spinlock; upstream `p->event_mutex`): a
 //!     leaf, taken under 2 and by the interrupt path; only the condition
 //!     variable's wait-queue lock nests inside.
@@ -177,7 +177,8 @@
 //!   `hmm_range_fault`.
 //! - The interrupt path (`kgd2kfd_interrupt`, any non-atomic context,
 //!   typically the GPU driver's engine thread) takes only 1 (the PASID
-//!   lookup), 10, 13 and 14, never 2: a thread holding 2 while it waits for
+//!   lookup: the device's PASID of each process, which the GPU driver
+//!   owns, is an atomic of the process's per-device counters), 10, 13 and 14, never 2: a thread holding 2 while it waits for
 //!   an engine cannot deadlock with that engine's interrupts.
 //! - The GPU driver calls `kgd2kfd_interrupt` and `kgd2kfd_svm_fault` with
 //!   none of its locks held that a kfd2kgd call takes; a kfd2kgd call made

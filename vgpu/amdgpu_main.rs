@@ -136,8 +136,11 @@
 //! 10. `Gart::state` (`gart`): a leaf; the kernel objects' table, taken
 //!     only to add, remove or look up an object (the pages are read and
 //!     written after it is released, through the object's own reference).
-//! 11. `Core::pasid_vms` (`gpu`): a leaf; the VMs by PASID (the CP and
-//!     the MES look them up by page table base too).  A VM's last
+//! 11. `Core::pasid_vms` (`gpu`): a leaf; the VMs KFD processes acquired,
+//!     found by PASID (the CP and the MES look them up by page table base
+//!     too).  The PASIDs themselves come from the shim's driver-wide
+//!     XArray (`kabi::Pasid`, its own spinlock, taken with no lock of
+//!     this driver held: a VM's creation and last drop).  A VM's last
 //!     reference is dropped after it is released.
 //! 12. `Vm::evict` (`vm`), then `vgpu_evict_lock` (C mutex,
 //!     `evict_shim.c`): a VM's KFD eviction fences; taken by `acquire_vm`,

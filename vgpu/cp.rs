@@ -624,12 +624,11 @@ mod tests {
         for k in 0..3u32 {
             let vm = crate::vm::Vm::new(core.clone())?;
             vm.acquire()?;
-            vm.set_pasid(0x5000 + k);
-            core.set_vm_pasid(&vm, 0x5000 + k);
-            let page_table_base = vm.page_dir();
+            core.add_kfd_vm(&vm)?;
+            let (pasid, page_table_base) = (vm.pasid(), vm.page_dir());
             let (obj, mq) = compute_mqd(&rig, vm.doorbell_index(), k + 1)?;
             vms.push(vm, GFP_KERNEL)?;
-            n += MapProcess { pasid: 0x5000 + k, page_table_base, num_queues: 1, ..Default::default() }.write(fmt, &mut buf[n..]);
+            n += MapProcess { pasid, page_table_base, num_queues: 1, ..Default::default() }.write(fmt, &mut buf[n..]);
             let e = mq.encode(false);
             buf[n..n + e.len()].copy_from_slice(&e);
             n += e.len();
@@ -641,7 +640,7 @@ mod tests {
         assert!(!rig.kgd.cp_hung());
         assert_eq!(mapped(&rig).len(), 3);
         // UNMAP_QUEUES of the second process, then the fence.
-        let unmap = pm4::UnmapQueues::new(pm4::UnmapFilter::Pasid(0x5001), false, false);
+        let unmap = pm4::UnmapQueues::new(pm4::UnmapFilter::Pasid(vms[1].pasid()), false, false);
         let f = rig.fence_addr();
         rig.kgd.gart().write_dwords(f, &[FENCE_INIT as u32, 0])?;
         rig.submit(&pm4::preemption(&unmap, f))?;
@@ -671,7 +670,7 @@ mod tests {
         rig.kgd.cp_reset();
         assert!(mapped(&rig).is_empty());
         for vm in vms.iter() {
-            core.set_vm_pasid(vm, 0);
+            core.remove_kfd_vm(vm);
             vm.release();
         }
         rig.kgd.gart().free(&ib);
@@ -683,7 +682,7 @@ mod tests {
 
     /// The CP takes a MAP_PROCESS only if its page table base names a KFD
     /// process's VM, the one of its PASID: not another process's VM, a VM
-    /// with no PASID, an address naming no VM, or 0.  A runlist whose
+    /// no KFD process acquired, an address naming no VM, or 0.  A runlist whose
     /// MAP_PROCESS names another process's VM is a bad packet: the
     /// firmware hangs with nothing mapped and answers no fence.
     #[test]
@@ -693,14 +692,13 @@ mod tests {
         let core = rig.kgd.core().clone();
         let fmt = pm4::PmFormat::of(core.profile().gfx);
         let (a, b, c) = (crate::vm::Vm::new(core.clone())?, crate::vm::Vm::new(core.clone())?, crate::vm::Vm::new(core.clone())?);
-        for (vm, pasid) in [(&a, 0x6000), (&b, 0x6001)] {
-            vm.set_pasid(pasid);
-            core.set_vm_pasid(vm, pasid);
+        for vm in [&a, &b] {
+            core.add_kfd_vm(vm)?;
         }
         // Distinct, amdgpu-encoded (VALID, 64-byte aligned) bases.
         assert!(a.page_dir() != b.page_dir() && b.page_dir() != c.page_dir() && a.page_dir() != c.page_dir());
         assert_eq!(a.page_dir() & 0x3f, 1);
-        let of_a = |page_table_base| MapProcess { pasid: 0x6000, page_table_base, num_queues: 1, ..Default::default() };
+        let of_a = |page_table_base| MapProcess { pasid: a.pasid(), page_table_base, num_queues: 1, ..Default::default() };
         {
             use hws::Cp;
             let mut guard = rig.kgd.cp().lock();
@@ -724,7 +722,7 @@ mod tests {
         assert!(!rig.fence()?);
         rig.kgd.cp_reset();
         for vm in [&a, &b] {
-            core.set_vm_pasid(vm, 0);
+            core.remove_kfd_vm(vm);
         }
         rig.kgd.gart().free(&ib);
         rig.kgd.gart().free(&obj);
@@ -764,16 +762,15 @@ mod tests {
             b.acquire()?;
             assert!(a.doorbell_index() >= slice && b.doorbell_index() >= slice);
             assert!(a.doorbell_index().abs_diff(b.doorbell_index()) >= slice);
-            for (vm, pasid) in [(&a, 0x7000), (&b, 0x7001)] {
-                vm.set_pasid(pasid);
-                core.set_vm_pasid(vm, pasid);
+            for vm in [&a, &b] {
+                core.add_kfd_vm(vm)?;
             }
             let (in_mqd, in_packet) = doorbells(a.doorbell_index(), b.doorbell_index());
             let (obj, mut mq) = compute_mqd(&rig, in_mqd, 0)?;
             mq.doorbell_off = in_packet;
             let ib = rig.kgd.gart().alloc(4096)?;
             let mut buf = KVec::from_elem(0u32, 128, GFP_KERNEL)?;
-            let mut n = MapProcess { pasid: 0x7000, page_table_base: a.page_dir(), num_queues: 1, ..Default::default() }.write(fmt, &mut buf[..]);
+            let mut n = MapProcess { pasid: a.pasid(), page_table_base: a.page_dir(), num_queues: 1, ..Default::default() }.write(fmt, &mut buf[..]);
             let e = mq.encode(false);
             buf[n..n + e.len()].copy_from_slice(&e);
             n += e.len();
@@ -783,7 +780,7 @@ mod tests {
             assert_eq!(mapped(&rig).len(), usize::from(*maps));
             rig.kgd.cp_reset();
             for vm in [&a, &b] {
-                core.set_vm_pasid(vm, 0);
+                core.remove_kfd_vm(vm);
                 vm.release();
             }
             rig.kgd.gart().free(&ib);

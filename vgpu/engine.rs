@@ -1607,7 +1607,9 @@ mod tests {
         h.record_irqs();
         let _mem = aql_queue_memory(&vm)?;
         let sig = signal(&vm, 0, 1, 5)?;
-        vm.set_pasid(0x1234);
+        // The VM's own PASID (allocated with it) tags its interrupts.
+        let pasid = vm.pasid();
+        check!(pasid != 0);
         let desc = QueueDesc {
             doorbell_offset: 8 * 3,
             ..aql_desc(3, RING, PAGE, RPTR, WPTR)
@@ -1629,7 +1631,7 @@ mod tests {
             irqs[0],
             IhEntry {
                 source: IH_SIGNAL,
-                pasid: 0x1234,
+                pasid,
                 context_id: 5,
                 ..Default::default()
             }
@@ -1807,12 +1809,14 @@ mod tests {
             irqs[0],
             IhEntry {
                 source: IH_VM_FAULT,
+                // The VM's own PASID, as on every entry of its queues.
+                pasid: vm.pasid(),
                 data: VM_FAULT_NO_RETRY | VM_FAULT_WRITE,
                 addr: 0x90_0000,
                 ..Default::default()
             }
         );
-        check_eq!((irqs[1].source, irqs[1].context_id, irqs[1].data), (IH_QUEUE_ERROR, 22, QUEUE_ERROR_VM_FAULT));
+        check_eq!((irqs[1].source, irqs[1].context_id, irqs[1].data, irqs[1].pasid), (IH_QUEUE_ERROR, 22, QUEUE_ERROR_VM_FAULT, vm.pasid()));
         check_eq!(r64(&vm, sig + aql::SIGNAL_VALUE), 1);
         h.engine().destroy(hqd)?;
         Ok(())
@@ -1854,6 +1858,7 @@ mod tests {
                     irqs[0],
                     IhEntry {
                         source: IH_VM_FAULT,
+                        pasid: vm.pasid(),
                         data: VM_FAULT_NO_RETRY | VM_FAULT_WRITE,
                         addr: 0x90_0000 + aql::SIGNAL_VALUE,
                         ..Default::default()
@@ -1867,6 +1872,7 @@ mod tests {
                     // The hardware names the queue by its doorbell index.
                     context_id: qid,
                     doorbell_id: qid,
+                    pasid: vm.pasid(),
                     data: want,
                     ..Default::default()
                 }

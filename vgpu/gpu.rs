@@ -93,10 +93,10 @@ pub(crate) struct Core {
     /// transition and the device's removal apart.
     #[pin]
     power: Mutex<Option<PowerTarget>>,
-    /// The VMs KFD processes use, by PASID (`set_vm_pasid` adds, `release_vm`
-    /// removes): how the CP's scheduler and the MES find the VM of a
-    /// MAP_PROCESS or ADD_QUEUE (by its page table base, checked against
-    /// its PASID).
+    /// The VMs KFD processes use (`acquire_vm` adds, `release_vm`
+    /// removes), each with the PASID it got when its file was opened: how
+    /// the CP's scheduler and the MES find the VM of a MAP_PROCESS or
+    /// ADD_QUEUE (by its page table base, checked against its PASID).
     /// Lock order: a leaf (`vgpu/amdgpu_main.rs`, 11).
     #[pin]
     pasid_vms: Mutex<KVec<Arc<crate::vm::Vm>>>,
@@ -167,15 +167,22 @@ impl Core {
         )
     }
 
-    /// Records that `vm` carries `pasid` (0: forget it).  Allocation
-    /// failure leaves the VM unknown to the CP's scheduler (its queues
-    /// cannot be mapped through a runlist; the HWS hangs on them).
-    pub(crate) fn set_vm_pasid(&self, vm: &Arc<crate::vm::Vm>, pasid: u32) {
+    /// Records that a KFD process uses `vm` (`acquire_vm`): the CP's
+    /// scheduler and the MES find it by its page table base and PASID
+    /// from now.  Recorded once however often it is called.
+    pub(crate) fn add_kfd_vm(&self, vm: &Arc<crate::vm::Vm>) -> Result {
+        let mut l = self.pasid_vms.lock();
+        if !l.iter().any(|v| Arc::ptr_eq(v, vm)) {
+            l.push(vm.clone(), GFP_KERNEL)?;
+        }
+        Ok(())
+    }
+
+    /// Forgets `vm` (`release_vm`): no MAP_PROCESS or ADD_QUEUE names it
+    /// any more.
+    pub(crate) fn remove_kfd_vm(&self, vm: &Arc<crate::vm::Vm>) {
         let mut l = self.pasid_vms.lock();
         let old = l.iter().position(|v| Arc::ptr_eq(v, vm)).and_then(|i| l.remove(i).ok());
-        if pasid != 0 && l.push(vm.clone(), GFP_KERNEL).is_err() {
-            pr_warn!("vgpu: no memory to record a PASID\n");
-        }
         drop(l);
         drop(old);
     }
@@ -231,13 +238,13 @@ impl Core {
         self.doorbell_slices.lock().release_id((index / slice_dwords) as usize);
     }
 
-    /// The VM of a KFD process (one with a PASID) whose page table base is
+    /// The VM of a KFD process (acquired) whose page table base is
     /// `pd` (a CP programs the VMID's page table from it).
     pub(crate) fn vm_of_page_dir(&self, pd: u64) -> Option<Arc<crate::vm::Vm>> {
         self.pasid_vms.lock().iter().find(|v| v.page_dir() == pd).cloned()
     }
 
-    /// The VM whose PASID is `pasid`.
+    /// The VM of a KFD process whose PASID is `pasid`.
     pub(crate) fn vm_of_pasid(&self, pasid: u32) -> Option<Arc<crate::vm::Vm>> {
         if pasid == 0 {
             return None;
@@ -713,6 +720,33 @@ impl Drop for Gpu {
 mod tests {
     use super::*;
     use crate::profile::PROFILES;
+
+    /// Every VM gets its own PASID when it is created, from one table for
+    /// every GPU (amdgpu_pasid_alloc): VMs of two GPUs never share one, a
+    /// freed PASID is not handed out again at once (cyclic), and acquiring
+    /// the VM for a KFD process makes the CP find it by that PASID.
+    #[test]
+    fn vms_have_their_own_driver_wide_pasids() -> Result {
+        let sysmem = SystemMemory::new()?;
+        let (c0, c1) = (Core::new(&PROFILES[0], 7, 1 << 20, &sysmem)?, Core::new(&PROFILES[0], 8, 1 << 20, &sysmem)?);
+        let (a, b) = (crate::vm::Vm::new(c0.clone())?, crate::vm::Vm::new(c1.clone())?);
+        let (pa, pb) = (a.pasid(), b.pasid());
+        assert!(pa != 0 && pb != 0 && pa != pb && pa < 1 << 16 && pb < 1 << 16);
+        drop(a);
+        let a2 = crate::vm::Vm::new(c0.clone())?;
+        assert!(a2.pasid() != pa && a2.pasid() != pb);
+        // Only an acquired VM is found by its PASID (and only on its GPU).
+        assert!(c0.vm_of_pasid(a2.pasid()).is_none());
+        c0.add_kfd_vm(&a2)?;
+        c1.add_kfd_vm(&b)?;
+        assert!(c0.vm_of_pasid(a2.pasid()).is_some_and(|v| Arc::ptr_eq(&v, &a2)));
+        assert!(c0.vm_of_pasid(pb).is_none());
+        assert!(c1.vm_of_pasid(a2.pasid()).is_none());
+        c0.remove_kfd_vm(&a2);
+        c1.remove_kfd_vm(&b);
+        assert!(c0.vm_of_pasid(a2.pasid()).is_none());
+        Ok(())
+    }
 
     #[test]
     fn offsets_are_unique_and_reused() -> Result {

@@ -103,6 +103,7 @@ pub(crate) use mm::{
     DoorbellWatch,
     KernelMap,
     NoReclaim,
+    Pasid,
     PinnedPages,
     SharedPages, //
 };

@@ -70,12 +70,21 @@ impl kabi::Kfd2Kgd for Kgd {
     type Mem = Mem;
     type Gtt = GttObj;
 
+    /// `amdgpu_amdkfd_gpuvm_acquire_process_vm`: the VM, which has had
+    /// its PASID since the file was opened, becomes a KFD process's: the
+    /// CP and the MES accept MAP_PROCESS / ADD_QUEUE naming it from now;
+    /// its eviction fence carries rkfd's `context_id`.
     fn acquire_vm(&self, file: &kabi::DrmFileRef<'_>, context_id: u16) -> Result<(Arc<Vm>, Option<kabi::FenceRef>)> {
         let found = self.devices().file_state(file)?;
         found.acquire()?;
+        if let Err(e) = found.core().add_kfd_vm(&found) {
+            found.release();
+            return Err(e);
+        }
         match found.init_eviction_fence(context_id) {
             Ok(f) => Ok((found, Some(f))),
             Err(e) => {
+                found.core().clone().remove_kfd_vm(&found);
                 found.release();
                 Err(e)
             }
@@ -86,12 +95,16 @@ impl kabi::Kfd2Kgd for Kgd {
         vm.restore_eviction_fence()
     }
 
+    fn vm_pasid(vm: &Vm) -> u32 {
+        vm.pasid()
+    }
+
     fn set_rkfd_vm_handle(vm: &Vm, handle: usize) {
         vm.set_kfd_handle(handle);
     }
 
     fn release_vm(vm: Arc<Vm>) {
-        vm.core().clone().set_vm_pasid(&vm, 0);
+        vm.core().clone().remove_kfd_vm(&vm);
         vm.release();
     }
 
@@ -179,12 +192,6 @@ impl kabi::Kfd2Kgd for Kgd {
 
     fn process_doorbell_index(vm: ArcBorrow<'_, Vm>) -> u32 {
         vm.doorbell_index()
-    }
-
-    fn set_vm_pasid(vm: ArcBorrow<'_, Vm>, pasid: u32) {
-        vm.set_pasid(pasid);
-        let vm: Arc<Vm> = vm.into();
-        vm.core().set_vm_pasid(&vm, pasid);
     }
 
     /// The module's system-memory accounts (amdgpu's `kfd_mem_limit`:

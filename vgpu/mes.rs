@@ -260,7 +260,6 @@ mod tests {
         input: MesAddQueueInput,
     }
 
-    const PASID: u32 = 0x6000;
     /// The queue's doorbell in its VM's slice (dwords); the requests and
     /// the MQD carry it as a BAR index.
     const DOORBELL: u32 = 4;
@@ -273,8 +272,7 @@ mod tests {
             let vm = crate::vm::Vm::new(core.clone())?;
             // Acquired: its doorbell slice is placed in the BAR.
             vm.acquire()?;
-            vm.set_pasid(PASID);
-            core.set_vm_pasid(&vm, PASID);
+            core.add_kfd_vm(&vm)?;
             let doorbell = vm.doorbell_index() + DOORBELL;
             let (mqd, proc_ctx, gang_ctx) = (kgd.gart().alloc(4096)?, kgd.gart().alloc(4096)?, kgd.gart().alloc(4096)?);
             let base = 0x7f00_0000_0000u64;
@@ -292,7 +290,7 @@ mod tests {
             hw::init_compute_mqd(&mut m, &dev, mqd.addr(), &q);
             kgd.gart().write_bytes(mqd.addr(), m.as_bytes())?;
             let input = MesAddQueueInput {
-                process_id: PASID,
+                process_id: vm.pasid(),
                 page_table_base_addr: vm.page_dir(),
                 process_context_addr: proc_ctx.addr(),
                 gang_context_addr: gang_ctx.addr(),
@@ -320,7 +318,7 @@ mod tests {
     impl Drop for Rig {
         fn drop(&mut self) {
             self.kgd.mes_reset();
-            self.kgd.core().set_vm_pasid(&self.vm, 0);
+            self.kgd.core().remove_kfd_vm(&self.vm);
             self.vm.release();
             for o in [&self.mqd, &self.proc_ctx, &self.gang_ctx] {
                 self.kgd.gart().free(o);
@@ -351,8 +349,9 @@ mod tests {
             MesAddQueueInput { wptr_addr: i.wptr_addr + 8, ..i },
             MesAddQueueInput { is_aql_queue: 1, ..i },
             MesAddQueueInput { queue_type: 0, ..i },
-            MesAddQueueInput { process_id: PASID + 1, ..i },
-            // The page table base of no VM, or of a VM without a PASID.
+            MesAddQueueInput { process_id: i.process_id + 1, ..i },
+            // The page table base of no VM, or of a VM no KFD process
+            // acquired.
             MesAddQueueInput { page_table_base_addr: 0, ..i },
             MesAddQueueInput { page_table_base_addr: i.page_table_base_addr + 0x1000_0000, ..i },
             MesAddQueueInput { page_table_base_addr: other.page_dir(), ..i },

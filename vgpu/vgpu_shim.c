@@ -56,6 +56,7 @@
 #include <linux/sysfs.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <linux/xarray.h>
 
 #include <drm/drm_auth.h>
 #include <drm/drm_drv.h>
@@ -1755,6 +1756,25 @@ void vgpu_shim_unpin_user(struct page **pages, unsigned long nr)
 u64 vgpu_shim_total_ram(void)
 {
 	return (u64)totalram_pages() << PAGE_SHIFT;
+}
+
+/* amdgpu_ids.c: amdgpu_pasid_xa, amdgpu_pasid_xa_next. */
+static DEFINE_XARRAY_FLAGS(vgpu_pasid_xa, XA_FLAGS_ALLOC1);
+static u32 vgpu_pasid_xa_next;
+
+/* amdgpu_pasid_alloc(16, ..). */
+int vgpu_shim_pasid_alloc(u32 *pasid)
+{
+	int r = xa_alloc_cyclic(&vgpu_pasid_xa, pasid, NULL, XA_LIMIT(1, (1U << 16) - 1),
+				&vgpu_pasid_xa_next, GFP_KERNEL);
+
+	return r < 0 ? r : 0;
+}
+
+/* amdgpu_pasid_free(). */
+void vgpu_shim_pasid_free(u32 pasid)
+{
+	xa_erase(&vgpu_pasid_xa, pasid);
 }
 
 unsigned int vgpu_shim_noreclaim_save(void)

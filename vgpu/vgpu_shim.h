@@ -152,6 +152,13 @@ int vgpu_shim_db_watch_arm(struct vgpu_db_watch *w, u64 holdoff_ns);
 /* How long a worker polls after work before it arms the traps, ns. */
 u64 vgpu_shim_doorbell_arm_ns(void);
 u64 vgpu_shim_total_ram(void);
+/*
+ * A new PASID for a VM, driver-wide (every virtual GPU allocates from the
+ * one table, as amdgpu_pasid_alloc(16, ..)): 1..0xffff, cyclic.  0 and
+ * *@pasid set, or -errno (-EBUSY: all in use).
+ */
+int vgpu_shim_pasid_alloc(u32 *pasid);
+void vgpu_shim_pasid_free(u32 pasid);
 unsigned int vgpu_shim_noreclaim_save(void);
 void vgpu_shim_noreclaim_restore(unsigned int flags);
 int vgpu_shim_pfn_rw(unsigned long pfn, size_t offset, void *buf, size_t len, bool write);

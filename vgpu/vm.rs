@@ -67,9 +67,11 @@ pub(crate) struct Vm {
     /// `avm->process_info`), one VM serves one KFD process: a render-node
     /// file inherited by a forked child cannot be acquired by it too.
     acquired: Atomic<bool>,
-    /// The PASID of the KFD process using it (0: none), which the engines
-    /// put in the interrupt entries they raise (dword 3 of the IH ring entry).
-    pasid: Atomic<u32>,
+    /// Its PASID, allocated with the VM (as `amdgpu_driver_open_kms` does
+    /// for each open DRM file) from the driver-wide table and freed when
+    /// the VM goes: what `acquire_vm` tells rkfd and the engines put in
+    /// the interrupt entries they raise (dword 3 of the IH ring entry).
+    pasid: kabi::Pasid,
     /// Where `doorbells` sit in the GPU's doorbell BAR while a KFD process
     /// has the VM: the BAR dword index of its first doorbell (a slice of
     /// [`Core::alloc_doorbell_slice`], taken at `acquire`, given back at
@@ -161,7 +163,6 @@ impl Vm {
     pub(crate) fn release(&self) {
         let evict = self.evict.lock().take();
         drop(evict);
-        self.pasid.store(0, Release);
         let index = self.doorbell_index.xchg(0, Full);
         if index != 0 {
             self.core.free_doorbell_slice(index);
@@ -214,14 +215,9 @@ impl Vm {
         }
     }
 
-    /// Sets the PASID (`set_vm_pasid`).
-    pub(crate) fn set_pasid(&self, pasid: u32) {
-        self.pasid.store(pasid, Release);
-    }
-
-    /// The PASID of the process using the VM, 0 if none.
+    /// The VM's PASID (upstream `vm->pasid`), never 0.
     pub(crate) fn pasid(&self) -> u32 {
-        self.pasid.load(Acquire)
+        self.pasid.get()
     }
 
     /// An empty VM on `core`.
@@ -231,6 +227,7 @@ impl Vm {
         let doorbells = Arc::new(SharedPages::new(doorbell_bytes.div_ceil(PAGE_SIZE))?, GFP_KERNEL)?;
         let doorbell_watch = DoorbellWatch::new(&doorbells, core.bell().clone())?;
         let page_dir = core.alloc_page_dir()?;
+        let pasid = kabi::Pasid::alloc()?;
         Arc::pin_init(
             try_pin_init!(Vm {
                 page_dir,
@@ -238,7 +235,7 @@ impl Vm {
                 doorbells,
                 doorbell_watch,
                 acquired: Atomic::new(false),
-                pasid: Atomic::new(0),
+                pasid,
                 doorbell_index: Atomic::new(0),
                 kfd_handle: Atomic::new(0),
                 // INVARIANT: Nothing is mapped.

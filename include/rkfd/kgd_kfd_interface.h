@@ -225,7 +225,7 @@ struct kgd_mem_limits {
 #define KGD_MES_GANG_CTX_SIZE		0x1000
 
 struct kgd_mes_add_queue_input {
-	__u32 process_id;		/* the process's PASID (set_vm_pasid): names its VM */
+	__u32 process_id;		/* the VM's PASID (acquire_vm): names the VM */
 	__u64 page_table_base_addr;	/* get_process_page_dir() of process_id's VM */
 	__u64 process_va_start;		/* GPU pages */
 	__u64 process_va_end;
@@ -292,14 +292,23 @@ struct kfd2kgd_calls {
 	 * Binds a process to the GPU VM behind one of the device's DRM files
 	 * (@drm_file is a struct file *).  -EINVAL if the file is not this
 	 * device's render node.  On success *@vm is a handle rkfd passes back
-	 * and releases with release_vm(), and *@ef the VM's eviction fence
-	 * (a reference for rkfd; NULL: the driver never evicts the VM's
-	 * memory), created with the current mm and @context_id, which the
-	 * driver passes back to kgd2kfd_schedule_evict_and_restore_process()
-	 * (upstream amdgpu_amdkfd_gpuvm_acquire_process_vm()).
+	 * and releases with release_vm(); *@pasid is the VM's PASID: the
+	 * one the GPU driver allocated when the DRM file was opened (upstream
+	 * amdgpu_driver_open_kms: amdgpu_pasid_alloc(16), driver-wide, so
+	 * one process has a different PASID on each GPU; amdkfd 7.3 reads it
+	 * as avm->pasid into pdd->pasid in kfd_process_device_init_vm).  The
+	 * driver owns it: it puts it in the VM's IH entries and in its
+	 * VMID's PASID mapping, checks it in MAP_PROCESS and MES ADD_QUEUE,
+	 * and frees it when the VM goes.  Never 0 on success (-EINVAL if the
+	 * VM has none, as upstream's "vm %p has no pasid associated").
+	 * *@ef is the VM's eviction fence (a reference for rkfd; NULL: the
+	 * driver never evicts the VM's memory), created with the current mm
+	 * and @context_id, which the driver passes back to
+	 * kgd2kfd_schedule_evict_and_restore_process() (upstream
+	 * amdgpu_amdkfd_gpuvm_acquire_process_vm()).
 	 */
 	int (*acquire_vm)(struct kgd_dev *kgd, void *drm_file, __u16 context_id,
-			  void **vm, struct dma_fence **ef);
+			  void **vm, __u32 *pasid, struct dma_fence **ef);
 	/*
 	 * After an eviction (see "Process eviction" above; rkfd has signalled
 	 * the VM's eviction fence and stopped the process's queues): makes
@@ -310,8 +319,6 @@ struct kfd2kgd_calls {
 	 */
 	int (*restore_process_bos)(struct kgd_dev *kgd, void *vm, struct dma_fence **ef);
 	void (*release_vm)(struct kgd_dev *kgd, void *vm);
-	/* The process's PASID, which the GPU driver puts in IH entries. */
-	void (*set_vm_pasid)(struct kgd_dev *kgd, void *vm, __u32 pasid);
 	/*
 	 * The VM's page directory as the GPU's VM context takes it (upstream
 	 * amdgpu_amdkfd_gpuvm_get_process_page_dir: amdgpu_gmc_pd_addr() of
@@ -580,14 +587,14 @@ void kgd2kfd_device_exit(struct kfd_dev *kfd);
  * ring entry as the GPU wrote it (as amdgpu passes it to amdkfd): 32 bytes,
  * KGD_IH_RING_ENTRY_DWORDS little-endian dwords in the SOC15 IH format of the GPU's family
  * (soc15_int.h; client and source ids of soc15_ih_clientid.h, SOC21 ones on
- * GC 11+), with the VM's PASID (set_vm_pasid) in dword 3.  rkfd decodes it
+ * GC 11+), with the VM's PASID (acquire_vm) in dword 3.  rkfd decodes it
  * as amdkfd's kfd_int_process_v9.c / _v10.c / _v11.c do and ignores what
  * they ignore.  Any non-atomic context; rkfd copies the entry first.
  */
 void kgd2kfd_interrupt(struct kfd_dev *kfd, const void *ih_ring_entry);
 /*
  * A GPU access at @addr in @vm (the handle acquire_vm returned), whose
- * PASID is @pasid (set_vm_pasid), found no valid PTE: a retry fault
+ * PASID is @pasid (acquire_vm), found no valid PTE: a retry fault
  * (upstream svm_range_restore_pages, which amdgpu calls with the PASID of
  * the IH entry; rkfd finds the process by it and checks that @vm is one of
  * its VMs).  @flags:

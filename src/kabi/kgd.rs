@@ -83,7 +83,18 @@ pub(crate) struct KgdVm {
     kgd: NonNull<kgd_dev>,
     calls: NonNull<kfd2kgd_calls>,
     file: DrmFile,
+    /// The VM's PASID, which the GPU driver owns (non-zero).
+    pasid: u32,
     _owner: ModuleRef,
+}
+
+impl KgdVm {
+    /// The VM's PASID as the GPU driver allocated it when the DRM file was
+    /// opened (upstream `avm->pasid`, which `kfd_process_device_init_vm`
+    /// copies to `pdd->pasid`): what its IH entries carry.
+    pub(crate) fn pasid(&self) -> u32 {
+        self.pasid
+    }
 }
 
 impl Drop for KgdVm {
@@ -393,21 +404,30 @@ impl KgdDevice {
         self.calls == other.calls
     }
 
-    /// kfd2kgd `acquire_vm` (C: `amdgpu_amdkfd_gpuvm_acquire_process_vm`):
-    /// binds to the VM behind `file`; the VM's eviction fence, if the
-    /// driver evicts, carries `context_id` (upstream `p->context_id`).
+    /// kfd2kgd `acquire_vm` (C: `amdgpu_amdkfd_gpuvm_acquire_process_vm`,
+    /// then `pdd->pasid = avm->pasid`): binds to the VM behind `file` and
+    /// learns its PASID; the VM's eviction fence, if the driver evicts,
+    /// carries `context_id` (upstream `p->context_id`).  A VM without a
+    /// PASID is given back and `-EINVAL` (upstream's "vm %p has no pasid
+    /// associated").
     pub(crate) fn acquire_vm(&self, file: DrmFile, context_id: u16) -> Result<(KgdVm, Option<EvictionFence>)> {
         let f = self.calls().acquire_vm.ok_or(EOPNOTSUPP)?;
         let owner = ModuleRef::get(self.owner)?;
         let mut vm: *mut c_void = core::ptr::null_mut();
+        let mut pasid: u32 = 0;
         let mut ef: *mut interface::dma_fence = core::ptr::null_mut();
         // SAFETY: Valid device (type invariant); `file.0` is a referenced
-        // `struct file *`; `vm` and `ef` are valid out pointers.
-        check(unsafe { f(self.kgd.as_ptr(), file.0.as_ptr(), context_id, &mut vm, &mut ef) })?;
+        // `struct file *`; `vm`, `pasid` and `ef` are valid out pointers.
+        check(unsafe { f(self.kgd.as_ptr(), file.0.as_ptr(), context_id, &mut vm, &mut pasid, &mut ef) })?;
         let ef = EvictionFence::from_raw(ef);
         let vm = NonNull::new(vm).ok_or(EINVAL)?;
         // INVARIANT: acquired from this device; `owner` pins its driver.
-        Ok((KgdVm { vm, kgd: self.kgd, calls: self.calls, file, _owner: owner }, ef))
+        let vm = KgdVm { vm, kgd: self.kgd, calls: self.calls, file, pasid, _owner: owner };
+        if pasid == 0 {
+            crate::kabi::log::kfd_warn!("WARN: vm {:p} has no pasid associated\n", vm.vm.as_ptr());
+            return Err(EINVAL);
+        }
+        Ok((vm, ef))
     }
 
     /// kfd2kgd `restore_process_bos` (C:
@@ -715,15 +735,6 @@ impl KgdDevice {
         if let (Some(_), Some(f)) = (self.calls().reserve_mem_limit, self.calls().unreserve_mem_limit) {
             // SAFETY: Valid device.
             unsafe { f(self.kgd.as_ptr(), bytes, USERPTR) };
-        }
-    }
-
-    /// kfd2kgd `set_vm_pasid`: the PASID the GPU driver tags the VM's
-    /// interrupts with (0: none).
-    pub(crate) fn set_vm_pasid(&self, vm: &KgdVm, pasid: u32) {
-        if let Some(f) = self.calls().set_vm_pasid {
-            // SAFETY: Valid device and a VM acquired from it.
-            unsafe { f(self.kgd.as_ptr(), vm.vm.as_ptr(), pasid) };
         }
     }
 

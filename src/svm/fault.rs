@@ -4,8 +4,9 @@
 //!
 //! The GPU driver calls `kgd2kfd_svm_fault` when an access finds no valid
 //! PTE; [`gpu_fault`] is the entry and its return the exit.  The handler
-//! finds the process by the VM's PASID (upstream
-//! `kfd_lookup_process_by_pasid`) and checks the VM is one of its own,
+//! finds the process by the VM's PASID on that device (the GPU driver's,
+//! `ProcessDevice::pasid`; upstream `kfd_lookup_process_by_pasid`) and
+//! checks the VM is one of its own,
 //! finds or creates the range (a granule-aligned window inside the VMA for
 //! an unregistered address, as upstream
 //! `svm_range_create_unregistered_range`), filters duplicates, migrates the
@@ -37,18 +38,18 @@ use crate::{
     procfs::ProcCounters,
 };
 
-/// The process of PASID `pasid` (upstream `kfd_lookup_process_by_pasid`),
-/// if the VM `vm` is one of its VMs (a stale fault from a VM released
+/// The process whose VM on `dev` has PASID `pasid` (upstream
+/// `kfd_lookup_process_by_pasid`), if the VM `vm` is one of its VMs (a stale fault from a VM released
 /// since, or a PASID reused, finds nothing).
-fn process_of(pasid: u32, vm: VmId) -> Option<Arc<Process>> {
-    find_by_pasid(pasid).filter(|p| p.svms.has_vm(vm))
+fn process_of(dev: &Device, pasid: u32, vm: VmId) -> Option<Arc<Process>> {
+    find_by_pasid(dev.gpu_id(), pasid).filter(|p| p.svms.has_vm(vm))
 }
 
 /// `kgd2kfd_svm_fault`: a retry fault of `dev` in VM `vm` of PASID `pasid`
 /// (upstream `svm_range_restore_pages`: page-fault start here, end at the
 /// return).
 pub(crate) fn gpu_fault(dev: &Device, pasid: u32, vm: VmId, addr: u64, write: bool) -> Result {
-    let Some(process) = process_of(pasid, vm) else {
+    let Some(process) = process_of(dev, pasid, vm) else {
         kfd_err!("GPU {} fault at {:#x}: no process with pasid {} owns the VM\n", dev.gpu_id(), addr, pasid);
         return Err(EFAULT);
     };

@@ -169,9 +169,6 @@ pub(crate) struct Svms {
     /// `/dev/kfd` creates the process: events are sent under SVM locks,
     /// where the process cannot be looked up).
     owner: crate::smi::Owner,
-    /// The process's PASID: the restore worker finds the process by it
-    /// to evict its queues (`notifier`, [`Svms::run_worker`]).
-    pasid: u32,
 }
 
 impl Svms {
@@ -184,7 +181,7 @@ impl Svms {
 impl Svms {
     /// The SVM state of a new process on `mm` with `devices` (upstream
     /// `svm_range_list_init`).  A new process starts with XNACK off.
-    pub(crate) fn new<'a>(mm: &Mm, pasid: u32, devices: impl Iterator<Item = &'a Arc<Device>>) -> Result<Arc<Self>> {
+    pub(crate) fn new<'a>(mm: &Mm, devices: impl Iterator<Item = &'a Arc<Device>>) -> Result<Arc<Self>> {
         let list = RangeList::new(devices);
         Arc::pin_init(
             try_pin_init!(Svms {
@@ -198,7 +195,6 @@ impl Svms {
                 restored: Atomic::new(0),
                 xnack: Atomic::new(false),
                 owner: crate::smi::Owner::current(),
-                pasid,
             }),
             GFP_KERNEL,
         )

@@ -95,7 +95,7 @@ impl Svms {
     /// taken and after they are dropped.
     pub(crate) fn run_worker(self: &Arc<Self>) {
         let process = if self.restore_pending.load(Relaxed) {
-            crate::process::find_by_pasid(self.pasid).filter(|p| Arc::ptr_eq(&p.svms, self))
+            crate::process::find_by_svms(self)
         } else {
             None
         };

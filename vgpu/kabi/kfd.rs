@@ -262,6 +262,9 @@ pub(crate) trait Kfd2Kgd: Send + Sync + 'static {
     /// `restore_process_bos`: the VM's memory is valid again; its new
     /// eviction fence.
     fn restore_process_bos(vm: ArcBorrow<'_, Self::Vm>) -> Result<Option<FenceRef>>;
+    /// The VM's PASID, which `acquire_vm` reports to rkfd (upstream
+    /// `avm->pasid`): the driver allocated it with the VM and owns it.
+    fn vm_pasid(vm: &Self::Vm) -> u32;
     /// Tells `vm` the handle rkfd now knows it by (retry faults name the
     /// VM by it), or 0 when rkfd released it.
     fn set_rkfd_vm_handle(vm: &Self::Vm, handle: usize);
@@ -287,8 +290,6 @@ pub(crate) trait Kfd2Kgd: Send + Sync + 'static {
     fn available_vram(&self) -> u64;
     /// `get_gpu_clock_counter`.
     fn gpu_clock_counter(&self) -> u64;
-    /// `set_vm_pasid`: the PASID the VM's interrupt entries carry.
-    fn set_vm_pasid(vm: ArcBorrow<'_, Self::Vm>, pasid: u32);
     /// `get_process_page_dir`: the VM's page table base
     /// (`amdgpu_amdkfd_gpuvm_get_process_page_dir`).
     fn process_page_dir(vm: ArcBorrow<'_, Self::Vm>) -> u64;
@@ -621,7 +622,6 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
         import_dmabuf: Some(Self::import_dmabuf),
         available_vram: Some(Self::available_vram),
         get_gpu_clock_counter: Some(Self::get_gpu_clock_counter),
-        set_vm_pasid: Some(Self::set_vm_pasid),
         get_process_page_dir: Some(Self::get_process_page_dir),
         get_process_doorbell_index: Some(Self::get_process_doorbell_index),
         get_mem_limits: Some(Self::get_mem_limits),
@@ -715,6 +715,7 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
         drm_file: *mut c_void,
         context_id: u16,
         vm: *mut *mut c_void,
+        pasid: *mut u32,
         ef: *mut *mut kgd::dma_fence,
     ) -> c_int {
         // SAFETY: rkfd calls with its registered handle.
@@ -728,9 +729,11 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
             Ok((found, fence)) => {
                 let handle = found.clone().into_foreign();
                 T::set_rkfd_vm_handle(&found, handle as usize);
-                // SAFETY: `vm` and `ef` are valid for writes (the contract).
+                // SAFETY: `vm`, `pasid` and `ef` are valid for writes (the
+                // contract).
                 unsafe {
                     *vm = handle;
+                    *pasid = T::vm_pasid(&found);
                     *ef = fence.map_or(core::ptr::null_mut(), FenceRef::into_raw);
                 }
                 0
@@ -944,16 +947,6 @@ impl<T: Kfd2Kgd> Kfd2KgdTable<T> {
     unsafe extern "C" fn get_gpu_clock_counter(kgd: *mut kgd::kgd_dev) -> u64 {
         // SAFETY: rkfd calls with its registered handle.
         unsafe { Self::kgd(kgd) }.gpu_clock_counter()
-    }
-
-    /// `set_vm_pasid`.
-    ///
-    /// # Safety
-    ///
-    /// See [`Kfd2KgdTable`].
-    unsafe extern "C" fn set_vm_pasid(_kgd: *mut kgd::kgd_dev, vm: *mut c_void, pasid: u32) {
-        // SAFETY: rkfd passes a VM it acquired.
-        T::set_vm_pasid(unsafe { Self::vm(vm) }, pasid);
     }
 
     /// `get_process_page_dir`.

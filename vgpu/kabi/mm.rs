@@ -87,6 +87,41 @@ pub(crate) fn total_ram() -> u64 {
     unsafe { shim::vgpu_shim_total_ram() }
 }
 
+/// A PASID of the driver's table (upstream `amdgpu_pasid_alloc(16, ..)`,
+/// one table for every GPU): 16 bits, never 0, handed out cyclically so a
+/// freed one is reused as late as possible.  Given back when dropped
+/// (`amdgpu_pasid_free`).
+///
+/// # Invariants
+///
+/// `self.0` was allocated by `vgpu_shim_pasid_alloc` and is freed once, in
+/// `drop`.
+pub(crate) struct Pasid(u32);
+
+impl Pasid {
+    /// A free PASID; `EBUSY` when all 65535 are in use.
+    pub(crate) fn alloc() -> Result<Self> {
+        let mut pasid = 0u32;
+        // SAFETY: `pasid` is a valid out pointer.
+        super::to_result(unsafe { shim::vgpu_shim_pasid_alloc(&mut pasid) })?;
+        // INVARIANT: just allocated.
+        Ok(Pasid(pasid))
+    }
+
+    /// Its value.
+    pub(crate) fn get(&self) -> u32 {
+        self.0
+    }
+}
+
+impl Drop for Pasid {
+    fn drop(&mut self) {
+        // SAFETY: Allocated by `vgpu_shim_pasid_alloc` and freed only here
+        // (type invariant).
+        unsafe { shim::vgpu_shim_pasid_free(self.0) };
+    }
+}
+
 /// Zeroed pages shared with user space and read by the GPU's engines
 /// (doorbells, the MMIO remap page): kept mapped in the kernel for 64-bit
 /// reads and writes, and mapped into `/dev/kfd` VMAs by [`Self::mmap`].

@@ -259,6 +259,12 @@ unsafe extern "C" {
     pub fn vgpu_shim_total_ram() -> kernel::ffi::c_ulonglong;
 }
 unsafe extern "C" {
+    pub fn vgpu_shim_pasid_alloc(pasid: *mut kernel::ffi::c_uint) -> kernel::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn vgpu_shim_pasid_free(pasid: kernel::ffi::c_uint);
+}
+unsafe extern "C" {
     pub fn vgpu_shim_noreclaim_save() -> kernel::ffi::c_uint;
 }
 unsafe extern "C" {

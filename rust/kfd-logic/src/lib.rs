@@ -7,7 +7,6 @@
 //! - [`gfx`]: GPU generations (`src/device.rs`, `src/queue.rs`, the
 //!   virtual GPU's `vgpu/profile.rs`);
 //! - [`event_state`]: the KFD event state machine (`src/event.rs`);
-//! - [`pasid`]: the PASID allocator (`src/process.rs`);
 //! - [`mes`]: what a queue's MES request carries (`src/mes.rs`);
 //! - [`mmap_offset`]: `/dev/kfd` mmap offsets (`src/chardev.rs`);
 //! - [`queue_rules`]: queue argument validation, queue/doorbell/SDMA slot
@@ -21,7 +20,6 @@ pub mod event_state;
 pub mod gfx;
 pub mod mes;
 pub mod mmap_offset;
-pub mod pasid;
 pub mod queue_rules;
 pub mod smi;
 pub mod svm;

@@ -180,6 +180,7 @@ pub struct kfd2kgd_calls {
             drm_file: *mut core::ffi::c_void,
             context_id: __u16,
             vm: *mut *mut core::ffi::c_void,
+            pasid: *mut __u32,
             ef: *mut *mut dma_fence,
         ) -> core::ffi::c_int,
     >,
@@ -192,9 +193,6 @@ pub struct kfd2kgd_calls {
     >,
     pub release_vm: ::core::option::Option<
         unsafe extern "C" fn(kgd: *mut kgd_dev, vm: *mut core::ffi::c_void),
-    >,
-    pub set_vm_pasid: ::core::option::Option<
-        unsafe extern "C" fn(kgd: *mut kgd_dev, vm: *mut core::ffi::c_void, pasid: __u32),
     >,
     pub get_process_page_dir: ::core::option::Option<
         unsafe extern "C" fn(kgd: *mut kgd_dev, vm: *mut core::ffi::c_void) -> __u64,

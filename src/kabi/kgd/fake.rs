@@ -31,7 +31,7 @@ pub(crate) struct FakeGpu {
     /// `map_memory_to_gpu` calls left before one fails with `-ENOMEM`
     /// (negative: never).
     pub(crate) fail_map_in: Atomic<i32>,
-    /// The last PASID a VM was given.
+    /// The PASID `acquire_vm` reports for a VM (0: a VM without one).
     pub(crate) pasid: Atomic<u32>,
     /// Bytes reserved with `reserve_mem_limit` and not given back.
     pub(crate) reserved: Atomic<u64>,
@@ -47,7 +47,7 @@ impl FakeGpu {
                 live_maps: Atomic::new(0),
                 live_vms: Atomic::new(0),
                 fail_map_in: Atomic::new(-1),
-                pasid: Atomic::new(0),
+                pasid: Atomic::new(0x8001),
                 reserved: Atomic::new(0),
                 limit: Atomic::new(u64::MAX),
             },
@@ -72,21 +72,22 @@ unsafe extern "C" fn acquire_vm(
     _file: *mut c_void,
     _context_id: u16,
     vm: *mut *mut c_void,
+    pasid: *mut u32,
     _ef: *mut *mut interface::dma_fence,
 ) -> c_int {
-    FakeGpu::from_kgd(kgd).live_vms.fetch_add(1, Relaxed);
-    // SAFETY: `vm` is a valid out pointer (the contract); any non-null
-    // value is a VM handle for this driver.
-    unsafe { *vm = NonNull::<u64>::dangling().as_ptr().cast() };
+    let gpu = FakeGpu::from_kgd(kgd);
+    gpu.live_vms.fetch_add(1, Relaxed);
+    // SAFETY: `vm` and `pasid` are valid out pointers (the contract); any
+    // non-null value is a VM handle for this driver.
+    unsafe {
+        *vm = NonNull::<u64>::dangling().as_ptr().cast();
+        *pasid = gpu.pasid.load(Relaxed);
+    }
     0
 }
 
 unsafe extern "C" fn release_vm(kgd: *mut interface::kgd_dev, _vm: *mut c_void) {
     FakeGpu::from_kgd(kgd).live_vms.fetch_sub(1, Relaxed);
-}
-
-unsafe extern "C" fn set_vm_pasid(kgd: *mut interface::kgd_dev, _vm: *mut c_void, pasid: u32) {
-    FakeGpu::from_kgd(kgd).pasid.store(pasid, Relaxed);
 }
 
 unsafe extern "C" fn alloc_memory_of_gpu(
@@ -150,7 +151,6 @@ static FAKE_CALLS: interface::kfd2kgd_calls = interface::kfd2kgd_calls {
     acquire_vm: Some(acquire_vm),
     restore_process_bos: None,
     release_vm: Some(release_vm),
-    set_vm_pasid: Some(set_vm_pasid),
     get_process_page_dir: None,
     get_process_doorbell_index: None,
     alloc_memory_of_gpu: Some(alloc_memory_of_gpu),

@@ -183,8 +183,9 @@ fn debugfs_pasid(gpu_id: u32) -> Result<u32, String> {
 // ---------------------------------------------------------------------------
 // PASIDs and debugfs.
 
-/// Non-zero, distinct across live processes; `pasid_<gpu_id>` shows it once
-/// the device is bound (0 before, as upstream's pdd->pasid).
+/// Non-zero, distinct across live processes and across one process's GPUs;
+/// `pasid_<gpu_id>` shows it once the device is bound (0 before, as
+/// upstream's pdd->pasid).
 fn pasids(gpus: &[Gpu]) -> Check {
     in_child(CHILD_SECS, || {
         let k = open_kfd()?;
@@ -195,6 +196,16 @@ fn pasids(gpus: &[Gpu]) -> Check {
         let _r = acquire(&k, g.gpu_id)?;
         let mine = debugfs_pasid(g.gpu_id)?;
         ensure(mine != 0 && mine < 1 << 16, format!("pasid {mine}"))?;
+        // Issue #15: the PASIDs are the GPU driver's, one per VM from one
+        // table for all its GPUs: this process has a different one on each.
+        let mut held = Vec::new();
+        let mut seen = vec![mine];
+        for o in &gpus[1..] {
+            held.push(acquire(&k, o.gpu_id)?);
+            let p = debugfs_pasid(o.gpu_id)?;
+            ensure(p != 0 && p < 1 << 16 && !seen.contains(&p), format!("pasid_{} = {p}, this process's others {seen:?}", o.gpu_id))?;
+            seen.push(p);
+        }
         // A second process at the same time has another one.
         let mut fds = [0i32; 2];
         // SAFETY: Room for two descriptors.
@@ -691,7 +702,7 @@ fn main() {
             std::process::exit(1);
         }
     };
-    h.run("pasid: non-zero, distinct, debugfs pasid_<gpu> after ACQUIRE_VM", || pasids(&gpus));
+    h.run("pasid: non-zero, distinct per process and GPU, debugfs pasid_<gpu> after ACQUIRE_VM", || pasids(&gpus));
     h.run("debugfs: mem_limit format, proc/<pid>/pasid_<gpu> per GPU, removed at close", || debugfs_files(&gpus));
     h.run("mmap: own doorbells (shared views, sizes, gpu_ids, types, forked child)", || doorbell_mmap(&gpus));
     h.run("mmap: doorbells per GPU and per process", || doorbells_per_gpu_and_process(&gpus));

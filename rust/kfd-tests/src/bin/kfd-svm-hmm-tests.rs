@@ -444,6 +444,62 @@ fn no_vma_is_fatal(gpu: &Gpu) -> Check {
     Ok(())
 }
 
+/// Waits up to `ms` for memory event `id`; returns the memory-exception
+/// data's (VA, gpu_id) if it fired.
+fn memory_event_va_gpu(ctx: &Ctx, id: u32, ms: u32) -> Result<Option<(u64, u32)>, String> {
+    let mut data = [uapi::kfd_event_data { event_id: id, ..Default::default() }];
+    let mut w = uapi::kfd_ioctl_wait_events_args {
+        events_ptr: data.as_mut_ptr() as u64,
+        num_events: 1,
+        wait_for_all: 0,
+        timeout: ms,
+        wait_result: 0,
+    };
+    ctx.kfd.ioctl(uapi::AMDKFD_IOC_WAIT_EVENTS, &mut w).map_err(err("WAIT_EVENTS"))?;
+    if w.wait_result != uapi::KFD_IOC_WAIT_RESULT_COMPLETE {
+        return Ok(None);
+    }
+    // SAFETY: a memory event's data is the memory-exception member.
+    let m = unsafe { data[0].__bindgen_anon_1.memory_exception_data };
+    Ok(Some((m.va, m.gpu_id)))
+}
+
+/// This process's PASID on `gpu_id` (debugfs `kfd/proc/<pid>/pasid_<id>`,
+/// upstream `kfd_debugfs_pasid_read`: the pdd's PASID).
+fn debugfs_pasid(gpu_id: u32) -> Result<u32, String> {
+    let f = format!("/sys/kernel/debug/kfd/proc/{}/pasid_{gpu_id}", std::process::id());
+    std::fs::read_to_string(&f).map_err(|e| format!("{f}: {e}"))?.trim().parse().map_err(|e| format!("{f}: {e}"))
+}
+
+/// Issue #15: the GPU driver owns the PASIDs, one per VM (amdgpu's
+/// `amdgpu_pasid_alloc` at render-node open, one table for all GPUs):
+/// one process bound to two GPUs has a different PASID on each (debugfs
+/// `pasid_<gpu_id>`, upstream `pdd->pasid`), and a fatal VM fault on each
+/// GPU (a retry fault rkfd cannot resolve, then the VM fault interrupt,
+/// both named by the faulting VM's PASID) reaches this process's
+/// memory-exception event with that GPU's gpu_id and the address.  If rkfd
+/// matched interrupts by one PASID per process, the PASIDs would be equal
+/// or one GPU's fault would find no process (no event).
+fn per_gpu_pasids_route_faults(a: &Gpu, b: &Gpu) -> Check {
+    let ca = ctx_xnack(a)?;
+    let cb = ctx_xnack(b)?;
+    let (pa, pb) = (debugfs_pasid(a.gpu_id)?, debugfs_pasid(b.gpu_id)?);
+    ensure(pa != 0 && pb != 0 && pa != pb, format!("PASIDs on gpu {:#x} and {:#x}: {pa} and {pb}, want two non-zero, different", a.gpu_id, b.gpu_id))?;
+    let ev = memory_event(&ca)?;
+    let mut buf = [0u8; 8];
+    // B first: a process-wide PASID would most likely be the first GPU's.
+    for (ctx, g, va) in [(&cb, b, 0x3000usize), (&ca, a, 0x5000)] {
+        match ctx.gpu_read(va, &mut buf) {
+            Err(e) if e == libc::EFAULT => {}
+            other => return Err(format!("GPU {:#x} read at {va:#x}: {other:?}, want EFAULT", g.gpu_id)),
+        }
+        let got = memory_event_va_gpu(&ca, ev, 5000)?;
+        ensure_eq(got, Some((va as u64, g.gpu_id)), &format!("memory exception (va, gpu_id) of the fault on gpu {:#x}", g.gpu_id))?;
+    }
+    // The PASIDs stay the process's while its VMs are bound.
+    ensure_eq((debugfs_pasid(a.gpu_id)?, debugfs_pasid(b.gpu_id)?), (pa, pb), "PASIDs after the faults")
+}
+
 /// The access bitmap bit of `gpu` in the dump.
 fn dump_bit(ids: &[u32], gpu: &Gpu) -> Result<u64, String> {
     let i = ids.iter().position(|&g| g == gpu.gpu_id).ok_or(format!("gpu {:#x} not in the dump's gpus {ids:x?}", gpu.gpu_id))?;
@@ -2131,6 +2187,7 @@ fn main() {
     let svm_gpus: Vec<Gpu> = gpus().into_iter().filter(|g| g.capability & CAP_SVMAPI != 0).collect();
     if svm_gpus.len() >= 2 {
         let (a, b) = (&svm_gpus[0], &svm_gpus[1]);
+        h.run("per_gpu_pasids_route_faults", || per_gpu_pasids_route_faults(a, b));
         h.run("fault_location_with_two_gpus", || fault_location_with_two_gpus(a, b));
         std::process::exit(h.finish("kfd-svm-hmm-2gpu"));
     }
