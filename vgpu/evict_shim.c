@@ -277,8 +277,8 @@ static ssize_t vgpu_evict_write(struct file *file, const char __user *buf, size_
 	return len;
 }
 
-static ssize_t vgpu_quiesce_write(struct file *file, const char __user *buf, size_t len,
-				  loff_t *pos)
+/* quiesce / resume: kgd2kfd_quiesce_mm (as a userptr invalidation) or _resume_mm on @buf's pid. */
+static ssize_t vgpu_mm_call_write(const char __user *buf, size_t len, bool quiesce)
 {
 	struct mm_struct *mm;
 	pid_t pid;
@@ -290,27 +290,22 @@ static ssize_t vgpu_quiesce_write(struct file *file, const char __user *buf, siz
 	mm = vgpu_evict_mm_of(pid);
 	if (!mm)
 		return -ESRCH;
-	ret = kgd2kfd_quiesce_mm(mm, KFD_QUEUE_EVICTION_TRIGGER_USERPTR);
+	ret = quiesce ? kgd2kfd_quiesce_mm(mm, KFD_QUEUE_EVICTION_TRIGGER_USERPTR) :
+			kgd2kfd_resume_mm(mm);
 	mmdrop(mm);
 	return ret ? ret : len;
+}
+
+static ssize_t vgpu_quiesce_write(struct file *file, const char __user *buf, size_t len,
+				  loff_t *pos)
+{
+	return vgpu_mm_call_write(buf, len, true);
 }
 
 static ssize_t vgpu_resume_write(struct file *file, const char __user *buf, size_t len,
 				 loff_t *pos)
 {
-	struct mm_struct *mm;
-	pid_t pid;
-	int ret;
-
-	ret = vgpu_evict_parse_pid(buf, len, &pid);
-	if (ret)
-		return ret;
-	mm = vgpu_evict_mm_of(pid);
-	if (!mm)
-		return -ESRCH;
-	ret = kgd2kfd_resume_mm(mm);
-	mmdrop(mm);
-	return ret ? ret : len;
+	return vgpu_mm_call_write(buf, len, false);
 }
 
 static int vgpu_evict_fences_show(struct seq_file *m, void *unused)

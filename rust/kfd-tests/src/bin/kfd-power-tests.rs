@@ -26,15 +26,12 @@ use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
 use kfd_tests::kfd::{errno_name, Kfd};
 use kfd_tests::ops::{bind, close, topology_gpus, TopoGpu};
 use kfd_tests::queue::QueueMem;
+use kfd_tests::smi::{bit, SmiFile};
 use kfd_uapi as uapi;
 use std::time::{Duration, Instant};
 
 fn err(what: &str) -> impl Fn(i32) -> String + '_ {
     move |e| format!("{what}: {}", errno_name(e))
-}
-
-fn bit(event: u32) -> u64 {
-    1u64 << (event - 1)
 }
 
 fn getpid() -> i32 {
@@ -121,51 +118,6 @@ fn wait_child(pid: i32) -> Result<i32, String> {
     Ok(libc::WEXITSTATUS(status))
 }
 
-/// An SMI file of one GPU.
-struct Smi(i32);
-
-impl Smi {
-    fn open(k: &Kfd, gpu_id: u32, mask: u64) -> Result<Smi, String> {
-        let mut a = uapi::kfd_ioctl_smi_events_args { gpuid: gpu_id, anon_fd: 0 };
-        k.ioctl(uapi::AMDKFD_IOC_SMI_EVENTS, &mut a).map_err(err("SMI_EVENTS"))?;
-        let smi = Smi(a.anon_fd as i32);
-        // SAFETY: 8 bytes of our own.
-        let n = unsafe { libc::write(smi.0, (&mask as *const u64).cast(), 8) };
-        ensure_eq(n, 8, "mask write")?;
-        Ok(smi)
-    }
-
-    /// The event lines queued within `ms`: (id, rest).
-    fn lines(&self, ms: i32) -> Vec<(u32, String)> {
-        let mut out = Vec::new();
-        let mut pfd = libc::pollfd { fd: self.0, events: libc::POLLIN, revents: 0 };
-        // SAFETY: one pollfd of ours.
-        unsafe { libc::poll(&mut pfd, 1, ms) };
-        loop {
-            let mut buf = [0u8; 4096];
-            // SAFETY: our buffer.
-            let n = unsafe { libc::read(self.0, buf.as_mut_ptr().cast(), buf.len()) };
-            if n <= 0 {
-                break;
-            }
-            out.extend_from_slice(&buf[..n as usize]);
-        }
-        String::from_utf8_lossy(&out)
-            .lines()
-            .filter_map(|l| {
-                let (id, rest) = l.split_once(' ')?;
-                Some((u32::from_str_radix(id, 16).ok()?, rest.to_string()))
-            })
-            .collect()
-    }
-}
-
-impl Drop for Smi {
-    fn drop(&mut self) {
-        close(self.0);
-    }
-}
-
 /// Waits up to `secs` for `f`.
 fn wait_for(secs: u64, f: impl Fn() -> bool) -> bool {
     let t = Instant::now() + Duration::from_secs(secs);
@@ -195,7 +147,7 @@ fn suspend_resume(gpu: &TopoGpu, debug: bool) -> Check {
     let knob = knob(gpu)?;
     let k = Kfd::open().map_err(|e| e.to_string())?;
     let render = bind(&k, gpu)?;
-    let smi = Smi::open(&k, gpu.gpu_id, bit(uapi::KFD_SMI_EVENT_QUEUE_EVICTION) | bit(uapi::KFD_SMI_EVENT_QUEUE_RESTORE))?;
+    let smi = SmiFile::open(&k, gpu.gpu_id, bit(uapi::KFD_SMI_EVENT_QUEUE_EVICTION) | bit(uapi::KFD_SMI_EVENT_QUEUE_RESTORE))?;
     let q = QueueMem::new(k.fd, render, gpu, 1 << 39)?;
     let sdma = q.props.sdma_engines > 0;
     let (aq, adb) = q.create(false).map_err(err("CREATE_QUEUE AQL"))?;
@@ -398,7 +350,7 @@ fn reset(gpu: &TopoGpu) -> Check {
     let knob = knob(gpu)?;
     let k = Kfd::open().map_err(|e| e.to_string())?;
     let render = bind(&k, gpu)?;
-    let smi = Smi::open(&k, gpu.gpu_id, bit(uapi::KFD_SMI_EVENT_GPU_PRE_RESET) | bit(uapi::KFD_SMI_EVENT_GPU_POST_RESET))?;
+    let smi = SmiFile::open(&k, gpu.gpu_id, bit(uapi::KFD_SMI_EVENT_GPU_PRE_RESET) | bit(uapi::KFD_SMI_EVENT_GPU_POST_RESET))?;
     let mut ev = uapi::kfd_ioctl_create_event_args { event_type: uapi::KFD_IOC_EVENT_HW_EXCEPTION, ..Default::default() };
     k.ioctl(uapi::AMDKFD_IOC_CREATE_EVENT, &mut ev).map_err(err("CREATE_EVENT HW_EXCEPTION"))?;
     let q = QueueMem::new(k.fd, render, gpu, 1 << 39)?;

@@ -24,6 +24,7 @@ use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
 use kfd_tests::kfd::{errno_name, Kfd};
 use kfd_tests::ops::{bind, close, drop_sys_admin, recv_u64, send_u64, socketpair, topology_gpus, TopoGpu};
 use kfd_tests::queue::QueueMem;
+use kfd_tests::smi::{bit, SmiFile};
 use kfd_tests::svm::{ensure_debugfs, svm_gpu, Anon, Ctx, Gpu, PAGE};
 use kfd_uapi as uapi;
 use std::time::{Duration, Instant};
@@ -36,10 +37,6 @@ fn err(what: &str) -> impl Fn(i32) -> String + '_ {
     move |e| format!("{what}: {}", errno_name(e))
 }
 
-fn bit(event: u32) -> u64 {
-    1u64 << (event - 1)
-}
-
 fn getpid() -> i32 {
     // SAFETY: getpid has no preconditions.
     unsafe { libc::getpid() }
@@ -48,54 +45,15 @@ fn getpid() -> i32 {
 // ---------------------------------------------------------------------------
 // The SMI client.
 
-/// An SMI file of one GPU, with an event mask.
-struct Smi(i32);
-
-impl Smi {
-    fn open(k: &Kfd, gpu_id: u32, mask: u64) -> Result<Smi, String> {
-        let mut a = uapi::kfd_ioctl_smi_events_args { gpuid: gpu_id, anon_fd: 0 };
-        k.ioctl(uapi::AMDKFD_IOC_SMI_EVENTS, &mut a).map_err(err("SMI_EVENTS"))?;
-        let smi = Smi(a.anon_fd as i32);
-        // SAFETY: 8 bytes of our own.
-        let n = unsafe { libc::write(smi.0, (&mask as *const u64).cast(), 8) };
-        ensure_eq(n, 8, "mask write")?;
-        Ok(smi)
-    }
-
-    /// Everything queued now (waiting up to `ms` for the first byte).
-    fn drain(&self, ms: i32) -> String {
-        let mut out = Vec::new();
-        let mut pfd = libc::pollfd { fd: self.0, events: libc::POLLIN, revents: 0 };
-        // SAFETY: one pollfd of ours.
-        unsafe { libc::poll(&mut pfd, 1, ms) };
-        loop {
-            let mut buf = [0u8; 4096];
-            // SAFETY: our buffer.
-            let n = unsafe { libc::read(self.0, buf.as_mut_ptr().cast(), buf.len()) };
-            if n <= 0 {
-                break;
-            }
-            out.extend_from_slice(&buf[..n as usize]);
+/// Reads `smi` until `done` holds for the events so far, up to `secs`.
+fn until(smi: &SmiFile, secs: u64, done: impl Fn(&[Ev]) -> bool) -> Vec<Ev> {
+    let t = Instant::now();
+    let mut all = Vec::new();
+    loop {
+        all.extend(parse(&smi.drain(100)));
+        if done(&all) || t.elapsed() > Duration::from_secs(secs) {
+            return all;
         }
-        String::from_utf8_lossy(&out).to_string()
-    }
-
-    /// Reads until `done` holds for the events so far, up to `secs`.
-    fn until(&self, secs: u64, done: impl Fn(&[Ev]) -> bool) -> Vec<Ev> {
-        let t = Instant::now();
-        let mut all = Vec::new();
-        loop {
-            all.extend(parse(&self.drain(100)));
-            if done(&all) || t.elapsed() > Duration::from_secs(secs) {
-                return all;
-            }
-        }
-    }
-}
-
-impl Drop for Smi {
-    fn drop(&mut self) {
-        close(self.0);
     }
 }
 
@@ -232,14 +190,14 @@ fn ctx(gpu: &Gpu, xnack: bool) -> Result<Ctx, String> {
 
 fn vm_fault(gpu: &Gpu) -> Check {
     let ctx = ctx(gpu, true)?;
-    let smi = Smi::open(&ctx.kfd, gpu.gpu_id, bit(uapi::KFD_SMI_EVENT_VMFAULT))?;
+    let smi = SmiFile::open(&ctx.kfd, gpu.gpu_id, bit(uapi::KFD_SMI_EVENT_VMFAULT))?;
     let mut b = [0u8; 8];
     // Page 1 is in no VMA: a fatal fault, reported as an interrupt.
     match ctx.gpu_read(0x1000, &mut b) {
         Err(libc::EFAULT) => {}
         other => return Err(format!("GPU read of page 1: {other:?}, want EFAULT")),
     }
-    let evs = smi.until(5, |e| !e.is_empty());
+    let evs = until(&smi, 5, |e| !e.is_empty());
     let comm = std::fs::read_to_string("/proc/self/comm").map_err(|e| e.to_string())?;
     let want = format!("{:x}:{}", getpid(), comm.trim_end());
     ensure_eq(evs.len(), 1, &format!("VMFAULT events: {evs:?}"))?;
@@ -258,12 +216,12 @@ fn hwmon_dir(gpu: &Gpu) -> Result<String, String> {
 
 fn thermal_throttle(gpu: &Gpu) -> Check {
     let ctx = Ctx::new(gpu)?;
-    let smi = Smi::open(&ctx.kfd, gpu.gpu_id, bit(uapi::KFD_SMI_EVENT_THERMAL_THROTTLE))?;
+    let smi = SmiFile::open(&ctx.kfd, gpu.gpu_id, bit(uapi::KFD_SMI_EVENT_THERMAL_THROTTLE))?;
     let knob = format!("{}/vgpu_throttle", hwmon_dir(gpu)?);
     std::fs::write(&knob, "x\n").err().ok_or("vgpu_throttle accepted \"x\"")?;
     std::fs::write(&knob, "0x5\n").map_err(|e| format!("{knob}: {e}"))?;
     std::fs::write(&knob, "12\n").map_err(|e| format!("{knob}: {e}"))?;
-    let evs = smi.until(5, |e| e.len() >= 2);
+    let evs = until(&smi, 5, |e| e.len() >= 2);
     ensure_eq(evs.len(), 2, &format!("THERMAL_THROTTLE events: {evs:?}"))?;
     let mut counts = Vec::new();
     for (ev, mask) in evs.iter().zip([0x5u64, 12]) {
@@ -280,7 +238,7 @@ fn gpu_reset() -> Check {
     let k = Kfd::open().map_err(|e| e.to_string())?;
     let gpu: TopoGpu = topology_gpus().into_iter().next().ok_or("no GPU")?;
     let render = bind(&k, &gpu)?;
-    let smi = Smi::open(&k, gpu.gpu_id, bit(uapi::KFD_SMI_EVENT_GPU_PRE_RESET) | bit(uapi::KFD_SMI_EVENT_GPU_POST_RESET))?;
+    let smi = SmiFile::open(&k, gpu.gpu_id, bit(uapi::KFD_SMI_EVENT_GPU_PRE_RESET) | bit(uapi::KFD_SMI_EVENT_GPU_POST_RESET))?;
     let q = QueueMem::new(k.fd, render, &gpu, 1 << 39)?;
     let mut seqs = Vec::new();
     for round in 0..2 {
@@ -291,7 +249,7 @@ fn gpu_reset() -> Check {
             Err(libc::ETIME) => {}
             other => return Err(format!("DESTROY_QUEUE on a hung scheduler: {other:?}, want ETIME")),
         }
-        let evs = smi.until(5, |e| e.len() >= 2);
+        let evs = until(&smi, 5, |e| e.len() >= 2);
         ensure_eq(evs.len(), 2, &format!("round {round}: reset events {evs:?}"))?;
         ensure_eq((evs[0].id, evs[1].id), (uapi::KFD_SMI_EVENT_GPU_PRE_RESET, uapi::KFD_SMI_EVENT_GPU_POST_RESET), "pre, then post")?;
         // "%x %s": the reset sequence number and the cause (none after).
@@ -315,7 +273,7 @@ fn page_faults(gpu: &Gpu) -> Check {
     ]
     .iter()
     .fold(0, |m, &e| m | bit(e));
-    let smi = Smi::open(&ctx.kfd, gpu.gpu_id, mask)?;
+    let smi = SmiFile::open(&ctx.kfd, gpu.gpu_id, mask)?;
     let mem = Anon::new(4 * MIB)?;
     mem.fill(3);
     let me = getpid();
@@ -352,7 +310,7 @@ fn page_faults(gpu: &Gpu) -> Check {
 
 fn migrations_prefetch_and_cpu_fault(gpu: &Gpu) -> Check {
     let ctx = ctx(gpu, true)?;
-    let smi = Smi::open(&ctx.kfd, gpu.gpu_id, bit(uapi::KFD_SMI_EVENT_MIGRATE_START) | bit(uapi::KFD_SMI_EVENT_MIGRATE_END))?;
+    let smi = SmiFile::open(&ctx.kfd, gpu.gpu_id, bit(uapi::KFD_SMI_EVENT_MIGRATE_START) | bit(uapi::KFD_SMI_EVENT_MIGRATE_END))?;
     let mem = Anon::new(2 * MIB)?;
     mem.fill(9);
     let me = getpid();
@@ -400,7 +358,7 @@ fn migrations_prefetch_and_cpu_fault(gpu: &Gpu) -> Check {
 
 fn unmap_from_gpu(gpu: &Gpu) -> Check {
     let ctx = ctx(gpu, true)?;
-    let smi = Smi::open(&ctx.kfd, gpu.gpu_id, bit(uapi::KFD_SMI_EVENT_UNMAP_FROM_GPU))?;
+    let smi = SmiFile::open(&ctx.kfd, gpu.gpu_id, bit(uapi::KFD_SMI_EVENT_UNMAP_FROM_GPU))?;
     let me = getpid();
     let mem = small_pages(2 * MIB)?;
     mem.fill(4);
@@ -469,7 +427,7 @@ fn unmap_from_gpu(gpu: &Gpu) -> Check {
 
 fn queue_evict_restore(gpu: &Gpu) -> Check {
     let ctx = ctx(gpu, false)?;
-    let smi = Smi::open(&ctx.kfd, gpu.gpu_id, bit(uapi::KFD_SMI_EVENT_QUEUE_EVICTION) | bit(uapi::KFD_SMI_EVENT_QUEUE_RESTORE))?;
+    let smi = SmiFile::open(&ctx.kfd, gpu.gpu_id, bit(uapi::KFD_SMI_EVENT_QUEUE_EVICTION) | bit(uapi::KFD_SMI_EVENT_QUEUE_RESTORE))?;
     let me = getpid();
     let mem = small_pages(2 * MIB)?;
     mem.fill(6);
@@ -483,7 +441,7 @@ fn queue_evict_restore(gpu: &Gpu) -> Check {
         // restore worker remaps and resumes it.
         // SAFETY: one page of our mapping.
         ensure_eq(unsafe { libc::madvise((mem.addr + 9 * PAGE) as *mut libc::c_void, PAGE, libc::MADV_DONTNEED) }, 0, "madvise")?;
-        let evs = smi.until(10, |e| e.iter().any(|e| e.id == uapi::KFD_SMI_EVENT_QUEUE_RESTORE));
+        let evs = until(&smi, 10, |e| e.iter().any(|e| e.id == uapi::KFD_SMI_EVENT_QUEUE_RESTORE));
         ensure_eq(evs.len(), 2, &format!("round {round}: {evs:?}"))?;
         ensure_eq((evs[0].id, evs[1].id), (uapi::KFD_SMI_EVENT_QUEUE_EVICTION, uapi::KFD_SMI_EVENT_QUEUE_RESTORE), "eviction, then restore")?;
         let (ns0, pid, f) = svm_head(&evs[0])?;
@@ -518,7 +476,7 @@ fn pids_of(evs: &[Ev]) -> Vec<i32> {
 fn unprivileged_sees_only_itself(gpu: &Gpu) -> Check {
     let mask = bit(uapi::KFD_SMI_EVENT_MIGRATE_START) | bit(uapi::KFD_SMI_EVENT_MIGRATE_END);
     let root_ctx = ctx(gpu, true)?;
-    let root = Smi::open(&root_ctx.kfd, gpu.gpu_id, mask | bit(uapi::KFD_SMI_EVENT_ALL_PROCESS))?;
+    let root = SmiFile::open(&root_ctx.kfd, gpu.gpu_id, mask | bit(uapi::KFD_SMI_EVENT_ALL_PROCESS))?;
     let (a, b) = socketpair();
     let parent = getpid();
     let g = gpu.clone();
@@ -529,7 +487,7 @@ fn unprivileged_sees_only_itself(gpu: &Gpu) -> Check {
         let r = (|| -> Check {
             drop_sys_admin()?;
             let c = ctx(&g, true)?;
-            let smi = Smi::open(&c.kfd, g.gpu_id, mask | bit(uapi::KFD_SMI_EVENT_ALL_PROCESS))?;
+            let smi = SmiFile::open(&c.kfd, g.gpu_id, mask | bit(uapi::KFD_SMI_EVENT_ALL_PROCESS))?;
             send_u64(b, 1);
             recv_u64(b).ok_or("the parent did not say it migrated")?;
             prefetch_round(&c)?;

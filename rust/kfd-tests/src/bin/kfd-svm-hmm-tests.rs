@@ -14,6 +14,7 @@ use kfd_tests::harness::{ensure, ensure_eq, Check, Harness};
 use kfd_tests::kfd::errno_name;
 use kfd_tests::ops::{alloc, free, map, topology_gpus, GTT};
 use kfd_tests::queue::QueueMem;
+use kfd_tests::smi::{self, SmiFile};
 use kfd_tests::svm::{dump_range_at, gpus, svm_dump, svm_gpu, Anon, Ctx, Gpu, CAP_SVMAPI, PAGE};
 use kfd_uapi as uapi;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -1835,17 +1836,12 @@ fn evict_fences(pid: i32) -> Result<Vec<(u64, u32, u64, u64)>, String> {
 }
 
 /// An SMI client of QUEUE_EVICTION and QUEUE_RESTORE on one GPU.
-struct SmiQueue(i32);
+struct SmiQueue(SmiFile);
 
 impl SmiQueue {
     fn open(ctx: &Ctx) -> Result<SmiQueue, String> {
-        let mut a = uapi::kfd_ioctl_smi_events_args { gpuid: ctx.gpu.gpu_id, anon_fd: 0 };
-        ctx.kfd.ioctl(uapi::AMDKFD_IOC_SMI_EVENTS, &mut a).map_err(err("SMI_EVENTS"))?;
-        let smi = SmiQueue(a.anon_fd as i32);
-        let mask: u64 = (1 << (uapi::KFD_SMI_EVENT_QUEUE_EVICTION - 1)) | (1 << (uapi::KFD_SMI_EVENT_QUEUE_RESTORE - 1));
-        // SAFETY: 8 bytes of our own.
-        ensure_eq(unsafe { libc::write(smi.0, (&mask as *const u64).cast(), 8) }, 8, "SMI mask write")?;
-        Ok(smi)
+        let mask = smi::bit(uapi::KFD_SMI_EVENT_QUEUE_EVICTION) | smi::bit(uapi::KFD_SMI_EVENT_QUEUE_RESTORE);
+        Ok(SmiQueue(SmiFile::open(&ctx.kfd, ctx.gpu.gpu_id, mask)?))
     }
 
     /// Event lines `(id, fields after the timestamp)` read until `done`
@@ -1853,35 +1849,13 @@ impl SmiQueue {
     fn until(&self, secs: u64, done: impl Fn(&[(u32, Vec<String>)]) -> bool) -> Vec<(u32, Vec<String>)> {
         let t = std::time::Instant::now();
         let mut all = Vec::new();
-        let mut text = Vec::new();
         while !done(&all) && t.elapsed() < std::time::Duration::from_secs(secs) {
-            let mut pfd = libc::pollfd { fd: self.0, events: libc::POLLIN, revents: 0 };
-            // SAFETY: one pollfd of ours.
-            unsafe { libc::poll(&mut pfd, 1, 100) };
-            let mut buf = [0u8; 4096];
-            // SAFETY: our buffer.
-            let n = unsafe { libc::read(self.0, buf.as_mut_ptr().cast(), buf.len()) };
-            if n > 0 {
-                text.extend_from_slice(&buf[..n as usize]);
-                all = String::from_utf8_lossy(&text)
-                    .lines()
-                    .filter_map(|l| {
-                        let mut w = l.split(' ');
-                        let id = u32::from_str_radix(w.next()?, 16).ok()?;
-                        let _ns = w.next()?;
-                        Some((id, w.map(str::to_string).collect()))
-                    })
-                    .collect();
-            }
+            all.extend(smi::split_lines(&self.0.drain(100)).into_iter().map(|(id, rest)| {
+                // The fields after the timestamp.
+                (id, rest.split(' ').skip(1).map(str::to_string).collect())
+            }));
         }
         all
-    }
-}
-
-impl Drop for SmiQueue {
-    fn drop(&mut self) {
-        // SAFETY: our fd.
-        unsafe { libc::close(self.0) };
     }
 }
 
