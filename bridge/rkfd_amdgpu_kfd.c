@@ -519,17 +519,8 @@ void rkfd_amdgpu_dev_smi_throttle(void *bdev_, u64 throttle_bitmask)
  */
 void rkfd_amdgpu_adev_teardown_processes(void *adev)
 {
-	struct rkfd_amdgpu_dev *bdev;
-	struct kfd_dev *kfd = NULL;
+	struct kfd_dev *kfd = rkfd_amdgpu_kfd_of(adev);
 
-	mutex_lock(&rkfd_amdgpu_devs_lock);
-	list_for_each_entry(bdev, &rkfd_amdgpu_devs, link) {
-		if (bdev->adev == adev) {
-			kfd = bdev->kfd;
-			break;
-		}
-	}
-	mutex_unlock(&rkfd_amdgpu_devs_lock);
 	if (kfd)
 		kgd2kfd_teardown_processes(kfd);
 }

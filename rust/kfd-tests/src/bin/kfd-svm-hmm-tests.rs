@@ -409,20 +409,7 @@ fn memory_event(ctx: &Ctx) -> Result<u32, String> {
 /// Waits up to `ms` for event `id`; returns its memory-exception VA if it
 /// fired.
 fn memory_event_va(ctx: &Ctx, id: u32, ms: u32) -> Result<Option<u64>, String> {
-    let mut data = [uapi::kfd_event_data { event_id: id, ..Default::default() }];
-    let mut w = uapi::kfd_ioctl_wait_events_args {
-        events_ptr: data.as_mut_ptr() as u64,
-        num_events: 1,
-        wait_for_all: 0,
-        timeout: ms,
-        wait_result: 0,
-    };
-    ctx.kfd.ioctl(uapi::AMDKFD_IOC_WAIT_EVENTS, &mut w).map_err(err("WAIT_EVENTS"))?;
-    if w.wait_result != uapi::KFD_IOC_WAIT_RESULT_COMPLETE {
-        return Ok(None);
-    }
-    // SAFETY: a memory event's data is the memory-exception member.
-    Ok(Some(unsafe { data[0].__bindgen_anon_1.memory_exception_data.va }))
+    Ok(memory_event_va_gpu(ctx, id, ms)?.map(|(va, _)| va))
 }
 
 /// An address outside any VMA: a fatal VM fault (EFAULT to the access,
