@@ -31,8 +31,9 @@
 //! holds `Process::inner` and waits for that engine (`hqd_destroy`).  So
 //! this path never takes `Process::inner`: only the pasid lookup (the
 //! process table; the PASID is the one the GPU driver gave the process's
-//! VM on that device, `ProcessDevice::pasid`), the device's queue lock (`queue::DeviceQueues`, a leaf)
-//! and the process's events lock (a leaf).  See `docs/design.md`.
+//! VM on that device, `ProcessDevice::pasid`), the device's queue lock
+//! (`queue::DeviceQueues`, a leaf) and the process's events lock (a leaf).
+//! See `docs/design.md`.
 
 use kernel::sync::Arc;
 

@@ -2061,15 +2061,20 @@ fn evict_pending_at_exit(gpu: &Gpu) -> Check {
         // SAFETY: fork; the child uses its own copies and _exits.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            // SAFETY (all): the child's own fds; _exit skips the parent's handlers.
+            // SAFETY: _exit ends the child without running the parent's
+            // handlers or destructors; it has no precondition.
             let Ok(ctx) = Ctx::new(gpu) else { unsafe { libc::_exit(2) } };
+            // SAFETY: as above.
             let Ok(mut q) = BusyQueues::new(&ctx) else { unsafe { libc::_exit(3) } };
             let _ = q.round();
+            // SAFETY: one byte of a static buffer to the child's copy of the
+            // pipe's write end.
             unsafe { libc::write(fds[1], b"r".as_ptr().cast(), 1) };
             if !kill {
                 // Exit about when the parent's eviction is pending.
                 q.submit_aql();
                 std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+                // SAFETY: as above (_exit).
                 unsafe { libc::_exit(0) };
             }
             loop {
