@@ -560,6 +560,14 @@ fn close_vs_ioctls(ctx: &Ctx, rng: &mut Rng) -> Check {
             });
         }
         s.spawn(|| {
+            // Close only once an ALLOC has gone through, so that the close
+            // lands among ioctls even when the scheduler starts the
+            // allocating threads late (2 cores, two guests). Give up after
+            // 2 s: a round where no ALLOC succeeds then fails below.
+            let t0 = std::time::Instant::now();
+            while ctx.ok.load(Relaxed) == 0 && t0.elapsed() < Duration::from_secs(2) {
+                std::thread::yield_now();
+            }
             std::thread::sleep(Duration::from_micros(delay));
             close(kfd);
             closed.store(true, Release);
