@@ -53,11 +53,6 @@ struct rkfd_amdgpu_dev {
 static LIST_HEAD(rkfd_amdgpu_devs);
 static DEFINE_MUTEX(rkfd_amdgpu_devs_lock);
 
-#define RKFD_AMDGPU_UNSUPPORTED(op) ({					\
-	pr_notice_once("%s is not implemented over amdgpu yet: -EOPNOTSUPP\n", op); \
-	-EOPNOTSUPP;							\
-})
-
 static struct rkfd_amdgpu_dev *to_bdev(struct kgd_dev *kgd)
 {
 	return (struct rkfd_amdgpu_dev *)kgd;
@@ -316,11 +311,6 @@ static int bridge_import_dmabuf(struct kgd_dev *kgd, void *vm, int fd, __u64 va,
 					 mmap_offset);
 }
 
-static int bridge_hws_hang(struct kgd_dev *kgd)
-{
-	return RKFD_AMDGPU_UNSUPPORTED("hws_hang");
-}
-
 /*
  * amdkfd's kfd_hws_hang -> amdgpu_amdkfd_gpu_reset: amdgpu's recovery runs
  * later, in its reset work, and brackets the ASIC reset with
@@ -379,7 +369,6 @@ static const struct kfd2kgd_calls rkfd_amdgpu_calls = {
 	.ring_kernel_doorbell = bridge_ring_kernel_doorbell,
 	.mes_add_hw_queue = bridge_mes_add_hw_queue,
 	.mes_remove_hw_queue = bridge_mes_remove_hw_queue,
-	.hws_hang = bridge_hws_hang,
 	.gpu_reset = bridge_gpu_reset,
 	.reserve_mem_limit = bridge_reserve_mem_limit,
 	.unreserve_mem_limit = bridge_unreserve_mem_limit,

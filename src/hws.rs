@@ -382,6 +382,29 @@ pub(crate) fn unhalt(dev: &Device, s: &mut HwsState) -> Result {
     cpsch.unhalt(&mut Hiq { dev, kq, pm, entries })
 }
 
+/// debugfs `hang_hws` (C: `pm_debugfs_hang_hws`): a QUERY_STATUS-sized
+/// packet of 0x55 bytes on the HIQ, which no firmware takes: the HWS
+/// hangs, and the next preemption misses its fence (`Cpsch`'s hang
+/// handling then resets the GPU).  Unlike upstream's
+/// `dqm_debugfs_hang_hws`, no runlist is executed here: the hang is found
+/// at the next preemption the device needs.
+pub(crate) fn debugfs_hang(dev: &Device, s: &mut HwsState) -> Result {
+    let garbage = [0x5555_5555u32; pm4::QUERY_STATUS_DWORDS];
+    s.kq.submit(dev, &garbage)?;
+    kfd_info!(
+        "gpu_id {}: submitting {:x} {:x} {:x} {:x} {:x} {:x} {:x} to HIQ to hang the HWS\n",
+        dev.gpu_id(),
+        garbage[0],
+        garbage[1],
+        garbage[2],
+        garbage[3],
+        garbage[4],
+        garbage[5],
+        garbage[6]
+    );
+    Ok(())
+}
+
 /// Whether a runlist is on the HWS (`kgd2kfd_compute_active`).
 pub(crate) fn runlist_active(s: &HwsState) -> bool {
     s.cpsch.active_runlist()

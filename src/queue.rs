@@ -1420,10 +1420,15 @@ pub(crate) fn compute_active(dev: &Device) -> bool {
 }
 
 /// debugfs `hang_hws` (C: `kfd_debugfs_hang_hws`): makes the device's
-/// scheduler stop answering, as upstream's HIQ packet of 0x55 does.  The
-/// hang is detected at the next preemption (`hqd_destroy` answering
-/// `-ETIME`), which resets the GPU.  `-EINVAL` for an unknown gpu_id and,
-/// as upstream, for a GPU scheduled by MES (GFX11+).
+/// scheduler stop answering.  With the HWS (`sched_policy` 0 and 1) this
+/// is upstream's HIQ packet of 0x55 ([`crate::hws::debugfs_hang`]), on any
+/// GPU driver with a HIQ; the hang is detected at the next preemption (the
+/// fence times out), which resets the GPU.  Without the HWS (policy 2,
+/// where upstream refuses) it is the GPU driver's test hook `hws_hang`
+/// (the virtual GPU's engines stop answering `hqd_destroy`, which then
+/// says `-ETIME`; `-EOPNOTSUPP` from a driver without the hook).
+/// `-EINVAL` for an unknown gpu_id and, as upstream, for a GPU scheduled
+/// by MES (GFX11+).
 pub(crate) fn hang_hws(gpu_id: u32) -> Result {
     let dev = crate::device::all()?.into_iter().find(|d| d.gpu_id() == gpu_id).ok_or(EINVAL)?;
     if dev.gfx.uses_mes() {
@@ -1431,6 +1436,9 @@ pub(crate) fn hang_hws(gpu_id: u32) -> Result {
         return Err(EINVAL);
     }
     kfd_info!("hang_hws: hanging the scheduler of gpu {}\n", gpu_id);
+    if let Some(s) = Option::as_mut(&mut *dev.queues.hws.lock()) {
+        return crate::hws::debugfs_hang(&dev, s);
+    }
     dev.kgd.hws_hang()
 }
 

@@ -523,7 +523,12 @@ struct kfd2kgd_calls {
 	int (*mes_remove_hw_queue)(struct kgd_dev *kgd, const struct kgd_mes_remove_queue_input *input);
 	int (*mes_suspend_all)(struct kgd_dev *kgd);
 	int (*mes_resume_all)(struct kgd_dev *kgd);
-	/* debugfs hang_hws: make the scheduler stop answering, as hung firmware does. */
+	/*
+	 * debugfs hang_hws without the HWS (sched_policy 2; upstream refuses
+	 * hang_hws there): make the queues' preemption stop answering, as a
+	 * hung engine does.  May be NULL (-EOPNOTSUPP).  Under the HWS rkfd
+	 * writes upstream's 0x55 packet on its HIQ instead.
+	 */
 	int (*hws_hang)(struct kgd_dev *kgd);
 	/* Reset the GPU: every queue stops with KGD_QUEUE_ERROR_RESET, the scheduler answers again. */
 	int (*gpu_reset)(struct kgd_dev *kgd);
