@@ -164,6 +164,7 @@ bool rkfd_amdgpu_dev_compute_active(void *bdev, u32 node_id);
 void rkfd_amdgpu_adev_teardown_processes(void *adev);
 /* Atomic: under rcu_read_lock(). */
 void rkfd_amdgpu_dev_smi_throttle(void *bdev, u64 throttle_bitmask);
+void rkfd_amdgpu_dev_sram_ecc(void *bdev);
 /* amdgpu side: the SMU's throttling count; amdgpu's GPU recovery. */
 u64 rkfd_amdgpu_throttle_counter(void *adev);
 void rkfd_amdgpu_gpu_reset(void *adev);

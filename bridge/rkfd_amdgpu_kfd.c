@@ -501,6 +501,15 @@ void rkfd_amdgpu_dev_smi_throttle(void *bdev_, u64 throttle_bitmask)
 					   rkfd_amdgpu_throttle_counter(bdev->adev));
 }
 
+/* An SRAM ECC error (amdgpu's RAS code, atomic): rkfd counts it. */
+void rkfd_amdgpu_dev_sram_ecc(void *bdev_)
+{
+	struct rkfd_amdgpu_dev *bdev = bdev_;
+
+	if (bdev->kfd)
+		kgd2kfd_set_sram_ecc_flag(bdev->kfd);
+}
+
 /*
  * amdgpu_kfd_ops.teardown_processes names the amdgpu device: its rkfd
  * device, looked up under the list lock and called after it (amdgpu's SRCU

@@ -262,6 +262,15 @@ static void rkfd_amdgpu_smi_event_throttle(struct kfd_dev *kfd, u64 throttle_bit
 	rkfd_amdgpu_dev_smi_throttle(kfd, throttle_bitmask);
 }
 
+/*
+ * amdgpu's RAS code before it resets the GPU for an uncorrectable SRAM ECC
+ * error (RCU, atomic): rkfd's kgd2kfd_set_sram_ecc_flag only counts it.
+ */
+static void rkfd_amdgpu_set_sram_ecc_flag(struct kfd_dev *kfd)
+{
+	rkfd_amdgpu_dev_sram_ecc(kfd);
+}
+
 u64 rkfd_amdgpu_throttle_counter(void *adev)
 {
 	return amdgpu_dpm_get_thermal_throttling_counter(adev);
@@ -279,7 +288,7 @@ void rkfd_amdgpu_gpu_reset(void *adev)
 
 /*
  * The optional members left NULL have no rkfd counterpart yet (VM fault
- * fast path, SRAM ECC flag, MES queue reset, doorbell/MMIO mapping
+ * fast path, MES queue reset, doorbell/MMIO mapping
  * invalidation, zone device, SVM retry faults and BO eviction, userptr
  * faults): amdgpu then behaves as with no KFD process for that call.
  */
@@ -296,6 +305,7 @@ static const struct amdgpu_kfd_ops rkfd_amdgpu_ops = {
 	.pre_reset = rkfd_amdgpu_pre_reset,
 	.post_reset = rkfd_amdgpu_post_reset,
 	.smi_event_throttle = rkfd_amdgpu_smi_event_throttle,
+	.set_sram_ecc_flag = rkfd_amdgpu_set_sram_ecc_flag,
 	.check_and_lock_kfd = rkfd_amdgpu_check_and_lock_kfd,
 	.unlock_kfd = rkfd_amdgpu_unlock_kfd,
 	.start_sched = rkfd_amdgpu_start_sched,

@@ -82,6 +82,16 @@ void kgd2kfd_smi_event_throttle(struct kfd_dev *kfd, __u64 throttle_bitmask, __u
 }
 EXPORT_SYMBOL_GPL(kgd2kfd_smi_event_throttle);
 
+void kgd2kfd_set_sram_ecc_flag(struct kfd_dev *kfd)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	if (!ops || !kfd)
+		return;
+	ops->set_sram_ecc_flag(kfd);
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_set_sram_ecc_flag);
+
 /*
  * Power management and reset: upstream's kgd2kfd_suspend & co.  rkfd's
  * kfd_dev is one node: @node_id must be 0.

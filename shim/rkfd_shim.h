@@ -77,6 +77,7 @@ struct rkfd_kgd2kfd_ops {
 	void (*interrupt)(struct kfd_dev *kfd, const void *ih_ring_entry);
 	int (*svm_fault)(struct kfd_dev *kfd, u32 pasid, void *vm, u64 addr, u32 flags);
 	void (*smi_event_throttle)(struct kfd_dev *kfd, u64 throttle_bitmask, u64 counter);
+	void (*set_sram_ecc_flag)(struct kfd_dev *kfd);
 	/* Power management and reset (kgd_kfd_interface.h). */
 	void (*suspend)(struct kfd_dev *kfd, bool suspend_proc);
 	int (*resume)(struct kfd_dev *kfd, bool resume_proc);

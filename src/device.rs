@@ -48,6 +48,10 @@ pub(crate) struct Device {
     pub(crate) queues: crate::queue::DeviceQueues,
     /// Suspend, reset and lock state, see `crate::power`.
     pub(crate) power: crate::power::DevicePower,
+    /// Uncorrectable SRAM ECC errors the GPU driver reported since the last
+    /// reset (C: `node->sram_ecc_flag`, `kgd2kfd_set_sram_ecc_flag`): the
+    /// next reset event says `KFD_HW_EXCEPTION_ECC`; `post_reset` clears it.
+    pub(crate) sram_ecc_flag: Atomic<u32>,
 }
 
 /// Lets the kernel's `fmt!` print a [`GfxVersion`] as its target name
@@ -137,7 +141,7 @@ pub(crate) fn probe(kgd: KgdDevice, info: GpuInfo) -> Result<Arc<Device>> {
     };
     let queues = crate::queue::DeviceQueues::new(&info)?;
     let power = crate::power::DevicePower::new()?;
-    Ok(Arc::new(Device { kgd, info, gfx, gpu_id: Atomic::new(0), vram_pagemap, queues, power }, GFP_KERNEL)?)
+    Ok(Arc::new(Device { kgd, info, gfx, gpu_id: Atomic::new(0), vram_pagemap, queues, power, sram_ecc_flag: Atomic::new(0) }, GFP_KERNEL)?)
 }
 
 /// `kgd2kfd_device_init`: publishes the device.
@@ -224,6 +228,10 @@ impl Kgd2Kfd for Kgd2KfdEntries {
 
     fn smi_event_throttle(dev: &Device, bitmask: u64, counter: u64) {
         crate::smi::thermal_throttle(dev, bitmask, counter);
+    }
+
+    fn set_sram_ecc_flag(dev: &Device) {
+        dev.sram_ecc_flag.fetch_add(1, Relaxed);
     }
 
     fn suspend(dev: &Device, procs: bool) {

@@ -242,6 +242,7 @@ pub(crate) fn post_reset(dev: &Device) -> Result {
     start_locked(dev, &mut st)?;
     st.in_reset = false;
     crate::process::kfd_unlock();
+    dev.sram_ecc_flag.store(0, Relaxed);
     crate::smi::gpu_reset(dev, true, "");
     kfd_info!("gpu_id {}: GPU reset done\n", dev.gpu_id());
     Ok(())

@@ -1324,6 +1324,8 @@ pub(crate) fn recover(hung: Hung) {
             crate::mes::reset(s);
         }
         signal_reset(&dev);
+        // As kgd2kfd_post_reset after the reset amdgpu runs for a hang.
+        dev.sram_ecc_flag.store(0, Relaxed);
         crate::smi::gpu_reset(&dev, true, "");
         kfd_info!("GPU reset succeeded, gpu_id {}\n", dev.gpu_id());
     }
@@ -1331,18 +1333,27 @@ pub(crate) fn recover(hung: Hung) {
 
 /// C: `kfd_signal_reset_event` (an HWS hang here, `kgd2kfd_pre_reset` in
 /// `crate::power`): every process with a pdd on the device gets its
-/// HW_EXCEPTION events set.
+/// HW_EXCEPTION events set; after an SRAM ECC error
+/// (`kgd2kfd_set_sram_ecc_flag`) with the ECC cause, and its MEMORY events
+/// set too (ErrorType `KFD_MEM_ERR_SRAM_ECC`, imprecise).
 pub(crate) fn signal_reset(dev: &Device) {
     let Ok(all) = crate::process::snapshot() else { return };
+    let ecc = dev.sram_ecc_flag.load(Relaxed) != 0;
     let hw = uapi::kfd_hsa_hw_exception_data {
         reset_type: uapi::KFD_HW_EXCEPTION_WHOLE_GPU_RESET,
-        reset_cause: uapi::KFD_HW_EXCEPTION_GPU_HANG,
+        reset_cause: if ecc { uapi::KFD_HW_EXCEPTION_ECC } else { uapi::KFD_HW_EXCEPTION_GPU_HANG },
         memory_lost: 1,
         gpu_id: dev.gpu_id(),
     };
+    let mut memory = uapi::kfd_hsa_memory_exception_data {
+        ErrorType: uapi::KFD_MEM_ERR_SRAM_ECC,
+        gpu_id: dev.gpu_id(),
+        ..Default::default()
+    };
+    memory.failure.imprecise = 1;
     for p in all.iter() {
         if p.uses_device(dev.gpu_id()) {
-            p.events.signal_reset(&hw, None);
+            p.events.signal_reset(&hw, ecc.then_some(&memory));
         }
     }
 }

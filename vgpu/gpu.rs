@@ -328,7 +328,9 @@ impl Core {
     /// kfd2kgd `gpu_reset` does, then `amdgpu_amdkfd_post_reset`), and the
     /// single calls: `suspend_process`, `resume_process`, `pre_reset`,
     /// `post_reset`, `stop_sched` / `start_sched` (node 0), `lock` /
-    /// `unlock` (`check_and_lock_kfd`), `teardown`.  `EINVAL` for another
+    /// `unlock` (`check_and_lock_kfd`), `teardown`, `sram_ecc`
+    /// (`kgd2kfd_set_sram_ecc_flag`, what amdgpu's RAS code calls before
+    /// the reset it asks for).  `EINVAL` for another
     /// word, `ENODEV` while rkfd does not have the GPU, else rkfd's errno
     /// (a reset whose `pre_reset` fails is not done).  Process context.
     pub(crate) fn power_op(&self, op: &[u8]) -> Result {
@@ -345,6 +347,7 @@ impl Core {
             b"lock" => Some(P::Lock),
             b"unlock" => Some(P::Unlock),
             b"teardown" => Some(P::Teardown),
+            b"sram_ecc" => Some(P::SramEcc),
             b"reset" => None,
             _ => return Err(EINVAL),
         };

@@ -622,6 +622,15 @@ int kgd2kfd_svm_fault(struct kfd_dev *kfd, __u32 pasid, void *vm, __u64 addr, __
  */
 void kgd2kfd_smi_event_throttle(struct kfd_dev *kfd, __u64 throttle_bitmask, __u64 counter);
 /*
+ * An uncorrectable SRAM ECC error (upstream kgd2kfd_set_sram_ecc_flag,
+ * which amdgpu's RAS code calls before it resets the GPU): the reset that
+ * follows tells each process reset_cause KFD_HW_EXCEPTION_ECC in its
+ * HW_EXCEPTION events and sets its MEMORY events with ErrorType
+ * KFD_MEM_ERR_SRAM_ECC (kfd_signal_reset_event); kgd2kfd_post_reset clears
+ * the flag.  Any context; never sleeps.
+ */
+void kgd2kfd_set_sram_ecc_flag(struct kfd_dev *kfd);
+/*
  * Stop / restart the queues of @mm's process on every GPU (upstream
  * kgd2kfd_quiesce_mm / kgd2kfd_resume_mm, which amdgpu calls around a
  * userptr invalidation; @trigger a KFD_QUEUE_EVICTION_TRIGGER_* for the SMI

@@ -833,6 +833,10 @@ pub(crate) trait Kgd2Kfd: 'static {
     /// driver reports it, `counter` its count of throttling interrupts.
     fn smi_event_throttle(dev: &Self::Device, bitmask: u64, counter: u64);
 
+    /// `kgd2kfd_set_sram_ecc_flag`: an uncorrectable SRAM ECC error; the
+    /// next reset is reported with the ECC cause.  Any context.
+    fn set_sram_ecc_flag(dev: &Self::Device);
+
     /// `kgd2kfd_suspend`: with `procs`, `kgd2kfd_suspend_process` first;
     /// then the device's scheduler stops.
     fn suspend(dev: &Self::Device, procs: bool);
@@ -928,6 +932,7 @@ impl<T: Kgd2Kfd> Kgd2KfdTable<T> {
         interrupt: Some(Self::interrupt),
         svm_fault: Some(Self::svm_fault),
         smi_event_throttle: Some(Self::smi_event_throttle),
+        set_sram_ecc_flag: Some(Self::set_sram_ecc_flag),
         suspend: Some(Self::suspend),
         resume: Some(Self::resume),
         suspend_process: Some(Self::suspend_process),
@@ -1059,6 +1064,17 @@ impl<T: Kgd2Kfd> Kgd2KfdTable<T> {
         // SAFETY: Caller's contract.
         let dev = unsafe { Self::borrow_device(kfd) };
         T::smi_event_throttle(dev, throttle_bitmask, counter);
+    }
+
+    /// `kgd2kfd_set_sram_ecc_flag`.
+    ///
+    /// # Safety
+    ///
+    /// `kfd` is a live device handle.
+    unsafe extern "C" fn set_sram_ecc_flag(kfd: *mut kfd_dev) {
+        // SAFETY: Caller's contract.
+        let dev = unsafe { Self::borrow_device(kfd) };
+        T::set_sram_ecc_flag(dev);
     }
 
     /// `kgd2kfd_suspend`.

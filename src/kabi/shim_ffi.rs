@@ -116,6 +116,9 @@ pub struct rkfd_kgd2kfd_ops {
             counter: kernel::ffi::c_ulonglong,
         ),
     >,
+    pub set_sram_ecc_flag: ::core::option::Option<
+        unsafe extern "C" fn(kfd: *mut kfd_dev),
+    >,
     pub suspend: ::core::option::Option<
         unsafe extern "C" fn(kfd: *mut kfd_dev, suspend_proc: bool),
     >,

@@ -535,6 +535,7 @@ impl KfdIrq {
                 PowerOp::Lock => return to_result(kgd::kgd2kfd_check_and_lock_kfd(kfd)),
                 PowerOp::Unlock => kgd::kgd2kfd_unlock_kfd(kfd),
                 PowerOp::Teardown => kgd::kgd2kfd_teardown_processes(kfd),
+                PowerOp::SramEcc => kgd::kgd2kfd_set_sram_ecc_flag(kfd),
             }
         }
         Ok(())
@@ -573,6 +574,9 @@ pub(crate) enum PowerOp {
     Unlock,
     /// `kgd2kfd_teardown_processes`.
     Teardown,
+    /// `kgd2kfd_set_sram_ecc_flag` (amdgpu's RAS code, before the reset it
+    /// asks for).
+    SramEcc,
 }
 
 /// Borrows the frame and page arrays of an SVM call.

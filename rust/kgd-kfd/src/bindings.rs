@@ -491,6 +491,9 @@ unsafe extern "C" {
     );
 }
 unsafe extern "C" {
+    pub fn kgd2kfd_set_sram_ecc_flag(kfd: *mut kfd_dev);
+}
+unsafe extern "C" {
     pub fn kgd2kfd_quiesce_mm(mm: *mut mm_struct, trigger: __u32) -> core::ffi::c_int;
 }
 unsafe extern "C" {

@@ -17,7 +17,10 @@
 //!   process using the GPU with SIGBUS;
 //! - reset: SMI GPU_PRE_RESET ("virtual GPU reset") / GPU_POST_RESET, the
 //!   process's HW_EXCEPTION event with whole-GPU-reset data, its queues
-//!   left off the GPU (upstream keeps them evicted), a new process runs.
+//!   left off the GPU (upstream keeps them evicted), a new process runs;
+//! - ecc_reset: `sram_ecc` (`kgd2kfd_set_sram_ecc_flag`) then a reset: the
+//!   HW_EXCEPTION event says cause ECC, the MEMORY event carries SRAM_ECC
+//!   data; the next reset is a GPU_HANG one again (post_reset cleared it).
 //!
 //! Needs root and debugfs.  Prints `kfd-power-tests: N passed, N failed`.
 
@@ -402,6 +405,62 @@ fn reset(gpu: &TopoGpu) -> Check {
     Ok(())
 }
 
+/// Waits (`timeout_ms`) for one event; its data, or `None` if it did not
+/// come.
+fn wait_event(k: &Kfd, event_id: u32, timeout_ms: u32) -> Result<Option<uapi::kfd_event_data>, String> {
+    // SAFETY: plain data, all-zero is valid.
+    let mut data: uapi::kfd_event_data = unsafe { std::mem::zeroed() };
+    data.event_id = event_id;
+    let mut w = uapi::kfd_ioctl_wait_events_args { events_ptr: &mut data as *mut _ as u64, num_events: 1, wait_for_all: 1, timeout: timeout_ms, wait_result: 0 };
+    k.ioctl(uapi::AMDKFD_IOC_WAIT_EVENTS, &mut w).map_err(err("WAIT_EVENTS"))?;
+    Ok((w.wait_result == uapi::KFD_IOC_WAIT_RESULT_COMPLETE).then_some(data))
+}
+
+fn create_event(k: &Kfd, event_type: u32) -> Result<u32, String> {
+    let mut ev = uapi::kfd_ioctl_create_event_args { event_type, ..Default::default() };
+    k.ioctl(uapi::AMDKFD_IOC_CREATE_EVENT, &mut ev).map_err(err("CREATE_EVENT"))?;
+    Ok(ev.event_id)
+}
+
+/// amdgpu's RAS path: `kgd2kfd_set_sram_ecc_flag`, then a reset.  The
+/// reset says cause ECC and sets the MEMORY events with SRAM_ECC data
+/// (upstream `kfd_signal_reset_event`); `post_reset` clears the flag, so
+/// the next reset is a plain GPU_HANG one that leaves MEMORY events alone.
+fn ecc_reset(gpu: &TopoGpu) -> Check {
+    let knob = knob(gpu)?;
+    let k = Kfd::open().map_err(|e| e.to_string())?;
+    let render = bind(&k, gpu)?;
+    let r = (|| -> Check {
+        let hw1 = create_event(&k, uapi::KFD_IOC_EVENT_HW_EXCEPTION)?;
+        let mem1 = create_event(&k, uapi::KFD_IOC_EVENT_MEMORY)?;
+        power_ok(&knob, "sram_ecc")?;
+        power_ok(&knob, "reset")?;
+        let d = wait_event(&k, hw1, 2000)?.ok_or("HW_EXCEPTION event after the ECC reset")?;
+        // SAFETY: the kernel filled the hw_exception_data member.
+        let hw = unsafe { d.__bindgen_anon_1.hw_exception_data };
+        ensure_eq(
+            (hw.reset_type, hw.reset_cause, hw.memory_lost, hw.gpu_id),
+            (uapi::KFD_HW_EXCEPTION_WHOLE_GPU_RESET, uapi::KFD_HW_EXCEPTION_ECC, 1, gpu.gpu_id),
+            "hw_exception_data of the ECC reset",
+        )?;
+        let d = wait_event(&k, mem1, 2000)?.ok_or("MEMORY event after the ECC reset")?;
+        // SAFETY: the kernel filled the memory_exception_data member.
+        let m = unsafe { d.__bindgen_anon_1.memory_exception_data };
+        ensure_eq((m.ErrorType, m.gpu_id, m.failure.imprecise), (uapi::KFD_MEM_ERR_SRAM_ECC, gpu.gpu_id, 1), "memory_exception_data")?;
+        // The flag went with the reset.
+        let hw2 = create_event(&k, uapi::KFD_IOC_EVENT_HW_EXCEPTION)?;
+        let mem2 = create_event(&k, uapi::KFD_IOC_EVENT_MEMORY)?;
+        power_ok(&knob, "reset")?;
+        let d = wait_event(&k, hw2, 2000)?.ok_or("HW_EXCEPTION event after the second reset")?;
+        // SAFETY: the kernel filled the hw_exception_data member.
+        let hw = unsafe { d.__bindgen_anon_1.hw_exception_data };
+        ensure_eq(hw.reset_cause, uapi::KFD_HW_EXCEPTION_GPU_HANG, "reset_cause of the reset after post_reset")?;
+        ensure(wait_event(&k, mem2, 0)?.is_none(), "a plain reset set a MEMORY event")
+    })();
+    close(render);
+    r
+}
+
 fn main() {
     let mut h = Harness::new();
     let gpus = topology_gpus();
@@ -415,5 +474,6 @@ fn main() {
     }
     h.run("odd_orders: errnos, KFD lock, teardown SIGBUS", || odd_orders(&gpus[0]));
     h.run("reset: SMI pre/post, HW_EXCEPTION, queues stay evicted, new process runs", || reset(&gpus[0]));
+    h.run("ecc_reset: sram_ecc then reset: cause ECC, MEMORY SRAM_ECC; cleared by post_reset", || ecc_reset(&gpus[0]));
     std::process::exit(h.finish("kfd-power-tests"));
 }
