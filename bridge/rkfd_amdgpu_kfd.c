@@ -533,6 +533,11 @@ int rkfd_amdgpu_kfd_resume_mm(void *mm)
 	return kgd2kfd_resume_mm(mm);
 }
 
+void rkfd_amdgpu_kfd_queue_restore_rescheduled(void *mm)
+{
+	kgd2kfd_queue_restore_rescheduled(mm);
+}
+
 /* Atomic context (a fence's ->enable_signaling): rkfd's export never sleeps. */
 int rkfd_amdgpu_kfd_schedule_evict_and_restore_process(void *mm, u16 context_id, void *fence)
 {

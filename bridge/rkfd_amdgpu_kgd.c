@@ -161,6 +161,12 @@ static int rkfd_amdgpu_resume_mm(struct mm_struct *mm)
 	return rkfd_amdgpu_kfd_resume_mm(mm);
 }
 
+/* amdgpu's userptr restore worker will try again: an SMI event in rkfd. */
+static void rkfd_amdgpu_queue_restore_rescheduled(struct mm_struct *mm)
+{
+	rkfd_amdgpu_kfd_queue_restore_rescheduled(mm);
+}
+
 /* A KFD eviction fence's ->enable_signaling (TTM evicts a KFD BO): atomic. */
 static int rkfd_amdgpu_schedule_evict_and_restore_process(struct mm_struct *mm, u16 context_id,
 							  struct dma_fence *fence)
@@ -290,7 +296,7 @@ void rkfd_amdgpu_gpu_reset(void *adev)
  * The optional members left NULL have no rkfd counterpart yet (VM fault
  * fast path, MES queue reset, doorbell/MMIO mapping
  * invalidation, zone device, SVM retry faults and BO eviction, userptr
- * faults): amdgpu then behaves as with no KFD process for that call.
+ * fault signals): amdgpu then behaves as with no KFD process for that call.
  */
 static const struct amdgpu_kfd_ops rkfd_amdgpu_ops = {
 	.probe = rkfd_amdgpu_probe,
@@ -316,6 +322,7 @@ static const struct amdgpu_kfd_ops rkfd_amdgpu_ops = {
 	.quiesce_mm = rkfd_amdgpu_quiesce_mm,
 	.resume_mm = rkfd_amdgpu_resume_mm,
 	.schedule_evict_and_restore_process = rkfd_amdgpu_schedule_evict_and_restore_process,
+	.queue_restore_rescheduled = rkfd_amdgpu_queue_restore_rescheduled,
 };
 
 int rkfd_amdgpu_register(void)

@@ -220,6 +220,15 @@ int kgd2kfd_resume_mm(struct mm_struct *mm)
 }
 EXPORT_SYMBOL_GPL(kgd2kfd_resume_mm);
 
+void kgd2kfd_queue_restore_rescheduled(struct mm_struct *mm)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	if (ops && mm)
+		ops->queue_restore_rescheduled(mm);
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_queue_restore_rescheduled);
+
 void *rkfd_shim_fget(int fd)
 {
 	return fget(fd);

@@ -92,6 +92,7 @@ struct rkfd_kgd2kfd_ops {
 	void (*teardown_processes)(struct kfd_dev *kfd);
 	int (*quiesce_mm)(struct mm_struct *mm, u32 trigger);
 	int (*resume_mm)(struct mm_struct *mm);
+	void (*queue_restore_rescheduled)(struct mm_struct *mm);
 };
 void rkfd_shim_kgd2kfd_set_ops(const struct rkfd_kgd2kfd_ops *ops);
 

@@ -285,6 +285,10 @@ impl Kgd2Kfd for Kgd2KfdEntries {
     fn resume_mm(mm: crate::kabi::kgd::MmId) -> Result {
         crate::eviction::resume_mm(mm)
     }
+
+    fn queue_restore_rescheduled(mm: crate::kabi::kgd::MmId) {
+        crate::eviction::queue_restore_rescheduled(mm);
+    }
 }
 
 /// A snapshot of the published devices.

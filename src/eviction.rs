@@ -68,6 +68,18 @@ pub(crate) fn resume_mm(mm: MmId) -> Result {
     crate::queue::restore_process(&p, p.svms.owner())
 }
 
+/// C: `kfd_smi_event_queue_restore_rescheduled`: SMI `QUEUE_RESTORE` with
+/// the rescheduled flag on every GPU of `mm`'s process; nothing without one.
+pub(crate) fn queue_restore_rescheduled(mm: MmId) {
+    let Some(p) = process::find_by_mm(mm) else { return };
+    let mut gpu_ids = KVec::new();
+    for pdd in p.inner.lock().pdds.iter() {
+        // Best effort, as an SMI event is.
+        let _ = gpu_ids.push(pdd.dev.gpu_id(), GFP_KERNEL);
+    }
+    smi::queue_restore_rescheduled(p.svms.owner(), gpu_ids.into_iter());
+}
+
 impl Evict for Process {
     /// C: `evict_process_worker`'s `kfd_process_evict_queues(p,
     /// KFD_QUEUE_EVICTION_TRIGGER_TTM)` and `signal_eviction_fence`.

@@ -40,6 +40,7 @@
 //! | `PAGE_FAULT_START` / `_END` | `svm::fault`: a retry fault (`restore_pages`) | `svm_range_restore_pages` |
 //! | `MIGRATE_START` / `_END` | `svm::migrate::to_vram` / `to_ram` (prefetch, GPU fault), `kabi::hmm` (CPU fault) | `svm_migrate_ram_to_vram` / `_vram_to_ram` |
 //! | `QUEUE_EVICTION` / `_RESTORE` | `queue::evict_process` / `restore_process`, from the XNACK-off restore worker (`svm::notifier`, trigger SVM), the eviction works of `crate::eviction` (trigger TTM) and `kgd2kfd_quiesce_mm` / `_resume_mm` (the GPU driver's trigger) | `kfd_process_evict_queues` / `_restore_queues` |
+//! | `QUEUE_RESTORE` flag `R` | `kgd2kfd_queue_restore_rescheduled` (the virtual GPU's debugfs `amdgpu_vgpu/restore_rescheduled`) | `kfd_smi_event_queue_restore_rescheduled`, from amdgpu's userptr restore worker |
 //! | `UNMAP_FROM_GPU` | `svm::notifier`: invalidation (XNACK on, or `munmap`), SET_ATTR `NO_ACCESS` (one per range) | `svm_range_unmap_from_gpus` |
 //!
 //! The pid printed is the lead thread's, in hex for process/VM-fault
@@ -498,6 +499,17 @@ pub(crate) fn queue_restore(owner: &Owner, gpu_ids: impl Iterator<Item = u32>) {
     for gpu_id in gpu_ids {
         add(gpu_id, owner.tgid, logic::QUEUE_RESTORE, || {
             logic::fmt_queue_restore(now(), owner.pid, gpu_id, false)
+        });
+    }
+}
+
+/// `QUEUE_RESTORE` with the rescheduled flag (`'R'`) on each of
+/// `gpu_ids`: a restore failed and is tried again later (C:
+/// `kfd_smi_event_queue_restore_rescheduled`).
+pub(crate) fn queue_restore_rescheduled(owner: &Owner, gpu_ids: impl Iterator<Item = u32>) {
+    for gpu_id in gpu_ids {
+        add(gpu_id, owner.tgid, logic::QUEUE_RESTORE, || {
+            logic::fmt_queue_restore(now(), owner.pid, gpu_id, true)
         });
     }
 }

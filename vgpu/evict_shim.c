@@ -19,6 +19,9 @@
  *   quiesce       write a pid: kgd2kfd_quiesce_mm(mm, USERPTR), as amdgpu's
  *                 userptr invalidation does (amdgpu_amdkfd_evict_userptr)
  *   resume        write a pid: kgd2kfd_resume_mm(mm)
+ *   restore_rescheduled
+ *                 write a pid: kgd2kfd_queue_restore_rescheduled(mm), as
+ *                 amdgpu's userptr restore worker when it must try again
  *   restore_fail  the next N restore_process_bos calls fail with -EBUSY
  *                 (amdgpu's validation failing, so rkfd backs off)
  *   evict_fences  one line per acquired VM: "pid P context_id 0xC seqno S
@@ -277,8 +280,13 @@ static ssize_t vgpu_evict_write(struct file *file, const char __user *buf, size_
 	return len;
 }
 
-/* quiesce / resume: kgd2kfd_quiesce_mm (as a userptr invalidation) or _resume_mm on @buf's pid. */
-static ssize_t vgpu_mm_call_write(const char __user *buf, size_t len, bool quiesce)
+enum vgpu_mm_call { VGPU_MM_QUIESCE, VGPU_MM_RESUME, VGPU_MM_RESTORE_RESCHEDULED };
+
+/*
+ * quiesce / resume / restore_rescheduled: kgd2kfd_quiesce_mm (as a userptr
+ * invalidation), _resume_mm or _queue_restore_rescheduled on @buf's pid.
+ */
+static ssize_t vgpu_mm_call_write(const char __user *buf, size_t len, enum vgpu_mm_call call)
 {
 	struct mm_struct *mm;
 	pid_t pid;
@@ -290,8 +298,17 @@ static ssize_t vgpu_mm_call_write(const char __user *buf, size_t len, bool quies
 	mm = vgpu_evict_mm_of(pid);
 	if (!mm)
 		return -ESRCH;
-	ret = quiesce ? kgd2kfd_quiesce_mm(mm, KFD_QUEUE_EVICTION_TRIGGER_USERPTR) :
-			kgd2kfd_resume_mm(mm);
+	switch (call) {
+	case VGPU_MM_QUIESCE:
+		ret = kgd2kfd_quiesce_mm(mm, KFD_QUEUE_EVICTION_TRIGGER_USERPTR);
+		break;
+	case VGPU_MM_RESUME:
+		ret = kgd2kfd_resume_mm(mm);
+		break;
+	default:
+		kgd2kfd_queue_restore_rescheduled(mm);
+		break;
+	}
 	mmdrop(mm);
 	return ret ? ret : len;
 }
@@ -299,13 +316,19 @@ static ssize_t vgpu_mm_call_write(const char __user *buf, size_t len, bool quies
 static ssize_t vgpu_quiesce_write(struct file *file, const char __user *buf, size_t len,
 				  loff_t *pos)
 {
-	return vgpu_mm_call_write(buf, len, true);
+	return vgpu_mm_call_write(buf, len, VGPU_MM_QUIESCE);
 }
 
 static ssize_t vgpu_resume_write(struct file *file, const char __user *buf, size_t len,
 				 loff_t *pos)
 {
-	return vgpu_mm_call_write(buf, len, false);
+	return vgpu_mm_call_write(buf, len, VGPU_MM_RESUME);
+}
+
+static ssize_t vgpu_restore_rescheduled_write(struct file *file, const char __user *buf,
+					      size_t len, loff_t *pos)
+{
+	return vgpu_mm_call_write(buf, len, VGPU_MM_RESTORE_RESCHEDULED);
 }
 
 static int vgpu_evict_fences_show(struct seq_file *m, void *unused)
@@ -337,12 +360,19 @@ static const struct file_operations vgpu_resume_fops = {
 	.write = vgpu_resume_write,
 };
 
+static const struct file_operations vgpu_restore_rescheduled_fops = {
+	.owner = THIS_MODULE,
+	.write = vgpu_restore_rescheduled_write,
+};
+
 void vgpu_shim_evict_debugfs_init(void)
 {
 	vgpu_evict_dir = debugfs_create_dir("amdgpu_vgpu", NULL);
 	debugfs_create_file("evict", 0200, vgpu_evict_dir, NULL, &vgpu_evict_fops);
 	debugfs_create_file("quiesce", 0200, vgpu_evict_dir, NULL, &vgpu_quiesce_fops);
 	debugfs_create_file("resume", 0200, vgpu_evict_dir, NULL, &vgpu_resume_fops);
+	debugfs_create_file("restore_rescheduled", 0200, vgpu_evict_dir, NULL,
+			    &vgpu_restore_rescheduled_fops);
 	debugfs_create_u32("restore_fail", 0600, vgpu_evict_dir, &vgpu_restore_fail);
 	debugfs_create_file("evict_fences", 0400, vgpu_evict_dir, NULL, &vgpu_evict_fences_fops);
 }

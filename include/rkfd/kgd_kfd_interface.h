@@ -640,6 +640,14 @@ void kgd2kfd_set_sram_ecc_flag(struct kfd_dev *kfd);
 int kgd2kfd_quiesce_mm(struct mm_struct *mm, __u32 trigger);
 int kgd2kfd_resume_mm(struct mm_struct *mm);
 /*
+ * The restore of @mm's process's userptr memory failed and is tried again
+ * later (upstream kfd_smi_event_queue_restore_rescheduled, which amdgpu's
+ * restore worker calls): an SMI QUEUE_RESTORE event with the 'R' flag on
+ * each GPU of the process.  Nothing if @mm has no KFD process.  Process
+ * context.
+ */
+void kgd2kfd_queue_restore_rescheduled(struct mm_struct *mm);
+/*
  * An eviction fence of @mm's process (context @context_id) had signalling
  * enabled (upstream kgd2kfd_schedule_evict_and_restore_process, from the
  * fence's ->enable_signaling, under the fence's lock: atomic context,

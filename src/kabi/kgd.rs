@@ -879,6 +879,10 @@ pub(crate) trait Kgd2Kfd: 'static {
 
     /// `kgd2kfd_resume_mm`: end one [`Self::quiesce_mm`].
     fn resume_mm(mm: MmId) -> Result;
+
+    /// `kgd2kfd_queue_restore_rescheduled`: the restore of `mm`'s
+    /// process's userptr memory is tried again later (an SMI event).
+    fn queue_restore_rescheduled(mm: MmId);
 }
 
 /// An address space as a GPU driver names it (`struct mm_struct *`),
@@ -946,6 +950,7 @@ impl<T: Kgd2Kfd> Kgd2KfdTable<T> {
         teardown_processes: Some(Self::teardown_processes),
         quiesce_mm: Some(Self::quiesce_mm),
         resume_mm: Some(Self::resume_mm),
+        queue_restore_rescheduled: Some(Self::queue_restore_rescheduled),
     };
 
     /// `kgd2kfd_probe`.
@@ -1220,6 +1225,15 @@ impl<T: Kgd2Kfd> Kgd2KfdTable<T> {
             Ok(()) => 0,
             Err(e) => e.to_errno(),
         }
+    }
+
+    /// `kgd2kfd_queue_restore_rescheduled`.
+    ///
+    /// # Safety
+    ///
+    /// As [`Self::quiesce_mm`].
+    unsafe extern "C" fn queue_restore_rescheduled(mm: *mut kernel::bindings::mm_struct) {
+        T::queue_restore_rescheduled(MmId(mm as usize));
     }
 }
 

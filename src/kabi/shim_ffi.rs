@@ -160,6 +160,9 @@ pub struct rkfd_kgd2kfd_ops {
     pub resume_mm: ::core::option::Option<
         unsafe extern "C" fn(mm: *mut mm_struct) -> kernel::ffi::c_int,
     >,
+    pub queue_restore_rescheduled: ::core::option::Option<
+        unsafe extern "C" fn(mm: *mut mm_struct),
+    >,
 }
 unsafe extern "C" {
     pub fn rkfd_shim_kgd2kfd_set_ops(ops: *const rkfd_kgd2kfd_ops);

@@ -500,6 +500,9 @@ unsafe extern "C" {
     pub fn kgd2kfd_resume_mm(mm: *mut mm_struct) -> core::ffi::c_int;
 }
 unsafe extern "C" {
+    pub fn kgd2kfd_queue_restore_rescheduled(mm: *mut mm_struct);
+}
+unsafe extern "C" {
     pub fn kgd2kfd_schedule_evict_and_restore_process(
         mm: *mut mm_struct,
         context_id: __u16,

@@ -2018,7 +2018,10 @@ fn evict_fence_restores(gpu: &Gpu) -> Check {
 /// QUEUE_EVICTION, trigger USERPTR; 32 AQL packets submitted meanwhile do
 /// not complete); one `resume` leaves them stopped (evictions nest), the
 /// second runs them again (QUEUE_RESTORE; the packets complete, the SDMA
-/// copy lands); evicted_ms grows.  A pid without a KFD VM is ESRCH.
+/// copy lands); evicted_ms grows.  A pid without a KFD VM is ESRCH.  Then
+/// `restore_rescheduled` (amdgpu's userptr restore worker trying again
+/// later: `kgd2kfd_queue_restore_rescheduled`) sends QUEUE_RESTORE with
+/// the `R` flag.
 fn quiesce_resume_mm(gpu: &Gpu) -> Check {
     let ctx = Ctx::new(gpu)?;
     let me = std::process::id().to_string();
@@ -2041,6 +2044,11 @@ fn quiesce_resume_mm(gpu: &Gpu) -> Check {
     check_evict_restore_events(&evs, gpu.gpu_id, TRIGGER_USERPTR)?;
     let ms1 = evicted_ms(gpu.gpu_id)?;
     ensure(ms1 >= ms0 + 450, format!("evicted_ms {ms0} -> {ms1}, want at least +450"))?;
+    vgpu_write("restore_rescheduled", &me).map_err(|e| format!("restore_rescheduled: {e}"))?;
+    let want = vec![format!("-{me}"), format!("{:x}", gpu.gpu_id), "R".to_string()];
+    let is_r = |(id, f): &(u32, Vec<String>)| *id == uapi::KFD_SMI_EVENT_QUEUE_RESTORE && *f == want;
+    let evs = smi.until(5, |e| e.iter().any(is_r));
+    ensure(evs.iter().any(is_r), format!("no QUEUE_RESTORE {want:?} after restore_rescheduled: {evs:?}"))?;
     // init (pid 1) has no KFD VM.
     let r = vgpu_write("quiesce", "1");
     ensure_eq(r.map_err(|e| e.raw_os_error()), Err(Some(libc::ESRCH)), "quiesce of a process without a KFD VM")?;
@@ -2118,7 +2126,7 @@ fn close_fd(fd: i32) {
 fn run_evict_tests(h: &mut Harness, gpu: &Gpu) {
     let name = format!("gfx_target_version {}", gpu.gfx_target_version);
     h.run(&format!("evict: fence evict-and-restore, back-off ({name})"), || evict_fence_restores(gpu));
-    h.run(&format!("evict: quiesce_mm / resume_mm ({name})"), || quiesce_resume_mm(gpu));
+    h.run(&format!("evict: quiesce_mm / resume_mm / queue_restore_rescheduled ({name})"), || quiesce_resume_mm(gpu));
     h.run(&format!("evict: exit with an eviction pending ({name})"), || evict_pending_at_exit(gpu));
 }
 
