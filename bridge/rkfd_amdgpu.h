@@ -19,6 +19,7 @@
 #ifndef RKFD_AMDGPU_H
 #define RKFD_AMDGPU_H
 
+#include <linux/bits.h>
 #include <linux/types.h>
 
 #define RKFD_AMDGPU_NAME_LEN 32
@@ -69,6 +70,17 @@ int rkfd_amdgpu_unmap_memory(void *adev, void *vm, void *mem);
 void *rkfd_amdgpu_map_gtt_to_kernel(void *mem, u64 *size);
 int rkfd_amdgpu_reserve_mem_limit(u64 size, u32 flags);
 void rkfd_amdgpu_unreserve_mem_limit(u64 size, u32 flags);
+/*
+ * SVM in system memory (rkfd's svm_map / svm_unmap; the amdgpu side's
+ * comment has the locking).  A page-table entry: a CPU pfn plus these
+ * bits, rkfd's KGD_SVM_PTE_* (checked at build time on the rkfd side).
+ */
+#define RKFD_AMDGPU_SVM_VALID BIT_ULL(63)
+#define RKFD_AMDGPU_SVM_WRITE BIT_ULL(61)
+#define RKFD_AMDGPU_SVM_FRAME (BIT_ULL(52) - 1)
+int rkfd_amdgpu_svm_map(void *vm, u64 va, u64 npages, const u64 *ptes);
+void rkfd_amdgpu_svm_unmap(void *vm, u64 va, u64 npages);
+
 /*
  * Graphics interop.  get_dmabuf_info: *@owner is the amdgpu device the
  * dma-buf's BO belongs to (the caller finds its rkfd device).

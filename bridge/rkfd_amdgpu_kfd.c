@@ -332,11 +332,54 @@ static void bridge_unreserve_mem_limit(struct kgd_dev *kgd, __u64 size, __u32 fl
 	rkfd_amdgpu_unreserve_mem_limit(size, flags);
 }
 
+static_assert(RKFD_AMDGPU_SVM_VALID == KGD_SVM_PTE_VALID);
+static_assert(RKFD_AMDGPU_SVM_WRITE == KGD_SVM_PTE_WRITE);
+static_assert(RKFD_AMDGPU_SVM_FRAME == KGD_SVM_PTE_FRAME_MASK);
+
 /*
- * The svm_* calls stay NULL: rkfd then does not advertise SVM for the GPU
- * (VRAM pages, GPU page-table updates and SDMA copies need amdgpu
- * internals the patch series does not export yet).  get_mem_limits NULL:
- * debugfs mem_limit shows zeros.
+ * SVM keeps every page in system memory over amdgpu: the bridge has no
+ * VRAM pool for device-private pages (upstream's svm_bo, kfd_migrate.c),
+ * so svm_alloc_vram always answers -ENOMEM, which rkfd's interface
+ * defines as "VRAM exhausted, leave the data in system memory" (a
+ * prefetch or preferred location in VRAM leaves it there, as on an APU).
+ * No VRAM frame is ever handed out, so svm_free_vram has nothing to give
+ * back and svm_copy has no frame it could be given (-EINVAL).
+ */
+static int bridge_svm_alloc_vram(struct kgd_dev *kgd, __u64 npages, __u64 *frames)
+{
+	return -ENOMEM;
+}
+
+static void bridge_svm_free_vram(struct kgd_dev *kgd, const __u64 *frames, __u64 npages)
+{
+}
+
+static int bridge_svm_copy(struct kgd_dev *kgd, const __u64 *frames, void *const *pages,
+			   __u64 npages, __u32 direction)
+{
+	return -EINVAL;
+}
+
+/* System pages only: a VRAM entry cannot come from this GPU (see above). */
+static int bridge_svm_map(struct kgd_dev *kgd, void *vm, __u64 va, __u64 npages,
+			  const __u64 *ptes)
+{
+	__u64 i;
+
+	for (i = 0; i < npages; i++)
+		if ((ptes[i] & KGD_SVM_PTE_VALID) && (ptes[i] & KGD_SVM_PTE_VRAM))
+			return -EINVAL;
+	return rkfd_amdgpu_svm_map(vm, va, npages, ptes);
+}
+
+static void bridge_svm_unmap(struct kgd_dev *kgd, void *vm, __u64 va, __u64 npages)
+{
+	rkfd_amdgpu_svm_unmap(vm, va, npages);
+}
+
+/*
+ * SVM: system memory only (above; svm_alloc_vram_block NULL).
+ * get_mem_limits NULL: debugfs mem_limit shows zeros.
  */
 static const struct kfd2kgd_calls rkfd_amdgpu_calls = {
 	.acquire_vm = bridge_acquire_vm,
@@ -372,6 +415,11 @@ static const struct kfd2kgd_calls rkfd_amdgpu_calls = {
 	.gpu_reset = bridge_gpu_reset,
 	.reserve_mem_limit = bridge_reserve_mem_limit,
 	.unreserve_mem_limit = bridge_unreserve_mem_limit,
+	.svm_alloc_vram = bridge_svm_alloc_vram,
+	.svm_free_vram = bridge_svm_free_vram,
+	.svm_copy = bridge_svm_copy,
+	.svm_map = bridge_svm_map,
+	.svm_unmap = bridge_svm_unmap,
 };
 
 static void rkfd_amdgpu_ih_work(struct work_struct *work)

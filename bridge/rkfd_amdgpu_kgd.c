@@ -12,10 +12,14 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/io.h>
+#include <linux/dma-mapping.h>
 #include <linux/list.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/xarray.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 
@@ -38,6 +42,15 @@
 
 struct rkfd_amdgpu_hws;
 
+#define RKFD_AMDGPU_SVM_BATCH 512	/* pages per SVM page-table update */
+
+/* svm_map's per-batch arrays, one set per VM (used under its svm_lock). */
+struct rkfd_amdgpu_svm_buf {
+	dma_addr_t dma[RKFD_AMDGPU_SVM_BATCH];	/* the batch's new DMA addresses */
+	dma_addr_t old[RKFD_AMDGPU_SVM_BATCH];	/* what they replace */
+	u8 op[RKFD_AMDGPU_SVM_BATCH];		/* enum rkfd_amdgpu_svm_op */
+};
+
 /*
  * A VM acquired from one render-node file (rkfd's kfd2kgd acquire_vm),
  * with what upstream keeps per process and GPU for its queues
@@ -58,7 +71,16 @@ struct rkfd_amdgpu_vm {
 	u32 db_index;			/* BAR dword index of its first doorbell */
 	int vmid;			/* -1: none; under hws->queue_lock */
 	u32 hqd_queues;			/* queues loaded with hqd_*load, under hws->queue_lock */
+	/*
+	 * SVM (rkfd_amdgpu_svm_map, below).  svm_lock: inside rkfd's range
+	 * lock, outside amdgpu's VM locks (see there).
+	 */
+	struct mutex svm_lock;
+	struct xarray svm_dma;		/* CPU page -> its DMA address >> PAGE_SHIFT */
+	struct rkfd_amdgpu_svm_buf *svm_buf;
 };
+
+static void rkfd_amdgpu_svm_release(struct rkfd_amdgpu_vm *vm);
 
 /* The HWS path's state (below). */
 static struct amdgpu_device *rkfd_amdgpu_hws_adev(struct rkfd_amdgpu_hws *hws);
@@ -378,20 +400,29 @@ int rkfd_amdgpu_acquire_vm(void *hws_, void *drm_file, u16 context_id, void **vm
 	vm = kzalloc_obj(*vm, GFP_KERNEL);
 	if (!vm)
 		return -ENOMEM;
+	vm->svm_buf = kmalloc_obj(*vm->svm_buf, GFP_KERNEL);
+	if (!vm->svm_buf) {
+		kfree(vm);
+		return -ENOMEM;
+	}
 	vm->adev = adev;
 	vm->hws = hws;
 	vm->drm_priv = file_priv;
 	vm->vmid = -1;
+	mutex_init(&vm->svm_lock);
+	xa_init(&vm->svm_dma);
 	ret = amdgpu_amdkfd_alloc_kernel_mem(adev, RKFD_AMDGPU_PROCESS_DOORBELLS,
 					     AMDGPU_GEM_DOMAIN_DOORBELL, &vm->db_bo,
 					     &vm->db_offset, &cpu, false);
 	if (ret) {
+		kfree(vm->svm_buf);
 		kfree(vm);
 		return ret;
 	}
 	/* Where rkfd's doorbell indexes count from (kfd_get_process_doorbells). */
 	if (!rkfd_amdgpu_process_doorbell_index(vm->db_offset, &vm->db_index)) {
 		amdgpu_amdkfd_free_kernel_mem(adev, &vm->db_bo);
+		kfree(vm->svm_buf);
 		kfree(vm);
 		return -ENOSPC;
 	}
@@ -399,6 +430,7 @@ int rkfd_amdgpu_acquire_vm(void *hws_, void *drm_file, u16 context_id, void **vm
 						     &vm->process_info, context_id, &vm->ef);
 	if (ret) {
 		amdgpu_amdkfd_free_kernel_mem(adev, &vm->db_bo);
+		kfree(vm->svm_buf);
 		kfree(vm);
 		return ret;
 	}
@@ -439,6 +471,7 @@ void rkfd_amdgpu_release_vm(void *vm_)
 {
 	struct rkfd_amdgpu_vm *vm = vm_;
 
+	rkfd_amdgpu_svm_release(vm);
 	rkfd_amdgpu_hws_del_vm(vm->hws, vm);
 	amdgpu_amdkfd_free_kernel_mem(vm->adev, &vm->db_bo);
 	dma_fence_put(vm->ef);
@@ -535,6 +568,329 @@ int rkfd_amdgpu_reserve_mem_limit(u64 size, u32 flags)
 void rkfd_amdgpu_unreserve_mem_limit(u64 size, u32 flags)
 {
 	amdgpu_amdkfd_unreserve_mem_limit(NULL, size, flags, -1);
+}
+
+/*
+ * SVM in system memory (rkfd's kfd2kgd svm_map / svm_unmap), as amdkfd's
+ * svm_range_dma_map_dev + svm_range_map_to_gpu and
+ * svm_range_unmap_from_gpu (kfd_svm.c): each CPU page rkfd maps is
+ * dma-mapped for adev->dev and its PTE written by amdgpu_vm_update_range
+ * (patch 0009) from that DMA address.  The DMA addresses live in the VM's
+ * svm_dma xarray, indexed by CPU page number (xa_mk_value(dma >>
+ * PAGE_SHIFT)), until the page is unmapped or mapped again: it is the
+ * record of every PTE the bridge wrote for SVM.  VRAM pages (migration)
+ * are not implemented: rkfd gets no VRAM frame from svm_alloc_vram.
+ *
+ * Locking.  rkfd calls both under its range lock, which its MMU-notifier
+ * callback also takes (rkfd_main.rs, lock 8; svm_unmap also under lock
+ * 9), inside memalloc_noreclaim_save().  Upstream maps with the VM's root
+ * PD reserved *outside* its range lock (svm_range_reserve_bos, then
+ * svm_range_lock), and lockdep knows dma_resv -> mmu_notifier
+ * (dma_resv_lockdep), so a blocking dma_resv_lock() here would invert
+ * that order.  Instead, under vm->svm_lock:
+ *   - svm_map only trylocks the root PD's reservation and answers -EBUSY
+ *     when it is contended or the VM is not ready (evicted PTs: rkfd's
+ *     restore_process_bos validates them).  rkfd's map retries -EBUSY
+ *     with a fresh hmm_range_fault and ends with -EAGAIN, which a fault
+ *     answers as "retry later";
+ *   - svm_unmap updates the page table with unlocked=true and no
+ *     reservation, as upstream's MMU-notifier path does.
+ * Order: rkfd range lock -> (rkfd Svms::vms) -> vm->svm_lock -> [root PD
+ * resv, trylock only] -> amdgpu's vm->eviction_lock.  A trylock adds no
+ * lockdep dependency on the locks held around it.  svm_lock is held only
+ * inside memalloc_noreclaim_save() (rkfd's, and the bridge's own for
+ * release_vm), so nothing under it enters reclaim, whose MMU notifiers
+ * take rkfd's range lock: the bridge's allocations there are GFP_NOWAIT
+ * (-ENOMEM is an answer), amdgpu's (page tables, TLB-flush callbacks,
+ * fence slots) fail rather than reclaim, as under upstream's
+ * svm_range_lock.  Nothing under svm_lock calls into rkfd.
+ */
+/* What a page of one svm_map batch becomes. */
+enum rkfd_amdgpu_svm_op { SVM_SKIP, SVM_MAP_RO, SVM_MAP_RW, SVM_CLEAR };
+
+/*
+ * svm_range_get_pte_flags() for a system page (domain not VRAM, the
+ * range's flags 0: not coherent, no GPU_EXEC) on the GC versions the
+ * bridge attaches; 0 for those where upstream's choice depends on what
+ * rkfd does not pass (9.4.3+'s MTYPE_LOCAL, 12.1's AID).
+ */
+static u64 rkfd_amdgpu_svm_pte_flags(struct amdgpu_device *adev, struct amdgpu_vm *avm,
+				     bool write)
+{
+	u32 gc = amdgpu_ip_version(adev, GC_HWIP, 0);
+	u64 pte = AMDGPU_PTE_VALID | AMDGPU_PTE_SYSTEM | AMDGPU_PTE_SNOOPED;
+
+	switch (gc) {
+	case IP_VERSION(9, 4, 3):
+	case IP_VERSION(9, 4, 4):
+	case IP_VERSION(9, 5, 0):
+	case IP_VERSION(12, 1, 0):
+		return 0;
+	default:
+		break;
+	}
+	if (gc >= IP_VERSION(12, 0, 0))
+		pte |= AMDGPU_PTE_IS_PTE;
+	amdgpu_gmc_get_vm_pte(adev, avm, NULL, AMDGPU_VM_MTYPE_NC, &pte);
+	pte |= AMDGPU_PTE_READABLE;
+	if (write)
+		pte |= AMDGPU_PTE_WRITEABLE;
+	return pte;
+}
+
+static dma_addr_t rkfd_amdgpu_svm_dma_at(struct rkfd_amdgpu_vm *vm, unsigned long index)
+{
+	void *e = xa_load(&vm->svm_dma, index);
+
+	return e ? (dma_addr_t)xa_to_value(e) << PAGE_SHIFT : DMA_MAPPING_ERROR;
+}
+
+/*
+ * Clears the PTEs of CPU pages [first, last] without the reservation
+ * (upstream svm_range_unmap_from_gpu: unlocked, its MMU-notifier path),
+ * waits for the update and flushes the TLB (kfd_flush_tlb).
+ */
+static int rkfd_amdgpu_svm_clear(struct rkfd_amdgpu_vm *vm, unsigned long first,
+				 unsigned long last)
+{
+	struct amdgpu_vm *avm = drm_priv_to_vm(vm->drm_priv);
+	struct dma_fence *fence = NULL;
+	int ret;
+
+	ret = amdgpu_vm_update_range(vm->adev, avm, false, true, true, false, NULL,
+				     (u64)first * AMDGPU_GPU_PAGES_IN_CPU_PAGE,
+				     (u64)(last + 1) * AMDGPU_GPU_PAGES_IN_CPU_PAGE - 1,
+				     vm->adev->gmc.init_pte_flags, 0, 0, NULL, NULL, &fence);
+	if (fence) {
+		dma_fence_wait(fence, false);
+		dma_fence_put(fence);
+	}
+	amdgpu_vm_flush_compute_tlb(vm->adev, avm, TLB_FLUSH_HEAVYWEIGHT,
+				    vm->adev->gfx.xcc_mask);
+	return ret;
+}
+
+/* dma-unmaps and forgets the recorded pages of [first, last]; under svm_lock. */
+static void rkfd_amdgpu_svm_forget(struct rkfd_amdgpu_vm *vm, unsigned long first,
+				   unsigned long last)
+{
+	unsigned long index;
+	void *e;
+
+	xa_for_each_range(&vm->svm_dma, index, e, first, last) {
+		dma_unmap_page(vm->adev->dev, (dma_addr_t)xa_to_value(e) << PAGE_SHIFT,
+			       PAGE_SIZE, DMA_BIDIRECTIONAL);
+		xa_erase(&vm->svm_dma, index);
+	}
+}
+
+/*
+ * One batch of svm_map, root PD reserved, in vm->svm_buf: dma-maps the
+ * new pages and records them (old[i]: what was recorded before,
+ * DMA_MAPPING_ERROR for nothing), writes the PTEs run by run, brings the PDEs up to date, waits
+ * and flushes the TLB, then dma-unmaps what the batch replaced.  On an
+ * error the batch's pages end up unmapped and forgotten.
+ */
+static int rkfd_amdgpu_svm_map_batch(struct rkfd_amdgpu_vm *vm, unsigned long first,
+				     unsigned long n, const u64 *ptes)
+{
+	dma_addr_t *dma = vm->svm_buf->dma, *old = vm->svm_buf->old;
+	u8 *op = vm->svm_buf->op;
+	struct amdgpu_device *adev = vm->adev;
+	struct amdgpu_vm *avm = drm_priv_to_vm(vm->drm_priv);
+	struct dma_fence *fence;
+	unsigned long i, j;
+	int ret = 0;
+
+	for (i = 0; i < n; i++) {
+		old[i] = rkfd_amdgpu_svm_dma_at(vm, first + i);
+		dma[i] = 0;
+		if (!(ptes[i] & RKFD_AMDGPU_SVM_VALID)) {
+			/* Forgotten once its PTE is cleared (below). */
+			op[i] = old[i] == DMA_MAPPING_ERROR ? SVM_SKIP : SVM_CLEAR;
+			continue;
+		}
+		dma[i] = dma_map_page(adev->dev, pfn_to_page(ptes[i] & RKFD_AMDGPU_SVM_FRAME),
+				      0, PAGE_SIZE, DMA_BIDIRECTIONAL);
+		if (dma_mapping_error(adev->dev, dma[i])) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = xa_err(xa_store(&vm->svm_dma, first + i, xa_mk_value(dma[i] >> PAGE_SHIFT),
+				      GFP_NOWAIT));
+		if (ret) {
+			dma_unmap_page(adev->dev, dma[i], PAGE_SIZE, DMA_BIDIRECTIONAL);
+			break;
+		}
+		op[i] = ptes[i] & RKFD_AMDGPU_SVM_WRITE ? SVM_MAP_RW : SVM_MAP_RO;
+	}
+	if (ret) {
+		/* Nothing written to the page table yet: put the record back. */
+		for (j = 0; j < i; j++) {
+			if (op[j] != SVM_MAP_RO && op[j] != SVM_MAP_RW)
+				continue;
+			dma_unmap_page(adev->dev, dma[j], PAGE_SIZE, DMA_BIDIRECTIONAL);
+			if (old[j] == DMA_MAPPING_ERROR)
+				xa_erase(&vm->svm_dma, first + j);
+			else	/* a slot that exists: no allocation */
+				xa_store(&vm->svm_dma, first + j,
+					 xa_mk_value(old[j] >> PAGE_SHIFT), GFP_NOWAIT);
+		}
+		return ret;
+	}
+
+	/* Runs of one kind, each one amdgpu_vm_update_range (as upstream's domains). */
+	for (i = 0; i < n && !ret; i = j) {
+		u64 flags;
+
+		for (j = i + 1; j < n && op[j] == op[i]; j++)
+			;
+		if (op[i] == SVM_SKIP)
+			continue;
+		flags = op[i] == SVM_CLEAR ? adev->gmc.init_pte_flags :
+			rkfd_amdgpu_svm_pte_flags(adev, avm, op[i] == SVM_MAP_RW);
+		ret = amdgpu_vm_update_range(adev, avm, false, false, true, true, NULL,
+					     (u64)(first + i) * AMDGPU_GPU_PAGES_IN_CPU_PAGE,
+					     (u64)(first + j) * AMDGPU_GPU_PAGES_IN_CPU_PAGE - 1,
+					     flags, op[i] == SVM_CLEAR ? 0 : (u64)i << PAGE_SHIFT,
+					     0, NULL, op[i] == SVM_CLEAR ? NULL : dma,
+					     &avm->last_update);
+	}
+	if (!ret)
+		ret = amdgpu_vm_update_pdes(adev, avm, false);
+	fence = dma_fence_get(avm->last_update);
+	dma_fence_wait(fence, false);
+	dma_fence_put(fence);
+	amdgpu_vm_flush_compute_tlb(adev, avm, TLB_FLUSH_HEAVYWEIGHT, adev->gfx.xcc_mask);
+	for (i = 0; i < n; i++)
+		if (op[i] == SVM_CLEAR)
+			xa_erase(&vm->svm_dma, first + i);
+	if (ret) {
+		/* Part of the batch may point at the new pages: unmap all of it. */
+		rkfd_amdgpu_svm_clear(vm, first, first + n - 1);
+		rkfd_amdgpu_svm_forget(vm, first, first + n - 1);
+	}
+	for (i = 0; i < n; i++)
+		if (old[i] != DMA_MAPPING_ERROR)
+			dma_unmap_page(adev->dev, old[i], PAGE_SIZE, DMA_BIDIRECTIONAL);
+	return ret;
+}
+
+/*
+ * rkfd's svm_map: @npages CPU pages at @va, page i as ptes[i]
+ * (RKFD_AMDGPU_SVM_*, system pages only).  -EINVAL for a bad range or
+ * frame, -EBUSY for a contended or not-ready VM (see above), -ENOMEM,
+ * -EOPNOTSUPP on a GC version whose PTE flags are not derived.
+ */
+int rkfd_amdgpu_svm_map(void *vm_, u64 va, u64 npages, const u64 *ptes)
+{
+	struct rkfd_amdgpu_vm *vm = vm_;
+	struct amdgpu_device *adev = vm->adev;
+	struct amdgpu_vm *avm = drm_priv_to_vm(vm->drm_priv);
+	struct dma_resv *resv = avm->root.bo->tbo.base.resv;
+	u64 max = adev->vm_manager.max_pfn / AMDGPU_GPU_PAGES_IN_CPU_PAGE;
+	u64 first = va >> PAGE_SHIFT, i, done;
+	unsigned int noreclaim;
+	int ret;
+
+	if (!npages || !PAGE_ALIGNED(va) || npages > max || first > max - npages)
+		return -EINVAL;
+	for (i = 0; i < npages; i++) {
+		u64 pfn = ptes[i] & RKFD_AMDGPU_SVM_FRAME;
+
+		if (!(ptes[i] & RKFD_AMDGPU_SVM_VALID))
+			continue;
+		if (!pfn_valid(pfn) || is_zone_device_page(pfn_to_page(pfn)))
+			return -EINVAL;
+	}
+	if (!rkfd_amdgpu_svm_pte_flags(adev, avm, false))
+		return -EOPNOTSUPP;
+	noreclaim = memalloc_noreclaim_save();
+	mutex_lock(&vm->svm_lock);
+	if (!dma_resv_trylock(resv)) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	/* amdgpu_vm_lock_pd(vm, exec, 2) of svm_range_reserve_bos. */
+	ret = dma_resv_reserve_fences(resv, 2);
+	if (!ret && !amdgpu_vm_ready(avm))
+		ret = -EBUSY;
+	for (done = 0; !ret && done < npages; done += RKFD_AMDGPU_SVM_BATCH)
+		ret = rkfd_amdgpu_svm_map_batch(vm, first + done,
+						min_t(u64, npages - done, RKFD_AMDGPU_SVM_BATCH),
+						ptes + done);
+	dma_resv_unlock(resv);
+out_unlock:
+	mutex_unlock(&vm->svm_lock);
+	memalloc_noreclaim_restore(noreclaim);
+	return ret;
+}
+
+/*
+ * rkfd's svm_unmap: the recorded pages of [@va, @va + @npages pages) (a
+ * range with none, e.g. never mapped on this GPU, costs no page-table
+ * update).  A failed update (the VM being evicted: amdgpu_vm_update_range
+ * -EBUSY) is logged and the pages are dma-unmapped all the same, as
+ * upstream's svm_range_evict ignores it: the process's queues are off the
+ * GPU while its VM is evicted.
+ */
+void rkfd_amdgpu_svm_unmap(void *vm_, u64 va, u64 npages)
+{
+	struct rkfd_amdgpu_vm *vm = vm_;
+	unsigned long first = va >> PAGE_SHIFT, last, index;
+	unsigned int noreclaim;
+	int ret;
+
+	if (!npages || !PAGE_ALIGNED(va) || first + npages < first)
+		return;
+	last = first + npages - 1;
+	noreclaim = memalloc_noreclaim_save();
+	mutex_lock(&vm->svm_lock);
+	index = first;
+	if (xa_find(&vm->svm_dma, &index, last, XA_PRESENT)) {
+		ret = rkfd_amdgpu_svm_clear(vm, first, last);
+		if (ret)
+			dev_warn_ratelimited(vm->adev->dev,
+					     "rkfd_amdgpu: SVM unmap of %#llx+%llu pages: %d\n",
+					     va, npages, ret);
+		rkfd_amdgpu_svm_forget(vm, first, last);
+	}
+	mutex_unlock(&vm->svm_lock);
+	memalloc_noreclaim_restore(noreclaim);
+}
+
+/*
+ * release_vm with SVM pages still recorded (rkfd unmaps its ranges
+ * first; this is the safety net): the render-node file's VM outlives the
+ * release, so its PTEs must not keep the DMA addresses.
+ */
+static void rkfd_amdgpu_svm_release(struct rkfd_amdgpu_vm *vm)
+{
+	unsigned long index, start = 0, next = 0;
+	unsigned int noreclaim;
+	bool run = false;
+	void *e;
+
+	noreclaim = memalloc_noreclaim_save();
+	mutex_lock(&vm->svm_lock);
+	/* Each run of consecutive pages, one page-table update. */
+	xa_for_each(&vm->svm_dma, index, e) {
+		if (run && index != next)
+			rkfd_amdgpu_svm_clear(vm, start, next - 1);
+		if (!run || index != next)
+			start = index;
+		run = true;
+		next = index + 1;
+	}
+	if (run) {
+		rkfd_amdgpu_svm_clear(vm, start, next - 1);
+		rkfd_amdgpu_svm_forget(vm, 0, ULONG_MAX);
+	}
+	mutex_unlock(&vm->svm_lock);
+	memalloc_noreclaim_restore(noreclaim);
+	xa_destroy(&vm->svm_dma);
+	mutex_destroy(&vm->svm_lock);
+	kfree(vm->svm_buf);
 }
 
 /*

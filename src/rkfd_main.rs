@@ -123,8 +123,10 @@
 //!  9. [`svm::Svms::vms`] (rkfd): the VMs the callback unmaps from; taken
 //!     under 8 (the callback), under 6, under 2 (ACQUIRE_VM) or alone.
 //!     kfd2kgd `svm_unmap` is called under it, so the GPU driver's
-//!     page-table lock (vgpu `Vm::inner`, and its leaf `vram::Pool::inner`)
-//!     comes inside 8 and 9.
+//!     page-table lock (vgpu `Vm::inner`, and its leaf `vram::Pool::inner`;
+//!     the bridge's per-VM `svm_lock`, which only trylocks amdgpu's root
+//!     PD reservation: `bridge/README.md`, "SVM locking") comes inside 8
+//!     and 9.
 //! 10. [`queue::DeviceQueues::state`] (upstream `dqm_lock`): a leaf, taken
 //!     under 2 and by the interrupt path; never held across a kfd2kgd call.
 //! 11. [`topology::Topology::inner`] (upstream `topology_lock`): taken with

@@ -567,7 +567,9 @@ struct kfd2kgd_calls {
 	 * svm_map: maps @npages pages at @va into @vm's page table, page i
 	 * as ptes[i] (KGD_SVM_PTE_*), replacing what rkfd mapped there
 	 * before; entries without KGD_SVM_PTE_VALID leave the page unmapped.
-	 * rkfd never maps SVM pages over a memory object's pages.
+	 * rkfd never maps SVM pages over a memory object's pages.  -EBUSY:
+	 * the page table is busy (the bridge: amdgpu holds the VM's root PD);
+	 * rkfd retries as for a racing invalidation, then answers -EAGAIN.
 	 * svm_unmap: removes the pages of [@va, @va + @npages pages) from @vm's
 	 * page table; on return the GPU no longer accesses them.
 	 */
