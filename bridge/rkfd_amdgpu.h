@@ -189,6 +189,8 @@ void rkfd_amdgpu_gpu_reset(void *adev);
 int rkfd_amdgpu_kfd_quiesce_mm(void *mm, u32 trigger);
 int rkfd_amdgpu_kfd_resume_mm(void *mm);
 void rkfd_amdgpu_kfd_queue_restore_rescheduled(void *mm);
+int rkfd_amdgpu_adev_svm_fault(void *adev, u32 pasid, u64 addr, bool write);
+void *rkfd_amdgpu_vm_of_pasid(void *hws, u32 pasid);
 int rkfd_amdgpu_kfd_schedule_evict_and_restore_process(void *mm, u16 context_id, void *fence);
 
 #endif /* RKFD_AMDGPU_H */

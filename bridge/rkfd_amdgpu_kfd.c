@@ -586,6 +586,37 @@ void rkfd_amdgpu_kfd_queue_restore_rescheduled(void *mm)
 	kgd2kfd_queue_restore_rescheduled(mm);
 }
 
+/*
+ * A retry fault at @addr of the VM of @pasid on @adev: rkfd's
+ * kgd2kfd_svm_fault with the bridge's handle of that VM.  The device is
+ * looked up under the list lock and used after it (amdgpu's SRCU section
+ * around the call keeps it until device_exit), as teardown_processes.
+ * -EFAULT when no KFD VM has @pasid (amdgpu then handles the fault as
+ * without a KFD).
+ */
+int rkfd_amdgpu_adev_svm_fault(void *adev, u32 pasid, u64 addr, bool write)
+{
+	struct rkfd_amdgpu_dev *bdev;
+	struct kfd_dev *kfd = NULL;
+	void *hws = NULL, *vm;
+
+	mutex_lock(&rkfd_amdgpu_devs_lock);
+	list_for_each_entry(bdev, &rkfd_amdgpu_devs, link) {
+		if (bdev->adev == adev) {
+			kfd = bdev->kfd;
+			hws = bdev->hws;
+			break;
+		}
+	}
+	mutex_unlock(&rkfd_amdgpu_devs_lock);
+	if (!kfd || !hws)
+		return -EFAULT;
+	vm = rkfd_amdgpu_vm_of_pasid(hws, pasid);
+	if (!vm)
+		return -EFAULT;
+	return kgd2kfd_svm_fault(kfd, pasid, vm, addr, write ? KGD_VM_FAULT_WRITE : 0);
+}
+
 /* Atomic context (a fence's ->enable_signaling): rkfd's export never sleeps. */
 int rkfd_amdgpu_kfd_schedule_evict_and_restore_process(void *mm, u16 context_id, void *fence)
 {

@@ -183,6 +183,19 @@ static int rkfd_amdgpu_resume_mm(struct mm_struct *mm)
 	return rkfd_amdgpu_kfd_resume_mm(mm);
 }
 
+/*
+ * A retry fault amdgpu's own handling did not resolve
+ * (amdgpu_vm_handle_fault, from the IH soft ring's work: process context,
+ * no amdgpu VM lock held), as upstream's svm_range_restore_pages: rkfd's
+ * kgd2kfd_svm_fault maps the page (SVM in system memory).  @addr is a page
+ * number.  0: handled, the access is retried.
+ */
+static int rkfd_amdgpu_restore_svm_pages(struct amdgpu_device *adev, u32 pasid, u32 vmid,
+					 u32 node_id, u64 addr, u64 ts, bool write_fault)
+{
+	return rkfd_amdgpu_adev_svm_fault(adev, pasid, addr << PAGE_SHIFT, write_fault);
+}
+
 /* amdgpu's userptr restore worker will try again: an SMI event in rkfd. */
 static void rkfd_amdgpu_queue_restore_rescheduled(struct mm_struct *mm)
 {
@@ -317,8 +330,8 @@ void rkfd_amdgpu_gpu_reset(void *adev)
 /*
  * The optional members left NULL have no rkfd counterpart yet (VM fault
  * fast path, MES queue reset, doorbell/MMIO mapping
- * invalidation, zone device, SVM retry faults and BO eviction, userptr
- * fault signals): amdgpu then behaves as with no KFD process for that call.
+ * invalidation, zone device, SVM BO eviction, userptr fault signals):
+ * amdgpu then behaves as with no KFD process for that call.
  */
 static const struct amdgpu_kfd_ops rkfd_amdgpu_ops = {
 	.probe = rkfd_amdgpu_probe,
@@ -345,6 +358,7 @@ static const struct amdgpu_kfd_ops rkfd_amdgpu_ops = {
 	.resume_mm = rkfd_amdgpu_resume_mm,
 	.schedule_evict_and_restore_process = rkfd_amdgpu_schedule_evict_and_restore_process,
 	.queue_restore_rescheduled = rkfd_amdgpu_queue_restore_rescheduled,
+	.restore_svm_pages = rkfd_amdgpu_restore_svm_pages,
 };
 
 int rkfd_amdgpu_register(void)
@@ -1051,6 +1065,28 @@ static void rkfd_amdgpu_hws_add_vm(struct rkfd_amdgpu_hws *hws, struct rkfd_amdg
 	mutex_lock(&hws->queue_lock);
 	list_add(&vm->link, &hws->vms);
 	mutex_unlock(&hws->queue_lock);
+}
+
+/*
+ * The handle acquire_vm gave rkfd for the VM of @pasid, or NULL.  Only its
+ * value is used after queue_lock is dropped: rkfd compares it with the
+ * process's VMs and never dereferences it (kgd2kfd_svm_fault), so a VM
+ * released meanwhile makes the fault fail, nothing worse.
+ */
+void *rkfd_amdgpu_vm_of_pasid(void *hws_, u32 pasid)
+{
+	struct rkfd_amdgpu_hws *hws = hws_;
+	struct rkfd_amdgpu_vm *vm, *found = NULL;
+
+	mutex_lock(&hws->queue_lock);
+	list_for_each_entry(vm, &hws->vms, link) {
+		if (drm_priv_to_vm(vm->drm_priv)->pasid == pasid) {
+			found = vm;
+			break;
+		}
+	}
+	mutex_unlock(&hws->queue_lock);
+	return found;
 }
 
 /*
