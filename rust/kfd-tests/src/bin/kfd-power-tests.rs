@@ -376,14 +376,7 @@ fn reset(gpu: &TopoGpu) -> Check {
         ensure_eq(cause, "virtual GPU reset", "pre-reset cause")?;
         ensure_eq(evs[1].1.clone(), format!("{seq} "), "post-reset line")?;
         // kfd_signal_reset_event.
-        // SAFETY: plain data, all-zero is valid.
-        let mut data: uapi::kfd_event_data = unsafe { std::mem::zeroed() };
-        data.event_id = ev.event_id;
-        let mut w = uapi::kfd_ioctl_wait_events_args { events_ptr: &mut data as *mut _ as u64, num_events: 1, wait_for_all: 1, timeout: 0, wait_result: 0 };
-        k.ioctl(uapi::AMDKFD_IOC_WAIT_EVENTS, &mut w).map_err(err("WAIT_EVENTS"))?;
-        ensure_eq(w.wait_result, uapi::KFD_IOC_WAIT_RESULT_COMPLETE, "HW exception event signalled")?;
-        // SAFETY: the kernel filled the hw_exception_data member.
-        let hw = unsafe { data.__bindgen_anon_1.hw_exception_data };
+        let hw = hw_exception(&k, ev.event_id, 0)?;
         ensure_eq(
             (hw.reset_type, hw.reset_cause, hw.memory_lost, hw.gpu_id),
             (uapi::KFD_HW_EXCEPTION_WHOLE_GPU_RESET, uapi::KFD_HW_EXCEPTION_GPU_HANG, 1, gpu.gpu_id),
@@ -416,6 +409,14 @@ fn wait_event(k: &Kfd, event_id: u32, timeout_ms: u32) -> Result<Option<uapi::kf
     Ok((w.wait_result == uapi::KFD_IOC_WAIT_RESULT_COMPLETE).then_some(data))
 }
 
+/// The data of HW_EXCEPTION event `event_id`, which must come within
+/// `timeout_ms` (upstream `kfd_signal_reset_event`).
+fn hw_exception(k: &Kfd, event_id: u32, timeout_ms: u32) -> Result<uapi::kfd_hsa_hw_exception_data, String> {
+    let d = wait_event(k, event_id, timeout_ms)?.ok_or("HW exception event not signalled")?;
+    // SAFETY: the kernel filled the hw_exception_data member.
+    Ok(unsafe { d.__bindgen_anon_1.hw_exception_data })
+}
+
 fn create_event(k: &Kfd, event_type: u32) -> Result<u32, String> {
     let mut ev = uapi::kfd_ioctl_create_event_args { event_type, ..Default::default() };
     k.ioctl(uapi::AMDKFD_IOC_CREATE_EVENT, &mut ev).map_err(err("CREATE_EVENT"))?;
@@ -435,9 +436,7 @@ fn ecc_reset(gpu: &TopoGpu) -> Check {
         let mem1 = create_event(&k, uapi::KFD_IOC_EVENT_MEMORY)?;
         power_ok(&knob, "sram_ecc")?;
         power_ok(&knob, "reset")?;
-        let d = wait_event(&k, hw1, 2000)?.ok_or("HW_EXCEPTION event after the ECC reset")?;
-        // SAFETY: the kernel filled the hw_exception_data member.
-        let hw = unsafe { d.__bindgen_anon_1.hw_exception_data };
+        let hw = hw_exception(&k, hw1, 2000)?;
         ensure_eq(
             (hw.reset_type, hw.reset_cause, hw.memory_lost, hw.gpu_id),
             (uapi::KFD_HW_EXCEPTION_WHOLE_GPU_RESET, uapi::KFD_HW_EXCEPTION_ECC, 1, gpu.gpu_id),
@@ -451,9 +450,7 @@ fn ecc_reset(gpu: &TopoGpu) -> Check {
         let hw2 = create_event(&k, uapi::KFD_IOC_EVENT_HW_EXCEPTION)?;
         let mem2 = create_event(&k, uapi::KFD_IOC_EVENT_MEMORY)?;
         power_ok(&knob, "reset")?;
-        let d = wait_event(&k, hw2, 2000)?.ok_or("HW_EXCEPTION event after the second reset")?;
-        // SAFETY: the kernel filled the hw_exception_data member.
-        let hw = unsafe { d.__bindgen_anon_1.hw_exception_data };
+        let hw = hw_exception(&k, hw2, 2000)?;
         ensure_eq(hw.reset_cause, uapi::KFD_HW_EXCEPTION_GPU_HANG, "reset_cause of the reset after post_reset")?;
         ensure(wait_event(&k, mem2, 0)?.is_none(), "a plain reset set a MEMORY event")
     })();
