@@ -152,7 +152,9 @@
 //!     `kgd2kfd_schedule_evict_and_restore_process`).
 //!
 //! Calls into rkfd (`kgd2kfd_interrupt`, `kgd2kfd_svm_fault`,
-//! `kgd2kfd_quiesce_mm` / `kgd2kfd_resume_mm` from debugfs) are made with
+//! `kgd2kfd_quiesce_mm` / `kgd2kfd_resume_mm` /
+//! `kgd2kfd_queue_restore_rescheduled` from debugfs, `kgd2kfd_set_sram_ecc_flag`
+//! from `vgpu_power`) are made with
 //! no lock of this driver held: rkfd's handlers take its process and SVM
 //! locks, under which it makes kfd2kgd calls that take 2 and 3.  So an
 //! engine drops 3 and 2 before a retry fault (`Vm::svm_fault`) and
