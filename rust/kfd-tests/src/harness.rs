@@ -39,7 +39,9 @@ impl Harness {
         Harness { filter: std::env::args().nth(1), ..Default::default() }
     }
 
-    /// Runs `f` as test `name` unless filtered out.
+    /// Runs `f` as test `name` unless filtered out.  With
+    /// `RKFD_CASE_TIMES` set in the environment, a `# <name> took N ms`
+    /// line follows each case (where a program's time goes).
     pub fn run(&mut self, name: &str, f: impl FnOnce() -> Check) {
         if let Some(filter) = &self.filter {
             if !name.contains(filter.as_str()) {
@@ -47,7 +49,12 @@ impl Harness {
             }
         }
         let n = self.passed + self.failed + 1;
-        match f() {
+        let start = std::time::Instant::now();
+        let r = f();
+        if std::env::var_os("RKFD_CASE_TIMES").is_some() {
+            println!("# {name} took {} ms", start.elapsed().as_millis());
+        }
+        match r {
             Ok(()) => {
                 self.passed += 1;
                 println!("ok {n} - {name}");
