@@ -67,9 +67,10 @@ fi
 # Every program is started from here, so what runs between them is kept
 # to bash builtins: each process started costs the guest about 0.1 s of
 # CPU under TCG (a kernel with lockdep, KFENCE and kmemleak), and this
-# script ran some 15 per program (sed, grep, awk, mktemp, build.sh's).
-# "PATTERN" lines of the program's source, one pass: "// timeout:",
-# "// expect-fail:", "// subtests:" (the first of each).
+# script started about 40 for one program (build.sh and its tools, sed,
+# grep, awk, mktemp, tee).
+# header FILE: the program's "// timeout:", "// expect-fail:" and
+# "// subtests:" lines (the first of each), read in one pass.
 header() {
 	local line
 	limit= expect= subtests=
