@@ -145,9 +145,26 @@ struct Gpu<'a> {
     kgd: &'a Kgd,
     mapped: &'a mut KVec<Mapped>,
     irqs: KVec<u32>,
+    /// Queues were loaded without waking the engines (`try_map`).
+    loaded: bool,
 }
 
-impl Gpu<'_> {
+impl<'a> Gpu<'a> {
+    fn new(kgd: &'a Kgd, mapped: &'a mut KVec<Mapped>) -> Gpu<'a> {
+        Gpu { kgd, mapped, irqs: KVec::new(), loaded: false }
+    }
+
+    /// Ends a batch of packets: wakes the engines once if queues were
+    /// mapped (a runlist maps up to all of a device's queues: one wake per
+    /// queue had each worker look at all its queues again for each), and
+    /// returns the interrupts to deliver.
+    fn finish(self) -> KVec<u32> {
+        if self.loaded {
+            self.kgd.engine().wake_all();
+        }
+        self.irqs
+    }
+
     fn try_map(&mut self, process: &pm4::MapProcess, queue: &pm4::MapQueues) -> Result {
         let core = self.kgd.core();
         let p = core.profile();
@@ -171,7 +188,9 @@ impl Gpu<'_> {
         if vm.doorbell_byte_offset(queue.doorbell_off)? != desc.doorbell_offset {
             return Err(EINVAL);
         }
-        let hqd = self.kgd.engine().load(vm, &desc)?;
+        // Woken once the whole batch of packets is taken (`Gpu::finish`).
+        let hqd = self.kgd.engine().load_quiet(vm, &desc)?;
+        self.loaded = true;
         if let Err(e) = self.mapped.push(Mapped { mqd_addr: queue.mqd_addr, sdma, hqd: hqd.clone() }, GFP_KERNEL) {
             // Not recorded: take it off again.
             let _ = self.kgd.engine().destroy(hqd);
@@ -264,15 +283,18 @@ impl Kgd {
         Some(mqd::hiq_dump(self.core().profile(), &hiq.mqd, hiq.rptr, out))
     }
 
-    /// The queues the scheduler has on the engines, in the order it mapped
-    /// them: `(SDMA, MQD's GART address, queue)` (`hqd_dump`).
-    pub(crate) fn cp_mapped(&self) -> Result<KVec<(bool, u64, Arc<Hqd>)>> {
+    /// The `nth` compute (or SDMA, `sdma`) queue the scheduler has on the
+    /// engines, in the order it mapped them: its MQD's GART address and
+    /// the queue; `None` past the last, and `Err(())` if the scheduler has
+    /// no queue at all (`hqd_dump`: the GPU's firmware is then the MES).
+    /// Looks under the lock: no copy of the list for each of the HQDs a
+    /// debugfs read dumps.
+    pub(crate) fn cp_mapped_nth(&self, sdma: bool, nth: usize) -> core::result::Result<Option<(u64, Arc<Hqd>)>, ()> {
         let st = self.cp().lock();
-        let mut out = KVec::with_capacity(st.mapped.len(), GFP_KERNEL)?;
-        for m in st.mapped.iter() {
-            out.push((m.sdma, m.mqd_addr, m.hqd.clone()), GFP_KERNEL)?;
+        if st.mapped.is_empty() {
+            return Err(());
         }
-        Ok(out)
+        Ok(st.mapped.iter().filter(|m| m.sdma == sdma).nth(nth).map(|m| (m.mqd_addr, m.hqd.clone())))
     }
 
     /// `ring_kernel_doorbell`: takes the HIQ's packets up to `wptr`.
@@ -288,7 +310,7 @@ impl Kgd {
             if self.gart().read_dwords(hiq.ring, &mut ring).is_err() {
                 return;
             }
-            let mut gpu = Gpu { kgd: self, mapped: &mut st.mapped, irqs: KVec::new() };
+            let mut gpu = Gpu::new(self, &mut st.mapped);
             while let Some(next) = kernel_queue::next_packet(&ring, hiq.rptr, wptr) {
                 match next {
                     Ok((at, len)) => {
@@ -313,7 +335,7 @@ impl Kgd {
                 }
             }
             let _ = self.gart().write_dwords(hiq.rptr_report, &[(hiq.rptr % hiq.dwords as u64) as u32]);
-            gpu.irqs
+            gpu.finish()
         };
         self.cp_interrupts(&irqs);
     }
@@ -325,7 +347,7 @@ impl Kgd {
         let (irqs, now) = {
             let mut guard = self.cp().lock();
             let st = &mut *guard;
-            let mut gpu = Gpu { kgd: self, mapped: &mut st.mapped, irqs: KVec::new() };
+            let mut gpu = Gpu::new(self, &mut st.mapped);
             st.hws.tick(&mut gpu);
             let now = if st.hiq.is_none() {
                 Quantum::NoHiq
@@ -334,7 +356,7 @@ impl Kgd {
             } else {
                 Quantum::Idle
             };
-            (gpu.irqs, now)
+            (gpu.finish(), now)
         };
         self.cp_interrupts(&irqs);
         now
@@ -346,12 +368,14 @@ impl Kgd {
     pub(crate) fn cp_reset(&self) {
         let mut guard = self.cp().lock();
         let st = &mut *guard;
-        let mut gpu = Gpu { kgd: self, mapped: &mut st.mapped, irqs: KVec::new() };
+        let mut gpu = Gpu::new(self, &mut st.mapped);
         st.hws.reset(&mut gpu);
         st.hiq = None;
         for m in core::mem::take(gpu.mapped).into_iter() {
             let _ = self.engine().destroy(m.hqd);
         }
+        // Nothing is mapped after a reset; no interrupt either.
+        let _ = gpu.finish();
     }
 
     /// `hws_hang` of the HWS path: the firmware stops answering.
@@ -359,8 +383,9 @@ impl Kgd {
         let mut guard = self.cp().lock();
         let st = &mut *guard;
         // A packet no firmware takes: the scheduler hangs as on a bad one.
-        let mut gpu = Gpu { kgd: self, mapped: &mut st.mapped, irqs: KVec::new() };
+        let mut gpu = Gpu::new(self, &mut st.mapped);
         st.hws.hiq_packet::<()>(&mut gpu, Err(()));
+        let _ = gpu.finish();
     }
 
     /// Whether the HWS hung (debugfs, tests).
@@ -702,7 +727,7 @@ mod tests {
         {
             use hws::Cp;
             let mut guard = rig.kgd.cp().lock();
-            let mut gpu = Gpu { kgd: &rig.kgd, mapped: &mut guard.mapped, irqs: KVec::new() };
+            let mut gpu = Gpu::new(&rig.kgd, &mut guard.mapped);
             assert!(gpu.map_process(&of_a(a.page_dir())));
             for wrong in [b.page_dir(), c.page_dir(), a.page_dir() + 0x1000_0000, a.page_dir() & !1, 0] {
                 assert!(!gpu.map_process(&of_a(wrong)));

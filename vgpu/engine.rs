@@ -722,6 +722,12 @@ impl Engine {
     /// this GPU).  `EINVAL` for a type or ring the engines cannot serve,
     /// `ENOSPC` past [`MAX_HQDS`].
     pub(crate) fn load(&self, vm: Arc<Vm>, desc: &QueueDesc) -> Result<Arc<Hqd>> {
+        self.load_then(vm, desc, true)
+    }
+
+    /// [`Self::load`], waking the thread only if `kick` (a batch of loads,
+    /// a runlist's, wakes it once at the end: [`Self::wake_up`]).
+    fn load_then(&self, vm: Arc<Vm>, desc: &QueueDesc, kick: bool) -> Result<Arc<Hqd>> {
         if !Arc::ptr_eq(vm.core(), &self.core) {
             return Err(EINVAL);
         }
@@ -770,8 +776,17 @@ impl Engine {
             },
             GFP_KERNEL,
         )?;
-        self.kick(&mut g);
+        if kick {
+            self.kick(&mut g);
+        }
         Ok(hqd)
+    }
+
+    /// Wakes the thread as a load does: its queues are looked at again
+    /// (after [`Self::load_then`] without a kick).
+    fn wake_up(&self) {
+        let mut g = self.inner.lock();
+        self.kick(&mut g);
     }
 
     /// `hqd_destroy`: preempts the queue (waits until the engine has left
@@ -1294,6 +1309,23 @@ impl Engines {
     pub(crate) fn load(&self, vm: Arc<Vm>, desc: &QueueDesc) -> Result<Arc<Hqd>> {
         let w = sched::spread(self.workers.iter().map(|w| w.inner.lock().queues.len())).ok_or(ENODEV)?;
         self.workers[w].load(vm, desc)
+    }
+
+    /// [`Self::load`] as one of a batch (the queues of a runlist the
+    /// CP's scheduler maps in one go): the worker is not woken until
+    /// [`Self::wake_all`], so it looks at its queues once for the batch
+    /// rather than once per queue loaded.
+    pub(crate) fn load_quiet(&self, vm: Arc<Vm>, desc: &QueueDesc) -> Result<Arc<Hqd>> {
+        let w = sched::spread(self.workers.iter().map(|w| w.inner.lock().queues.len())).ok_or(ENODEV)?;
+        self.workers[w].load_then(vm, desc, false)
+    }
+
+    /// Wakes every worker as a load does (ends a batch of
+    /// [`Self::load_quiet`]).
+    pub(crate) fn wake_all(&self) {
+        for w in self.workers.iter() {
+            w.wake_up();
+        }
     }
 
     /// `hqd_destroy` ([`Engine::destroy`]).

@@ -430,11 +430,10 @@ impl Kgd {
     /// MES has on the engines: its MQD's GART address and the queue.  A
     /// GPU uses one or the other; each lock is taken alone.
     fn firmware_queue(&self, sdma: bool, nth: usize) -> Result<Option<(u64, Arc<engine::Hqd>)>> {
-        let mut queues = self.cp_mapped()?;
-        if queues.is_empty() {
-            queues = self.mes_loaded()?;
-        }
-        Ok(queues.into_iter().filter(|q| q.0 == sdma).nth(nth).map(|(_, addr, hqd)| (addr, hqd)))
+        Ok(match self.cp_mapped_nth(sdma, nth) {
+            Ok(q) => q,
+            Err(()) => self.mes_loaded_nth(sdma, nth),
+        })
     }
 }
 

@@ -134,17 +134,15 @@ impl Kgd {
         ret
     }
 
-    /// The queues the MES has on the engines, in the order they were
-    /// added: `(SDMA, MQD's GART address, queue)` (`hqd_dump`).
-    pub(crate) fn mes_loaded(&self) -> Result<KVec<(bool, u64, Arc<Hqd>)>> {
+    /// The `nth` compute (or SDMA, `sdma`) queue the MES has on the
+    /// engines, in the order they were added: its MQD's GART address and
+    /// the queue (`hqd_dump`; looked up under the lock, no copy).
+    pub(crate) fn mes_loaded_nth(&self, sdma: bool, nth: usize) -> Option<(u64, Arc<Hqd>)> {
         let st = self.mes().lock();
-        let mut out = KVec::new();
-        for q in st.queues.iter() {
-            if let Some(h) = &q.hqd {
-                out.push((q.sdma, q.mqd_addr, h.clone()), GFP_KERNEL)?;
-            }
-        }
-        Ok(out)
+        st.queues
+            .iter()
+            .filter_map(|q| q.hqd.as_ref().filter(|_| q.sdma == sdma).map(|h| (q.mqd_addr, h.clone())))
+            .nth(nth)
     }
 
     /// kfd2kgd `mes_add_hw_queue` (MESAPI__ADD_QUEUE).

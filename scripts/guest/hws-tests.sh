@@ -61,10 +61,10 @@ bad() { fail=$((fail + 1)); echo "not ok $*" | tee /dev/kmsg; }
 renamed() {
 	local name=$1 start
 	shift
-	start=$(date +%s)
+	start=$EPOCHSECONDS
 	"$@" </dev/null | sed -u -E "s/^[a-z][a-z0-9-]*: ([0-9]+ passed, [0-9]+ failed)/$name: \1/"
 	[ "${PIPESTATUS[0]}" = 0 ] || rc=1
-	echo "# $name took $(($(date +%s) - start)) s"
+	echo "# $name took $((EPOCHSECONDS - start)) s"
 }
 
 unload() {
@@ -89,7 +89,7 @@ count_gpus() { tr ',' '\n' <<<"$1" | grep -c "$2"; }
 
 # mark: logs a line the next `since` reads the kernel log from (counting
 # lines goes wrong once the log's ring buffer is full).
-mark() { marker="hws-tests: mark $$ $(date +%s%N)"; echo "$marker" >/dev/kmsg; }
+mark() { marker="hws-tests: mark $$ ${EPOCHREALTIME/./}"; echo "$marker" >/dev/kmsg; }
 since() { dmesg | sed -n "\|$marker|,\$p"; }
 
 # started POLICY PROFILE: rkfd reports POLICY, and dmesg since the mark the

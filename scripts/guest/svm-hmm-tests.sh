@@ -50,10 +50,10 @@ rc=0
 timed() {
 	local name=$1 start status
 	shift
-	start=$(date +%s)
+	start=$EPOCHSECONDS
 	"$@"
 	status=$?
-	echo "# $name took $(($(date +%s) - start)) s"
+	echo "# $name took $((EPOCHSECONDS - start)) s"
 	return $status
 }
 svm_race() {

@@ -43,8 +43,16 @@ done))
 if [ -z "${ROCR_VISIBLE_DEVICES:-}" ]; then
 	gpus=
 	i=0
-	for n in $(ls /sys/class/kfd/kfd/topology/nodes 2>/dev/null | sort -n); do
-		v=$(awk '$1 == "gfx_target_version" { print $2 }' "/sys/class/kfd/kfd/topology/nodes/$n/properties" 2>/dev/null)
+	nodes=()
+	for d in /sys/class/kfd/kfd/topology/nodes/*; do
+		[ -d "$d" ] && nodes[${d##*/}]=$d
+	done
+	# (Indices in numeric order: bash lists an indexed array's in order.)
+	for n in "${!nodes[@]}"; do
+		v=
+		while read -r key val; do
+			[ "$key" = gfx_target_version ] && v=$val
+		done <"${nodes[$n]}/properties" 2>/dev/null
 		[ -n "$v" ] && [ "$v" != 0 ] || continue
 		[ "$v" = "$target_version" ] && gpus=${gpus:+$gpus,}$i
 		i=$((i + 1))
@@ -56,17 +64,62 @@ if [ -z "${ROCR_VISIBLE_DEVICES:-}" ]; then
 	fi
 	export ROCR_VISIBLE_DEVICES=$gpus
 fi
+# Every program is started from here, so what runs between them is kept
+# to bash builtins: each process started costs the guest about 0.1 s of
+# CPU under TCG (a kernel with lockdep, KFENCE and kmemleak), and this
+# script started about 40 for one program (build.sh and its tools, sed,
+# grep, awk, mktemp, tee).
+# header FILE: the program's "// timeout:", "// expect-fail:" and
+# "// subtests:" lines (the first of each), read in one pass.
+header() {
+	local line
+	limit= expect= subtests=
+	while IFS= read -r line; do
+		case "$line" in
+		"// timeout: "*) [ -n "$limit" ] || limit=${line#// timeout: } ;;
+		"// expect-fail: "*) [ -n "$expect" ] || expect=${line#// expect-fail: } ;;
+		"// subtests: "*) [ -n "$subtests" ] || subtests=${line#// subtests: } ;;
+		esac
+	done <"$1"
+	[[ "$limit" =~ ^[0-9]+$ ]] || limit=
+}
+# logged TEXT [PATTERN]: whether a line of the program's output (lines[])
+# is TEXT followed by what the extended glob PATTERN matches (nothing if
+# none): grep -q "^TEXT..." without a grep.
+shopt -s extglob
+logged() {
+	local l
+	for l in "${lines[@]}"; do
+		# shellcheck disable=SC2053 # $2 is a pattern, on purpose
+		[[ "$l" == "$1"${2:-} ]] && return 0
+	done
+	return 1
+}
+# printed TEXT: whether a line of the program's output holds TEXT (grep -qF).
+printed() {
+	local l
+	for l in "${lines[@]}"; do
+		[[ "$l" == *"$1"* ]] && return 0
+	done
+	return 1
+}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# Built here unless the tree is read-only (the guest: built beforehand on
+# the host, checked to be up to date).  One build.sh for every program
+# (bash and its tools start once); when it fails, each program's own
+# says which.
+nobuild=
+[ -w "$dir" ] || nobuild=--no-build
+built=0
+"$dir/build.sh" $nobuild --arch "$arch" "${names[@]%%:*}" && built=1
 pass=0
 fail=0
 for spec in "${names[@]}"; do
 	name=${spec%%:*}
 	args=()
 	[ "$spec" = "$name" ] || IFS=, read -r -a args <<<"${spec#*:}"
-	# Built here unless the tree is read-only (the guest: built beforehand
-	# on the host, checked to be up to date).
-	nobuild=
-	[ -w "$dir" ] || nobuild=--no-build
-	if ! "$dir/build.sh" $nobuild --arch "$arch" "$name"; then
+	if [ $built = 0 ] && ! "$dir/build.sh" $nobuild --arch "$arch" "$name"; then
 		echo "not ok - $name: build failed"
 		fail=$((fail + 1))
 		continue
@@ -74,23 +127,25 @@ for spec in "${names[@]}"; do
 	# Streamed (a slow or stuck program shows how far it got), kept to check.
 	# A program with a "// timeout: SECONDS" line must end within that
 	# (e.g. one that must fail fast rather than hang).
-	limit=$(sed -n 's|^// timeout: \([0-9][0-9]*\)$|\1|p' "$dir/$name.hip")
-	log=$(mktemp)
+	header "$dir/$name.hip"
 	start=$SECONDS
-	timeout -k 10 ${limit:-${RKFD_HIP_TIMEOUT:-600}} "$dir/$bindir/${name##*/}" "${args[@]}" 2>&1 | tee "$log" | sed -u 's/^/  /'
+	timeout -k 10 ${limit:-${RKFD_HIP_TIMEOUT:-600}} "$dir/$bindir/${name##*/}" "${args[@]}" 2>&1 |
+		while IFS= read -r l || [ -n "$l" ]; do
+			printf '  %s\n' "$l"
+			printf '%s\n' "$l" >&3
+		done 3>"$log"
 	rc=${PIPESTATUS[0]}
 	took=$((SECONDS - start))
+	mapfile -t lines <"$log"
 	# A program with an "// expect-fail: TEXT" line passes if it fails
 	# (in time) printing TEXT.  One with "// subtests: A B ..." runs named
 	# checks, each printing "PASS A" or "FAIL A...": each counts, and one
 	# that printed neither (the program died first) fails.  The others pass
 	# if they exit 0 printing "PASS NAME".
-	expect=$(sed -n 's|^// expect-fail: ||p' "$dir/$name.hip")
-	subtests=$(sed -n 's|^// subtests: ||p' "$dir/$name.hip")
 	[ ${#args[@]} = 0 ] || subtests="${args[*]}"
 	if [ -n "$subtests" ]; then
 		for t in $subtests; do
-			if grep -q "^PASS $t\$" "$log" && ! grep -q "^FAIL $t\b" "$log"; then
+			if logged "PASS $t" && ! logged "FAIL $t" '?([^[:alnum:]_]*)'; then
 				echo "ok - $name $t"
 				pass=$((pass + 1))
 			else
@@ -103,16 +158,14 @@ for spec in "${names[@]}"; do
 			fail=$((fail + 1))
 		fi
 		echo "# $name took ${took}s"
-		rm -f "$log"
 		continue
 	fi
 	passed=0
 	if [ -n "$expect" ]; then
-		[ $rc != 0 ] && [ $rc != 124 ] && [ $rc != 137 ] && grep -qF "$expect" "$log" && passed=1
+		[ $rc != 0 ] && [ $rc != 124 ] && [ $rc != 137 ] && printed "$expect" && passed=1
 	else
-		[ $rc = 0 ] && grep -q "^PASS $name" "$log" && passed=1
+		[ $rc = 0 ] && logged "PASS $name" '*' && passed=1
 	fi
-	rm -f "$log"
 	if [ $passed = 1 ]; then
 		echo "ok - $name (${took}s)"
 		pass=$((pass + 1))
