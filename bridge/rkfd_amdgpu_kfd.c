@@ -272,19 +272,28 @@ static void bridge_ring_kernel_doorbell(struct kgd_dev *kgd, __u32 doorbell_off,
 	rkfd_amdgpu_ring_kernel_doorbell(to_bdev(kgd)->hws, doorbell_off, value);
 }
 
+/* The bridge device of an amdgpu device, or NULL; under rkfd_amdgpu_devs_lock. */
+static struct rkfd_amdgpu_dev *rkfd_amdgpu_bdev_of_locked(void *adev)
+{
+	struct rkfd_amdgpu_dev *bdev;
+
+	lockdep_assert_held(&rkfd_amdgpu_devs_lock);
+	list_for_each_entry(bdev, &rkfd_amdgpu_devs, link) {
+		if (bdev->adev == adev)
+			return bdev;
+	}
+	return NULL;
+}
+
 /* The rkfd device of an amdgpu device, if rkfd serves it. */
 static struct kfd_dev *rkfd_amdgpu_kfd_of(void *adev)
 {
 	struct rkfd_amdgpu_dev *bdev;
-	struct kfd_dev *kfd = NULL;
+	struct kfd_dev *kfd;
 
 	mutex_lock(&rkfd_amdgpu_devs_lock);
-	list_for_each_entry(bdev, &rkfd_amdgpu_devs, link) {
-		if (bdev->adev == adev) {
-			kfd = bdev->kfd;
-			break;
-		}
-	}
+	bdev = rkfd_amdgpu_bdev_of_locked(adev);
+	kfd = bdev ? bdev->kfd : NULL;
 	mutex_unlock(&rkfd_amdgpu_devs_lock);
 	return kfd;
 }
@@ -601,12 +610,10 @@ int rkfd_amdgpu_adev_svm_fault(void *adev, u32 pasid, u64 addr, bool write)
 	void *hws = NULL, *vm;
 
 	mutex_lock(&rkfd_amdgpu_devs_lock);
-	list_for_each_entry(bdev, &rkfd_amdgpu_devs, link) {
-		if (bdev->adev == adev) {
-			kfd = bdev->kfd;
-			hws = bdev->hws;
-			break;
-		}
+	bdev = rkfd_amdgpu_bdev_of_locked(adev);
+	if (bdev) {
+		kfd = bdev->kfd;
+		hws = bdev->hws;
 	}
 	mutex_unlock(&rkfd_amdgpu_devs_lock);
 	if (!kfd || !hws)

@@ -72,12 +72,8 @@ pub(crate) fn resume_mm(mm: MmId) -> Result {
 /// the rescheduled flag on every GPU of `mm`'s process; nothing without one.
 pub(crate) fn queue_restore_rescheduled(mm: MmId) {
     let Some(p) = process::find_by_mm(mm) else { return };
-    let mut gpu_ids = KVec::new();
-    for pdd in p.inner.lock().pdds.iter() {
-        // Best effort, as an SMI event is.
-        let _ = gpu_ids.push(pdd.dev.gpu_id(), GFP_KERNEL);
-    }
-    smi::queue_restore_rescheduled(p.svms.owner(), gpu_ids.into_iter());
+    let inner = p.inner.lock();
+    smi::queue_restore_rescheduled(p.svms.owner(), inner.pdds.iter().map(|pdd| pdd.dev.gpu_id()));
 }
 
 impl Evict for Process {

@@ -509,7 +509,7 @@ mod tests {
         assert_eq!(vm.pasid(), 0x8123);
         let id = inner.pdds[1].dev.gpu_id();
         assert_eq!(inner.pasid_of(id), 0);
-        inner.pdds[1].pasid = vm.pasid();
+        inner.pdds[1].set_pasid(vm.pasid());
         inner.pdds[1].vm = Some(Arc::new(vm, GFP_KERNEL)?);
         assert_eq!(inner.pasid_of(id), 0x8123);
         assert_eq!(inner.pasid_of(inner.pdds[0].dev.gpu_id()), 0);

@@ -73,12 +73,6 @@ pub(crate) struct ProcessDevice {
     /// The GPU VM, once `ACQUIRE_VM` bound one (upstream `drm_priv`).
     /// Shared only with `Process::mmap`; released when the last goes.
     pub(crate) vm: Option<Arc<KgdVm>>,
-    /// The VM's PASID, which the GPU driver allocated and owns (upstream
-    /// `pdd->pasid`): 0 until `ACQUIRE_VM` and after teardown.  What
-    /// MAP_PROCESS and MES ADD_QUEUE carry and the device's interrupts
-    /// name the process by; `counters.pasid` mirrors it for readers that
-    /// do not take `Process::inner` (the interrupt path, debugfs).
-    pub(crate) pasid: u32,
     /// Memory objects allocated on this device, by IDR handle.
     pub(crate) mem: MemoryObjects,
     /// `SET_SCRATCH_BACKING_VA` (upstream `qpd.sh_hidden_private_base`).
@@ -145,13 +139,27 @@ impl Apertures {
 }
 
 impl ProcessDevice {
+    /// The VM's PASID, which the GPU driver allocated and owns (upstream
+    /// `pdd->pasid`): 0 until `ACQUIRE_VM` and after teardown.  What
+    /// MAP_PROCESS and MES ADD_QUEUE carry and the device's interrupts
+    /// name the process by.  Kept in `counters.pasid` only, which readers
+    /// that do not take `Process::inner` use too (the interrupt path,
+    /// debugfs).
+    pub(crate) fn pasid(&self) -> u32 {
+        self.counters.pasid.load(Relaxed)
+    }
+
+    /// Sets [`Self::pasid`] (`ACQUIRE_VM`, teardown; under `Process::inner`).
+    pub(crate) fn set_pasid(&mut self, pasid: u32) {
+        self.counters.pasid.store(pasid, Relaxed);
+    }
+
     /// The per-device data of a new process.
     pub(crate) fn new(dev: Arc<Device>) -> Result<Self> {
         let counters = ProcCounters::new(dev.gpu_id())?;
         Ok(ProcessDevice {
             dev,
             vm: None,
-            pasid: 0,
             mem: MemoryObjects::new(),
             scratch_backing_va: 0,
             trap_handler: (0, 0),
@@ -212,7 +220,7 @@ impl ProcessInner {
     /// The PASID of the process's VM on `gpu_id` (C: `pdd->pasid`), 0 for
     /// a device not bound (or not the process's).
     pub(crate) fn pasid_of(&self, gpu_id: u32) -> u32 {
-        self.pdds.iter().find(|p| p.dev.gpu_id() == gpu_id).map_or(0, |p| p.pasid)
+        self.pdds.iter().find(|p| p.dev.gpu_id() == gpu_id).map_or(0, |p| p.pasid())
     }
 
     /// Index of the pdd of `gpu_id`.
@@ -601,8 +609,7 @@ impl Process {
         let target = targets.iter_mut().find(|t| t.gpu_id == gpu_id).ok_or(EINVAL)?;
         target.vm = Some(vm.clone());
         drop(targets);
-        pdd.pasid = vm.pasid();
-        pdd.counters.pasid.store(pdd.pasid, Relaxed);
+        pdd.set_pasid(vm.pasid());
         pdd.vm = Some(vm);
         pdd.ef = ef;
         crate::smi::event_process(&pdd.dev, self, true);
@@ -653,8 +660,7 @@ impl Process {
                 crate::smi::event_process(&pdd.dev, self, false);
                 // Nothing finds the process by the PASID once the driver
                 // may free it for another VM.
-                pdd.pasid = 0;
-                pdd.counters.pasid.store(0, Relaxed);
+                pdd.set_pasid(0);
                 drop(vm);
             }
         }

@@ -51,9 +51,9 @@ pub(crate) struct ProcCounters {
     pub(crate) evicted_ns: Atomic<u64>,
     /// The pdd's PASID: the one the GPU driver gave the VM `ACQUIRE_VM`
     /// bound, 0 before and after teardown (upstream `pdd->pasid`; debugfs
-    /// `pasid_<gpu_id>`).  Mirrors `ProcessDevice::pasid` for readers that
-    /// do not take `Process::inner`: debugfs and the interrupt path's
-    /// lookup (`crate::process::find_by_pasid`).
+    /// `pasid_<gpu_id>`).  The only copy (`ProcessDevice::pasid` reads it),
+    /// so readers that do not take `Process::inner` see it too: debugfs
+    /// and the interrupt path's lookup (`crate::process::find_by_pasid`).
     pub(crate) pasid: Atomic<u32>,
     /// GPU retry faults handled (`counters_<id>/faults`).
     pub(crate) faults: Atomic<u64>,

@@ -638,7 +638,7 @@ fn mark_evicted(queues: &mut KVec<Queue>, gpu_id: u32, evicted: bool) -> usize {
 fn evict_device(inner: &mut ProcessInner, idx: usize, hung: &mut Hung) -> Result {
     let ProcessInner { pdds, queues, .. } = inner;
     let pdd = &mut pdds[idx];
-    let pasid = pdd.pasid;
+    let pasid = pdd.pasid();
     if !pdd.eviction.evict() {
         // Evicted already: nothing to stop.
         return Ok(());
@@ -698,7 +698,7 @@ fn evict_device(inner: &mut ProcessInner, idx: usize, hung: &mut Hung) -> Result
 fn restore_device(inner: &mut ProcessInner, idx: usize, hung: &mut Hung) -> Result {
     let ProcessInner { pdds, queues, .. } = inner;
     let pdd = &mut pdds[idx];
-    let pasid = pdd.pasid;
+    let pasid = pdd.pasid();
     if !pdd.eviction.restore() {
         // Another eviction is in force, or none was (nothing to do).
         return Ok(());
@@ -1203,7 +1203,7 @@ fn update_locked(
     new.percentage = percentage;
     new.pm4_target_xcc = (args.queue_percentage >> 8) & 0xff;
     let mqd_ring = if args.ring_base_address != 0 { (args.ring_base_address, ring_size) } else { q.mqd_ring };
-    let res = match inn.pdds.iter().find(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL).and_then(|p| Ok((p.bound_vm()?, p.pasid))) {
+    let res = match inn.pdds.iter().find(|p| p.dev.gpu_id() == gpu_id).ok_or(EINVAL).and_then(|p| Ok((p.bound_vm()?, p.pasid()))) {
         Ok((vm, pasid)) => reload(q, vm, &new, mqd_ring, None, pasid, hung),
         Err(e) => Err(e),
     };
@@ -1253,7 +1253,7 @@ pub(crate) fn set_cu_mask(process: &Process, args: &mut uapi::kfd_ioctl_set_cu_m
             return Err(EINVAL);
         }
         let pdd = inner.pdds.iter().find(|p| p.dev.gpu_id() == q.shared.gpu_id).ok_or(EINVAL)?;
-        reload(q, pdd.bound_vm()?, &q.props, q.mqd_ring, Some((&mask, bits)), pdd.pasid, &mut hung)?
+        reload(q, pdd.bound_vm()?, &q.props, q.mqd_ring, Some((&mask, bits)), pdd.pasid(), &mut hung)?
     })();
     recover(hung);
     ret

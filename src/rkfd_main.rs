@@ -57,8 +57,8 @@
 //!     inside it).  So do the eviction works of [`eviction`] (the shim's
 //!     delayed works, from a GPU driver's eviction fence) and
 //!     `kgd2kfd_quiesce_mm` / `kgd2kfd_resume_mm` (after 1, to find the
-//!     process by mm); `kgd2kfd_queue_restore_rescheduled` takes it only
-//!     to read the process's devices (after 1, before 14).  The eviction
+//!     process by mm); `kgd2kfd_queue_restore_rescheduled` takes it (after
+//!     1) only to send an SMI event per device (14 inside it).  The eviction
 //!     fences are signalled under it (the GPU driver's fence lock, then
 //!     15, inside it).  A process's teardown
 //!     cancels and waits for its eviction works with no lock held.

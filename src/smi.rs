@@ -496,20 +496,22 @@ pub(crate) fn queue_eviction(owner: &Owner, gpu_ids: impl Iterator<Item = u32>, 
 /// `QUEUE_RESTORE` on each of `gpu_ids`: the queues run again (C:
 /// `kfd_smi_event_queue_restore` per pdd in `kfd_process_restore_queues`).
 pub(crate) fn queue_restore(owner: &Owner, gpu_ids: impl Iterator<Item = u32>) {
-    for gpu_id in gpu_ids {
-        add(gpu_id, owner.tgid, logic::QUEUE_RESTORE, || {
-            logic::fmt_queue_restore(now(), owner.pid, gpu_id, false)
-        });
-    }
+    restore_event(owner, gpu_ids, false);
 }
 
 /// `QUEUE_RESTORE` with the rescheduled flag (`'R'`) on each of
 /// `gpu_ids`: a restore failed and is tried again later (C:
 /// `kfd_smi_event_queue_restore_rescheduled`).
 pub(crate) fn queue_restore_rescheduled(owner: &Owner, gpu_ids: impl Iterator<Item = u32>) {
+    restore_event(owner, gpu_ids, true);
+}
+
+/// `QUEUE_RESTORE` on each of `gpu_ids`, with the `'R'` flag if
+/// `rescheduled` (C: `KFD_EVENT_FMT_QUEUE_RESTORE`).
+fn restore_event(owner: &Owner, gpu_ids: impl Iterator<Item = u32>, rescheduled: bool) {
     for gpu_id in gpu_ids {
         add(gpu_id, owner.tgid, logic::QUEUE_RESTORE, || {
-            logic::fmt_queue_restore(now(), owner.pid, gpu_id, true)
+            logic::fmt_queue_restore(now(), owner.pid, gpu_id, rescheduled)
         });
     }
 }
