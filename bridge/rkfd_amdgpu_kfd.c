@@ -567,6 +567,15 @@ void rkfd_amdgpu_dev_sram_ecc(void *bdev_)
 		kgd2kfd_set_sram_ecc_flag(bdev->kfd);
 }
 
+/* Before amdgpu resets the GPU: rkfd zaps the /dev/kfd mmaps of it. */
+void rkfd_amdgpu_dev_clear_mappings(void *bdev_)
+{
+	struct rkfd_amdgpu_dev *bdev = bdev_;
+
+	if (bdev->kfd)
+		kgd2kfd_clear_mappings(bdev->kfd);
+}
+
 /*
  * amdgpu_kfd_ops.teardown_processes names the amdgpu device: its rkfd
  * device, looked up under the list lock and called after it (amdgpu's SRCU
@@ -593,6 +602,11 @@ int rkfd_amdgpu_kfd_resume_mm(void *mm)
 void rkfd_amdgpu_kfd_queue_restore_rescheduled(void *mm)
 {
 	kgd2kfd_queue_restore_rescheduled(mm);
+}
+
+void rkfd_amdgpu_kfd_signal_userptr_fault(s32 tgid, u64 va)
+{
+	kgd2kfd_signal_userptr_fault(tgid, va);
 }
 
 /*

@@ -17,6 +17,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/pid.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
@@ -312,6 +313,27 @@ static void rkfd_amdgpu_set_sram_ecc_flag(struct kfd_dev *kfd)
 	rkfd_amdgpu_dev_sram_ecc(kfd);
 }
 
+/*
+ * amdgpu_device_gpu_recover, before it halts the GPU
+ * (amdgpu_amdkfd_clear_kfd_mapping): rkfd zaps every process's doorbell
+ * and MMIO remap mmaps of this GPU.
+ */
+static void rkfd_amdgpu_clear_mappings(struct kfd_dev *kfd)
+{
+	rkfd_amdgpu_dev_clear_mappings(kfd);
+}
+
+/*
+ * amdgpu's userptr restore worker with debug_vm_userptr: the process of
+ * @pid unmapped a userptr BO's memory before freeing it.  rkfd names
+ * processes by their thread group id in the initial namespace
+ * (process_info->pid is the group leader's struct pid).
+ */
+static void rkfd_amdgpu_signal_userptr_fault(struct pid *pid, u64 va)
+{
+	rkfd_amdgpu_kfd_signal_userptr_fault(pid_nr(pid), va);
+}
+
 u64 rkfd_amdgpu_throttle_counter(void *adev)
 {
 	return amdgpu_dpm_get_thermal_throttling_counter(adev);
@@ -329,9 +351,13 @@ void rkfd_amdgpu_gpu_reset(void *adev)
 
 /*
  * The optional members left NULL have no rkfd counterpart yet (VM fault
- * fast path, MES queue reset, doorbell/MMIO mapping
- * invalidation, zone device, SVM BO eviction, userptr fault signals):
- * amdgpu then behaves as with no KFD process for that call.
+ * fast path, MES queue reset, SVM BO eviction): amdgpu then behaves as
+ * with no KFD process for that call.  init_zone_device is NULL by choice
+ * (amdgpu then goes on as for a GPU without device memory for SVM): it
+ * runs before probe and device_init, with no rkfd device to give it to,
+ * and rkfd sets up its device-private memory in kgd2kfd_device_init,
+ * which amdgpu's re-init after a reset-on-init calls again right after it
+ * (bridge/README.md).
  */
 static const struct amdgpu_kfd_ops rkfd_amdgpu_ops = {
 	.probe = rkfd_amdgpu_probe,

@@ -289,6 +289,14 @@ impl Kgd2Kfd for Kgd2KfdEntries {
     fn queue_restore_rescheduled(mm: crate::kabi::kgd::MmId) {
         crate::eviction::queue_restore_rescheduled(mm);
     }
+
+    fn clear_mappings(dev: &Device) {
+        crate::chardev::clear_mappings(dev);
+    }
+
+    fn signal_userptr_fault(tgid: i32, va: u64) {
+        crate::event::signal_vm_fault_with_userptr(tgid, va);
+    }
 }
 
 /// A snapshot of the published devices.

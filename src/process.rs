@@ -442,6 +442,15 @@ pub(crate) fn find_by_mm(mm: MmId) -> Option<Arc<Process>> {
     table.entries.iter().find(|e| MmId::of(&e.process.mm) == mm).map(|e| e.process.clone())
 }
 
+/// The process whose creating thread group has id `tgid` in the initial
+/// PID namespace (upstream `kfd_lookup_process_by_pid`, which compares
+/// the lead thread), for `kgd2kfd_signal_userptr_fault`.  Takes
+/// [`PROCESSES`] only.
+pub(crate) fn find_by_pid(tgid: Pid) -> Option<Arc<Process>> {
+    let table = PROCESSES.lock();
+    table.entries.iter().find(|e| e.process.pid == tgid).map(|e| e.process.clone())
+}
+
 /// Frees the process table's storage at module exit (statics are never
 /// dropped).  No process can exist then: open files pin the module.
 pub(crate) fn exit_module_state() {

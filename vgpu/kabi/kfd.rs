@@ -536,6 +536,7 @@ impl KfdIrq {
                 PowerOp::Unlock => kgd::kgd2kfd_unlock_kfd(kfd),
                 PowerOp::Teardown => kgd::kgd2kfd_teardown_processes(kfd),
                 PowerOp::SramEcc => kgd::kgd2kfd_set_sram_ecc_flag(kfd),
+                PowerOp::ClearMappings => kgd::kgd2kfd_clear_mappings(kfd),
             }
         }
         Ok(())
@@ -577,6 +578,9 @@ pub(crate) enum PowerOp {
     /// `kgd2kfd_set_sram_ecc_flag` (amdgpu's RAS code, before the reset it
     /// asks for).
     SramEcc,
+    /// `kgd2kfd_clear_mappings` (`amdgpu_amdkfd_clear_kfd_mapping`, at the
+    /// start of a GPU recovery).
+    ClearMappings,
 }
 
 /// Borrows the frame and page arrays of an SVM call.
