@@ -567,6 +567,20 @@ void rkfd_amdgpu_dev_sram_ecc(void *bdev_)
 		kgd2kfd_set_sram_ecc_flag(bdev->kfd);
 }
 
+/*
+ * The VM fault fast path (atomic: hard IRQ, RCU): true to drop a fault of
+ * @pasid.  Nothing is dropped before kgd2kfd_probe; between it and the
+ * end of kgd2kfd_device_init no process has the device, so rkfd drops
+ * all (upstream: no kfd_process of the PASID).
+ */
+bool rkfd_amdgpu_dev_vmfault_fast_path(void *bdev_, u32 pasid)
+{
+	struct rkfd_amdgpu_dev *bdev = bdev_;
+	struct kfd_dev *kfd = READ_ONCE(bdev->kfd);
+
+	return kfd && kgd2kfd_vmfault_fast_path(kfd, pasid) > 0;
+}
+
 /* Before amdgpu resets the GPU: rkfd zaps the /dev/kfd mmaps of it. */
 void rkfd_amdgpu_dev_clear_mappings(void *bdev_)
 {
@@ -604,7 +618,7 @@ void rkfd_amdgpu_kfd_queue_restore_rescheduled(void *mm)
 	kgd2kfd_queue_restore_rescheduled(mm);
 }
 
-void rkfd_amdgpu_kfd_signal_userptr_fault(s32 tgid, u64 va)
+void rkfd_amdgpu_kfd_signal_userptr_fault(int tgid, u64 va)
 {
 	kgd2kfd_signal_userptr_fault(tgid, va);
 }
@@ -718,8 +732,9 @@ bool rkfd_amdgpu_dev_init(void *bdev_, const void *res)
 		bdev->hws = hws;
 	}
 	if (!bdev->kfd) {
-		bdev->kfd = kgd2kfd_probe((struct kgd_dev *)bdev, THIS_MODULE,
-					  &rkfd_amdgpu_calls, bdev->info);
+		/* Read locklessly by the VM fault fast path. */
+		WRITE_ONCE(bdev->kfd, kgd2kfd_probe((struct kgd_dev *)bdev, THIS_MODULE,
+						    &rkfd_amdgpu_calls, bdev->info));
 		if (!bdev->kfd)
 			return false;
 		kfree(bdev->info);

@@ -314,6 +314,38 @@ static void rkfd_amdgpu_set_sram_ecc_flag(struct kfd_dev *kfd)
 }
 
 /*
+ * gmc_v9_0 / gmc_v12_1's VM fault interrupt, hard IRQ under RCU (upstream
+ * kgd2kfd_vmfault_fast_path): only entries of the soft ring and ring 1
+ * (retry faults amdgpu could not resolve) are filtered; rkfd says whether
+ * the fault's process already had one (then it is dropped, and a retry
+ * fault's CAM entry released as upstream does) or has no KFD process at
+ * all (dropped).  adev->kfd.dev is the bridge's device, read under the
+ * RCU read lock amdgpu holds (amdgpu clears it and waits for RCU before
+ * device_exit).  The CAM doorbell is written as amdgpu_mm_wdoorbell does
+ * (not exported): only inside the kernel doorbells, not while amdgpu has
+ * cut off hardware access.
+ */
+static bool rkfd_amdgpu_vmfault_fast_path(struct amdgpu_device *adev,
+					  struct amdgpu_iv_entry *entry, bool retry_fault)
+{
+	struct kfd_dev *kfd = READ_ONCE(adev->kfd.dev);
+	u32 src_data_idx, cam_index, db;
+
+	if (!kfd || (entry->ih != &adev->irq.ih_soft && entry->ih != &adev->irq.ih1))
+		return false;
+	if (!rkfd_amdgpu_dev_vmfault_fast_path(kfd, entry->pasid))
+		return false;
+	if (retry_fault && adev->irq.retry_cam_enabled) {
+		src_data_idx = amdgpu_ip_version(adev, GC_HWIP, 0) == IP_VERSION(12, 1, 0) ? 3 : 2;
+		cam_index = entry->src_data[src_data_idx] & 0x3ff;
+		db = adev->irq.retry_cam_doorbell_index;
+		if (!adev->no_hw_access && db < adev->doorbell.num_kernel_doorbells)
+			writel(cam_index, adev->doorbell.cpu_addr + db);
+	}
+	return true;
+}
+
+/*
  * amdgpu_device_gpu_recover, before it halts the GPU
  * (amdgpu_amdkfd_clear_kfd_mapping): rkfd zaps every process's doorbell
  * and MMIO remap mmaps of this GPU.
@@ -350,8 +382,8 @@ void rkfd_amdgpu_gpu_reset(void *adev)
 }
 
 /*
- * The optional members left NULL have no rkfd counterpart yet (VM fault
- * fast path, MES queue reset, SVM BO eviction): amdgpu then behaves as
+ * The optional members left NULL have no rkfd counterpart yet (MES queue
+ * reset, SVM BO eviction): amdgpu then behaves as
  * with no KFD process for that call.  init_zone_device is NULL by choice
  * (amdgpu then goes on as for a GPU without device memory for SVM): it
  * runs before probe and device_init, with no rkfd device to give it to,
@@ -385,6 +417,9 @@ static const struct amdgpu_kfd_ops rkfd_amdgpu_ops = {
 	.schedule_evict_and_restore_process = rkfd_amdgpu_schedule_evict_and_restore_process,
 	.queue_restore_rescheduled = rkfd_amdgpu_queue_restore_rescheduled,
 	.restore_svm_pages = rkfd_amdgpu_restore_svm_pages,
+	.vmfault_fast_path = rkfd_amdgpu_vmfault_fast_path,
+	.clear_mappings = rkfd_amdgpu_clear_mappings,
+	.signal_userptr_fault = rkfd_amdgpu_signal_userptr_fault,
 };
 
 int rkfd_amdgpu_register(void)

@@ -229,6 +229,15 @@ void kgd2kfd_queue_restore_rescheduled(struct mm_struct *mm)
 }
 EXPORT_SYMBOL_GPL(kgd2kfd_queue_restore_rescheduled);
 
+/* Atomic context (hard IRQ, RCU): rkfd's side only reads and sets bits. */
+int kgd2kfd_vmfault_fast_path(struct kfd_dev *kfd, __u32 pasid)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	return ops && kfd ? ops->vmfault_fast_path(kfd, pasid) : 0;
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_vmfault_fast_path);
+
 void kgd2kfd_clear_mappings(struct kfd_dev *kfd)
 {
 	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);

@@ -99,6 +99,7 @@ struct rkfd_kgd2kfd_ops {
 	int (*quiesce_mm)(struct mm_struct *mm, u32 trigger);
 	int (*resume_mm)(struct mm_struct *mm);
 	void (*queue_restore_rescheduled)(struct mm_struct *mm);
+	int (*vmfault_fast_path)(struct kfd_dev *kfd, u32 pasid);
 	void (*clear_mappings)(struct kfd_dev *kfd);
 	void (*signal_userptr_fault)(s32 tgid, u64 va);
 };

@@ -149,9 +149,17 @@ impl ProcessDevice {
         self.counters.pasid.load(Relaxed)
     }
 
-    /// Sets [`Self::pasid`] (`ACQUIRE_VM`, teardown; under `Process::inner`).
+    /// Sets [`Self::pasid`] (`ACQUIRE_VM`, teardown; under `Process::inner`),
+    /// and binds it in the device's VM fault fast path (the old one
+    /// unbound).
     pub(crate) fn set_pasid(&mut self, pasid: u32) {
-        self.counters.pasid.store(pasid, Relaxed);
+        let old = self.counters.pasid.xchg(pasid, Relaxed);
+        if old != 0 && old != pasid {
+            self.dev.faults.unbind(old);
+        }
+        if pasid != 0 {
+            self.dev.faults.bind(pasid);
+        }
     }
 
     /// The per-device data of a new process.

@@ -650,6 +650,19 @@ int kgd2kfd_resume_mm(struct mm_struct *mm);
  */
 void kgd2kfd_queue_restore_rescheduled(struct mm_struct *mm);
 /*
+ * A VM fault of the VM with @pasid (acquire_vm) that the GPU driver's
+ * retry-fault handling did not resolve is about to be queued for
+ * kgd2kfd_interrupt (upstream kgd2kfd_vmfault_fast_path, which amdgpu's
+ * gmc v9 / v12.1 interrupt handlers call for entries of the IH soft ring
+ * and ring 1): 1 to drop it (no KFD process has @pasid on this device, or
+ * its process already had a fault delivered from this device: upstream's
+ * p->gpu_page_fault, per device here), 0 to deliver it (the first; rkfd
+ * marks it).  A @pasid past 16 bits is 0.  Any context, including hard
+ * IRQ: takes no lock, never sleeps.  The GPU driver does what upstream
+ * does besides (the retry CAM's doorbell on a dropped retry fault).
+ */
+int kgd2kfd_vmfault_fast_path(struct kfd_dev *kfd, __u32 pasid);
+/*
  * The GPU is about to be reset (upstream amdgpu_amdkfd_clear_kfd_mapping,
  * which amdgpu_device_gpu_recover calls before amdgpu_amdkfd_pre_reset):
  * every process's mmaps of /dev/kfd of this device's doorbells and MMIO

@@ -504,6 +504,12 @@ unsafe extern "C" {
     pub fn kgd2kfd_queue_restore_rescheduled(mm: *mut mm_struct);
 }
 unsafe extern "C" {
+    pub fn kgd2kfd_vmfault_fast_path(
+        kfd: *mut kfd_dev,
+        pasid: __u32,
+    ) -> core::ffi::c_int;
+}
+unsafe extern "C" {
     pub fn kgd2kfd_clear_mappings(kfd: *mut kfd_dev);
 }
 unsafe extern "C" {
