@@ -2117,9 +2117,9 @@ fn evict_pending_at_exit(gpu: &Gpu) -> Check {
 fn userptr_fault(gpu: &Gpu) -> Check {
     const VA: u64 = 0x7f12_3456_7000;
     let last_gpu = gpus().last().map_or(0, |g| g.gpu_id);
-    let mut fds = [0i32; 2];
-    // SAFETY: a fresh pipe.
-    ensure_eq(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe")?;
+    let (mut fds, mut go) = ([0i32; 2], [0i32; 2]);
+    // SAFETY: fresh pipes.
+    ensure_eq(unsafe { libc::pipe(fds.as_mut_ptr()) } | unsafe { libc::pipe(go.as_mut_ptr()) }, 0, "pipe")?;
     // SAFETY: fork; the child uses its own copies and _exits.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
@@ -2131,7 +2131,12 @@ fn userptr_fault(gpu: &Gpu) -> Check {
             // SAFETY: one byte of a static buffer to the child's copy of
             // the pipe's write end.
             unsafe { libc::write(fds[1], b"r".as_ptr().cast(), 1) };
-            let m = memory_event_data(&ctx, ev, 10_000)?.ok_or("no MEMORY event within 10 s of userptr_fault")?;
+            // Wait until the parent's write returned (every GPU's event
+            // data set: a waiter woken by the first would see that one's).
+            let mut b = [0u8; 1];
+            // SAFETY: the child's copy of the pipe's read end, one byte.
+            unsafe { libc::read(go[0], b.as_mut_ptr().cast(), 1) };
+            let m = memory_event_data(&ctx, ev, 10_000)?.ok_or("no MEMORY event after userptr_fault")?;
             ensure_eq(
                 (m.va, m.gpu_id, m.failure.NotPresent, m.failure.ReadOnly, m.failure.NoExecute, m.failure.imprecise),
                 (VA, last_gpu, 1, 0, 0, 0),
@@ -2156,6 +2161,10 @@ fn userptr_fault(gpu: &Gpu) -> Check {
     let n = unsafe { libc::read(fds[0], b.as_mut_ptr().cast(), 1) };
     close_fd(fds[0]);
     let w = if n == 1 { vgpu_write("userptr_fault", &format!("{pid} {VA:#x}\n")) } else { Ok(()) };
+    // SAFETY: one byte of a static buffer to our pipe end.
+    unsafe { libc::write(go[1], b"g".as_ptr().cast(), 1) };
+    close_fd(go[0]);
+    close_fd(go[1]);
     let mut st = 0;
     // SAFETY: our child.
     unsafe { libc::waitpid(pid, &mut st, 0) };
