@@ -29,6 +29,13 @@
  *                 (amdgpu_amdkfd_signal_userptr_fault); -ESRCH if that pid
  *                 has no acquired VM here (amdgpu calls it only for a
  *                 process with KFD memory), -EINVAL for anything else
+ *   vmfault_fast_path
+ *                 while non-zero (default 0), a fatal VM fault the virtual
+ *                 GPU raises after a retry fault rkfd could not resolve
+ *                 (VGPU_ACCESS) first asks kgd2kfd_vmfault_fast_path, as
+ *                 amdgpu's gmc v9 handler does for its soft ring, and is
+ *                 dropped when rkfd says so (off by default: the tests
+ *                 that count such faults expect every one)
  *   restore_fail  the next N restore_process_bos calls fail with -EBUSY
  *                 (amdgpu's validation failing, so rkfd backs off)
  *   evict_fences  one line per acquired VM: "pid P context_id 0xC seqno S
@@ -84,6 +91,12 @@ static DEFINE_MUTEX(vgpu_evict_lock);
 static LIST_HEAD(vgpu_evict_list);
 static atomic_t vgpu_fence_seq = ATOMIC_INIT(0);
 static u32 vgpu_restore_fail;
+static u32 vgpu_vmfault_fast_path;
+
+bool vgpu_shim_vmfault_fast_path_on(void)
+{
+	return READ_ONCE(vgpu_vmfault_fast_path) != 0;
+}
 static struct dentry *vgpu_evict_dir;
 
 static const struct dma_fence_ops vgpu_kfd_fence_ops;
@@ -428,6 +441,7 @@ void vgpu_shim_evict_debugfs_init(void)
 			    &vgpu_restore_rescheduled_fops);
 	debugfs_create_file("userptr_fault", 0200, vgpu_evict_dir, NULL, &vgpu_userptr_fault_fops);
 	debugfs_create_u32("restore_fail", 0600, vgpu_evict_dir, &vgpu_restore_fail);
+	debugfs_create_u32("vmfault_fast_path", 0600, vgpu_evict_dir, &vgpu_vmfault_fast_path);
 	debugfs_create_file("evict_fences", 0400, vgpu_evict_dir, NULL, &vgpu_evict_fences_fops);
 }
 

@@ -432,6 +432,63 @@ fn no_vma_is_fatal(gpu: &Gpu) -> Check {
     Ok(())
 }
 
+/// The VM fault fast path (`kgd2kfd_vmfault_fast_path`, upstream's
+/// `p->gpu_page_fault`), with the virtual GPU asking it before it raises a
+/// fatal fault (debugfs `amdgpu_vgpu/vmfault_fast_path` set for the
+/// case): a process's first fatal fault reaches its MEMORY event, the next
+/// ones are dropped (no event within 500 ms, the access still EFAULT);
+/// with the knob off they are raised again; another process (a forked
+/// child, its own PASID) gets its own first fault delivered.
+fn vmfault_fast_path_drops_repeats(gpu: &Gpu) -> Check {
+    vgpu_write("vmfault_fast_path", "1").map_err(|e| format!("vmfault_fast_path: {e}"))?;
+    let r = (|| -> Check {
+        fast_path_round(gpu, "this process", true)?;
+        // SAFETY: fork; the child uses its own /dev/kfd and _exits.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let r = fast_path_round(gpu, "a forked child", false);
+            if let Err(e) = &r {
+                eprintln!("# vmfault_fast_path child: {e}");
+            }
+            // SAFETY: _exit ends the child without running the parent's
+            // handlers or destructors.
+            unsafe { libc::_exit(i32::from(r.is_err())) };
+        }
+        ensure(pid > 0, "fork")?;
+        let mut st = 0;
+        // SAFETY: our child.
+        unsafe { libc::waitpid(pid, &mut st, 0) };
+        ensure(libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0, format!("the child's faults (status {st:#x})"))
+    })();
+    let off = vgpu_write("vmfault_fast_path", "0");
+    r?;
+    off.map_err(|e| format!("vmfault_fast_path off: {e}"))
+}
+
+/// One process's three fatal faults with the fast path on: only the first
+/// reaches the MEMORY event; with `toggle`, one more with the knob off is
+/// raised (and the knob set again).
+fn fast_path_round(gpu: &Gpu, who: &str, toggle: bool) -> Check {
+    let ctx = ctx_xnack(gpu)?;
+    let ev = memory_event(&ctx)?;
+    let fault = |va: usize| match ctx.gpu_read(va, &mut [0u8; 8]) {
+        Err(e) if e == libc::EFAULT => Ok(()),
+        other => Err(format!("{who}: GPU read at {va:#x}: {other:?}, want EFAULT")),
+    };
+    for (i, va) in [0x1000usize, 0x2000, 0x3000].into_iter().enumerate() {
+        fault(va)?;
+        let (got, want) = (memory_event_va(&ctx, ev, if i == 0 { 5000 } else { 500 })?, (i == 0).then_some(va as u64));
+        ensure_eq(got, want, &format!("{who}: memory-exception event of fault {i} (only the first is delivered)"))?;
+    }
+    if toggle {
+        vgpu_write("vmfault_fast_path", "0").map_err(|e| format!("vmfault_fast_path: {e}"))?;
+        fault(0x4000)?;
+        ensure_eq(memory_event_va(&ctx, ev, 5000)?, Some(0x4000), &format!("{who}: memory-exception event with the fast path off"))?;
+        vgpu_write("vmfault_fast_path", "1").map_err(|e| format!("vmfault_fast_path: {e}"))?;
+    }
+    Ok(())
+}
+
 /// Waits up to `ms` for memory event `id`; returns the memory-exception
 /// data's (VA, gpu_id) if it fired.
 fn memory_event_va_gpu(ctx: &Ctx, id: u32, ms: u32) -> Result<Option<(u64, u32)>, String> {
@@ -2266,6 +2323,7 @@ fn main() {
     h.run("xnack_off_access_maps_and_restores", || xnack_off_access_maps_and_restores(g));
     h.run("xnack_off_access_waits_for_restore", || xnack_off_access_waits_for_restore(g));
     h.run("no_vma_is_fatal", || no_vma_is_fatal(g));
+    h.run("vmfault_fast_path_drops_repeats", || vmfault_fast_path_drops_repeats(g));
     h.run("unregistered_fault_creates_range", || unregistered_fault_creates_range(g));
     h.run("bad_prefetch_arguments", || bad_prefetch_arguments(g));
     h.run("vram_exhaustion_stays_in_system", || vram_exhaustion_stays_in_system(g));
