@@ -375,7 +375,7 @@ static void svm_path(void)
 	      rkfd_amdgpu_svm_op_vram(RKFD_AMDGPU_SVM_VRAM_RO) &&
 	      !rkfd_amdgpu_svm_op_vram(RKFD_AMDGPU_SVM_SYS_RW));
 	svm_runs(op, 8, buf, sizeof(buf));
-	CHECK("a mixed batch splits into runs by kind: sys rw, vram rw, vram ro, clear, skip, sys ro",
+	CHECK("a mixed batch splits into runs by kind (sys rw, vram rw/ro, clear, skip, sys ro)",
 	      strcmp(buf, "0-2:2 2-3:4 3-5:3 5-6:5 6-7:0 7-8:1") == 0);
 	one[0] = RKFD_AMDGPU_SVM_VRAM_RW;
 	CHECK("one page is one run", rkfd_amdgpu_svm_run_end(one, 1, 0) == 1);
