@@ -427,9 +427,12 @@ static inline u32 rkfd_amdgpu_wptr_shift(u32 cp_hqd_aql_control)
  * SHARED_BASE (LDS >> 48) << 16 | PRIVATE_BASE (scratch >> 48).
  * ALIGNMENT_MODE is UNALIGNED (3): bits 4:3 on gfx9, 3:2 on gfx10/11 (where
  * INITIAL_INST_PREFETCH, bits 15:14, is 3).  On gfx9 RETRY_DISABLE (bit
- * 12) is set: the bridge serves no retry fault (no SVM, no
- * amdgpu_kfd_ops fault callback), which upstream does for a process with
- * XNACK off.  GC 9.4.3's F8_MODE and gfx12 are not covered: false.
+ * 12) is set: a VMID the bridge programs itself (no-HWS) gets no retry
+ * faults, as upstream gives a process with XNACK off (the bridge does not
+ * know the process's XNACK mode here); under the HWS, rkfd's MAP_PROCESS
+ * carries the process's own SH_MEM_CONFIG, and amdgpu's unresolved retry
+ * faults reach rkfd through amdgpu_kfd_ops.restore_svm_pages.  GC 9.4.3's
+ * F8_MODE and gfx12 are not covered: false.
  */
 #define RKFD_AMDGPU_SH_MEM_BASES ((1u << 16) | 2u)
 
