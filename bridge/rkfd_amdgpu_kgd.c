@@ -750,10 +750,24 @@ static int rkfd_amdgpu_svm_bo_new(struct rkfd_amdgpu_svm_vram *svm, u64 npages, 
 	/* Its pages, chunk by chunk. */
 	atomic_set(&sbo->pages, npages);
 	amdgpu_res_first(sbo->bo->tbo.resource, 0, size, &cur);
-	if (order && !rkfd_amdgpu_vram_block_ok(cur.start >> PAGE_SHIFT, cur.size >> PAGE_SHIFT,
-						order, svm->npages)) {
-		ret = -ENOMEM;
-		goto err_unpin;
+	if (order) {
+		/*
+		 * A contiguous BO may still be several buddy blocks, each
+		 * a chunk of the cursor: the block is the run of chunks
+		 * that follow each other.
+		 */
+		struct amdgpu_res_cursor run = cur;
+		u64 contiguous = 0;
+
+		while (run.remaining && run.start == cur.start + contiguous) {
+			contiguous += run.size;
+			amdgpu_res_next(&run, run.size);
+		}
+		if (!rkfd_amdgpu_vram_block_ok(cur.start >> PAGE_SHIFT, contiguous >> PAGE_SHIFT,
+					       order, svm->npages)) {
+			ret = -ENOMEM;
+			goto err_unpin;
+		}
 	}
 	while (cur.remaining) {
 		if (!rkfd_amdgpu_vram_frames_ok(cur.start >> PAGE_SHIFT, cur.size >> PAGE_SHIFT,
