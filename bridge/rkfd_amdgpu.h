@@ -71,14 +71,30 @@ void *rkfd_amdgpu_map_gtt_to_kernel(void *mem, u64 *size);
 int rkfd_amdgpu_reserve_mem_limit(u64 size, u32 flags);
 void rkfd_amdgpu_unreserve_mem_limit(u64 size, u32 flags);
 /*
- * SVM in system memory (rkfd's svm_map / svm_unmap; the amdgpu side's
- * comment has the locking).  A page-table entry: a CPU pfn plus these
- * bits, rkfd's KGD_SVM_PTE_* (checked at build time on the rkfd side).
+ * SVM (rkfd's svm_* calls; the amdgpu side's comments have the locking).
+ * A page-table entry: a CPU pfn, or with RKFD_AMDGPU_SVM_VRAM a VRAM page
+ * index, plus these bits, rkfd's KGD_SVM_PTE_* (checked at build time on
+ * the rkfd side).
  */
 #define RKFD_AMDGPU_SVM_VALID BIT_ULL(63)
+#define RKFD_AMDGPU_SVM_VRAM BIT_ULL(62)
 #define RKFD_AMDGPU_SVM_WRITE BIT_ULL(61)
 #define RKFD_AMDGPU_SVM_FRAME (BIT_ULL(52) - 1)
-int rkfd_amdgpu_svm_map(void *vm, u64 va, u64 npages, const u64 *ptes);
+/*
+ * One GPU's VRAM for SVM device pages (struct rkfd_amdgpu_svm_vram):
+ * created before rkfd's device init with the number of device pages rkfd
+ * registers (@npages, its VRAM size in pages), destroyed after its exit,
+ * when every page has come back.  create: ERR_PTR.  vram_free never
+ * sleeps; copy: @to_vram as KGD_SVM_COPY_TO_VRAM, a NULL page clears.
+ */
+void *rkfd_amdgpu_svm_vram_create(void *adev, u64 npages);
+void rkfd_amdgpu_svm_vram_destroy(void *svm);
+int rkfd_amdgpu_svm_vram_alloc(void *svm, u64 npages, u64 *frames);
+int rkfd_amdgpu_svm_vram_alloc_block(void *svm, u32 order, u64 *first);
+void rkfd_amdgpu_svm_vram_free(void *svm, const u64 *frames, u64 npages);
+int rkfd_amdgpu_svm_vram_copy(void *svm, const u64 *frames, void *const *pages, u64 npages,
+			      bool to_vram);
+int rkfd_amdgpu_svm_map(void *svm, void *vm, u64 va, u64 npages, const u64 *ptes);
 void rkfd_amdgpu_svm_unmap(void *vm, u64 va, u64 npages);
 
 /*

@@ -427,9 +427,12 @@ static inline u32 rkfd_amdgpu_wptr_shift(u32 cp_hqd_aql_control)
  * SHARED_BASE (LDS >> 48) << 16 | PRIVATE_BASE (scratch >> 48).
  * ALIGNMENT_MODE is UNALIGNED (3): bits 4:3 on gfx9, 3:2 on gfx10/11 (where
  * INITIAL_INST_PREFETCH, bits 15:14, is 3).  On gfx9 RETRY_DISABLE (bit
- * 12) is set: the bridge serves no retry fault (no SVM, no
- * amdgpu_kfd_ops fault callback), which upstream does for a process with
- * XNACK off.  GC 9.4.3's F8_MODE and gfx12 are not covered: false.
+ * 12) is set: a VMID the bridge programs itself (no-HWS) gets no retry
+ * faults, as upstream gives a process with XNACK off (the bridge does not
+ * know the process's XNACK mode here); under the HWS, rkfd's MAP_PROCESS
+ * carries the process's own SH_MEM_CONFIG, and amdgpu's unresolved retry
+ * faults reach rkfd through amdgpu_kfd_ops.restore_svm_pages.  GC 9.4.3's
+ * F8_MODE and gfx12 are not covered: false.
  */
 #define RKFD_AMDGPU_SH_MEM_BASES ((1u << 16) | 2u)
 
@@ -446,6 +449,107 @@ static inline bool rkfd_amdgpu_sh_mem_config(enum rkfd_amdgpu_mqd mqd, u32 *conf
 	default:
 		return false;
 	}
+}
+
+/*
+ * SVM (rkfd's svm_* calls; rkfd_amdgpu_kgd.c has the amdgpu half).
+ *
+ * What a page of one svm_map batch becomes, from its entry (RKFD_AMDGPU_SVM_*)
+ * and whether the bridge has a PTE recorded for it: upstream
+ * svm_range_map_to_gpu() maps pages of one memory domain (system or VRAM,
+ * SVM_RANGE_VRAM_DOMAIN) with one amdgpu_vm_update_range() each; the
+ * bridge also keeps read-only and writable pages apart (their PTE flags
+ * differ) and clears what rkfd no longer maps.
+ */
+enum rkfd_amdgpu_svm_op {
+	RKFD_AMDGPU_SVM_SKIP,		/* not mapped, nothing recorded */
+	RKFD_AMDGPU_SVM_SYS_RO,		/* a system page, read-only */
+	RKFD_AMDGPU_SVM_SYS_RW,
+	RKFD_AMDGPU_SVM_VRAM_RO,	/* a VRAM page of this GPU, read-only */
+	RKFD_AMDGPU_SVM_VRAM_RW,
+	RKFD_AMDGPU_SVM_CLEAR,		/* not mapped, a PTE recorded: clear it */
+};
+
+static inline enum rkfd_amdgpu_svm_op rkfd_amdgpu_svm_op_of(u64 pte, bool recorded)
+{
+	bool write = pte & RKFD_AMDGPU_SVM_WRITE;
+
+	if (!(pte & RKFD_AMDGPU_SVM_VALID))
+		return recorded ? RKFD_AMDGPU_SVM_CLEAR : RKFD_AMDGPU_SVM_SKIP;
+	if (pte & RKFD_AMDGPU_SVM_VRAM)
+		return write ? RKFD_AMDGPU_SVM_VRAM_RW : RKFD_AMDGPU_SVM_VRAM_RO;
+	return write ? RKFD_AMDGPU_SVM_SYS_RW : RKFD_AMDGPU_SVM_SYS_RO;
+}
+
+static inline bool rkfd_amdgpu_svm_op_vram(enum rkfd_amdgpu_svm_op op)
+{
+	return op == RKFD_AMDGPU_SVM_VRAM_RO || op == RKFD_AMDGPU_SVM_VRAM_RW;
+}
+
+static inline bool rkfd_amdgpu_svm_op_maps(enum rkfd_amdgpu_svm_op op)
+{
+	return op != RKFD_AMDGPU_SVM_SKIP && op != RKFD_AMDGPU_SVM_CLEAR;
+}
+
+/* The end of the run of ops equal to op[@i] (@i < @n): one page-table update. */
+static inline u64 rkfd_amdgpu_svm_run_end(const u8 *op, u64 n, u64 i)
+{
+	u64 j;
+
+	for (j = i + 1; j < n && op[j] == op[i]; j++)
+		;
+	return j;
+}
+
+/*
+ * The GPU address of VRAM page @frame in a PTE (upstream
+ * svm_range_dma_map_dev() for a device page: its VRAM offset plus
+ * vm_manager.vram_base_offset, the VRAM's address in the GPU's physical
+ * address space); the frame is a page index (rkfd's device page n is
+ * VRAM page n, upstream svm_migrate_addr_to_pfn()).
+ */
+static inline u64 rkfd_amdgpu_svm_vram_addr(u64 vram_base_offset, u64 frame, u32 page_shift)
+{
+	return vram_base_offset + (frame << page_shift);
+}
+
+/*
+ * The end of the run of consecutive VRAM frames that starts at @i (@i <
+ * @n): svm_migrate_copy_memory_gart() copies to or from one contiguous
+ * VRAM range (upstream svm_migrate_copy_to_vram / _to_ram cut their
+ * batches the same way); the system side is a GART window, any pages.
+ */
+static inline u64 rkfd_amdgpu_frame_run_end(const u64 *frames, u64 n, u64 i)
+{
+	u64 j;
+
+	for (j = i + 1; j < n && frames[j] == frames[j - 1] + 1; j++)
+		;
+	return j;
+}
+
+/*
+ * Whether a VRAM BO for svm_alloc_vram_block(@order) is usable: its
+ * first chunk (amdgpu's resource cursor) of @chunk_pages pages at frame
+ * @first covers all 2^@order pages, @first is a multiple of 2^@order and
+ * the block ends inside rkfd's device pages (@npages, the GPU's VRAM
+ * pages).  Orders of 32 or more are refused.
+ */
+static inline bool rkfd_amdgpu_vram_block_ok(u64 first, u64 chunk_pages, u32 order, u64 npages)
+{
+	u64 size;
+
+	if (order >= 32)
+		return false;
+	size = 1ull << order;
+	return chunk_pages >= size && !(first & (size - 1)) && first < npages &&
+	       size <= npages - first;
+}
+
+/* Whether VRAM frames [@first, @first + @n) are device pages rkfd has (@npages). */
+static inline bool rkfd_amdgpu_vram_frames_ok(u64 first, u64 n, u64 npages)
+{
+	return first < npages && n <= npages - first;
 }
 
 #endif /* RKFD_AMDGPU_DESC_H */

@@ -12,6 +12,8 @@
 
 #include <linux/err.h>
 #include <linux/list.h>
+#include <linux/math.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -32,6 +34,7 @@ struct rkfd_amdgpu_dev {
 	struct kgd_gpu_info *info;	/* from probe until kgd2kfd_probe */
 	struct kfd_dev *kfd;		/* rkfd's device, from init */
 	void *hws;			/* the HWS path (amdgpu side), from init to exit */
+	void *svm;			/* SVM VRAM (amdgpu side), from init to exit */
 	struct list_head link;		/* in rkfd_amdgpu_devs while rkfd serves it */
 	/*
 	 * kgd2kfd_interrupt() runs in process context only, amdgpu's IH calls
@@ -342,43 +345,46 @@ static void bridge_unreserve_mem_limit(struct kgd_dev *kgd, __u64 size, __u32 fl
 }
 
 static_assert(RKFD_AMDGPU_SVM_VALID == KGD_SVM_PTE_VALID);
+static_assert(RKFD_AMDGPU_SVM_VRAM == KGD_SVM_PTE_VRAM);
 static_assert(RKFD_AMDGPU_SVM_WRITE == KGD_SVM_PTE_WRITE);
 static_assert(RKFD_AMDGPU_SVM_FRAME == KGD_SVM_PTE_FRAME_MASK);
 
 /*
- * SVM keeps every page in system memory over amdgpu: the bridge has no
- * VRAM pool for device-private pages (upstream's svm_bo, kfd_migrate.c),
- * so svm_alloc_vram always answers -ENOMEM, which rkfd's interface
- * defines as "VRAM exhausted, leave the data in system memory" (a
- * prefetch or preferred location in VRAM leaves it there, as on an APU).
- * No VRAM frame is ever handed out, so svm_free_vram has nothing to give
- * back and svm_copy has no frame it could be given (-EINVAL).
+ * SVM with VRAM, as upstream's svm_bo (kfd_svm.c svm_range_vram_node_new)
+ * and kfd_migrate.c: the amdgpu side hands out pages of pinned VRAM BOs
+ * (one BO per call), copies with SDMA through a GART window and maps
+ * VRAM pages with VRAM PTEs (rkfd_amdgpu_kgd.c, "SVM VRAM").  Built and
+ * loaded, never run on a GPU (make check's real-amdgpu guest has none).
  */
 static int bridge_svm_alloc_vram(struct kgd_dev *kgd, __u64 npages, __u64 *frames)
 {
-	return -ENOMEM;
+	return rkfd_amdgpu_svm_vram_alloc(to_bdev(kgd)->svm, npages, frames);
 }
 
+static int bridge_svm_alloc_vram_block(struct kgd_dev *kgd, __u32 order, __u64 *first)
+{
+	return rkfd_amdgpu_svm_vram_alloc_block(to_bdev(kgd)->svm, order, first);
+}
+
+/* Any context, never sleeps (dev_pagemap_ops folio_free). */
 static void bridge_svm_free_vram(struct kgd_dev *kgd, const __u64 *frames, __u64 npages)
 {
+	rkfd_amdgpu_svm_vram_free(to_bdev(kgd)->svm, frames, npages);
 }
 
 static int bridge_svm_copy(struct kgd_dev *kgd, const __u64 *frames, void *const *pages,
 			   __u64 npages, __u32 direction)
 {
-	return -EINVAL;
+	if (direction != KGD_SVM_COPY_TO_VRAM && direction != KGD_SVM_COPY_TO_SYSTEM)
+		return -EINVAL;
+	return rkfd_amdgpu_svm_vram_copy(to_bdev(kgd)->svm, frames, pages, npages,
+					 direction == KGD_SVM_COPY_TO_VRAM);
 }
 
-/* System pages only: a VRAM entry cannot come from this GPU (see above). */
 static int bridge_svm_map(struct kgd_dev *kgd, void *vm, __u64 va, __u64 npages,
 			  const __u64 *ptes)
 {
-	__u64 i;
-
-	for (i = 0; i < npages; i++)
-		if ((ptes[i] & KGD_SVM_PTE_VALID) && (ptes[i] & KGD_SVM_PTE_VRAM))
-			return -EINVAL;
-	return rkfd_amdgpu_svm_map(vm, va, npages, ptes);
+	return rkfd_amdgpu_svm_map(to_bdev(kgd)->svm, vm, va, npages, ptes);
 }
 
 static void bridge_svm_unmap(struct kgd_dev *kgd, void *vm, __u64 va, __u64 npages)
@@ -386,10 +392,7 @@ static void bridge_svm_unmap(struct kgd_dev *kgd, void *vm, __u64 va, __u64 npag
 	rkfd_amdgpu_svm_unmap(vm, va, npages);
 }
 
-/*
- * SVM: system memory only (above; svm_alloc_vram_block NULL).
- * get_mem_limits NULL: debugfs mem_limit shows zeros.
- */
+/* get_mem_limits NULL: debugfs mem_limit shows zeros. */
 static const struct kfd2kgd_calls rkfd_amdgpu_calls = {
 	.acquire_vm = bridge_acquire_vm,
 	.restore_process_bos = bridge_restore_process_bos,
@@ -425,6 +428,7 @@ static const struct kfd2kgd_calls rkfd_amdgpu_calls = {
 	.reserve_mem_limit = bridge_reserve_mem_limit,
 	.unreserve_mem_limit = bridge_unreserve_mem_limit,
 	.svm_alloc_vram = bridge_svm_alloc_vram,
+	.svm_alloc_vram_block = bridge_svm_alloc_vram_block,
 	.svm_free_vram = bridge_svm_free_vram,
 	.svm_copy = bridge_svm_copy,
 	.svm_map = bridge_svm_map,
@@ -723,13 +727,21 @@ fail:
 bool rkfd_amdgpu_dev_init(void *bdev_, const void *res)
 {
 	struct rkfd_amdgpu_dev *bdev = bdev_;
-	void *hws;
+	void *hws, *svm;
 
 	if (!bdev->hws) {
 		hws = rkfd_amdgpu_hws_create(bdev->adev, res, bdev->info->reserved_hqds);
 		if (IS_ERR(hws))
 			return false;
 		bdev->hws = hws;
+	}
+	if (!bdev->svm) {
+		/* rkfd's device pages: its VRAM size, whole pages (rkfd_hmm.c). */
+		svm = rkfd_amdgpu_svm_vram_create(bdev->adev,
+						  DIV_ROUND_UP(bdev->info->vram_size, PAGE_SIZE));
+		if (IS_ERR(svm))
+			return false;
+		bdev->svm = svm;
 	}
 	if (!bdev->kfd) {
 		/* Read locklessly by the VM fault fast path. */
@@ -762,6 +774,9 @@ void rkfd_amdgpu_dev_exit(void *bdev_)
 	mutex_unlock(&rkfd_amdgpu_devs_lock);
 	if (bdev->kfd)
 		kgd2kfd_device_exit(bdev->kfd);
+	/* After rkfd's exit: its dev_pagemap is gone, every VRAM page back. */
+	if (bdev->svm)
+		rkfd_amdgpu_svm_vram_destroy(bdev->svm);
 	if (bdev->hws)
 		rkfd_amdgpu_hws_destroy(bdev->hws);
 	kfree(bdev->info);

@@ -13,6 +13,7 @@
 #include <linux/fs.h>
 #include <linux/io.h>
 #include <linux/dma-mapping.h>
+#include <linux/llist.h>
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -29,7 +30,9 @@
 #include "amdgpu_kfd_ops.h"
 #include "amdgpu_mes.h"
 #include "amdgpu_reset.h"
+#include "amdgpu_res_cursor.h"
 #include "kgd_kfd_interface.h"
+#include "kfd_migrate.h"
 #include "v9_structs.h"
 #include "v10_structs.h"
 #include "v11_structs.h"
@@ -47,8 +50,8 @@ struct rkfd_amdgpu_hws;
 
 /* svm_map's per-batch arrays, one set per VM (used under its svm_lock). */
 struct rkfd_amdgpu_svm_buf {
-	dma_addr_t dma[RKFD_AMDGPU_SVM_BATCH];	/* the batch's new DMA addresses */
-	dma_addr_t old[RKFD_AMDGPU_SVM_BATCH];	/* what they replace */
+	dma_addr_t dma[RKFD_AMDGPU_SVM_BATCH];	/* the batch's new PTE addresses */
+	unsigned long old[RKFD_AMDGPU_SVM_BATCH];	/* the records they replace */
 	u8 op[RKFD_AMDGPU_SVM_BATCH];		/* enum rkfd_amdgpu_svm_op */
 };
 
@@ -77,7 +80,7 @@ struct rkfd_amdgpu_vm {
 	 * lock, outside amdgpu's VM locks (see there).
 	 */
 	struct mutex svm_lock;
-	struct xarray svm_dma;		/* CPU page -> its DMA address >> PAGE_SHIFT */
+	struct xarray svm_dma;		/* CPU page -> its PTE's record (RKFD_AMDGPU_SVM_REC_*) */
 	struct rkfd_amdgpu_svm_buf *svm_buf;
 };
 
@@ -382,14 +385,15 @@ void rkfd_amdgpu_gpu_reset(void *adev)
 }
 
 /*
- * The optional members left NULL have no rkfd counterpart yet (MES queue
- * reset, SVM BO eviction): amdgpu then behaves as
- * with no KFD process for that call.  init_zone_device is NULL by choice
- * (amdgpu then goes on as for a GPU without device memory for SVM): it
- * runs before probe and device_init, with no rkfd device to give it to,
- * and rkfd sets up its device-private memory in kgd2kfd_device_init,
- * which amdgpu's re-init after a reset-on-init calls again right after it
- * (bridge/README.md).
+ * The optional member left NULL with no rkfd counterpart yet (MES queue
+ * reset): amdgpu then behaves as with no KFD process for that call.
+ * evict_svm_bo stays NULL on purpose: the bridge pins its SVM VRAM BOs
+ * ("SVM VRAM" below), so TTM never evicts them (upstream's are
+ * evictable).  init_zone_device is NULL by choice (amdgpu then goes on
+ * as for a GPU without device memory for SVM): it runs before probe and
+ * device_init, with no rkfd device to give it to, and rkfd sets up its
+ * device-private memory in kgd2kfd_probe, which amdgpu's re-init after a
+ * reset-on-init reaches right after it (bridge/README.md).
  */
 static const struct amdgpu_kfd_ops rkfd_amdgpu_ops = {
 	.probe = rkfd_amdgpu_probe,
@@ -646,15 +650,375 @@ void rkfd_amdgpu_unreserve_mem_limit(u64 size, u32 flags)
 }
 
 /*
- * SVM in system memory (rkfd's kfd2kgd svm_map / svm_unmap), as amdkfd's
+ * SVM VRAM (rkfd's kfd2kgd svm_alloc_vram, svm_alloc_vram_block,
+ * svm_free_vram, svm_copy), as upstream's svm_bo and kfd_migrate.c.
+ * Built, linked and loaded, never run: make check's real-amdgpu guest has
+ * no GPU (bridge/README.md).
+ *
+ * Pages.  Each svm_alloc_vram / svm_alloc_vram_block call creates one VRAM
+ * BO (upstream svm_range_vram_node_new: amdgpu_bo_create, domain VRAM,
+ * NO_CPU_ACCESS; a block's BO also VRAM_CONTIGUOUS and aligned to its
+ * size), accounted as upstream's svm_migrate_ram_to_vram does with
+ * amdgpu_amdkfd_reserve_mem_limit(adev, size, KFD_IOC_ALLOC_MEM_FLAGS_VRAM,
+ * 0) (one budget with alloc_memory_of_gpu's VRAM; XCP 0: the bridge
+ * attaches whole GPUs), and *pinned*.  Its pages are enumerated with
+ * amdgpu's resource cursor: frame = VRAM offset >> PAGE_SHIFT, which is
+ * rkfd's device page (rkfd_hmm.c; upstream svm_migrate_addr_to_pfn).
+ * Deliberate difference: upstream leaves SVM BOs evictable and has TTM
+ * evict them through amdgpu_kfd_ops.evict_svm_bo (svm_range_evict_svm_bo,
+ * which migrates the range back to system memory); pinned BOs are never
+ * evicted, so the bridge leaves evict_svm_bo NULL.  A GPU whose VRAM is
+ * full of SVM pages makes further VRAM allocations fail (rkfd then keeps
+ * pages in system memory), and amdgpu's eviction of VRAM before a suspend
+ * or hibernation that powers the GPU off skips pinned BOs, so their pages
+ * would not survive it (upstream's would be evicted).
+ *
+ * svm_free_vram is called from dev_pagemap_ops folio_free in any context
+ * and must not sleep: frames map to their BO in an xarray taken with its
+ * IRQ-safe spinlock only (XA_FLAGS_LOCK_IRQ; erasing allocates nothing),
+ * each BO counts its pages still handed out (atomic), and a BO whose last
+ * page comes back goes on a lock-free list for a work item, which unpins
+ * and frees it (that sleeps).  The device's exit (after rkfd's, whose
+ * memunmap_pages waits for every device page) flushes the work and frees
+ * whatever is left.  Locks: the xarray's is a leaf (nothing is called
+ * under it).
+ */
+struct rkfd_amdgpu_svm_vram {
+	struct amdgpu_device *adev;
+	u64 npages;			/* rkfd's device pages: frames are below */
+	struct xarray frames;		/* frame -> its struct rkfd_amdgpu_svm_bo */
+	struct llist_head dead;		/* BOs whose pages have all come back */
+	struct work_struct release;	/* frees them */
+};
+
+/* One VRAM BO of SVM pages (upstream struct svm_range_bo). */
+struct rkfd_amdgpu_svm_bo {
+	struct amdgpu_bo *bo;
+	u64 size;			/* bytes, reserved with amdgpu_amdkfd_reserve_mem_limit */
+	atomic_t pages;			/* pages handed out and not freed */
+	struct llist_node dead;
+};
+
+/* Unpins and frees @sbo and gives its VRAM budget back; sleeps. */
+static void rkfd_amdgpu_svm_bo_free(struct rkfd_amdgpu_svm_vram *svm,
+				    struct rkfd_amdgpu_svm_bo *sbo)
+{
+	if (!amdgpu_bo_reserve(sbo->bo, true)) {
+		amdgpu_bo_unpin(sbo->bo);
+		amdgpu_bo_unreserve(sbo->bo);
+	}
+	amdgpu_bo_unref(&sbo->bo);
+	amdgpu_amdkfd_unreserve_mem_limit(svm->adev, sbo->size, KFD_IOC_ALLOC_MEM_FLAGS_VRAM, 0);
+	kfree(sbo);
+}
+
+static void rkfd_amdgpu_svm_release_work(struct work_struct *work)
+{
+	struct rkfd_amdgpu_svm_vram *svm = container_of(work, struct rkfd_amdgpu_svm_vram,
+							release);
+	struct rkfd_amdgpu_svm_bo *sbo, *next;
+
+	llist_for_each_entry_safe(sbo, next, llist_del_all(&svm->dead), dead)
+		rkfd_amdgpu_svm_bo_free(svm, sbo);
+}
+
+void *rkfd_amdgpu_svm_vram_create(void *adev, u64 npages)
+{
+	struct rkfd_amdgpu_svm_vram *svm = kzalloc_obj(*svm, GFP_KERNEL);
+
+	if (!svm)
+		return ERR_PTR(-ENOMEM);
+	svm->adev = adev;
+	svm->npages = npages;
+	xa_init_flags(&svm->frames, XA_FLAGS_LOCK_IRQ);
+	init_llist_head(&svm->dead);
+	INIT_WORK(&svm->release, rkfd_amdgpu_svm_release_work);
+	return svm;
+}
+
+/*
+ * After rkfd's device exit: no frame is handed out any more (its
+ * dev_pagemap is gone).  BOs whose pages rkfd never gave back are freed
+ * too, with a warning.
+ */
+void rkfd_amdgpu_svm_vram_destroy(void *svm_)
+{
+	struct rkfd_amdgpu_svm_vram *svm = svm_;
+	struct rkfd_amdgpu_svm_bo *sbo;
+	unsigned long frame, left = 0;
+
+	flush_work(&svm->release);
+	xa_for_each(&svm->frames, frame, sbo) {
+		xa_erase_irq(&svm->frames, frame);
+		left++;
+		if (atomic_dec_and_test(&sbo->pages))
+			rkfd_amdgpu_svm_bo_free(svm, sbo);
+	}
+	if (left)
+		dev_warn(svm->adev->dev, "rkfd_amdgpu: %lu SVM VRAM pages never freed\n", left);
+	xa_destroy(&svm->frames);
+	kfree(svm);
+}
+
+/*
+ * One pinned VRAM BO of @npages pages, its frames recorded: in @frames
+ * (@order 0), or only the first in *@frames for a block of 2^@order
+ * aligned contiguous pages.  -ENOMEM when VRAM or the budget is short.
+ */
+static int rkfd_amdgpu_svm_bo_new(struct rkfd_amdgpu_svm_vram *svm, u64 npages, u32 order,
+				  u64 *frames)
+{
+	struct amdgpu_device *adev = svm->adev;
+	struct amdgpu_bo_param bp = {};
+	struct rkfd_amdgpu_svm_bo *sbo;
+	struct amdgpu_res_cursor cur;
+	u64 size, k = 0, i, f;
+	int ret;
+
+	if (!npages || (order && npages != 1ull << order))
+		return -EINVAL;
+	if (npages > svm->npages)
+		return -ENOMEM;
+	size = npages << PAGE_SHIFT;
+	sbo = kzalloc_obj(*sbo, GFP_KERNEL);
+	if (!sbo)
+		return -ENOMEM;
+	sbo->size = size;
+	ret = amdgpu_amdkfd_reserve_mem_limit(adev, size, KFD_IOC_ALLOC_MEM_FLAGS_VRAM, 0);
+	if (ret) {
+		kfree(sbo);
+		return -ENOMEM;
+	}
+	bp.size = size;
+	bp.byte_align = order ? PAGE_SIZE << order : PAGE_SIZE;
+	bp.bo_ptr_size = sizeof(struct amdgpu_bo);
+	bp.domain = AMDGPU_GEM_DOMAIN_VRAM;
+	bp.flags = AMDGPU_GEM_CREATE_NO_CPU_ACCESS |
+		   (order ? AMDGPU_GEM_CREATE_VRAM_CONTIGUOUS : 0);
+	bp.type = ttm_bo_type_kernel;
+	ret = amdgpu_bo_create(adev, &bp, &sbo->bo);
+	if (ret)
+		goto err_unreserve;
+	ret = amdgpu_bo_reserve(sbo->bo, true);
+	if (ret)
+		goto err_unref;
+	ret = amdgpu_bo_pin(sbo->bo, AMDGPU_GEM_DOMAIN_VRAM);
+	amdgpu_bo_unreserve(sbo->bo);
+	if (ret)
+		goto err_unref;
+
+	/* Its pages, chunk by chunk. */
+	atomic_set(&sbo->pages, npages);
+	amdgpu_res_first(sbo->bo->tbo.resource, 0, size, &cur);
+	if (order) {
+		/*
+		 * A contiguous BO may still be several buddy blocks, each
+		 * a chunk of the cursor: the block is the run of chunks
+		 * that follow each other.
+		 */
+		struct amdgpu_res_cursor run = cur;
+		u64 contiguous = 0;
+
+		while (run.remaining && run.start == cur.start + contiguous) {
+			contiguous += run.size;
+			amdgpu_res_next(&run, run.size);
+		}
+		if (!rkfd_amdgpu_vram_block_ok(cur.start >> PAGE_SHIFT, contiguous >> PAGE_SHIFT,
+					       order, svm->npages)) {
+			ret = -ENOMEM;
+			goto err_unpin;
+		}
+	}
+	while (cur.remaining) {
+		if (!rkfd_amdgpu_vram_frames_ok(cur.start >> PAGE_SHIFT, cur.size >> PAGE_SHIFT,
+						svm->npages)) {
+			ret = -ENOMEM;	/* past rkfd's device pages: unusable */
+			goto err_erase;
+		}
+		for (i = 0; i < cur.size >> PAGE_SHIFT; i++, k++) {
+			f = (cur.start >> PAGE_SHIFT) + i;
+			ret = xa_insert_irq(&svm->frames, f, sbo, GFP_KERNEL);
+			if (ret)
+				goto err_erase;
+			if (!order)
+				frames[k] = f;
+			else if (!k)
+				*frames = f;
+		}
+		amdgpu_res_next(&cur, cur.size);
+	}
+	return 0;
+
+err_erase:
+	/* The first k pages are recorded (a block's are first, first + 1, ...). */
+	for (i = 0; i < k; i++)
+		xa_erase_irq(&svm->frames, order ? *frames + i : frames[i]);
+err_unpin:
+	if (!amdgpu_bo_reserve(sbo->bo, true)) {
+		amdgpu_bo_unpin(sbo->bo);
+		amdgpu_bo_unreserve(sbo->bo);
+	}
+err_unref:
+	amdgpu_bo_unref(&sbo->bo);
+err_unreserve:
+	amdgpu_amdkfd_unreserve_mem_limit(adev, size, KFD_IOC_ALLOC_MEM_FLAGS_VRAM, 0);
+	kfree(sbo);
+	return -ENOMEM;
+}
+
+/* svm_alloc_vram: all or nothing, one BO; 0 pages is nothing to do. */
+int rkfd_amdgpu_svm_vram_alloc(void *svm, u64 npages, u64 *frames)
+{
+	return npages ? rkfd_amdgpu_svm_bo_new(svm, npages, 0, frames) : 0;
+}
+
+/* svm_alloc_vram_block: 2^@order contiguous pages, the first a multiple of 2^@order. */
+int rkfd_amdgpu_svm_vram_alloc_block(void *svm, u32 order, u64 *first)
+{
+	/* amdgpu_bo_param.byte_align is an int. */
+	if (!order || order >= 32 || (PAGE_SIZE << order) > INT_MAX)
+		return -EINVAL;
+	return rkfd_amdgpu_svm_bo_new(svm, 1ull << order, order, first);
+}
+
+/*
+ * svm_free_vram, in any context: never sleeps.  A frame that is not
+ * handed out (a double free) is ignored and logged.
+ */
+void rkfd_amdgpu_svm_vram_free(void *svm_, const u64 *frames, u64 npages)
+{
+	struct rkfd_amdgpu_svm_vram *svm = svm_;
+	struct rkfd_amdgpu_svm_bo *sbo;
+	bool dead = false;
+	unsigned long flags;
+	u64 i, bad = 0;
+
+	xa_lock_irqsave(&svm->frames, flags);
+	for (i = 0; i < npages; i++) {
+		sbo = frames[i] < svm->npages ? __xa_erase(&svm->frames, frames[i]) : NULL;
+		if (!sbo) {
+			bad++;
+			continue;
+		}
+		if (atomic_dec_and_test(&sbo->pages)) {
+			llist_add(&sbo->dead, &svm->dead);
+			dead = true;
+		}
+	}
+	xa_unlock_irqrestore(&svm->frames, flags);
+	if (dead)
+		queue_work(system_wq, &svm->release);
+	if (bad)
+		dev_err_ratelimited(svm->adev->dev,
+				    "rkfd_amdgpu: %llu SVM VRAM frames freed that are not allocated\n",
+				    bad);
+}
+
+/* Whether VRAM page @frame is handed out (svm_copy, svm_map: rkfd holds it). */
+static bool rkfd_amdgpu_svm_frame_live(struct rkfd_amdgpu_svm_vram *svm, u64 frame)
+{
+	return frame < svm->npages && xa_load(&svm->frames, frame);
+}
+
+/*
+ * svm_copy: SDMA as upstream's svm_migrate_copy_to_vram / _to_ram.  The
+ * system pages are dma-mapped for the GPU and copied through a GART window,
+ * each run of consecutive VRAM frames with one
+ * svm_migrate_copy_memory_gart() (amdkfd's, patch 0010: GART window map,
+ * amdgpu_copy_buffer on the buffer-funcs ring, serialized under its
+ * entity's lock), then the bridge waits for the last copy's fence (the
+ * ring runs them in order; upstream svm_migrate_copy_done).  A NULL system
+ * page (to VRAM) is copied from the zero page: the VRAM page is cleared.
+ * -EINVAL: a frame not handed out, a NULL page to system memory; -EBUSY
+ * while amdgpu has no copy engine (buffer funcs off: suspend, reset).
+ */
+int rkfd_amdgpu_svm_vram_copy(void *svm_, const u64 *frames, void *const *pages, u64 npages,
+			      bool to_vram)
+{
+	struct rkfd_amdgpu_svm_vram *svm = svm_;
+	struct amdgpu_device *adev = svm->adev;
+	enum dma_data_direction dir = to_vram ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+	dma_addr_t zero = DMA_MAPPING_ERROR, *sys;
+	struct dma_fence *fence = NULL;
+	u64 *vram, i, j, mapped = 0;
+	int ret = 0;
+
+	if (!npages)
+		return 0;
+	if (!adev->mman.buffer_funcs_enabled)
+		return -EBUSY;
+	for (i = 0; i < npages; i++) {
+		if (!rkfd_amdgpu_svm_frame_live(svm, frames[i]))
+			return -EINVAL;
+		if (!pages[i] && !to_vram)
+			return -EINVAL;
+	}
+	sys = kvmalloc_array(npages, sizeof(*sys), GFP_KERNEL);
+	vram = kvmalloc_array(npages, sizeof(*vram), GFP_KERNEL);
+	if (!sys || !vram) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	for (i = 0; i < npages; i++) {
+		if (!pages[i] && zero == DMA_MAPPING_ERROR) {
+			zero = dma_map_page(adev->dev, ZERO_PAGE(0), 0, PAGE_SIZE, DMA_TO_DEVICE);
+			if (dma_mapping_error(adev->dev, zero)) {
+				zero = DMA_MAPPING_ERROR;
+				ret = -ENOMEM;
+				break;
+			}
+		}
+		if (pages[i]) {
+			sys[i] = dma_map_page(adev->dev, pages[i], 0, PAGE_SIZE, dir);
+			if (dma_mapping_error(adev->dev, sys[i])) {
+				ret = -ENOMEM;
+				break;
+			}
+		} else {
+			sys[i] = zero;
+		}
+		vram[i] = frames[i] << PAGE_SHIFT;	/* VRAM offset (svm_migrate_addr) */
+		mapped = i + 1;
+	}
+	for (i = 0; i < npages && !ret; i = j) {
+		j = rkfd_amdgpu_frame_run_end(frames, npages, i);
+		ret = svm_migrate_copy_memory_gart(adev, sys + i, vram + i, j - i,
+						   to_vram ? FROM_RAM_TO_VRAM : FROM_VRAM_TO_RAM,
+						   &fence);
+	}
+	/* Whatever was submitted finishes before its pages are unmapped. */
+	if (fence) {
+		long r = dma_fence_wait(fence, false);
+
+		if (!ret && r)
+			ret = r;
+		if (!ret && fence->error)
+			ret = fence->error;
+		dma_fence_put(fence);
+	}
+	for (i = 0; i < mapped; i++)
+		if (pages[i])
+			dma_unmap_page(adev->dev, sys[i], PAGE_SIZE, dir);
+	if (zero != DMA_MAPPING_ERROR)
+		dma_unmap_page(adev->dev, zero, PAGE_SIZE, DMA_TO_DEVICE);
+out_free:
+	kvfree(vram);
+	kvfree(sys);
+	return ret;
+}
+
+/*
+ * SVM page tables (rkfd's kfd2kgd svm_map / svm_unmap), as amdkfd's
  * svm_range_dma_map_dev + svm_range_map_to_gpu and
- * svm_range_unmap_from_gpu (kfd_svm.c): each CPU page rkfd maps is
+ * svm_range_unmap_from_gpu (kfd_svm.c): each system page rkfd maps is
  * dma-mapped for adev->dev and its PTE written by amdgpu_vm_update_range
- * (patch 0009) from that DMA address.  The DMA addresses live in the VM's
- * svm_dma xarray, indexed by CPU page number (xa_mk_value(dma >>
- * PAGE_SHIFT)), until the page is unmapped or mapped again: it is the
- * record of every PTE the bridge wrote for SVM.  VRAM pages (migration)
- * are not implemented: rkfd gets no VRAM frame from svm_alloc_vram.
+ * (patch 0009) from that DMA address; a VRAM page of this GPU (one of
+ * rkfd_amdgpu_svm_vram's, above) gets a VRAM PTE at vram_base_offset +
+ * its VRAM offset.  The VM's svm_dma xarray, indexed by CPU page number,
+ * records every PTE the bridge wrote for SVM until the page is unmapped
+ * or mapped again: xa_mk_value(DMA address >> PAGE_SHIFT) for a system
+ * page (dma-unmapped when the record goes), xa_mk_value(RKFD_AMDGPU_SVM_
+ * REC_VRAM | frame) for a VRAM page.
  *
  * Locking.  rkfd calls both under its range lock, which its MMU-notifier
  * callback also takes (rkfd_main.rs, lock 8; svm_unmap also under lock
@@ -680,20 +1044,26 @@ void rkfd_amdgpu_unreserve_mem_limit(u64 size, u32 flags)
  * fence slots) fail rather than reclaim, as under upstream's
  * svm_range_lock.  Nothing under svm_lock calls into rkfd.
  */
-/* What a page of one svm_map batch becomes. */
-enum rkfd_amdgpu_svm_op { SVM_SKIP, SVM_MAP_RO, SVM_MAP_RW, SVM_CLEAR };
+/* A record of svm_dma: a VRAM frame with this bit, else a DMA address >> PAGE_SHIFT. */
+#define RKFD_AMDGPU_SVM_REC_VRAM BIT(60)
+#define RKFD_AMDGPU_SVM_REC_NONE ULONG_MAX	/* no record (never an xa value) */
 
 /*
- * svm_range_get_pte_flags() for a system page (domain not VRAM, the
- * range's flags 0: not coherent, no GPU_EXEC) on the GC versions the
- * bridge attaches; 0 for those where upstream's choice depends on what
- * rkfd does not pass (9.4.3+'s MTYPE_LOCAL, 12.1's AID).
+ * svm_range_get_pte_flags() (the range's flags 0: not coherent, no
+ * GPU_EXEC) for a system page or (@vram) a VRAM page of this GPU, on the
+ * GC versions the bridge attaches; 0 for those where upstream's choice
+ * depends on what rkfd does not pass (9.4.3+'s MTYPE_LOCAL and XCP
+ * memory partitions, 12.1's AID).  Local VRAM: MTYPE_RW on 9.4.1/9.4.2
+ * (snooped on 9.4.2 when the GPU's memory is the CPU's,
+ * xgmi.connected_to_cpu), MTYPE_NC elsewhere, no SYSTEM bit.
  */
 static u64 rkfd_amdgpu_svm_pte_flags(struct amdgpu_device *adev, struct amdgpu_vm *avm,
-				     bool write)
+				     bool vram, bool write)
 {
 	u32 gc = amdgpu_ip_version(adev, GC_HWIP, 0);
-	u64 pte = AMDGPU_PTE_VALID | AMDGPU_PTE_SYSTEM | AMDGPU_PTE_SNOOPED;
+	u64 pte = AMDGPU_PTE_VALID;
+	u32 mtype = AMDGPU_VM_MTYPE_NC;
+	bool snoop = !vram;
 
 	switch (gc) {
 	case IP_VERSION(9, 4, 3):
@@ -701,23 +1071,45 @@ static u64 rkfd_amdgpu_svm_pte_flags(struct amdgpu_device *adev, struct amdgpu_v
 	case IP_VERSION(9, 5, 0):
 	case IP_VERSION(12, 1, 0):
 		return 0;
+	case IP_VERSION(9, 4, 1):
+		if (vram)
+			mtype = AMDGPU_VM_MTYPE_RW;
+		break;
+	case IP_VERSION(9, 4, 2):
+		if (vram) {
+			mtype = AMDGPU_VM_MTYPE_RW;
+			snoop = adev->gmc.xgmi.connected_to_cpu;
+		}
+		break;
 	default:
 		break;
 	}
+	if (!vram)
+		pte |= AMDGPU_PTE_SYSTEM;
+	if (snoop)
+		pte |= AMDGPU_PTE_SNOOPED;
 	if (gc >= IP_VERSION(12, 0, 0))
 		pte |= AMDGPU_PTE_IS_PTE;
-	amdgpu_gmc_get_vm_pte(adev, avm, NULL, AMDGPU_VM_MTYPE_NC, &pte);
+	amdgpu_gmc_get_vm_pte(adev, avm, NULL, mtype, &pte);
 	pte |= AMDGPU_PTE_READABLE;
 	if (write)
 		pte |= AMDGPU_PTE_WRITEABLE;
 	return pte;
 }
 
-static dma_addr_t rkfd_amdgpu_svm_dma_at(struct rkfd_amdgpu_vm *vm, unsigned long index)
+static unsigned long rkfd_amdgpu_svm_rec_at(struct rkfd_amdgpu_vm *vm, unsigned long index)
 {
 	void *e = xa_load(&vm->svm_dma, index);
 
-	return e ? (dma_addr_t)xa_to_value(e) << PAGE_SHIFT : DMA_MAPPING_ERROR;
+	return e ? xa_to_value(e) : RKFD_AMDGPU_SVM_REC_NONE;
+}
+
+/* The DMA address a record holds (to unmap), DMA_MAPPING_ERROR for none or VRAM. */
+static dma_addr_t rkfd_amdgpu_svm_rec_dma(unsigned long rec)
+{
+	if (rec == RKFD_AMDGPU_SVM_REC_NONE || (rec & RKFD_AMDGPU_SVM_REC_VRAM))
+		return DMA_MAPPING_ERROR;
+	return (dma_addr_t)rec << PAGE_SHIFT;
 }
 
 /*
@@ -753,23 +1145,29 @@ static void rkfd_amdgpu_svm_forget(struct rkfd_amdgpu_vm *vm, unsigned long firs
 	void *e;
 
 	xa_for_each_range(&vm->svm_dma, index, e, first, last) {
-		dma_unmap_page(vm->adev->dev, (dma_addr_t)xa_to_value(e) << PAGE_SHIFT,
-			       PAGE_SIZE, DMA_BIDIRECTIONAL);
+		dma_addr_t dma = rkfd_amdgpu_svm_rec_dma(xa_to_value(e));
+
+		if (dma != DMA_MAPPING_ERROR)
+			dma_unmap_page(vm->adev->dev, dma, PAGE_SIZE, DMA_BIDIRECTIONAL);
 		xa_erase(&vm->svm_dma, index);
 	}
 }
 
 /*
  * One batch of svm_map, root PD reserved, in vm->svm_buf: dma-maps the
- * new pages and records them (old[i]: what was recorded before,
- * DMA_MAPPING_ERROR for nothing), writes the PTEs run by run, brings the PDEs up to date, waits
+ * new system pages and records every new page (old[i]: what was recorded
+ * before, RKFD_AMDGPU_SVM_REC_NONE for nothing), writes the PTEs run by
+ * run (rkfd_amdgpu_svm_run_end: one kind per amdgpu_vm_update_range, as
+ * upstream's domains; dma[i] the PTE address, a DMA address or
+ * vram_base_offset + the VRAM offset), brings the PDEs up to date, waits
  * and flushes the TLB, then dma-unmaps what the batch replaced.  On an
  * error the batch's pages end up unmapped and forgotten.
  */
 static int rkfd_amdgpu_svm_map_batch(struct rkfd_amdgpu_vm *vm, unsigned long first,
 				     unsigned long n, const u64 *ptes)
 {
-	dma_addr_t *dma = vm->svm_buf->dma, *old = vm->svm_buf->old;
+	dma_addr_t *dma = vm->svm_buf->dma;
+	unsigned long *old = vm->svm_buf->old, rec;
 	u8 *op = vm->svm_buf->op;
 	struct amdgpu_device *adev = vm->adev;
 	struct amdgpu_vm *avm = drm_priv_to_vm(vm->drm_priv);
@@ -778,58 +1176,65 @@ static int rkfd_amdgpu_svm_map_batch(struct rkfd_amdgpu_vm *vm, unsigned long fi
 	int ret = 0;
 
 	for (i = 0; i < n; i++) {
-		old[i] = rkfd_amdgpu_svm_dma_at(vm, first + i);
+		u64 frame = ptes[i] & RKFD_AMDGPU_SVM_FRAME;
+
+		old[i] = rkfd_amdgpu_svm_rec_at(vm, first + i);
 		dma[i] = 0;
-		if (!(ptes[i] & RKFD_AMDGPU_SVM_VALID)) {
-			/* Forgotten once its PTE is cleared (below). */
-			op[i] = old[i] == DMA_MAPPING_ERROR ? SVM_SKIP : SVM_CLEAR;
-			continue;
+		op[i] = rkfd_amdgpu_svm_op_of(ptes[i], old[i] != RKFD_AMDGPU_SVM_REC_NONE);
+		if (!rkfd_amdgpu_svm_op_maps(op[i]))
+			continue;	/* a CLEAR is forgotten once its PTE is (below) */
+		if (rkfd_amdgpu_svm_op_vram(op[i])) {
+			dma[i] = rkfd_amdgpu_svm_vram_addr(adev->vm_manager.vram_base_offset,
+							   frame, PAGE_SHIFT);
+			rec = RKFD_AMDGPU_SVM_REC_VRAM | frame;
+		} else {
+			dma[i] = dma_map_page(adev->dev, pfn_to_page(frame), 0, PAGE_SIZE,
+					      DMA_BIDIRECTIONAL);
+			if (dma_mapping_error(adev->dev, dma[i])) {
+				ret = -ENOMEM;
+				break;
+			}
+			rec = dma[i] >> PAGE_SHIFT;
 		}
-		dma[i] = dma_map_page(adev->dev, pfn_to_page(ptes[i] & RKFD_AMDGPU_SVM_FRAME),
-				      0, PAGE_SIZE, DMA_BIDIRECTIONAL);
-		if (dma_mapping_error(adev->dev, dma[i])) {
-			ret = -ENOMEM;
-			break;
-		}
-		ret = xa_err(xa_store(&vm->svm_dma, first + i, xa_mk_value(dma[i] >> PAGE_SHIFT),
-				      GFP_NOWAIT));
+		ret = xa_err(xa_store(&vm->svm_dma, first + i, xa_mk_value(rec), GFP_NOWAIT));
 		if (ret) {
-			dma_unmap_page(adev->dev, dma[i], PAGE_SIZE, DMA_BIDIRECTIONAL);
+			if (!rkfd_amdgpu_svm_op_vram(op[i]))
+				dma_unmap_page(adev->dev, dma[i], PAGE_SIZE, DMA_BIDIRECTIONAL);
 			break;
 		}
-		op[i] = ptes[i] & RKFD_AMDGPU_SVM_WRITE ? SVM_MAP_RW : SVM_MAP_RO;
 	}
 	if (ret) {
 		/* Nothing written to the page table yet: put the record back. */
 		for (j = 0; j < i; j++) {
-			if (op[j] != SVM_MAP_RO && op[j] != SVM_MAP_RW)
+			if (!rkfd_amdgpu_svm_op_maps(op[j]))
 				continue;
-			dma_unmap_page(adev->dev, dma[j], PAGE_SIZE, DMA_BIDIRECTIONAL);
-			if (old[j] == DMA_MAPPING_ERROR)
+			if (!rkfd_amdgpu_svm_op_vram(op[j]))
+				dma_unmap_page(adev->dev, dma[j], PAGE_SIZE, DMA_BIDIRECTIONAL);
+			if (old[j] == RKFD_AMDGPU_SVM_REC_NONE)
 				xa_erase(&vm->svm_dma, first + j);
 			else	/* a slot that exists: no allocation */
-				xa_store(&vm->svm_dma, first + j,
-					 xa_mk_value(old[j] >> PAGE_SHIFT), GFP_NOWAIT);
+				xa_store(&vm->svm_dma, first + j, xa_mk_value(old[j]), GFP_NOWAIT);
 		}
 		return ret;
 	}
 
-	/* Runs of one kind, each one amdgpu_vm_update_range (as upstream's domains). */
 	for (i = 0; i < n && !ret; i = j) {
+		bool clear = op[i] == RKFD_AMDGPU_SVM_CLEAR;
 		u64 flags;
 
-		for (j = i + 1; j < n && op[j] == op[i]; j++)
-			;
-		if (op[i] == SVM_SKIP)
+		j = rkfd_amdgpu_svm_run_end(op, n, i);
+		if (op[i] == RKFD_AMDGPU_SVM_SKIP)
 			continue;
-		flags = op[i] == SVM_CLEAR ? adev->gmc.init_pte_flags :
-			rkfd_amdgpu_svm_pte_flags(adev, avm, op[i] == SVM_MAP_RW);
+		flags = clear ? adev->gmc.init_pte_flags :
+			rkfd_amdgpu_svm_pte_flags(adev, avm, rkfd_amdgpu_svm_op_vram(op[i]),
+						  op[i] == RKFD_AMDGPU_SVM_SYS_RW ||
+						  op[i] == RKFD_AMDGPU_SVM_VRAM_RW);
+		/* vram_base: unused with pages_addr (the addresses are whole). */
 		ret = amdgpu_vm_update_range(adev, avm, false, false, true, true, NULL,
 					     (u64)(first + i) * AMDGPU_GPU_PAGES_IN_CPU_PAGE,
 					     (u64)(first + j) * AMDGPU_GPU_PAGES_IN_CPU_PAGE - 1,
-					     flags, op[i] == SVM_CLEAR ? 0 : (u64)i << PAGE_SHIFT,
-					     0, NULL, op[i] == SVM_CLEAR ? NULL : dma,
-					     &avm->last_update);
+					     flags, clear ? 0 : (u64)i << PAGE_SHIFT,
+					     0, NULL, clear ? NULL : dma, &avm->last_update);
 	}
 	if (!ret)
 		ret = amdgpu_vm_update_pdes(adev, avm, false);
@@ -838,26 +1243,30 @@ static int rkfd_amdgpu_svm_map_batch(struct rkfd_amdgpu_vm *vm, unsigned long fi
 	dma_fence_put(fence);
 	amdgpu_vm_flush_compute_tlb(adev, avm, TLB_FLUSH_HEAVYWEIGHT, adev->gfx.xcc_mask);
 	for (i = 0; i < n; i++)
-		if (op[i] == SVM_CLEAR)
+		if (op[i] == RKFD_AMDGPU_SVM_CLEAR)
 			xa_erase(&vm->svm_dma, first + i);
 	if (ret) {
 		/* Part of the batch may point at the new pages: unmap all of it. */
 		rkfd_amdgpu_svm_clear(vm, first, first + n - 1);
 		rkfd_amdgpu_svm_forget(vm, first, first + n - 1);
 	}
-	for (i = 0; i < n; i++)
-		if (old[i] != DMA_MAPPING_ERROR)
-			dma_unmap_page(adev->dev, old[i], PAGE_SIZE, DMA_BIDIRECTIONAL);
+	for (i = 0; i < n; i++) {
+		dma_addr_t d = rkfd_amdgpu_svm_rec_dma(old[i]);
+
+		if (d != DMA_MAPPING_ERROR)
+			dma_unmap_page(adev->dev, d, PAGE_SIZE, DMA_BIDIRECTIONAL);
+	}
 	return ret;
 }
 
 /*
  * rkfd's svm_map: @npages CPU pages at @va, page i as ptes[i]
- * (RKFD_AMDGPU_SVM_*, system pages only).  -EINVAL for a bad range or
- * frame, -EBUSY for a contended or not-ready VM (see above), -ENOMEM,
- * -EOPNOTSUPP on a GC version whose PTE flags are not derived.
+ * (RKFD_AMDGPU_SVM_*): a system page, or a VRAM page @svm handed out.
+ * -EINVAL for a bad range or frame (a VRAM frame not handed out, e.g.
+ * another GPU's), -EBUSY for a contended or not-ready VM (see above),
+ * -ENOMEM, -EOPNOTSUPP on a GC version whose PTE flags are not derived.
  */
-int rkfd_amdgpu_svm_map(void *vm_, u64 va, u64 npages, const u64 *ptes)
+int rkfd_amdgpu_svm_map(void *svm, void *vm_, u64 va, u64 npages, const u64 *ptes)
 {
 	struct rkfd_amdgpu_vm *vm = vm_;
 	struct amdgpu_device *adev = vm->adev;
@@ -871,14 +1280,18 @@ int rkfd_amdgpu_svm_map(void *vm_, u64 va, u64 npages, const u64 *ptes)
 	if (!npages || !PAGE_ALIGNED(va) || npages > max || first > max - npages)
 		return -EINVAL;
 	for (i = 0; i < npages; i++) {
-		u64 pfn = ptes[i] & RKFD_AMDGPU_SVM_FRAME;
+		u64 frame = ptes[i] & RKFD_AMDGPU_SVM_FRAME;
 
 		if (!(ptes[i] & RKFD_AMDGPU_SVM_VALID))
 			continue;
-		if (!pfn_valid(pfn) || is_zone_device_page(pfn_to_page(pfn)))
+		if (ptes[i] & RKFD_AMDGPU_SVM_VRAM) {
+			if (!svm || !rkfd_amdgpu_svm_frame_live(svm, frame))
+				return -EINVAL;
+		} else if (!pfn_valid(frame) || is_zone_device_page(pfn_to_page(frame))) {
 			return -EINVAL;
+		}
 	}
-	if (!rkfd_amdgpu_svm_pte_flags(adev, avm, false))
+	if (!rkfd_amdgpu_svm_pte_flags(adev, avm, false, false))
 		return -EOPNOTSUPP;
 	noreclaim = memalloc_noreclaim_save();
 	mutex_lock(&vm->svm_lock);

@@ -9,6 +9,10 @@
  * Also the HWS path's pure part: amdgpu's kfd2kgd table and MQD layout per
  * GC version (amdkfd's kgd2kfd_probe), the kernel doorbell's BAR index
  * and the HIQ MQD's doorbell control.
+ * Also SVM's pure part: what an svm_map entry becomes and the runs one
+ * page-table update each covers, a VRAM page's PTE address, the runs of
+ * consecutive VRAM frames one SDMA copy covers and the checks on a VRAM
+ * block.
  * Prints "bridge-derive: N passed, N failed".
  */
 #include <string.h>
@@ -314,6 +318,104 @@ static void queue_path(void)
 	      RKFD_AMDGPU_SH_MEM_BASES == 0x00010002);
 }
 
+/* The ops of @ptes as svm_map_batch classifies them (@rec: pages with a record). */
+static void svm_ops(const u64 *ptes, const bool *rec, u64 n, u8 *op)
+{
+	u64 i;
+
+	for (i = 0; i < n; i++)
+		op[i] = rkfd_amdgpu_svm_op_of(ptes[i], rec[i]);
+}
+
+/* The runs of @op as "start-end:op" separated by spaces, into @buf. */
+static const char *svm_runs(const u8 *op, u64 n, char *buf, size_t len)
+{
+	u64 i, j;
+	size_t at = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < n; i = j) {
+		j = rkfd_amdgpu_svm_run_end(op, n, i);
+		at += snprintf(buf + at, len - at, "%s%llu-%llu:%u", i ? " " : "",
+			       (unsigned long long)i, (unsigned long long)j, op[i]);
+	}
+	return buf;
+}
+
+static void svm_path(void)
+{
+	const u64 V = RKFD_AMDGPU_SVM_VALID, W = RKFD_AMDGPU_SVM_WRITE, M = RKFD_AMDGPU_SVM_VRAM;
+	/* sys rw, sys rw, vram rw, vram ro, vram ro, unmapped+recorded, unmapped, sys ro */
+	const u64 ptes[8] = { V | W | 0x1000, V | W | 0x2000, V | M | W | 7, V | M | 8, V | M | 9,
+			      0, 0, V | 0x3000 };
+	const bool rec[8] = { false, true, false, false, true, true, false, false };
+	const u64 frames[7] = { 4, 5, 6, 9, 3, 4, 4 };
+	u8 op[8], one[1];
+	char buf[128];
+
+	/* KGD_SVM_PTE_*: the bits rkfd_amdgpu_kfd.c also checks at build time. */
+	CHECK("SVM entry bits: VALID 63, VRAM 62, WRITE 61, frame 52 bits",
+	      RKFD_AMDGPU_SVM_VALID == 1ull << 63 && RKFD_AMDGPU_SVM_VRAM == 1ull << 62 &&
+	      RKFD_AMDGPU_SVM_WRITE == 1ull << 61 && RKFD_AMDGPU_SVM_FRAME == (1ull << 52) - 1);
+	svm_ops(ptes, rec, 8, op);
+	CHECK("svm ops: system rw/ro, VRAM rw/ro, clear (recorded), skip",
+	      op[0] == RKFD_AMDGPU_SVM_SYS_RW && op[1] == RKFD_AMDGPU_SVM_SYS_RW &&
+	      op[2] == RKFD_AMDGPU_SVM_VRAM_RW && op[3] == RKFD_AMDGPU_SVM_VRAM_RO &&
+	      op[4] == RKFD_AMDGPU_SVM_VRAM_RO && op[5] == RKFD_AMDGPU_SVM_CLEAR &&
+	      op[6] == RKFD_AMDGPU_SVM_SKIP && op[7] == RKFD_AMDGPU_SVM_SYS_RO);
+	CHECK("a recorded page mapped again is mapped, not cleared", op[1] == op[0]);
+	CHECK("the VRAM bit without VALID maps nothing",
+	      rkfd_amdgpu_svm_op_of(M | W | 5, false) == RKFD_AMDGPU_SVM_SKIP &&
+	      rkfd_amdgpu_svm_op_of(M | 5, true) == RKFD_AMDGPU_SVM_CLEAR);
+	CHECK("only system and VRAM ops map; only VRAM ops are VRAM",
+	      rkfd_amdgpu_svm_op_maps(RKFD_AMDGPU_SVM_SYS_RO) &&
+	      rkfd_amdgpu_svm_op_maps(RKFD_AMDGPU_SVM_VRAM_RW) &&
+	      !rkfd_amdgpu_svm_op_maps(RKFD_AMDGPU_SVM_CLEAR) &&
+	      !rkfd_amdgpu_svm_op_maps(RKFD_AMDGPU_SVM_SKIP) &&
+	      rkfd_amdgpu_svm_op_vram(RKFD_AMDGPU_SVM_VRAM_RO) &&
+	      !rkfd_amdgpu_svm_op_vram(RKFD_AMDGPU_SVM_SYS_RW));
+	svm_runs(op, 8, buf, sizeof(buf));
+	CHECK("a mixed batch splits into runs by kind (sys rw, vram rw/ro, clear, skip, sys ro)",
+	      strcmp(buf, "0-2:2 2-3:4 3-5:3 5-6:5 6-7:0 7-8:1") == 0);
+	one[0] = RKFD_AMDGPU_SVM_VRAM_RW;
+	CHECK("one page is one run", rkfd_amdgpu_svm_run_end(one, 1, 0) == 1);
+	memset(op, RKFD_AMDGPU_SVM_VRAM_RO, sizeof(op));
+	CHECK("a batch of one kind is one run", rkfd_amdgpu_svm_run_end(op, 8, 0) == 8 &&
+	      rkfd_amdgpu_svm_run_end(op, 8, 5) == 8);
+
+	CHECK("VRAM page 3's PTE address: vram_base_offset + 3 pages",
+	      rkfd_amdgpu_svm_vram_addr(0x8000000000ull, 3, 12) == 0x8000003000ull);
+	CHECK("VRAM frame 2^40 (4 PiB in): no truncation",
+	      rkfd_amdgpu_svm_vram_addr(0, 1ull << 40, 12) == 1ull << 52);
+
+	/* frames 4,5,6 | 9 | 3,4 | 4 */
+	CHECK("copy runs: consecutive frames are one run",
+	      rkfd_amdgpu_frame_run_end(frames, 7, 0) == 3);
+	CHECK("copy runs: a gap ends a run", rkfd_amdgpu_frame_run_end(frames, 7, 3) == 4);
+	CHECK("copy runs: a step back ends a run", rkfd_amdgpu_frame_run_end(frames, 7, 4) == 6);
+	CHECK("copy runs: a repeated frame ends a run; the last page is a run",
+	      rkfd_amdgpu_frame_run_end(frames, 7, 5) == 6 &&
+	      rkfd_amdgpu_frame_run_end(frames, 7, 6) == 7);
+
+	CHECK("a 2 MiB block at frame 512, one chunk of 512 pages, of 4096: ok",
+	      rkfd_amdgpu_vram_block_ok(512, 512, 9, 4096));
+	CHECK("a block at frame 256 (not 2 MiB aligned) is refused",
+	      !rkfd_amdgpu_vram_block_ok(256, 512, 9, 4096));
+	CHECK("a block whose first chunk is short (not contiguous) is refused",
+	      !rkfd_amdgpu_vram_block_ok(512, 511, 9, 4096));
+	CHECK("a block past rkfd's device pages is refused",
+	      !rkfd_amdgpu_vram_block_ok(3584 + 512, 512, 9, 4096) &&
+	      rkfd_amdgpu_vram_block_ok(3584, 512, 9, 4096) &&
+	      !rkfd_amdgpu_vram_block_ok(512, 512, 9, 1000));
+	CHECK("order 32 or more is refused", !rkfd_amdgpu_vram_block_ok(0, ~0ull, 32, ~0ull));
+	CHECK("VRAM frames: inside, at the end, past it, wrapping",
+	      rkfd_amdgpu_vram_frames_ok(0, 4096, 4096) &&
+	      rkfd_amdgpu_vram_frames_ok(4095, 1, 4096) &&
+	      !rkfd_amdgpu_vram_frames_ok(4095, 2, 4096) &&
+	      !rkfd_amdgpu_vram_frames_ok(4096, 0, 4096) &&
+	      !rkfd_amdgpu_vram_frames_ok(1, ~0ull, 4096));
+}
+
 int main(void)
 {
 	struct rkfd_amdgpu_desc d;
@@ -356,6 +458,7 @@ int main(void)
 
 	hws_path();
 	queue_path();
+	svm_path();
 
 	printf("bridge-derive: %d passed, %d failed\n", pass, fail);
 	return fail != 0;

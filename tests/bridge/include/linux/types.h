@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+typedef uint8_t u8;
 typedef uint16_t u16;
 typedef uint32_t u32;
 typedef uint64_t u64;
