@@ -193,6 +193,8 @@ void rkfd_amdgpu_adev_teardown_processes(void *adev);
 /* Atomic: under rcu_read_lock(). */
 void rkfd_amdgpu_dev_smi_throttle(void *bdev, u64 throttle_bitmask);
 void rkfd_amdgpu_dev_sram_ecc(void *bdev);
+void rkfd_amdgpu_dev_clear_mappings(void *bdev);
+bool rkfd_amdgpu_dev_vmfault_fast_path(void *bdev, u32 pasid);
 /* amdgpu side: the SMU's throttling count; amdgpu's GPU recovery. */
 u64 rkfd_amdgpu_throttle_counter(void *adev);
 void rkfd_amdgpu_gpu_reset(void *adev);
@@ -205,6 +207,7 @@ void rkfd_amdgpu_gpu_reset(void *adev);
 int rkfd_amdgpu_kfd_quiesce_mm(void *mm, u32 trigger);
 int rkfd_amdgpu_kfd_resume_mm(void *mm);
 void rkfd_amdgpu_kfd_queue_restore_rescheduled(void *mm);
+void rkfd_amdgpu_kfd_signal_userptr_fault(int tgid, u64 va);
 int rkfd_amdgpu_adev_svm_fault(void *adev, u32 pasid, u64 addr, bool write);
 void *rkfd_amdgpu_vm_of_pasid(void *hws, u32 pasid);
 int rkfd_amdgpu_kfd_schedule_evict_and_restore_process(void *mm, u16 context_id, void *fence);

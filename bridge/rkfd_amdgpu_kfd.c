@@ -572,6 +572,29 @@ void rkfd_amdgpu_dev_sram_ecc(void *bdev_)
 }
 
 /*
+ * The VM fault fast path (atomic: hard IRQ, RCU): true to drop a fault of
+ * @pasid.  Nothing is dropped before kgd2kfd_probe; between it and the
+ * end of kgd2kfd_device_init no process has the device, so rkfd drops
+ * all (upstream: no kfd_process of the PASID).
+ */
+bool rkfd_amdgpu_dev_vmfault_fast_path(void *bdev_, u32 pasid)
+{
+	struct rkfd_amdgpu_dev *bdev = bdev_;
+	struct kfd_dev *kfd = READ_ONCE(bdev->kfd);
+
+	return kfd && kgd2kfd_vmfault_fast_path(kfd, pasid) > 0;
+}
+
+/* Before amdgpu resets the GPU: rkfd zaps the /dev/kfd mmaps of it. */
+void rkfd_amdgpu_dev_clear_mappings(void *bdev_)
+{
+	struct rkfd_amdgpu_dev *bdev = bdev_;
+
+	if (bdev->kfd)
+		kgd2kfd_clear_mappings(bdev->kfd);
+}
+
+/*
  * amdgpu_kfd_ops.teardown_processes names the amdgpu device: its rkfd
  * device, looked up under the list lock and called after it (amdgpu's SRCU
  * section keeps the device until device_exit).
@@ -597,6 +620,11 @@ int rkfd_amdgpu_kfd_resume_mm(void *mm)
 void rkfd_amdgpu_kfd_queue_restore_rescheduled(void *mm)
 {
 	kgd2kfd_queue_restore_rescheduled(mm);
+}
+
+void rkfd_amdgpu_kfd_signal_userptr_fault(int tgid, u64 va)
+{
+	kgd2kfd_signal_userptr_fault(tgid, va);
 }
 
 /*
@@ -716,8 +744,9 @@ bool rkfd_amdgpu_dev_init(void *bdev_, const void *res)
 		bdev->svm = svm;
 	}
 	if (!bdev->kfd) {
-		bdev->kfd = kgd2kfd_probe((struct kgd_dev *)bdev, THIS_MODULE,
-					  &rkfd_amdgpu_calls, bdev->info);
+		/* Read locklessly by the VM fault fast path. */
+		WRITE_ONCE(bdev->kfd, kgd2kfd_probe((struct kgd_dev *)bdev, THIS_MODULE,
+						    &rkfd_amdgpu_calls, bdev->info));
 		if (!bdev->kfd)
 			return false;
 		kfree(bdev->info);

@@ -18,6 +18,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/pid.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
@@ -315,6 +316,59 @@ static void rkfd_amdgpu_set_sram_ecc_flag(struct kfd_dev *kfd)
 	rkfd_amdgpu_dev_sram_ecc(kfd);
 }
 
+/*
+ * gmc_v9_0 / gmc_v12_1's VM fault interrupt, hard IRQ under RCU (upstream
+ * kgd2kfd_vmfault_fast_path): only entries of the soft ring and ring 1
+ * (retry faults amdgpu could not resolve) are filtered; rkfd says whether
+ * the fault's process already had one (then it is dropped, and a retry
+ * fault's CAM entry released as upstream does) or has no KFD process at
+ * all (dropped).  adev->kfd.dev is the bridge's device, read under the
+ * RCU read lock amdgpu holds (amdgpu clears it and waits for RCU before
+ * device_exit).  The CAM doorbell is written as amdgpu_mm_wdoorbell does
+ * (not exported): only inside the kernel doorbells, not while amdgpu has
+ * cut off hardware access.
+ */
+static bool rkfd_amdgpu_vmfault_fast_path(struct amdgpu_device *adev,
+					  struct amdgpu_iv_entry *entry, bool retry_fault)
+{
+	struct kfd_dev *kfd = READ_ONCE(adev->kfd.dev);
+	u32 src_data_idx, cam_index, db;
+
+	if (!kfd || (entry->ih != &adev->irq.ih_soft && entry->ih != &adev->irq.ih1))
+		return false;
+	if (!rkfd_amdgpu_dev_vmfault_fast_path(kfd, entry->pasid))
+		return false;
+	if (retry_fault && adev->irq.retry_cam_enabled) {
+		src_data_idx = amdgpu_ip_version(adev, GC_HWIP, 0) == IP_VERSION(12, 1, 0) ? 3 : 2;
+		cam_index = entry->src_data[src_data_idx] & 0x3ff;
+		db = adev->irq.retry_cam_doorbell_index;
+		if (!adev->no_hw_access && db < adev->doorbell.num_kernel_doorbells)
+			writel(cam_index, adev->doorbell.cpu_addr + db);
+	}
+	return true;
+}
+
+/*
+ * amdgpu_device_gpu_recover, before it halts the GPU
+ * (amdgpu_amdkfd_clear_kfd_mapping): rkfd zaps every process's doorbell
+ * and MMIO remap mmaps of this GPU.
+ */
+static void rkfd_amdgpu_clear_mappings(struct kfd_dev *kfd)
+{
+	rkfd_amdgpu_dev_clear_mappings(kfd);
+}
+
+/*
+ * amdgpu's userptr restore worker with debug_vm_userptr: the process of
+ * @pid unmapped a userptr BO's memory before freeing it.  rkfd names
+ * processes by their thread group id in the initial namespace
+ * (process_info->pid is the group leader's struct pid).
+ */
+static void rkfd_amdgpu_signal_userptr_fault(struct pid *pid, u64 va)
+{
+	rkfd_amdgpu_kfd_signal_userptr_fault(pid_nr(pid), va);
+}
+
 u64 rkfd_amdgpu_throttle_counter(void *adev)
 {
 	return amdgpu_dpm_get_thermal_throttling_counter(adev);
@@ -331,12 +385,15 @@ void rkfd_amdgpu_gpu_reset(void *adev)
 }
 
 /*
- * The optional members left NULL have no rkfd counterpart yet (VM fault
- * fast path, MES queue reset, doorbell/MMIO mapping
- * invalidation, zone device, SVM BO eviction, userptr fault signals):
- * amdgpu then behaves as with no KFD process for that call.  evict_svm_bo
- * stays NULL on purpose: the bridge pins its SVM VRAM BOs ("SVM VRAM"
- * below), so TTM never evicts them (upstream's are evictable).
+ * The optional member left NULL with no rkfd counterpart yet (MES queue
+ * reset): amdgpu then behaves as with no KFD process for that call.
+ * evict_svm_bo stays NULL on purpose: the bridge pins its SVM VRAM BOs
+ * ("SVM VRAM" below), so TTM never evicts them (upstream's are
+ * evictable).  init_zone_device is NULL by choice (amdgpu then goes on
+ * as for a GPU without device memory for SVM): it runs before probe and
+ * device_init, with no rkfd device to give it to, and rkfd sets up its
+ * device-private memory in kgd2kfd_probe, which amdgpu's re-init after a
+ * reset-on-init reaches right after it (bridge/README.md).
  */
 static const struct amdgpu_kfd_ops rkfd_amdgpu_ops = {
 	.probe = rkfd_amdgpu_probe,
@@ -364,6 +421,9 @@ static const struct amdgpu_kfd_ops rkfd_amdgpu_ops = {
 	.schedule_evict_and_restore_process = rkfd_amdgpu_schedule_evict_and_restore_process,
 	.queue_restore_rescheduled = rkfd_amdgpu_queue_restore_rescheduled,
 	.restore_svm_pages = rkfd_amdgpu_restore_svm_pages,
+	.vmfault_fast_path = rkfd_amdgpu_vmfault_fast_path,
+	.clear_mappings = rkfd_amdgpu_clear_mappings,
+	.signal_userptr_fault = rkfd_amdgpu_signal_userptr_fault,
 };
 
 int rkfd_amdgpu_register(void)

@@ -229,6 +229,33 @@ void kgd2kfd_queue_restore_rescheduled(struct mm_struct *mm)
 }
 EXPORT_SYMBOL_GPL(kgd2kfd_queue_restore_rescheduled);
 
+/* Atomic context (hard IRQ, RCU): rkfd's side only reads and sets bits. */
+int kgd2kfd_vmfault_fast_path(struct kfd_dev *kfd, __u32 pasid)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	return ops && kfd ? ops->vmfault_fast_path(kfd, pasid) : 0;
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_vmfault_fast_path);
+
+void kgd2kfd_clear_mappings(struct kfd_dev *kfd)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	if (ops && kfd)
+		ops->clear_mappings(kfd);
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_clear_mappings);
+
+void kgd2kfd_signal_userptr_fault(__s32 tgid, __u64 va)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	if (ops && tgid > 0)
+		ops->signal_userptr_fault(tgid, va);
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_signal_userptr_fault);
+
 void *rkfd_shim_fget(int fd)
 {
 	return fget(fd);

@@ -14,6 +14,7 @@
 #include <linux/kdev_t.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/pseudo_fs.h>
 
 #include "rkfd_shim.h"
 
@@ -28,10 +29,74 @@ static const struct class rkfd_class = {
 	.name = rkfd_dev_name,
 };
 
+/*
+ * One address_space for every open of /dev/kfd, as upstream's kfd_fs /
+ * kfd_anon_inode (kfd_chardev.c): each open file's f_mapping is this
+ * module-owned anonymous inode's, so the mmap offsets (type | gpu_id)
+ * name the same range whichever device node or open the mapping came
+ * from, and rkfd_shim_unmap_mapping_range() zaps every process's mappings
+ * of a range (kgd2kfd_clear_mappings, before a GPU reset).
+ */
+static struct vfsmount *rkfd_fs_mnt;
+static int rkfd_fs_cnt;
+static struct inode *rkfd_anon_inode;
+
+static int rkfd_fs_init_fs_context(struct fs_context *fc)
+{
+	return init_pseudo(fc, 0x4b464400 /* "KFD", upstream's magic */) ? 0 : -ENOMEM;
+}
+
+static struct file_system_type rkfd_fs_type = {
+	.name = "kfd",
+	.init_fs_context = rkfd_fs_init_fs_context,
+	.kill_sb = kill_anon_super,
+};
+
+/* Upstream kfd_fs_inode_new. */
+static struct inode *rkfd_fs_inode_new(void)
+{
+	struct inode *inode;
+	int r;
+
+	r = simple_pin_fs(&rkfd_fs_type, &rkfd_fs_mnt, &rkfd_fs_cnt);
+	if (r < 0)
+		return ERR_PTR(r);
+	inode = alloc_anon_inode(rkfd_fs_mnt->mnt_sb);
+	if (IS_ERR(inode))
+		simple_release_fs(&rkfd_fs_mnt, &rkfd_fs_cnt);
+	return inode;
+}
+
+/* Upstream kfd_fs_inode_free. */
+static void rkfd_fs_inode_free(struct inode *inode)
+{
+	if (inode) {
+		iput(inode);
+		simple_release_fs(&rkfd_fs_mnt, &rkfd_fs_cnt);
+	}
+}
+
+/*
+ * Upstream kfd_dev_unmap_mapping_range: removes the PTEs of every user
+ * mapping of /dev/kfd whose offset lies in [@start, @start + @len) (byte
+ * offsets as user space passes them to mmap), private COW copies included.
+ * The VMAs stay: a later access finds no PTE and, as the mappings have no
+ * fault handler, gets SIGBUS.  Process context; takes the mapping's
+ * i_mmap_rwsem and the page-table locks.
+ */
+void rkfd_shim_unmap_mapping_range(u64 start, u64 len)
+{
+	struct inode *inode = READ_ONCE(rkfd_anon_inode);
+
+	if (inode && len)
+		unmap_mapping_range(inode->i_mapping, (loff_t)start, (loff_t)len, 1);
+}
+
 static int rkfd_fop_open(struct inode *inode, struct file *filp)
 {
 	if (iminor(inode) != 0)
 		return -ENODEV;
+	filp->f_mapping = rkfd_anon_inode->i_mapping;
 	/* As upstream: 32-bit processes are not supported. */
 	if (in_compat_syscall()) {
 		dev_warn(rkfd_device, "Process %d (32-bit) failed to open /dev/kfd\n",
@@ -74,10 +139,18 @@ int rkfd_shim_chrdev_register(const struct rkfd_chrdev_ops *ops)
 
 	if (!ops || !ops->open || !ops->release || !ops->ioctl || !ops->mmap)
 		return -EINVAL;
+	rkfd_anon_inode = rkfd_fs_inode_new();
+	if (IS_ERR(rkfd_anon_inode)) {
+		err = PTR_ERR(rkfd_anon_inode);
+		rkfd_anon_inode = NULL;
+		return err;
+	}
 	rkfd_ops = ops;
 	rkfd_major = register_chrdev(0, rkfd_dev_name, &rkfd_fops);
-	if (rkfd_major < 0)
-		return rkfd_major;
+	if (rkfd_major < 0) {
+		err = rkfd_major;
+		goto err_chrdev;
+	}
 
 	err = class_register(&rkfd_class);
 	if (err)
@@ -96,8 +169,11 @@ err_device:
 	class_unregister(&rkfd_class);
 err_class:
 	unregister_chrdev(rkfd_major, rkfd_dev_name);
+err_chrdev:
 	rkfd_major = -1;
 	rkfd_ops = NULL;
+	rkfd_fs_inode_free(rkfd_anon_inode);
+	rkfd_anon_inode = NULL;
 	return err;
 }
 
@@ -111,6 +187,8 @@ void rkfd_shim_chrdev_unregister(void)
 	rkfd_device = NULL;
 	rkfd_major = -1;
 	rkfd_ops = NULL;
+	rkfd_fs_inode_free(rkfd_anon_inode);
+	rkfd_anon_inode = NULL;
 }
 
 int rkfd_shim_chrdev_major(void)

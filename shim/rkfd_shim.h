@@ -35,6 +35,12 @@ struct rkfd_chrdev_ops {
 int rkfd_shim_chrdev_register(const struct rkfd_chrdev_ops *ops);
 void rkfd_shim_chrdev_unregister(void);
 int rkfd_shim_chrdev_major(void);
+/*
+ * Zaps every user mapping of /dev/kfd (all opens share one address_space)
+ * whose mmap offset lies in [@start, @start + @len), byte offsets
+ * (upstream kfd_dev_unmap_mapping_range).  Process context.
+ */
+void rkfd_shim_unmap_mapping_range(u64 start, u64 len);
 /* The kobject of /sys/devices/virtual/kfd/kfd; NULL while not registered. */
 struct kobject *rkfd_shim_kfd_kobject(void);
 
@@ -93,6 +99,9 @@ struct rkfd_kgd2kfd_ops {
 	int (*quiesce_mm)(struct mm_struct *mm, u32 trigger);
 	int (*resume_mm)(struct mm_struct *mm);
 	void (*queue_restore_rescheduled)(struct mm_struct *mm);
+	int (*vmfault_fast_path)(struct kfd_dev *kfd, u32 pasid);
+	void (*clear_mappings)(struct kfd_dev *kfd);
+	void (*signal_userptr_fault)(s32 tgid, u64 va);
 };
 void rkfd_shim_kgd2kfd_set_ops(const struct rkfd_kgd2kfd_ops *ops);
 

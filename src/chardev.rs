@@ -93,3 +93,24 @@ pub(crate) fn mmap(process: &Process, vma: &Vma<'_>) -> Result {
         }
     }
 }
+
+/// `kgd2kfd_clear_mappings` (C: `amdgpu_amdkfd_clear_kfd_mapping`, two
+/// `kfd_dev_unmap_mapping_range` calls): before the GPU driver resets
+/// `dev`, every process's doorbell and MMIO remap mappings of it lose
+/// their PTEs, so user space cannot touch the GPU across the reset.  All
+/// opens of `/dev/kfd` share one address_space (the shim's anonymous
+/// inode), so the offsets [`mmap`] decodes name the mappings; the whole
+/// offset range of each (type, gpu_id) is zapped
+/// ([`mmap_offset::GPU_RANGE_LEN`]).  The VMAs stay, and with no fault
+/// handler a later access gets SIGBUS; a new `mmap` maps the slice again.
+/// Nothing for a device not yet published (upstream: before
+/// `init_complete`).  Takes no rkfd lock.
+pub(crate) fn clear_mappings(dev: &crate::device::Device) {
+    let gpu_id = dev.gpu_id();
+    if gpu_id == 0 {
+        return;
+    }
+    for start in [mmap_offset::doorbell(gpu_id), mmap_offset::mmio(gpu_id)] {
+        kabi::chrdev::Chardev::unmap_mapping_range(start, mmap_offset::GPU_RANGE_LEN);
+    }
+}

@@ -52,6 +52,10 @@ pub(crate) struct Device {
     /// reset (C: `node->sram_ecc_flag`, `kgd2kfd_set_sram_ecc_flag`): the
     /// next reset event says `KFD_HW_EXCEPTION_ECC`; `post_reset` clears it.
     pub(crate) sram_ecc_flag: Atomic<u32>,
+    /// The VM fault fast path's per-PASID flags (`kgd2kfd_vmfault_fast_path`,
+    /// C: `p->gpu_page_fault`), see [`crate::interrupt::FaultFilter`]:
+    /// lock-free, read in atomic context.
+    pub(crate) faults: crate::interrupt::FaultFilter,
 }
 
 /// Lets the kernel's `fmt!` print a [`GfxVersion`] as its target name
@@ -141,7 +145,11 @@ pub(crate) fn probe(kgd: KgdDevice, info: GpuInfo) -> Result<Arc<Device>> {
     };
     let queues = crate::queue::DeviceQueues::new(&info)?;
     let power = crate::power::DevicePower::new()?;
-    Ok(Arc::new(Device { kgd, info, gfx, gpu_id: Atomic::new(0), vram_pagemap, queues, power, sram_ecc_flag: Atomic::new(0) }, GFP_KERNEL)?)
+    let faults = crate::interrupt::FaultFilter::new()?;
+    Ok(Arc::new(
+        Device { kgd, info, gfx, gpu_id: Atomic::new(0), vram_pagemap, queues, power, sram_ecc_flag: Atomic::new(0), faults },
+        GFP_KERNEL,
+    )?)
 }
 
 /// `kgd2kfd_device_init`: publishes the device.
@@ -288,6 +296,18 @@ impl Kgd2Kfd for Kgd2KfdEntries {
 
     fn queue_restore_rescheduled(mm: crate::kabi::kgd::MmId) {
         crate::eviction::queue_restore_rescheduled(mm);
+    }
+
+    fn vmfault_fast_path(dev: &Device, pasid: u32) -> bool {
+        dev.faults.fast_path(pasid)
+    }
+
+    fn clear_mappings(dev: &Device) {
+        crate::chardev::clear_mappings(dev);
+    }
+
+    fn signal_userptr_fault(tgid: i32, va: u64) {
+        crate::event::signal_vm_fault_with_userptr(tgid, va);
     }
 }
 

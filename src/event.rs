@@ -294,6 +294,29 @@ pub(crate) fn vm_fault_data(
     data
 }
 
+/// `kgd2kfd_signal_userptr_fault` (C: `kfd_lookup_process_by_pid` +
+/// `kfd_signal_vm_fault_event_with_userptr`, which amdgpu's userptr
+/// restore worker calls with `debug_vm_userptr` when the process unmapped
+/// a userptr object's memory before freeing the object): on each GPU of
+/// the process of thread group `tgid` its queues are evicted
+/// (`kfd_evict_process_device`; they stay evicted) and its MEMORY events
+/// are set with `va`, the GPU's gpu_id and `failure.NotPresent` (each GPU
+/// in turn, so a waiter sees the last GPU's).  Nothing without such a
+/// process.  Takes `Process::inner` (with no rkfd lock held), then the
+/// process's events lock.
+pub(crate) fn signal_vm_fault_with_userptr(tgid: i32, va: u64) {
+    let Some(p) = crate::process::find_by_pid(tgid) else { return };
+    let events = &p.events;
+    let r = crate::queue::evict_process_devices(&p, |gpu_id| {
+        let mut data = kfd_hsa_memory_exception_data { gpu_id, va, ..Default::default() };
+        data.failure.NotPresent = 1;
+        events.signal_memory_exception(&data);
+    });
+    if let Err(e) = r {
+        kfd_warn!("pid {}: evicting queues for a userptr fault failed: {:?}\n", tgid, e);
+    }
+}
+
 /// What a completed wait copies back into one `kfd_event_data` entry.
 #[derive(Clone, Copy)]
 pub(crate) enum Output {

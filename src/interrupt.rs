@@ -26,6 +26,12 @@
 //! - RAS poison (SDMA ECC, UTCL2 poison, SQ EDC errors): ignored with a
 //!   debug line (rkfd has no RAS), as is every entry amdkfd ignores.
 //!
+//! The VM fault fast path (`kgd2kfd_vmfault_fast_path`, [`FaultFilter`]):
+//! a GPU driver asks, in atomic context, before it queues a VM fault that
+//! its retry-fault handling could not resolve, whether rkfd wants it; as
+//! upstream, only a process's first such fault is delivered (C:
+//! `p->gpu_page_fault`), and faults of no process are dropped.
+//!
 //! Context and locks: entries may come from the GPU driver's engine
 //! threads, in any non-atomic context, including while another thread
 //! holds `Process::inner` and waits for that engine (`hqd_destroy`).  So
@@ -35,7 +41,13 @@
 //! (`queue::DeviceQueues`, a leaf) and the process's events lock (a leaf).
 //! See `docs/design.md`.
 
-use kernel::sync::Arc;
+use kernel::{
+    prelude::*,
+    sync::{
+        atomic::{Atomic, Full, Relaxed},
+        Arc,
+    },
+};
 
 use crate::{
     device::Device,
@@ -62,6 +74,97 @@ use crate::gfx;
 /// the VM back (its late entries are dropped).
 fn find_by_pasid(dev: &Device, pasid: u32) -> Option<Arc<Process>> {
     crate::process::find_by_pasid(dev.gpu_id(), pasid)
+}
+
+/// PASIDs a GPU driver gives VMs: amdgpu's are 16 bits
+/// (`AMDGPU_PASID_BITS`... `amdgpu_pasid_alloc(16)`), as the IH entry's
+/// PASID field is.
+const PASIDS: usize = 1 << 16;
+/// Words of one PASID bitmap.
+const PASID_WORDS: usize = PASIDS / 64;
+
+/// Per device, which PASIDs belong to a process's VM on it (`bound`) and
+/// which of those had a VM fault through the fast path (`faulted`, C: the
+/// process's `gpu_page_fault`), for `kgd2kfd_vmfault_fast_path`, which a
+/// GPU driver calls in atomic context (hard IRQ, under RCU): plain atomic
+/// bitmaps, no lock and no allocation, 16 KiB a device.  A pdd's PASID is
+/// bound when `ACQUIRE_VM` gives it one and unbound at teardown
+/// (`ProcessDevice::set_pasid`), both clearing its `faulted` bit, so a
+/// PASID the GPU driver reuses starts afresh.
+///
+/// Upstream's flag is per process, found by a lookup that takes a
+/// reference (`kfd_lookup_process_by_pasid`); rkfd's processes cannot be
+/// found in atomic context, and its PASIDs are per device (each GPU's VM
+/// has its own), so the flag here is per process and device: a process
+/// faulting on two GPUs gets one fault delivered from each.
+pub(crate) struct FaultFilter {
+    bound: KVec<Atomic<u64>>,
+    faulted: KVec<Atomic<u64>>,
+}
+
+impl FaultFilter {
+    /// Empty bitmaps (device probe).
+    pub(crate) fn new() -> Result<Self> {
+        let words = || -> Result<KVec<Atomic<u64>>> {
+            let mut v = KVec::with_capacity(PASID_WORDS, GFP_KERNEL)?;
+            for _ in 0..PASID_WORDS {
+                v.push(Atomic::new(0), GFP_KERNEL)?;
+            }
+            Ok(v)
+        };
+        Ok(FaultFilter { bound: words()?, faulted: words()? })
+    }
+
+    /// The word and bit of `pasid`; `None` past the 16-bit range.
+    fn slot(pasid: u32) -> Option<(usize, u64)> {
+        let p = pasid as usize;
+        (p < PASIDS).then(|| (p / 64, 1u64 << (p % 64)))
+    }
+
+    /// Sets (`on`) or clears `pasid`'s bit in `words`; whether it was set.
+    /// A compare-and-exchange loop: safe in any context.
+    fn update(words: &[Atomic<u64>], pasid: u32, on: bool) -> bool {
+        let Some((w, bit)) = Self::slot(pasid) else { return false };
+        let word = &words[w];
+        let mut old = word.load(Relaxed);
+        loop {
+            let new = if on { old | bit } else { old & !bit };
+            if new == old {
+                return old & bit != 0;
+            }
+            match word.cmpxchg(old, new, Full) {
+                Ok(_) => return old & bit != 0,
+                Err(cur) => old = cur,
+            }
+        }
+    }
+
+    /// `pasid` is a process's VM on this device now, with no fault seen.
+    pub(crate) fn bind(&self, pasid: u32) {
+        Self::update(&self.faulted, pasid, false);
+        Self::update(&self.bound, pasid, true);
+    }
+
+    /// `pasid` is no process's VM on this device any more.
+    pub(crate) fn unbind(&self, pasid: u32) {
+        Self::update(&self.bound, pasid, false);
+        Self::update(&self.faulted, pasid, false);
+    }
+
+    /// `kgd2kfd_vmfault_fast_path` (C: its body after the ring check):
+    /// `true` to drop the fault (no process has `pasid` on this device, or
+    /// its process already had a fault delivered here), `false` to deliver
+    /// it (the first: marked, so the next is dropped).  A PASID past 16
+    /// bits is delivered (the interrupt path decides).  Any context.
+    pub(crate) fn fast_path(&self, pasid: u32) -> bool {
+        let Some((w, bit)) = Self::slot(pasid) else { return false };
+        if self.bound[w].load(Relaxed) & bit == 0 {
+            return true;
+        }
+        // rkfd has no debugger (upstream delivers every fault while one
+        // is attached: `p->debug_trap_enabled`).
+        Self::update(&self.faulted, pasid, true)
+    }
 }
 
 /// `kgd2kfd_interrupt`: one ring entry from `dev`.
@@ -153,4 +256,44 @@ fn vm_fault(dev: &Device, pasid: u32, entry: &ih::IhEntry, f: &ih::VmFault) {
     };
     let data = vm_fault_data(dev.gpu_id(), Some(&fault));
     p.events.signal_memory_exception(&data);
+}
+
+#[kunit_tests(rkfd_interrupt)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fast_path_delivers_a_processs_first_fault_only() -> Result {
+        let f = FaultFilter::new()?;
+        // No process: dropped (upstream: no kfd_process for the PASID).
+        assert!(f.fast_path(0x8001));
+        f.bind(0x8001);
+        f.bind(0x8002);
+        // The first fault of each PASID is delivered, the next dropped.
+        assert!(!f.fast_path(0x8001));
+        assert!(f.fast_path(0x8001));
+        assert!(f.fast_path(0x8001));
+        assert!(!f.fast_path(0x8002));
+        assert!(f.fast_path(0x8002));
+        // Neighbouring bits of the same word are untouched.
+        assert!(f.fast_path(0x8000));
+        assert!(f.fast_path(0x8003));
+        // Unbound (teardown), then reused by a new VM: a fresh first fault.
+        f.unbind(0x8001);
+        assert!(f.fast_path(0x8001));
+        f.bind(0x8001);
+        assert!(!f.fast_path(0x8001));
+        assert!(f.fast_path(0x8001));
+        // The word edges and the range's end.
+        for pasid in [1u32, 63, 64, 0xffff] {
+            f.bind(pasid);
+            assert!(!f.fast_path(pasid));
+            assert!(f.fast_path(pasid));
+        }
+        // Past 16 bits: nothing is known, delivered (the slow path decides).
+        f.bind(0x1_0000);
+        assert!(!f.fast_path(0x1_0000));
+        assert!(!f.fast_path(0x1_0000));
+        Ok(())
+    }
 }

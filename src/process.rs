@@ -149,9 +149,17 @@ impl ProcessDevice {
         self.counters.pasid.load(Relaxed)
     }
 
-    /// Sets [`Self::pasid`] (`ACQUIRE_VM`, teardown; under `Process::inner`).
+    /// Sets [`Self::pasid`] (`ACQUIRE_VM`, teardown; under `Process::inner`),
+    /// and binds it in the device's VM fault fast path (the old one
+    /// unbound).
     pub(crate) fn set_pasid(&mut self, pasid: u32) {
-        self.counters.pasid.store(pasid, Relaxed);
+        let old = self.counters.pasid.xchg(pasid, Relaxed);
+        if old != 0 && old != pasid {
+            self.dev.faults.unbind(old);
+        }
+        if pasid != 0 {
+            self.dev.faults.bind(pasid);
+        }
     }
 
     /// The per-device data of a new process.
@@ -440,6 +448,15 @@ pub(crate) fn find_by_svms(svms: &Arc<Svms>) -> Option<Arc<Process>> {
 pub(crate) fn find_by_mm(mm: MmId) -> Option<Arc<Process>> {
     let table = PROCESSES.lock();
     table.entries.iter().find(|e| MmId::of(&e.process.mm) == mm).map(|e| e.process.clone())
+}
+
+/// The process whose creating thread group has id `tgid` in the initial
+/// PID namespace (upstream `kfd_lookup_process_by_pid`, which compares
+/// the lead thread), for `kgd2kfd_signal_userptr_fault`.  Takes
+/// [`PROCESSES`] only.
+pub(crate) fn find_by_pid(tgid: Pid) -> Option<Arc<Process>> {
+    let table = PROCESSES.lock();
+    table.entries.iter().find(|e| e.process.pid == tgid).map(|e| e.process.clone())
 }
 
 /// Frees the process table's storage at module exit (statics are never

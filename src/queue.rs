@@ -592,6 +592,21 @@ pub(crate) fn restore_process(process: &Process, owner: &crate::smi::Owner) -> R
     })
 }
 
+/// C: `kfd_evict_process_device` on each pdd of `process` in turn (the
+/// dqm's `evict_process_queues` alone: no SMI event, unlike
+/// [`evict_process`]), calling `then(gpu_id)` after each under
+/// `Process::inner` (locks 13 and 14 may be taken there).  One more
+/// eviction per device, as upstream's, which nothing here ends: the
+/// queues stay off the GPU until the process restores them otherwise or
+/// exits.  Errors and hung schedulers as [`evict_process`].
+pub(crate) fn evict_process_devices(process: &Process, mut then: impl FnMut(u32)) -> Result {
+    each_device(process, |inner, i, hung| {
+        let r = evict_device(inner, i, hung);
+        then(inner.pdds[i].dev.gpu_id());
+        r
+    })
+}
+
 /// Runs `f` on each pdd of `process` under `Process::inner`, then resets
 /// the GPUs whose scheduler hung ([`recover`]); the first error.
 fn each_device(process: &Process, mut f: impl FnMut(&mut ProcessInner, usize, &mut Hung) -> Result) -> Result {

@@ -58,7 +58,10 @@
 //!     delayed works, from a GPU driver's eviction fence) and
 //!     `kgd2kfd_quiesce_mm` / `kgd2kfd_resume_mm` (after 1, to find the
 //!     process by mm); `kgd2kfd_queue_restore_rescheduled` takes it (after
-//!     1) only to send an SMI event per device (14 inside it).  The eviction
+//!     1) only to send an SMI event per device (14 inside it), and
+//!     `kgd2kfd_signal_userptr_fault` (after 1, to find the process by
+//!     pid) to evict its queues on every device (3, 3a or 3b inside it)
+//!     and set its MEMORY events (13 inside it).  The eviction
 //!     fences are signalled under it (the GPU driver's fence lock, then
 //!     15, inside it).  A process's teardown
 //!     cancels and waits for its eviction works with no lock held.
@@ -184,6 +187,11 @@
 //!   lookup: the device's PASID of each process, which the GPU driver
 //!   owns, is an atomic of the process's per-device counters), 10, 13 and 14, never 2: a thread holding 2 while it waits for
 //!   an engine cannot deadlock with that engine's interrupts.
+//! - `kgd2kfd_vmfault_fast_path` (hard IRQ, under RCU) takes no lock: it
+//!   reads and sets bits of the device's `interrupt::FaultFilter`, which
+//!   `ProcessDevice::set_pasid` (under 2) binds and unbinds atomically.
+//!   `kgd2kfd_clear_mappings` takes no rkfd lock (the kernel's
+//!   `i_mmap_rwsem` and page-table locks of `/dev/kfd`'s address_space).
 //! - The GPU driver calls `kgd2kfd_interrupt` and `kgd2kfd_svm_fault` with
 //!   none of its locks held that a kfd2kgd call takes; a kfd2kgd call made
 //!   under 2, 3, 3a, 6, 8 or 9 never calls back into rkfd (the HIQ's

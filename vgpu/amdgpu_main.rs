@@ -46,7 +46,8 @@
 //!     held and held across rkfd's `kgd2kfd_suspend` / `_resume` /
 //!     `_pre_reset` / `_post_reset` (whose kfd2kgd calls take -1, 0, 1, 2
 //!     and the leaves) and the engines' reset between the last two (-1,
-//!     2); `Gpu::drop` takes it to clear the target before rkfd removes
+//!     2), and `kgd2kfd_clear_mappings` before `_pre_reset` (the kernel's
+//!     `i_mmap_rwsem` and page-table locks only); `Gpu::drop` takes it to clear the target before rkfd removes
 //!     the device.  rkfd never calls into this driver's knob.
 //! -1. `Kgd::cp` (`gpu`, `cp`): the CP's scheduler and its HIQ.  Taken by
 //!     the kfd2kgd `hiq_mqd_load`, `ring_kernel_doorbell`, `hws_hang` and
@@ -153,7 +154,8 @@
 //!
 //! Calls into rkfd (`kgd2kfd_interrupt`, `kgd2kfd_svm_fault`,
 //! `kgd2kfd_quiesce_mm` / `kgd2kfd_resume_mm` /
-//! `kgd2kfd_queue_restore_rescheduled` from debugfs, `kgd2kfd_set_sram_ecc_flag`
+//! `kgd2kfd_queue_restore_rescheduled` / `kgd2kfd_signal_userptr_fault`
+//! from debugfs, `kgd2kfd_set_sram_ecc_flag` and `kgd2kfd_clear_mappings`
 //! from `vgpu_power`) are made with
 //! no lock of this driver held: rkfd's handlers take its process and SVM
 //! locks, under which it makes kfd2kgd calls that take 2 and 3.  So an

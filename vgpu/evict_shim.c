@@ -22,6 +22,20 @@
  *   restore_rescheduled
  *                 write a pid: kgd2kfd_queue_restore_rescheduled(mm), as
  *                 amdgpu's userptr restore worker when it must try again
+ *   userptr_fault write "pid va" (va in hex with 0x, or decimal):
+ *                 kgd2kfd_signal_userptr_fault(pid, va), as amdgpu's
+ *                 userptr restore worker with debug_vm_userptr when the
+ *                 process unmapped a userptr BO's memory before freeing it
+ *                 (amdgpu_amdkfd_signal_userptr_fault); -ESRCH if that pid
+ *                 has no acquired VM here (amdgpu calls it only for a
+ *                 process with KFD memory), -EINVAL for anything else
+ *   vmfault_fast_path
+ *                 while non-zero (default 0), a fatal VM fault the virtual
+ *                 GPU raises after a retry fault rkfd could not resolve
+ *                 (VGPU_ACCESS) first asks kgd2kfd_vmfault_fast_path, as
+ *                 amdgpu's gmc v9 handler does for its soft ring, and is
+ *                 dropped when rkfd says so (off by default: the tests
+ *                 that count such faults expect every one)
  *   restore_fail  the next N restore_process_bos calls fail with -EBUSY
  *                 (amdgpu's validation failing, so rkfd backs off)
  *   evict_fences  one line per acquired VM: "pid P context_id 0xC seqno S
@@ -44,6 +58,8 @@
 #include <linux/sched/mm.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/threads.h>
+#include <linux/uaccess.h>
 #include <uapi/linux/kfd_ioctl.h>
 
 #include <rkfd/kgd_kfd_interface.h>
@@ -75,6 +91,12 @@ static DEFINE_MUTEX(vgpu_evict_lock);
 static LIST_HEAD(vgpu_evict_list);
 static atomic_t vgpu_fence_seq = ATOMIC_INIT(0);
 static u32 vgpu_restore_fail;
+static u32 vgpu_vmfault_fast_path;
+
+bool vgpu_shim_vmfault_fast_path_on(void)
+{
+	return READ_ONCE(vgpu_vmfault_fast_path) != 0;
+}
 static struct dentry *vgpu_evict_dir;
 
 static const struct dma_fence_ops vgpu_kfd_fence_ops;
@@ -331,6 +353,45 @@ static ssize_t vgpu_restore_rescheduled_write(struct file *file, const char __us
 	return vgpu_mm_call_write(buf, len, VGPU_MM_RESTORE_RESCHEDULED);
 }
 
+/* Whether thread group @tgid has a VM acquired on a virtual GPU. */
+static bool vgpu_evict_has_vm(pid_t tgid)
+{
+	struct vgpu_evict_fence *v;
+	bool found = false;
+
+	mutex_lock(&vgpu_evict_lock);
+	list_for_each_entry(v, &vgpu_evict_list, link) {
+		if (v->tgid == tgid) {
+			found = true;
+			break;
+		}
+	}
+	mutex_unlock(&vgpu_evict_lock);
+	return found;
+}
+
+static ssize_t vgpu_userptr_fault_write(struct file *file, const char __user *buf,
+					size_t len, loff_t *pos)
+{
+	char line[64];
+	long long pid;
+	u64 va;
+	int n;
+
+	if (!len || len >= sizeof(line))
+		return -EINVAL;
+	if (copy_from_user(line, buf, len))
+		return -EFAULT;
+	line[len] = '\0';
+	if (sscanf(line, "%lld %lli %n", &pid, (long long *)&va, &n) != 2 || (size_t)n != len ||
+	    pid <= 0 || pid > PID_MAX_LIMIT)
+		return -EINVAL;
+	if (!vgpu_evict_has_vm(pid))
+		return -ESRCH;
+	kgd2kfd_signal_userptr_fault(pid, va);
+	return len;
+}
+
 static int vgpu_evict_fences_show(struct seq_file *m, void *unused)
 {
 	struct vgpu_evict_fence *v;
@@ -360,6 +421,11 @@ static const struct file_operations vgpu_resume_fops = {
 	.write = vgpu_resume_write,
 };
 
+static const struct file_operations vgpu_userptr_fault_fops = {
+	.owner = THIS_MODULE,
+	.write = vgpu_userptr_fault_write,
+};
+
 static const struct file_operations vgpu_restore_rescheduled_fops = {
 	.owner = THIS_MODULE,
 	.write = vgpu_restore_rescheduled_write,
@@ -373,7 +439,9 @@ void vgpu_shim_evict_debugfs_init(void)
 	debugfs_create_file("resume", 0200, vgpu_evict_dir, NULL, &vgpu_resume_fops);
 	debugfs_create_file("restore_rescheduled", 0200, vgpu_evict_dir, NULL,
 			    &vgpu_restore_rescheduled_fops);
+	debugfs_create_file("userptr_fault", 0200, vgpu_evict_dir, NULL, &vgpu_userptr_fault_fops);
 	debugfs_create_u32("restore_fail", 0600, vgpu_evict_dir, &vgpu_restore_fail);
+	debugfs_create_u32("vmfault_fast_path", 0600, vgpu_evict_dir, &vgpu_vmfault_fast_path);
 	debugfs_create_file("evict_fences", 0400, vgpu_evict_dir, NULL, &vgpu_evict_fences_fops);
 }
 

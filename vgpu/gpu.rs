@@ -323,12 +323,14 @@ impl Core {
     /// hwmon `vgpu_power`: what amdgpu does to the KFD at a suspend
     /// (`amdgpu_device_suspend` → `amdgpu_amdkfd_suspend(adev, true)`), a
     /// resume (`amdgpu_amdkfd_resume(adev, true)`), a GPU reset
-    /// (`amdgpu_device_gpu_recover`: `amdgpu_amdkfd_pre_reset`, the ASIC
+    /// (`amdgpu_device_gpu_recover`: `amdgpu_amdkfd_clear_kfd_mapping`
+    /// (`kgd2kfd_clear_mappings`: rkfd zaps the processes' doorbell and
+    /// MMIO remap mmaps of the GPU), `amdgpu_amdkfd_pre_reset`, the ASIC
     /// reset, which here resets the CP, the MES and the engines as the
     /// kfd2kgd `gpu_reset` does, then `amdgpu_amdkfd_post_reset`), and the
     /// single calls: `suspend_process`, `resume_process`, `pre_reset`,
     /// `post_reset`, `stop_sched` / `start_sched` (node 0), `lock` /
-    /// `unlock` (`check_and_lock_kfd`), `teardown`, `sram_ecc`
+    /// `unlock` (`check_and_lock_kfd`), `teardown`, `clear_mappings`, `sram_ecc`
     /// (`kgd2kfd_set_sram_ecc_flag`, what amdgpu's RAS code calls before
     /// the reset it asks for).  `EINVAL` for another
     /// word, `ENODEV` while rkfd does not have the GPU, else rkfd's errno
@@ -348,6 +350,7 @@ impl Core {
             b"unlock" => Some(P::Unlock),
             b"teardown" => Some(P::Teardown),
             b"sram_ecc" => Some(P::SramEcc),
+            b"clear_mappings" => Some(P::ClearMappings),
             b"reset" => None,
             _ => return Err(EINVAL),
         };
@@ -356,6 +359,9 @@ impl Core {
         if let Some(op) = single {
             return t.kfd.power(op);
         }
+        // amdgpu_device_gpu_recover: user space loses the doorbells and
+        // the MMIO page before the GPU halts.
+        t.kfd.power(P::ClearMappings)?;
         t.kfd.power(P::PreReset)?;
         // SAFETY: By the type invariant the `Kgd` is live while `t` is set,
         // and `t` stays set while the guard is held.

@@ -42,13 +42,16 @@ impl Vm {
     ///
     /// With `report_fatal`, a fault rkfd cannot resolve (`EFAULT`,
     /// `ENOMEM`) is also raised as a VM fault interrupt without the retry
-    /// bit, as the IH ring would carry it.
+    /// bit, as the IH ring would carry it, unless the VM fault fast path
+    /// drops it ([`kabi::KfdIrq::vmfault_dropped`]).
     pub(crate) fn svm_fault(&self, addr: u64, write: bool, report_fatal: bool) -> Result {
         let (Some(kfd), Some(handle)) = (self.core().kfd(), self.kfd_handle()) else {
             return Err(EFAULT);
         };
         let r = kfd.svm_fault(handle, self.pasid(), addr, write);
-        if report_fatal && matches!(r, Err(e) if e == EFAULT || e == ENOMEM) {
+        // The fatal fault, unless the VM fault fast path drops it (a
+        // process's later faults, while debugfs enables it).
+        if report_fatal && matches!(r, Err(e) if e == EFAULT || e == ENOMEM) && !kfd.vmfault_dropped(self.pasid()) {
             kfd.interrupt(&crate::ih::fatal_fault(self.core().profile().gfx, self.pasid(), addr, write));
         }
         r

@@ -204,6 +204,8 @@ void vgpu_shim_evict_fence_destroy(struct vgpu_evict_fence *v);
 void vgpu_shim_fence_put(struct dma_fence *f);
 void vgpu_shim_evict_debugfs_init(void);
 void vgpu_shim_evict_debugfs_exit(void);
+/* debugfs amdgpu_vgpu/vmfault_fast_path is set (evict_shim.c). */
+bool vgpu_shim_vmfault_fast_path_on(void);
 
 /*
  * Test-only helpers for the KUnit suites (CONFIG_KUNIT=y): open a render

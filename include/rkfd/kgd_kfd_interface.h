@@ -650,6 +650,44 @@ int kgd2kfd_resume_mm(struct mm_struct *mm);
  */
 void kgd2kfd_queue_restore_rescheduled(struct mm_struct *mm);
 /*
+ * A VM fault of the VM with @pasid (acquire_vm) that the GPU driver's
+ * retry-fault handling did not resolve is about to be queued for
+ * kgd2kfd_interrupt (upstream kgd2kfd_vmfault_fast_path, which amdgpu's
+ * gmc v9 / v12.1 interrupt handlers call for entries of the IH soft ring
+ * and ring 1): 1 to drop it (no KFD process has @pasid on this device, or
+ * its process already had a fault delivered from this device: upstream's
+ * p->gpu_page_fault, per device here), 0 to deliver it (the first; rkfd
+ * marks it).  A @pasid past 16 bits is 0.  Any context, including hard
+ * IRQ: takes no lock, never sleeps.  The GPU driver does what upstream
+ * does besides (the retry CAM's doorbell on a dropped retry fault).
+ */
+int kgd2kfd_vmfault_fast_path(struct kfd_dev *kfd, __u32 pasid);
+/*
+ * The GPU is about to be reset (upstream amdgpu_amdkfd_clear_kfd_mapping,
+ * which amdgpu_device_gpu_recover calls before amdgpu_amdkfd_pre_reset):
+ * every process's mmaps of /dev/kfd of this device's doorbells and MMIO
+ * remap page lose their PTEs (upstream kfd_dev_unmap_mapping_range of the
+ * KFD_MMAP_TYPE_DOORBELL and _MMIO offsets of the gpu_id; rkfd zaps the
+ * whole offset range of each type and gpu_id).  The VMAs stay; a process
+ * that touches one afterwards gets SIGBUS, a new mmap maps the slice
+ * again.  Nothing before kgd2kfd_device_init.  Process context; takes
+ * the kernel's i_mmap_rwsem and page-table locks, no rkfd lock.
+ */
+void kgd2kfd_clear_mappings(struct kfd_dev *kfd);
+/*
+ * The userptr memory at GPU VA @va of the process whose thread group id
+ * (in the initial PID namespace, pid_nr) is @tgid was unmapped before
+ * the memory object was freed (upstream kfd_lookup_process_by_pid +
+ * kfd_signal_vm_fault_event_with_userptr, from amdgpu's userptr restore
+ * worker with debug_vm_userptr): on every GPU of the process its queues
+ * are evicted (upstream kfd_evict_process_device: one more eviction,
+ * never ended here, so they stay off the GPU) and its MEMORY events are
+ * set with va @va, that GPU's gpu_id and failure.NotPresent = 1.
+ * Nothing if @tgid has no KFD process.  Process context; sleeps
+ * (preempts the queues).
+ */
+void kgd2kfd_signal_userptr_fault(__s32 tgid, __u64 va);
+/*
  * An eviction fence of @mm's process (context @context_id) had signalling
  * enabled (upstream kgd2kfd_schedule_evict_and_restore_process, from the
  * fence's ->enable_signaling, under the fence's lock: atomic context,

@@ -60,6 +60,16 @@ impl Chardev {
         Ok(Chardev(()))
     }
 
+    /// Zaps every user mapping of `/dev/kfd` (all opens share one
+    /// address_space, upstream's `kfd_anon_inode`) whose mmap offset lies
+    /// in `[start, start + len)` (C: `kfd_dev_unmap_mapping_range`).  The
+    /// VMAs stay; a later access gets SIGBUS.  Takes no rkfd lock.
+    pub(crate) fn unmap_mapping_range(start: u64, len: u64) {
+        // SAFETY: Only zaps PTEs of the shim's own inode, which lives from
+        // registration to unregistration (nothing before or after).
+        unsafe { shim::rkfd_shim_unmap_mapping_range(start, len) };
+    }
+
     /// The dynamically allocated major number of `/dev/kfd`.
     pub(crate) fn major(&self) -> i32 {
         // SAFETY: Reads a value the shim set during registration.

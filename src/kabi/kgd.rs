@@ -883,6 +883,20 @@ pub(crate) trait Kgd2Kfd: 'static {
     /// `kgd2kfd_queue_restore_rescheduled`: the restore of `mm`'s
     /// process's userptr memory is tried again later (an SMI event).
     fn queue_restore_rescheduled(mm: MmId);
+
+    /// `kgd2kfd_vmfault_fast_path`: whether to drop a VM fault of `pasid`
+    /// the driver could not resolve.  Atomic context: no lock, no sleep.
+    fn vmfault_fast_path(dev: &Self::Device, pasid: u32) -> bool;
+
+    /// `kgd2kfd_clear_mappings` (upstream
+    /// `amdgpu_amdkfd_clear_kfd_mapping`): every process's doorbell and
+    /// MMIO remap mappings of the device lose their PTEs before a reset.
+    fn clear_mappings(dev: &Self::Device);
+
+    /// `kgd2kfd_signal_userptr_fault` (upstream
+    /// `kfd_signal_vm_fault_event_with_userptr`): the process of thread
+    /// group `tgid` unmapped userptr memory at GPU VA `va` it still had.
+    fn signal_userptr_fault(tgid: i32, va: u64);
 }
 
 /// An address space as a GPU driver names it (`struct mm_struct *`),
@@ -951,6 +965,9 @@ impl<T: Kgd2Kfd> Kgd2KfdTable<T> {
         quiesce_mm: Some(Self::quiesce_mm),
         resume_mm: Some(Self::resume_mm),
         queue_restore_rescheduled: Some(Self::queue_restore_rescheduled),
+        vmfault_fast_path: Some(Self::vmfault_fast_path),
+        clear_mappings: Some(Self::clear_mappings),
+        signal_userptr_fault: Some(Self::signal_userptr_fault),
     };
 
     /// `kgd2kfd_probe`.
@@ -1234,6 +1251,36 @@ impl<T: Kgd2Kfd> Kgd2KfdTable<T> {
     /// As [`Self::quiesce_mm`].
     unsafe extern "C" fn queue_restore_rescheduled(mm: *mut kernel::bindings::mm_struct) {
         T::queue_restore_rescheduled(MmId(mm as usize));
+    }
+
+    /// `kgd2kfd_vmfault_fast_path`.
+    ///
+    /// # Safety
+    ///
+    /// `kfd` is a live device handle.  Any context.
+    unsafe extern "C" fn vmfault_fast_path(kfd: *mut kfd_dev, pasid: u32) -> c_int {
+        // SAFETY: Caller's contract.
+        c_int::from(T::vmfault_fast_path(unsafe { Self::borrow_device(kfd) }, pasid))
+    }
+
+    /// `kgd2kfd_clear_mappings`.
+    ///
+    /// # Safety
+    ///
+    /// `kfd` is a live device handle.
+    unsafe extern "C" fn clear_mappings(kfd: *mut kfd_dev) {
+        // SAFETY: Caller's contract.
+        T::clear_mappings(unsafe { Self::borrow_device(kfd) });
+    }
+
+    /// `kgd2kfd_signal_userptr_fault`.
+    ///
+    /// # Safety
+    ///
+    /// None beyond the C calling convention: `tgid` is only compared with
+    /// processes' thread group ids.
+    unsafe extern "C" fn signal_userptr_fault(tgid: c_int, va: u64) {
+        T::signal_userptr_fault(tgid, va);
     }
 }
 

@@ -47,6 +47,12 @@ unsafe extern "C" {
     pub fn rkfd_shim_chrdev_major() -> kernel::ffi::c_int;
 }
 unsafe extern "C" {
+    pub fn rkfd_shim_unmap_mapping_range(
+        start: kernel::ffi::c_ulonglong,
+        len: kernel::ffi::c_ulonglong,
+    );
+}
+unsafe extern "C" {
     pub fn rkfd_shim_kfd_kobject() -> *mut kobject;
 }
 unsafe extern "C" {
@@ -162,6 +168,16 @@ pub struct rkfd_kgd2kfd_ops {
     >,
     pub queue_restore_rescheduled: ::core::option::Option<
         unsafe extern "C" fn(mm: *mut mm_struct),
+    >,
+    pub vmfault_fast_path: ::core::option::Option<
+        unsafe extern "C" fn(
+            kfd: *mut kfd_dev,
+            pasid: kernel::ffi::c_uint,
+        ) -> kernel::ffi::c_int,
+    >,
+    pub clear_mappings: ::core::option::Option<unsafe extern "C" fn(kfd: *mut kfd_dev)>,
+    pub signal_userptr_fault: ::core::option::Option<
+        unsafe extern "C" fn(tgid: kernel::ffi::c_int, va: kernel::ffi::c_ulonglong),
     >,
 }
 unsafe extern "C" {

@@ -506,6 +506,20 @@ impl KfdIrq {
         to_result(ret)
     }
 
+    /// Whether a fatal VM fault of `pasid` is dropped before it is raised:
+    /// only while debugfs `amdgpu_vgpu/vmfault_fast_path` is set, rkfd's
+    /// `kgd2kfd_vmfault_fast_path` (what amdgpu's gmc v9 handler asks for
+    /// a fault of its soft ring: a process's first is delivered, later
+    /// ones dropped).  Any context.
+    pub(crate) fn vmfault_dropped(&self, pasid: u32) -> bool {
+        // SAFETY: Reads a debugfs-backed flag; no precondition.
+        if !unsafe { super::shim_ffi::vgpu_shim_vmfault_fast_path_on() } {
+            return false;
+        }
+        // SAFETY: By the type invariant the device is registered.
+        unsafe { kgd::kgd2kfd_vmfault_fast_path(self.kfd.as_ptr(), pasid) != 0 }
+    }
+
     /// rkfd's `kgd2kfd_smi_event_throttle`: the GPU throttles for the
     /// reasons in `bitmask`; `counter` throttling interrupts so far.
     /// Process context, with no lock held that a kfd2kgd callback takes.
@@ -536,6 +550,7 @@ impl KfdIrq {
                 PowerOp::Unlock => kgd::kgd2kfd_unlock_kfd(kfd),
                 PowerOp::Teardown => kgd::kgd2kfd_teardown_processes(kfd),
                 PowerOp::SramEcc => kgd::kgd2kfd_set_sram_ecc_flag(kfd),
+                PowerOp::ClearMappings => kgd::kgd2kfd_clear_mappings(kfd),
             }
         }
         Ok(())
@@ -577,6 +592,9 @@ pub(crate) enum PowerOp {
     /// `kgd2kfd_set_sram_ecc_flag` (amdgpu's RAS code, before the reset it
     /// asks for).
     SramEcc,
+    /// `kgd2kfd_clear_mappings` (`amdgpu_amdkfd_clear_kfd_mapping`, at the
+    /// start of a GPU recovery).
+    ClearMappings,
 }
 
 /// Borrows the frame and page arrays of an SVM call.

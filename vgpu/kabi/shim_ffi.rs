@@ -312,6 +312,9 @@ unsafe extern "C" {
     pub fn vgpu_shim_evict_debugfs_exit();
 }
 unsafe extern "C" {
+    pub fn vgpu_shim_vmfault_fast_path_on() -> bool;
+}
+unsafe extern "C" {
     pub fn vgpu_shim_test_open(
         devtmpfs_path: *const kernel::ffi::c_char,
         out: *mut *mut file,

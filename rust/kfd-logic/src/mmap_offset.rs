@@ -60,6 +60,14 @@ pub const fn mmio(gpu_id: u32) -> u64 {
     TYPE_MMIO | gpu_id_bits(gpu_id)
 }
 
+/// Bytes of the offset range one (type, gpu_id) owns: every offset
+/// [`decode`] maps to it, bits 45:0 being ignored.  rkfd's
+/// `kgd2kfd_clear_mappings` zaps this whole range of `doorbell(gpu_id)`
+/// and `mmio(gpu_id)` (upstream `amdgpu_amdkfd_clear_kfd_mapping` zaps
+/// only the slice's or the page's length, which misses a mapping made at
+/// a nonzero low offset, which `kfd_mmap` accepts too).
+pub const GPU_RANGE_LEN: u64 = 1 << GPU_ID_SHIFT;
+
 /// Splits an offset into its type and gpu_id (`KFD_MMAP_GET_GPU_ID`).
 pub const fn decode(offset: u64) -> (Kind, u32) {
     let gpu_id = ((offset & GPU_ID_MASK) >> GPU_ID_SHIFT) as u32;
@@ -98,5 +106,21 @@ mod tests {
         // Bits above the hash width are cut off, as upstream.
         assert_eq!(decode(doorbell(0x1_0005)), (Kind::Doorbell, 5));
         assert_eq!(decode(0), (Kind::Mmio, 0));
+    }
+
+    #[test]
+    fn gpu_range_is_exactly_what_decodes_to_the_gpu() {
+        for id in [1u32, 0x1234, 0xfffe] {
+            for (start, kind) in [(doorbell(id), Kind::Doorbell), (mmio(id), Kind::Mmio)] {
+                assert_eq!(decode(start), (kind, id));
+                assert_eq!(decode(start + GPU_RANGE_LEN - 1), (kind, id));
+                // The next offset is the next gpu_id's, and the one before
+                // the previous one's: the range touches no other GPU.
+                assert_eq!(decode(start + GPU_RANGE_LEN), (kind, id + 1));
+                assert_eq!(decode(start - 1), (kind, id - 1));
+            }
+        }
+        // One page of the mapping (offset as vm_pgoff << 12) never leaves it.
+        assert_eq!(GPU_RANGE_LEN % 4096, 0);
     }
 }

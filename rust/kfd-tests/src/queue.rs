@@ -123,6 +123,27 @@ impl QueueMem {
         Ok(QueueMem { kfd, gpu: gpu.gpu_id, va, props, cpu: cpu as usize, doorbells, handles })
     }
 
+    /// Maps the doorbell slice again (a new `mmap` of `/dev/kfd`; the old
+    /// mapping is unmapped): after a GPU reset zapped the old one
+    /// (`kgd2kfd_clear_mappings`), writes through it would be SIGBUS.
+    /// `Err` with the errno if the new `mmap` fails.
+    pub fn remap_doorbells(&mut self) -> Result<(), i32> {
+        let off = TYPE_DOORBELL | (u64::from(self.gpu) << GPU_ID_SHIFT);
+        // SAFETY: a shared mapping of our doorbell slice.
+        let db = unsafe {
+            libc::mmap(std::ptr::null_mut(), DOORBELL_SLICE, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, self.kfd, off as i64)
+        };
+        if db == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
+        }
+        if self.doorbells != 0 {
+            // SAFETY: our old mapping, replaced.
+            unsafe { libc::munmap(self.doorbells as *mut _, DOORBELL_SLICE) };
+        }
+        self.doorbells = db as usize;
+        Ok(())
+    }
+
     fn at<T>(&self, off: u64) -> *mut T {
         (self.cpu + off as usize) as *mut T
     }

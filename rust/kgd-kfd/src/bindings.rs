@@ -33,6 +33,7 @@ pub const KGD_PROCESS_RESTORE_TIME_MS: u32 = 100;
 pub const KGD_PROCESS_BACK_OFF_TIME_MS: u32 = 100;
 pub const KGD_PROCESS_ACTIVE_TIME_MS: u32 = 10;
 pub type __u16 = core::ffi::c_ushort;
+pub type __s32 = core::ffi::c_int;
 pub type __u32 = core::ffi::c_uint;
 pub type __u64 = core::ffi::c_ulonglong;
 #[repr(C)]
@@ -501,6 +502,18 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn kgd2kfd_queue_restore_rescheduled(mm: *mut mm_struct);
+}
+unsafe extern "C" {
+    pub fn kgd2kfd_vmfault_fast_path(
+        kfd: *mut kfd_dev,
+        pasid: __u32,
+    ) -> core::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn kgd2kfd_clear_mappings(kfd: *mut kfd_dev);
+}
+unsafe extern "C" {
+    pub fn kgd2kfd_signal_userptr_fault(tgid: __s32, va: __u64);
 }
 unsafe extern "C" {
     pub fn kgd2kfd_schedule_evict_and_restore_process(

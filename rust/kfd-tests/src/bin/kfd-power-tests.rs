@@ -17,7 +17,12 @@
 //!   process using the GPU with SIGBUS;
 //! - reset: SMI GPU_PRE_RESET ("virtual GPU reset") / GPU_POST_RESET, the
 //!   process's HW_EXCEPTION event with whole-GPU-reset data, its queues
-//!   left off the GPU (upstream keeps them evicted), a new process runs;
+//!   left off the GPU (upstream keeps them evicted; rung through a new
+//!   doorbell mapping, the old one being gone), a new process runs;
+//! - clear_mappings: the reset first zaps every process's doorbell and
+//!   MMIO remap mmaps of the GPU (`kgd2kfd_clear_mappings`, amdgpu's
+//!   `amdgpu_amdkfd_clear_kfd_mapping`): a process touching its old
+//!   mapping dies of SIGBUS, a new mapping made after the reset works;
 //! - ecc_reset: `sram_ecc` (`kgd2kfd_set_sram_ecc_flag`) then a reset: the
 //!   HW_EXCEPTION event says cause ECC, the MEMORY event carries SRAM_ECC
 //!   data; the next reset is a GPU_HANG one again (post_reset cleared it).
@@ -362,6 +367,7 @@ fn reset(gpu: &TopoGpu) -> Check {
     let mut ev = uapi::kfd_ioctl_create_event_args { event_type: uapi::KFD_IOC_EVENT_HW_EXCEPTION, ..Default::default() };
     k.ioctl(uapi::AMDKFD_IOC_CREATE_EVENT, &mut ev).map_err(err("CREATE_EVENT HW_EXCEPTION"))?;
     let q = QueueMem::new(k.fd, render, gpu, 1 << 39)?;
+    let mut q = q;
     let (aq, adb) = q.create(false).map_err(err("CREATE_QUEUE AQL"))?;
     let r = (|| -> Check {
         q.set_signal(1);
@@ -382,7 +388,10 @@ fn reset(gpu: &TopoGpu) -> Check {
             (uapi::KFD_HW_EXCEPTION_WHOLE_GPU_RESET, uapi::KFD_HW_EXCEPTION_GPU_HANG, 1, gpu.gpu_id),
             "hw_exception_data",
         )?;
-        // Upstream keeps the process's queues evicted after a reset.
+        // Upstream keeps the process's queues evicted after a reset.  The
+        // reset zapped the doorbell mapping (kgd2kfd_clear_mappings): ring
+        // through a new one.
+        q.remap_doorbells().map_err(err("mmap of the doorbells after the reset"))?;
         q.set_signal(1);
         q.aql_submit(1, adb);
         std::thread::sleep(Duration::from_millis(300));
@@ -396,6 +405,126 @@ fn reset(gpu: &TopoGpu) -> Check {
     q.release();
     close(render);
     Ok(())
+}
+
+/// Which `/dev/kfd` mapping [`child_touch_after_reset`] touches.
+#[derive(Clone, Copy, Debug)]
+enum KfdMapping {
+    Doorbells,
+    Mmio,
+}
+
+/// Reads one u32 of a mapping.
+fn peek(addr: usize) -> u32 {
+    // SAFETY: an address inside one of the caller's live mappings; a
+    // zapped one raises SIGBUS, which is what is being tested.
+    unsafe { (addr as *const u32).read_volatile() }
+}
+
+/// Maps `len` bytes of `/dev/kfd` at offset `off`: the address, or the errno.
+fn kfd_mmap(k: &Kfd, off: u64, len: usize) -> Result<usize, i32> {
+    // SAFETY: a new shared mapping of /dev/kfd.
+    let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, k.fd, off as i64) };
+    if p == libc::MAP_FAILED {
+        Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+    } else {
+        Ok(p as usize)
+    }
+}
+
+/// A forked child (a KFD process of its own: the mappings are
+/// `VM_DONTCOPY`, a fork does not inherit them) maps `gpu`'s doorbell
+/// slice and MMIO remap page and reads both; the parent resets the GPU;
+/// the child maps both again and reads the new mappings (exit code 3 if
+/// that fails), tells the parent, then reads the old mapping `which`:
+/// the signal that ended it (0 if it exited; SIGBUS is upstream's, the
+/// zapped VMA having no fault handler).
+fn child_touch_after_reset(gpu: &TopoGpu, knob: &str, which: KfdMapping) -> Result<i32, String> {
+    const TYPE_DOORBELL: u64 = 0x3 << 62;
+    let gpu_bits = u64::from(gpu.gpu_id) << 46;
+    let (mut up, mut down) = ([0i32; 2], [0i32; 2]);
+    // SAFETY: fresh pipes.
+    ensure_eq(unsafe { libc::pipe(up.as_mut_ptr()) } | unsafe { libc::pipe(down.as_mut_ptr()) }, 0, "pipe")?;
+    // SAFETY: the child uses its own /dev/kfd and _exits.
+    match unsafe { libc::fork() } {
+        -1 => Err("fork".into()),
+        0 => {
+            // The default action, as a C program of ROCm has (Rust's
+            // runtime catches SIGBUS: see child_sigbus_on_teardown).
+            // SAFETY: resets one signal's disposition in this child.
+            unsafe { libc::signal(libc::SIGBUS, libc::SIG_DFL) };
+            let say = |b: u8| {
+                // SAFETY: our pipe and byte.
+                unsafe { libc::write(up[1], [b].as_ptr().cast(), 1) };
+            };
+            let map_both = |k: &Kfd| -> Result<(usize, usize), i32> {
+                let db = kfd_mmap(k, TYPE_DOORBELL | gpu_bits, 8192)?;
+                let mmio = kfd_mmap(k, gpu_bits, 4096)?;
+                peek(db);
+                peek(mmio);
+                Ok((db, mmio))
+            };
+            // SAFETY: leaving the child.
+            let Ok(k) = Kfd::open() else { unsafe { libc::_exit(2) } };
+            // SAFETY: as above.
+            let Ok(_render) = bind(&k, gpu) else { unsafe { libc::_exit(2) } };
+            // SAFETY: as above.
+            let Ok((db, mmio)) = map_both(&k) else { unsafe { libc::_exit(2) } };
+            say(1);
+            let mut b = [0u8];
+            // SAFETY: our pipe and byte: wait for the reset.
+            unsafe { libc::read(down[0], b.as_mut_ptr().cast(), 1) };
+            if map_both(&k).is_err() {
+                // SAFETY: leaving the child.
+                unsafe { libc::_exit(3) }
+            }
+            say(2);
+            peek(match which {
+                KfdMapping::Doorbells => db,
+                KfdMapping::Mmio => mmio,
+            });
+            // SAFETY: leaving the child.
+            unsafe { libc::_exit(0) }
+        }
+        pid => {
+            let read = || {
+                let mut b = [0u8];
+                // SAFETY: our pipe and byte.
+                let n = unsafe { libc::read(up[0], b.as_mut_ptr().cast(), 1) };
+                if n == 1 { b[0] } else { 0 }
+            };
+            close(up[1]);
+            close(down[0]);
+            let ready = read();
+            let r = if ready == 1 { power(knob, "reset") } else { Ok(()) };
+            // SAFETY: our pipe and byte.
+            unsafe { libc::write(down[1], [0u8].as_ptr().cast(), 1) };
+            let remapped = read();
+            close(up[0]);
+            close(down[1]);
+            let mut status = 0;
+            // SAFETY: our child.
+            if unsafe { libc::waitpid(pid, &mut status, 0) } != pid {
+                return Err("waitpid".into());
+            }
+            let ended = if libc::WIFSIGNALED(status) { format!("signal {}", libc::WTERMSIG(status)) } else { format!("exit {}", libc::WEXITSTATUS(status)) };
+            ensure_eq(ready, 1, &format!("the child mapped the doorbells and the MMIO page ({ended})"))?;
+            r.map_err(|e| format!("vgpu_power reset: {}", errno_name(e)))?;
+            ensure_eq(remapped, 2, &format!("the child mapped both again after the reset ({ended})"))?;
+            Ok(if libc::WIFSIGNALED(status) { libc::WTERMSIG(status) } else { 0 })
+        }
+    }
+}
+
+/// `kgd2kfd_clear_mappings` at a reset: a process's old doorbell and MMIO
+/// remap mappings are gone (SIGBUS), new ones work; this process (which
+/// maps neither) and the next one are fine.
+fn clear_mappings(gpu: &TopoGpu) -> Check {
+    let knob = knob(gpu)?;
+    for which in [KfdMapping::Doorbells, KfdMapping::Mmio] {
+        ensure_eq(child_touch_after_reset(gpu, &knob, which)?, libc::SIGBUS, &format!("the signal of a read of the old {which:?} mapping after the reset"))?;
+    }
+    child_round_trip(gpu)
 }
 
 /// Waits (`timeout_ms`) for one event; its data, or `None` if it did not
@@ -471,6 +600,7 @@ fn main() {
     }
     h.run("odd_orders: errnos, KFD lock, teardown SIGBUS", || odd_orders(&gpus[0]));
     h.run("reset: SMI pre/post, HW_EXCEPTION, queues stay evicted, new process runs", || reset(&gpus[0]));
+    h.run("clear_mappings: a reset zaps doorbell and MMIO mmaps (SIGBUS), new mmaps work", || clear_mappings(&gpus[0]));
     h.run("ecc_reset: sram_ecc then reset: cause ECC, MEMORY SRAM_ECC; cleared by post_reset", || ecc_reset(&gpus[0]));
     std::process::exit(h.finish("kfd-power-tests"));
 }

@@ -432,24 +432,67 @@ fn no_vma_is_fatal(gpu: &Gpu) -> Check {
     Ok(())
 }
 
+/// The VM fault fast path (`kgd2kfd_vmfault_fast_path`, upstream's
+/// `p->gpu_page_fault`), with the virtual GPU asking it before it raises a
+/// fatal fault (debugfs `amdgpu_vgpu/vmfault_fast_path` set for the
+/// case): a process's first fatal fault reaches its MEMORY event, the next
+/// ones are dropped (no event within 500 ms, the access still EFAULT);
+/// with the knob off they are raised again; another process (a forked
+/// child, its own PASID) gets its own first fault delivered.
+fn vmfault_fast_path_drops_repeats(gpu: &Gpu) -> Check {
+    vgpu_write("vmfault_fast_path", "1").map_err(|e| format!("vmfault_fast_path: {e}"))?;
+    let r = (|| -> Check {
+        fast_path_round(gpu, "this process", true)?;
+        // SAFETY: fork; the child uses its own /dev/kfd and _exits.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let r = fast_path_round(gpu, "a forked child", false);
+            if let Err(e) = &r {
+                eprintln!("# vmfault_fast_path child: {e}");
+            }
+            // SAFETY: _exit ends the child without running the parent's
+            // handlers or destructors.
+            unsafe { libc::_exit(i32::from(r.is_err())) };
+        }
+        ensure(pid > 0, "fork")?;
+        let mut st = 0;
+        // SAFETY: our child.
+        unsafe { libc::waitpid(pid, &mut st, 0) };
+        ensure(libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0, format!("the child's faults (status {st:#x})"))
+    })();
+    let off = vgpu_write("vmfault_fast_path", "0");
+    r?;
+    off.map_err(|e| format!("vmfault_fast_path off: {e}"))
+}
+
+/// One process's three fatal faults with the fast path on: only the first
+/// reaches the MEMORY event; with `toggle`, one more with the knob off is
+/// raised (and the knob set again).
+fn fast_path_round(gpu: &Gpu, who: &str, toggle: bool) -> Check {
+    let ctx = ctx_xnack(gpu)?;
+    let ev = memory_event(&ctx)?;
+    let fault = |va: usize| match ctx.gpu_read(va, &mut [0u8; 8]) {
+        Err(e) if e == libc::EFAULT => Ok(()),
+        other => Err(format!("{who}: GPU read at {va:#x}: {other:?}, want EFAULT")),
+    };
+    for (i, va) in [0x1000usize, 0x2000, 0x3000].into_iter().enumerate() {
+        fault(va)?;
+        let (got, want) = (memory_event_va(&ctx, ev, if i == 0 { 5000 } else { 500 })?, (i == 0).then_some(va as u64));
+        ensure_eq(got, want, &format!("{who}: memory-exception event of fault {i} (only the first is delivered)"))?;
+    }
+    if toggle {
+        vgpu_write("vmfault_fast_path", "0").map_err(|e| format!("vmfault_fast_path: {e}"))?;
+        fault(0x4000)?;
+        ensure_eq(memory_event_va(&ctx, ev, 5000)?, Some(0x4000), &format!("{who}: memory-exception event with the fast path off"))?;
+        vgpu_write("vmfault_fast_path", "1").map_err(|e| format!("vmfault_fast_path: {e}"))?;
+    }
+    Ok(())
+}
+
 /// Waits up to `ms` for memory event `id`; returns the memory-exception
 /// data's (VA, gpu_id) if it fired.
 fn memory_event_va_gpu(ctx: &Ctx, id: u32, ms: u32) -> Result<Option<(u64, u32)>, String> {
-    let mut data = [uapi::kfd_event_data { event_id: id, ..Default::default() }];
-    let mut w = uapi::kfd_ioctl_wait_events_args {
-        events_ptr: data.as_mut_ptr() as u64,
-        num_events: 1,
-        wait_for_all: 0,
-        timeout: ms,
-        wait_result: 0,
-    };
-    ctx.kfd.ioctl(uapi::AMDKFD_IOC_WAIT_EVENTS, &mut w).map_err(err("WAIT_EVENTS"))?;
-    if w.wait_result != uapi::KFD_IOC_WAIT_RESULT_COMPLETE {
-        return Ok(None);
-    }
-    // SAFETY: a memory event's data is the memory-exception member.
-    let m = unsafe { data[0].__bindgen_anon_1.memory_exception_data };
-    Ok(Some((m.va, m.gpu_id)))
+    Ok(memory_event_data(ctx, id, ms)?.map(|m| (m.va, m.gpu_id)))
 }
 
 /// This process's PASID on `gpu_id` (debugfs `kfd/proc/<pid>/pasid_<id>`,
@@ -2117,6 +2160,103 @@ fn evict_pending_at_exit(gpu: &Gpu) -> Check {
     Ok(())
 }
 
+/// amdgpu's userptr restore worker found a userptr object's memory
+/// unmapped (`debug_vm_userptr`): `amdgpu_vgpu/userptr_fault` with "pid
+/// va" calls `kgd2kfd_signal_userptr_fault` (upstream
+/// `kfd_signal_vm_fault_event_with_userptr`).  A forked child with busy
+/// queues on `gpu` and a MEMORY event: the event fires with that va and
+/// `NotPresent` (precise: `imprecise` 0); upstream sets it once per GPU of
+/// the process in turn, and a process has every GPU, so the data is the
+/// last GPU's (the topology's order); and its queues are
+/// evicted for good (`kfd_evict_process_device`: 32 AQL packets
+/// submitted afterwards do not run); the child then exits with them
+/// evicted.  A pid without a KFD VM is ESRCH, a malformed line EINVAL.
+fn userptr_fault(gpu: &Gpu) -> Check {
+    const VA: u64 = 0x7f12_3456_7000;
+    let last_gpu = gpus().last().map_or(0, |g| g.gpu_id);
+    let (mut fds, mut go) = ([0i32; 2], [0i32; 2]);
+    // SAFETY: fresh pipes.
+    ensure_eq(unsafe { libc::pipe(fds.as_mut_ptr()) } | unsafe { libc::pipe(go.as_mut_ptr()) }, 0, "pipe")?;
+    // SAFETY: fork; the child uses its own copies and _exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let r = (|| -> Check {
+            let ctx = Ctx::new(gpu)?;
+            let mut q = BusyQueues::new(&ctx)?;
+            q.round()?;
+            let ev = memory_event(&ctx)?;
+            // SAFETY: one byte of a static buffer to the child's copy of
+            // the pipe's write end.
+            unsafe { libc::write(fds[1], b"r".as_ptr().cast(), 1) };
+            // Wait until the parent's write returned (every GPU's event
+            // data set: a waiter woken by the first would see that one's).
+            let mut b = [0u8; 1];
+            // SAFETY: the child's copy of the pipe's read end, one byte.
+            unsafe { libc::read(go[0], b.as_mut_ptr().cast(), 1) };
+            let m = memory_event_data(&ctx, ev, 10_000)?.ok_or("no MEMORY event after userptr_fault")?;
+            ensure_eq(
+                (m.va, m.gpu_id, m.failure.NotPresent, m.failure.ReadOnly, m.failure.NoExecute, m.failure.imprecise),
+                (VA, last_gpu, 1, 0, 0, 0),
+                "memory_exception_data (va, gpu_id of the last GPU, NotPresent, ReadOnly, NoExecute, imprecise)",
+            )?;
+            q.submit_aql();
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            ensure_eq(q.aq.signal(), 32, "AQL packets completed after the userptr fault evicted the queues (signal)")
+        })();
+        if let Err(e) = &r {
+            eprintln!("# userptr_fault child: {e}");
+        }
+        // SAFETY: _exit ends the child without running the parent's
+        // handlers or destructors; the process exits with its queues
+        // evicted.
+        unsafe { libc::_exit(i32::from(r.is_err())) };
+    }
+    ensure(pid > 0, "fork")?;
+    close_fd(fds[1]);
+    let mut b = [0u8; 1];
+    // SAFETY: our pipe end.
+    let n = unsafe { libc::read(fds[0], b.as_mut_ptr().cast(), 1) };
+    close_fd(fds[0]);
+    let w = if n == 1 { vgpu_write("userptr_fault", &format!("{pid} {VA:#x}\n")) } else { Ok(()) };
+    // SAFETY: one byte of a static buffer to our pipe end.
+    unsafe { libc::write(go[1], b"g".as_ptr().cast(), 1) };
+    close_fd(go[0]);
+    close_fd(go[1]);
+    let mut st = 0;
+    // SAFETY: our child.
+    unsafe { libc::waitpid(pid, &mut st, 0) };
+    ensure_eq(n, 1, "the child's queues ran")?;
+    w.map_err(|e| format!("userptr_fault {pid}: {e}"))?;
+    ensure(libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0, format!("the child failed (status {st:#x})"))?;
+    // init (pid 1) has no KFD VM; lines that are not "pid va".
+    let r = vgpu_write("userptr_fault", "1 0x1000");
+    ensure_eq(r.map_err(|e| e.raw_os_error()), Err(Some(libc::ESRCH)), "userptr_fault of a process without a KFD VM")?;
+    for bad in ["1", "x 0x1000", "1 0x1000 7", "-5 0x1000", "0 0x1000"] {
+        let r = vgpu_write("userptr_fault", bad);
+        ensure_eq(r.map_err(|e| e.raw_os_error()), Err(Some(libc::EINVAL)), &format!("userptr_fault {bad:?}"))?;
+    }
+    Ok(())
+}
+
+/// Waits up to `ms` for memory event `id`; its memory-exception data if it
+/// fired.
+fn memory_event_data(ctx: &Ctx, id: u32, ms: u32) -> Result<Option<uapi::kfd_hsa_memory_exception_data>, String> {
+    let mut data = [uapi::kfd_event_data { event_id: id, ..Default::default() }];
+    let mut w = uapi::kfd_ioctl_wait_events_args {
+        events_ptr: data.as_mut_ptr() as u64,
+        num_events: 1,
+        wait_for_all: 0,
+        timeout: ms,
+        wait_result: 0,
+    };
+    ctx.kfd.ioctl(uapi::AMDKFD_IOC_WAIT_EVENTS, &mut w).map_err(err("WAIT_EVENTS"))?;
+    if w.wait_result != uapi::KFD_IOC_WAIT_RESULT_COMPLETE {
+        return Ok(None);
+    }
+    // SAFETY: a memory event's data is the memory-exception member.
+    Ok(Some(unsafe { data[0].__bindgen_anon_1.memory_exception_data }))
+}
+
 fn close_fd(fd: i32) {
     // SAFETY: an fd of ours.
     unsafe { libc::close(fd) };
@@ -2128,6 +2268,7 @@ fn run_evict_tests(h: &mut Harness, gpu: &Gpu) {
     h.run(&format!("evict: fence evict-and-restore, back-off ({name})"), || evict_fence_restores(gpu));
     h.run(&format!("evict: quiesce_mm / resume_mm / queue_restore_rescheduled ({name})"), || quiesce_resume_mm(gpu));
     h.run(&format!("evict: exit with an eviction pending ({name})"), || evict_pending_at_exit(gpu));
+    h.run(&format!("evict: userptr_fault: MEMORY event NotPresent, queues stay evicted ({name})"), || userptr_fault(gpu));
 }
 
 fn main() {
@@ -2182,6 +2323,7 @@ fn main() {
     h.run("xnack_off_access_maps_and_restores", || xnack_off_access_maps_and_restores(g));
     h.run("xnack_off_access_waits_for_restore", || xnack_off_access_waits_for_restore(g));
     h.run("no_vma_is_fatal", || no_vma_is_fatal(g));
+    h.run("vmfault_fast_path_drops_repeats", || vmfault_fast_path_drops_repeats(g));
     h.run("unregistered_fault_creates_range", || unregistered_fault_creates_range(g));
     h.run("bad_prefetch_arguments", || bad_prefetch_arguments(g));
     h.run("vram_exhaustion_stays_in_system", || vram_exhaustion_stays_in_system(g));
