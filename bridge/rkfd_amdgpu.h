@@ -23,6 +23,17 @@
 #include <linux/types.h>
 
 #define RKFD_AMDGPU_NAME_LEN 32
+/* rkfd's KGD_MAX_CACHES (checked at build time on the rkfd side). */
+#define RKFD_AMDGPU_MAX_CACHES 8
+
+/*
+ * One cache level as rkfd's struct kgd_cache_info takes it: @type is
+ * HSA_CACHE_TYPE_* bits, @cus_shared the CUs sharing one instance
+ * (upstream's num_cu_shared, 1..32).
+ */
+struct rkfd_amdgpu_cache {
+	u32 level, size_kib, line_size, type, cus_shared;
+};
 
 /* What the amdgpu side derives from a struct amdgpu_device for topology. */
 struct rkfd_amdgpu_info {
@@ -38,6 +49,9 @@ struct rkfd_amdgpu_info {
 	u32 max_engine_clk_fcompute, fw_version, sdma_fw_version;
 	u64 vram_size;
 	u32 vram_width, mem_clk_max, vram_is_public;
+	u32 num_caches;
+	struct rkfd_amdgpu_cache caches[RKFD_AMDGPU_MAX_CACHES];
+	u64 hive_id;
 };
 
 /* amdgpu side (rkfd_amdgpu_kgd.c). */

@@ -4,18 +4,23 @@
  * reads plain values out of struct amdgpu_device into a struct
  * rkfd_amdgpu_desc; rkfd_amdgpu_derive() turns them into the topology
  * values rkfd gets at kgd2kfd_probe (struct rkfd_amdgpu_info), as upstream
- * amdkfd derives them (kgd2kfd_probe and kfd_topology_add_device).
+ * amdkfd derives them (kgd2kfd_probe and kfd_topology_add_device), the
+ * caches as kfd_get_gpu_cache_info (kfd_crat.c) and the hive id as
+ * kgd2kfd_device_init.
  *
  * Also the pure part of the HWS calls: which amdgpu kfd2kgd table and MQD
  * layout a GC version has, and the kernel doorbell's index in the BAR.
  *
- * No kernel or amdgpu header beyond rkfd_amdgpu.h (<linux/types.h>): the
- * host test tests/bridge/ compiles this file with gcc and checks the
- * values for gfx90a, gfx1100 and gfx1103 descriptions, the table choice
- * and the doorbell arithmetic.
+ * No kernel or amdgpu header beyond rkfd_amdgpu.h (<linux/types.h>) and
+ * <linux/array_size.h>: the host test tests/bridge/ compiles this file
+ * with gcc and checks the values for gfx90a, gfx1100 and gfx1103
+ * descriptions (the caches against upstream's own kfd_crat.c code), the
+ * table choice and the doorbell arithmetic.
  */
 #ifndef RKFD_AMDGPU_DESC_H
 #define RKFD_AMDGPU_DESC_H
+
+#include <linux/array_size.h>
 
 #include "rkfd_amdgpu.h"
 
@@ -39,7 +44,212 @@ struct rkfd_amdgpu_desc {
 	/* amdgpu_amdkfd_get_local_mem_info */
 	u64 local_mem_size_private, local_mem_size_public;
 	u32 vram_width, mem_clk_max;
+	/*
+	 * adev->gfx.config's cache fields (IP discovery's gc_info; 0 where
+	 * the GPU's table has none) and adev->gmc.mall_size (bytes).
+	 */
+	u32 gc_tcp_l1_size, gc_num_tcp_per_wpg, gc_tcp_cache_line_size;
+	u32 gc_l1_instruction_cache_size_per_sqc, gc_num_sqc_per_wgp;
+	u32 gc_instruction_cache_line_size;
+	u32 gc_l1_data_cache_size_per_sqc, gc_scalar_data_cache_line_size;
+	u32 gc_gl1c_per_sa, gc_gl1c_size_per_instance;
+	u32 gc_gl2c_per_gpu, gc_tcc_cache_line_size;
+	u64 mall_size;
+	/* adev->gmc.xgmi.hive_id (0: no hive) and amdgpu's use_xgmi_p2p */
+	u64 xgmi_hive_id;
+	bool use_xgmi_p2p;
 };
+
+/*
+ * A cache level as upstream's struct kfd_gpu_cache_info (amdkfd/kfd_crat.h)
+ * has it, with its CRAT_CACHE_FLAGS_* bits (kfd_crat.h) and sizes in KiB.
+ * tests/bridge checks these values against the upstream headers.
+ */
+struct rkfd_amdgpu_crat_cache {
+	u32 cache_size, cache_level, cache_line_size, flags, num_cu_shared;
+};
+
+#define RKFD_AMDGPU_CRAT_CACHE_ENABLED	0x00000001
+#define RKFD_AMDGPU_CRAT_CACHE_DATA	0x00000002
+#define RKFD_AMDGPU_CRAT_CACHE_INST	0x00000004
+#define RKFD_AMDGPU_CRAT_CACHE_CPU	0x00000008
+#define RKFD_AMDGPU_CRAT_CACHE_SIMD	0x00000010
+/* HSA_CACHE_TYPE_* (include/uapi/linux/kfd_sysfs.h) */
+#define RKFD_AMDGPU_HSA_CACHE_DATA	0x00000001
+#define RKFD_AMDGPU_HSA_CACHE_INST	0x00000002
+#define RKFD_AMDGPU_HSA_CACHE_CPU	0x00000004
+#define RKFD_AMDGPU_HSA_CACHE_HSACU	0x00000008
+
+#define RKFD_AMDGPU_CRAT_L1 (RKFD_AMDGPU_CRAT_CACHE_ENABLED | RKFD_AMDGPU_CRAT_CACHE_SIMD)
+
+/*
+ * Upstream kfd_crat.c's aldebaran_cache_info (GC 9.4.2), entry for entry;
+ * tests/bridge compares it with the table extracted from kfd_crat.c.
+ */
+static const struct rkfd_amdgpu_crat_cache rkfd_amdgpu_aldebaran_caches[] = {
+	/* TCP L1 Cache per CU */
+	{ 16, 1, 64, RKFD_AMDGPU_CRAT_L1 | RKFD_AMDGPU_CRAT_CACHE_DATA, 1 },
+	/* Scalar L1 Instruction Cache per SQC */
+	{ 32, 1, 64, RKFD_AMDGPU_CRAT_L1 | RKFD_AMDGPU_CRAT_CACHE_INST, 2 },
+	/* Scalar L1 Data Cache per SQC */
+	{ 16, 1, 64, RKFD_AMDGPU_CRAT_L1 | RKFD_AMDGPU_CRAT_CACHE_DATA, 2 },
+	/* L2 Data Cache per GPU (Total Tex Cache) */
+	{ 8192, 2, 128, RKFD_AMDGPU_CRAT_L1 | RKFD_AMDGPU_CRAT_CACHE_DATA, 14 },
+};
+
+/* Appends one entry to @out unless @max are there: the count, at most @max. */
+static inline u32 rkfd_amdgpu_crat_push(struct rkfd_amdgpu_crat_cache *out, u32 n, u32 max,
+					u32 size, u32 level, u32 line, u32 flags, u32 cus)
+{
+	if (n >= max)
+		return n;
+	out[n].cache_size = size;
+	out[n].cache_level = level;
+	out[n].cache_line_size = line;
+	out[n].flags = flags;
+	out[n].num_cu_shared = cus;
+	return n + 1;
+}
+
+/*
+ * Upstream kfd_fill_gpu_cache_info_from_gfx_config() (amdkfd/kfd_crat.c):
+ * the cache levels IP discovery describes, each only if its size is known;
+ * with @line_missing (GC 11, whose gc_info has no line sizes) a line size
+ * of 0 becomes upstream's default.  At most @max entries (upstream: 6).
+ */
+static inline u32 rkfd_amdgpu_caches_from_gfx_config(const struct rkfd_amdgpu_desc *d,
+						     bool line_missing,
+						     struct rkfd_amdgpu_crat_cache *out,
+						     u32 max)
+{
+	const u32 data = RKFD_AMDGPU_CRAT_L1 | RKFD_AMDGPU_CRAT_CACHE_DATA;
+	const u32 inst = RKFD_AMDGPU_CRAT_L1 | RKFD_AMDGPU_CRAT_CACHE_INST;
+	u32 n = 0, line;
+
+	/* TCP L1 Cache per CU */
+	if (d->gc_tcp_l1_size) {
+		line = d->gc_tcp_cache_line_size;
+		if (line_missing && !line)
+			line = 128;
+		n = rkfd_amdgpu_crat_push(out, n, max, d->gc_tcp_l1_size, 1, line, data,
+					  d->gc_num_tcp_per_wpg / 2);
+	}
+	/* Scalar L1 Instruction Cache per SQC */
+	if (d->gc_l1_instruction_cache_size_per_sqc) {
+		line = d->gc_instruction_cache_line_size;
+		if (line_missing && !line)
+			line = 128;
+		n = rkfd_amdgpu_crat_push(out, n, max, d->gc_l1_instruction_cache_size_per_sqc, 1,
+					  line, inst, d->gc_num_sqc_per_wgp * 2);
+	}
+	/* Scalar L1 Data Cache per SQC */
+	if (d->gc_l1_data_cache_size_per_sqc) {
+		line = d->gc_scalar_data_cache_line_size;
+		if (line_missing && !line)
+			line = 64;
+		n = rkfd_amdgpu_crat_push(out, n, max, d->gc_l1_data_cache_size_per_sqc, 1,
+					  line, data, d->gc_num_sqc_per_wgp * 2);
+	}
+	/* GL1 Data Cache per SA: upstream sets its line size only if missing */
+	if (d->gc_gl1c_per_sa && d->gc_gl1c_size_per_instance)
+		n = rkfd_amdgpu_crat_push(out, n, max,
+					  d->gc_gl1c_per_sa * d->gc_gl1c_size_per_instance, 1,
+					  line_missing ? 128 : 0, data, d->max_cu_per_sh);
+	/* L2 Data Cache per GPU (Total Tex Cache) */
+	if (d->gc_gl2c_per_gpu) {
+		line = d->gc_tcc_cache_line_size;
+		if (line_missing && !line)
+			line = 128;
+		n = rkfd_amdgpu_crat_push(out, n, max, d->gc_gl2c_per_gpu, 2, line, data,
+					  d->max_cu_per_sh);
+	}
+	/* L3 Data Cache per GPU (MALL, "Infinity Cache") */
+	if (d->mall_size)
+		n = rkfd_amdgpu_crat_push(out, n, max, (u32)(d->mall_size / 1024), 3, 64, data,
+					  d->max_cu_per_sh);
+	return n;
+}
+
+/*
+ * Upstream kfd_get_gpu_cache_info() (amdkfd/kfd_crat.c) for the GC
+ * versions the bridge attaches: GC 9.4.2 has aldebaran_cache_info, GC
+ * 11.0.x the levels of its gfx config with cache_line_size_missing set.
+ * The number of entries written to @out, at most @max; 0 for any other
+ * GC version.
+ */
+static inline u32 rkfd_amdgpu_crat_caches(const struct rkfd_amdgpu_desc *d,
+					  struct rkfd_amdgpu_crat_cache *out, u32 max)
+{
+	u32 gc = (d->gc_major << 16) | (d->gc_minor << 8) | d->gc_rev;
+	u32 i, n = 0;
+
+	if (gc == ((9 << 16) | (4 << 8) | 2)) {
+		for (i = 0; i < ARRAY_SIZE(rkfd_amdgpu_aldebaran_caches) && n < max; i++)
+			out[n++] = rkfd_amdgpu_aldebaran_caches[i];
+		return n;
+	}
+	if (d->gc_major == 11 && d->gc_minor == 0 &&
+	    (d->gc_rev == 0 || d->gc_rev == 1 || d->gc_rev == 4))
+		return rkfd_amdgpu_caches_from_gfx_config(d, true, out, max);
+	return 0;
+}
+
+/*
+ * The HSA cache type of CRAT cache flags, as upstream's fill_in_l1_pcache()
+ * and fill_in_l2_l3_pcache() (amdkfd/kfd_topology.c) set cache_type.
+ */
+static inline u32 rkfd_amdgpu_hsa_cache_type(u32 flags)
+{
+	u32 type = 0;
+
+	if (flags & RKFD_AMDGPU_CRAT_CACHE_DATA)
+		type |= RKFD_AMDGPU_HSA_CACHE_DATA;
+	if (flags & RKFD_AMDGPU_CRAT_CACHE_INST)
+		type |= RKFD_AMDGPU_HSA_CACHE_INST;
+	if (flags & RKFD_AMDGPU_CRAT_CACHE_CPU)
+		type |= RKFD_AMDGPU_HSA_CACHE_CPU;
+	if (flags & RKFD_AMDGPU_CRAT_CACHE_SIMD)
+		type |= RKFD_AMDGPU_HSA_CACHE_HSACU;
+	return type;
+}
+
+/*
+ * @info's caches from @d, as upstream kfd_fill_cache_non_crat_info()
+ * lists them: an entry whose num_cu_shared is 0 shares no CU (upstream's
+ * sibling mask is then empty and it adds no cache), so it is dropped;
+ * more than 32 CUs (the width of upstream's CU bitmap) count as 32.
+ */
+static inline void rkfd_amdgpu_derive_caches(const struct rkfd_amdgpu_desc *d,
+					     struct rkfd_amdgpu_info *info)
+{
+	struct rkfd_amdgpu_crat_cache crat[RKFD_AMDGPU_MAX_CACHES];
+	u32 i, n = rkfd_amdgpu_crat_caches(d, crat, RKFD_AMDGPU_MAX_CACHES);
+
+	info->num_caches = 0;
+	for (i = 0; i < n; i++) {
+		struct rkfd_amdgpu_cache *c = &info->caches[info->num_caches];
+
+		if (!crat[i].num_cu_shared || !crat[i].cache_level)
+			continue;
+		c->level = crat[i].cache_level;
+		c->size_kib = crat[i].cache_size;
+		c->line_size = crat[i].cache_line_size;
+		c->type = rkfd_amdgpu_hsa_cache_type(crat[i].flags);
+		c->cus_shared = crat[i].num_cu_shared > 32 ? 32 : crat[i].num_cu_shared;
+		info->num_caches++;
+	}
+}
+
+/*
+ * The node's hive_id as upstream kgd2kfd_device_init() (amdkfd/kfd_device.c)
+ * sets kfd->hive_id: amdgpu's XGMI hive when amdgpu.use_xgmi_p2p is on,
+ * else 0.  (Its fallback for a multi-partition GPU, the PCI id when
+ * num_nodes > 1, does not apply: the bridge attaches no GC 9.4.3.)
+ */
+static inline u64 rkfd_amdgpu_hive_id(const struct rkfd_amdgpu_desc *d)
+{
+	return d->use_xgmi_p2p ? d->xgmi_hive_id : 0;
+}
 
 /*
  * gfx_target_version as upstream kgd2kfd_probe() (amdkfd/kfd_device.c)
@@ -107,6 +317,8 @@ static inline bool rkfd_amdgpu_derive(const struct rkfd_amdgpu_desc *d,
 	info->vram_width = d->vram_width;
 	info->mem_clk_max = d->mem_clk_max;
 	info->vram_is_public = d->local_mem_size_private == 0;
+	rkfd_amdgpu_derive_caches(d, info);
+	info->hive_id = rkfd_amdgpu_hive_id(d);
 	return true;
 }
 

@@ -671,7 +671,9 @@ void *rkfd_amdgpu_dev_probe(void *adev, const struct rkfd_amdgpu_info *in)
 {
 	struct rkfd_amdgpu_dev *bdev;
 	struct kgd_gpu_info *info;
+	u32 i;
 
+	BUILD_BUG_ON(RKFD_AMDGPU_MAX_CACHES != KGD_MAX_CACHES);
 	bdev = kzalloc_obj(*bdev, GFP_KERNEL);
 	info = kzalloc_obj(*info, GFP_KERNEL);
 	if (!bdev || !info)
@@ -709,7 +711,20 @@ void *rkfd_amdgpu_dev_probe(void *adev, const struct rkfd_amdgpu_info *in)
 	info->mem_clk_max = in->mem_clk_max;
 	info->vram_is_public = in->vram_is_public;
 	info->doorbell_process_size = 8192;	/* gfx9+ (amdkfd's kfd_doorbell_process_slice) */
-	/* Not derived yet: caches, CWSR sizes, queue counts, capability bits. */
+	/* kfd_get_gpu_cache_info's levels (rkfd_amdgpu_derive_caches) */
+	info->num_caches = min_t(u32, in->num_caches, KGD_MAX_CACHES);
+	for (i = 0; i < info->num_caches; i++) {
+		info->caches[i].level = in->caches[i].level;
+		info->caches[i].size_kib = in->caches[i].size_kib;
+		info->caches[i].cache_line_size = in->caches[i].line_size;
+		info->caches[i].type = in->caches[i].type;
+		info->caches[i].cus_per_cache = in->caches[i].cus_shared;
+	}
+	info->hive_id = in->hive_id;
+	/*
+	 * Not derived yet: CWSR and control-stack sizes, CP queue counts,
+	 * capability bits, XGMI io_links.
+	 */
 	bdev->info = info;
 	return bdev;
 fail:

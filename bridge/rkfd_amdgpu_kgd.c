@@ -17,10 +17,12 @@
 #include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/pid.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/xarray.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -91,6 +93,24 @@ static struct amdgpu_device *rkfd_amdgpu_hws_adev(struct rkfd_amdgpu_hws *hws);
 static void rkfd_amdgpu_hws_add_vm(struct rkfd_amdgpu_hws *hws, struct rkfd_amdgpu_vm *vm);
 static void rkfd_amdgpu_hws_del_vm(struct rkfd_amdgpu_hws *hws, struct rkfd_amdgpu_vm *vm);
 
+/*
+ * amdgpu's use_xgmi_p2p parameter (amdgpu_use_xgmi_p2p, which upstream's
+ * kgd2kfd_device_init reads before it takes the XGMI hive id; not
+ * exported): read from amdgpu's own parameter table, the value sysfs
+ * shows (0444, fixed at load).  Upstream's default (1) if amdgpu has no
+ * such int parameter.
+ */
+static bool rkfd_amdgpu_use_xgmi_p2p(struct amdgpu_device *adev)
+{
+	struct module *mod = adev->dev->driver ? adev->dev->driver->owner : NULL;
+	unsigned int i;
+
+	for (i = 0; mod && i < mod->num_kp; i++)
+		if (!strcmp(mod->kp[i].name, "use_xgmi_p2p") && mod->kp[i].ops == &param_ops_int)
+			return *(const int *)mod->kp[i].arg != 0;
+	return true;
+}
+
 /* The plain values rkfd_amdgpu_derive() turns into topology values. */
 static void rkfd_amdgpu_read_desc(struct amdgpu_device *adev, bool vf,
 				  struct rkfd_amdgpu_desc *d)
@@ -133,6 +153,24 @@ static void rkfd_amdgpu_read_desc(struct amdgpu_device *adev, bool vf,
 	d->local_mem_size_public = mem.local_mem_size_public;
 	d->vram_width = mem.vram_width;
 	d->mem_clk_max = mem.mem_clk_max;
+	/* What kfd_fill_gpu_cache_info_from_gfx_config() reads (GC 11). */
+	d->gc_tcp_l1_size = adev->gfx.config.gc_tcp_l1_size;
+	d->gc_num_tcp_per_wpg = adev->gfx.config.gc_num_tcp_per_wpg;
+	d->gc_tcp_cache_line_size = adev->gfx.config.gc_tcp_cache_line_size;
+	d->gc_l1_instruction_cache_size_per_sqc =
+		adev->gfx.config.gc_l1_instruction_cache_size_per_sqc;
+	d->gc_num_sqc_per_wgp = adev->gfx.config.gc_num_sqc_per_wgp;
+	d->gc_instruction_cache_line_size = adev->gfx.config.gc_instruction_cache_line_size;
+	d->gc_l1_data_cache_size_per_sqc = adev->gfx.config.gc_l1_data_cache_size_per_sqc;
+	d->gc_scalar_data_cache_line_size = adev->gfx.config.gc_scalar_data_cache_line_size;
+	d->gc_gl1c_per_sa = adev->gfx.config.gc_gl1c_per_sa;
+	d->gc_gl1c_size_per_instance = adev->gfx.config.gc_gl1c_size_per_instance;
+	d->gc_gl2c_per_gpu = adev->gfx.config.gc_gl2c_per_gpu;
+	d->gc_tcc_cache_line_size = adev->gfx.config.gc_tcc_cache_line_size;
+	d->mall_size = adev->gmc.mall_size;
+	/* kgd2kfd_device_init's hive id */
+	d->xgmi_hive_id = adev->gmc.xgmi.hive_id;
+	d->use_xgmi_p2p = rkfd_amdgpu_use_xgmi_p2p(adev);
 }
 
 /* amdgpu_kfd_ops.probe: one GPU amdgpu offers becomes an rkfd device. */

@@ -485,6 +485,8 @@ pub(crate) fn gpu_info(kgd: &Kgd) -> Result<kabi::GpuInfo> {
         vram_is_public: u32::from(p.vram_is_public),
         doorbell_process_size: p.doorbell_process_size(),
         gb_addr_config: p.gb_addr_config(),
+        // No XGMI hive is modelled: every virtual GPU stands alone.
+        hive_id: 0,
         ..Default::default()
     };
     let name = p.asic_name.as_bytes();

@@ -122,6 +122,12 @@ struct kgd_gpu_info {
 	 */
 	__u32 gb_addr_config;
 	__u32 pad;
+	/*
+	 * The XGMI hive the GPU belongs to, nodes/N/properties hive_id
+	 * (upstream kgd2kfd_device_init: amdgpu's gmc.xgmi.hive_id when
+	 * amdgpu.use_xgmi_p2p is set); 0: in no hive.
+	 */
+	__u64 hive_id;
 };
 
 /* ALLOC_MEMORY_OF_GPU as the GPU driver sees it. */

@@ -281,6 +281,8 @@ impl Gpu {
             location_id: i.location_id,
             domain: i.domain,
             drm_render_minor: i.drm_render_minor,
+            // Upstream: `kfd->hive_id`, amdgpu's XGMI hive (0: none).
+            hive_id: i.hive_id,
             num_sdma_engines: i.num_sdma_engines,
             num_sdma_xgmi_engines: i.num_sdma_xgmi_engines,
             num_sdma_queues_per_engine: i.num_sdma_queues_per_engine,

@@ -229,11 +229,24 @@ mod suite {
         assert_eq!(check_keys(&p, &keys, "local_mem_size")?, 0);
         assert_eq!(check_keys(&p, &keys, "capability")?, 0x2000);
         assert_eq!(check_keys(&p, &keys, "max_engine_clk_ccompute")?, 2400);
+        // In no XGMI hive.
+        assert_eq!(check_keys(&p, &keys, "hive_id")?, 0);
         assert_eq!(render(|o| n.show(0, o))?.as_slice(), b"4660\n");
         assert_eq!(render(|o| n.show(1, o))?.as_slice(), b"virtual gfx1030\n");
         let m = render(|o| n.mem_banks[0].write_properties(o))?;
         assert_eq!(check_keys(&m, &MEM_KEYS, "heap_type")?, 1);
         assert_eq!(check_keys(&m, &MEM_KEYS, "size_in_bytes")?, 1 << 30);
+        Ok(())
+    }
+
+    #[test]
+    fn hive_id_reaches_node_properties() -> Result {
+        let mut info = sample_gpu(0x300);
+        info.hive_id = 0x1a2b_3c4d_5e6f_7081;
+        let g = Gpu::new(&info, 0x1234, gpu::FIRST_PROCESSOR_ID)?;
+        let nodes = build(core::slice::from_ref(&g))?;
+        let p = render(|o| nodes[2].write_properties(o, 2400))?;
+        assert_eq!(check_keys(&p, &gpu_keys()?, "hive_id")?, 0x1a2b_3c4d_5e6f_7081);
         Ok(())
     }
 

@@ -9,6 +9,8 @@
  * Also the HWS path's pure part: amdgpu's kfd2kgd table and MQD layout per
  * GC version (amdkfd's kgd2kfd_probe), the kernel doorbell's BAR index
  * and the HIQ MQD's doorbell control.
+ * Also the caches (against upstream's own kfd_crat.c code and tables,
+ * copied by gen-upstream.sh) and the XGMI hive id.
  * Also SVM's pure part: what an svm_map entry becomes and the runs one
  * page-table update each covers, a VRAM page's PTE address, the runs of
  * consecutive VRAM frames one SDMA copy covers and the checks on a VRAM
@@ -56,6 +58,21 @@ static const struct rkfd_amdgpu_desc w7900 = {
 	.max_engine_clk_mhz = 2495, .mec_fw = 2120, .sdma_fw = 21,
 	.local_mem_size_private = 48 * GiB - 256 * MiB, .local_mem_size_public = 256 * MiB,
 	.vram_width = 384, .mem_clk_max = 1124,
+	/*
+	 * IP discovery's gc_info v1.2 of Navi 31 as the virtual GPU's gfx1100
+	 * profile has it (vgpu/profile.rs): 32 KiB TCP (L0) per CU, 2 TCPs
+	 * and 1 SQC per WGP, 64 KiB instruction and 16 KiB scalar cache per
+	 * SQC, 256 KiB GL1 per shader array, 6 MiB L2; gc_info v1.2 carries
+	 * no line sizes (upstream's "Cacheline size not available in IP
+	 * discovery for gc11").  AMD's W7900 specification: 6 MB L2, 96 MB
+	 * Infinity Cache (adev->gmc.mall_size).  Only the GL1 product is
+	 * public, not its split into gl1c_per_sa x gl1c_size_per_instance.
+	 */
+	.gc_tcp_l1_size = 32, .gc_num_tcp_per_wpg = 2,
+	.gc_l1_instruction_cache_size_per_sqc = 64, .gc_num_sqc_per_wgp = 1,
+	.gc_l1_data_cache_size_per_sqc = 16,
+	.gc_gl1c_per_sa = 1, .gc_gl1c_size_per_instance = 256,
+	.gc_gl2c_per_gpu = 6144, .mall_size = 96 * MiB,
 };
 
 static const struct rkfd_amdgpu_desc r780m = {
@@ -68,6 +85,12 @@ static const struct rkfd_amdgpu_desc r780m = {
 	.max_engine_clk_mhz = 2700, .mec_fw = 2070, .sdma_fw = 19,
 	.local_mem_size_private = 0, .local_mem_size_public = 512 * MiB,
 	.vram_width = 128, .mem_clk_max = 2800,
+	/* As the W7900 (the gfx1103 profile), but a 2 MiB L2 and no MALL. */
+	.gc_tcp_l1_size = 32, .gc_num_tcp_per_wpg = 2,
+	.gc_l1_instruction_cache_size_per_sqc = 64, .gc_num_sqc_per_wgp = 1,
+	.gc_l1_data_cache_size_per_sqc = 16,
+	.gc_gl1c_per_sa = 1, .gc_gl1c_size_per_instance = 256,
+	.gc_gl2c_per_gpu = 2048, .mall_size = 0,
 };
 
 /* An info that derive must not touch: every byte 0x5a. */
@@ -416,6 +439,294 @@ static void svm_path(void)
 	      !rkfd_amdgpu_vram_frames_ok(1, ~0ull, 4096));
 }
 
+/*
+ * Upstream's cache code, copied unchanged from the kernel source by
+ * gen-upstream.sh, over stand-ins for what it reads: the GC version
+ * (KFD_GC_VERSION), asic_type, adev->gfx.config and adev->gmc.mall_size.
+ */
+enum { CHIP_KAVERI = 1, CHIP_HAWAII, CHIP_CARRIZO, CHIP_TONGA, CHIP_FIJI, CHIP_POLARIS10,
+	CHIP_POLARIS11, CHIP_POLARIS12, CHIP_VEGAM, CHIP_IP_DISCOVERY };
+struct amdgpu_device {
+	int asic_type;
+	u32 gc_ip;
+	struct {
+		struct {
+			u32 max_cu_per_sh;
+			u32 gc_tcp_l1_size, gc_num_tcp_per_wpg, gc_tcp_cache_line_size;
+			u32 gc_l1_instruction_cache_size_per_sqc, gc_num_sqc_per_wgp;
+			u32 gc_instruction_cache_line_size;
+			u32 gc_l1_data_cache_size_per_sqc, gc_scalar_data_cache_line_size;
+			u32 gc_gl1c_per_sa, gc_gl1c_size_per_instance;
+			u32 gc_gl2c_per_gpu, gc_tcc_cache_line_size;
+			u32 gc_tcp_size_per_cu, gc_num_cu_per_sqc, gc_tcc_size;
+		} config;
+	} gfx;
+	struct {
+		u64 mall_size;
+	} gmc;
+};
+
+struct kfd_dev {
+	struct amdgpu_device *adev;
+};
+
+struct kfd_node {
+	struct amdgpu_device *adev;
+	struct kfd_dev *kfd;
+};
+
+#define IP_VERSION(mj, mn, rv) (((mj) << 16) | ((mn) << 8) | (rv))
+#define KFD_GC_VERSION(node) ((node)->adev->gc_ip)
+#define fallthrough __attribute__((__fallthrough__))
+#define pr_warn(...) ((void)0)
+#include "upstream-caches.h"
+
+/* upstream's KFD_MAX_CACHE_TYPES (kfd_topology.c): its caller's array */
+#define UPSTREAM_MAX 6
+
+/*
+ * kfd_get_gpu_cache_info() of the GPU @d describes, into @out as upstream's
+ * kfd_fill_cache_non_crat_info() calls it (a zeroed array of 6).
+ */
+static int upstream_caches(const struct rkfd_amdgpu_desc *d, struct kfd_gpu_cache_info *out)
+{
+	struct kfd_gpu_cache_info buf[UPSTREAM_MAX], *p = buf;
+	struct amdgpu_device adev = {
+		.asic_type = CHIP_IP_DISCOVERY,
+		.gc_ip = IP_VERSION(d->gc_major, d->gc_minor, d->gc_rev),
+	};
+	struct kfd_dev kfd = { .adev = &adev };
+	struct kfd_node node = { .adev = &adev, .kfd = &kfd };
+	int n, i;
+
+	adev.gfx.config.max_cu_per_sh = d->max_cu_per_sh;
+	adev.gfx.config.gc_tcp_l1_size = d->gc_tcp_l1_size;
+	adev.gfx.config.gc_num_tcp_per_wpg = d->gc_num_tcp_per_wpg;
+	adev.gfx.config.gc_tcp_cache_line_size = d->gc_tcp_cache_line_size;
+	adev.gfx.config.gc_l1_instruction_cache_size_per_sqc =
+		d->gc_l1_instruction_cache_size_per_sqc;
+	adev.gfx.config.gc_num_sqc_per_wgp = d->gc_num_sqc_per_wgp;
+	adev.gfx.config.gc_instruction_cache_line_size = d->gc_instruction_cache_line_size;
+	adev.gfx.config.gc_l1_data_cache_size_per_sqc = d->gc_l1_data_cache_size_per_sqc;
+	adev.gfx.config.gc_scalar_data_cache_line_size = d->gc_scalar_data_cache_line_size;
+	adev.gfx.config.gc_gl1c_per_sa = d->gc_gl1c_per_sa;
+	adev.gfx.config.gc_gl1c_size_per_instance = d->gc_gl1c_size_per_instance;
+	adev.gfx.config.gc_gl2c_per_gpu = d->gc_gl2c_per_gpu;
+	adev.gfx.config.gc_tcc_cache_line_size = d->gc_tcc_cache_line_size;
+	adev.gmc.mall_size = d->mall_size;
+	memset(buf, 0, sizeof(buf));
+	n = kfd_get_gpu_cache_info(&node, &p);
+	for (i = 0; i < n && i < UPSTREAM_MAX; i++)
+		out[i] = p[i];
+	return n;
+}
+
+/* kfd_topology.c's cache_type of CRAT flags (fill_in_l1_pcache), with upstream's macros. */
+static u32 upstream_type(u32 flags)
+{
+	u32 t = 0;
+
+	if (flags & CRAT_CACHE_FLAGS_DATA_CACHE)
+		t |= HSA_CACHE_TYPE_DATA;
+	if (flags & CRAT_CACHE_FLAGS_INST_CACHE)
+		t |= HSA_CACHE_TYPE_INSTRUCTION;
+	if (flags & CRAT_CACHE_FLAGS_CPU_CACHE)
+		t |= HSA_CACHE_TYPE_CPU;
+	if (flags & CRAT_CACHE_FLAGS_SIMD_CACHE)
+		t |= HSA_CACHE_TYPE_HSACU;
+	return t;
+}
+
+static bool crat_same(const struct rkfd_amdgpu_crat_cache *a, const struct kfd_gpu_cache_info *b)
+{
+	return a->cache_size == b->cache_size && a->cache_level == b->cache_level &&
+	       a->cache_line_size == b->cache_line_size && a->flags == b->flags &&
+	       a->num_cu_shared == b->num_cu_shared;
+}
+
+/*
+ * @d's caches as the bridge derives them against upstream's code on the
+ * same values: the CRAT list entry for entry, then rkfd's caches (the
+ * entries that share a CU, with upstream's HSA type).  @expect_n: the
+ * number of caches rkfd gets.  Returns the bridge's info for more checks.
+ */
+static struct rkfd_amdgpu_info same_as_upstream(const char *what, const struct rkfd_amdgpu_desc *d,
+						int expect_n)
+{
+	struct kfd_gpu_cache_info up[UPSTREAM_MAX];
+	struct rkfd_amdgpu_crat_cache br[RKFD_AMDGPU_MAX_CACHES];
+	struct rkfd_amdgpu_info info;
+	int n_up = upstream_caches(d, up), i, k = 0;
+	u32 n_br = rkfd_amdgpu_crat_caches(d, br, RKFD_AMDGPU_MAX_CACHES);
+	bool same = (int)n_br == n_up, ok;
+	char msg[200];
+
+	for (i = 0; same && i < n_up; i++)
+		same = crat_same(&br[i], &up[i]);
+	snprintf(msg, sizeof(msg),
+		 "%s: %u cache levels, each as upstream's kfd_get_gpu_cache_info (%d)",
+		 what, n_br, n_up);
+	CHECK(msg, same);
+
+	memset(&info, 0, sizeof(info));
+	ok = rkfd_amdgpu_derive(d, &info);
+	for (i = 0; ok && i < n_up; i++) {
+		const struct rkfd_amdgpu_cache *c = &info.caches[k];
+
+		if (!up[i].num_cu_shared)
+			continue;	/* upstream lists no cache for it */
+		ok = k < (int)info.num_caches && c->level == up[i].cache_level &&
+		     c->size_kib == up[i].cache_size && c->line_size == up[i].cache_line_size &&
+		     c->type == upstream_type(up[i].flags) && c->cus_shared == up[i].num_cu_shared;
+		k++;
+	}
+	snprintf(msg, sizeof(msg), "%s: rkfd gets %d caches (got %u), upstream's type and CUs",
+		 what, expect_n, info.num_caches);
+	CHECK(msg, ok && k == (int)info.num_caches && expect_n == k);
+	return info;
+}
+
+static bool eq(u32 a, u32 b)
+{
+	return a == b;
+}
+
+static void check_caches(void)
+{
+	struct rkfd_amdgpu_crat_cache br[RKFD_AMDGPU_MAX_CACHES];
+	struct rkfd_amdgpu_desc d;
+	struct rkfd_amdgpu_info info;
+	bool same;
+	u32 i, n;
+
+	/* The bridge's constants are upstream's. */
+	CHECK("CRAT cache flags as kfd_crat.h",
+	      eq(RKFD_AMDGPU_CRAT_CACHE_ENABLED, CRAT_CACHE_FLAGS_ENABLED) &&
+	      eq(RKFD_AMDGPU_CRAT_CACHE_DATA, CRAT_CACHE_FLAGS_DATA_CACHE) &&
+	      eq(RKFD_AMDGPU_CRAT_CACHE_INST, CRAT_CACHE_FLAGS_INST_CACHE) &&
+	      eq(RKFD_AMDGPU_CRAT_CACHE_CPU, CRAT_CACHE_FLAGS_CPU_CACHE) &&
+	      eq(RKFD_AMDGPU_CRAT_CACHE_SIMD, CRAT_CACHE_FLAGS_SIMD_CACHE));
+	CHECK("HSA cache types as kfd_sysfs.h",
+	      eq(RKFD_AMDGPU_HSA_CACHE_DATA, HSA_CACHE_TYPE_DATA) &&
+	      eq(RKFD_AMDGPU_HSA_CACHE_INST, HSA_CACHE_TYPE_INSTRUCTION) &&
+	      eq(RKFD_AMDGPU_HSA_CACHE_CPU, HSA_CACHE_TYPE_CPU) &&
+	      eq(RKFD_AMDGPU_HSA_CACHE_HSACU, HSA_CACHE_TYPE_HSACU));
+	for (same = true, i = 0; i < 32; i++)
+		same &= rkfd_amdgpu_hsa_cache_type(1u << i) == upstream_type(1u << i);
+	CHECK("each CRAT flag bit gives upstream's HSA type", same);
+
+	/* GC 9.4.2: aldebaran_cache_info itself, entry for entry. */
+	same = ARRAY_SIZE(rkfd_amdgpu_aldebaran_caches) == ARRAY_SIZE(aldebaran_cache_info);
+	for (i = 0; same && i < ARRAY_SIZE(aldebaran_cache_info); i++)
+		same = crat_same(&rkfd_amdgpu_aldebaran_caches[i], &aldebaran_cache_info[i]);
+	CHECK("the bridge's aldebaran table is kfd_crat.c's aldebaran_cache_info", same);
+	info = same_as_upstream("gfx90a (MI210)", &mi210, 4);
+	CHECK("gfx90a: L1 16 KiB/CU, I$ 32 KiB/2 CUs, K$ 16 KiB/2 CUs, L2 8 MiB/14 CUs",
+	      info.caches[0].level == 1 && info.caches[0].size_kib == 16 &&
+	      info.caches[0].type == 9 && info.caches[0].cus_shared == 1 &&
+	      info.caches[1].type == 10 && info.caches[1].size_kib == 32 &&
+	      info.caches[1].cus_shared == 2 && info.caches[2].type == 9 &&
+	      info.caches[3].level == 2 && info.caches[3].size_kib == 8192 &&
+	      info.caches[3].line_size == 128 && info.caches[3].cus_shared == 14);
+
+	/* GC 11: from the gfx config, line sizes missing. */
+	info = same_as_upstream("gfx1100 (W7900)", &w7900, 6);
+	CHECK("gfx1100: L1 32/128, I$ 64/128, K$ 16/64, GL1 256/128, L2 6144/128, L3 98304/64",
+	      info.caches[0].size_kib == 32 && info.caches[0].line_size == 128 &&
+	      info.caches[0].cus_shared == 1 && info.caches[0].type == 9 &&
+	      info.caches[1].size_kib == 64 && info.caches[1].line_size == 128 &&
+	      info.caches[1].cus_shared == 2 && info.caches[1].type == 10 &&
+	      info.caches[2].size_kib == 16 && info.caches[2].line_size == 64 &&
+	      info.caches[2].cus_shared == 2 &&
+	      info.caches[3].level == 1 && info.caches[3].size_kib == 256 &&
+	      info.caches[3].line_size == 128 && info.caches[3].cus_shared == 8 &&
+	      info.caches[4].level == 2 && info.caches[4].size_kib == 6144 &&
+	      info.caches[4].cus_shared == 8 &&
+	      info.caches[5].level == 3 && info.caches[5].size_kib == 96 * 1024 &&
+	      info.caches[5].line_size == 64 && info.caches[5].cus_shared == 8);
+	info = same_as_upstream("gfx1103 (780M, GC 11.0.1)", &r780m, 5);
+	CHECK("gfx1103: no L3 without a MALL, L2 2048 KiB, GL1 and L2 shared by 6 CUs",
+	      info.caches[4].level == 2 && info.caches[4].size_kib == 2048 &&
+	      info.caches[3].cus_shared == 6 && info.caches[4].cus_shared == 6);
+	d = r780m;
+	d.gc_rev = 4;
+	same_as_upstream("gfx1103 (GC 11.0.4)", &d, 5);
+	d = w7900;
+	d.gc_tcp_cache_line_size = 64;
+	d.gc_tcc_cache_line_size = 256;
+	info = same_as_upstream("gfx1100 with line sizes in its gc_info", &d, 6);
+	CHECK("a line size amdgpu reports is kept",
+	      info.caches[0].line_size == 64 && info.caches[4].line_size == 256);
+
+	/* A field amdgpu leaves 0 drops that level, as upstream. */
+	d = w7900;
+	d.gc_gl2c_per_gpu = 0;
+	info = same_as_upstream("gfx1100 without gc_gl2c_per_gpu", &d, 5);
+	CHECK("no L2 without gc_gl2c_per_gpu", info.caches[4].level == 3);
+	d = w7900;
+	d.gc_gl1c_size_per_instance = 0;
+	same_as_upstream("gfx1100 without gc_gl1c_size_per_instance (no GL1)", &d, 5);
+	d = w7900;
+	d.gc_l1_instruction_cache_size_per_sqc = 0;
+	d.mall_size = 0;
+	same_as_upstream("gfx1100 without I$ and MALL", &d, 4);
+	d = w7900;
+	d.gc_num_tcp_per_wpg = 0;
+	info = same_as_upstream("gfx1100 with gc_num_tcp_per_wpg 0 (an L1 shared by no CU)", &d, 5);
+	CHECK("the L1 shared by no CU is not given to rkfd", info.caches[0].type == 10);
+	d = w7900;
+	d.gc_tcp_l1_size = 0;
+	d.gc_l1_instruction_cache_size_per_sqc = 0;
+	d.gc_l1_data_cache_size_per_sqc = 0;
+	d.gc_gl1c_per_sa = 0;
+	d.gc_gl2c_per_gpu = 0;
+	d.mall_size = 0;
+	same_as_upstream("gfx1100 with an empty gfx config", &d, 0);
+
+	/* Bounded by the caller's room, never past it. */
+	memset(br, 0x5a, sizeof(br));
+	n = rkfd_amdgpu_crat_caches(&w7900, br, 3);
+	CHECK("6 gfx-config levels into room for 3: 3 written, nothing past them",
+	      n == 3 && br[2].cache_level == 1 && br[3].cache_level == 0x5a5a5a5a);
+	memset(br, 0x5a, sizeof(br));
+	n = rkfd_amdgpu_crat_caches(&mi210, br, 2);
+	CHECK("aldebaran's 4 levels into room for 2: 2 written, nothing past them",
+	      n == 2 && br[1].cache_size == 32 && br[2].cache_level == 0x5a5a5a5a);
+	d = w7900;
+	d.gc_num_tcp_per_wpg = 200;
+	memset(&info, 0, sizeof(info));
+	CHECK("more than 32 CUs sharing a cache count as 32 (rkfd's limit)",
+	      rkfd_amdgpu_derive(&d, &info) && info.caches[0].cus_shared == 32);
+	d = mi210;
+	d.gc_minor = 4;
+	d.gc_rev = 3;
+	n = rkfd_amdgpu_crat_caches(&d, br, RKFD_AMDGPU_MAX_CACHES);
+	CHECK("a GC version the bridge does not attach (9.4.3): no caches", n == 0);
+}
+
+static void check_hive(void)
+{
+	struct rkfd_amdgpu_desc d = mi210;
+	struct rkfd_amdgpu_info info;
+
+	d.use_xgmi_p2p = true;
+	memset(&info, 0x5a, sizeof(info));
+	CHECK("no XGMI (amdgpu's hive_id 0): node hive_id 0",
+	      rkfd_amdgpu_derive(&d, &info) && info.hive_id == 0);
+	d.xgmi_hive_id = 0x1a2b3c4d5e6f7081ULL;
+	d.use_xgmi_p2p = true;
+	memset(&info, 0x5a, sizeof(info));
+	CHECK("an XGMI hive with use_xgmi_p2p: amdgpu's hive_id",
+	      rkfd_amdgpu_derive(&d, &info) && info.hive_id == 0x1a2b3c4d5e6f7081ULL);
+	d.use_xgmi_p2p = false;
+	memset(&info, 0x5a, sizeof(info));
+	CHECK("an XGMI hive with use_xgmi_p2p=0: 0, as kgd2kfd_device_init",
+	      rkfd_amdgpu_derive(&d, &info) && info.hive_id == 0);
+	memset(&info, 0x5a, sizeof(info));
+	CHECK("gfx1100 (W7900, no XGMI): hive_id 0",
+	      rkfd_amdgpu_derive(&w7900, &info) && info.hive_id == 0);
+}
+
 int main(void)
 {
 	struct rkfd_amdgpu_desc d;
@@ -456,6 +767,8 @@ int main(void)
 	CHECK("VRAM is private + public; not public when a part is private",
 	      rkfd_amdgpu_derive(&d, &info) && info.vram_size == 64 * GiB && !info.vram_is_public);
 
+	check_caches();
+	check_hive();
 	hws_path();
 	queue_path();
 	svm_path();

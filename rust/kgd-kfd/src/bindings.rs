@@ -117,6 +117,7 @@ pub struct kgd_gpu_info {
     pub caches: [kgd_cache_info; 8usize],
     pub gb_addr_config: __u32,
     pub pad: __u32,
+    pub hive_id: __u64,
 }
 #[repr(C)]
 #[derive(Default, Copy, Clone)]
