@@ -369,6 +369,18 @@ static void rkfd_amdgpu_signal_userptr_fault(struct pid *pid, u64 va)
 	rkfd_amdgpu_kfd_signal_userptr_fault(pid_nr(pid), va);
 }
 
+/*
+ * Whether amdgpu's suspend will evict (and lose) this GPU's VRAM: the
+ * condition of amdgpu_device_evict_resources(), which skips an APU unless
+ * it is going to S4 (hibernation).
+ */
+bool rkfd_amdgpu_vram_lost_at_suspend(void *adev_)
+{
+	struct amdgpu_device *adev = adev_;
+
+	return adev->in_s4 || !(adev->flags & AMD_IS_APU);
+}
+
 u64 rkfd_amdgpu_throttle_counter(void *adev)
 {
 	return amdgpu_dpm_get_thermal_throttling_counter(adev);
@@ -670,8 +682,9 @@ void rkfd_amdgpu_unreserve_mem_limit(u64 size, u32 flags)
  * evicted, so the bridge leaves evict_svm_bo NULL.  A GPU whose VRAM is
  * full of SVM pages makes further VRAM allocations fail (rkfd then keeps
  * pages in system memory), and amdgpu's eviction of VRAM before a suspend
- * or hibernation that powers the GPU off skips pinned BOs, so their pages
- * would not survive it (upstream's would be evicted).
+ * or hibernation skips pinned BOs: so the suspend op has rkfd migrate
+ * every SVM page out of this VRAM first (kgd2kfd_svm_evict_vram,
+ * rkfd_amdgpu_dev_suspend), which frees these BOs' pages.
  *
  * svm_free_vram is called from dev_pagemap_ops folio_free in any context
  * and must not sleep: frames map to their BO in an xarray taken with its
