@@ -159,8 +159,9 @@ const EVICT_TRIES: u32 = 3;
 /// [`to_ram`] with trigger [`MigrateTrigger::TtmEviction`] (SMI
 /// `MIGRATE_START` / `_END` with the range's PREFETCH_LOC and
 /// PREFERRED_LOC, as upstream, when pages moved), up to [`EVICT_TRIES`]
-/// times while the range still has pages there (read back from the page
-/// table, [`RangeList::placement`]'s source).  The ranges keep their
+/// times while the range has pages there (read from the page table
+/// before each try and after the last, [`RangeList::placement`]'s
+/// source).  The ranges keep their
 /// attributes; the migration's own invalidation updates the GPU mappings
 /// (`notifier`: XNACK on unmapped, XNACK off remapped in system memory by
 /// the restore).  A process whose mm has exited or whose SVM is torn down
@@ -251,17 +252,20 @@ impl Svms {
                     break;
                 }
                 let (s, e) = (at.max(vs), ve.min(end));
+                // Asked of the page table first, so a range with nothing
+                // in this VRAM costs one walk (no migration buffers, no
+                // invalidation); an unreadable one counts as all there.
+                let in_vram = || n.locate(&guard, pagemap, s, e).map_or((e - s) / super::PAGE, |(vram, _)| vram);
                 let (mut tries, mut last_err) = (0, None);
                 let stayed = loop {
+                    let vram = in_vram();
+                    if vram == 0 || tries >= EVICT_TRIES {
+                        break vram;
+                    }
                     tries += 1;
                     match to_ram(dev, pagemap, &guard, s, e, MigrateTrigger::TtmEviction, Some(report)) {
                         Ok(k) => moved += k,
                         Err(err) => last_err = Some(err),
-                    }
-                    // An unreadable page table counts the whole piece as left.
-                    let vram = n.locate(&guard, pagemap, s, e).map_or((e - s) / super::PAGE, |(vram, _)| vram);
-                    if vram == 0 || tries >= EVICT_TRIES {
-                        break vram;
                     }
                 };
                 if stayed > 0 {
