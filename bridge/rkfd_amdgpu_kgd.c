@@ -370,14 +370,18 @@ static void rkfd_amdgpu_signal_userptr_fault(struct pid *pid, u64 va)
 }
 
 /*
- * Whether amdgpu's suspend will evict (and lose) this GPU's VRAM: the
- * condition of amdgpu_device_evict_resources(), which skips an APU unless
- * it is going to S4 (hibernation).
+ * Whether the suspend op is amdgpu_device_suspend's (in_suspend: not the
+ * amdgpu_amdkfd_suspend of amdgpu_device_fini_hw, where rkfd's device exit
+ * takes the pages back) and amdgpu_device_evict_resources() will evict
+ * this GPU's VRAM after it: its condition, which skips an APU unless it is
+ * going to S4 (hibernation) and S5 through the S4 callbacks.
  */
 bool rkfd_amdgpu_vram_lost_at_suspend(void *adev_)
 {
 	struct amdgpu_device *adev = adev_;
 
+	if (!adev->in_suspend || system_state == SYSTEM_POWER_OFF)
+		return false;
 	return adev->in_s4 || !(adev->flags & AMD_IS_APU);
 }
 
