@@ -211,6 +211,8 @@ void rkfd_amdgpu_dev_clear_mappings(void *bdev);
 bool rkfd_amdgpu_dev_vmfault_fast_path(void *bdev, u32 pasid);
 /* amdgpu side: the SMU's throttling count; amdgpu's GPU recovery. */
 u64 rkfd_amdgpu_throttle_counter(void *adev);
+/* In amdgpu_device_suspend, with amdgpu_device_evict_resources() evicting VRAM. */
+bool rkfd_amdgpu_vram_lost_at_suspend(void *adev);
 void rkfd_amdgpu_gpu_reset(void *adev);
 /*
  * Process eviction, forwarded to rkfd's kgd2kfd_quiesce_mm, _resume_mm and

@@ -476,13 +476,32 @@ void rkfd_amdgpu_dev_interrupt(void *bdev_, const void *ih_ring_entry)
 	queue_work(system_highpri_wq, &bdev->ih_work);
 }
 
-/* amdgpu_kfd_ops power management and reset: rkfd's, once it has the device. */
+/*
+ * amdgpu_kfd_ops power management and reset: rkfd's, once it has the device.
+ *
+ * suspend: amdgpu_amdkfd_suspend's place in amdgpu_device_suspend, before
+ * amdgpu_device_evict_resources() and before the buffer funcs (the SDMA
+ * copies svm_copy uses) are turned off.  The bridge's SVM VRAM BOs are
+ * pinned, so that eviction skips them; where it evicts VRAM (a dGPU, an
+ * APU going to S4) rkfd moves every process's SVM pages out of this VRAM
+ * first, after its queues are off the GPU (upstream: TTM's eviction of
+ * the SVM BOs, svm_range_evict_svm_bo).  Pages that stay are reported by
+ * rkfd (per process and range) and here; the suspend goes on, as
+ * amdgpu's ignores a failed eviction of a pinned BO.
+ */
 void rkfd_amdgpu_dev_suspend(void *bdev_, bool suspend_proc)
 {
 	struct rkfd_amdgpu_dev *bdev = bdev_;
+	int ret;
 
-	if (bdev->kfd)
-		kgd2kfd_suspend(bdev->kfd, suspend_proc);
+	if (!bdev->kfd)
+		return;
+	kgd2kfd_suspend(bdev->kfd, suspend_proc);
+	if (!bdev->svm || !rkfd_amdgpu_vram_lost_at_suspend(bdev->adev))
+		return;
+	ret = kgd2kfd_svm_evict_vram(bdev->kfd);
+	if (ret)
+		pr_warn("SVM pages left in VRAM at suspend (%d): their data is lost\n", ret);
 }
 
 int rkfd_amdgpu_dev_resume(void *bdev_, bool resume_proc)

@@ -407,6 +407,22 @@ static void rkfd_amdgpu_signal_userptr_fault(struct pid *pid, u64 va)
 	rkfd_amdgpu_kfd_signal_userptr_fault(pid_nr(pid), va);
 }
 
+/*
+ * Whether the suspend op is amdgpu_device_suspend's (in_suspend: not the
+ * amdgpu_amdkfd_suspend of amdgpu_device_fini_hw, where rkfd's device exit
+ * takes the pages back) and amdgpu_device_evict_resources() will evict
+ * this GPU's VRAM after it: its condition, which skips an APU unless it is
+ * going to S4 (hibernation) and S5 through the S4 callbacks.
+ */
+bool rkfd_amdgpu_vram_lost_at_suspend(void *adev_)
+{
+	struct amdgpu_device *adev = adev_;
+
+	if (!adev->in_suspend || system_state == SYSTEM_POWER_OFF)
+		return false;
+	return adev->in_s4 || !(adev->flags & AMD_IS_APU);
+}
+
 u64 rkfd_amdgpu_throttle_counter(void *adev)
 {
 	return amdgpu_dpm_get_thermal_throttling_counter(adev);
@@ -708,8 +724,9 @@ void rkfd_amdgpu_unreserve_mem_limit(u64 size, u32 flags)
  * evicted, so the bridge leaves evict_svm_bo NULL.  A GPU whose VRAM is
  * full of SVM pages makes further VRAM allocations fail (rkfd then keeps
  * pages in system memory), and amdgpu's eviction of VRAM before a suspend
- * or hibernation that powers the GPU off skips pinned BOs, so their pages
- * would not survive it (upstream's would be evicted).
+ * or hibernation skips pinned BOs: so the suspend op has rkfd migrate
+ * every SVM page out of this VRAM first (kgd2kfd_svm_evict_vram,
+ * rkfd_amdgpu_dev_suspend), which frees these BOs' pages.
  *
  * svm_free_vram is called from dev_pagemap_ops folio_free in any context
  * and must not sleep: frames map to their BO in an xarray taken with its

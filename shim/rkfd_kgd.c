@@ -200,6 +200,15 @@ void kgd2kfd_teardown_processes(struct kfd_dev *kfd)
 }
 EXPORT_SYMBOL_GPL(kgd2kfd_teardown_processes);
 
+/* Upstream svm_range_evict_svm_bo for every process's pages in this VRAM. */
+int kgd2kfd_svm_evict_vram(struct kfd_dev *kfd)
+{
+	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);
+
+	return ops && kfd ? ops->svm_evict_vram(kfd) : -EINVAL;
+}
+EXPORT_SYMBOL_GPL(kgd2kfd_svm_evict_vram);
+
 int kgd2kfd_quiesce_mm(struct mm_struct *mm, __u32 trigger)
 {
 	const struct rkfd_kgd2kfd_ops *ops = READ_ONCE(rkfd_kgd_ops);

@@ -96,6 +96,8 @@ struct rkfd_kgd2kfd_ops {
 	int (*start_sched)(struct kfd_dev *kfd, bool start);
 	bool (*compute_active)(struct kfd_dev *kfd);
 	void (*teardown_processes)(struct kfd_dev *kfd);
+	/* SVM VRAM back to system memory (kgd_kfd_interface.h). */
+	int (*svm_evict_vram)(struct kfd_dev *kfd);
 	int (*quiesce_mm)(struct mm_struct *mm, u32 trigger);
 	int (*resume_mm)(struct mm_struct *mm);
 	void (*queue_restore_rescheduled)(struct mm_struct *mm);

@@ -286,6 +286,10 @@ impl Kgd2Kfd for Kgd2KfdEntries {
         crate::power::teardown_processes(dev);
     }
 
+    fn svm_evict_vram(dev: &Device) -> Result {
+        crate::svm::migrate::evict_vram(dev)
+    }
+
     fn quiesce_mm(mm: crate::kabi::kgd::MmId, trigger: u32) -> Result {
         crate::eviction::quiesce_mm(mm, trigger)
     }

@@ -106,8 +106,10 @@
 //!     GPU's MES preempts on its engines before `mes_remove_hw_queue`
 //!     returns).  Never taken by the interrupt path.
 //!  4. [`svm::Svms::flush`] (upstream `flush_work` of `deferred_list_work`):
-//!     held across the deferred `munmap`/restore work and SET_ATTR; taken
-//!     with no other rkfd lock held (never under 2).
+//!     held across the deferred `munmap`/restore work, SET_ATTR and one
+//!     process's part of `kgd2kfd_svm_evict_vram` (which takes 4, 5 and 6
+//!     for each process in turn after 1's snapshot, as SET_ATTR's
+//!     prefetch does); taken with no other rkfd lock held (never under 2).
 //!  5. the mm's `mmap_lock` (kernel): read for faults, prefetch, GET_ATTR
 //!     and the debugfs dump; write where SVM ranges are created or
 //!     reshaped (registering an interval notifier needs it), then

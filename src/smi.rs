@@ -92,7 +92,9 @@ use crate::{
 mod logic;
 
 use logic::{Line, Ring, FIFO_SIZE};
-pub(crate) use logic::{MIGRATE_TRIGGER_PAGEFAULT_GPU, MIGRATE_TRIGGER_PREFETCH, SVM_UNMAP_TRIGGER_UNMAP_FROM_CPU};
+pub(crate) use logic::{
+    MIGRATE_TRIGGER_PAGEFAULT_GPU, MIGRATE_TRIGGER_PREFETCH, MIGRATE_TRIGGER_TTM_EVICTION, SVM_UNMAP_TRIGGER_UNMAP_FROM_CPU,
+};
 
 /// The fifo of one client (C: `client->fifo` under `client->lock`).
 struct Fifo {

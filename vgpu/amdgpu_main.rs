@@ -47,7 +47,10 @@
 //!     `_pre_reset` / `_post_reset` (whose kfd2kgd calls take -1, 0, 1, 2
 //!     and the leaves) and the engines' reset between the last two (-1,
 //!     2), and `kgd2kfd_clear_mappings` before `_pre_reset` (the kernel's
-//!     `i_mmap_rwsem` and page-table locks only); `Gpu::drop` takes it to clear the target before rkfd removes
+//!     `i_mmap_rwsem` and page-table locks only), and
+//!     `kgd2kfd_svm_evict_vram` (rkfd's SVM locks and a process's
+//!     `mmap_lock`, under which its kfd2kgd `svm_copy` and the pages
+//!     freed by the migration take the VRAM pool's leaf, 9); `Gpu::drop` takes it to clear the target before rkfd removes
 //!     the device.  rkfd never calls into this driver's knob.
 //! -1. `Kgd::cp` (`gpu`, `cp`): the CP's scheduler and its HIQ.  Taken by
 //!     the kfd2kgd `hiq_mqd_load`, `ring_kernel_doorbell`, `hws_hang` and

@@ -332,7 +332,13 @@ impl Core {
     /// `post_reset`, `stop_sched` / `start_sched` (node 0), `lock` /
     /// `unlock` (`check_and_lock_kfd`), `teardown`, `clear_mappings`, `sram_ecc`
     /// (`kgd2kfd_set_sram_ecc_flag`, what amdgpu's RAS code calls before
-    /// the reset it asks for).  `EINVAL` for another
+    /// the reset it asks for), `evict_vram` (`kgd2kfd_svm_evict_vram`: every
+    /// process's SVM pages in this VRAM back to system memory, what TTM's
+    /// eviction of the KFD's SVM BOs does in `amdgpu_device_evict_resources`),
+    /// and `suspend_evict`: `suspend`, then, unless the profile is an APU
+    /// (whose memory survives a suspend; upstream evicts an APU's only for
+    /// S4), `evict_vram`, as the bridge's suspend op over the real amdgpu.
+    /// `EINVAL` for another
     /// word, `ENODEV` while rkfd does not have the GPU, else rkfd's errno
     /// (a reset whose `pre_reset` fails is not done).  Process context.
     pub(crate) fn power_op(&self, op: &[u8]) -> Result {
@@ -351,13 +357,20 @@ impl Core {
             b"teardown" => Some(P::Teardown),
             b"sram_ecc" => Some(P::SramEcc),
             b"clear_mappings" => Some(P::ClearMappings),
-            b"reset" => None,
+            b"evict_vram" => Some(P::EvictVram),
+            b"reset" | b"suspend_evict" => None,
             _ => return Err(EINVAL),
         };
         let guard = self.power.lock();
         let t = guard.as_ref().ok_or(ENODEV)?;
         if let Some(op) = single {
             return t.kfd.power(op);
+        }
+        if op == b"suspend_evict" {
+            // amdgpu_device_suspend: amdgpu_amdkfd_suspend, then
+            // amdgpu_device_evict_resources (VRAM of a dGPU only).
+            t.kfd.power(P::Suspend)?;
+            return if self.profile.apu { Ok(()) } else { t.kfd.power(P::EvictVram) };
         }
         // amdgpu_device_gpu_recover: user space loses the doorbells and
         // the MMIO page before the GPU halts.

@@ -1254,8 +1254,9 @@ static DEVICE_ATTR_WO(vgpu_throttle);
  * vgpu_power (write: root): writing suspend, resume, reset, ... does what amdgpu
  * does to the KFD at a suspend, a resume or a GPU reset (the calls into
  * rkfd, in amdgpu's order, and for reset the engines' reset between
- * kgd2kfd_pre_reset and kgd2kfd_post_reset); the write fails with rkfd's
- * errno.  Reading shows rkfd's kgd2kfd_compute_active.
+ * kgd2kfd_pre_reset and kgd2kfd_post_reset; evict_vram and suspend_evict
+ * the VRAM eviction of a suspend, kgd2kfd_svm_evict_vram); the write fails
+ * with rkfd's errno.  Reading shows rkfd's kgd2kfd_compute_active.
  */
 static ssize_t vgpu_power_store(struct device *dev, struct device_attribute *attr,
 				const char *buf, size_t count)

@@ -764,5 +764,29 @@ int kgd2kfd_start_sched(struct kfd_dev *kfd, __u32 node_id);
 int kgd2kfd_stop_sched(struct kfd_dev *kfd, __u32 node_id);
 int kgd2kfd_compute_active(struct kfd_dev *kfd, __u32 node_id);
 void kgd2kfd_teardown_processes(struct kfd_dev *kfd);
+/*
+ * Moves every SVM page any KFD process holds in this device's VRAM back to
+ * system memory (upstream svm_range_evict_svm_bo, which TTM's eviction of
+ * the KFD's SVM BOs runs during amdgpu_device_evict_resources; a GPU driver
+ * whose SVM VRAM is not evictable by its memory manager calls this before
+ * the VRAM is lost: a suspend after kgd2kfd_suspend, hibernation).  Each
+ * range keeps its attributes; its pages' location becomes system memory
+ * (SMI MIGRATE_START / _END with trigger KFD_MIGRATE_TRIGGER_TTM_EVICTION,
+ * per range that had pages there), its GPU mappings are updated as after
+ * any migration (XNACK on: unmapped, a later GPU access faults them in
+ * again, possibly back into VRAM; XNACK off: the restore remaps them in
+ * system memory), and a later prefetch may move them back.  Processes
+ * whose address space or KFD state is going away are skipped (their
+ * teardown frees or migrates their pages).
+ * 0 on return: no SVM page of any KFD process is left in this GPU's VRAM.
+ * Otherwise -EBUSY (pages the kernel would not migrate: pinned or busy,
+ * after three tries per range) or -ENOMEM (no system memory for them),
+ * after trying every process; dmesg names each process and range with
+ * the count of pages left.  -EINVAL for a NULL @kfd.  Process context,
+ * none of the GPU driver's locks held that a kfd2kgd call takes (svm_copy
+ * and svm_free_vram are called); takes each process's SVM locks and
+ * mmap_lock (read) in rkfd's order, never Process::inner; sleeps.
+ */
+int kgd2kfd_svm_evict_vram(struct kfd_dev *kfd);
 
 #endif /* RKFD_KGD_KFD_INTERFACE_H */

@@ -873,6 +873,11 @@ pub(crate) trait Kgd2Kfd: 'static {
 
     /// `kgd2kfd_teardown_processes`.
     fn teardown_processes(dev: &Self::Device);
+
+    /// `kgd2kfd_svm_evict_vram`: every process's SVM pages in the device's
+    /// VRAM back to system memory (upstream `svm_range_evict_svm_bo`);
+    /// `EBUSY` / `ENOMEM` if some stayed.  Process context.
+    fn svm_evict_vram(dev: &Self::Device) -> Result;
     /// `kgd2kfd_quiesce_mm`: stop the queues of `mm`'s process (`ESRCH`:
     /// none), `trigger` a `KFD_QUEUE_EVICTION_TRIGGER_*`.
     fn quiesce_mm(mm: MmId, trigger: u32) -> Result;
@@ -962,6 +967,7 @@ impl<T: Kgd2Kfd> Kgd2KfdTable<T> {
         start_sched: Some(Self::start_sched),
         compute_active: Some(Self::compute_active),
         teardown_processes: Some(Self::teardown_processes),
+        svm_evict_vram: Some(Self::svm_evict_vram),
         quiesce_mm: Some(Self::quiesce_mm),
         resume_mm: Some(Self::resume_mm),
         queue_restore_rescheduled: Some(Self::queue_restore_rescheduled),
@@ -1218,6 +1224,16 @@ impl<T: Kgd2Kfd> Kgd2KfdTable<T> {
     unsafe extern "C" fn teardown_processes(kfd: *mut kfd_dev) {
         // SAFETY: Caller's contract.
         T::teardown_processes(unsafe { Self::borrow_device(kfd) });
+    }
+
+    /// `kgd2kfd_svm_evict_vram`.
+    ///
+    /// # Safety
+    ///
+    /// `kfd` is a live device handle.
+    unsafe extern "C" fn svm_evict_vram(kfd: *mut kfd_dev) -> c_int {
+        // SAFETY: Caller's contract.
+        to_errno(T::svm_evict_vram(unsafe { Self::borrow_device(kfd) }))
     }
 
     /// `kgd2kfd_quiesce_mm`.

@@ -157,6 +157,9 @@ pub struct rkfd_kgd2kfd_ops {
     pub teardown_processes: ::core::option::Option<
         unsafe extern "C" fn(kfd: *mut kfd_dev),
     >,
+    pub svm_evict_vram: ::core::option::Option<
+        unsafe extern "C" fn(kfd: *mut kfd_dev) -> kernel::ffi::c_int,
+    >,
     pub quiesce_mm: ::core::option::Option<
         unsafe extern "C" fn(
             mm: *mut mm_struct,

@@ -45,6 +45,10 @@ pub(crate) enum MigrateTrigger {
     /// The XNACK-off restore remapping a range (rkfd: upstream's restore
     /// does not migrate; reported as a GPU page fault would be).
     Restore,
+    /// The GPU driver evicts the device's VRAM (`kgd2kfd_svm_evict_vram`;
+    /// upstream `KFD_MIGRATE_TRIGGER_TTM_EVICTION`, from
+    /// `svm_range_evict_svm_bo`).
+    TtmEviction,
 }
 
 impl MigrateTrigger {
@@ -53,6 +57,7 @@ impl MigrateTrigger {
         match self {
             MigrateTrigger::Prefetch => smi::MIGRATE_TRIGGER_PREFETCH,
             MigrateTrigger::PagefaultGpu | MigrateTrigger::Restore => smi::MIGRATE_TRIGGER_PAGEFAULT_GPU,
+            MigrateTrigger::TtmEviction => smi::MIGRATE_TRIGGER_TTM_EVICTION,
         }
     }
 }
@@ -139,6 +144,51 @@ pub(crate) fn to_ram(
     })
 }
 
+/// How often one range's migration out of a VRAM being evicted is tried
+/// while pages stay behind (upstream `svm_range_evict_svm_bo`'s
+/// `retries = 3`: a page can be busy, its reference held by a racing
+/// fault or GUP, for a moment).
+const EVICT_TRIES: u32 = 3;
+
+/// `kgd2kfd_svm_evict_vram`: every SVM page any process holds in `dev`'s
+/// VRAM goes back to system memory (upstream `svm_range_evict_svm_bo` for
+/// every SVM BO of the device, as TTM's eviction of VRAM before a suspend
+/// runs it).  Per process, with the locks SET_ATTR's prefetch takes in
+/// the crate root's order ([`Svms::flush`], `mmap_lock` read,
+/// [`Svms::list`]; never `Process::inner`), per range and VMA:
+/// [`to_ram`] with trigger [`MigrateTrigger::TtmEviction`] (SMI
+/// `MIGRATE_START` / `_END` with the range's PREFETCH_LOC and
+/// PREFERRED_LOC, as upstream, when pages moved), up to [`EVICT_TRIES`]
+/// times while the range has pages there (read from the page table
+/// before each try and after the last, [`RangeList::placement`]'s
+/// source).  The ranges keep their
+/// attributes; the migration's own invalidation updates the GPU mappings
+/// (`notifier`: XNACK on unmapped, XNACK off remapped in system memory by
+/// the restore).  A process whose mm has exited or whose SVM is torn down
+/// is skipped: its teardown frees or migrates its pages.  Pages left are
+/// logged per process and range with their count; `EBUSY` (or `ENOMEM`
+/// if system memory ran out) after every process was tried.
+pub(crate) fn evict_vram(dev: &Device) -> Result {
+    let Some(pagemap) = dev.vram_pagemap.as_ref() else { return Ok(()) };
+    let all = crate::process::snapshot()?;
+    let (mut moved, mut left, mut no_mem) = (0u64, 0u64, false);
+    for p in all.iter() {
+        let (m, l, nm) = p.svms.evict_vram(dev, pagemap);
+        moved += m;
+        if l > 0 {
+            kfd_warn!("svm: GPU {}: {} pages of pid {} stay in VRAM after the eviction\n", dev.gpu_id(), l, p.pid());
+        }
+        left += l;
+        no_mem |= nm;
+    }
+    if left > 0 {
+        kfd_warn!("svm: GPU {}: VRAM eviction left {} pages in VRAM ({} moved)\n", dev.gpu_id(), left, moved);
+        return Err(if no_mem { ENOMEM } else { EBUSY });
+    }
+    kernel::pr_debug!("svm: GPU {}: VRAM eviction moved {} pages to system memory\n", dev.gpu_id(), moved);
+    Ok(())
+}
+
 /// Where PREFETCH_LOC sends a range.
 pub(crate) enum Target<'a> {
     /// System memory (location 0).
@@ -174,6 +224,66 @@ impl Svms {
             }
         }
         Ok(moved)
+    }
+
+    /// This process's part of [`evict_vram`]: (pages moved, pages left in
+    /// `pagemap`, whether a migration of pages that stayed ran out of
+    /// system memory).  Nothing for a process whose mm exited or whose SVM
+    /// is torn down.
+    fn evict_vram(&self, dev: &Device, pagemap: &VramPagemap) -> (u64, u64, bool) {
+        let _flush = self.flush.lock();
+        let Some(mm) = self.mm_user() else { return (0, 0, false) };
+        let guard = MmRead::new(&mm);
+        let list = self.list.lock();
+        if list.dead {
+            return (0, 0, false);
+        }
+        let (mut moved, mut left, mut no_mem) = (0u64, 0u64, false);
+        for r in list.tree.iter() {
+            let Some(n) = r.payload.notifier.as_ref() else { continue };
+            let report = Report { owner: &self.owner, locs: (r.attrs.prefetch_loc, r.attrs.preferred_loc) };
+            let (start, end) = super::range::bytes(r);
+            // VMA by VMA: a hole is a `munmap` whose range removal is
+            // pending; its pages went with the mapping.
+            let mut at = start;
+            while at < end {
+                let Some((vs, ve)) = guard.vma_from(at) else { break };
+                if vs >= end {
+                    break;
+                }
+                let (s, e) = (at.max(vs), ve.min(end));
+                // Asked of the page table first, so a range with nothing
+                // in this VRAM costs one walk (no migration buffers, no
+                // invalidation); an unreadable one counts as all there.
+                let in_vram = || n.locate(&guard, pagemap, s, e).map_or((e - s) / super::PAGE, |(vram, _)| vram);
+                let (mut tries, mut last_err) = (0, None);
+                let stayed = loop {
+                    let vram = in_vram();
+                    if vram == 0 || tries >= EVICT_TRIES {
+                        break vram;
+                    }
+                    tries += 1;
+                    match to_ram(dev, pagemap, &guard, s, e, MigrateTrigger::TtmEviction, Some(report)) {
+                        Ok(k) => moved += k,
+                        Err(err) => last_err = Some(err),
+                    }
+                };
+                if stayed > 0 {
+                    kfd_warn!(
+                        "svm: GPU {}: {} pages of {:#x}..{:#x} would not leave VRAM ({:?})\n",
+                        dev.gpu_id(),
+                        stayed,
+                        s,
+                        e,
+                        last_err
+                    );
+                    left += stayed;
+                    no_mem |= last_err == Some(ENOMEM);
+                }
+                at = e;
+            }
+        }
+        (moved, left, no_mem)
     }
 
     /// PREFETCH_LOC of `[start, end)` (upstream

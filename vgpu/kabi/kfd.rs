@@ -551,6 +551,7 @@ impl KfdIrq {
                 PowerOp::Teardown => kgd::kgd2kfd_teardown_processes(kfd),
                 PowerOp::SramEcc => kgd::kgd2kfd_set_sram_ecc_flag(kfd),
                 PowerOp::ClearMappings => kgd::kgd2kfd_clear_mappings(kfd),
+                PowerOp::EvictVram => return to_result(kgd::kgd2kfd_svm_evict_vram(kfd)),
             }
         }
         Ok(())
@@ -595,6 +596,9 @@ pub(crate) enum PowerOp {
     /// `kgd2kfd_clear_mappings` (`amdgpu_amdkfd_clear_kfd_mapping`, at the
     /// start of a GPU recovery).
     ClearMappings,
+    /// `kgd2kfd_svm_evict_vram` (what TTM's eviction of the KFD's SVM BOs
+    /// does before a suspend: `amdgpu_device_evict_resources`).
+    EvictVram,
 }
 
 /// Borrows the frame and page arrays of an SVM call.

@@ -565,3 +565,6 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub fn kgd2kfd_teardown_processes(kfd: *mut kfd_dev);
 }
+unsafe extern "C" {
+    pub fn kgd2kfd_svm_evict_vram(kfd: *mut kfd_dev) -> core::ffi::c_int;
+}

@@ -2257,6 +2257,210 @@ fn memory_event_data(ctx: &Ctx, id: u32, ms: u32) -> Result<Option<uapi::kfd_hsa
     Ok(Some(unsafe { data[0].__bindgen_anon_1.memory_exception_data }))
 }
 
+/// The `vgpu_power` knob (hwmon) of `gpu`.
+fn power_knob(gpu: &Gpu) -> Result<String, String> {
+    let base = format!("/sys/class/drm/renderD{}/device/hwmon", gpu.render_minor);
+    let d = std::fs::read_dir(&base).map_err(|e| format!("{base}: {e}"))?;
+    d.flatten().next().map(|e| format!("{}/vgpu_power", e.path().display())).ok_or(format!("no hwmon under {base}"))
+}
+
+/// Writes `op` to the `vgpu_power` knob.
+fn power_write(knob: &str, op: &str) -> Check {
+    std::fs::write(knob, format!("{op}\n")).map_err(|e| format!("vgpu_power {op}: {e}"))
+}
+
+/// `KFD_MIGRATE_TRIGGER_TTM_EVICTION`.
+const MIGRATE_TRIGGER_TTM_EVICTION: i64 = 3;
+
+/// One SMI migration line of process `pid`: (start page, pages, from, to,
+/// trigger, the last field: PREFERRED_LOC for a start, the error for an
+/// end), fields after the timestamp as `SmiQueue::until` splits them.
+fn migration_fields(id: u32, pid: i32, f: &[String]) -> Option<(u64, u64, u32, u32, i64, String)> {
+    if f.first()? != &format!("-{pid}") {
+        return None;
+    }
+    let (start, size) = f.get(1)?.strip_prefix('@')?.strip_suffix(')')?.split_once('(')?;
+    let (from, to) = f.get(2)?.split_once("->")?;
+    let hex = |w: &str| u64::from_str_radix(w, 16).ok();
+    // START: `prefetch:preferred trigger`; END: `trigger error`.
+    let (trigger, last) = match id {
+        uapi::KFD_SMI_EVENT_MIGRATE_START => (f.get(4)?, f.get(3)?.split_once(':')?.1),
+        uapi::KFD_SMI_EVENT_MIGRATE_END => (f.get(3)?, f.get(4)?.as_str()),
+        _ => return None,
+    };
+    Some((hex(start)?, hex(size)?, hex(from)? as u32, hex(to)? as u32, trigger.parse().ok()?, last.to_string()))
+}
+
+/// Issue: the bridge pins its SVM VRAM, so amdgpu's suspend cannot evict
+/// it; rkfd's `kgd2kfd_svm_evict_vram` (vgpu_power `evict_vram`, upstream
+/// `svm_range_evict_svm_bo` from TTM's eviction) moves it.  A range in
+/// VRAM (a GPU write there too) goes to system memory: the dump's
+/// `actual_loc` says `sys`, page_out counts every page, SMI
+/// MIGRATE_START/END gpu->0 with trigger TTM_EVICTION and the range's
+/// prefetch/preferred locations, error 0; the data is intact from the
+/// CPU; the range keeps its attributes; a GPU access afterwards works
+/// (XNACK on: a retry fault maps system memory; XNACK off: the restore
+/// remaps it); a second eviction before that moves nothing; forked KFD processes
+/// migrating their own ranges and then SIGKILLed while the knob fires
+/// are skipped or evicted safely.
+fn evict_vram_to_system(gpu: &Gpu, xnack: bool) -> Check {
+    let knob = power_knob(gpu)?;
+    let ctx = Ctx::new(gpu)?;
+    ensure_eq(ctx.set_xnack(xnack).map_err(err("SET_XNACK_MODE"))?, i32::from(xnack), "xnack mode")?;
+    let seed = if xnack { 120 } else { 150 };
+    let mem = Anon::new(4 * MIB)?;
+    mem.fill(seed);
+    let npages = (mem.len / PAGE) as u64;
+    let g = format!("{:#x}", gpu.gpu_id);
+    if !xnack {
+        ctx.svm_set(mem.addr, mem.len, &[(uapi::KFD_IOCTL_SVM_ATTR_ACCESS, gpu.gpu_id)])
+            .map_err(err("SET_ATTR ACCESS"))?;
+    }
+    ctx.prefer(mem.addr, mem.len, gpu.gpu_id).map_err(err("PREFERRED_LOC gpu"))?;
+    ctx.prefetch(mem.addr, mem.len, gpu.gpu_id).map_err(err("PREFETCH_LOC gpu"))?;
+    let v = dump_actual(mem.addr, mem.len)?;
+    ensure(v.iter().all(|a| *a == g), format!("after the prefetch: actual_loc {v:?}, want {g}"))?;
+    // A write only VRAM holds (XNACK off: once the restore has mapped
+    // the range in VRAM after the prefetch).
+    let mut wrote = Err(0);
+    for _ in 0..200 {
+        wrote = ctx.gpu_write(mem.addr + 5 * PAGE, &[0xc3; 64]);
+        if wrote.is_ok() || xnack {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    wrote.map_err(err("GPU write to VRAM"))?;
+    let v = dump_actual(mem.addr, mem.len)?;
+    ensure(v.iter().all(|a| *a == g), format!("after the GPU write: actual_loc {v:?}, want {g}"))?;
+    let mask = smi::bit(uapi::KFD_SMI_EVENT_MIGRATE_START) | smi::bit(uapi::KFD_SMI_EVENT_MIGRATE_END);
+    let smi = SmiQueue(SmiFile::open(&ctx.kfd, gpu.gpu_id, mask)?);
+    let (_, _, out0) = ctx.counters()?;
+    power_write(&knob, "evict_vram")?;
+    let (_, _, out1) = ctx.counters()?;
+    ensure_eq(out1 - out0, npages, "page_out after evict_vram")?;
+    let v = dump_actual(mem.addr, mem.len)?;
+    ensure(v.iter().all(|a| a == "sys"), format!("after evict_vram: actual_loc {v:?}, want sys"))?;
+    let r = dump_range_at(mem.addr)?.ok_or("no range in the dump after evict_vram")?;
+    ensure_eq((r.prefetch.as_str(), r.preferred.as_str()), (g.as_str(), g.as_str()), "the range's locations after evict_vram")?;
+    ensure_eq(ctx.svm_allocated_kib()?, 0, "svm_allocated after evict_vram")?;
+    // SMI: this process's migrations, all out of this VRAM for the eviction.
+    let me = std::process::id() as i32;
+    let evs = smi.until(2, |_| false);
+    let (mut started, mut ended) = (0u64, 0u64);
+    for (id, f) in &evs {
+        let Some((start, size, from, to, trigger, last)) = migration_fields(*id, me, f) else { continue };
+        ensure_eq((from, to, trigger), (gpu.gpu_id, 0, MIGRATE_TRIGGER_TTM_EVICTION), &format!("migration {f:?}"))?;
+        let first = (mem.addr / PAGE) as u64;
+        ensure(start >= first && start + size <= first + npages, format!("migration {f:?} outside the range"))?;
+        if *id == uapi::KFD_SMI_EVENT_MIGRATE_START {
+            ensure_eq(last, g.trim_start_matches("0x").to_string(), "MIGRATE_START preferred_loc")?;
+            ensure_eq(f.get(3).map(|w| w.split(':').next().unwrap_or("").to_string()), Some(g.trim_start_matches("0x").to_string()), "MIGRATE_START prefetch_loc")?;
+            started += size;
+        } else if *id == uapi::KFD_SMI_EVENT_MIGRATE_END {
+            ensure_eq(last.as_str(), "0", "MIGRATE_END error")?;
+            ended += size;
+        }
+    }
+    ensure_eq((started, ended), (npages, npages), &format!("pages in MIGRATE_START / _END lines {evs:?}"))?;
+    // The data, from the CPU (system memory: no migration on the way).
+    let s = mem.slice();
+    ensure(s[5 * PAGE..5 * PAGE + 64].iter().all(|&b| b == 0xc3), "the GPU's write in VRAM survived the eviction")?;
+    ensure_eq(s[5 * PAGE + 64], seed.wrapping_add(5), "the rest of that page")?;
+    check_pattern(&s[6 * PAGE..], seed.wrapping_add(6), "data after evict_vram")?;
+    // Nothing left: a second eviction moves nothing.
+    let (_, _, out2) = ctx.counters()?;
+    power_write(&knob, "evict_vram")?;
+    let (_, _, out3) = ctx.counters()?;
+    ensure_eq(out3, out2, "page_out of a second evict_vram")?;
+    // The GPU reads it again (XNACK off: once the restore remapped it;
+    // XNACK on, its retry fault may move the window back to the
+    // PREFERRED_LOC VRAM, as upstream).
+    let mut buf = vec![0u8; 8 * PAGE];
+    let mut read = Err(0);
+    for _ in 0..200 {
+        read = ctx.gpu_read(mem.addr + 8 * PAGE, &mut buf);
+        if read.is_ok() || xnack {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    read.map_err(err("GPU read after evict_vram"))?;
+    check_pattern(&buf, seed.wrapping_add(8), "GPU read after evict_vram")?;
+    // Processes exiting meanwhile: children migrate their own ranges to
+    // and from VRAM until SIGKILLed; the knob fires around their deaths.
+    let mut kids = Vec::new();
+    for _ in 0..2 {
+        // SAFETY: fork; the child uses only its own context and leaves
+        // by SIGKILL or _exit.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let r = (|| -> Result<(), String> {
+                let c = ctx_xnack(gpu)?;
+                let m = Anon::new(2 * MIB)?;
+                m.fill(7);
+                loop {
+                    c.prefetch(m.addr, m.len, gpu.gpu_id).map_err(err("child PREFETCH_LOC gpu"))?;
+                    c.prefetch(m.addr, m.len, 0).map_err(err("child PREFETCH_LOC 0"))?;
+                }
+            })();
+            if let Err(e) = r {
+                eprintln!("  evict_vram child: {e}");
+            }
+            // SAFETY: leave without running the parent's destructors.
+            unsafe { libc::_exit(1) };
+        }
+        ensure(pid > 0, "fork")?;
+        kids.push(pid);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut fired = Ok(());
+    for (i, &pid) in kids.iter().enumerate() {
+        fired = fired.and(power_write(&knob, "evict_vram"));
+        // SAFETY: our child.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        if i == 0 {
+            fired = fired.and(power_write(&knob, "evict_vram"));
+        }
+    }
+    fired = fired.and(power_write(&knob, "evict_vram"));
+    for pid in kids {
+        let mut st = 0;
+        // SAFETY: our child.
+        unsafe { libc::waitpid(pid, &mut st, 0) };
+        ensure(libc::WIFSIGNALED(st) && libc::WTERMSIG(st) == libc::SIGKILL, format!("child ended by SIGKILL (status {st:#x})"))?;
+    }
+    fired?;
+    check_pattern(&mem.slice()[6 * PAGE..], seed.wrapping_add(6), "data after the children")
+}
+
+/// vgpu_power `suspend_evict`: what the bridge's suspend op does over a
+/// dGPU (`kgd2kfd_suspend`, then `kgd2kfd_svm_evict_vram`): a range in
+/// VRAM is in system memory while the GPU is suspended, its data intact
+/// from the CPU; after `resume` the GPU reads it.
+fn evict_vram_at_suspend(gpu: &Gpu) -> Check {
+    let knob = power_knob(gpu)?;
+    let ctx = ctx_xnack(gpu)?;
+    let mem = Anon::new(2 * MIB)?;
+    mem.fill(170);
+    ctx.prefetch(mem.addr, mem.len, gpu.gpu_id).map_err(err("PREFETCH_LOC gpu"))?;
+    let g = format!("{:#x}", gpu.gpu_id);
+    let v = dump_actual(mem.addr, mem.len)?;
+    ensure(v.iter().all(|a| *a == g), format!("after the prefetch: actual_loc {v:?}, want {g}"))?;
+    let suspended = power_write(&knob, "suspend_evict");
+    // Read while suspended; resumed in any case.
+    let seen = dump_actual(mem.addr, mem.len);
+    let resumed = power_write(&knob, "resume");
+    suspended?;
+    resumed?;
+    let v = seen?;
+    ensure(v.iter().all(|a| a == "sys"), format!("while suspended: actual_loc {v:?}, want sys"))?;
+    check_pattern(mem.slice(), 170, "data after the suspend")?;
+    let mut buf = vec![0u8; 4 * PAGE];
+    ctx.gpu_read(mem.addr + 4 * PAGE, &mut buf).map_err(err("GPU read after the resume"))?;
+    check_pattern(&buf, 170u8.wrapping_add(4), "GPU read after the resume")
+}
+
 fn close_fd(fd: i32) {
     // SAFETY: an fd of ours.
     unsafe { libc::close(fd) };
@@ -2363,6 +2567,9 @@ fn main() {
     h.run("sdma_copy_into_inaccessible_svm_faults", || sdma_copy_into_inaccessible_svm_faults(g));
     h.run("retry_faults_vs_queue_preemption", || retry_faults_vs_queue_preemption(g));
     h.run("evict_restore_busy_queues", || evict_restore_busy_queues(g));
+    h.run("evict_vram_to_system_xnack_on", || evict_vram_to_system(g, true));
+    h.run("evict_vram_to_system_xnack_off", || evict_vram_to_system(g, false));
+    h.run("evict_vram_at_suspend", || evict_vram_at_suspend(g));
     run_evict_tests(&mut h, g);
     std::process::exit(h.finish("kfd-svm-hmm-tests"));
 }
