@@ -5,8 +5,9 @@
  * rkfd_amdgpu_desc; rkfd_amdgpu_derive() turns them into the topology
  * values rkfd gets at kgd2kfd_probe (struct rkfd_amdgpu_info), as upstream
  * amdkfd derives them (kgd2kfd_probe and kfd_topology_add_device), the
- * caches as kfd_get_gpu_cache_info (kfd_crat.c) and the hive id as
- * kgd2kfd_device_init.
+ * caches as kfd_get_gpu_cache_info (kfd_crat.c), the hive id as
+ * kgd2kfd_device_init, the capability bits as kfd_topology_add_device and
+ * the SDMA queues per engine as kfd_device_info_set_sdma_info.
  *
  * Also the pure part of the HWS calls: which amdgpu kfd2kgd table and MQD
  * layout a GC version has, and the kernel doorbell's index in the BAR.
@@ -14,7 +15,8 @@
  * No kernel or amdgpu header beyond rkfd_amdgpu.h (<linux/types.h>) and
  * <linux/array_size.h>: the host test tests/bridge/ compiles this file
  * with gcc and checks the values for gfx90a, gfx1100 and gfx1103
- * descriptions (the caches against upstream's own kfd_crat.c code), the
+ * descriptions (the caches, capability bits and SDMA queue counts against
+ * upstream's own kfd_crat.c, kfd_topology.c and kfd_device.c code), the
  * table choice and the doorbell arithmetic.
  */
 #ifndef RKFD_AMDGPU_DESC_H
