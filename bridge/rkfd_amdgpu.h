@@ -52,6 +52,8 @@ struct rkfd_amdgpu_info {
 	u32 num_caches;
 	struct rkfd_amdgpu_cache caches[RKFD_AMDGPU_MAX_CACHES];
 	u64 hive_id;
+	u32 capability;			/* HSA_CAP_* (rkfd_amdgpu_capability) */
+	u32 num_sdma_queues_per_engine, max_slots_scratch_cu;
 };
 
 /* amdgpu side (rkfd_amdgpu_kgd.c). */
@@ -126,9 +128,11 @@ int rkfd_amdgpu_import_dmabuf(void *adev, void *vm, int fd, u64 va, void **mem,
  * objects handed out, and its user queues.  Created before rkfd's device
  * init, destroyed after its exit (rkfd frees its GTT objects before).
  * @res: amdgpu's struct kgd2kfd_shared_resources; the first MEC's HQDs it
- * leaves out go to @reserved_hqds (rkfd's kgd_gpu_info).  create: ERR_PTR.
+ * leaves out go to @reserved_hqds and the count of the HQDs it gives the
+ * KFD to *@num_cp_queues (rkfd's kgd_gpu_info).  create: ERR_PTR.
  */
-void *rkfd_amdgpu_hws_create(void *adev, const void *res, u32 reserved_hqds[4]);
+void *rkfd_amdgpu_hws_create(void *adev, const void *res, u32 reserved_hqds[4],
+			     u32 *num_cp_queues);
 void rkfd_amdgpu_hws_destroy(void *hws);
 int rkfd_amdgpu_gtt_alloc(void *hws, u64 size, void **mem, u64 *gpu_addr, void **cpu_ptr);
 void rkfd_amdgpu_gtt_free(void *hws, void *mem);

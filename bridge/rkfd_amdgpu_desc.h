@@ -5,8 +5,9 @@
  * rkfd_amdgpu_desc; rkfd_amdgpu_derive() turns them into the topology
  * values rkfd gets at kgd2kfd_probe (struct rkfd_amdgpu_info), as upstream
  * amdkfd derives them (kgd2kfd_probe and kfd_topology_add_device), the
- * caches as kfd_get_gpu_cache_info (kfd_crat.c) and the hive id as
- * kgd2kfd_device_init.
+ * caches as kfd_get_gpu_cache_info (kfd_crat.c), the hive id as
+ * kgd2kfd_device_init, the capability bits as kfd_topology_add_device and
+ * the SDMA queues per engine as kfd_device_info_set_sdma_info.
  *
  * Also the pure part of the HWS calls: which amdgpu kfd2kgd table and MQD
  * layout a GC version has, and the kernel doorbell's index in the BAR.
@@ -14,7 +15,8 @@
  * No kernel or amdgpu header beyond rkfd_amdgpu.h (<linux/types.h>) and
  * <linux/array_size.h>: the host test tests/bridge/ compiles this file
  * with gcc and checks the values for gfx90a, gfx1100 and gfx1103
- * descriptions (the caches against upstream's own kfd_crat.c code), the
+ * descriptions (the caches, capability bits and SDMA queue counts against
+ * upstream's own kfd_crat.c, kfd_topology.c and kfd_device.c code), the
  * table choice and the doorbell arithmetic.
  */
 #ifndef RKFD_AMDGPU_DESC_H
@@ -23,6 +25,9 @@
 #include <linux/array_size.h>
 
 #include "rkfd_amdgpu.h"
+
+/* An IP version (GC, SDMA) as one number, upstream's IP_VERSION() order. */
+#define RKFD_AMDGPU_GC(maj, min, rev) (((maj) << 16) | ((min) << 8) | (rev))
 
 /* What rkfd_amdgpu_kgd.c reads from amdgpu, unconverted. */
 struct rkfd_amdgpu_desc {
@@ -58,7 +63,36 @@ struct rkfd_amdgpu_desc {
 	/* adev->gmc.xgmi.hive_id (0: no hive) and amdgpu's use_xgmi_p2p */
 	u64 xgmi_hive_id;
 	bool use_xgmi_p2p;
+	/*
+	 * What kfd_topology_add_device() reads for the capability bits:
+	 * adev->rev_id, adev->ras_enabled (a bit per AMDGPU_RAS_BLOCK__*),
+	 * adev->gmc.is_app_apu and adev->gmc.xgmi.connected_to_cpu.
+	 */
+	u32 rev_id;
+	u32 ras_enabled;
+	bool is_app_apu, xgmi_connected_to_cpu;
+	/* amdgpu_ip_version(adev, SDMA0_HWIP, 0) (kfd_device_info_set_sdma_info) */
+	u32 sdma_major, sdma_minor, sdma_rev;
+	u32 max_scratch_slots_per_cu;	/* adev->gfx.cu_info (the virtual CRAT's) */
 };
+
+/*
+ * HSA_CAP_* bits (include/uapi/linux/kfd_sysfs.h) the bridge derives and
+ * amdgpu's RAS block numbers (enum amdgpu_ras_block, amdgpu_ras.h) it
+ * reads; tests/bridge checks them against the upstream headers and
+ * rkfd_amdgpu_kgd.c against amdgpu's at build time.
+ */
+#define RKFD_AMDGPU_HSA_CAP_DOORBELL_TYPE_MASK	0x00003000
+#define RKFD_AMDGPU_HSA_CAP_DOORBELL_TYPE_SHIFT	12
+#define RKFD_AMDGPU_HSA_CAP_DOORBELL_TYPE_2_0	0x2
+#define RKFD_AMDGPU_HSA_CAP_MEM_EDC		0x00100000
+#define RKFD_AMDGPU_HSA_CAP_RASEVENTNOTIFY	0x00200000
+#define RKFD_AMDGPU_HSA_CAP_ASIC_REVISION_MASK	0x03c00000
+#define RKFD_AMDGPU_HSA_CAP_ASIC_REVISION_SHIFT	22
+#define RKFD_AMDGPU_HSA_CAP_SRAM_EDC		0x04000000
+#define RKFD_AMDGPU_HSA_CAP_COHERENTHOSTACCESS	0x10000000
+#define RKFD_AMDGPU_RAS_BLOCK_UMC		0
+#define RKFD_AMDGPU_RAS_BLOCK_GFX		2
 
 /*
  * A cache level as upstream's struct kfd_gpu_cache_info (amdkfd/kfd_crat.h)
@@ -251,6 +285,110 @@ static inline u64 rkfd_amdgpu_hive_id(const struct rkfd_amdgpu_desc *d)
 	return d->use_xgmi_p2p ? d->xgmi_hive_id : 0;
 }
 
+static inline u32 rkfd_amdgpu_popcount(u32 v)
+{
+	u32 n = 0;
+
+	for (; v; v &= v - 1)
+		n++;
+	return n;
+}
+
+/*
+ * The node's HSA_CAP_* bits as upstream kfd_topology_add_device() and
+ * kfd_topology_set_capabilities() (amdkfd/kfd_topology.c) set them for a
+ * GC 9.0.1+ GPU the bridge attaches, limited to what the bridge and rkfd
+ * do over amdgpu:
+ *
+ *   - the ASIC revision (adev->rev_id) and doorbell type 2.0 (64-bit
+ *     doorbells);
+ *   - SRAM ECC if amdgpu's RAS covers GFX, HBM ECC if it covers UMC
+ *     (adev->ras_enabled), RAS event notification if any block is on
+ *     (upstream skips GC 9.0.1, which the bridge never attaches);
+ *   - coherent host access on an app APU or a GPU whose XGMI connects it
+ *     to the CPU.
+ *
+ * Not set: the debugger's bits (TRAP_DEBUG_*, WATCH_POINTS_*, the
+ * firmware support bit; also debug_prop), since the bridge installs no
+ * trap handler and rkfd has no debugger over amdgpu; PER_QUEUE_RESET
+ * (gfx11 dGPUs upstream), since there is no per-queue reset here
+ * (reset_mes_queue is NULL); SVMAPI_SUPPORTED, which rkfd sets itself
+ * when its SVM works on the device (kgd2kfd_device_init).  ATS and
+ * AQL_QUEUE_DOUBLE_MAP (Tonga) are never set for these GPUs upstream.
+ */
+static inline u32 rkfd_amdgpu_capability(const struct rkfd_amdgpu_desc *d)
+{
+	u32 cap = (RKFD_AMDGPU_HSA_CAP_DOORBELL_TYPE_2_0 <<
+		   RKFD_AMDGPU_HSA_CAP_DOORBELL_TYPE_SHIFT) &
+		  RKFD_AMDGPU_HSA_CAP_DOORBELL_TYPE_MASK;
+
+	cap |= (d->rev_id << RKFD_AMDGPU_HSA_CAP_ASIC_REVISION_SHIFT) &
+	       RKFD_AMDGPU_HSA_CAP_ASIC_REVISION_MASK;
+	if (d->ras_enabled & (1u << RKFD_AMDGPU_RAS_BLOCK_GFX))
+		cap |= RKFD_AMDGPU_HSA_CAP_SRAM_EDC;
+	if (d->ras_enabled & (1u << RKFD_AMDGPU_RAS_BLOCK_UMC))
+		cap |= RKFD_AMDGPU_HSA_CAP_MEM_EDC;
+	if (d->ras_enabled &&
+	    !(d->gc_major == 9 && d->gc_minor == 0 && d->gc_rev == 1))
+		cap |= RKFD_AMDGPU_HSA_CAP_RASEVENTNOTIFY;
+	if (d->is_app_apu || d->xgmi_connected_to_cpu)
+		cap |= RKFD_AMDGPU_HSA_CAP_COHERENTHOSTACCESS;
+	return cap;
+}
+
+/*
+ * SDMA queues per engine the KFD may use, as upstream's topology reports
+ * them: kfd_device_info_set_sdma_info() (amdkfd/kfd_device.c) by SDMA IP
+ * version, less the queues it reserves (SDMA 6 and 7: one for paging and
+ * one for gfx).  Any other version gets upstream's default of 8.
+ */
+static inline u32 rkfd_amdgpu_sdma_queues_per_engine(u32 major, u32 minor, u32 rev)
+{
+	switch (RKFD_AMDGPU_GC(major, minor, rev)) {
+	case RKFD_AMDGPU_GC(4, 0, 0):
+	case RKFD_AMDGPU_GC(4, 0, 1):
+	case RKFD_AMDGPU_GC(4, 1, 0):
+	case RKFD_AMDGPU_GC(4, 1, 1):
+	case RKFD_AMDGPU_GC(4, 1, 2):
+	case RKFD_AMDGPU_GC(5, 2, 1):
+	case RKFD_AMDGPU_GC(5, 2, 3):
+	case RKFD_AMDGPU_GC(5, 2, 6):
+	case RKFD_AMDGPU_GC(5, 2, 7):
+		return 2;
+	case RKFD_AMDGPU_GC(6, 0, 0):
+	case RKFD_AMDGPU_GC(6, 0, 1):
+	case RKFD_AMDGPU_GC(6, 0, 2):
+	case RKFD_AMDGPU_GC(6, 0, 3):
+	case RKFD_AMDGPU_GC(6, 1, 0):
+	case RKFD_AMDGPU_GC(6, 1, 1):
+	case RKFD_AMDGPU_GC(6, 1, 2):
+	case RKFD_AMDGPU_GC(6, 1, 3):
+	case RKFD_AMDGPU_GC(6, 1, 4):
+	case RKFD_AMDGPU_GC(6, 4, 0):
+	case RKFD_AMDGPU_GC(7, 0, 0):
+	case RKFD_AMDGPU_GC(7, 0, 1):
+	case RKFD_AMDGPU_GC(7, 1, 0):
+		return 8 - 2;
+	default:
+		return 8;
+	}
+}
+
+/*
+ * The node's num_cp_queues as upstream get_cp_queues_num()
+ * (kfd_device_queue_manager.c): the bits set in amdgpu's
+ * shared_resources.cp_queue_bitmap (@kfd, AMDGPU_MAX_QUEUES bits, 32 a
+ * word as bitmap_to_arr32 makes them), across every MEC.
+ */
+static inline u32 rkfd_amdgpu_cp_queues(const u32 kfd[4])
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < 4; i++)
+		n += rkfd_amdgpu_popcount(kfd[i]);
+	return n;
+}
+
 /*
  * gfx_target_version as upstream kgd2kfd_probe() (amdkfd/kfd_device.c)
  * derives it from the GC IP version, for the parts rkfd targets; 0 for any
@@ -265,15 +403,6 @@ static inline u32 rkfd_amdgpu_target_version(u32 major, u32 minor, u32 rev)
 	if (major == 11 && minor == 0 && (rev == 1 || rev == 4))	/* 780M, gfx1103 */
 		return 110003;
 	return 0;
-}
-
-static inline u32 rkfd_amdgpu_popcount(u32 v)
-{
-	u32 n = 0;
-
-	for (; v; v &= v - 1)
-		n++;
-	return n;
 }
 
 /*
@@ -319,6 +448,10 @@ static inline bool rkfd_amdgpu_derive(const struct rkfd_amdgpu_desc *d,
 	info->vram_is_public = d->local_mem_size_private == 0;
 	rkfd_amdgpu_derive_caches(d, info);
 	info->hive_id = rkfd_amdgpu_hive_id(d);
+	info->capability = rkfd_amdgpu_capability(d);
+	info->num_sdma_queues_per_engine =
+		rkfd_amdgpu_sdma_queues_per_engine(d->sdma_major, d->sdma_minor, d->sdma_rev);
+	info->max_slots_scratch_cu = d->max_scratch_slots_per_cu;
 	return true;
 }
 
@@ -349,8 +482,6 @@ enum rkfd_amdgpu_mqd {
 	RKFD_AMDGPU_MQD_V11,		/* struct v11_compute_mqd */
 	RKFD_AMDGPU_MQD_V12,		/* struct v12_compute_mqd */
 };
-
-#define RKFD_AMDGPU_GC(maj, min, rev) (((maj) << 16) | ((min) << 8) | (rev))
 
 static inline enum rkfd_amdgpu_f2g rkfd_amdgpu_f2g_of(u32 major, u32 minor, u32 rev)
 {

@@ -740,9 +740,16 @@ void *rkfd_amdgpu_dev_probe(void *adev, const struct rkfd_amdgpu_info *in)
 		info->caches[i].cus_per_cache = in->caches[i].cus_shared;
 	}
 	info->hive_id = in->hive_id;
+	/* kfd_topology_add_device's bits the bridge honours (rkfd_amdgpu_capability) */
+	info->capability = in->capability;
+	info->num_sdma_queues_per_engine = in->num_sdma_queues_per_engine;
+	info->max_slots_scratch_cu = in->max_slots_scratch_cu;
 	/*
-	 * Not derived yet: CWSR and control-stack sizes, CP queue counts,
-	 * capability bits, XGMI io_links.
+	 * num_cp_queues and reserved_hqds: at init, from the shared resources.
+	 * Left 0: capability2 and debug_prop (debugger bits: no trap handler
+	 * here), and cwsr_size / ctl_stack_size, since CWSR needs the trap
+	 * handler the bridge does not install (0 is "no CWSR" to rkfd; see
+	 * bridge/README.md).  Not derived yet: XGMI io_links.
 	 */
 	bdev->info = info;
 	return bdev;
@@ -764,7 +771,8 @@ bool rkfd_amdgpu_dev_init(void *bdev_, const void *res)
 	void *hws, *svm;
 
 	if (!bdev->hws) {
-		hws = rkfd_amdgpu_hws_create(bdev->adev, res, bdev->info->reserved_hqds);
+		hws = rkfd_amdgpu_hws_create(bdev->adev, res, bdev->info->reserved_hqds,
+					     &bdev->info->num_cp_queues);
 		if (IS_ERR(hws))
 			return false;
 		bdev->hws = hws;

@@ -12,6 +12,7 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/io.h>
+#include <linux/kfd_sysfs.h>
 #include <linux/dma-mapping.h>
 #include <linux/llist.h>
 #include <linux/list.h>
@@ -31,6 +32,7 @@
 #include "amdgpu_amdkfd.h"
 #include "amdgpu_kfd_ops.h"
 #include "amdgpu_mes.h"
+#include "amdgpu_ras.h"
 #include "amdgpu_reset.h"
 #include "amdgpu_res_cursor.h"
 #include "kgd_kfd_interface.h"
@@ -116,6 +118,7 @@ static void rkfd_amdgpu_read_desc(struct amdgpu_device *adev, bool vf,
 				  struct rkfd_amdgpu_desc *d)
 {
 	u32 gc = amdgpu_ip_version(adev, GC_HWIP, 0);
+	u32 sdma = amdgpu_ip_version(adev, SDMA0_HWIP, 0);
 	struct drm_device *ddev = adev_to_drm(adev);
 	struct kfd_local_mem_info mem = {};
 	struct pci_dev *pdev = adev->pdev;
@@ -171,6 +174,28 @@ static void rkfd_amdgpu_read_desc(struct amdgpu_device *adev, bool vf,
 	/* kgd2kfd_device_init's hive id */
 	d->xgmi_hive_id = adev->gmc.xgmi.hive_id;
 	d->use_xgmi_p2p = rkfd_amdgpu_use_xgmi_p2p(adev);
+	/* What kfd_topology_add_device() reads for the capability bits. */
+	BUILD_BUG_ON(RKFD_AMDGPU_RAS_BLOCK_GFX != AMDGPU_RAS_BLOCK__GFX);
+	BUILD_BUG_ON(RKFD_AMDGPU_RAS_BLOCK_UMC != AMDGPU_RAS_BLOCK__UMC);
+	BUILD_BUG_ON(RKFD_AMDGPU_HSA_CAP_DOORBELL_TYPE_MASK !=
+		     HSA_CAP_DOORBELL_TYPE_TOTALBITS_MASK);
+	BUILD_BUG_ON(RKFD_AMDGPU_HSA_CAP_DOORBELL_TYPE_SHIFT !=
+		     HSA_CAP_DOORBELL_TYPE_TOTALBITS_SHIFT);
+	BUILD_BUG_ON(RKFD_AMDGPU_HSA_CAP_DOORBELL_TYPE_2_0 != HSA_CAP_DOORBELL_TYPE_2_0);
+	BUILD_BUG_ON(RKFD_AMDGPU_HSA_CAP_MEM_EDC != HSA_CAP_MEM_EDCSUPPORTED);
+	BUILD_BUG_ON(RKFD_AMDGPU_HSA_CAP_RASEVENTNOTIFY != HSA_CAP_RASEVENTNOTIFY);
+	BUILD_BUG_ON(RKFD_AMDGPU_HSA_CAP_ASIC_REVISION_MASK != HSA_CAP_ASIC_REVISION_MASK);
+	BUILD_BUG_ON(RKFD_AMDGPU_HSA_CAP_ASIC_REVISION_SHIFT != HSA_CAP_ASIC_REVISION_SHIFT);
+	BUILD_BUG_ON(RKFD_AMDGPU_HSA_CAP_SRAM_EDC != HSA_CAP_SRAM_EDCSUPPORTED);
+	BUILD_BUG_ON(RKFD_AMDGPU_HSA_CAP_COHERENTHOSTACCESS != HSA_CAP_FLAGS_COHERENTHOSTACCESS);
+	d->rev_id = adev->rev_id;
+	d->ras_enabled = adev->ras_enabled;
+	d->is_app_apu = adev->gmc.is_app_apu;
+	d->xgmi_connected_to_cpu = adev->gmc.xgmi.connected_to_cpu;
+	d->sdma_major = IP_VERSION_MAJ(sdma);
+	d->sdma_minor = IP_VERSION_MIN(sdma);
+	d->sdma_rev = IP_VERSION_REV(sdma);
+	d->max_scratch_slots_per_cu = adev->gfx.cu_info.max_scratch_slots_per_cu;
 }
 
 /* amdgpu_kfd_ops.probe: one GPU amdgpu offers becomes an rkfd device. */
@@ -1624,7 +1649,8 @@ void *rkfd_amdgpu_vm_of_pasid(void *hws_, u32 pasid)
  * amdgpu_amdkfd_alloc_kernel_mem() creates, pins and maps the same BO in
  * the DOORBELL domain, where its GPU offset is its BAR offset.
  */
-void *rkfd_amdgpu_hws_create(void *adev_, const void *res_, u32 reserved_hqds[4])
+void *rkfd_amdgpu_hws_create(void *adev_, const void *res_, u32 reserved_hqds[4],
+			     u32 *num_cp_queues)
 {
 	const struct kgd2kfd_shared_resources *res = res_;
 	struct amdgpu_device *adev = adev_;
@@ -1662,6 +1688,7 @@ void *rkfd_amdgpu_hws_create(void *adev_, const void *res_, u32 reserved_hqds[4]
 	bitmap_to_arr32(kfd_queues, res->cp_queue_bitmap, AMDGPU_MAX_QUEUES);
 	rkfd_amdgpu_reserved_hqds(kfd_queues, adev->gfx.mec.num_pipe_per_mec *
 				  adev->gfx.mec.num_queue_per_pipe, reserved_hqds);
+	*num_cp_queues = rkfd_amdgpu_cp_queues(kfd_queues);
 	mutex_init(&hws->queue_lock);
 	INIT_LIST_HEAD(&hws->vms);
 	INIT_LIST_HEAD(&hws->queues);

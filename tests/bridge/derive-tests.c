@@ -10,7 +10,9 @@
  * GC version (amdkfd's kgd2kfd_probe), the kernel doorbell's BAR index
  * and the HIQ MQD's doorbell control.
  * Also the caches (against upstream's own kfd_crat.c code and tables,
- * copied by gen-upstream.sh) and the XGMI hive id.
+ * copied by gen-upstream.sh) and the XGMI hive id; the capability bits
+ * and SDMA queues per engine (against upstream's kfd_topology.c /
+ * kfd_device.c code, gen-upstream.sh --caps) and num_cp_queues.
  * Also SVM's pure part: what an svm_map entry becomes and the runs one
  * page-table update each covers, a VRAM page's PTE address, the runs of
  * consecutive VRAM frames one SDMA copy covers and the checks on a VRAM
@@ -46,6 +48,9 @@ static const struct rkfd_amdgpu_desc mi210 = {
 	.max_engine_clk_mhz = 1700, .mec_fw = 78, .sdma_fw = 9,
 	.local_mem_size_private = 0, .local_mem_size_public = 64 * GiB,
 	.vram_width = 4096, .mem_clk_max = 1600,
+	/* SDMA 4.4.0 (ALDEBARAN); RAS on for GFX, UMC, SDMA and MMHUB */
+	.sdma_major = 4, .sdma_minor = 4, .sdma_rev = 0, .max_scratch_slots_per_cu = 32,
+	.rev_id = 1, .ras_enabled = 0xf,
 };
 
 static const struct rkfd_amdgpu_desc w7900 = {
@@ -58,6 +63,7 @@ static const struct rkfd_amdgpu_desc w7900 = {
 	.max_engine_clk_mhz = 2495, .mec_fw = 2120, .sdma_fw = 21,
 	.local_mem_size_private = 48 * GiB - 256 * MiB, .local_mem_size_public = 256 * MiB,
 	.vram_width = 384, .mem_clk_max = 1124,
+	.sdma_major = 6, .sdma_minor = 0, .sdma_rev = 0, .max_scratch_slots_per_cu = 32,
 	/*
 	 * IP discovery's gc_info v1.2 of Navi 31 as the virtual GPU's gfx1100
 	 * profile has it (vgpu/profile.rs): 32 KiB TCP (L0) per CU, 2 TCPs
@@ -85,6 +91,7 @@ static const struct rkfd_amdgpu_desc r780m = {
 	.max_engine_clk_mhz = 2700, .mec_fw = 2070, .sdma_fw = 19,
 	.local_mem_size_private = 0, .local_mem_size_public = 512 * MiB,
 	.vram_width = 128, .mem_clk_max = 2800,
+	.sdma_major = 6, .sdma_minor = 0, .sdma_rev = 1, .max_scratch_slots_per_cu = 32,
 	/* As the W7900 (the gfx1103 profile), but a 2 MiB L2 and no MALL. */
 	.gc_tcp_l1_size = 32, .gc_num_tcp_per_wpg = 2,
 	.gc_l1_instruction_cache_size_per_sqc = 64, .gc_num_sqc_per_wgp = 1,
@@ -448,7 +455,9 @@ enum { CHIP_KAVERI = 1, CHIP_HAWAII, CHIP_CARRIZO, CHIP_TONGA, CHIP_FIJI, CHIP_P
 	CHIP_POLARIS11, CHIP_POLARIS12, CHIP_VEGAM, CHIP_IP_DISCOVERY };
 struct amdgpu_device {
 	int asic_type;
-	u32 gc_ip;
+	u32 gc_ip, sdma_ip;
+	u32 rev_id, ras_enabled;
+	bool vf;
 	struct {
 		struct {
 			u32 max_cu_per_sh;
@@ -463,11 +472,18 @@ struct amdgpu_device {
 	} gfx;
 	struct {
 		u64 mall_size;
+		bool is_app_apu;
+		struct {
+			bool connected_to_cpu;
+		} xgmi;
 	} gmc;
 };
 
 struct kfd_dev {
 	struct amdgpu_device *adev;
+	struct {
+		u32 num_sdma_queues_per_engine, num_reserved_sdma_queues_per_engine;
+	} device_info;
 };
 
 struct kfd_node {
@@ -480,6 +496,41 @@ struct kfd_node {
 #define fallthrough __attribute__((__fallthrough__))
 #define pr_warn(...) ((void)0)
 #include "upstream-caches.h"
+
+/*
+ * Upstream's capability and SDMA-queue code (gen-upstream.sh --caps) over
+ * stand-ins: the node's properties, SR-IOV, the SDMA IP version, SVM
+ * support (on: upstream then sets SVMAPI, which the bridge leaves to
+ * rkfd).  The debugger's helpers only decide debugger bits, which the
+ * bridge never sets: kfd_dbg_has_ttmps_always_setup() is false here and
+ * the firmware check sets nothing.
+ */
+struct kfd_topology_device {
+	struct {
+		u32 capability, capability2;
+		u64 debug_prop;
+	} node_props;
+	struct kfd_node *gpu;
+};
+
+#define WARN(cond, ...) ((void)(cond))
+#define pr_debug(...) ((void)0)
+#define dev_warn(...) ((void)0)
+#define BIT(n) (1u << (n))
+#define amdgpu_sriov_vf(adev) ((adev)->vf)
+#define amdgpu_ip_version(adev, ip, inst) ((adev)->sdma_ip)
+#define KFD_IS_SVM_API_SUPPORTED(adev) true
+static inline bool kfd_dbg_has_ttmps_always_setup(struct kfd_node *n)
+{
+	(void)n;
+	return false;
+}
+
+static void kfd_topology_set_dbg_firmware_support(struct kfd_topology_device *dev)
+{
+	(void)dev;
+}
+#include "upstream-caps.h"
 
 /* upstream's KFD_MAX_CACHE_TYPES (kfd_topology.c): its caller's array */
 #define UPSTREAM_MAX 6
@@ -727,6 +778,214 @@ static void check_hive(void)
 	      rkfd_amdgpu_derive(&w7900, &info) && info.hive_id == 0);
 }
 
+/*
+ * The HSA_CAP_* bits upstream sets that the bridge leaves out: the
+ * debugger's (no trap handler), per-queue reset (none over amdgpu) and
+ * SVM (rkfd sets it itself).
+ */
+#define NOT_BRIDGE (HSA_CAP_TRAP_DEBUG_SUPPORT |				\
+		    HSA_CAP_TRAP_DEBUG_WAVE_LAUNCH_TRAP_OVERRIDE_SUPPORTED |	\
+		    HSA_CAP_TRAP_DEBUG_WAVE_LAUNCH_MODE_SUPPORTED |		\
+		    HSA_CAP_TRAP_DEBUG_PRECISE_MEMORY_OPERATIONS_SUPPORTED |	\
+		    HSA_CAP_TRAP_DEBUG_FIRMWARE_SUPPORTED |			\
+		    HSA_CAP_TRAP_DEBUG_PRECISE_ALU_OPERATIONS_SUPPORTED |	\
+		    HSA_CAP_WATCH_POINTS_SUPPORTED |				\
+		    HSA_CAP_WATCH_POINTS_TOTALBITS_MASK |			\
+		    HSA_CAP_PER_QUEUE_RESET_SUPPORTED |				\
+		    HSA_CAP_SVMAPI_SUPPORTED)
+
+/* kfd_topology_add_device()'s capability lines on the GPU @d describes. */
+static u32 upstream_caps(const struct rkfd_amdgpu_desc *d, u32 *cap2)
+{
+	struct amdgpu_device adev = {
+		.asic_type = CHIP_IP_DISCOVERY,
+		.gc_ip = IP_VERSION(d->gc_major, d->gc_minor, d->gc_rev),
+		.rev_id = d->rev_id, .ras_enabled = d->ras_enabled, .vf = d->vf,
+	};
+	struct kfd_dev kfd = { .adev = &adev };
+	struct kfd_node node = { .adev = &adev, .kfd = &kfd };
+	struct kfd_topology_device dev = { .gpu = &node };
+
+	adev.gmc.is_app_apu = d->is_app_apu;
+	adev.gmc.xgmi.connected_to_cpu = d->xgmi_connected_to_cpu;
+	upstream_add_device_caps(&dev);
+	*cap2 = dev.node_props.capability2;
+	return dev.node_props.capability;
+}
+
+/* upstream's num_sdma_queues_per_engine topology property for an SDMA IP version */
+static u32 upstream_sdma_queues(u32 major, u32 minor, u32 rev)
+{
+	struct amdgpu_device adev = { .sdma_ip = IP_VERSION(major, minor, rev) };
+	struct kfd_dev kfd = { .adev = &adev };
+
+	kfd_device_info_set_sdma_info(&kfd);
+	return kfd.device_info.num_sdma_queues_per_engine -
+	       kfd.device_info.num_reserved_sdma_queues_per_engine;
+}
+
+/* One description: the bridge's bits are upstream's less NOT_BRIDGE, and no more. */
+static bool caps_match(const struct rkfd_amdgpu_desc *d)
+{
+	u32 cap2, up = upstream_caps(d, &cap2), br = rkfd_amdgpu_capability(d);
+
+	/* capability2: upstream's only bit here is the debugger's LDS one. */
+	if (br != (up & ~(u32)NOT_BRIDGE) || (br & NOT_BRIDGE) ||
+	    (cap2 & ~(u32)HSA_CAP2_TRAP_DEBUG_LDS_OUT_OF_ADDR_RANGE_SUPPORTED)) {
+		printf("# GC %u.%u.%u rev %u ras 0x%x app_apu %d cpu_xgmi %d: bridge 0x%08x, upstream 0x%08x (cap2 0x%x)\n",
+		       d->gc_major, d->gc_minor, d->gc_rev, d->rev_id, d->ras_enabled,
+		       d->is_app_apu, d->xgmi_connected_to_cpu, br, up, cap2);
+		return false;
+	}
+	return true;
+}
+
+static void check_caps(void)
+{
+	static const u32 ras[] = { 0, 1u << AMDGPU_RAS_BLOCK__GFX, 1u << AMDGPU_RAS_BLOCK__UMC,
+				   (1u << AMDGPU_RAS_BLOCK__GFX) | (1u << AMDGPU_RAS_BLOCK__UMC),
+				   1u << AMDGPU_RAS_BLOCK__SDMA, 0xf, 0xffffffffu };
+	static const u32 revs[] = { 0, 1, 0xf, 0x10, 0x3f };
+	const struct rkfd_amdgpu_desc *parts[] = { &mi210, &w7900, &r780m };
+	struct rkfd_amdgpu_info info;
+	struct rkfd_amdgpu_desc d;
+	u32 cap2, up, n = 0, bad = 0, i, j, k, f;
+	char msg[200];
+
+	CHECK("HSA_CAP_* bits as kfd_sysfs.h defines them",
+	      RKFD_AMDGPU_HSA_CAP_DOORBELL_TYPE_MASK == HSA_CAP_DOORBELL_TYPE_TOTALBITS_MASK &&
+	      RKFD_AMDGPU_HSA_CAP_DOORBELL_TYPE_SHIFT == HSA_CAP_DOORBELL_TYPE_TOTALBITS_SHIFT &&
+	      RKFD_AMDGPU_HSA_CAP_DOORBELL_TYPE_2_0 == HSA_CAP_DOORBELL_TYPE_2_0 &&
+	      RKFD_AMDGPU_HSA_CAP_MEM_EDC == HSA_CAP_MEM_EDCSUPPORTED &&
+	      RKFD_AMDGPU_HSA_CAP_RASEVENTNOTIFY == HSA_CAP_RASEVENTNOTIFY &&
+	      RKFD_AMDGPU_HSA_CAP_ASIC_REVISION_MASK == HSA_CAP_ASIC_REVISION_MASK &&
+	      RKFD_AMDGPU_HSA_CAP_ASIC_REVISION_SHIFT == HSA_CAP_ASIC_REVISION_SHIFT &&
+	      RKFD_AMDGPU_HSA_CAP_SRAM_EDC == HSA_CAP_SRAM_EDCSUPPORTED &&
+	      RKFD_AMDGPU_HSA_CAP_COHERENTHOSTACCESS == HSA_CAP_FLAGS_COHERENTHOSTACCESS);
+	CHECK("RAS block numbers as amdgpu_ras.h's enum amdgpu_ras_block",
+	      RKFD_AMDGPU_RAS_BLOCK_GFX == AMDGPU_RAS_BLOCK__GFX &&
+	      RKFD_AMDGPU_RAS_BLOCK_UMC == AMDGPU_RAS_BLOCK__UMC);
+
+	/* Every part x RAS state x revision x coherence, against upstream's lines. */
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < ARRAY_SIZE(ras); j++)
+			for (k = 0; k < ARRAY_SIZE(revs); k++)
+				for (f = 0; f < 4; f++) {
+					d = *parts[i];
+					d.ras_enabled = ras[j];
+					d.rev_id = revs[k];
+					d.is_app_apu = f & 1;
+					d.xgmi_connected_to_cpu = f & 2;
+					n++;
+					bad += !caps_match(&d);
+				}
+	snprintf(msg, sizeof(msg),
+		 "capability of gfx90a/gfx1100/gfx1103 in %u RAS/revision/coherence states: upstream's kfd_topology_add_device bits less the debugger, per-queue reset and SVM ones (%u differ)",
+		 n, bad);
+	CHECK(msg, n == 420 && bad == 0);
+	/*
+	 * The GC versions around them (RASEVENTNOTIFY's 9.0.1 exception among
+	 * them), from 9.0.1: upstream sets no doorbell type below it (WARN).
+	 */
+	n = bad = 0;
+	for (i = 9; i <= 12; i++)
+		for (j = 0; j <= 5; j++)
+			for (k = 0; k <= 4; k++) {
+				if (i == 9 && j == 0 && k == 0)
+					continue;
+				d = mi210;
+				d.gc_major = i;
+				d.gc_minor = j;
+				d.gc_rev = k;
+				n++;
+				bad += !caps_match(&d);
+			}
+	d = mi210;
+	d.gc_minor = 0;
+	d.gc_rev = 1;
+	snprintf(msg, sizeof(msg),
+		 "capability of GC 9.0.1-12.5.4 with RAS on matches upstream's the same way (%u of %u differ; no RASEVENTNOTIFY on GC 9.0.1)",
+		 bad, n);
+	CHECK(msg, bad == 0 && !(rkfd_amdgpu_capability(&d) & HSA_CAP_RASEVENTNOTIFY));
+	/* The bits left out are ones upstream does set for these parts. */
+	up = upstream_caps(&w7900, &cap2);
+	CHECK("upstream sets debugger, per-queue reset and SVM bits on gfx1100; the bridge none",
+	      (up & HSA_CAP_TRAP_DEBUG_SUPPORT) && (up & HSA_CAP_PER_QUEUE_RESET_SUPPORTED) &&
+	      (up & HSA_CAP_SVMAPI_SUPPORTED) && !(rkfd_amdgpu_capability(&w7900) & NOT_BRIDGE));
+	up = upstream_caps(&mi210, &cap2);
+	CHECK("upstream sets precise-memory debugging on gfx90a; the bridge not",
+	      (up & HSA_CAP_TRAP_DEBUG_PRECISE_MEMORY_OPERATIONS_SUPPORTED) &&
+	      !(rkfd_amdgpu_capability(&mi210) & HSA_CAP_TRAP_DEBUG_PRECISE_MEMORY_OPERATIONS_SUPPORTED));
+
+	memset(&info, 0, sizeof(info));
+	CHECK("gfx90a (MI210, RAS on, rev 1): doorbell type 2.0, SRAM and HBM ECC, RAS events, revision 1",
+	      rkfd_amdgpu_derive(&mi210, &info) &&
+	      info.capability == ((HSA_CAP_DOORBELL_TYPE_2_0 << HSA_CAP_DOORBELL_TYPE_TOTALBITS_SHIFT) |
+				  HSA_CAP_SRAM_EDCSUPPORTED | HSA_CAP_MEM_EDCSUPPORTED |
+				  HSA_CAP_RASEVENTNOTIFY | (1u << HSA_CAP_ASIC_REVISION_SHIFT)));
+	memset(&info, 0, sizeof(info));
+	CHECK("gfx1100 (W7900, no RAS): doorbell type 2.0 alone",
+	      rkfd_amdgpu_derive(&w7900, &info) &&
+	      info.capability == (HSA_CAP_DOORBELL_TYPE_2_0 << HSA_CAP_DOORBELL_TYPE_TOTALBITS_SHIFT));
+	d = mi210;
+	d.xgmi_connected_to_cpu = true;
+	memset(&info, 0, sizeof(info));
+	CHECK("gfx90a connected to the CPU by XGMI: coherent host access",
+	      rkfd_amdgpu_derive(&d, &info) &&
+	      (info.capability & HSA_CAP_FLAGS_COHERENTHOSTACCESS));
+	memset(&info, 0, sizeof(info));
+	CHECK("gfx1103 (780M, an APU but no app APU): no coherent host access, as upstream",
+	      rkfd_amdgpu_derive(&r780m, &info) &&
+	      !(info.capability & HSA_CAP_FLAGS_COHERENTHOSTACCESS) && caps_match(&r780m));
+
+	/* SDMA queues per engine, against kfd_device_info_set_sdma_info(). */
+	n = bad = 0;
+	for (i = 3; i <= 8; i++)
+		for (j = 0; j <= 6; j++)
+			for (k = 0; k <= 8; k++) {
+				n++;
+				if (rkfd_amdgpu_sdma_queues_per_engine(i, j, k) !=
+				    upstream_sdma_queues(i, j, k)) {
+					printf("# SDMA %u.%u.%u: bridge %u, upstream %u\n", i, j, k,
+					       rkfd_amdgpu_sdma_queues_per_engine(i, j, k),
+					       upstream_sdma_queues(i, j, k));
+					bad++;
+				}
+			}
+	snprintf(msg, sizeof(msg),
+		 "SDMA queues per engine of SDMA 3.0.0-8.6.8 as kfd_device_info_set_sdma_info less its reserved ones (%u of %u differ)",
+		 bad, n);
+	CHECK(msg, bad == 0);
+	memset(&info, 0, sizeof(info));
+	CHECK("gfx90a (SDMA 4.4.0): 8 SDMA queues per engine; scratch slots 32",
+	      rkfd_amdgpu_derive(&mi210, &info) && info.num_sdma_queues_per_engine == 8 &&
+	      info.max_slots_scratch_cu == 32);
+	memset(&info, 0, sizeof(info));
+	CHECK("gfx1100 (SDMA 6.0.0): 6 (8, 2 reserved for paging and gfx)",
+	      rkfd_amdgpu_derive(&w7900, &info) && info.num_sdma_queues_per_engine == 6);
+	memset(&info, 0, sizeof(info));
+	CHECK("gfx1103 (SDMA 6.0.1): 6", rkfd_amdgpu_derive(&r780m, &info) &&
+	      info.num_sdma_queues_per_engine == 6);
+
+	/* num_cp_queues: upstream's bitmap_weight of cp_queue_bitmap. */
+	{
+		static const u32 maps[][4] = {
+			{ 0, 0, 0, 0 },
+			{ 0xfffffffcu, 0, 0, 0 },	/* amdgpu keeps 2 of MEC 0's 32 */
+			{ 0xffffff00u, 0xffffffffu, 0, 0 },	/* and a second MEC */
+			{ 0x1, 0x0, 0x0, 0x80000000u },	/* the first and the last slot */
+			{ 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu },
+		};
+		static const u32 want[] = { 0, 30, 56, 2, 128 };
+
+		bad = 0;
+		for (i = 0; i < ARRAY_SIZE(maps); i++)
+			bad += rkfd_amdgpu_cp_queues(maps[i]) != want[i];
+		CHECK("num_cp_queues counts cp_queue_bitmap's bits across all MECs (0, 30, 56, 2, 128)",
+		      bad == 0);
+	}
+}
+
 int main(void)
 {
 	struct rkfd_amdgpu_desc d;
@@ -769,6 +1028,7 @@ int main(void)
 
 	check_caches();
 	check_hive();
+	check_caps();
 	hws_path();
 	queue_path();
 	svm_path();
