@@ -221,7 +221,7 @@ int rkfd_shim_log_level(void)
  * (KFD_SCHED_POLICY_HWS).  Read-only; rkfd refuses to load with any other
  * value (src/rkfd_main.rs).
  */
-static int sched_policy = 0;
+static int sched_policy;	/* 0: KFD_SCHED_POLICY_HWS */
 module_param(sched_policy, int, 0444);
 MODULE_PARM_DESC(sched_policy,
 	"Scheduling policy (0 = HWS (Default), 1 = HWS without over-subscription, 2 = Non-HWS (Used for debugging only))");
