@@ -123,6 +123,21 @@ impl<'a> MmRead<'a> {
         }
     }
 
+    /// Calls `f(start, end)` for each part of `[start, end)` that a VMA
+    /// covers, in order (the complement of [`Self::for_each_hole`]).
+    pub(crate) fn for_each_vma_piece(&self, start: u64, end: u64, mut f: impl FnMut(u64, u64)) {
+        let mut at = start;
+        while at < end {
+            let Some((vs, ve)) = self.vma_from(at) else { break };
+            if vs >= end {
+                break;
+            }
+            let (s, e) = (at.max(vs), ve.min(end));
+            f(s, e);
+            at = e;
+        }
+    }
+
     /// Whether the VMA at `addr` is the initial heap (brk) or stack
     /// (upstream `vma_is_initial_heap || vma_is_initial_stack`).
     pub(crate) fn is_heap_stack(&self, addr: u64) -> bool {

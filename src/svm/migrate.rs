@@ -245,13 +245,7 @@ impl Svms {
             let (start, end) = super::range::bytes(r);
             // VMA by VMA: a hole is a `munmap` whose range removal is
             // pending; its pages went with the mapping.
-            let mut at = start;
-            while at < end {
-                let Some((vs, ve)) = guard.vma_from(at) else { break };
-                if vs >= end {
-                    break;
-                }
-                let (s, e) = (at.max(vs), ve.min(end));
+            guard.for_each_vma_piece(start, end, |s, e| {
                 // Asked of the page table first, so a range with nothing
                 // in this VRAM costs one walk (no migration buffers, no
                 // invalidation); an unreadable one counts as all there.
@@ -280,8 +274,7 @@ impl Svms {
                     left += stayed;
                     no_mem |= last_err == Some(ENOMEM);
                 }
-                at = e;
-            }
+            });
         }
         (moved, left, no_mem)
     }

@@ -345,20 +345,13 @@ impl Svms {
 /// to system memory VMA by VMA (a hole is a `munmap` whose range removal
 /// is pending: skipped; errors are ignored, the process is going).
 fn migrate_back(guard: &MmRead<'_>, devs: &[Arc<Device>], start: u64, end: u64) {
-    let mut at = start;
-    while at < end {
-        let Some((vs, ve)) = guard.vma_from(at) else { break };
-        if vs >= end {
-            break;
-        }
-        let (s, e) = (at.max(vs), ve.min(end));
+    guard.for_each_vma_piece(start, end, |s, e| {
         for d in devs {
             if let Some(pagemap) = d.vram_pagemap.as_ref() {
                 let _ = pagemap.migrate_to_ram(guard, s, e);
             }
         }
-        at = e;
-    }
+    });
 }
 
 /// Whether a GPU takes part in SVM (upstream `KFD_IS_SVM_API_SUPPORTED`:
