@@ -1307,8 +1307,13 @@ impl Engines {
 
     /// `hqd_load` on the least loaded worker.
     pub(crate) fn load(&self, vm: Arc<Vm>, desc: &QueueDesc) -> Result<Arc<Hqd>> {
+        self.least_busy()?.load(vm, desc)
+    }
+
+    /// The worker with the fewest queues ([`sched::spread`]).
+    fn least_busy(&self) -> Result<&Engine> {
         let w = sched::spread(self.workers.iter().map(|w| w.inner.lock().queues.len())).ok_or(ENODEV)?;
-        self.workers[w].load(vm, desc)
+        Ok(&self.workers[w])
     }
 
     /// [`Self::load`] as one of a batch (the queues of a runlist the
@@ -1316,8 +1321,7 @@ impl Engines {
     /// [`Self::wake_all`], so it looks at its queues once for the batch
     /// rather than once per queue loaded.
     pub(crate) fn load_quiet(&self, vm: Arc<Vm>, desc: &QueueDesc) -> Result<Arc<Hqd>> {
-        let w = sched::spread(self.workers.iter().map(|w| w.inner.lock().queues.len())).ok_or(ENODEV)?;
-        self.workers[w].load_then(vm, desc, false)
+        self.least_busy()?.load_then(vm, desc, false)
     }
 
     /// Wakes every worker as a load does (ends a batch of
